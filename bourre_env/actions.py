@@ -1,0 +1,86 @@
+"""The flat action space: one ``Discrete(NUM_ACTIONS)`` for the draw decision and trick play.
+
+=========  ===========================================================
+id         meaning
+=========  ===========================================================
+0 .. 51    play the card with this id (``bourre_env.cards``)
+52         ``PASS``: pass the deal (lay the hand down, out of the deal)
+53 .. 116  ``STAY_BASE + m``: play the deal, discarding the hand positions set in the bitmask ``m``;
+           position ``i`` is the ``i``-th lowest card id of the hand; ``m = 0`` stands pat
+=========  ===========================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from bourre_env import cards
+from bourre_env.core import NUM_ACTIONS, NUM_CARDS, NUM_DISCARD_SETS, PASS, STAY_BASE
+
+__all__ = ["NUM_ACTIONS", "PASS", "STAY_BASE", "play", "stay", "describe", "discard_cards", "is_stay", "is_card"]
+
+
+def play(card: int | str) -> int:
+    """Action id that plays ``card`` (an id or a card string)."""
+    return cards.to_id(card)
+
+
+def _hand_list(hand: Iterable[int | str] | str) -> list[int]:
+    ids = cards.parse_many(hand)
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"hand has a repeated card: {cards.to_strs(ids)}")
+    return sorted(ids)
+
+
+def stay(discard: Iterable[int | str] | str, hand: Iterable[int | str] | str) -> int:
+    """Action id that plays the deal discarding ``discard`` (cards of ``hand``; may be empty)."""
+    held = _hand_list(hand)
+    if len(held) > NUM_DISCARD_SETS.bit_length() - 1:
+        raise ValueError(f"a hand holds at most {NUM_DISCARD_SETS.bit_length() - 1} cards, got {len(held)}")
+    to_discard = [] if isinstance(discard, str) and not discard.strip() else cards.parse_many(discard)
+    mask = 0
+    for c in to_discard:
+        if c not in held:
+            raise ValueError(f"cannot discard {cards.to_str(c)}: not in the hand {cards.to_strs(held)}")
+        mask |= 1 << held.index(c)
+    return STAY_BASE + mask
+
+
+def is_card(action: int) -> bool:
+    return 0 <= action < NUM_CARDS
+
+
+def is_stay(action: int) -> bool:
+    return STAY_BASE <= action < NUM_ACTIONS
+
+
+def discard_cards(action: int, hand: Iterable[int | str] | str) -> list[int]:
+    """The cards of ``hand`` that a stay action discards."""
+    if not is_stay(action):
+        raise ValueError(f"action {action} is not a stay action ({STAY_BASE}..{NUM_ACTIONS - 1})")
+    held = _hand_list(hand)
+    mask = action - STAY_BASE
+    if mask >> len(held):
+        raise ValueError(f"action {action} discards position(s) beyond the {len(held)}-card hand")
+    return [c for i, c in enumerate(held) if mask >> i & 1]
+
+
+def describe(action: int, hand: Iterable[int | str] | str | None = None) -> str:
+    """Readable text of an action; with ``hand``, a stay names the cards it discards."""
+    if not isinstance(action, int) or not 0 <= action < NUM_ACTIONS:
+        raise ValueError(f"action must be an integer in 0..{NUM_ACTIONS - 1}, got {action!r}")
+    if is_card(action):
+        return f"play {cards.to_str(action)}"
+    if action == PASS:
+        return "pass"
+    mask = action - STAY_BASE
+    if hand is None:
+        count = bin(mask).count("1")
+        if count == 0:
+            return "play, stand pat"
+        positions = [i for i in range(NUM_DISCARD_SETS.bit_length() - 1) if mask >> i & 1]
+        return f"play, discard {count} (positions {', '.join(map(str, positions))})"
+    dropped = discard_cards(action, hand)
+    if not dropped:
+        return "play, stand pat"
+    return f"play, discard {len(dropped)}: {cards.to_strs(dropped)}"

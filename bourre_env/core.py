@@ -1,0 +1,1119 @@
+"""The rules core: every rule of the game, once, as numba-compiled functions over one int64 array.
+
+A game's whole state is one ``int64`` vector of ``STATE_SIZE`` (offsets below); a
+batch of games is a 2-D array with one row per game, stepped by the same
+functions (``bourre_env.batch``). The rule configuration reaches the compiled
+code as an ``int64`` parameter vector (``make_params``). Nothing here draws
+random numbers on its own: the deck of a deal is an argument, and the one
+reshuffle the rules allow (the stock running out during the draw) uses a
+64-bit seed that is also an argument of the deal.
+
+Why numba: the rules must be exact (a naive Python oracle in ``tests/`` checks
+them) and the same code must serve the PettingZoo env one decision at a time
+and a batch of thousands of games at millions of decisions per second. A
+compiled kernel over a flat array gives both without a second copy of any rule;
+numpy vectorisation across a batch would need one (trick play branches per game).
+
+Cards in a hand are bitmasks over card ids (bit ``c`` set when card ``c`` is
+held), so "cards of the suit led that beat the 10" is one AND.
+
+Phases: ``DECIDE`` (each player in turn passes or plays with a discard),
+``PLAY`` (tricks), ``DEAL_OVER`` (a deal is settled and the episode goes on:
+call ``next_deal``), ``GAME_OVER`` (the episode is over).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numba import njit
+
+from bourre_env import cards as _cards
+from bourre_env.rules import CINCH_TRICKS, MAX_HAND_SIZE, MAX_PLAYERS
+
+if TYPE_CHECKING:
+    from bourre_env.rules import Rules
+
+# ---------------------------------------------------------------- action ids
+NUM_CARDS = _cards.NUM_CARDS
+PASS = NUM_CARDS  # 52
+STAY_BASE = NUM_CARDS + 1  # 53: stay(discard positions bitmask m) is STAY_BASE + m
+NUM_DISCARD_SETS = 1 << MAX_HAND_SIZE  # 64
+NUM_ACTIONS = STAY_BASE + NUM_DISCARD_SETS  # 117
+
+# ---------------------------------------------------------------- phases
+DECIDE = 0
+PLAY = 1
+DEAL_OVER = 2
+GAME_OVER = 3
+
+# decisions
+PENDING = 0
+PASSED = 1
+PLAYING = 2
+
+# face-up card whereabouts
+FACE_IN_HAND = 0
+FACE_DEAD = 1
+FACE_PLAYED = 2
+
+# ---------------------------------------------------------------- params layout
+P_NUM_PLAYERS = 0
+P_HAND_SIZE = 1
+P_MAX_DISCARD = 2
+P_MUST_TRUMP = 3
+P_LEAD_HONORS = 4
+P_POT_LIMIT = 5  # -1 for no limit
+P_TIE_DIVIDE = 6
+P_RAKE_NUM = 7
+P_RAKE_DEN = 8
+P_RENEGE = 9
+P_DEALS = 10
+P_DECK_MASK = 11  # bitmask of the card ids in the deck
+P_DECK_SIZE = 12
+P_CINCH_BUDGET = 13  # node budget of one exact cinch search
+NUM_PARAMS = 14
+
+# ---------------------------------------------------------------- state layout
+S_PHASE = 0
+S_DEALER = 1
+S_CUR = 2  # seat to act, -1 when none
+S_TRUMP = 3
+S_FACE = 4
+S_FACE_STATE = 5
+S_DEAL_NO = 6
+S_POT = 7
+S_STOCK_POS = 8
+S_STOCK_LEN = 9
+S_PILE_LEN = 10
+S_RNG = 11
+S_TRICK_NO = 12
+S_LEADER = 13
+S_NPLAYED = 14
+S_LED = 15  # suit led to the current trick, -1 before the lead
+S_NACTIVE = 16
+S_DEAL_POT = 17  # the pot as it stood for this deal's payments (after antes)
+S_RAKE_TOTAL = 18
+S_PLAYED = 19  # bitmask of every card played to a trick this deal, current trick included
+S_DEALS_DONE = 20
+S_CINCH_ABORTS = 21  # exact cinch searches that hit the node budget (expected 0)
+S_HAND = 24  # [MAX_PLAYERS] card bitmasks
+S_DECISION = S_HAND + MAX_PLAYERS  # [MAX_PLAYERS] PENDING / PASSED / PLAYING
+S_NDISCARD = S_DECISION + MAX_PLAYERS  # [MAX_PLAYERS] announced discard count, -1 until announced
+S_TRICKS = S_NDISCARD + MAX_PLAYERS  # [MAX_PLAYERS] tricks won this deal
+S_EXEMPT = S_TRICKS + MAX_PLAYERS  # [MAX_PLAYERS] 1 if the player antes nothing for the next deal
+S_RENEGED = S_EXEMPT + MAX_PLAYERS  # [MAX_PLAYERS]
+S_REWARD = S_RENEGED + MAX_PLAYERS  # [MAX_PLAYERS] chip change of the current deal
+S_CHIPS = S_REWARD + MAX_PLAYERS  # [MAX_PLAYERS] chip change over the episode
+S_DISCARDS = S_CHIPS + MAX_PLAYERS  # [MAX_PLAYERS] bitmask of the cards each player discarded
+S_TRICK_CARDS = S_DISCARDS + MAX_PLAYERS  # [MAX_HAND_SIZE][MAX_PLAYERS] card each seat played, -1 none
+S_TRICK_LEADER = S_TRICK_CARDS + MAX_HAND_SIZE * MAX_PLAYERS  # [MAX_HAND_SIZE]
+S_TRICK_WINNER = S_TRICK_LEADER + MAX_HAND_SIZE  # [MAX_HAND_SIZE]
+S_STOCK = S_TRICK_WINNER + MAX_HAND_SIZE  # [52]
+S_PILE = S_STOCK + NUM_CARDS  # [52] discards and passed hands that a reshuffle would use
+STATE_SIZE = S_PILE + NUM_CARDS
+
+ACE = 12
+KING = 11
+QUEEN = 10
+SUIT_MASK0 = (1 << 13) - 1  # clubs; shift by 13 * suit
+NUM_PROBE_POLICIES = 8  # orderings tried as single-path probes before the exhaustive cinch search
+
+
+def make_params(rules: Rules) -> np.ndarray:
+    """The int64 parameter vector of a rule configuration."""
+    p = np.zeros(NUM_PARAMS, dtype=np.int64)
+    p[P_NUM_PLAYERS] = rules.num_players
+    p[P_HAND_SIZE] = rules.hand_size
+    p[P_MAX_DISCARD] = rules.discard_limit
+    p[P_MUST_TRUMP] = int(rules.must_trump_when_cannot_win)
+    p[P_LEAD_HONORS] = int(rules.lead_trump_honors)
+    p[P_POT_LIMIT] = -1 if rules.pot_limit is None else rules.pot_limit
+    p[P_TIE_DIVIDE] = int(rules.tie == "divide")
+    rake = rules.rake_fraction
+    p[P_RAKE_NUM] = rake.numerator
+    p[P_RAKE_DEN] = rake.denominator
+    p[P_RENEGE] = int(rules.illegal_action == "renege")
+    p[P_DEALS] = rules.deals_per_episode
+    mask = 0
+    for c in rules.deck_cards():
+        mask |= 1 << c
+    p[P_DECK_MASK] = mask
+    p[P_DECK_SIZE] = rules.deck_size
+    p[P_CINCH_BUDGET] = 100_000
+    return p
+
+
+def new_state() -> np.ndarray:
+    return np.zeros(STATE_SIZE, dtype=np.int64)
+
+
+# ================================================================ bit helpers
+@njit(cache=True)
+def _bit(c: int) -> int:
+    return np.int64(1) << c
+
+
+@njit(cache=True)
+def suit_mask(suit: int) -> int:
+    return np.int64(SUIT_MASK0) << (13 * suit)
+
+
+@njit(cache=True)
+def above_mask(card: int) -> int:
+    """Cards of ``card``'s suit ranked above it."""
+    suit_top = np.int64(1) << (13 * (card // 13 + 1))
+    return suit_top - (np.int64(1) << (card + 1))
+
+
+@njit(cache=True)
+def popcount(x: int) -> int:
+    n = 0
+    while x:
+        x &= x - 1
+        n += 1
+    return n
+
+
+@njit(cache=True)
+def lowest_card(x: int) -> int:
+    """Lowest card id in a non-empty mask."""
+    c = 0
+    while not (x >> c) & 1:
+        c += 1
+    return c
+
+
+@njit(cache=True)
+def highest_card(x: int) -> int:
+    """Highest card id in a non-empty mask."""
+    c = 63
+    while not (x >> c) & 1:
+        c -= 1
+    return c
+
+
+@njit(cache=True)
+def nth_card(x: int, n: int) -> int:
+    """The ``n``-th lowest card id of a mask (hand position ``n``)."""
+    k = 0
+    for c in range(NUM_CARDS):
+        if (x >> c) & 1:
+            if k == n:
+                return c
+            k += 1
+    return -1
+
+
+@njit(cache=True)
+def positions_to_cards(hand: int, positions: int) -> int:
+    """Card mask of the hand positions set in ``positions`` (position i = i-th lowest card id)."""
+    out = np.int64(0)
+    k = 0
+    for c in range(NUM_CARDS):
+        if (hand >> c) & 1:
+            if (positions >> k) & 1:
+                out |= _bit(c)
+            k += 1
+    return out
+
+
+@njit(cache=True)
+def _splitmix64(state: np.ndarray) -> int:
+    """Next 63-bit value of a splitmix64 stream kept in ``state[0]``."""
+    state[0] += np.int64(-7046029254386353131)  # 0x9E3779B97F4A7C15 as int64
+    z = np.uint64(state[0])
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z = z ^ (z >> np.uint64(31))
+    return np.int64(z >> np.uint64(1))
+
+
+# ================================================================ seats
+@njit(cache=True)
+def _n(p: np.ndarray) -> int:
+    return p[P_NUM_PLAYERS]
+
+
+@njit(cache=True)
+def next_active(s: np.ndarray, n: int, seat: int) -> int:
+    """The next playing seat clockwise after ``seat``."""
+    for k in range(1, n + 1):
+        q = (seat + k) % n
+        if s[S_DECISION + q] == PLAYING:
+            return q
+    return -1
+
+
+# ================================================================ deal
+@njit(cache=True)
+def start_episode(s: np.ndarray, p: np.ndarray, deck: np.ndarray, dealer: int, pot: int, rng: int) -> None:
+    """First deal of an episode: everyone antes; ``pot`` chips were already in the pot."""
+    s[:] = 0
+    s[S_POT] = pot
+    s[S_DEALER] = dealer
+    _deal(s, p, deck, rng)
+
+
+@njit(cache=True)
+def next_deal(s: np.ndarray, p: np.ndarray, deck: np.ndarray, rng: int) -> None:
+    """The next deal of an episode, after ``DEAL_OVER``: the deal passes left; pot and exemptions carry."""
+    s[S_DEALER] = (s[S_DEALER] + 1) % _n(p)
+    s[S_DEAL_NO] += 1
+    _deal(s, p, deck, rng)
+
+
+@njit(cache=True)
+def _deal(s: np.ndarray, p: np.ndarray, deck: np.ndarray, rng: int) -> None:
+    n = _n(p)
+    h = p[P_HAND_SIZE]
+    dealer = s[S_DEALER]
+    for q in range(MAX_PLAYERS):
+        s[S_HAND + q] = 0
+        s[S_DECISION + q] = PENDING
+        s[S_NDISCARD + q] = -1
+        s[S_TRICKS + q] = 0
+        s[S_RENEGED + q] = 0
+        s[S_REWARD + q] = 0
+        s[S_DISCARDS + q] = 0
+    for q in range(n):
+        if s[S_EXEMPT + q] == 0:
+            s[S_POT] += 1
+            s[S_REWARD + q] -= 1
+        s[S_EXEMPT + q] = 0
+    for i in range(n * h):
+        q = (dealer + 1 + i) % n
+        s[S_HAND + q] |= _bit(deck[i])
+    face = deck[n * h - 1]
+    s[S_FACE] = face
+    s[S_FACE_STATE] = FACE_IN_HAND
+    s[S_TRUMP] = face // 13
+    stock_len = p[P_DECK_SIZE] - n * h
+    for i in range(stock_len):
+        s[S_STOCK + i] = deck[n * h + i]
+    s[S_STOCK_POS] = 0
+    s[S_STOCK_LEN] = stock_len
+    s[S_PILE_LEN] = 0
+    s[S_RNG] = rng
+    s[S_TRICK_NO] = 0
+    s[S_NPLAYED] = 0
+    s[S_LED] = -1
+    s[S_LEADER] = -1
+    s[S_NACTIVE] = 0
+    s[S_PLAYED] = 0
+    for i in range(MAX_HAND_SIZE * MAX_PLAYERS):
+        s[S_TRICK_CARDS + i] = -1
+    for i in range(MAX_HAND_SIZE):
+        s[S_TRICK_LEADER + i] = -1
+        s[S_TRICK_WINNER + i] = -1
+    s[S_DEAL_POT] = s[S_POT]
+    s[S_PHASE] = DECIDE
+    s[S_CUR] = (dealer + 1) % n
+
+
+# ================================================================ draw-or-pass phase
+@njit(cache=True)
+def dealer_must_play(s: np.ndarray, p: np.ndarray) -> bool:
+    """The dealer may not pass: the turned card is an ace, or everyone before the dealer passed."""
+    if s[S_FACE] % 13 == ACE:
+        return True
+    n = _n(p)
+    for q in range(n):
+        if q != s[S_DEALER] and s[S_DECISION + q] != PASSED:
+            return False
+    return True
+
+
+@njit(cache=True)
+def decide_mask(s: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
+    """Legal PASS / stay actions of the seat to act in ``DECIDE`` (``out`` is zeroed by the caller)."""
+    seat = s[S_CUR]
+    if not (seat == s[S_DEALER] and dealer_must_play(s, p)):
+        out[PASS] = 1
+    held = popcount(s[S_HAND + seat])
+    limit = p[P_MAX_DISCARD]
+    for m in range(1 << held):
+        if popcount(m) <= limit:
+            out[STAY_BASE + m] = 1
+
+
+@njit(cache=True)
+def _draw_card(s: np.ndarray) -> int:
+    if s[S_STOCK_POS] == s[S_STOCK_LEN]:
+        # RULES.md: the acted players' discards and passed hands, shuffled, become the stock.
+        k = s[S_PILE_LEN]
+        rng = np.empty(1, dtype=np.int64)
+        rng[0] = s[S_RNG]
+        for i in range(k - 1, 0, -1):
+            j = _splitmix64(rng) % (i + 1)
+            a = s[S_PILE + i]
+            s[S_PILE + i] = s[S_PILE + j]
+            s[S_PILE + j] = a
+        s[S_RNG] = rng[0]
+        for i in range(k):
+            s[S_STOCK + i] = s[S_PILE + i]
+        s[S_STOCK_POS] = 0
+        s[S_STOCK_LEN] = k
+        s[S_PILE_LEN] = 0
+    c = s[S_STOCK + s[S_STOCK_POS]]
+    s[S_STOCK_POS] += 1
+    return c
+
+
+@njit(cache=True)
+def _to_pile(s: np.ndarray, mask: int) -> None:
+    while mask:
+        c = lowest_card(mask)
+        mask &= mask - 1
+        s[S_PILE + s[S_PILE_LEN]] = c
+        s[S_PILE_LEN] += 1
+
+
+@njit(cache=True)
+def _apply_decide(s: np.ndarray, p: np.ndarray, action: int) -> None:
+    seat = s[S_CUR]
+    hand = s[S_HAND + seat]
+    if action == PASS:
+        s[S_DECISION + seat] = PASSED
+        s[S_HAND + seat] = 0
+        _to_pile(s, hand)
+    else:
+        discard = positions_to_cards(hand, action - STAY_BASE)
+        k = popcount(discard)
+        s[S_DECISION + seat] = PLAYING
+        s[S_NDISCARD + seat] = k
+        s[S_DISCARDS + seat] = discard
+        hand &= ~discard
+        for _ in range(k):
+            hand |= _bit(_draw_card(s))
+        s[S_HAND + seat] = hand
+        face_discarded = seat == s[S_DEALER] and (discard >> s[S_FACE]) & 1
+        if face_discarded:
+            s[S_FACE_STATE] = FACE_DEAD
+            discard &= ~_bit(s[S_FACE])
+        _to_pile(s, discard)
+    if seat == s[S_DEALER]:
+        _start_play(s, p)
+    else:
+        s[S_CUR] = (seat + 1) % _n(p)
+
+
+@njit(cache=True)
+def _start_play(s: np.ndarray, p: np.ndarray) -> None:
+    n = _n(p)
+    active = 0
+    lone = -1
+    for q in range(n):
+        if s[S_DECISION + q] == PLAYING:
+            active += 1
+            lone = q
+    s[S_NACTIVE] = active
+    if active == 1:
+        # RULES.md: a lone player wins every trick without play.
+        s[S_TRICKS + lone] = p[P_HAND_SIZE]
+        _settle(s, p)
+        return
+    s[S_PHASE] = PLAY
+    leader = next_active(s, n, s[S_DEALER])
+    s[S_LEADER] = leader
+    s[S_TRICK_LEADER] = leader
+    s[S_CUR] = leader
+
+
+# ================================================================ trick play
+@njit(cache=True)
+def trick_winner(cards_in_trick: np.ndarray, leader: int, n: int, trump: int) -> int:
+    """Seat that wins a trick: highest trump, else highest card of the suit led. ``-1`` entries sit out."""
+    led = cards_in_trick[leader] // 13
+    best = -1
+    best_key = -1
+    for q in range(n):
+        c = cards_in_trick[q]
+        if c < 0:
+            continue
+        suit = c // 13
+        if suit == trump:
+            key = 100 + c % 13
+        elif suit == led:
+            key = c % 13
+        else:
+            key = -1
+        if key > best_key:
+            best_key = key
+            best = q
+    return best
+
+
+@njit(cache=True)
+def ordinary_legal(hand: int, led: int, trick_best_led: int, trick_best_trump: int, trump: int,
+                   must_trump: bool) -> int:
+    """Cards of ``hand`` the ordinary rules of trick play allow (RULES.md priorities 1-3), when following.
+
+    ``trick_best_led`` / ``trick_best_trump``: highest card of the led suit / of trumps in the trick, -1 if none.
+    """
+    follow = hand & suit_mask(led)
+    trumps = hand & suit_mask(trump)
+    if follow:
+        if led == trump or trick_best_trump < 0:
+            beat = follow & above_mask(trick_best_led)
+            return beat if beat else follow
+        return follow
+    if trumps:
+        over = trumps & above_mask(trick_best_trump) if trick_best_trump >= 0 else trumps
+        if over:
+            return over
+        return trumps if must_trump else hand
+    return hand
+
+
+@njit(cache=True)
+def honors_mask(trump: int) -> int:
+    base = 13 * trump
+    return _bit(base + ACE) | _bit(base + KING) | _bit(base + QUEEN)
+
+
+@njit(cache=True)
+def _trick_bests(s: np.ndarray, p: np.ndarray) -> tuple[int, int]:
+    n = _n(p)
+    led = s[S_LED]
+    trump = s[S_TRUMP]
+    row = S_TRICK_CARDS + s[S_TRICK_NO] * MAX_PLAYERS
+    best_led = -1
+    best_trump = -1
+    for q in range(n):
+        c = s[row + q]
+        if c < 0:
+            continue
+        if c // 13 == led and c > best_led:
+            best_led = c
+        if c // 13 == trump and c > best_trump:
+            best_trump = c
+    return best_led, best_trump
+
+
+@njit(cache=True)
+def highest_trump_equivalents(hand: int, trump: int, played: int) -> int:
+    """The highest trump of ``hand`` and every trump of ``hand`` equivalent to it (RULES.md, cinch).
+
+    A lower trump is equivalent when every trump between the two is in the hand or already played.
+    Ranks missing from a small deck do not exist, so they never separate two trumps.
+    """
+    trumps = hand & suit_mask(trump)
+    if trumps == 0:
+        return 0
+    out = np.int64(0)
+    gone = hand | played
+    c = highest_card(trumps)
+    low = 13 * trump
+    while c >= low:
+        if (trumps >> c) & 1:
+            out |= _bit(c)
+        elif (gone >> c) & 1:
+            pass
+        else:
+            break
+        c -= 1
+    return out
+
+
+@njit(cache=True)
+def _deck_trump_gaps(hand: int, trump: int, played: int, deck_mask: int) -> int:
+    """``highest_trump_equivalents`` with the absent ranks of a small deck treated as gone."""
+    return highest_trump_equivalents(hand, trump, played | ~deck_mask)
+
+
+@njit(cache=True)
+def play_legal(s: np.ndarray, p: np.ndarray, seat: int, with_cinch: bool) -> int:
+    """Card mask the seat to act may play, by the ordinary rules and (``with_cinch``) the cinch rules."""
+    hand = s[S_HAND + seat]
+    trump = s[S_TRUMP]
+    tmask = suit_mask(trump)
+    leading = s[S_NPLAYED] == 0
+    if leading:
+        legal = hand
+        if p[P_LEAD_HONORS]:
+            honors = hand & honors_mask(trump)
+            if honors:
+                legal = honors
+    else:
+        best_led, best_trump = _trick_bests(s, p)
+        legal = ordinary_legal(hand, s[S_LED], best_led, best_trump, trump, p[P_MUST_TRUMP] == 1)
+    if not with_cinch or (legal & tmask) == 0:
+        return legal
+    last = s[S_NPLAYED] == s[S_NACTIVE] - 1
+    if last and not leading:
+        return legal
+    equiv = _deck_trump_gaps(hand, trump, s[S_PLAYED], p[P_DECK_MASK])
+    if (legal & ~equiv) == 0:
+        return legal  # the cinch could not narrow the choice: no need to search for it
+    if has_cinch(s, p, seat):
+        narrowed = legal & equiv
+        if narrowed:
+            return narrowed
+    return legal
+
+
+@njit(cache=True)
+def _apply_play(s: np.ndarray, p: np.ndarray, card: int, legal: int) -> None:
+    n = _n(p)
+    seat = s[S_CUR]
+    if not (legal >> card) & 1:
+        s[S_RENEGED + seat] = 1
+    s[S_HAND + seat] &= ~_bit(card)
+    if card == s[S_FACE] and s[S_FACE_STATE] == FACE_IN_HAND:
+        s[S_FACE_STATE] = FACE_PLAYED
+    t = s[S_TRICK_NO]
+    s[S_TRICK_CARDS + t * MAX_PLAYERS + seat] = card
+    s[S_PLAYED] |= _bit(card)
+    if s[S_NPLAYED] == 0:
+        s[S_LED] = card // 13
+    s[S_NPLAYED] += 1
+    if s[S_NPLAYED] < s[S_NACTIVE]:
+        s[S_CUR] = next_active(s, n, seat)
+        return
+    row = s[S_TRICK_CARDS + t * MAX_PLAYERS: S_TRICK_CARDS + (t + 1) * MAX_PLAYERS]
+    winner = trick_winner(row, s[S_LEADER], n, s[S_TRUMP])
+    s[S_TRICK_WINNER + t] = winner
+    s[S_TRICKS + winner] += 1
+    s[S_TRICK_NO] = t + 1
+    s[S_NPLAYED] = 0
+    s[S_LED] = -1
+    if t + 1 == p[P_HAND_SIZE]:
+        _settle(s, p)
+        return
+    s[S_LEADER] = winner
+    s[S_TRICK_LEADER + t + 1] = winner
+    s[S_CUR] = winner
+
+
+# ================================================================ payments
+@njit(cache=True)
+def _rake(p: np.ndarray, amount: int) -> int:
+    return (amount * p[P_RAKE_NUM]) // p[P_RAKE_DEN]
+
+
+@njit(cache=True)
+def _settle(s: np.ndarray, p: np.ndarray) -> None:
+    n = _n(p)
+    pot = s[S_POT]
+    limit = p[P_POT_LIMIT]
+    stake = pot if limit < 0 else min(pot, limit)
+    most = -1
+    for q in range(n):
+        if s[S_DECISION + q] == PLAYING and s[S_TRICKS + q] > most:
+            most = s[S_TRICKS + q]
+    n_most = 0
+    for q in range(n):
+        if s[S_DECISION + q] == PLAYING and s[S_TRICKS + q] == most:
+            n_most += 1
+    dealer = s[S_DEALER]
+    if n_most == 1:
+        for q in range(n):
+            if s[S_DECISION + q] == PLAYING and s[S_TRICKS + q] == most:
+                if s[S_RENEGED + q] == 0:  # a renege forfeits the pot, which then stays
+                    cut = _rake(p, stake)
+                    s[S_POT] -= stake
+                    s[S_RAKE_TOTAL] += cut
+                    s[S_REWARD + q] += stake - cut
+    else:
+        if p[P_TIE_DIVIDE]:
+            cut = _rake(p, stake)
+            share_total = stake - cut
+            share = share_total // n_most
+            odd = share_total - share * n_most
+            s[S_POT] -= stake
+            s[S_RAKE_TOTAL] += cut
+            first = True
+            for k in range(1, n + 1):
+                q = (dealer + k) % n
+                if s[S_DECISION + q] == PLAYING and s[S_TRICKS + q] == most:
+                    s[S_REWARD + q] += share + (odd if first else 0)
+                    first = False
+        else:
+            for q in range(n):
+                if s[S_DECISION + q] == PLAYING and s[S_TRICKS + q] == most:
+                    s[S_EXEMPT + q] = 1
+    for q in range(n):
+        if s[S_DECISION + q] == PLAYING and (s[S_TRICKS + q] == 0 or s[S_RENEGED + q] == 1):
+            s[S_REWARD + q] -= stake
+            s[S_POT] += stake
+            s[S_EXEMPT + q] = 1
+    for q in range(n):
+        s[S_CHIPS + q] += s[S_REWARD + q]
+    s[S_DEALS_DONE] += 1
+    s[S_CUR] = -1
+    s[S_PHASE] = GAME_OVER if s[S_DEAL_NO] + 1 >= p[P_DEALS] else DEAL_OVER
+
+
+# ================================================================ one decision
+@njit(cache=True)
+def legal_actions(s: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
+    """Fill ``out`` (int8, NUM_ACTIONS) with the legal-action mask of the seat to act."""
+    out[:] = 0
+    phase = s[S_PHASE]
+    if phase == DECIDE:
+        decide_mask(s, p, out)
+    elif phase == PLAY:
+        legal = play_legal(s, p, s[S_CUR], True)
+        while legal:
+            c = lowest_card(legal)
+            legal &= legal - 1
+            out[c] = 1
+
+
+@njit(cache=True)
+def step(s: np.ndarray, p: np.ndarray, action: int) -> bool:
+    """Apply the action of the seat to act. Returns False, changing nothing, if the action is illegal.
+
+    With ``illegal_action="renege"`` a card of the hand that the rules forbid is played as a renege.
+    """
+    phase = s[S_PHASE]
+    if phase == DECIDE:
+        if action < PASS or action >= NUM_ACTIONS:
+            return False
+        seat = s[S_CUR]
+        if action == PASS:
+            if seat == s[S_DEALER] and dealer_must_play(s, p):
+                return False
+        else:
+            m = action - STAY_BASE
+            held = popcount(s[S_HAND + seat])
+            if m >= (1 << held) or popcount(m) > p[P_MAX_DISCARD]:
+                return False
+        _apply_decide(s, p, action)
+        return True
+    if phase == PLAY:
+        if action < 0 or action >= NUM_CARDS:
+            return False
+        seat = s[S_CUR]
+        if not (s[S_HAND + seat] >> action) & 1:
+            return False
+        legal = play_legal(s, p, seat, True)
+        if not (legal >> action) & 1 and not p[P_RENEGE]:
+            return False
+        _apply_play(s, p, action, legal)
+        return True
+    return False
+
+
+# ================================================================ cinch
+@njit(cache=True)
+def unseen_cards(s: np.ndarray, p: np.ndarray, seat: int) -> int:
+    """Cards of the deck whose place ``seat`` does not know (opponents' hands, stock, passed hands, discards)."""
+    known = s[S_HAND + seat] | s[S_PLAYED] | s[S_DISCARDS + seat] | _bit(s[S_FACE])
+    return p[P_DECK_MASK] & ~known
+
+
+@njit(cache=True)
+def trump_lower_bound(hand: int, trump: int, killers: int) -> int:
+    """Tricks the hand's trumps win whatever happens: each killer (higher trump) can beat at most one of them.
+
+    The sets of killers above each of our trumps are nested, so a greedy matching from the top is maximum.
+    """
+    trumps = hand & suit_mask(trump)
+    m = 0
+    beaten = 0
+    while trumps:
+        c = highest_card(trumps)
+        trumps &= ~_bit(c)
+        m += 1
+        if popcount(killers & above_mask(c)) > beaten:
+            beaten += 1
+    return m - beaten
+
+
+@njit(cache=True)
+def has_cinch(s: np.ndarray, p: np.ndarray, seat: int) -> bool:
+    """RULES.md's cinch: tricks won plus tricks certain to be won from now on is at least 3.
+
+    Certain means: in every placement of the cards ``seat`` has not seen (among the other playing
+    seats, respecting their hand sizes and the dealer's kept face-up card, or out of play) and every
+    continuation that the ordinary rules of trick play allow to anyone, ``seat`` included. Cheap
+    bounds settle almost every position; the rest is an exact search for a continuation in which
+    ``seat`` ends with fewer tricks (``_cinch_search``).
+    """
+    if s[S_PHASE] != PLAY or s[S_DECISION + seat] != PLAYING:
+        return False
+    won = s[S_TRICKS + seat]
+    need = CINCH_TRICKS - won
+    if need <= 0:
+        return True
+    n = _n(p)
+    hand = s[S_HAND + seat]
+    t = s[S_TRICK_NO]
+    row = S_TRICK_CARDS + t * MAX_PLAYERS
+    played_now = s[row + seat] >= 0
+    if popcount(hand) + (1 if played_now else 0) < need:
+        return False
+    trump = s[S_TRUMP]
+    pool = unseen_cards(s, p, seat)
+    killers = pool
+    for q in range(n):
+        if s[row + q] >= 0 and q != seat:
+            killers |= _bit(s[row + q])
+    face_known = s[S_FACE_STATE] == FACE_IN_HAND and s[S_DEALER] != seat
+    if face_known:
+        killers |= _bit(s[S_FACE])
+    if not played_now and trump_lower_bound(hand, trump, killers) >= need:
+        return True
+    return not _cinch_search(s, p, seat, pool, need)
+
+
+@njit(cache=True)
+def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int) -> bool:
+    """True if some consistent placement and legal continuation leaves ``me`` with fewer than ``need`` more tricks.
+
+    Depth-first over every play from now to the end of the deal. ``me``'s cards are known; an
+    opponent's hand is the cards it will play, so each opponent card is drawn from the unseen pool
+    when played, and everything its play proves it did not hold (a void, no higher card of the
+    suit, no trump) is forbidden for its later plays. A branch that reaches the end of the deal is
+    therefore a complete, consistent deal. Iterative with an explicit stack (numba cannot cache
+    recursive functions).
+    """
+    n = _n(p)
+    depth_max = MAX_HAND_SIZE * MAX_PLAYERS + 2
+    # frame scalars: hand, pool, mine, leader, nplayed, seat, led, t
+    fs = np.zeros((depth_max, 8), dtype=np.int64)
+    trick = np.full((depth_max, MAX_PLAYERS), -1, dtype=np.int64)
+    count = np.zeros((depth_max, MAX_PLAYERS), dtype=np.int64)
+    forbid = np.zeros((depth_max, MAX_PLAYERS), dtype=np.int64)
+    known = np.zeros((depth_max, MAX_PLAYERS), dtype=np.int64)
+    opts = np.zeros((depth_max, NUM_CARDS), dtype=np.int64)
+    nopt = np.zeros(depth_max, dtype=np.int64)
+    idx = np.zeros(depth_max, dtype=np.int64)
+    active = np.zeros(MAX_PLAYERS, dtype=np.int64)
+    t0 = s[S_TRICK_NO]
+    row = S_TRICK_CARDS + t0 * MAX_PLAYERS
+    nactive = 0
+    for q in range(n):
+        trick[0, q] = s[row + q]
+        if s[S_DECISION + q] == PLAYING:
+            active[q] = 1
+            nactive += 1
+            if q != me:
+                count[0, q] = popcount(s[S_HAND + q])
+    if s[S_FACE_STATE] == FACE_IN_HAND and s[S_DEALER] != me:
+        known[0, s[S_DEALER]] = _bit(s[S_FACE])
+    gone = s[S_PLAYED] | ~p[P_DECK_MASK] | s[S_DISCARDS + me]
+    if s[S_FACE_STATE] == FACE_DEAD:
+        gone |= _bit(s[S_FACE])
+    fs[0, 0] = s[S_HAND + me]
+    fs[0, 1] = pool
+    fs[0, 2] = 0
+    fs[0, 3] = s[S_LEADER]
+    fs[0, 4] = s[S_NPLAYED]
+    fs[0, 5] = s[S_CUR]
+    fs[0, 6] = s[S_LED]
+    fs[0, 7] = t0
+    trump = s[S_TRUMP]
+    h = p[P_HAND_SIZE]
+    must_trump = p[P_MUST_TRUMP] == 1
+    lead_honors = p[P_LEAD_HONORS] == 1
+    disc = np.zeros(depth_max, dtype=np.int64)
+    budget = np.zeros(1, dtype=np.int64)
+    budget[0] = p[P_CINCH_BUDGET]
+    # Limited discrepancy search: the move ordering is usually right, so first try the paths that
+    # leave it at most ``k`` times, then ``k + 1``... A round that cut no branch was exhaustive.
+    # Before that, a few single-path probes under other orderings: a counterexample is usually plentiful,
+    # and one ordering's blind spot (e.g. every opponent spending a trump on our ace) is rarely another's.
+    for policy in range(1, NUM_PROBE_POLICIES):
+        result = _search_round(fs, trick, count, forbid, known, opts, nopt, idx, disc, active, nactive, p, n, me,
+                               gone, trump, h, need, must_trump, lead_honors, 0, policy, budget)
+        if result == 1:
+            return True
+    k = 0
+    while True:
+        result = _search_round(fs, trick, count, forbid, known, opts, nopt, idx, disc, active, nactive, p, n, me,
+                               gone, trump, h, need, must_trump, lead_honors, k, 0, budget)
+        if result != 2:
+            break
+        k += 1
+    if result == 3:
+        s[S_CINCH_ABORTS] += 1
+        return False
+    return result == 1
+
+
+@njit(cache=True)
+def _search_round(fs: np.ndarray, trick: np.ndarray, count: np.ndarray, forbid: np.ndarray, known: np.ndarray,
+                  opts: np.ndarray, nopt: np.ndarray, idx: np.ndarray, disc: np.ndarray, active: np.ndarray,
+                  nactive: int, p: np.ndarray, n: int, me: int, gone: int, trump: int, h: int, need: int,
+                  must_trump: bool, lead_honors: bool, max_disc: int, policy: int, budget: np.ndarray) -> int:
+    """One round of the search from frame 0. Returns 1 found, 0 exhausted, 2 cut by ``max_disc``, 3 out of budget."""
+    d = 0
+    cut = False
+    entering = True
+    while True:
+        if entering:
+            entering = False
+            budget[0] -= 1
+            if budget[0] <= 0:
+                return 3
+            # a completed trick resolves without a choice
+            if fs[d, 4] == nactive:
+                winner = trick_winner(trick[d], fs[d, 3], n, trump)
+                if winner == me:
+                    fs[d, 2] += 1
+                if fs[d, 2] >= need:
+                    d -= 1
+                    if d < 0:
+                        return 2 if cut else 0
+                    continue
+                if fs[d, 7] + 1 == h:
+                    return 1
+                trick[d, :] = -1
+                fs[d, 3] = winner
+                fs[d, 4] = 0
+                fs[d, 5] = winner
+                fs[d, 6] = -1
+                fs[d, 7] += 1
+            # sound prune: our trumps alone already reach ``need`` against every card still unseen
+            if fs[d, 4] == 0 or trick[d, me] < 0:
+                killers = fs[d, 1]
+                for q in range(n):
+                    killers |= known[d, q]
+                _, trick_best_trump = _bests(trick[d], n, fs[d, 6], trump)
+                if trick_best_trump >= 0:
+                    killers |= _bit(trick_best_trump)
+                if fs[d, 2] + trump_lower_bound(fs[d, 0], trump, killers) >= need or (
+                        fs[d, 4] == 0 and fs[d, 5] == me and fs[d, 2] + popcount(fs[d, 0]) >= need
+                        and _all_sure_leads(fs[d, 0], killers, trump)):
+                    d -= 1
+                    if d < 0:
+                        return 2 if cut else 0
+                    continue
+            nopt[d] = _options(p, n, me, fs[d], trick[d], count[d], forbid[d], known[d], gone, trump,
+                               must_trump, lead_honors, policy, d, opts[d])
+            idx[d] = 0
+        if idx[d] == nopt[d]:
+            d -= 1
+            if d < 0:
+                return 2 if cut else 0
+            continue
+        c = opts[d, idx[d]]
+        child_disc = disc[d] + (1 if idx[d] > 0 else 0)
+        idx[d] += 1
+        if child_disc > max_disc:
+            cut = True
+            idx[d] = nopt[d]  # later options only deviate more
+            continue
+        seat = fs[d, 5]
+        leading = fs[d, 4] == 0
+        led = c // 13 if leading else fs[d, 6]
+        fs[d + 1, :] = fs[d, :]
+        trick[d + 1, :] = trick[d, :]
+        count[d + 1, :] = count[d, :]
+        forbid[d + 1, :] = forbid[d, :]
+        known[d + 1, :] = known[d, :]
+        if seat == me:
+            fs[d + 1, 0] = fs[d, 0] & ~_bit(c)
+        else:
+            best_led, best_trump = _bests(trick[d], n, fs[d, 6], trump)
+            extra = _forbidden_after(c, leading, fs[d, 6], best_led, best_trump, trump, must_trump, lead_honors)
+            kn = known[d, seat]
+            if (kn & ~_bit(c)) & extra:
+                continue
+            free_after = count[d, seat] - popcount(kn) - (0 if (kn >> c) & 1 else 1)
+            new_pool = fs[d, 1] & ~_bit(c)
+            new_forbid = forbid[d, seat] | extra
+            if popcount(new_pool & ~new_forbid) < free_after:
+                continue
+            fs[d + 1, 1] = new_pool
+            forbid[d + 1, seat] = new_forbid
+            known[d + 1, seat] = kn & ~_bit(c)
+            count[d + 1, seat] -= 1
+        trick[d + 1, seat] = c
+        fs[d + 1, 4] += 1
+        fs[d + 1, 5] = next_active_arr(active, n, seat)
+        fs[d + 1, 6] = led
+        disc[d + 1] = child_disc
+        d += 1
+        entering = True
+
+
+@njit(cache=True)
+def _all_sure_leads(hand: int, others: int, trump: int) -> bool:
+    """Every card of ``hand`` wins when led against the cards ``others`` may hold; on lead, we then keep it."""
+    trumps_out = (others & suit_mask(trump)) != 0
+    x = hand
+    while x:
+        c = lowest_card(x)
+        x &= x - 1
+        if others & above_mask(c):
+            return False
+        if c // 13 != trump and trumps_out:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _bests(trick: np.ndarray, n: int, led: int, trump: int) -> tuple[int, int]:
+    best_led = -1
+    best_trump = -1
+    for q in range(n):
+        c = trick[q]
+        if c >= 0:
+            if c // 13 == led and c > best_led:
+                best_led = c
+            if c // 13 == trump and c > best_trump:
+                best_trump = c
+    return best_led, best_trump
+
+
+@njit(cache=True)
+def _options(p: np.ndarray, n: int, me: int, fs: np.ndarray, trick: np.ndarray, count: np.ndarray,
+             forbid: np.ndarray, known: np.ndarray, gone: int, trump: int, must_trump: bool,
+             lead_honors: bool, policy: int, depth: int, out: np.ndarray) -> int:
+    """The plays to try at a search node, most promising for the adversary first; returns how many.
+
+    ``policy`` 0 is the main ordering; 1 lets opponents that cannot take the trick go void rather than
+    spend a useful card; 2 and up shuffle the order with a hash of the policy, depth and card.
+    """
+    seat = fs[5]
+    leading = fs[4] == 0
+    led = fs[6]
+    best_led, best_trump = _bests(trick, n, led, trump)
+    if seat == me:
+        hand = fs[0]
+        if leading:
+            options = hand
+            if lead_honors and (hand & honors_mask(trump)):
+                options = hand & honors_mask(trump)
+        else:
+            options = ordinary_legal(hand, led, best_led, best_trump, trump, must_trump)
+        k = 0
+        keys = np.empty(popcount(options), dtype=np.int64)
+        while options:
+            c = lowest_card(options)
+            options &= options - 1
+            out[k] = c
+            # Our strongest cards first, while the opponents still hold every card that could beat them.
+            keys[k] = -_strength(c, trump)
+            k += 1
+    else:
+        kn = known[seat]
+        free = count[seat] - popcount(kn)
+        allowed = fs[1] & ~forbid[seat] if free > 0 else np.int64(0)
+        cand = kn | _run_representatives(allowed, fs[1] | gone | kn, fs[0])
+        my_card = trick[me]
+        mine_winning = False
+        if my_card >= 0 and not leading:
+            mine_winning = trick_winner(trick, fs[3], n, trump) == me
+        k = 0
+        keys = np.empty(popcount(cand), dtype=np.int64)
+        while cand:
+            c = lowest_card(cand)
+            cand &= cand - 1
+            out[k] = c
+            extra = _forbidden_after(c, leading, led, best_led, best_trump, trump, must_trump, lead_honors)
+            # Fewest new constraints first. Before our card, play high (we may have to play under it);
+            # after it, beat it as cheaply as possible, or else play low and keep the high cards.
+            beats = leading or _beats(c, led, best_led, best_trump, trump)
+            key = 64 * popcount(extra & fs[1]) if policy != 1 or beats else 0
+            if my_card < 0 and beats:
+                key -= _strength(c, trump)
+            else:
+                key += _strength(c, trump)
+                if mine_winning and beats:
+                    key -= 100000
+            if policy >= 2:
+                key = _mix(policy * 1000003 + depth * 101 + c) % 4096
+                if mine_winning and beats:
+                    key -= 100000
+            keys[k] = key
+            k += 1
+    order = np.argsort(keys[:k], kind="mergesort")
+    tmp = out[:k].copy()
+    for i in range(k):
+        out[i] = tmp[order[i]]
+    return k
+
+
+@njit(cache=True)
+def _mix(x: int) -> int:
+    """A cheap deterministic integer hash (for the shuffled probe orderings)."""
+    z = np.uint64(x) * np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(29))) * np.uint64(0xBF58476D1CE4E5B9)
+    return np.int64((z ^ (z >> np.uint64(32))) >> np.uint64(1))
+
+
+@njit(cache=True)
+def _beats(c: int, led: int, best_led: int, best_trump: int, trump: int) -> bool:
+    """Whether ``c`` would become the winning card of a trick with these best cards."""
+    if c // 13 == trump:
+        return c > best_trump
+    return best_trump < 0 and c // 13 == led and c > best_led
+
+
+@njit(cache=True)
+def _forbidden_after(card: int, leading: bool, led: int, best_led: int, best_trump: int,
+                     trump: int, must_trump: bool, lead_honors: bool) -> int:
+    """Cards a player cannot hold if playing ``card`` was legal (the cards that would have been required instead)."""
+    csuit = card // 13
+    tmask = suit_mask(trump)
+    if leading:
+        if lead_honors and not (honors_mask(trump) >> card) & 1:
+            return honors_mask(trump)
+        return 0
+    lmask = suit_mask(led)
+    if csuit == led:
+        if led == trump or best_trump < 0:
+            beat = lmask & above_mask(best_led)
+            if (beat >> card) & 1:
+                return 0
+            return beat
+        return 0
+    over = tmask & above_mask(best_trump) if best_trump >= 0 else tmask
+    if csuit == trump:
+        if (over >> card) & 1:
+            return lmask
+        return lmask | over
+    if must_trump:
+        return lmask | tmask
+    return lmask | over
+
+
+@njit(cache=True)
+def next_active_arr(active: np.ndarray, n: int, seat: int) -> int:
+    for k in range(1, n + 1):
+        q = (seat + k) % n
+        if active[q]:
+            return q
+    return -1
+
+
+@njit(cache=True)
+def _run_representatives(allowed: int, passable: int, my_hand: int) -> int:
+    """The highest and lowest card of each run of ``allowed`` cards in a suit.
+
+    Cards of one run have no card between them that anyone still holds apart from pool cards this player
+    may draw, so they compare alike with every card that matters; their order among themselves only
+    decides which of two unseen cards wins, and the two ends of the run cover both outcomes.
+    ``passable`` holds the cards that may lie between run members (the allowed pool and cards gone from play).
+    """
+    out = np.int64(0)
+    for suit in range(4):
+        hi = -1
+        lo = -1
+        for r in range(12, -1, -1):
+            c = 13 * suit + r
+            if (allowed >> c) & 1:
+                if hi < 0:
+                    hi = c
+                lo = c
+            elif (passable >> c) & 1 and not (my_hand >> c) & 1:
+                continue
+            else:
+                if hi >= 0:
+                    out |= _bit(hi) | _bit(lo)
+                hi = -1
+                lo = -1
+        if hi >= 0:
+            out |= _bit(hi) | _bit(lo)
+    return out
+
+
+@njit(cache=True)
+def _strength(c: int, trump: int) -> int:
+    return (100 if c // 13 == trump else 0) + c % 13

@@ -1,0 +1,172 @@
+"""The rule configuration: one frozen object, one field per house rule.
+
+Every **[option]** of ``RULES.md`` is a field here under the same name. The
+defaults are the ``standard`` game. ``Rules.replace(**changes)`` adjusts a
+configuration field by field and validates the result; ``Rules.from_options``
+builds one from keyword options as ``bourre_env.env(**options)`` receives them.
+
+Invalid values and combinations raise ``ValueError`` naming the field and the
+allowed values.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from bourre_env import cards
+
+MIN_PLAYERS = 2
+MAX_PLAYERS = 8
+MAX_HAND_SIZE = 6
+CINCH_TRICKS = 3
+TIE_VALUES = ("carry", "divide")
+ILLEGAL_ACTION_VALUES = ("error", "renege")
+
+
+def _normalize_ranks(value: int | str | Iterable[int | str] | None) -> tuple[int, ...]:
+    """Rank indices, ascending, from a count of top ranks, a notation string or rank names/indices."""
+    if value is None:
+        return tuple(range(cards.NUM_RANKS))
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        count = int(value)
+        if not 1 <= count <= cards.NUM_RANKS:
+            raise ValueError(f"ranks: a count of top ranks must be in 1..13, got {count}")
+        return tuple(range(cards.NUM_RANKS - count, cards.NUM_RANKS))
+    items: Iterable[int | str] = value.replace(",", " ").split() if isinstance(value, str) else value
+    indices = set()
+    for item in items:
+        if isinstance(item, str):
+            indices.add(cards.parse_rank(item))
+        elif isinstance(item, (int, np.integer)) and 0 <= int(item) < cards.NUM_RANKS:
+            indices.add(int(item))
+        else:
+            raise ValueError(f"ranks: {item!r} is not a rank name (2..10, J, Q, K, A) or a rank index 0..12")
+    if not indices:
+        raise ValueError("ranks: at least one rank is needed")
+    return tuple(sorted(indices))
+
+
+@dataclasses.dataclass(frozen=True)
+class Rules:
+    """One rule set. Field names are the option names of RULES.md."""
+
+    num_players: int = 5
+    """Players at the table, 2..8, seated clockwise."""
+    hand_size: int = 5
+    """Cards dealt to each player, and so tricks per deal, 1..6."""
+    ranks: tuple[int, ...] = tuple(range(cards.NUM_RANKS))
+    """Ranks in the deck, as rank indices (2=0 .. A=12). Accepts a count of top ranks (``6`` is A K Q J 10 9) or names."""
+    max_discard: int | None = None
+    """Most cards a player may discard; ``None`` means the whole hand (RULES.md's default of 5 for 5-card hands)."""
+    must_trump_when_cannot_win: bool = True
+    """A player void in the suit led who cannot overtrump must still play a trump (``False``: any card)."""
+    lead_trump_honors: bool = False
+    """A player holding the A, K or Q of trumps must lead one of them."""
+    pot_limit: int | None = None
+    """Most chips a winner takes from the pot and a bourré player pays; ``None`` for no limit."""
+    tie: str = "carry"
+    """A tie for most tricks: ``"carry"`` the pot to the next deal, or ``"divide"`` it among the tied players."""
+    rake: float = 0.0
+    """Fraction of a pot paid out that the house keeps, rounded down to whole chips; 0 <= rake < 1."""
+    illegal_action: str = "error"
+    """An action outside the mask: ``"error"`` raises ``ValueError``; ``"renege"`` plays the card as a renege."""
+    deals_per_episode: int = 1
+    """Deals in one episode; the pot, ante exemptions and the deal carry from deal to deal."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ranks", _normalize_ranks(self.ranks))
+        self._validate()
+
+    # -- validation ---------------------------------------------------------
+    def _validate(self) -> None:
+        def need(ok: bool, field: str, allowed: str, got: Any) -> None:
+            if not ok:
+                raise ValueError(f"{field}: expected {allowed}, got {got!r}")
+
+        def is_int(v: Any) -> bool:
+            return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+        need(is_int(self.num_players) and MIN_PLAYERS <= self.num_players <= MAX_PLAYERS,
+             "num_players", f"an integer in {MIN_PLAYERS}..{MAX_PLAYERS}", self.num_players)
+        need(is_int(self.hand_size) and 1 <= self.hand_size <= MAX_HAND_SIZE,
+             "hand_size", f"an integer in 1..{MAX_HAND_SIZE}", self.hand_size)
+        need(self.max_discard is None or (is_int(self.max_discard) and 0 <= self.max_discard <= self.hand_size),
+             "max_discard", f"None or an integer in 0..hand_size ({self.hand_size})", self.max_discard)
+        need(isinstance(self.must_trump_when_cannot_win, bool), "must_trump_when_cannot_win", "True or False",
+             self.must_trump_when_cannot_win)
+        need(isinstance(self.lead_trump_honors, bool), "lead_trump_honors", "True or False", self.lead_trump_honors)
+        need(self.pot_limit is None or (is_int(self.pot_limit) and self.pot_limit >= 1),
+             "pot_limit", "None or an integer >= 1", self.pot_limit)
+        need(self.tie in TIE_VALUES, "tie", " or ".join(repr(v) for v in TIE_VALUES), self.tie)
+        need(isinstance(self.rake, (int, float, Fraction)) and not isinstance(self.rake, bool) and 0 <= self.rake < 1,
+             "rake", "a number with 0 <= rake < 1", self.rake)
+        need(self.illegal_action in ILLEGAL_ACTION_VALUES, "illegal_action",
+             " or ".join(repr(v) for v in ILLEGAL_ACTION_VALUES), self.illegal_action)
+        need(is_int(self.deals_per_episode) and self.deals_per_episode >= 1,
+             "deals_per_episode", "an integer >= 1", self.deals_per_episode)
+        # Serving the last player to draw needs cards beyond every hand in play (see RULES.md, stock exhaustion).
+        needed = self.num_players * self.hand_size + self.discard_limit
+        need(self.deck_size >= needed, "ranks",
+             f"a deck of at least num_players * hand_size + max_discard = {needed} cards "
+             f"({-(-needed // cards.NUM_SUITS)} ranks or more) for {self.num_players} players with "
+             f"{self.hand_size}-card hands", f"{len(self.ranks)} ranks = {self.deck_size} cards")
+
+    # -- derived values -----------------------------------------------------
+    @property
+    def deck_size(self) -> int:
+        return len(self.ranks) * cards.NUM_SUITS
+
+    @property
+    def discard_limit(self) -> int:
+        """``max_discard`` with ``None`` resolved to the hand size."""
+        return self.hand_size if self.max_discard is None else int(self.max_discard)
+
+    @property
+    def rake_fraction(self) -> Fraction:
+        return Fraction(str(self.rake)) if isinstance(self.rake, float) else Fraction(self.rake)
+
+    def deck_cards(self) -> list[int]:
+        """Card ids of the deck in a fixed order (by suit, then rank)."""
+        return [cards.make(r, s) for s in range(cards.NUM_SUITS) for r in self.ranks]
+
+    def replace(self, **changes: Any) -> Rules:
+        """A copy with some fields changed, validated."""
+        unknown = set(changes) - {f.name for f in dataclasses.fields(self)}
+        if unknown:
+            raise ValueError(f"unknown rule option(s) {sorted(unknown)}; options are {option_names()}")
+        return dataclasses.replace(self, **changes)
+
+    @classmethod
+    def from_options(cls, rules: Rules | str | None = None, **options: Any) -> Rules:
+        """A configuration from a base (a ``Rules``, a preset name or ``None`` for standard) and field options."""
+        if rules is None:
+            base = cls()
+        elif isinstance(rules, Rules):
+            base = rules
+        elif isinstance(rules, str) and rules in presets:
+            base = presets[rules]
+        else:
+            raise ValueError(f"rules: expected a Rules object or one of {sorted(presets)}, got {rules!r}")
+        return base.replace(**options) if options else base
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def params(self) -> np.ndarray:
+        """The configuration as the int64 parameter vector the compiled core reads (see ``core.P_*``)."""
+        from bourre_env import core  # local: core imports this module's constants
+
+        return core.make_params(self)
+
+
+def option_names() -> list[str]:
+    return [f.name for f in dataclasses.fields(Rules)]
+
+
+presets: Mapping[str, Rules] = {"standard": Rules()}
+"""Named rule sets. Only ``standard`` so far; the variants of RULES.md are added as they are implemented."""
