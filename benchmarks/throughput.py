@@ -136,7 +136,6 @@ class Ratio:
 
     label: str
     value: float | None
-    note: str = ""
 
 
 # --------------------------------------------------------------------------
@@ -435,6 +434,10 @@ def _package_versions() -> dict[str, str | None]:
             versions[dist] = importlib.metadata.version(dist)
         except importlib.metadata.PackageNotFoundError:
             versions[dist] = None
+    # An uninstalled checkout has no distribution metadata; ask the module.
+    ours = sys.modules.get("bourre_env")
+    if versions["bourre-env"] is None and ours is not None:
+        versions["bourre-env"] = getattr(ours, "__version__", None)
     return versions
 
 

@@ -1,7 +1,13 @@
 """bourre_env: the rules of Bourré (Booray) as a fast pure core, a PettingZoo AEC environment and a batch API."""
 
-from bourre_env import actions, cards, rules
-from bourre_env.rules import Rules
+from bourre_env import _jit_cache
 
-__all__ = ["actions", "cards", "rules", "Rules"]
+_jit_cache.configure()
+
+from bourre_env import actions, cards, rules  # noqa: E402 - after the compile cache is configured
+from bourre_env import bourre_v0  # noqa: E402
+from bourre_env.bourre_v0 import env, raw_env  # noqa: E402
+from bourre_env.rules import Rules  # noqa: E402
+
+__all__ = ["actions", "bourre_v0", "cards", "rules", "Rules", "env", "raw_env"]
 __version__ = "0.1.0"

@@ -97,7 +97,9 @@ S_DEAL_POT = 17  # the pot as it stood for this deal's payments (after antes)
 S_RAKE_TOTAL = 18
 S_PLAYED = 19  # bitmask of every card played to a trick this deal, current trick included
 S_DEALS_DONE = 20
-S_CINCH_ABORTS = 21  # exact cinch searches that hit the node budget (expected 0)
+S_CINCH_ABORTS = 21  # exact cinch searches that hit the node budget (rare; counted for tests and reports)
+S_MOVES = 22  # decisions taken this episode (keys the cinch cache)
+S_CINCH_KEY = 23  # (S_MOVES * MAX_PLAYERS + seat + 1) of the cached cinch answer
 S_HAND = 24  # [MAX_PLAYERS] card bitmasks
 S_DECISION = S_HAND + MAX_PLAYERS  # [MAX_PLAYERS] PENDING / PASSED / PLAYING
 S_NDISCARD = S_DECISION + MAX_PLAYERS  # [MAX_PLAYERS] announced discard count, -1 until announced
@@ -112,7 +114,10 @@ S_TRICK_LEADER = S_TRICK_CARDS + MAX_HAND_SIZE * MAX_PLAYERS  # [MAX_HAND_SIZE]
 S_TRICK_WINNER = S_TRICK_LEADER + MAX_HAND_SIZE  # [MAX_HAND_SIZE]
 S_STOCK = S_TRICK_WINNER + MAX_HAND_SIZE  # [52]
 S_PILE = S_STOCK + NUM_CARDS  # [52] discards and passed hands that a reshuffle would use
-STATE_SIZE = S_PILE + NUM_CARDS
+S_CINCH_VAL = S_PILE + NUM_CARDS  # the cached cinch answer, 0 or 1
+S_CINCH_SEARCHES = S_CINCH_VAL + 1  # searches run this episode (statistics)
+S_CINCH_NODES = S_CINCH_SEARCHES + 1  # search nodes visited this episode (statistics)
+STATE_SIZE = S_CINCH_NODES + 1
 
 ACE = 12
 KING = 11
@@ -681,6 +686,7 @@ def step(s: np.ndarray, p: np.ndarray, action: int) -> bool:
             held = popcount(s[S_HAND + seat])
             if m >= (1 << held) or popcount(m) > p[P_MAX_DISCARD]:
                 return False
+        s[S_MOVES] += 1
         _apply_decide(s, p, action)
         return True
     if phase == PLAY:
@@ -692,6 +698,7 @@ def step(s: np.ndarray, p: np.ndarray, action: int) -> bool:
         legal = play_legal(s, p, seat, True)
         if not (legal >> action) & 1 and not p[P_RENEGE]:
             return False
+        s[S_MOVES] += 1
         _apply_play(s, p, action, legal)
         return True
     return False
@@ -735,6 +742,17 @@ def has_cinch(s: np.ndarray, p: np.ndarray, seat: int) -> bool:
     """
     if s[S_PHASE] != PLAY or s[S_DECISION + seat] != PLAYING:
         return False
+    key = s[S_MOVES] * MAX_PLAYERS + seat + 1
+    if s[S_CINCH_KEY] == key:
+        return s[S_CINCH_VAL] == 1
+    answer = _cinch_uncached(s, p, seat)
+    s[S_CINCH_KEY] = key
+    s[S_CINCH_VAL] = 1 if answer else 0
+    return answer
+
+
+@njit(cache=True)
+def _cinch_uncached(s: np.ndarray, p: np.ndarray, seat: int) -> bool:
     won = s[S_TRICKS + seat]
     need = CINCH_TRICKS - won
     if need <= 0:
@@ -773,16 +791,30 @@ def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int) -
     """
     n = _n(p)
     depth_max = MAX_HAND_SIZE * MAX_PLAYERS + 2
-    # frame scalars: hand, pool, mine, leader, nplayed, seat, led, t
-    fs = np.zeros((depth_max, 8), dtype=np.int64)
-    trick = np.full((depth_max, MAX_PLAYERS), -1, dtype=np.int64)
-    count = np.zeros((depth_max, MAX_PLAYERS), dtype=np.int64)
-    forbid = np.zeros((depth_max, MAX_PLAYERS), dtype=np.int64)
-    known = np.zeros((depth_max, MAX_PLAYERS), dtype=np.int64)
-    opts = np.zeros((depth_max, NUM_CARDS), dtype=np.int64)
-    nopt = np.zeros(depth_max, dtype=np.int64)
-    idx = np.zeros(depth_max, dtype=np.int64)
-    active = np.zeros(MAX_PLAYERS, dtype=np.int64)
+    # One allocation for the whole search: frames of scalars (hand, pool, mine, leader, nplayed,
+    # seat, led, t), per-seat arrays and option lists, plus scratch for sorting the options.
+    m8 = depth_max * MAX_PLAYERS
+    ws = np.empty(5 * m8 + depth_max * NUM_CARDS + 3 * depth_max + MAX_PLAYERS + 2 * NUM_CARDS, dtype=np.int64)
+    fs = ws[0:m8].reshape((depth_max, 8))
+    trick = ws[m8:2 * m8].reshape((depth_max, MAX_PLAYERS))
+    count = ws[2 * m8:3 * m8].reshape((depth_max, MAX_PLAYERS))
+    forbid = ws[3 * m8:4 * m8].reshape((depth_max, MAX_PLAYERS))
+    known = ws[4 * m8:5 * m8].reshape((depth_max, MAX_PLAYERS))
+    at = 5 * m8
+    opts = ws[at:at + depth_max * NUM_CARDS].reshape((depth_max, NUM_CARDS))
+    at += depth_max * NUM_CARDS
+    nopt = ws[at:at + depth_max]
+    idx = ws[at + depth_max:at + 2 * depth_max]
+    disc = ws[at + 2 * depth_max:at + 3 * depth_max]
+    at += 3 * depth_max
+    active = ws[at:at + MAX_PLAYERS]
+    scratch = ws[at + MAX_PLAYERS:].reshape((2, NUM_CARDS))
+    trick[0, :] = -1
+    count[0, :] = 0
+    forbid[0, :] = 0
+    known[0, :] = 0
+    active[:] = 0
+    disc[0] = 0
     t0 = s[S_TRICK_NO]
     row = S_TRICK_CARDS + t0 * MAX_PLAYERS
     nactive = 0
@@ -810,25 +842,26 @@ def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int) -
     h = p[P_HAND_SIZE]
     must_trump = p[P_MUST_TRUMP] == 1
     lead_honors = p[P_LEAD_HONORS] == 1
-    disc = np.zeros(depth_max, dtype=np.int64)
     budget = np.zeros(1, dtype=np.int64)
     budget[0] = p[P_CINCH_BUDGET]
     # Limited discrepancy search: the move ordering is usually right, so first try the paths that
     # leave it at most ``k`` times, then ``k + 1``... A round that cut no branch was exhaustive.
-    # Before that, a few single-path probes under other orderings: a counterexample is usually plentiful,
-    # and one ordering's blind spot (e.g. every opponent spending a trump on our ace) is rarely another's.
-    for policy in range(1, NUM_PROBE_POLICIES):
+    # After the first single path, a few more under other orderings: a counterexample is usually
+    # plentiful, and one ordering's blind spot (e.g. every opponent spending a trump on our ace) is
+    # rarely another's.
+    result = 2
+    for policy in range(NUM_PROBE_POLICIES):
         result = _search_round(fs, trick, count, forbid, known, opts, nopt, idx, disc, active, nactive, p, n, me,
-                               gone, trump, h, need, must_trump, lead_honors, 0, policy, budget)
-        if result == 1:
-            return True
-    k = 0
-    while True:
-        result = _search_round(fs, trick, count, forbid, known, opts, nopt, idx, disc, active, nactive, p, n, me,
-                               gone, trump, h, need, must_trump, lead_honors, k, 0, budget)
+                               gone, trump, h, need, must_trump, lead_honors, 0, policy, budget, scratch)
         if result != 2:
             break
+    k = 1
+    while result == 2:
+        result = _search_round(fs, trick, count, forbid, known, opts, nopt, idx, disc, active, nactive, p, n, me,
+                               gone, trump, h, need, must_trump, lead_honors, k, 0, budget, scratch)
         k += 1
+    s[S_CINCH_SEARCHES] += 1
+    s[S_CINCH_NODES] += p[P_CINCH_BUDGET] - budget[0]
     if result == 3:
         s[S_CINCH_ABORTS] += 1
         return False
@@ -839,7 +872,8 @@ def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int) -
 def _search_round(fs: np.ndarray, trick: np.ndarray, count: np.ndarray, forbid: np.ndarray, known: np.ndarray,
                   opts: np.ndarray, nopt: np.ndarray, idx: np.ndarray, disc: np.ndarray, active: np.ndarray,
                   nactive: int, p: np.ndarray, n: int, me: int, gone: int, trump: int, h: int, need: int,
-                  must_trump: bool, lead_honors: bool, max_disc: int, policy: int, budget: np.ndarray) -> int:
+                  must_trump: bool, lead_honors: bool, max_disc: int, policy: int, budget: np.ndarray,
+                  scratch: np.ndarray) -> int:
     """One round of the search from frame 0. Returns 1 found, 0 exhausted, 2 cut by ``max_disc``, 3 out of budget."""
     d = 0
     cut = False
@@ -884,7 +918,7 @@ def _search_round(fs: np.ndarray, trick: np.ndarray, count: np.ndarray, forbid: 
                         return 2 if cut else 0
                     continue
             nopt[d] = _options(p, n, me, fs[d], trick[d], count[d], forbid[d], known[d], gone, trump,
-                               must_trump, lead_honors, policy, d, opts[d])
+                               must_trump, lead_honors, policy, d, opts[d], scratch)
             idx[d] = 0
         if idx[d] == nopt[d]:
             d -= 1
@@ -964,7 +998,7 @@ def _bests(trick: np.ndarray, n: int, led: int, trump: int) -> tuple[int, int]:
 @njit(cache=True)
 def _options(p: np.ndarray, n: int, me: int, fs: np.ndarray, trick: np.ndarray, count: np.ndarray,
              forbid: np.ndarray, known: np.ndarray, gone: int, trump: int, must_trump: bool,
-             lead_honors: bool, policy: int, depth: int, out: np.ndarray) -> int:
+             lead_honors: bool, policy: int, depth: int, out: np.ndarray, scratch: np.ndarray) -> int:
     """The plays to try at a search node, most promising for the adversary first; returns how many.
 
     ``policy`` 0 is the main ordering; 1 lets opponents that cannot take the trick go void rather than
@@ -983,7 +1017,7 @@ def _options(p: np.ndarray, n: int, me: int, fs: np.ndarray, trick: np.ndarray, 
         else:
             options = ordinary_legal(hand, led, best_led, best_trump, trump, must_trump)
         k = 0
-        keys = np.empty(popcount(options), dtype=np.int64)
+        keys = scratch[0]
         while options:
             c = lowest_card(options)
             options &= options - 1
@@ -1001,7 +1035,7 @@ def _options(p: np.ndarray, n: int, me: int, fs: np.ndarray, trick: np.ndarray, 
         if my_card >= 0 and not leading:
             mine_winning = trick_winner(trick, fs[3], n, trump) == me
         k = 0
-        keys = np.empty(popcount(cand), dtype=np.int64)
+        keys = scratch[0]
         while cand:
             c = lowest_card(cand)
             cand &= cand - 1
@@ -1023,10 +1057,17 @@ def _options(p: np.ndarray, n: int, me: int, fs: np.ndarray, trick: np.ndarray, 
                     key -= 100000
             keys[k] = key
             k += 1
-    order = np.argsort(keys[:k], kind="mergesort")
-    tmp = out[:k].copy()
-    for i in range(k):
-        out[i] = tmp[order[i]]
+    # stable insertion sort by key: lists are short
+    for i in range(1, k):
+        key = keys[i]
+        c = out[i]
+        j = i - 1
+        while j >= 0 and keys[j] > key:
+            keys[j + 1] = keys[j]
+            out[j + 1] = out[j]
+            j -= 1
+        keys[j + 1] = key
+        out[j + 1] = c
     return k
 
 

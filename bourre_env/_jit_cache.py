@@ -1,0 +1,33 @@
+"""Where numba keeps compiled code: a folder named after a hash of this package's sources.
+
+numba checks a cached function only against the file that defines it, not against the
+functions it compiled in from other modules; an edited ``core.py`` would leave the batch
+kernels running stale code. Keying the folder on every source file of the package makes
+any change, or a different installed version, compile afresh. A ``NUMBA_CACHE_DIR`` set by
+the user is left alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+
+def configure() -> None:
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return
+    import numba
+
+    package = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for source in sorted(package.glob("*.py")):
+        digest.update(source.name.encode())
+        digest.update(source.read_bytes())
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    folder = base / "bourre_env" / "numba" / digest.hexdigest()[:16]
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return  # unwritable home: numba falls back to its own locations
+    numba.config.CACHE_DIR = str(folder)

@@ -1,0 +1,201 @@
+"""Many games at once through the same compiled rules: the batch API used for training and benchmarks.
+
+``BatchGame`` keeps ``batch_size`` independent episodes as rows of one ``int64`` array and steps
+them all with one call into compiled code that runs ``core.step`` on each row: the rules are
+the very functions the AEC env uses. Each row has its own splitmix64 random stream, seeded from
+``seed``, that shuffles its decks and draws its dealers; an episode that ends is replaced at
+once by a new one, so every row always has a player to act.
+
+>>> g = BatchGame(batch_size=4, seed=0, num_players=5)
+>>> masks = g.legal_masks()                      # (4, 117) int8, for the player to act in each row
+>>> obs = g.observations()                       # (4, 1131) float32, that player's observation
+>>> rewards, done = g.step(masks.argmax(axis=1))  # rewards: (4, 5) chips of the deals that ended
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from bourre_env import core, observation
+from bourre_env.rules import Rules
+
+
+@njit(cache=True)
+def _shuffled_deck(template: np.ndarray, rng: np.ndarray) -> np.ndarray:
+    deck = template.copy()
+    for i in range(deck.shape[0] - 1, 0, -1):
+        j = core._splitmix64(rng) % (i + 1)
+        a = deck[i]
+        deck[i] = deck[j]
+        deck[j] = a
+    return deck
+
+
+@njit(cache=True)
+def _new_episode(s: np.ndarray, p: np.ndarray, rng: np.ndarray, template: np.ndarray) -> None:
+    deck = _shuffled_deck(template, rng)
+    dealer = core._splitmix64(rng) % p[core.P_NUM_PLAYERS]
+    core.start_episode(s, p, deck, dealer, 0, core._splitmix64(rng))
+
+
+@njit(cache=True)
+def _reset_all(states: np.ndarray, p: np.ndarray, rngs: np.ndarray, template: np.ndarray) -> None:
+    for b in range(states.shape[0]):
+        _new_episode(states[b], p, rngs[b], template)
+
+
+@njit(cache=True)
+def _after_move(s: np.ndarray, p: np.ndarray, rng: np.ndarray, template: np.ndarray, rewards: np.ndarray) -> bool:
+    """Collect a finished deal's rewards and deal on; returns True when the episode ended (and was restarted)."""
+    phase = s[core.S_PHASE]
+    if phase == core.DEAL_OVER or phase == core.GAME_OVER:
+        for q in range(p[core.P_NUM_PLAYERS]):
+            rewards[q] += s[core.S_REWARD + q]
+        if phase == core.DEAL_OVER:
+            core.next_deal(s, p, _shuffled_deck(template, rng), core._splitmix64(rng))
+            return False
+        _new_episode(s, p, rng, template)
+        return True
+    return False
+
+
+@njit(cache=True)
+def _step_all(states: np.ndarray, p: np.ndarray, rngs: np.ndarray, template: np.ndarray, actions: np.ndarray,
+              rewards: np.ndarray, done: np.ndarray) -> int:
+    """Step every row; returns the first row whose action was illegal (nothing is changed from it on), else -1."""
+    for b in range(states.shape[0]):
+        rewards[b, :] = 0.0
+        done[b] = False
+        if not core.step(states[b], p, actions[b]):
+            return b
+        done[b] = _after_move(states[b], p, rngs[b], template, rewards[b])
+    return -1
+
+
+@njit(cache=True)
+def _masks_all(states: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
+    for b in range(states.shape[0]):
+        core.legal_actions(states[b], p, out[b])
+
+
+@njit(cache=True)
+def _observations_all(states: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
+    for b in range(states.shape[0]):
+        observation.encode(states[b], p, states[b, core.S_CUR], out[b])
+
+
+@njit(cache=True)
+def _random_action(s: np.ndarray, p: np.ndarray, rng: np.ndarray, mask: np.ndarray) -> int:
+    """A uniformly random legal action of the player to act."""
+    if s[core.S_PHASE] == core.PLAY:
+        legal = core.play_legal(s, p, s[core.S_CUR], True)
+        k = core._splitmix64(rng) % core.popcount(legal)
+        for _ in range(k):
+            legal &= legal - 1
+        return core.lowest_card(legal)
+    core.legal_actions(s, p, mask)
+    count = 0
+    for a in range(mask.shape[0]):
+        count += mask[a]
+    k = core._splitmix64(rng) % count
+    for a in range(mask.shape[0]):
+        if mask[a]:
+            if k == 0:
+                return a
+            k -= 1
+    return -1
+
+
+@njit(cache=True)
+def _random_play(states: np.ndarray, p: np.ndarray, rngs: np.ndarray, template: np.ndarray, decisions: int,
+                 with_observations: bool, obs: np.ndarray, chips: np.ndarray) -> int:
+    mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
+    rewards = np.zeros(p[core.P_NUM_PLAYERS], dtype=np.float32)
+    total = 0
+    for b in range(states.shape[0]):
+        s = states[b]
+        for _ in range(decisions):
+            if with_observations:
+                observation.encode(s, p, s[core.S_CUR], obs)
+            core.step(s, p, _random_action(s, p, rngs[b], mask))
+            total += 1
+            rewards[:] = 0.0
+            _after_move(s, p, rngs[b], template, rewards)
+            chips[:] += rewards
+    return total
+
+
+class BatchGame:
+    """``batch_size`` Bourré episodes stepped together (see the module docstring)."""
+
+    def __init__(self, batch_size: int, seed: int = 0, rules: Rules | str | None = None, **options: Any) -> None:
+        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+            raise ValueError(f"batch_size: expected an integer >= 1, got {batch_size!r}")
+        self.rules = Rules.from_options(rules, **options)
+        self.params = self.rules.params()
+        self.batch_size = int(batch_size)
+        self.num_players = self.rules.num_players
+        self._template = np.asarray(self.rules.deck_cards(), dtype=np.int64)
+        self.states = np.zeros((self.batch_size, core.STATE_SIZE), dtype=np.int64)
+        self.seed(seed)
+
+    def seed(self, seed: int) -> None:
+        """Reseed every row's random stream from ``seed`` and start new episodes."""
+        seeds = np.random.SeedSequence(seed).generate_state(self.batch_size, dtype=np.uint64)
+        self._rngs = (seeds >> np.uint64(1)).astype(np.int64).reshape(self.batch_size, 1)
+        self.reset()
+
+    def reset(self) -> None:
+        """New episodes in every row (continuing each row's random stream)."""
+        _reset_all(self.states, self.params, self._rngs, self._template)
+
+    def current_players(self) -> np.ndarray:
+        """Seat to act in each row, ``(batch_size,)``."""
+        return self.states[:, core.S_CUR].copy()
+
+    def legal_masks(self, out: np.ndarray | None = None) -> np.ndarray:
+        """Legal-action masks of the player to act, ``(batch_size, NUM_ACTIONS)`` int8."""
+        if out is None:
+            out = np.zeros((self.batch_size, core.NUM_ACTIONS), dtype=np.int8)
+        _masks_all(self.states, self.params, out)
+        return out
+
+    def observations(self, out: np.ndarray | None = None) -> np.ndarray:
+        """Observation of the player to act in each row, ``(batch_size, OBS_SIZE)`` float32."""
+        if out is None:
+            out = np.zeros((self.batch_size, observation.OBS_SIZE), dtype=np.float32)
+        _observations_all(self.states, self.params, out)
+        return out
+
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Apply one action per row. Returns ``(rewards, done)``.
+
+        ``rewards[b, seat]`` holds the chips of any deal that ended with this step in row ``b``;
+        ``done[b]`` is True where an episode ended (the row already holds a new one).
+        """
+        acts = np.asarray(actions, dtype=np.int64).reshape(-1)
+        if acts.shape[0] != self.batch_size:
+            raise ValueError(f"actions: expected {self.batch_size} actions, got {acts.shape[0]}")
+        rewards = np.zeros((self.batch_size, self.num_players), dtype=np.float32)
+        done = np.zeros(self.batch_size, dtype=np.bool_)
+        bad = _step_all(self.states, self.params, self._rngs, self._template, acts, rewards, done)
+        if bad >= 0:
+            mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
+            core.legal_actions(self.states[bad], self.params, mask)
+            raise ValueError(f"illegal action {int(acts[bad])} in row {bad} (rows before it were stepped); "
+                             f"legal: {np.flatnonzero(mask).tolist()}")
+        return rewards, done
+
+    def random_play(self, decisions_per_game: int, with_observations: bool = False) -> int:
+        """Play uniformly random legal actions in every row, in compiled code; returns the decisions taken.
+
+        With ``with_observations`` the observation of every decision is encoded too (the cost a
+        learner pays). Finished deals and episodes are dealt anew as in ``step``.
+        """
+        obs = np.zeros(observation.OBS_SIZE, dtype=np.float32)
+        self.last_random_chips = np.zeros(self.num_players, dtype=np.float32)
+        return int(_random_play(self.states, self.params, self._rngs, self._template, int(decisions_per_game),
+                                bool(with_observations), obs, self.last_random_chips))

@@ -1,0 +1,276 @@
+"""Bourré (Booray): PettingZoo AEC environment ``bourre_v0``.
+
+This docstring is the environment's documentation page. The tables below are checked
+against the code by ``tests/test_docs_tables.py``.
+
+=================== =====================================================================
+Import              ``import bourre_env; env = bourre_env.env(num_players=5)``
+Actions             ``Discrete(117)``, one flat space for the draw decision and trick play
+Parallel API        no (turn-based)
+Agents              ``player_0`` .. ``player_{n-1}``, seats in clockwise order, 2 to 8
+Observation shape   ``(1131,)`` float32, plus ``action_mask`` ``(117,)`` int8
+Observation values  [0, 1] except the pot fields (chips / 100)
+=================== =====================================================================
+
+The rules are those of ``RULES.md`` (the ``standard`` game), with every option a keyword:
+``bourre_env.env(num_players=7, tie="divide", pot_limit=20)``; see ``bourre_env.rules.Rules``
+for the fields and their defaults, and the README for a summary.
+
+Arguments
+---------
+``render_mode``: ``None``, ``"ansi"`` (``render()`` returns text) or ``"human"`` (prints it).
+``rules``: a ``Rules`` object or a preset name (``"standard"``); every other keyword is a field
+of ``Rules`` and overrides it.
+
+``reset(seed=None, options=None)``; ``options`` may hold ``"deck"`` (every card of the deck in
+dealing order, as card strings or ids: ``deck[0]`` goes to the dealer's left, one card at a
+time round the table; the cards after the hands are the stock, drawn from the front),
+``"dealer"`` (seat index; default: drawn from the seeded generator) and ``"pot"`` (chips in the
+pot before this deal's antes; default 0). The generator also seeds the reshuffle used when the
+stock runs out and the decks of later deals of an episode.
+
+Actions
+-------
+======== ========================================================================
+id       meaning
+======== ========================================================================
+0..51    play the card with this id (``bourre_env.cards``: suit * 13 + rank, 2 = 0 .. A = 12)
+52       pass: lay the hand down and sit out the deal
+53..116  stay: play the deal discarding the hand positions in the bitmask ``id - 53``
+======== ========================================================================
+
+Hand position ``i`` is the ``i``-th lowest card id of the hand, so ``53`` stands pat and ``53 +
+0b101`` discards the lowest and third-lowest cards. ``bourre_env.actions.stay(discard, hand)``
+builds the id and ``bourre_env.actions.describe(action, hand)`` reads it. In the draw phase the
+mask allows pass (unless the dealer must play) and every stay that discards at most
+``max_discard`` cards; in trick play it allows exactly the cards the rules allow, cinch
+included. An action outside the mask raises ``ValueError`` that lists the legal actions; with
+``illegal_action="renege"`` a card of the hand that the rules forbid is played as a renege.
+
+Observation
+-----------
+``observation`` is built by ``bourre_env.observation`` for the observing player; seats are
+relative to the observer (relative seat ``k`` sits ``k`` places to its left; 0 is the
+observer). ``action_mask`` is the legal-action mask of the player to act (all zeros for
+the others).
+
+=============== ====== ==== ============================================================
+name            start  size meaning
+=============== ====== ==== ============================================================
+hand                 0   52 1 for each card id the observer holds
+trump               52    4 trump suit, one-hot (C, D, H, S)
+face_card           56   52 the face-up card that set trump, one-hot by card id
+face_status        108    3 face-up card: in the dealer's hand / discarded by the dealer (dead) / played
+dealer             111    8 dealer, one-hot by relative seat
+to_act             119    8 seat to act, one-hot by relative seat (all 0 when the deal is over)
+seat_present       127    8 1 for each relative seat that exists at this table
+decision           135   24 per relative seat: pending / passed / playing, one-hot
+discard_count      159   56 per relative seat: announced number of discards 0..6, one-hot (0s if none yet)
+tricks_won         215   56 per relative seat: tricks won this deal 0..6, one-hot
+played_by          271  416 per card id: relative seat that played it to a trick this deal, one-hot
+played_in          687  312 per card id: the trick (0..5) it was played to, one-hot
+trick_leader       999   48 per trick 0..5: relative seat that led it, one-hot (0s if not led yet)
+trick_no          1047    7 current trick 0..5 (6: play over or not started), one-hot
+led_suit          1054    4 suit led to the current trick, one-hot (0s before the lead)
+own_discards      1058   52 cards the observer discarded this deal
+phase             1110    2 draw-or-pass / trick play, one-hot (0s when the deal is over)
+cinch             1112    1 1 if the observer has a cinch (RULES.md) now
+pot               1113    2 chips in the pot / 100, and log(1 + pot) / log(1000)
+pot_limit         1115    2 1 if there is a pot limit; the limit / 100
+deal              1117    2 deal number within the episode / 10; deals left after this one / 10
+num_players       1119    7 players at the table 2..8, one-hot
+hand_size         1126    1 cards per hand / 6
+options           1127    4 must_trump_when_cannot_win; lead_trump_honors; tie divides; max_discard / 6
+=============== ====== ==== ============================================================
+
+Rewards
+-------
+At the end of each deal every player receives its chip change for that deal, in chips
+(= antes): minus the ante it paid, plus what it took from the pot, minus its bourré (or
+renege) payment. With ``deals_per_episode > 1`` the next deal starts at once (the deal passes
+left; pot and ante exemptions carry) and rewards accumulate as usual in AEC environments.
+The episode ends (all agents terminated) after the last deal. ``infos`` are empty: nothing
+in them could leak hidden cards.
+
+Version history
+---------------
+* v0: first release.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from bourre_env import cards, core, observation, render
+from bourre_env.actions import describe
+from bourre_env.rules import Rules
+
+ENV_NAME = "bourre_v0"
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """The ``bourre_v0`` AEC environment with PettingZoo's order-enforcing wrapper."""
+    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
+
+
+class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
+    """Bourré as a PettingZoo AEC environment over the compiled rules core (see the module docstring)."""
+
+    metadata = {"render_modes": ["human", "ansi"], "name": ENV_NAME, "is_parallelizable": False, "render_fps": 1}
+
+    def __init__(self, render_mode: str | None = None, rules: Rules | str | None = None, **options: Any) -> None:
+        super().__init__()
+        if render_mode not in (None, "human", "ansi"):
+            raise ValueError(f"render_mode: expected None, 'human' or 'ansi', got {render_mode!r}")
+        self.render_mode = render_mode
+        self.rules = Rules.from_options(rules, **options)
+        self._params = self.rules.params()
+        n = self.rules.num_players
+        self.possible_agents = [f"player_{i}" for i in range(n)]
+        self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
+        obs_space = spaces.Dict({
+            "observation": spaces.Box(low=-1.0, high=np.inf, shape=(observation.OBS_SIZE,), dtype=np.float32),
+            "action_mask": spaces.Box(low=0, high=1, shape=(core.NUM_ACTIONS,), dtype=np.int8),
+        })
+        self.observation_spaces = {a: obs_space for a in self.possible_agents}
+        self.action_spaces = {a: spaces.Discrete(core.NUM_ACTIONS) for a in self.possible_agents}
+        self.state_vector = core.new_state()
+        self.np_random, self.np_random_seed = seeding.np_random(None)
+        self._mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    # ------------------------------------------------------------------ reset
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        if seed is not None:
+            self.np_random, self.np_random_seed = seeding.np_random(seed)
+        options = dict(options or {})
+        unknown = set(options) - {"deck", "dealer", "pot"}
+        if unknown:
+            # A warning, not an error: PettingZoo's api_test resets with options of its own.
+            warnings.warn(f"reset options: ignoring unknown key(s) {sorted(unknown)}; known: 'deck', 'dealer', 'pot'",
+                          stacklevel=2)
+        n = self.rules.num_players
+        deck = self._deck(options.get("deck"))
+        dealer = options.get("dealer")
+        if dealer is None:
+            dealer = int(self.np_random.integers(n))
+        elif isinstance(dealer, bool) or not isinstance(dealer, (int, np.integer)) or not 0 <= dealer < n:
+            raise ValueError(f"reset options: dealer must be a seat index in 0..{n - 1}, got {dealer!r}")
+        pot = options.get("pot", 0)
+        if isinstance(pot, bool) or not isinstance(pot, (int, np.integer)) or pot < 0:
+            raise ValueError(f"reset options: pot must be an integer >= 0, got {pot!r}")
+        core.start_episode(self.state_vector, self._params, deck, int(dealer), int(pot), self._reshuffle_seed())
+        self.agents = self.possible_agents[:]
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
+        self._after_step()
+
+    def _reshuffle_seed(self) -> int:
+        return int(self.np_random.integers(0, 2**62))
+
+    def _deck(self, given: Any) -> np.ndarray:
+        expected = self.rules.deck_cards()
+        if given is None:
+            return self.np_random.permutation(np.asarray(expected, dtype=np.int64))
+        if isinstance(given, str):
+            given = given.replace(",", " ").split()
+        try:
+            ids = [cards.to_id(c) for c in given]
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"reset options: bad deck: {err}") from None
+        if sorted(ids) != sorted(expected):
+            missing = sorted(set(expected) - set(ids))
+            extra = sorted(set(ids) - set(expected))
+            repeated = sorted({c for c in ids if ids.count(c) > 1})
+            raise ValueError(
+                f"reset options: deck must hold each of the {len(expected)} cards of this deck exactly once; "
+                f"got {len(ids)} cards" + (f", missing {cards.to_strs(missing)}" if missing else "")
+                + (f", not in this deck {cards.to_strs(extra)}" if extra else "")
+                + (f", repeated {cards.to_strs(repeated)}" if repeated else ""))
+        return np.asarray(ids, dtype=np.int64)
+
+    # ------------------------------------------------------------------ observe / step
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        obs = np.empty(observation.OBS_SIZE, dtype=np.float32)
+        mask = np.empty(core.NUM_ACTIONS, dtype=np.int8)
+        observation.observe(self.state_vector, self._params, self.agent_name_mapping[agent], obs, mask)
+        return {"observation": obs, "action_mask": mask}
+
+    def legal_actions(self) -> list[int]:
+        """Legal action ids of the player to act (empty when nobody is to act)."""
+        if self.state_vector[core.S_CUR] < 0:
+            return []
+        core.legal_actions(self.state_vector, self._params, self._mask)
+        return np.flatnonzero(self._mask).tolist()
+
+    def step(self, action: int | None) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        if action is None or isinstance(action, bool) or not isinstance(action, (int, np.integer)):
+            raise ValueError(f"{agent} must act: expected an action id, got {action!r}; legal: {self._legal_text()}")
+        if not core.step(self.state_vector, self._params, int(action)):
+            raise ValueError(f"illegal action {action!r} for {agent}; legal: {self._legal_text()}")
+        self._cumulative_rewards[agent] = 0.0
+        s = self.state_vector
+        phase = s[core.S_PHASE]
+        if phase == core.DEAL_OVER or phase == core.GAME_OVER:
+            n = self.rules.num_players
+            self.rewards = {a: float(s[core.S_REWARD + i]) for i, a in enumerate(self.possible_agents[:n])}
+            if phase == core.DEAL_OVER:
+                core.next_deal(s, self._params, self._deck(None), self._reshuffle_seed())
+            else:
+                self.terminations = {a: True for a in self.agents}
+        else:
+            self.rewards = {a: 0.0 for a in self.agents}
+        self._after_step()
+        self._accumulate_rewards()
+        if s[core.S_PHASE] == core.GAME_OVER:
+            self._deads_step_first()
+        if self.render_mode == "human":
+            self.render()
+
+    def _after_step(self) -> None:
+        cur = self.state_vector[core.S_CUR]
+        if cur >= 0:
+            self.agent_selection = self.possible_agents[cur]
+
+    def _legal_text(self) -> str:
+        hand = self.hand(self.agent_selection)
+        return ", ".join(f"{a} ({describe(a, hand)})" for a in self.legal_actions())
+
+    # ------------------------------------------------------------------ views
+    def hand(self, agent: str) -> list[int]:
+        """Card ids an agent holds now (the agent's own knowledge; for rendering and agents' helpers)."""
+        held = int(self.state_vector[core.S_HAND + self.agent_name_mapping[agent]])
+        return [c for c in range(cards.NUM_CARDS) if held >> c & 1]
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            return None
+        cur = self.state_vector[core.S_CUR]
+        viewer = int(cur) if cur >= 0 else 0
+        text = render.table_text(self.state_vector, self._params, self.rules, viewer)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,92 @@
+"""Layer 3: invariants over many random games (cards, chips, masks) through the core and the batch API."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from bourre_env import core
+from bourre_env.batch import BatchGame
+from bourre_env.rules import Rules
+
+from conftest import card_locations, random_game
+
+SETTINGS = [
+    Rules(num_players=2),
+    Rules(num_players=5),
+    Rules(num_players=8),
+    Rules(num_players=7, deals_per_episode=4, pot_limit=15, tie="divide"),
+    Rules(num_players=8, deals_per_episode=3, rake=0.1),
+    Rules(num_players=3, ranks=6, hand_size=4),
+    Rules(num_players=4, deals_per_episode=3, illegal_action="renege"),
+]
+
+
+@pytest.mark.parametrize("rules", SETTINGS, ids=repr)
+def test_random_games_keep_every_invariant(rules: Rules) -> None:
+    rng = np.random.default_rng(11)
+    mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
+    deck = sorted(rules.deck_cards())
+    for _ in range(40):
+        for s, p in random_game(rules, rng):
+            assert sorted(card_locations(s, rules)) == deck, Counter(card_locations(s, rules))
+            core.legal_actions(s, p, mask)
+            assert mask.any(), "a player must act but has no legal action"
+            if s[core.S_PHASE] == core.PLAY:
+                seat = s[core.S_CUR]
+                assert popcount_hand(s, seat) == rules.hand_size - s[core.S_TRICK_NO]
+        n = rules.num_players
+        # chips: the players' changes plus the pot plus the house's rake add up to nothing
+        assert s[core.S_CHIPS: core.S_CHIPS + n].sum() + s[core.S_POT] + s[core.S_RAKE_TOTAL] == 0
+        assert s[core.S_CINCH_ABORTS] == 0
+
+
+def popcount_hand(s: np.ndarray, seat: int) -> int:
+    return bin(int(s[core.S_HAND + seat])).count("1")
+
+
+def test_batch_rows_match_single_games() -> None:
+    """The batch API steps each row with the same rules: replaying a row's actions on a single state agrees."""
+    g = BatchGame(batch_size=8, seed=5, num_players=6)
+    starts = g.states.copy()
+    rng = np.random.default_rng(0)
+    actions_taken = []
+    for _ in range(40):
+        masks = g.legal_masks()
+        acts = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        actions_taken.append(acts)
+        _, done = g.step(acts)
+        if done.any():
+            break
+    p = g.params
+    for b in range(8):
+        s = starts[b].copy()
+        for acts in actions_taken:
+            assert core.step(s, p, int(acts[b]))
+            if s[core.S_PHASE] >= core.DEAL_OVER:
+                break
+        if s[core.S_PHASE] < core.DEAL_OVER:
+            assert np.array_equal(s[: core.S_CINCH_KEY], g.states[b, : core.S_CINCH_KEY])
+
+
+def test_batch_rejects_illegal_actions_and_bad_sizes() -> None:
+    g = BatchGame(batch_size=3, seed=0, num_players=4)
+    with pytest.raises(ValueError, match="expected 3 actions"):
+        g.step(np.zeros(2))
+    with pytest.raises(ValueError, match="illegal action 0 in row 0"):
+        g.step(np.zeros(3))
+    with pytest.raises(ValueError, match="batch_size"):
+        BatchGame(batch_size=0)
+
+
+def test_batch_random_play_conserves_chips() -> None:
+    g = BatchGame(batch_size=64, seed=1, num_players=7)
+    decisions = g.random_play(300, with_observations=True)
+    assert decisions == 64 * 300
+    deck = sorted(g.rules.deck_cards())
+    for b in range(64):
+        assert sorted(card_locations(g.states[b], g.rules)) == deck
+    # over whole episodes the chips paid equal what the pots still hold at the end of each row's episode
+    assert g.states[:, core.S_CINCH_ABORTS].sum() == 0

@@ -1,0 +1,506 @@
+"""The compiled rules core against the naive oracle of ``tests/oracle.py``.
+
+Two families of checks, all seeded:
+
+1. Legality. Random games (2..8 players, several option settings, full and small decks) are played
+   through ``core.step``; at every trick-play decision the core's action mask must equal the
+   oracle's legal set given the core's own cinch status, and ``core.play_legal(with_cinch=False)``
+   must equal the oracle's ordinary legal set. The driver also follows the game on its own (turn
+   order, trick winners, tricks won, the face-up card, discards, reshuffles) and checks the core
+   agrees, so the views handed to the oracle are not read back from the core's bookkeeping.
+2. Cinch. Random positions small enough to enumerate (decks of 3-4 ranks, 2-3 players, deals
+   biased to give one seat many trumps) are checked for every active seat: ``core.has_cinch`` must
+   equal ``oracle.cinch_exhaustive`` (the definition of RULES.md taken literally), and the core's
+   search must never have given up (``S_CINCH_ABORTS``). Both outcomes must occur in good numbers.
+
+The default run is sized to take well under a minute; ``@pytest.mark.slow`` tests run far more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pytest
+
+from bourre_env import core
+from bourre_env.rules import MAX_PLAYERS, Rules
+from tests import oracle
+from tests.oracle import CinchView, TrickRules
+
+# ====================================================================== game driver
+
+
+def bits(mask: int) -> set[int]:
+    """Card ids of a bitmask."""
+    mask = int(mask)
+    return {c for c in range(core.NUM_CARDS) if (mask >> c) & 1}
+
+
+def sorted_cards(mask: int) -> list[int]:
+    """Card ids of a bitmask, ascending (the order of hand positions)."""
+    return sorted(bits(mask))
+
+
+def describe(cards_: Any) -> str:
+    """Card notation of ids, for failure messages."""
+    from bourre_env.cards import to_strs
+
+    return to_strs(sorted(cards_))
+
+
+@dataclass
+class Tracker:
+    """The driver's own record of a deal, kept from the actions alone (not from the core's bookkeeping)."""
+
+    n: int
+    hand_size: int
+    dealer: int
+    face: int
+    deck_cards: frozenset[int]
+    stock_left: int
+    acted: list[int] = field(default_factory=list)
+    active: list[int] = field(default_factory=list)
+    passed: set[int] = field(default_factory=set)
+    discards: dict[int, set[int]] = field(default_factory=dict)
+    discards_reshuffled: set[int] = field(default_factory=set)
+    face_dead: bool = False
+    leader: int = -1
+    trick: list[tuple[int, int]] = field(default_factory=list)
+    tricks_played: int = 0
+    tricks_won: dict[int, int] = field(default_factory=dict)
+    played: set[int] = field(default_factory=set)
+    reshuffles: int = 0
+
+    @property
+    def trump(self) -> int:
+        return oracle.suit(self.face)
+
+    def play_order(self) -> list[int]:
+        """Active seats from the current leader, clockwise."""
+        i = self.active.index(self.leader)
+        return self.active[i:] + self.active[:i]
+
+    def next_to_play(self) -> int:
+        return self.play_order()[len(self.trick)]
+
+    def view(self, s: np.ndarray, seat: int, rules: TrickRules) -> CinchView:
+        """What ``seat`` knows, as ``oracle.CinchView`` (hands of others only as sizes)."""
+        in_trick = {q for q, _ in self.trick}
+        sizes = {q: self.hand_size - self.tricks_played - (1 if q in in_trick else 0) for q in self.active}
+        known_out: set[int] = set()
+        if seat not in self.discards_reshuffled:
+            known_out |= self.discards.get(seat, set())
+        known_held: dict[int, frozenset[int]] = {}
+        if self.face not in self.played:
+            if self.face_dead or self.dealer in self.passed:
+                known_out.add(self.face)
+            elif seat != self.dealer:
+                known_held[self.dealer] = frozenset({self.face})
+        return CinchView(
+            seat=seat, hand=frozenset(bits(s[core.S_HAND + seat])), trump=self.trump, active=tuple(self.active),
+            leader=self.leader, trick=tuple(self.trick), hand_sizes=sizes, tricks_won=self.tricks_won[seat],
+            played=frozenset(self.played), deck=self.deck_cards, known_out=frozenset(known_out),
+            known_held=known_held, rules=rules)
+
+
+def trick_rules(rules: Rules) -> TrickRules:
+    return TrickRules(must_trump_when_cannot_win=rules.must_trump_when_cannot_win,
+                      lead_trump_honors=rules.lead_trump_honors, ranks=tuple(rules.ranks))
+
+
+DecideChooser = Callable[[np.ndarray, int, np.random.Generator], int]
+
+
+def random_decide(s: np.ndarray, p: np.ndarray, rng: np.random.Generator, pass_prob: float = 0.25) -> int:
+    """A random legal pass/stay action: pass with ``pass_prob`` when allowed, else a random discard."""
+    mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
+    core.legal_actions(s, p, mask)
+    if mask[core.PASS] and rng.random() < pass_prob:
+        return core.PASS
+    stays = np.flatnonzero(mask[core.STAY_BASE:])
+    sizes = np.array([bin(int(m)).count("1") for m in stays])
+    k = int(rng.choice(np.unique(sizes)))  # uniform over discard counts, then over which cards
+    return core.STAY_BASE + int(rng.choice(stays[sizes == k]))
+
+
+def deal_deck(rules: Rules, rng: np.random.Generator, dealer: int, favour: int | None = None,
+              extra_trumps: int = 0) -> np.ndarray:
+    """A shuffled deck; with ``favour``, up to ``extra_trumps`` top trumps are moved into that seat's deal."""
+    deck = np.array(rules.deck_cards(), dtype=np.int64)
+    rng.shuffle(deck)
+    if favour is None or extra_trumps <= 0:
+        return deck
+    n, h = rules.num_players, rules.hand_size
+    face_pos = n * h - 1
+    trump = int(deck[face_pos]) // 13
+    seat_positions = [i for i in range(n * h) if (dealer + 1 + i) % n == favour and i != face_pos]
+    rng.shuffle(seat_positions)
+    top = sorted((c for c in rules.deck_cards() if c // 13 == trump and c != deck[face_pos]), reverse=True)
+    # take high trumps, occasionally skipping one so that the seat's trumps have gaps
+    wanted = [c for c in top if rng.random() < 0.75][:min(extra_trumps, len(seat_positions))]
+    for pos, card in zip(seat_positions, wanted):
+        j = int(np.flatnonzero(deck == card)[0])
+        deck[pos], deck[j] = deck[j], deck[pos]
+    return deck
+
+
+def play_deal(rules: Rules, rng: np.random.Generator, on_play: Callable[[np.ndarray, np.ndarray, Tracker], None],
+              favour: int | None = None, extra_trumps: int = 0, pass_prob: float = 0.25,
+              out_state: np.ndarray | None = None) -> Tracker:
+    """Play one random deal through the core, calling ``on_play`` before every trick-play decision.
+
+    The core's final state is copied into ``out_state`` when given. Checks along the way that the core's turn order, trick winners, tricks won and face-up card agree
+    with the driver's own record, and that ``core.step`` refuses a card of the hand that is illegal.
+    """
+    p = rules.params()
+    s = core.new_state()
+    n = rules.num_players
+    dealer = int(rng.integers(n))
+    deck = deal_deck(rules, rng, dealer, favour, extra_trumps)
+    core.start_episode(s, p, deck, dealer, 0, int(rng.integers(1 << 62)))
+    tr = Tracker(n=n, hand_size=rules.hand_size, dealer=dealer, face=int(deck[n * rules.hand_size - 1]),
+                 deck_cards=frozenset(rules.deck_cards()), stock_left=rules.deck_size - n * rules.hand_size)
+    assert s[core.S_FACE] == tr.face and s[core.S_TRUMP] == tr.trump
+    mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
+
+    # ---- draw or pass, from the dealer's left
+    for k in range(1, n + 1):
+        seat = (dealer + k) % n
+        assert s[core.S_PHASE] == core.DECIDE and s[core.S_CUR] == seat
+        hand = sorted_cards(s[core.S_HAND + seat])
+        action = random_decide(s, p, rng, pass_prob)
+        if seat == dealer and favour == dealer and action == core.PASS:
+            action = core.STAY_BASE
+        pos_before, len_before = int(s[core.S_STOCK_POS]), int(s[core.S_STOCK_LEN])
+        assert core.step(s, p, action)
+        if action == core.PASS:
+            tr.passed.add(seat)
+        else:
+            discard = {hand[i] for i in range(len(hand)) if ((action - core.STAY_BASE) >> i) & 1}
+            tr.discards[seat] = discard
+            tr.active.append(seat)
+            if pos_before + len(discard) > len_before:
+                # the stock ran out serving this seat: the discards of every seat that acted before went into the
+                # new stock, so they are no longer known to be out of play (RULES.md, stock exhaustion)
+                tr.reshuffles += 1
+                tr.discards_reshuffled |= set(tr.acted)
+            if seat == dealer and tr.face in discard:
+                tr.face_dead = True
+        tr.acted.append(seat)
+    tr.active.sort()
+    tr.tricks_won = {q: 0 for q in tr.active}
+    if len(tr.active) == 1:
+        assert s[core.S_PHASE] in (core.DEAL_OVER, core.GAME_OVER)
+        assert s[core.S_TRICKS + tr.active[0]] == rules.hand_size
+        if out_state is not None:
+            out_state[:] = s
+        return tr
+
+    # ---- trick play
+    tr.leader = next(q for q in ((dealer + k) % n for k in range(1, n + 1)) if q in tr.active)
+    while True:
+        seat = tr.next_to_play()
+        assert s[core.S_PHASE] == core.PLAY and s[core.S_CUR] == seat, "core's turn order differs"
+        assert s[core.S_LEADER] == tr.leader
+        on_play(s, p, tr)
+        core.legal_actions(s, p, mask)
+        legal = np.flatnonzero(mask)
+        hand = bits(s[core.S_HAND + seat])
+        illegal = sorted(hand - set(int(c) for c in legal))
+        if illegal and rules.illegal_action == "error":
+            snapshot = s.copy()
+            assert not core.step(s, p, int(rng.choice(illegal)))
+            # the cinch-abort counter is diagnostics, not game state (a refused step may rerun the search)
+            snapshot[core.S_CINCH_ABORTS] = s[core.S_CINCH_ABORTS]
+            assert np.array_equal(s, snapshot), "a refused step changed the state"
+        card = int(rng.choice(legal))
+        assert core.step(s, p, card)
+        tr.trick.append((seat, card))
+        tr.played.add(card)
+        if len(tr.trick) == len(tr.active):
+            winner = tr.trick[oracle.trick_winner_index([c for _, c in tr.trick], tr.trump)][0]
+            tr.tricks_won[winner] += 1
+            tr.tricks_played += 1
+            for q in tr.active:
+                assert s[core.S_TRICKS + q] == tr.tricks_won[q], "core's trick winner differs"
+            tr.trick = []
+            tr.leader = winner
+            if tr.tricks_played == rules.hand_size:
+                assert s[core.S_PHASE] in (core.DEAL_OVER, core.GAME_OVER)
+                if out_state is not None:
+                    out_state[:] = s
+                return tr
+
+
+# ====================================================================== 1. legality
+
+
+LEGALITY_CONFIGS: list[dict[str, Any]] = [
+    {},
+    {"num_players": 2},
+    {"num_players": 3, "must_trump_when_cannot_win": False},
+    {"num_players": 4, "lead_trump_honors": True},
+    {"num_players": 6, "must_trump_when_cannot_win": False, "lead_trump_honors": True},
+    {"num_players": 7, "hand_size": 6, "max_discard": 3},
+    {"num_players": 8, "max_discard": 3},
+    {"num_players": 8, "max_discard": 3, "lead_trump_honors": True, "must_trump_when_cannot_win": False},
+    {"num_players": 2, "ranks": 4},
+    {"num_players": 3, "ranks": 6},
+    {"num_players": 3, "ranks": 6, "lead_trump_honors": True},
+    {"num_players": 4, "ranks": 8, "must_trump_when_cannot_win": False},
+    {"num_players": 2, "ranks": 3, "hand_size": 4, "lead_trump_honors": True},
+    {"num_players": 3, "ranks": 4, "hand_size": 4, "must_trump_when_cannot_win": False, "lead_trump_honors": True},
+    {"num_players": 5, "ranks": ["A", "K", "Q", "10", "7", "2", "5"], "hand_size": 4, "max_discard": 2},
+]
+
+
+@dataclass
+class LegalityStats:
+    decisions: int = 0
+    cinch_decisions: int = 0
+    restricted: int = 0  # decisions where the cinch rules narrowed the ordinary choice
+
+
+def check_legality(rules: Rules, rng: np.random.Generator, deals: int, stats: LegalityStats) -> None:
+    """Play ``deals`` random deals and compare every trick-play decision with the oracle."""
+    trules = trick_rules(rules)
+    mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
+
+    def on_play(s: np.ndarray, p: np.ndarray, tr: Tracker) -> None:
+        seat = int(s[core.S_CUR])
+        hand = bits(s[core.S_HAND + seat])
+        trick = [c for _, c in tr.trick]
+        core.legal_actions(s, p, mask)
+        assert not mask[core.NUM_CARDS:].any()
+        got = {int(c) for c in np.flatnonzero(mask)}
+        cinch = bool(core.has_cinch(s, p, seat))
+        expect = oracle.legal_cards(hand, trick, tr.trump, trules, has_cinch=cinch,
+                                    is_last=len(trick) == len(tr.active) - 1, played=tr.played)
+        context = (f"{rules}: seat {seat} hand [{describe(hand)}] trick [{describe(trick)}] (in play order "
+                   f"{[describe([c]) for c in trick]}) trump {'CDHS'[tr.trump]} played [{describe(tr.played)}] "
+                   f"cinch={cinch}")
+        assert got == expect, f"legal mask {describe(got)} != oracle {describe(expect)}; {context}"
+        plain = bits(core.play_legal(s, p, seat, False))
+        plain_expect = oracle.ordinary_legal(hand, trick, tr.trump, trules)
+        assert plain == plain_expect, f"play_legal {describe(plain)} != oracle {describe(plain_expect)}; {context}"
+        stats.decisions += 1
+        stats.cinch_decisions += cinch
+        stats.restricted += got != plain_expect
+
+    for _ in range(deals):
+        favour = int(rng.integers(rules.num_players)) if rng.random() < 0.5 else None
+        play_deal(rules, rng, on_play, favour=favour, extra_trumps=int(rng.integers(2, rules.hand_size + 1)))
+
+
+@pytest.mark.parametrize("index", range(len(LEGALITY_CONFIGS)))
+def test_legality_matches_oracle(index: int) -> None:
+    """Core legal masks (with the core's cinch) and plain legal sets equal the oracle's, decision by decision."""
+    rules = Rules(**LEGALITY_CONFIGS[index])
+    stats = LegalityStats()
+    check_legality(rules, np.random.default_rng(1000 + index), deals=60, stats=stats)
+    assert stats.decisions > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("index", range(len(LEGALITY_CONFIGS)))
+def test_legality_matches_oracle_slow(index: int) -> None:
+    """The legality comparison over many more deals; cinch restrictions must actually be exercised."""
+    rules = Rules(**LEGALITY_CONFIGS[index])
+    stats = LegalityStats()
+    check_legality(rules, np.random.default_rng(5000 + index), deals=2000, stats=stats)
+    assert stats.cinch_decisions > 0 and stats.restricted > 0
+
+
+def test_oracle_legality_examples() -> None:
+    """Hand-made cases fixing the oracle's reading of RULES.md (so a wrong oracle cannot agree with a wrong core)."""
+    from bourre_env.cards import parse_many
+
+    def cs(text: str) -> set[int]:
+        return set(parse_many(text))
+
+    std = TrickRules()
+    spades = 3
+    # follow suit and beat the highest card of the suit led
+    assert oracle.ordinary_legal(cs("KH 3H 5C"), parse_many("10H"), spades, std) == cs("KH")
+    # trick already won by a trump: any card of the suit led
+    assert oracle.ordinary_legal(cs("KH 3H 5C"), parse_many("10H 2S"), spades, std) == cs("KH 3H")
+    # trump led: must beat
+    assert oracle.ordinary_legal(cs("KS 3S 5C"), parse_many("10S"), spades, std) == cs("KS")
+    # void: overtrump if able, else any trump (or, option off, any card)
+    assert oracle.ordinary_legal(cs("KS 3S 5C"), parse_many("10H 9S"), spades, std) == cs("KS")
+    assert oracle.ordinary_legal(cs("8S 3S 5C"), parse_many("10H 9S"), spades, std) == cs("8S 3S")
+    loose = TrickRules(must_trump_when_cannot_win=False)
+    assert oracle.ordinary_legal(cs("8S 3S 5C"), parse_many("10H 9S"), spades, loose) == cs("8S 3S 5C")
+    assert oracle.ordinary_legal(cs("8S 3S 5C"), parse_many("10H"), spades, loose) == cs("8S 3S")
+    # honors lead
+    honors = TrickRules(lead_trump_honors=True)
+    assert oracle.ordinary_legal(cs("QS 3S 5C"), [], spades, honors) == cs("QS")
+    assert oracle.ordinary_legal(cs("JS 3S 5C"), [], spades, honors) == cs("JS 3S 5C")
+    # cinch: lead highest trump or an equivalent one (K from A-K; J from K-J once the Q is played)
+    assert oracle.legal_cards(cs("AS KS 5S 5C"), [], spades, std, has_cinch=True, is_last=False,
+                              played=set()) == cs("AS KS")
+    assert oracle.legal_cards(cs("KS JS 5C"), [], spades, std, has_cinch=True, is_last=False,
+                              played=cs("QS 2H")) == cs("KS JS")
+    assert oracle.legal_cards(cs("KS JS 5C"), [], spades, std, has_cinch=True, is_last=False,
+                              played=set()) == cs("KS")
+    # small deck A K Q J 10 9: the 9 is equivalent to the 10 (nothing in between exists)
+    small = TrickRules(ranks=(7, 8, 9, 10, 11, 12))
+    assert oracle.legal_cards(cs("10S 9S"), [], spades, small, has_cinch=True, is_last=False,
+                              played=set()) == cs("10S 9S")
+    # cinch, not last, void in the suit led: highest trump; last: ordinary
+    assert oracle.legal_cards(cs("AS 3S 5C"), parse_many("10H"), spades, std, has_cinch=True, is_last=False,
+                              played=cs("10H")) == cs("AS")
+    assert oracle.legal_cards(cs("AS 3S 5C"), parse_many("10H"), spades, std, has_cinch=True, is_last=True,
+                              played=cs("10H")) == cs("AS 3S")
+    # cinch, following a non-trump lead: ordinary
+    assert oracle.legal_cards(cs("AS 3H 5H"), parse_many("4H"), spades, std, has_cinch=True, is_last=False,
+                              played=cs("4H")) == cs("5H")
+
+
+def test_oracle_cinch_examples() -> None:
+    """Hand-made cinch cases from RULES.md's examples and their negations, for the exhaustive oracle."""
+    from bourre_env.cards import parse_many
+
+    deck = frozenset(c for s in range(4) for c in range(s * 13 + 9, s * 13 + 13))  # J Q K A, 16 cards
+    spades = 3
+
+    def view(hand: str, won: int = 0, played: str = "", out: str = "") -> CinchView:
+        h = frozenset(parse_many(hand))
+        return CinchView(seat=0, hand=h, trump=spades, active=(0, 1), leader=0, trick=(),
+                         hand_sizes={0: len(h), 1: len(h)}, tricks_won=won,
+                         played=frozenset(parse_many(played)) if played else frozenset(),
+                         deck=deck, known_out=frozenset(parse_many(out)) if out else frozenset(),
+                         rules=TrickRules(ranks=(9, 10, 11, 12)))
+
+    assert oracle.cinch_exhaustive(view("AS KS QS"))
+    assert not oracle.cinch_exhaustive(view("AS KS JS"))  # the QS may be out against us
+    assert oracle.cinch_exhaustive(view("AS KS JS", out="QS"))
+    assert oracle.cinch_exhaustive(view("AS KS", won=1))
+    assert not oracle.cinch_exhaustive(view("AS QS", won=1))
+    assert oracle.cinch_exhaustive(view("JH", won=3))
+    assert not oracle.cinch_exhaustive(view("AH KH QH"))  # no trump: the opponent may ruff
+
+
+# ====================================================================== 2. exhaustive cinch
+
+
+CINCH_CONFIGS: list[dict[str, Any]] = [
+    {"num_players": 2, "ranks": 4, "hand_size": 5},
+    {"num_players": 2, "ranks": 4, "hand_size": 4, "must_trump_when_cannot_win": False},
+    {"num_players": 2, "ranks": 3, "hand_size": 4, "lead_trump_honors": True},
+    {"num_players": 2, "ranks": 5, "hand_size": 5, "max_discard": 2, "lead_trump_honors": True,
+     "must_trump_when_cannot_win": False},
+    {"num_players": 3, "ranks": 4, "hand_size": 4},
+    {"num_players": 3, "ranks": 3, "hand_size": 3, "must_trump_when_cannot_win": False},
+    {"num_players": 3, "ranks": 4, "hand_size": 4, "lead_trump_honors": True},
+    {"num_players": 3, "ranks": ["A", "K", "Q", "10", "8"], "hand_size": 5, "max_discard": 2},
+]
+
+
+@dataclass
+class CinchStats:
+    positions: int = 0
+    cinch: int = 0
+    no_cinch: int = 0
+    to_act: int = 0
+    skipped: int = 0
+    deals: int = 0
+    reshuffle_deals: int = 0
+    deal_aborts: int = 0  # S_CINCH_ABORTS summed over the final states of the deals; must stay 0
+    aborts: int = 0  # core cinch searches that hit their node budget (S_CINCH_ABORTS); must stay 0
+    reshuffled: int = 0  # positions of a seat whose own discards went back into the stock
+    by_trick: dict[int, int] = field(default_factory=dict)
+    mismatches: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        """Counts, then the first few mismatches."""
+        head = {k: v for k, v in vars(self).items() if k != "mismatches"}
+        return f"{head}, {len(self.mismatches)} mismatches:\n" + "\n".join(self.mismatches[:8])
+
+
+def check_cinch(rules: Rules, rng: np.random.Generator, deals: int, stats: CinchStats, max_placements: int) -> None:
+    """Random deals biased towards trump-rich hands; every enumerable (position, seat) is compared with the oracle."""
+    trules = trick_rules(rules)
+    final = core.new_state()
+
+    def on_play(s: np.ndarray, p: np.ndarray, tr: Tracker) -> None:
+        for seat in tr.active:
+            view = tr.view(s, seat, trules)
+            count = oracle.count_placements(view)
+            assert count > 0, "inconsistent view: no placement of the unseen cards"
+            assert len(view.hand) == view.hand_sizes[seat]
+            if count > max_placements:
+                stats.skipped += 1
+                continue
+            aborts_before = int(s[core.S_CINCH_ABORTS])
+            got = bool(core.has_cinch(s, p, seat))
+            aborted = s[core.S_CINCH_ABORTS] != aborts_before
+            stats.aborts += aborted
+            expect = oracle.cinch_exhaustive(view)
+            if got != expect or aborted:
+                stats.mismatches.append(
+                    f"{'[search aborted] ' if aborted else ''}has_cinch={got}, exhaustive={expect}; {rules}: seat {seat} "
+                    f"({'to act' if seat == s[core.S_CUR] else 'not to act'}), hand [{describe(view.hand)}], "
+                    f"trump {'CDHS'[tr.trump]}, trick {[(q, describe([c])) for q, c in tr.trick]} led by {tr.leader}, "
+                    f"won {view.tricks_won}, played [{describe(tr.played)}], known out [{describe(view.known_out)}], "
+                    f"known held {({q: describe(v) for q, v in view.known_held.items()})}, "
+                    f"hand sizes {view.hand_sizes}, unseen [{describe(view.unseen())}], dealer {tr.dealer}, "
+                    f"face {describe([tr.face])}, own discards [{describe(tr.discards.get(seat, set()))}] "
+                    f"(reshuffled: {seat in tr.discards_reshuffled})")
+            stats.positions += 1
+            stats.cinch += expect
+            stats.no_cinch += not expect
+            stats.to_act += seat == s[core.S_CUR]
+            stats.reshuffled += seat in tr.discards_reshuffled and bool(tr.discards.get(seat))
+            stats.by_trick[tr.tricks_played] = stats.by_trick.get(tr.tricks_played, 0) + 1
+
+    for _ in range(deals):
+        favour = int(rng.integers(rules.num_players))
+        tr = play_deal(rules, rng, on_play, favour=favour, extra_trumps=int(rng.integers(1, rules.hand_size + 1)),
+                       pass_prob=0.15, out_state=final)
+        # searches run by legal_actions / step, including positions too large for the oracle
+        stats.deal_aborts += int(final[core.S_CINCH_ABORTS])
+        stats.deals += 1
+        stats.reshuffle_deals += tr.reshuffles > 0
+
+
+def run_cinch(seed: int, deals: int, max_placements: int) -> CinchStats:
+    stats = CinchStats()
+    for index, config in enumerate(CINCH_CONFIGS):
+        check_cinch(Rules(**config), np.random.default_rng(seed + index), deals, stats, max_placements)
+    return stats
+
+
+def test_cinch_matches_exhaustive_search() -> None:
+    """``core.has_cinch`` equals the literal exhaustive definition on every small position of seeded random deals."""
+    stats = run_cinch(seed=77, deals=25, max_placements=120)
+    print(f"cinch positions: {stats.summary()}")
+    assert not stats.mismatches, stats.summary()
+    assert stats.deal_aborts == 0, stats.summary()
+    assert stats.cinch >= 100 and stats.no_cinch >= 100, stats
+    assert stats.to_act >= 50, stats
+
+
+@pytest.mark.slow
+def test_cinch_matches_exhaustive_search_slow() -> None:
+    """The exhaustive cinch comparison over many more deals and larger positions."""
+    stats = run_cinch(seed=9000, deals=400, max_placements=3000)
+    print(f"cinch positions: {stats.summary()}")
+    assert not stats.mismatches, stats.summary()
+    assert stats.deal_aborts == 0, stats.summary()
+    assert stats.cinch >= 2000 and stats.no_cinch >= 2000, stats
+
+
+def iter_configs() -> Iterator[Rules]:
+    """Every configuration used above (they must all be valid rule sets)."""
+    for config in LEGALITY_CONFIGS + CINCH_CONFIGS:
+        yield Rules(**config)
+
+
+def test_configs_are_valid() -> None:
+    """The test configurations are accepted by ``Rules`` (guards against a silently skipped configuration)."""
+    assert len(list(iter_configs())) == len(LEGALITY_CONFIGS) + len(CINCH_CONFIGS)
+    assert MAX_PLAYERS >= 8
