@@ -622,20 +622,24 @@ def _settle(s: np.ndarray, p: np.ndarray) -> None:
                     s[S_RAKE_TOTAL] += cut
                     s[S_REWARD + q] += stake - cut
     else:
-        if p[P_TIE_DIVIDE]:
+        sharers = 0  # a reneging tied player cannot take a share of the pot
+        for q in range(n):
+            if s[S_DECISION + q] == PLAYING and s[S_TRICKS + q] == most and s[S_RENEGED + q] == 0:
+                sharers += 1
+        if p[P_TIE_DIVIDE] and sharers > 0:
             cut = _rake(p, stake)
             share_total = stake - cut
-            share = share_total // n_most
-            odd = share_total - share * n_most
+            share = share_total // sharers
+            odd = share_total - share * sharers
             s[S_POT] -= stake
             s[S_RAKE_TOTAL] += cut
             first = True
             for k in range(1, n + 1):
                 q = (dealer + k) % n
-                if s[S_DECISION + q] == PLAYING and s[S_TRICKS + q] == most:
+                if s[S_DECISION + q] == PLAYING and s[S_TRICKS + q] == most and s[S_RENEGED + q] == 0:
                     s[S_REWARD + q] += share + (odd if first else 0)
                     first = False
-        else:
+        elif not p[P_TIE_DIVIDE]:
             for q in range(n):
                 if s[S_DECISION + q] == PLAYING and s[S_TRICKS + q] == most:
                     s[S_EXEMPT + q] = 1

@@ -56,7 +56,8 @@ def build_deck(rules: Rules, dealer: int, hands: Mapping[int, str], stock: str =
     if len(set(used)) != len(used):
         raise ValueError(f"scripted deal repeats a card: {cards.to_strs(sorted(used))}")
     if not set(used) <= set(deck_cards):
-        raise ValueError(f"scripted deal uses cards outside the deck: {cards.to_strs(sorted(set(used) - set(deck_cards)))}")
+        outside = sorted(set(used) - set(deck_cards))
+        raise ValueError(f"scripted deal uses cards outside the deck: {cards.to_strs(outside)}")
     for seat, hand in given.items():
         if not 0 <= seat < n or len(hand) != h:
             raise ValueError(f"seat {seat}: need a seat in 0..{n - 1} and {h} cards, got {cards.to_strs(hand)}")
@@ -130,7 +131,7 @@ class _Driver:
     def legal(self) -> set[str]:
         """Cards the seat to act may play (from the action mask)."""
         mask = self._mask()
-        return names(a for a in np.flatnonzero(mask) if a < core.NUM_CARDS)
+        return names(int(a) for a in np.flatnonzero(mask) if a < core.NUM_CARDS)
 
     def can_pass(self) -> bool:
         return bool(self._mask()[actions.PASS])

@@ -149,18 +149,25 @@ def deal_deck(rules: Rules, rng: np.random.Generator, dealer: int, favour: int |
 
 def play_deal(rules: Rules, rng: np.random.Generator, on_play: Callable[[np.ndarray, np.ndarray, Tracker], None],
               favour: int | None = None, extra_trumps: int = 0, pass_prob: float = 0.25,
-              out_state: np.ndarray | None = None) -> Tracker:
+              out_state: np.ndarray | None = None, deck: np.ndarray | None = None, dealer: int | None = None,
+              script: list[int] | None = None, reshuffle_seed: int | None = None) -> Tracker:
     """Play one random deal through the core, calling ``on_play`` before every trick-play decision.
 
-    The core's final state is copied into ``out_state`` when given. Checks along the way that the core's turn order, trick winners, tricks won and face-up card agree
-    with the driver's own record, and that ``core.step`` refuses a card of the hand that is illegal.
+    ``deck``, ``dealer``, ``script`` (the first actions, in order; random legal ones after it) and
+    ``reshuffle_seed`` fix a deal by hand. The core's final state is copied into ``out_state`` when
+    given. Checks along the way that the core's turn order, trick winners, tricks won and face-up
+    card agree with the driver's own record, and that ``core.step`` refuses an illegal card.
     """
     p = rules.params()
     s = core.new_state()
     n = rules.num_players
-    dealer = int(rng.integers(n))
-    deck = deal_deck(rules, rng, dealer, favour, extra_trumps)
-    core.start_episode(s, p, deck, dealer, 0, int(rng.integers(1 << 62)))
+    actions = iter(script or [])
+    if dealer is None:
+        dealer = int(rng.integers(n))
+    if deck is None:
+        deck = deal_deck(rules, rng, dealer, favour, extra_trumps)
+    seed = int(rng.integers(1 << 62)) if reshuffle_seed is None else reshuffle_seed
+    core.start_episode(s, p, deck, dealer, 0, seed)
     tr = Tracker(n=n, hand_size=rules.hand_size, dealer=dealer, face=int(deck[n * rules.hand_size - 1]),
                  deck_cards=frozenset(rules.deck_cards()), stock_left=rules.deck_size - n * rules.hand_size)
     assert s[core.S_FACE] == tr.face and s[core.S_TRUMP] == tr.trump
@@ -171,7 +178,9 @@ def play_deal(rules: Rules, rng: np.random.Generator, on_play: Callable[[np.ndar
         seat = (dealer + k) % n
         assert s[core.S_PHASE] == core.DECIDE and s[core.S_CUR] == seat
         hand = sorted_cards(s[core.S_HAND + seat])
-        action = random_decide(s, p, rng, pass_prob)
+        action = next(actions, None)
+        if action is None:
+            action = random_decide(s, p, rng, pass_prob)
         if seat == dealer and favour == dealer and action == core.PASS:
             action = core.STAY_BASE
         pos_before, len_before = int(s[core.S_STOCK_POS]), int(s[core.S_STOCK_LEN])
@@ -216,7 +225,9 @@ def play_deal(rules: Rules, rng: np.random.Generator, on_play: Callable[[np.ndar
             # the cinch-abort counter is diagnostics, not game state (a refused step may rerun the search)
             snapshot[core.S_CINCH_ABORTS] = s[core.S_CINCH_ABORTS]
             assert np.array_equal(s, snapshot), "a refused step changed the state"
-        card = int(rng.choice(legal))
+        card = next(actions, None)
+        if card is None:
+            card = int(rng.choice(legal))
         assert core.step(s, p, card)
         tr.trick.append((seat, card))
         tr.played.add(card)
@@ -286,6 +297,9 @@ def check_legality(rules: Rules, rng: np.random.Generator, deals: int, stats: Le
         plain = bits(core.play_legal(s, p, seat, False))
         plain_expect = oracle.ordinary_legal(hand, trick, tr.trump, trules)
         assert plain == plain_expect, f"play_legal {describe(plain)} != oracle {describe(plain_expect)}; {context}"
+        if rules.hand_size < 2 * oracle.CINCH_TRICKS:
+            holders = [q for q in tr.active if core.has_cinch(s, p, q)]
+            assert len(holders) <= 1, f"seats {holders} all have a cinch; {context}"
         stats.decisions += 1
         stats.cinch_decisions += cinch
         stats.restricted += got != plain_expect
@@ -421,10 +435,10 @@ class CinchStats:
         return f"{head}, {len(self.mismatches)} mismatches:\n" + "\n".join(self.mismatches[:8])
 
 
-def check_cinch(rules: Rules, rng: np.random.Generator, deals: int, stats: CinchStats, max_placements: int) -> None:
-    """Random deals biased towards trump-rich hands; every enumerable (position, seat) is compared with the oracle."""
+def cinch_checker(rules: Rules, stats: CinchStats,
+                  max_placements: int) -> Callable[[np.ndarray, np.ndarray, Tracker], None]:
+    """An ``on_play`` callback comparing ``core.has_cinch`` with the oracle for every active seat (small views only)."""
     trules = trick_rules(rules)
-    final = core.new_state()
 
     def on_play(s: np.ndarray, p: np.ndarray, tr: Tracker) -> None:
         for seat in tr.active:
@@ -457,6 +471,13 @@ def check_cinch(rules: Rules, rng: np.random.Generator, deals: int, stats: Cinch
             stats.reshuffled += seat in tr.discards_reshuffled and bool(tr.discards.get(seat))
             stats.by_trick[tr.tricks_played] = stats.by_trick.get(tr.tricks_played, 0) + 1
 
+    return on_play
+
+
+def check_cinch(rules: Rules, rng: np.random.Generator, deals: int, stats: CinchStats, max_placements: int) -> None:
+    """Random deals biased towards trump-rich hands; every enumerable (position, seat) is compared with the oracle."""
+    on_play = cinch_checker(rules, stats, max_placements)
+    final = core.new_state()
     for _ in range(deals):
         favour = int(rng.integers(rules.num_players))
         tr = play_deal(rules, rng, on_play, favour=favour, extra_trumps=int(rng.integers(1, rules.hand_size + 1)),
@@ -492,6 +513,63 @@ def test_cinch_matches_exhaustive_search_slow() -> None:
     assert not stats.mismatches, stats.summary()
     assert stats.deal_aborts == 0, stats.summary()
     assert stats.cinch >= 2000 and stats.no_cinch >= 2000, stats
+
+
+def stacked_deck(rules: Rules, dealer: int, hands: dict[int, str], stock: str) -> np.ndarray:
+    """A deck dealing ``hands`` (seat -> cards in notation; the dealer's last card is the face-up card) then ``stock``."""
+    from bourre_env.cards import parse_many
+
+    n, h = rules.num_players, rules.hand_size
+    deck = np.full(n * h, -1, dtype=np.int64)
+    for seat, text in hands.items():
+        for j, c in enumerate(parse_many(text)):
+            deck[j * n + (seat - dealer - 1) % n] = c
+    full = np.concatenate([deck, np.array(parse_many(stock), dtype=np.int64)])
+    assert sorted(full.tolist()) == sorted(rules.deck_cards()), "not a permutation of the deck"
+    return full
+
+
+def test_cinch_own_discards_reshuffled_into_play() -> None:
+    """A player's own discards that a reshuffle put back into the stock are unseen, not out of play.
+
+    Two players, deck Q K A, hearts trump (KH turned, then discarded by the dealer). Seat 0 discards
+    QC AC AH QS and takes the whole stock, QD KD AD KS; serving the dealer (KC, KH discarded) the stock
+    is rebuilt from seat 0's discards (RULES.md), so the dealer may hold AH and QH, and here does:
+    seat 0, without a trump, cannot be sure of 3 tricks. Both seats having a cinch is impossible.
+    """
+    rules = Rules(num_players=2, hand_size=4, ranks=3)
+    deck = stacked_deck(rules, 1, {0: "QC AC AH QS", 1: "KC QH AS KH"}, "QD KD AD KS")
+    stats = CinchStats()
+    seen: list[tuple[bool, bool]] = []
+    checker = cinch_checker(rules, stats, max_placements=10_000)
+
+    def on_play(s: np.ndarray, p: np.ndarray, tr: Tracker) -> None:
+        seen.append((bool(core.has_cinch(s, p, 0)), bool(core.has_cinch(s, p, 1))))
+        checker(s, p, tr)
+
+    tr = play_deal(rules, np.random.default_rng(3), on_play, deck=deck, dealer=1,
+                   script=[core.STAY_BASE + 0b1111, core.STAY_BASE + 0b0101], reshuffle_seed=1)
+    assert tr.reshuffles == 1 and 0 in tr.discards_reshuffled
+    assert not any(a and b for a, b in seen), f"both seats have a cinch: {seen}"
+    assert not stats.mismatches, stats.summary()
+
+
+def test_cinch_unseen_pool_exactly_fills_opponent() -> None:
+    """When the unseen cards exactly fill the opponent's hand, its hand is known and cannot show a false void.
+
+    Two players, deck J Q K A, diamonds trump (KD turned, discarded). Seat 0 discarded JD QD QH KH KS, won
+    AC over QC and leads KC holding JH QS AS: the opponent must hold exactly JC AD AH JS, so it must
+    follow with JC, and QS-AS vs JS wins another: a cinch.
+    """
+    from bourre_env.cards import parse_many
+
+    rules = Rules(num_players=2, hand_size=5, ranks=4)
+    deck = stacked_deck(rules, 1, {0: "JD QD QH KH KS", 1: "QC JC AD AH KD"}, "AC KC JH QS AS JS")
+    stats = CinchStats()
+    script = [core.STAY_BASE + 0b11111, core.STAY_BASE + 0b00100, *parse_many("AC QC KC")]
+    play_deal(rules, np.random.default_rng(4), cinch_checker(rules, stats, max_placements=10_000), deck=deck,
+              dealer=1, script=script)
+    assert stats.cinch > 0 and not stats.mismatches, stats.summary()
 
 
 def iter_configs() -> Iterator[Rules]:

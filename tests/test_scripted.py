@@ -56,13 +56,14 @@ def test_must_beat_highest_card_of_led_suit() -> None:
 
 
 @pytest.mark.parametrize(
-    ("second_hand", "second_card", "third_legal", "winner"),
+    ("second_hand", "second_card", "third_legal", "third_card", "winner"),
     [
-        ("4S 6C 7C 8C 9C", "4S", "AD 6D", 1),  # the trick is trumped: no need to beat the QD
-        ("3D 6C 7C 8C 9C", "3D", "AD", 2),  # "If the second player had played a diamond ... the ace"
+        ("4S 6C 7C 8C 9C", "4S", "AD 6D", "6D", 1),  # the trick is trumped: no need to beat the QD
+        ("3D 6C 7C 8C 9C", "3D", "AD", "AD", 2),  # "If the second player had played a diamond ... the ace"
     ],
 )
-def test_no_need_to_beat_once_trumped(second_hand: str, second_card: str, third_legal: str, winner: int) -> None:
+def test_no_need_to_beat_once_trumped(second_hand: str, second_card: str, third_legal: str, third_card: str,
+                                      winner: int) -> None:
     """Seed 000's example: "spades are trumps and the queen of diamonds is led. The second player
     trumps with the four of spades. Playing third, you hold the ace and six of diamonds and some
     spades ... You can and should play your six of diamonds" (RULES.md: beat the led suit only "if the
@@ -74,8 +75,31 @@ def test_no_need_to_beat_once_trumped(second_hand: str, second_card: str, third_
     assert t.legal() == cardset(second_card)
     t.play(1, second_card)
     assert t.legal() == cardset(third_legal)
-    t.play(2, sorted(cardset(third_legal))[-1])  # 6D (sorts after AD) or the forced AD
+    t.play(2, third_card)
     assert t.s[core.S_TRICK_WINNER + 0] == winner
+
+
+def test_trump_lead_must_be_beaten() -> None:
+    """RULES.md trick play 1: when "the lead is trump", a follower must beat the highest trump so far if able:
+    over the 9H seat 1 must play the JH (not the 3H); the dealer, unable to beat the JH, may play any trump."""
+    t = Table({0: "9H 2C 3C 4C 5C", 1: "3H JH 2D 3D 4D", 2: "2H 6H 6C 7C 5H"}, dealer=2, num_players=3)
+    t.decide({0: "", 1: "", 2: ""})
+    t.play(0, "9H")
+    assert t.legal() == cardset("JH")
+    t.play(1, "JH")
+    assert t.legal() == cardset("2H 5H 6H")
+    t.play(2, "2H")
+    assert t.s[core.S_TRICK_WINNER + 0] == 1
+
+
+@pytest.mark.parametrize(("option", "legal"), [(False, "QH 2H 2C 3C 4C"), (True, "QH")])
+def test_lead_trump_honors_option(option: bool, legal: str) -> None:
+    """RULES.md [option lead_trump_honors, default false]: "a player holding the A, K or Q of trumps must lead
+    one of them"; by default any lead is allowed."""
+    t = Table({0: "QH 2H 2C 3C 4C", 1: "8C 9C 10C JC 2D", 2: "3D 4D 5D 6D 3H"}, dealer=2, num_players=3,
+              lead_trump_honors=option)
+    t.decide({0: "", 1: "", 2: ""})
+    assert t.legal() == cardset(legal)
 
 
 def test_void_must_trump_and_void_without_trump_plays_anything() -> None:
@@ -128,6 +152,22 @@ def test_forced_trump_that_cannot_win(must_trump: bool, legal: str) -> None:
 
 
 # ====================================================================== draw or pass
+
+
+@pytest.mark.parametrize(("max_discard", "largest"), [(None, 5), (3, 3)])
+def test_max_discard_option(max_discard: int | None, largest: int) -> None:
+    """RULES.md draw or pass: "A player who plays discards 0 to 5 cards" [option max_discard, default 5]:
+    the mask holds pass and every stay discarding at most ``max_discard`` cards; more is refused."""
+    t = Table({}, dealer=2, num_players=3, max_discard=max_discard)
+    mask = t._mask()
+    stays = [a for a in np.flatnonzero(mask) if actions.is_stay(int(a))]
+    counts = {bin(int(a) - actions.STAY_BASE).count("1") for a in stays}
+    assert counts == set(range(largest + 1))
+    assert len(stays) == sum(1 for m in range(32) if bin(m).count("1") <= largest)
+    assert mask[actions.PASS] == 1
+    if largest < 5:
+        with pytest.raises(ValueError):
+            t.stay(0, cards.to_strs(t.hand_ids(0)))
 
 
 @pytest.mark.parametrize(("face", "may_pass"), [("AH", False), ("KH", True)])
@@ -353,10 +393,25 @@ def test_tie_carries_pot_and_exempts_tied_players() -> None:
 def test_tie_divide_odd_chip_to_first_tied_left_of_dealer() -> None:
     """RULES.md payments [option tie="divide"]: "divide equally among the tied players, odd chips to the
     first tied player left of the dealer". Pot 7 between seats 0 (dealer) and 2: seat 2 is first left of
-    the dealer (before seat 0 in the clockwise order from seat 1) and gets 4, seat 0 gets 3."""
-    t = _play_tie_deal(pot=4, tie="divide")
+    the dealer (before seat 0 in the clockwise order from seat 1) and gets 4, seat 0 gets 3. The pot is
+    not carried, so nobody is exempt: all three ante for deal 2."""
+    t = _play_tie_deal(pot=4, tie="divide", deals_per_episode=2)
     assert t.rewards() == [2.0, -1.0, 3.0]
-    assert t.pot == 0
+    assert t.pot == 3
+    assert t.deal_rewards() == [-1, -1, -1]
+
+
+def test_tie_divide_reneger_cannot_win_a_share() -> None:
+    """RULES.md reneging: a reneging player "pays the pot as if bourré ... and cannot win the pot". In the 2-2-1
+    deal the dealer (seat 0) reneges on the first trick (AD on the AC lead, holding the 2C) and still ties
+    seat 2 at two tricks; with tie="divide" it must not receive any of the pot: ante 1 + renege 7 = -8,
+    whatever becomes of its share."""
+    t = Table(TIE_HANDS, dealer=0, num_players=3, pot=4, tie="divide", illegal_action="renege")
+    t.decide({0: "", 1: "", 2: ""})
+    winners = [t.trick(plays) for plays in ("AC 2D AD", "2H KH 6H", "AH 7H 3H", "3D 2S 4H", "2C 5H 4D")]
+    assert winners == [1, 2, 2, 0, 0]
+    assert t.s[core.S_RENEGED + 0] == 1
+    assert t.rewards()[0] == -8.0
 
 
 # A 3-2-0 deal, dealer seat 2: seat 0 (A-K-Q of trumps, a cinch) 3 tricks, seat 1 2, the dealer none.
@@ -501,7 +556,7 @@ def test_small_deck_rejects_cards_outside_it() -> None:
     env = bourre_env.env(num_players=3, ranks=6)
     with pytest.raises(ValueError, match="deck.*not in this deck"):
         env.reset(options={"deck": _full_deck_strs(Rules())})
-    env.reset(seed=0, options={"deck": _full_deck_strs(Rules(num_players=3, ranks=6)), "dealer": 0})
+    env.reset(seed=0, options={"deck": _full_deck_strs(Rules.from_options(num_players=3, ranks=6)), "dealer": 0})
 
 
 @pytest.mark.parametrize(("options", "field"), [
