@@ -4,8 +4,12 @@ from bourre_env import _jit_cache
 
 _jit_cache.configure()
 
-from bourre_env import actions, cards, rules  # noqa: E402 - after the compile cache is configured
-from bourre_env import bourre_v0  # noqa: E402
+from bourre_env import (  # noqa: E402 - after the compile cache is configured
+    actions,
+    bourre_v0,  # noqa: E402
+    cards,
+    rules,
+)
 from bourre_env.bourre_v0 import env, raw_env  # noqa: E402
 from bourre_env.rules import Rules  # noqa: E402
 

@@ -30,4 +30,4 @@ def configure() -> None:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError:
         return  # unwritable home: numba falls back to its own locations
-    numba.config.CACHE_DIR = str(folder)
+    numba.config.CACHE_DIR = str(folder)  # type: ignore[attr-defined]

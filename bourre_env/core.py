@@ -117,7 +117,8 @@ S_PILE = S_STOCK + NUM_CARDS  # [52] discards and passed hands that a reshuffle 
 S_CINCH_VAL = S_PILE + NUM_CARDS  # the cached cinch answer, 0 or 1
 S_CINCH_SEARCHES = S_CINCH_VAL + 1  # searches run this episode (statistics)
 S_CINCH_NODES = S_CINCH_SEARCHES + 1  # search nodes visited this episode (statistics)
-STATE_SIZE = S_CINCH_NODES + 1
+S_KNOWN_OUT = S_CINCH_NODES + 1  # [MAX_PLAYERS] own discards each player knows are out of play (not reshuffled)
+STATE_SIZE = S_KNOWN_OUT + MAX_PLAYERS
 
 ACE = 12
 KING = 11
@@ -282,6 +283,7 @@ def _deal(s: np.ndarray, p: np.ndarray, deck: np.ndarray, rng: int) -> None:
         s[S_RENEGED + q] = 0
         s[S_REWARD + q] = 0
         s[S_DISCARDS + q] = 0
+        s[S_KNOWN_OUT + q] = 0
     for q in range(n):
         if s[S_EXEMPT + q] == 0:
             s[S_POT] += 1
@@ -361,6 +363,9 @@ def _draw_card(s: np.ndarray) -> int:
         s[S_STOCK_POS] = 0
         s[S_STOCK_LEN] = k
         s[S_PILE_LEN] = 0
+        # the acted players' discards are back in play: no one knows where they are any more
+        for q in range(MAX_PLAYERS):
+            s[S_KNOWN_OUT + q] = 0
     c = s[S_STOCK + s[S_STOCK_POS]]
     s[S_STOCK_POS] += 1
     return c
@@ -398,6 +403,7 @@ def _apply_decide(s: np.ndarray, p: np.ndarray, action: int) -> None:
             s[S_FACE_STATE] = FACE_DEAD
             discard &= ~_bit(s[S_FACE])
         _to_pile(s, discard)
+        s[S_KNOWN_OUT + seat] = discard
     if seat == s[S_DEALER]:
         _start_play(s, p)
     else:
@@ -615,12 +621,12 @@ def _settle(s: np.ndarray, p: np.ndarray) -> None:
     dealer = s[S_DEALER]
     if n_most == 1:
         for q in range(n):
-            if s[S_DECISION + q] == PLAYING and s[S_TRICKS + q] == most:
-                if s[S_RENEGED + q] == 0:  # a renege forfeits the pot, which then stays
-                    cut = _rake(p, stake)
-                    s[S_POT] -= stake
-                    s[S_RAKE_TOTAL] += cut
-                    s[S_REWARD + q] += stake - cut
+            # a renege forfeits the pot, which then stays
+            if s[S_DECISION + q] == PLAYING and s[S_TRICKS + q] == most and s[S_RENEGED + q] == 0:
+                cut = _rake(p, stake)
+                s[S_POT] -= stake
+                s[S_RAKE_TOTAL] += cut
+                s[S_REWARD + q] += stake - cut
     else:
         sharers = 0  # a reneging tied player cannot take a share of the pot
         for q in range(n):
@@ -712,7 +718,7 @@ def step(s: np.ndarray, p: np.ndarray, action: int) -> bool:
 @njit(cache=True)
 def unseen_cards(s: np.ndarray, p: np.ndarray, seat: int) -> int:
     """Cards of the deck whose place ``seat`` does not know (opponents' hands, stock, passed hands, discards)."""
-    known = s[S_HAND + seat] | s[S_PLAYED] | s[S_DISCARDS + seat] | _bit(s[S_FACE])
+    known = s[S_HAND + seat] | s[S_PLAYED] | s[S_KNOWN_OUT + seat] | _bit(s[S_FACE])
     return p[P_DECK_MASK] & ~known
 
 
@@ -831,7 +837,7 @@ def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int) -
                 count[0, q] = popcount(s[S_HAND + q])
     if s[S_FACE_STATE] == FACE_IN_HAND and s[S_DEALER] != me:
         known[0, s[S_DEALER]] = _bit(s[S_FACE])
-    gone = s[S_PLAYED] | ~p[P_DECK_MASK] | s[S_DISCARDS + me]
+    gone = s[S_PLAYED] | ~p[P_DECK_MASK] | s[S_KNOWN_OUT + me]
     if s[S_FACE_STATE] == FACE_DEAD:
         gone |= _bit(s[S_FACE])
     fs[0, 0] = s[S_HAND + me]
@@ -867,8 +873,10 @@ def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int) -
     s[S_CINCH_SEARCHES] += 1
     s[S_CINCH_NODES] += p[P_CINCH_BUDGET] - budget[0]
     if result == 3:
+        # Out of budget: no proof either way. Report a counterexample, i.e. no cinch, so that an
+        # unproven cinch never forces a player's hand (documented in the README; counted for tests).
         s[S_CINCH_ABORTS] += 1
-        return False
+        return True
     return result == 1
 
 

@@ -32,12 +32,14 @@ def _normalize_ranks(value: int | str | Iterable[int | str] | None) -> tuple[int
     """Rank indices, ascending, from a count of top ranks, a notation string or rank names/indices."""
     if value is None:
         return tuple(range(cards.NUM_RANKS))
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+    if isinstance(value, bool):
+        raise ValueError(f"ranks: expected a count of top ranks or rank names, got {value!r}")
+    if isinstance(value, (int, np.integer)):
         count = int(value)
         if not 1 <= count <= cards.NUM_RANKS:
             raise ValueError(f"ranks: a count of top ranks must be in 1..13, got {count}")
         return tuple(range(cards.NUM_RANKS - count, cards.NUM_RANKS))
-    items: Iterable[int | str] = value.replace(",", " ").split() if isinstance(value, str) else value
+    items: Iterable[int | str] = value.replace(",", " ").split() if isinstance(value, str) else list(value)
     indices = set()
     for item in items:
         if isinstance(item, str):
@@ -60,7 +62,9 @@ class Rules:
     hand_size: int = 5
     """Cards dealt to each player, and so tricks per deal, 1..6."""
     ranks: tuple[int, ...] = tuple(range(cards.NUM_RANKS))
-    """Ranks in the deck, as rank indices (2=0 .. A=12). Accepts a count of top ranks (``6`` is A K Q J 10 9) or names."""
+    """Ranks in the deck, as rank indices (2=0 .. A=12).
+
+    Accepts a count of top ranks (``6`` is A K Q J 10 9) or rank names."""
     max_discard: int | None = None
     """Most cards a player may discard; ``None`` means the whole hand (RULES.md's default of 5 for 5-card hands)."""
     must_trump_when_cannot_win: bool = True

@@ -50,7 +50,8 @@ def play(options: dict[str, Any], seed: int) -> dict[str, Any]:
         action = int(rng.choice(np.flatnonzero(obs["action_mask"])))
         moves.append([agent, action])
         env.step(action)
-    return {"options": options, "seed": seed, "moves": moves, "rewards": rewards, "observations_sha256": digest.hexdigest()}
+    return {"options": options, "seed": seed, "moves": moves, "rewards": rewards,
+            "observations_sha256": digest.hexdigest()}
 
 
 def all_playthroughs() -> list[dict[str, Any]]:

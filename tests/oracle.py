@@ -268,10 +268,8 @@ def min_tricks_from_now(view: CinchView, hands: Mapping[int, frozenset[int]]) ->
         if len(trick) == len(order):
             win_seat = order[trick_winner_index(trick, trump)]
             mine = 1 if win_seat == me else 0
-            if all(len(h) == 0 for h in hand_tuple):
-                result = mine
-            else:
-                result = mine + search(hand_tuple, win_seat, ())
+            deal_over = all(len(h) == 0 for h in hand_tuple)
+            result = mine if deal_over else mine + search(hand_tuple, win_seat, ())
         else:
             seat = order[len(trick)]
             k = view.active.index(seat)

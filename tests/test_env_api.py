@@ -40,7 +40,7 @@ def test_quickstart_loop_runs_and_pays() -> None:
     for seed in range(20):
         env.reset(seed=seed)
         total = 0.0
-        for agent in env.agent_iter():
+        for _agent in env.agent_iter():
             obs, reward, terminated, truncated, info = env.last()
             total += reward
             assert info == {}

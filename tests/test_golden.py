@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from golden_playthrough import CASES, GOLDEN, play
 
 RECORDS = json.loads(GOLDEN.read_text())

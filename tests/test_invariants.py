@@ -6,12 +6,11 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from conftest import card_locations, random_game
 
 from bourre_env import core
 from bourre_env.batch import BatchGame
 from bourre_env.rules import Rules
-
-from conftest import card_locations, random_game
 
 SETTINGS = [
     Rules(num_players=2),

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from collections import Counter
 
-import numpy as np
 import pytest
+from conftest import card_locations
 
 from bourre_env import core
 from bourre_env.batch import BatchGame
-
-from conftest import card_locations
 
 
 @pytest.mark.slow

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import random_game
 
 import bourre_env
 from bourre_env import core, observation
 from bourre_env.rules import Rules
-
-from conftest import random_game
 
 
 def _relabel_hidden(s: np.ndarray, rules: Rules, viewer: int, rng: np.random.Generator) -> np.ndarray:
@@ -23,7 +22,7 @@ def _relabel_hidden(s: np.ndarray, rules: Rules, viewer: int, rng: np.random.Gen
     known = int(s[core.S_HAND + viewer]) | int(s[core.S_PLAYED]) | int(s[core.S_DISCARDS + viewer])
     known |= 1 << int(s[core.S_FACE])  # its place is public: the dealer's hand, dead, or played
     hidden = [c for c in rules.deck_cards() if not known >> c & 1]
-    perm = dict(zip(hidden, rng.permutation(hidden).tolist()))
+    perm = dict(zip(hidden, rng.permutation(hidden).tolist(), strict=True))
 
     def remap_mask(mask: int) -> int:
         out = 0
@@ -37,6 +36,7 @@ def _relabel_hidden(s: np.ndarray, rules: Rules, viewer: int, rng: np.random.Gen
         if q != viewer:
             t[core.S_HAND + q] = remap_mask(int(s[core.S_HAND + q]))
             t[core.S_DISCARDS + q] = remap_mask(int(s[core.S_DISCARDS + q]))
+            t[core.S_KNOWN_OUT + q] = remap_mask(int(s[core.S_KNOWN_OUT + q]))
     for base, length in ((core.S_STOCK, core.S_STOCK_LEN), (core.S_PILE, core.S_PILE_LEN)):
         for i in range(int(s[length])):
             t[base + i] = perm.get(int(s[base + i]), int(s[base + i]))
@@ -77,7 +77,7 @@ def test_relabelling_is_not_vacuous() -> None:
 def test_infos_are_empty_and_no_deck_attribute_leaks_through_observations() -> None:
     env = bourre_env.env(num_players=5)
     env.reset(seed=0)
-    for agent in env.agent_iter():
+    for _agent in env.agent_iter():
         obs, _, term, trunc, info = env.last()
         assert info == {}
         assert set(obs) == {"observation", "action_mask"}
