@@ -776,16 +776,48 @@ def _cinch_uncached(s: np.ndarray, p: np.ndarray, seat: int) -> bool:
         return False
     trump = s[S_TRUMP]
     pool = unseen_cards(s, p, seat)
-    killers = pool
-    for q in range(n):
-        if s[row + q] >= 0 and q != seat:
-            killers |= _bit(s[row + q])
-    face_known = s[S_FACE_STATE] == FACE_IN_HAND and s[S_DEALER] != seat
-    if face_known:
-        killers |= _bit(s[S_FACE])
-    if not played_now and trump_lower_bound(hand, trump, killers) >= need:
+    others = pool
+    if _face_held_by_other(s, seat):
+        others |= _bit(s[S_FACE])
+    if sure_tricks(hand, s[row: row + MAX_PLAYERS], s[S_LEADER], n, seat, s[S_LED], trump, others) >= need:
         return True
     return not _cinch_search(s, p, seat, pool, need)
+
+
+@njit(cache=True)
+def _face_held_by_other(s: np.ndarray, seat: int) -> bool:
+    """The turned card is known to be in another playing seat's hand (a passed dealer laid it down)."""
+    dealer = s[S_DEALER]
+    return s[S_FACE_STATE] == FACE_IN_HAND and dealer != seat and s[S_DECISION + dealer] == PLAYING
+
+
+@njit(cache=True)
+def sure_tricks(hand: int, trick: np.ndarray, leader: int, n: int, me: int, led: int, trump: int, others: int) -> int:
+    """A lower bound on the tricks ``me`` takes from now on, whatever the others hold (within ``others``).
+
+    Our trumps are matched against the higher trumps that could beat them; a trick under way adds
+    its best trump as one more possible killer of the card we have yet to play to it, or, when we
+    already played to it, our card counts if it is winning and nothing the others may hold beats it.
+    """
+    mine = trick[me]
+    best_trump = -1
+    for q in range(n):
+        c = trick[q]
+        if c >= 0 and c // 13 == trump and c > best_trump:
+            best_trump = c
+    if mine < 0:
+        killers = others | (_bit(best_trump) if best_trump >= 0 else np.int64(0))
+        return trump_lower_bound(hand, trump, killers)
+    bound = trump_lower_bound(hand, trump, others)
+    if trick_winner(trick, leader, n, trump) == me:
+        tmask = suit_mask(trump)
+        if mine // 13 == trump:
+            safe = (others & tmask & above_mask(mine)) == 0
+        else:
+            safe = (others & tmask) == 0 and (others & above_mask(mine)) == 0
+        if safe:
+            bound += 1
+    return bound
 
 
 @njit(cache=True)
@@ -835,10 +867,10 @@ def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int) -
             nactive += 1
             if q != me:
                 count[0, q] = popcount(s[S_HAND + q])
-    if s[S_FACE_STATE] == FACE_IN_HAND and s[S_DEALER] != me:
+    if _face_held_by_other(s, me):
         known[0, s[S_DEALER]] = _bit(s[S_FACE])
     gone = s[S_PLAYED] | ~p[P_DECK_MASK] | s[S_KNOWN_OUT + me]
-    if s[S_FACE_STATE] == FACE_DEAD:
+    if s[S_FACE_STATE] == FACE_DEAD or (s[S_FACE_STATE] == FACE_IN_HAND and s[S_DECISION + s[S_DEALER]] == PASSED):
         gone |= _bit(s[S_FACE])
     fs[0, 0] = s[S_HAND + me]
     fs[0, 1] = pool
@@ -914,21 +946,17 @@ def _search_round(fs: np.ndarray, trick: np.ndarray, count: np.ndarray, forbid: 
                 fs[d, 5] = winner
                 fs[d, 6] = -1
                 fs[d, 7] += 1
-            # sound prune: our trumps alone already reach ``need`` against every card still unseen
-            if fs[d, 4] == 0 or trick[d, me] < 0:
-                killers = fs[d, 1]
-                for q in range(n):
-                    killers |= known[d, q]
-                _, trick_best_trump = _bests(trick[d], n, fs[d, 6], trump)
-                if trick_best_trump >= 0:
-                    killers |= _bit(trick_best_trump)
-                if fs[d, 2] + trump_lower_bound(fs[d, 0], trump, killers) >= need or (
-                        fs[d, 4] == 0 and fs[d, 5] == me and fs[d, 2] + popcount(fs[d, 0]) >= need
-                        and _all_sure_leads(fs[d, 0], killers, trump)):
-                    d -= 1
-                    if d < 0:
-                        return 2 if cut else 0
-                    continue
+            # sound prune: the tricks we are sure of already reach ``need`` against every card still unseen
+            others = fs[d, 1]
+            for q in range(n):
+                others |= known[d, q]
+            if fs[d, 2] + sure_tricks(fs[d, 0], trick[d], fs[d, 3], n, me, fs[d, 6], trump, others) >= need or (
+                    fs[d, 4] == 0 and fs[d, 5] == me and fs[d, 2] + popcount(fs[d, 0]) >= need
+                    and _all_sure_leads(fs[d, 0], others, trump)):
+                d -= 1
+                if d < 0:
+                    return 2 if cut else 0
+                continue
             nopt[d] = _options(p, n, me, fs[d], trick[d], count[d], forbid[d], known[d], gone, trump,
                                must_trump, lead_honors, policy, d, opts[d], scratch)
             idx[d] = 0

@@ -16,10 +16,14 @@ Two things are provided:
   included, without cinch restrictions) is enumerated; the player has a cinch when tricks already
   won plus the minimum, over all of these, of the tricks won from now on is at least 3.
   It is exponential and meant for small positions only.
+* For positions too large to enumerate, two sound one-sided checks: ``sure_tricks`` (a lower bound:
+  at least 3 proves a cinch) and ``refuted_by_random_play`` (a random placement and continuation
+  that leaves the player short proves there is none).
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
@@ -303,3 +307,76 @@ def cinch_exhaustive(view: CinchView) -> bool:
         if min_tricks_from_now(view, hands) < need:
             return False
     return True
+
+
+# ------------------------------------------------------------------ cheap sound checks for large positions
+def sure_tricks(view: CinchView) -> int:
+    """Tricks won plus tricks certain by a simple sufficient argument: a lower bound of the cinch count.
+
+    A trump of the hand is "top" when every higher trump of the deck is in the hand, already played or known
+    out of play: it wins any later trick it is played to. Counted as certain:
+    * the player's card in the current trick, when it is a trump that beats every card in the trick and no card
+      outside the hand, the cards played before this trick and the cards known out could beat it;
+    * each top trump of the hand; but when the current trick is under way without the player, one of them may
+      have to be spent in it (e.g. following a higher trump), so one fewer.
+    """
+    in_trick = {c for _, c in view.trick}
+    safe_now = set(view.hand) | (set(view.played) - in_trick) | set(view.known_out)
+    safe_later = set(view.hand) | set(view.played) | set(view.known_out)
+    deck_trumps = [card_of(r, view.trump) for r in view.rules.ranks]
+
+    def unbeatable(c: int, safe: set[int]) -> bool:
+        return all(t in safe for t in deck_trumps if rank(t) > rank(c))
+
+    total = view.tricks_won
+    mine_in_trick = [c for q, c in view.trick if q == view.seat]
+    if mine_in_trick and suit(mine_in_trick[0]) == view.trump and unbeatable(mine_in_trick[0], safe_now):
+        total += 1
+    top = sum(1 for c in view.hand if suit(c) == view.trump and unbeatable(c, safe_later))
+    if view.trick and not mine_in_trick:
+        top = max(0, top - 1)
+    return total + top
+
+
+def random_placement(view: CinchView, rng: random.Random) -> dict[int, frozenset[int]]:
+    """One placement of the unseen cards, uniformly at random (the known held cards stay with their holders)."""
+    pool = sorted(view.unseen())
+    rng.shuffle(pool)
+    hands: dict[int, frozenset[int]] = {view.seat: view.hand}
+    for q in view.active:
+        if q == view.seat:
+            continue
+        known = view.known_held.get(q, frozenset())
+        need = view.hand_sizes[q] - len(known)
+        hands[q] = frozenset(pool[:need]) | known
+        pool = pool[need:]
+    return hands
+
+
+def random_playout(view: CinchView, hands: Mapping[int, frozenset[int]], rng: random.Random) -> int:
+    """Tricks ``view.seat`` takes from now in one random continuation that the ordinary rules allow."""
+    held = {q: set(h) for q, h in hands.items()}
+    leader = view.leader
+    trick = [c for _, c in view.trick]
+    won = 0
+    while True:
+        i = view.active.index(leader)
+        order = view.active[i:] + view.active[:i]
+        while len(trick) < len(order):
+            q = order[len(trick)]
+            c = rng.choice(sorted(ordinary_legal(held[q], trick, view.trump, view.rules)))
+            held[q].discard(c)
+            trick.append(c)
+        winner = order[trick_winner_index(trick, view.trump)]
+        won += winner == view.seat
+        if not held[view.seat]:
+            return won
+        leader, trick = winner, []
+
+
+def refuted_by_random_play(view: CinchView, rng: random.Random, tries: int) -> bool:
+    """True if some random placement and random legal continuation leaves the player short of a cinch."""
+    need = CINCH_TRICKS - view.tricks_won
+    if need <= 0:
+        return False
+    return any(random_playout(view, random_placement(view, rng), rng) < need for _ in range(tries))
