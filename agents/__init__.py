@@ -1,0 +1,45 @@
+"""Agents for Bourré, all behind one interface (``agents.base.Agent``), built by name with ``make``.
+
+>>> import agents
+>>> a = agents.make("random", seed=1)
+>>> action = a.act(observation)          # observation: the dict the AEC env gives the acting player
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from agents.base import Agent, Observation, legal_actions
+from agents.random_agent import RandomAgent
+
+__all__ = ["Agent", "Observation", "legal_actions", "make", "register", "registered", "RandomAgent"]
+
+_FACTORIES: dict[str, Callable[[str | None, int | None], Agent]] = {}
+
+
+def register(name: str, factory: Callable[[str | None, int | None], Agent]) -> None:
+    """Make ``agents.make(name)`` (or ``name:variant``) build ``factory(variant, seed)``."""
+    _FACTORIES[name] = factory
+
+
+def registered() -> list[str]:
+    return sorted(_FACTORIES)
+
+
+def make(spec: str, seed: int | None = 0) -> Agent:
+    """An agent from a spec string: ``"random"``, ``"heuristic"``, ``"heuristic:tight"``, ..."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"agent spec must be a non-empty string, got {spec!r}; known: {registered()}")
+    name, _, variant = spec.strip().partition(":")
+    if name not in _FACTORIES:
+        raise ValueError(f"unknown agent {name!r}; known: {registered()}")
+    return _FACTORIES[name](variant or None, seed)
+
+
+def _random(variant: str | None, seed: int | None) -> Agent:
+    if variant:
+        raise ValueError(f"the random agent has no variants, got {variant!r}")
+    return RandomAgent(seed)
+
+
+register("random", _random)
