@@ -175,29 +175,30 @@ def above_mask(card: int) -> int:
 
 @njit(cache=True)
 def popcount(x: int) -> int:
-    n = 0
-    while x:
-        x &= x - 1
-        n += 1
-    return n
+    """Number of set bits (SWAR: constant time, no loop over the bits)."""
+    v = np.uint64(x)
+    v = v - ((v >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    v = (v & np.uint64(0x3333333333333333)) + ((v >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    v = (v + (v >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return np.int64((v * np.uint64(0x0101010101010101)) >> np.uint64(56))
 
 
 @njit(cache=True)
 def lowest_card(x: int) -> int:
     """Lowest card id in a non-empty mask."""
-    c = 0
-    while not (x >> c) & 1:
-        c += 1
-    return c
+    return popcount((x & -x) - 1)
 
 
 @njit(cache=True)
 def highest_card(x: int) -> int:
-    """Highest card id in a non-empty mask."""
-    c = 63
-    while not (x >> c) & 1:
-        c -= 1
-    return c
+    """Highest card id in a non-empty mask (card masks use bits 0..51 only)."""
+    x |= x >> 1
+    x |= x >> 2
+    x |= x >> 4
+    x |= x >> 8
+    x |= x >> 16
+    x |= x >> 32
+    return popcount(x) - 1
 
 
 @njit(cache=True)
@@ -832,7 +833,8 @@ def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int) -
     recursive functions).
     """
     n = _n(p)
-    depth_max = MAX_HAND_SIZE * MAX_PLAYERS + 2
+    # one frame per play left in the deal, plus the root
+    depth_max = (p[P_HAND_SIZE] - s[S_TRICK_NO]) * s[S_NACTIVE] + 2
     # One allocation for the whole search: frames of scalars (hand, pool, mine, leader, nplayed,
     # seat, led, t), per-seat arrays and option lists, plus scratch for sorting the options.
     m8 = depth_max * MAX_PLAYERS
@@ -946,6 +948,11 @@ def _search_round(fs: np.ndarray, trick: np.ndarray, count: np.ndarray, forbid: 
                 fs[d, 5] = winner
                 fs[d, 6] = -1
                 fs[d, 7] += 1
+            # Early success: even winning every trick left cannot reach ``need``, and the opponents' hands
+            # can still be completed from the cards each may hold (then every completion can be played out).
+            if fs[d, 2] + popcount(fs[d, 0]) + (1 if trick[d, me] >= 0 else 0) < need and _hands_completable(
+                    fs[d, 1], count[d], forbid[d], known[d], n, me):
+                return 1
             # sound prune: the tricks we are sure of already reach ``need`` against every card still unseen
             others = fs[d, 1]
             for q in range(n):
@@ -1004,6 +1011,28 @@ def _search_round(fs: np.ndarray, trick: np.ndarray, count: np.ndarray, forbid: 
         disc[d + 1] = child_disc
         d += 1
         entering = True
+
+
+@njit(cache=True)
+def _hands_completable(pool: int, count: np.ndarray, forbid: np.ndarray, known: np.ndarray, n: int, me: int) -> bool:
+    """Hall's condition: every set of opponents can fill its free slots from the unseen cards it may hold."""
+    seats = np.empty(MAX_PLAYERS, dtype=np.int64)
+    k = 0
+    for q in range(n):
+        if q != me and count[q] - popcount(known[q]) > 0:
+            seats[k] = q
+            k += 1
+    for subset in range(1, 1 << k):
+        union = np.int64(0)
+        slots = 0
+        for i in range(k):
+            if (subset >> i) & 1:
+                q = seats[i]
+                union |= pool & ~forbid[q]
+                slots += count[q] - popcount(known[q])
+        if popcount(union) < slots:
+            return False
+    return True
 
 
 @njit(cache=True)
