@@ -116,8 +116,41 @@ ENV_NAME = "bourre_v0"
 
 
 def env(**kwargs: Any) -> AECEnv:
-    """The ``bourre_v0`` AEC environment with PettingZoo's order-enforcing wrapper."""
-    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
+    """The ``bourre_v0`` AEC environment with PettingZoo's order-enforcing checks."""
+    return _OrderEnforcing(raw_env(**kwargs))
+
+
+class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's order-enforcing wrapper with the per-decision calls delegated directly.
+
+    The stock wrapper runs ``last()`` on itself, so every attribute it reads passes through two
+    ``__getattr__`` layers; that was a third of the cost of a decision. Once reset, nothing
+    here is out of order, so these go straight to the env; before reset they raise as before.
+    """
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        if not self._has_reset:
+            raise AttributeError("agent_selection cannot be accessed before reset")
+        return self.env.last(observe)
+
+    def step(self, action: Any) -> None:
+        if self._has_reset and self.env.agents:
+            self._has_updated = True
+            self.env.step(action)
+        else:
+            super().step(action)  # the stock checks: step before reset, or after the episode
+
+    @property
+    def agent_selection(self) -> str:  # type: ignore[override]
+        if not self._has_reset:
+            raise AttributeError("agent_selection cannot be accessed before reset")
+        return self.env.agent_selection
+
+    @property
+    def agents(self) -> list[str]:  # type: ignore[override]
+        if not self._has_reset:
+            raise AttributeError("agents cannot be accessed before reset")
+        return self.env.agents
 
 
 class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
@@ -178,6 +211,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
         self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
+        self._rewards_pending = False
         self._after_step()
 
     def _reshuffle_seed(self) -> int:
@@ -231,16 +265,18 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         s = self.state_vector
         phase = s[core.S_PHASE]
         if phase == core.DEAL_OVER or phase == core.GAME_OVER:
-            n = self.rules.num_players
-            self.rewards = {a: float(s[core.S_REWARD + i]) for i, a in enumerate(self.possible_agents[:n])}
+            self.rewards = {a: float(s[core.S_REWARD + i]) for i, a in enumerate(self.possible_agents)}
+            self._rewards_pending = True
             if phase == core.DEAL_OVER:
                 core.next_deal(s, self._params, self._deck(None), self._reshuffle_seed())
             else:
                 self.terminations = {a: True for a in self.agents}
-        else:
+        elif self._rewards_pending:
             self.rewards = {a: 0.0 for a in self.agents}
+            self._rewards_pending = False
         self._after_step()
-        self._accumulate_rewards()
+        if self._rewards_pending:  # zero rewards add nothing: skip the per-agent loop
+            self._accumulate_rewards()
         if s[core.S_PHASE] == core.GAME_OVER:
             self._deads_step_first()
         if self.render_mode == "human":
