@@ -899,11 +899,13 @@ def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int) -
                                gone, trump, h, need, must_trump, lead_honors, 0, policy, budget, scratch)
         if result != 2:
             break
+    # Two more rounds of growing discrepancy, then one exhaustive round: a cinch can only be proven
+    # by exhausting the tree, and each further round would re-explore all the previous ones.
     k = 1
     while result == 2:
         result = _search_round(fs, trick, count, forbid, known, opts, nopt, idx, disc, active, nactive, p, n, me,
                                gone, trump, h, need, must_trump, lead_honors, k, 0, budget, scratch)
-        k += 1
+        k = k + 1 if k < 2 else 1 << 30
     s[S_CINCH_SEARCHES] += 1
     s[S_CINCH_NODES] += p[P_CINCH_BUDGET] - budget[0]
     if result == 3:

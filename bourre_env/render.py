@@ -25,8 +25,7 @@ def table_text(s: np.ndarray, p: np.ndarray, rules: Rules, viewer: int) -> str:
     lines = [
         f"Deal {int(s[core.S_DEAL_NO]) + 1}/{rules.deals_per_episode}  ·  {phase_name}  ·  pot {int(s[core.S_POT])}"
         + (f" (limit {rules.pot_limit})" if rules.pot_limit is not None else ""),
-        f"Trump {cards.SUIT_NAMES[int(s[core.S_TRUMP])]} (turned {cards.to_str(int(s[core.S_FACE]))}, "
-        f"{_FACE[int(s[core.S_FACE_STATE])]})",
+        f"Trump {cards.SUIT_NAMES[int(s[core.S_TRUMP])]} (turned {cards.to_str(int(s[core.S_FACE]))}, {_face_text(s)})",
         "",
         f"{'seat':<16} {'':<3} {'decision':<9} {'discards':>8} {'tricks':>6}  {'this trick':<10}",
     ]
@@ -53,6 +52,12 @@ def table_text(s: np.ndarray, p: np.ndarray, rules: Rules, viewer: int) -> str:
     if phase in (core.DEAL_OVER, core.GAME_OVER):
         lines.append("result: " + ", ".join(f"player_{q} {int(s[core.S_REWARD + q]):+d}" for q in range(n)))
     return "\n".join(lines)
+
+
+def _face_text(s: np.ndarray) -> str:
+    if s[core.S_FACE_STATE] == core.FACE_IN_HAND and s[core.S_DECISION + s[core.S_DEALER]] == core.PASSED:
+        return "in the dealer's passed hand"
+    return _FACE[int(s[core.S_FACE_STATE])]
 
 
 def S_row_end(trick: int) -> int:  # noqa: N802 - mirrors the core's S_* offsets
