@@ -10,9 +10,20 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from agents.base import Agent, Observation, legal_actions
+from agents.heuristic import HeuristicAgent, HeuristicParams, make_heuristic
 from agents.random_agent import RandomAgent
 
-__all__ = ["Agent", "Observation", "legal_actions", "make", "register", "registered", "RandomAgent"]
+__all__ = [
+    "Agent",
+    "Observation",
+    "legal_actions",
+    "make",
+    "register",
+    "registered",
+    "RandomAgent",
+    "HeuristicAgent",
+    "HeuristicParams",
+]
 
 _FACTORIES: dict[str, Callable[[str | None, int | None], Agent]] = {}
 
@@ -43,3 +54,4 @@ def _random(variant: str | None, seed: int | None) -> Agent:
 
 
 register("random", _random)
+register("heuristic", make_heuristic)

@@ -8,7 +8,7 @@ Import              ``import bourre_env; env = bourre_env.env(num_players=5)``
 Actions             ``Discrete(117)``, one flat space for the draw decision and trick play
 Parallel API        no (turn-based)
 Agents              ``player_0`` .. ``player_{n-1}``, seats in clockwise order, 2 to 8
-Observation shape   ``(1131,)`` float32, plus ``action_mask`` ``(117,)`` int8
+Observation shape   ``(1145,)`` float32, plus ``action_mask`` ``(117,)`` int8
 Observation values  [0, 1] except the pot fields (chips / 100)
 =================== =====================================================================
 
@@ -60,7 +60,7 @@ name            start  size meaning
 hand                 0   52 1 for each card id the observer holds
 trump               52    4 trump suit, one-hot (C, D, H, S)
 face_card           56   52 the face-up card that set trump, one-hot by card id
-face_status        108    3 face-up card: in the dealer's hand / discarded by the dealer (dead) / played
+face_status        108    3 face-up card: in the dealer's hand (laid down if the dealer passed) / discarded (dead) / played
 dealer             111    8 dealer, one-hot by relative seat
 to_act             119    8 seat to act, one-hot by relative seat (all 0 when the deal is over)
 seat_present       127    8 1 for each relative seat that exists at this table
@@ -81,6 +81,8 @@ deal              1117    2 deal number within the episode / 10; deals left afte
 num_players       1119    7 players at the table 2..8, one-hot
 hand_size         1126    1 cards per hand / 6
 options           1127    4 must_trump_when_cannot_win; lead_trump_honors; tie divides; max_discard / 6
+deck_ranks        1131   13 1 for each rank in the deck (2 .. A): small decks lack some
+reshuffled        1144    1 1 if the stock ran out this deal and the discards were reshuffled into it
 =============== ====== ==== ============================================================
 
 Rewards

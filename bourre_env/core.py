@@ -118,7 +118,8 @@ S_CINCH_VAL = S_PILE + NUM_CARDS  # the cached cinch answer, 0 or 1
 S_CINCH_SEARCHES = S_CINCH_VAL + 1  # searches run this episode (statistics)
 S_CINCH_NODES = S_CINCH_SEARCHES + 1  # search nodes visited this episode (statistics)
 S_KNOWN_OUT = S_CINCH_NODES + 1  # [MAX_PLAYERS] own discards each player knows are out of play (not reshuffled)
-STATE_SIZE = S_KNOWN_OUT + MAX_PLAYERS
+S_RESHUFFLES = S_KNOWN_OUT + MAX_PLAYERS  # times the stock ran out and was rebuilt this deal (public)
+STATE_SIZE = S_RESHUFFLES + 1
 
 ACE = 12
 KING = 11
@@ -303,6 +304,7 @@ def _deal(s: np.ndarray, p: np.ndarray, deck: np.ndarray, rng: int) -> None:
     s[S_STOCK_POS] = 0
     s[S_STOCK_LEN] = stock_len
     s[S_PILE_LEN] = 0
+    s[S_RESHUFFLES] = 0
     s[S_RNG] = rng
     s[S_TRICK_NO] = 0
     s[S_NPLAYED] = 0
@@ -367,6 +369,7 @@ def _draw_card(s: np.ndarray) -> int:
         # the acted players' discards are back in play: no one knows where they are any more
         for q in range(MAX_PLAYERS):
             s[S_KNOWN_OUT + q] = 0
+        s[S_RESHUFFLES] += 1
     c = s[S_STOCK + s[S_STOCK_POS]]
     s[S_STOCK_POS] += 1
     return c

@@ -39,7 +39,8 @@ FIELDS: tuple[Field, ...] = (
     Field("hand", (NUM_CARDS,), "1 for each card id the observer holds"),
     Field("trump", (4,), "trump suit, one-hot (C, D, H, S)"),
     Field("face_card", (NUM_CARDS,), "the face-up card that set trump, one-hot by card id"),
-    Field("face_status", (3,), "face-up card: in the dealer's hand / discarded by the dealer (dead) / played"),
+    Field("face_status", (3,),
+          "face-up card: in the dealer's hand (laid down if the dealer passed) / discarded (dead) / played"),
     Field("dealer", (S,), "dealer, one-hot by relative seat"),
     Field("to_act", (S,), "seat to act, one-hot by relative seat (all 0 when the deal is over)"),
     Field("seat_present", (S,), "1 for each relative seat that exists at this table"),
@@ -61,6 +62,8 @@ FIELDS: tuple[Field, ...] = (
     Field("num_players", (MAX_PLAYERS - 1,), "players at the table 2..8, one-hot"),
     Field("hand_size", (1,), "cards per hand / 6"),
     Field("options", (4,), "must_trump_when_cannot_win; lead_trump_honors; tie divides; max_discard / 6"),
+    Field("deck_ranks", (13,), "1 for each rank in the deck (2 .. A): small decks lack some"),
+    Field("reshuffled", (1,), "1 if the stock ran out this deal and the discards were reshuffled into it"),
 )
 
 
@@ -99,6 +102,8 @@ O_DEAL = OFFSETS["deal"]
 O_NUM_PLAYERS = OFFSETS["num_players"]
 O_HAND_SIZE = OFFSETS["hand_size"]
 O_OPTIONS = OFFSETS["options"]
+O_DECK_RANKS = OFFSETS["deck_ranks"]
+O_RESHUFFLED = OFFSETS["reshuffled"]
 
 
 @njit(cache=True)
@@ -162,6 +167,11 @@ def encode(s: np.ndarray, p: np.ndarray, seat: int, out: np.ndarray) -> None:
     out[O_OPTIONS + 1] = p[core.P_LEAD_HONORS]
     out[O_OPTIONS + 2] = p[core.P_TIE_DIVIDE]
     out[O_OPTIONS + 3] = p[core.P_MAX_DISCARD] / 6.0
+    for r in range(13):
+        if (p[core.P_DECK_MASK] >> r) & 1:  # every suit holds the same ranks: read them off clubs
+            out[O_DECK_RANKS + r] = 1.0
+    if s[core.S_RESHUFFLES] > 0:
+        out[O_RESHUFFLED] = 1.0
 
 
 @njit(cache=True)

@@ -1,0 +1,122 @@
+"""Decision speed of the agents: ``agent.act`` calls per second, and nothing else.
+
+What is measured
+----------------
+Random deals (``env.reset(seed=...)``) are played through the PettingZoo AEC env
+``bourre_env.env(num_players=N)``; only the ``agent.act(observation)`` calls are timed (the
+env's own stepping and observation building are not), and the figure is decisions per second
+of that time. Two ways of driving the games:
+
+* ``self``: every seat is the agent under test and its actions are played, so the observations
+  are those of its own games (a table of heuristics passes often, so fewer play decisions).
+* ``random``: uniformly random legal actions drive the game (nearly everyone plays every deal,
+  the busiest tables) and the agent under test is asked for a decision at every step; its
+  answer is timed, checked to be legal, and discarded.
+
+The agents are built with ``agents.make(spec, seed)``. Every configuration gets an untimed
+warm-up first. Single-process, single-thread figures (the thread-count variables of numba and
+the BLAS libraries default to 1, as in ``benchmarks/throughput.py``); close other CPU-heavy work
+while measuring. This is a benchmark, not a test: the heuristic's target is 20,000 decisions/s.
+
+Usage
+-----
+::
+
+    python benchmarks/agents_speed.py                         # random and heuristic, 5 and 7 players
+    python benchmarks/agents_speed.py --agents heuristic heuristic:tight --players 4 7 --seconds 5
+"""
+
+from __future__ import annotations
+
+import os
+
+# Must run before numpy/numba are imported: they read these at import.
+os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import argparse
+import sys
+import time
+
+import numpy as np
+
+# Lets ``python benchmarks/agents_speed.py`` find the checkout's packages when they are not installed.
+_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if _REPO_ROOT not in sys.path:
+    sys.path.append(_REPO_ROOT)
+
+import agents  # noqa: E402 - after the thread settings and the path
+import bourre_env  # noqa: E402
+
+TARGET = 20_000.0
+"""Decisions per second the heuristic must reach."""
+WARMUP_DECISIONS = 500
+
+
+def measure(spec: str, players: int, driver: str, seconds: float, seed: int) -> tuple[int, float]:
+    """``(decisions, seconds spent in act)`` over random deals until ``seconds`` of wall time pass."""
+    env = bourre_env.env(num_players=players)
+    table = [agents.make(spec, seed + s) for s in range(players)]
+    rng = np.random.default_rng(seed)
+    decisions = 0
+    spent = 0.0
+    warmup = WARMUP_DECISIONS
+    deadline = time.perf_counter() + seconds
+    episode = 0
+    while True:
+        env.reset(seed=seed + episode)
+        episode += 1
+        for agent in table:
+            agent.reset()
+        for name in env.agent_iter():
+            obs, _, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                env.step(None)
+                continue
+            seat = env.unwrapped.agent_name_mapping[name]
+            start = time.perf_counter()
+            action = table[seat].act(obs)
+            elapsed = time.perf_counter() - start
+            if not obs["action_mask"][action]:
+                raise RuntimeError(f"{spec} chose the illegal action {action}")
+            if warmup > 0:
+                warmup -= 1  # untimed: first calls pay for imports and caches
+            else:
+                decisions += 1
+                spent += elapsed
+            if driver == "random":
+                legal = np.flatnonzero(obs["action_mask"])
+                action = int(legal[rng.integers(legal.size)])
+            env.step(action)
+        if time.perf_counter() >= deadline and decisions > 0:
+            return decisions, spent
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--agents", nargs="+", default=["random", "heuristic"], help="agent specs (agents.make)")
+    parser.add_argument("--players", nargs="+", type=int, default=[5, 7], help="table sizes")
+    parser.add_argument("--drivers", nargs="+", choices=["self", "random"], default=["self", "random"],
+                        help="who drives the games: the agent under test, or random legal actions")
+    parser.add_argument("--seconds", type=float, default=3.0, help="wall time per configuration")
+    parser.add_argument("--seed", type=int, default=0)
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    print(f"{'agent':<20} {'players':>7} {'driver':>7} {'decisions':>10} {'decisions/s':>12}")
+    for spec in args.agents:
+        for players in args.players:
+            for driver in args.drivers:
+                decisions, spent = measure(spec, players, driver, args.seconds, args.seed)
+                rate = decisions / spent
+                flag = "" if not spec.startswith("heuristic") or rate >= TARGET else f"  (below {TARGET:,.0f})"
+                print(f"{spec:<20} {players:>7} {driver:>7} {decisions:>10,} {rate:>12,.0f}{flag}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

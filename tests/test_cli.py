@@ -1,0 +1,82 @@
+"""The ``bourre`` command line: smoke runs with tiny budgets, and a scripted game at the terminal."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from train import cli
+
+
+def _bourre(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "train.cli", *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=300)
+
+
+def test_help_lists_the_commands(tmp_path: Path) -> None:
+    result = _bourre("--help", cwd=tmp_path)
+    assert result.returncode == 0
+    assert "eval" in result.stdout and "play" in result.stdout
+
+
+def test_eval_end_to_end(tmp_path: Path) -> None:
+    result = _bourre("eval", "--candidate", "random", "--field", "random", "--players", "3", "4", "--deals", "25",
+                     "--seed", "1", "--workers", "2", "--out", "out", "--rule", "tie=divide", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "advantage (candidate - field)" in result.stdout and "3 players" in result.stdout
+    report = json.loads((tmp_path / "out" / "eval.json").read_text())
+    assert [t["players"] for t in report["tables"]] == [3, 4]
+    assert report["rule_options"] == {"tie": "divide"} and report["deals"] == 25
+
+
+def test_tournament_end_to_end(tmp_path: Path) -> None:
+    result = _bourre("eval", "--tournament", "random", "random", "--players", "3", "--deals", "10", "--out", "t",
+                     "--no-progress", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "mu-3sig" in result.stdout
+    for name in ("tournament.json", "tournament.md", "tournament_3p.png"):
+        assert (tmp_path / "t" / name).stat().st_size > 0
+
+
+def test_eval_reports_bad_specs_without_a_traceback(tmp_path: Path) -> None:
+    result = _bourre("eval", "--candidate", "nobody", "--deals", "2", "--no-progress", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "unknown agent 'nobody'" in result.stderr and "Traceback" not in result.stderr
+
+
+def _play(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], stdin: str,
+          *args: str) -> tuple[int, str]:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+    code = cli.main(["play", *args])
+    return code, capsys.readouterr().out
+
+
+def test_play_a_full_deal_from_scripted_input(monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    # "2" plays standing pat at the draw, then "1" always picks the first legal card; bad lines first.
+    code, out = _play(monkeypatch, capsys, "hello\n0\n2\n" + "1\n" * 20, "--seats", "human,random,random",
+                      "--seed", "11")
+    assert code == 0
+    assert "'hello' is not one of the choices" in out and "'0' is not one of the choices" in out
+    assert "player_0 (you) plays, standing pat" in out
+    assert "player_0 holds:" in out  # the human's view
+    for other in ("player_1 holds", "player_2 holds"):
+        assert other not in out  # never another player's hand
+    assert "deal 1 over: player_0 (you)" in out and "trick 5 goes to" in out
+
+
+def test_play_several_deals_keeps_totals(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = _play(monkeypatch, capsys, "1\n" * 60, "--seats", "random,human,random,random", "--seed", "2",
+                      "--deals", "2")
+    assert code == 0
+    assert "deal 1 over" in out and "deal 2 over" in out and out.count("totals:") == 2
+
+
+def test_play_exits_cleanly_on_eof(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = _play(monkeypatch, capsys, "", "--seats", "human,random", "--seed", "0")
+    assert code == 0 and out.rstrip().endswith("bye")

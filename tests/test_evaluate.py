@@ -1,0 +1,158 @@
+"""Duplicate evaluation and tournaments: exact self-play cancellation, reproducibility, worker invariance."""
+
+from __future__ import annotations
+
+import json
+import zlib
+
+import numpy as np
+import pytest
+
+import agents
+from agents.base import Observation, legal_actions
+from bourre_env.rules import Rules
+from train import evaluate as ev
+from train.tournament import draw_lineups, pool_names, tournament
+
+
+class HashAgent:
+    """Deterministic and seat-blind: the action is a hash of the observation, so identical copies of it
+    play identically from any seat, and the play still varies from deal to deal."""
+
+    name = "test_hash"
+
+    def act(self, observation: Observation) -> int:
+        legal = legal_actions(observation)
+        return int(legal[zlib.crc32(observation["observation"].tobytes()) % legal.size])
+
+    def reset(self) -> None:
+        pass
+
+
+# Registered in this process only: tests that use it run with workers=1 (spawned workers would not know it).
+agents.register("test_hash", lambda variant, seed: HashAgent())
+
+
+def test_t_quantile_matches_published_values() -> None:
+    for df, expected in ((1, 12.706204736), (2, 4.302652730), (10, 2.228138852), (30, 2.042272456),
+                         (1000, 1.962339081)):
+        assert ev.t_quantile(0.975, df) == pytest.approx(expected, abs=1e-8)
+    interval = ev.t_interval(np.array([1.0, 2.0, 3.0]))
+    assert interval is not None
+    lo, hi = interval
+    assert (lo + hi) / 2 == pytest.approx(2.0) and hi - lo == pytest.approx(2 * 4.302652730 / np.sqrt(3))
+    assert ev.t_interval(np.array([1.0])) is None
+
+
+def test_self_play_of_a_deterministic_agent_cancels_exactly() -> None:
+    """Every seat the same deterministic agent: all rotations replay one game, so the advantage is 0 to the bit."""
+    report = ev.evaluate("test_hash", "test_hash", players=(3, 5), deals=30, seed=4, workers=1, progress=False)
+    for table in report.tables:
+        assert table.advantage == 0.0
+        assert table.advantage_ci95 == (0.0, 0.0)
+        assert table.candidate == table.field  # every statistic, not only the chips
+        # Not a degenerate deal set: chips move (a single deal is not zero-sum) and the deals differ.
+        assert table.candidate.chips != 0.0 and table.candidate.chips_ci95 is not None
+        assert table.candidate.chips_ci95[0] < table.candidate.chips_ci95[1]
+
+
+def test_candidate_differs_from_field_when_it_should() -> None:
+    report = ev.evaluate("test_hash", "random", players=4, deals=20, seed=1, workers=1, progress=False)
+    (table,) = report.tables
+    assert table.advantage != 0.0 and table.games == 80
+    assert report.field == "random" and report.table(4) is table
+
+
+def test_same_seed_same_report_other_seed_other_report() -> None:
+    a = ev.evaluate("random", "random", players=(2, 4), deals=25, seed=7, workers=1, progress=False)
+    b = ev.evaluate("random", "random", players=(2, 4), deals=25, seed=7, workers=1, progress=False)
+    c = ev.evaluate("random", "random", players=(2, 4), deals=25, seed=8, workers=1, progress=False)
+    assert a.to_dict() == b.to_dict()
+    assert a.to_dict() != c.to_dict()
+    json.dumps(a.to_dict(), allow_nan=False)  # plain JSON: no numpy scalars, no NaN
+
+
+def test_worker_count_does_not_change_the_report() -> None:
+    """45 deals = 3 chunks (the last one partial), in 1 or 2 processes."""
+    args = dict(candidate="random", field=["random", "random", "random"], players=3, deals=45, seed=3, progress=False)
+    one = ev.evaluate(workers=1, **args)  # type: ignore[arg-type]
+    two = ev.evaluate(workers=2, **args)  # type: ignore[arg-type]
+    assert one.to_dict() == two.to_dict()
+
+
+def test_deals_are_fixed_by_seed_and_independent_of_the_count() -> None:
+    rules = Rules(num_players=4)
+    short, long = ev.make_deals(5, rules, 10), ev.make_deals(5, rules, 30)
+    assert np.array_equal(short.decks, long.decks[:10]) and np.array_equal(short.dealers, long.dealers[:10])
+    assert np.array_equal(short.env_seeds, long.env_seeds[:10])
+    assert sorted(short.decks[3].tolist()) == rules.deck_cards()
+    assert len({tuple(d) for d in long.decks.tolist()}) == 30
+
+
+def test_outcomes_obey_the_rules() -> None:
+    """Per game: tricks sum to the hand size; at most one pot winner, never beside a tie; bourré = played, no trick."""
+    n = 4
+    deals = ev.make_deals(0, Rules(num_players=n), 20)
+    job = ev._EvalJob("random", ("random",) * n, {"num_players": n}, 0, 0, deals)
+    out = ev._run_eval_job(job).reshape(-1, n, ev.NUM_OUTCOMES)
+    assert (out[:, :, ev.TRICKS].sum(axis=1) == 5).all()
+    winners, tied = out[:, :, ev.WON].sum(axis=1), out[:, :, ev.TIED].sum(axis=1)
+    assert (winners <= 1).all() and ((winners == 0) | (tied == 0)).all() and ((tied == 0) | (tied >= 2)).all()
+    bourre = out[:, :, ev.BOURRE] == 1
+    assert (bourre == ((out[:, :, ev.PLAYED] == 1) & (out[:, :, ev.TRICKS] == 0))).all()
+    assert ((out[:, :, ev.PLAYED] == 1) | (out[:, :, ev.CHIPS] == -1)).all()  # a passed player lost its ante only
+
+
+def test_field_per_seat_and_bad_arguments() -> None:
+    assert ev.field_per_seat("random", 3) == ("random",) * 3
+    assert ev.field_per_seat(["a", "b", "c"], 3) == ("a", "b", "c")
+    with pytest.raises(ValueError, match="exactly 4 specs"):
+        ev.evaluate("random", ["random", "random"], players=4, deals=2, progress=False)
+    with pytest.raises(ValueError, match="unknown agent"):
+        ev.evaluate("nobody", "random", players=4, deals=2, progress=False)
+    with pytest.raises(ValueError, match="deals_per_episode"):
+        ev.evaluate("random", players=4, deals=2, progress=False, rule_options={"deals_per_episode": 2})
+
+
+def test_rule_options_reach_the_table() -> None:
+    report = ev.evaluate("random", players=3, deals=10, seed=0, progress=False, rule_options={"tie": "divide"})
+    assert report.rule_options == {"tie": "divide"}
+    assert report.to_dict() != ev.evaluate("random", players=3, deals=10, seed=0, progress=False).to_dict()
+
+
+def test_lineups_balance_agents_and_allow_repeats() -> None:
+    lineups = draw_lineups(0, 5, 3, 50)  # pool smaller than the table: everyone at every table
+    assert all(sorted(np.bincount(row, minlength=3).tolist()) == [1, 2, 2] for row in lineups)
+    lineups = draw_lineups(0, 3, 6, 60)  # pool larger: distinct agents
+    assert all(len(set(row.tolist())) == 3 for row in lineups)
+    assert pool_names(["random", "x", "random"]) == ["random#1", "x", "random#2"]
+
+
+def test_tournament_is_reproducible_and_consistent(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    pool = ["random", "test_hash", "random"]
+    a = tournament(pool, players=(2, 4), deals=30, seed=2, workers=1, progress=False)
+    b = tournament(pool, players=(2, 4), deals=30, seed=2, workers=1, progress=False)
+    assert a.to_dict() == b.to_dict()
+    for table in a.tables:
+        k = len(pool)
+        assert sorted(r.name for r in table.agents) == sorted(table.names) == ["random#1", "random#2", "test_hash"]
+        assert [r.ordinal for r in table.agents] == sorted((r.ordinal for r in table.agents), reverse=True)
+        for i in range(k):
+            assert table.margin[i][i] == 0.0
+            for j in range(k):
+                if table.margin[i][j] is not None:
+                    assert table.margin[i][j] == pytest.approx(-table.margin[j][i])  # type: ignore[operator]
+                    assert table.counts[i][j] == table.counts[j][i] > 0
+        for r in table.agents:
+            assert r.ordinal == pytest.approx(r.mu - 3 * r.sigma)
+    paths = a.save(tmp_path)
+    assert {p.name for p in paths} == {"tournament.json", "tournament.md", "tournament_2p.png", "tournament_4p.png"}
+    assert json.loads((tmp_path / "tournament.json").read_text())["pool"] == pool
+    assert (tmp_path / "tournament_2p.png").read_bytes()[:4] == b"\x89PNG"
+    assert "| rank | agent |" in (tmp_path / "tournament.md").read_text()
+
+
+def test_tournament_worker_count_does_not_change_results() -> None:
+    args = dict(pool=["random", "random", "random", "random"], players=3, deals=45, seed=1, progress=False)
+    assert (tournament(workers=1, **args).to_dict()  # type: ignore[arg-type]
+            == tournament(workers=2, **args).to_dict())  # type: ignore[arg-type]

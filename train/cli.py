@@ -1,0 +1,310 @@
+"""The ``bourre`` command line: evaluate agents, run tournaments, play at the terminal.
+
+``bourre eval --candidate heuristic --field random --players 4 7 --deals 500 --seed 0 --workers 2``
+    duplicate evaluation (``train.evaluate``); prints a table, writes ``eval.json`` to ``--out``.
+``bourre eval --tournament random heuristic heuristic:tight --players 5 --deals 500``
+    a tournament (``train.tournament``); prints ratings and the payoff matrix, writes
+    ``tournament.json``, ``tournament.md`` and one ``tournament_{N}p.png`` per table size.
+``bourre play --seats human,heuristic,heuristic,random,heuristic [--seed 7] [--deals 3]``
+    play at the terminal: a ``human`` seat sees its own hand and the table, and chooses among
+    the numbered legal moves.
+
+Rule options of ``bourre_env.rules.Rules`` go with ``--rule KEY=VALUE`` (repeatable), e.g.
+``--rule tie=divide --rule pot_limit=20``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["build_parser", "main"]
+
+HUMAN = "human"
+
+
+# ---------------------------------------------------------------------------- arguments
+def _rule_option(text: str) -> tuple[str, Any]:
+    """``KEY=VALUE`` with VALUE read as JSON when it parses (numbers, true/false/null), else as a string."""
+    key, sep, raw = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    words = {"true": True, "false": False, "none": None, "null": None}
+    if raw.strip().lower() in words:
+        return key.strip(), words[raw.strip().lower()]
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        value = raw
+    return key.strip(), value
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text}")
+    return value
+
+
+def _seed(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="bourre", description="Bourré (Booray): evaluate agents and play.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    ev = commands.add_parser("eval", help="duplicate evaluation of a candidate, or a tournament of several agents",
+                             description="Duplicate evaluation (--candidate) or a tournament (--tournament).")
+    what = ev.add_mutually_exclusive_group(required=True)
+    what.add_argument("--candidate", metavar="SPEC", help="agent to evaluate, e.g. heuristic or heuristic:tight")
+    what.add_argument("--tournament", nargs="+", metavar="SPEC", help="agents of a tournament (at least 2)")
+    ev.add_argument("--field", nargs="+", default=["random"], metavar="SPEC",
+                    help="opponents: one spec for every other seat, or one per seat (default: random)")
+    ev.add_argument("--players", nargs="+", type=_positive, default=[5], metavar="N", help="table sizes (default: 5)")
+    ev.add_argument("--deals", type=_positive, default=500, help="deals per table size (default: 500)")
+    ev.add_argument("--seed", type=_seed, default=0, help="seed of the deals and the agents (default: 0)")
+    ev.add_argument("--workers", type=_positive, default=1, help="processes (default: 1); does not change results")
+    ev.add_argument("--out", type=Path, default=None,
+                    help="output folder (default: runs/eval, or runs/tournament with --tournament)")
+    ev.add_argument("--rule", type=_rule_option, action="append", default=[], metavar="KEY=VALUE",
+                    help="a rule option, e.g. tie=divide (repeatable)")
+    ev.add_argument("--no-progress", action="store_true", help="no progress bar")
+    ev.set_defaults(func=_cmd_eval)
+
+    play = commands.add_parser("play", help="play at the terminal against agents",
+                               description="Play Bourré at the terminal. Seats are clockwise from player_0.")
+    play.add_argument("--seats", required=True, metavar="SPECS",
+                      help=f"comma-separated seat list, '{HUMAN}' for a person, e.g. {HUMAN},heuristic,random")
+    play.add_argument("--seed", type=_seed, default=None, help="seed of the deals and the agents (default: fresh)")
+    play.add_argument("--deals", type=_positive, default=1,
+                      help="deals to play; the pot and the ante exemptions carry from deal to deal (default: 1)")
+    play.add_argument("--rule", type=_rule_option, action="append", default=[], metavar="KEY=VALUE",
+                      help="a rule option, e.g. tie=divide (repeatable)")
+    play.set_defaults(func=_cmd_play)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except ValueError as err:  # bad specs and rule options: a message, not a traceback
+        print(f"bourre {args.command}: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130
+
+
+# ---------------------------------------------------------------------------- eval
+def _ci(ci: tuple[float, float] | None) -> str:
+    return f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else ""
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{x:.1%}"
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    console = Console()
+    if not console.is_terminal:
+        console = Console(width=120)  # a pipe or file has no width to respect; 80 would wrap the tables
+    options = dict(args.rule)
+    started = time.perf_counter()
+    if args.tournament:
+        from train.tournament import tournament
+
+        report = tournament(args.tournament, players=args.players, deals=args.deals, seed=args.seed,
+                            workers=args.workers, progress=not args.no_progress, rule_options=options)
+        elapsed = time.perf_counter() - started
+        _print_tournament(console, report)
+        paths = report.save(args.out or Path("runs/tournament"))
+    else:
+        from train.evaluate import evaluate
+
+        field = args.field[0] if len(args.field) == 1 else args.field
+        ereport = evaluate(args.candidate, field, players=args.players, deals=args.deals, seed=args.seed,
+                           workers=args.workers, progress=not args.no_progress, rule_options=options)
+        elapsed = time.perf_counter() - started
+        _print_eval(console, ereport)
+        out = args.out or Path("runs/eval")
+        out.mkdir(parents=True, exist_ok=True)
+        paths = [out / "eval.json"]
+        paths[0].write_text(json.dumps(ereport.to_dict(), indent=2) + "\n")
+    console.print(f"{elapsed:.1f} s with {args.workers} worker(s); wrote {', '.join(str(p) for p in paths)}")
+    return 0
+
+
+def _print_eval(console: Any, report: Any) -> None:
+    from rich.table import Table
+
+    field = report.field if isinstance(report.field, str) else ",".join(report.field)
+    for t in report.tables:
+        table = Table(title=f"{report.candidate} vs {field}: {t.players} players, {t.deals} deals x {t.players} "
+                            f"seats (duplicate), seed {report.seed}",
+                      caption=f"advantage (candidate - field): {t.advantage:+.3f}{_ci(t.advantage_ci95)} chips/deal")
+        table.add_column("per seat and deal")
+        table.add_column(f"candidate: {report.candidate}", justify="right")
+        table.add_column(f"field: {field}", justify="right")
+        c, f = t.candidate, t.field
+        table.add_row("chips (antes) [95% CI]", f"{c.chips:+.3f}{_ci(c.chips_ci95)}",
+                      f"{f.chips:+.3f}{_ci(f.chips_ci95)}")
+        table.add_row("pot won", _pct(c.pot_win_rate), _pct(f.pot_win_rate))
+        table.add_row("played", _pct(c.play_rate), _pct(f.play_rate))
+        table.add_row("bourré / deal played", _pct(c.bourre_rate_played), _pct(f.bourre_rate_played))
+        table.add_row("bourré / deal dealt", _pct(c.bourre_rate_dealt), _pct(f.bourre_rate_dealt))
+        table.add_row("tied for most tricks", _pct(c.tie_rate), _pct(f.tie_rate))
+        table.add_row("tricks", f"{c.mean_tricks:.3f}", f"{f.mean_tricks:.3f}")
+        console.print(table)
+
+
+def _print_tournament(console: Any, report: Any) -> None:
+    from rich import box
+    from rich.table import Table
+
+    for t in report.tables:
+        # Compact (a simple frame, +-half-widths), to fit narrow terminals.
+        ratings = Table(title=f"Tournament: {t.players} players, {t.deals} deals x {t.players} rotations, "
+                              f"seed {report.seed}", box=box.SIMPLE_HEAD, pad_edge=False,
+                        caption="OpenSkill Plackett-Luce; matches ranked by chips; chips per deal in antes")
+        for name in ("#", "agent", "mu", "sigma", "mu-3sig", "chips", "+-95%", "deals", "pot won", "played"):
+            ratings.add_column(name, justify="left" if name == "agent" else "right", no_wrap=True)
+        for rank, a in enumerate(t.agents, 1):
+            half = f"{(a.chips_ci95[1] - a.chips_ci95[0]) / 2:.3f}" if a.chips_ci95 else "-"
+            ratings.add_row(str(rank), a.name, f"{a.mu:.2f}", f"{a.sigma:.2f}", f"{a.ordinal:.2f}",
+                            "-" if a.chips is None else f"{a.chips:+.3f}", half, str(a.matches),
+                            _pct(a.pot_win_rate), _pct(a.play_rate))
+        console.print(ratings)
+        grids = [("margin: chips per deal of the row agent minus the column agent's", "same deals, same tables",
+                  t.margin)]
+        if len(t.names) > t.players:  # otherwise everyone sits at every table and its rows are constant
+            grids.insert(0, ("chips per deal of the row agent at tables with the column agent",
+                             "diagonal: over all the row agent's tables", t.payoff))
+        for title, caption, matrix in grids:
+            grid = Table(title=title, caption=caption, box=box.SIMPLE_HEAD)
+            grid.add_column("", no_wrap=True)
+            for name in t.names:
+                grid.add_column(name, justify="right")
+            for name, row in zip(t.names, matrix, strict=True):
+                grid.add_row(name, *("-" if v is None else f"{v:+.3f}" for v in row))
+            console.print(grid)
+
+
+# ---------------------------------------------------------------------------- play
+def _public_move(action: int) -> str:
+    """What the table sees of a move: the card played, or pass, or play with the number of discards."""
+    from bourre_env import actions, cards
+
+    if actions.is_card(action):
+        return f"plays {cards.to_str(action)}"
+    if action == actions.PASS:
+        return "passes"
+    count = bin(action - actions.STAY_BASE).count("1")
+    return f"plays, discarding {count}" if count else "plays, standing pat"
+
+
+def _choose(legal: list[int], hand: list[int]) -> int | None:
+    """The human's choice among ``legal`` by number; ``None`` on EOF or quit."""
+    from bourre_env.actions import describe
+
+    items = [f"{i:>2}) {describe(a, hand)}" for i, a in enumerate(legal, 1)]
+    # Columns, so that the 33 draw choices of a five-card hand fit on one screen.
+    width = max(len(item) for item in items) + 3
+    per_row = max(1, 96 // width)
+    menu = "\n".join("  " + "".join(item.ljust(width) for item in items[i:i + per_row]).rstrip()
+                     for i in range(0, len(items), per_row))
+    print(menu)
+    while True:
+        try:
+            text = input(f"your move [1-{len(legal)}, q to quit]: ").strip()
+        except EOFError:
+            print()
+            return None
+        if text.lower() in ("q", "quit", "exit"):
+            return None
+        if text.isdigit() and 1 <= int(text) <= len(legal):
+            return legal[int(text) - 1]
+        print(f"{text!r} is not one of the choices; enter a number from 1 to {len(legal)}:")
+        print(menu)
+
+
+def _cmd_play(args: argparse.Namespace) -> int:
+    import agents
+    import bourre_env
+    from bourre_env import core, render
+    from train.evaluate import agent_seed
+
+    seats = [s.strip() for s in args.seats.split(",")]
+    if not 2 <= len(seats) <= 8 or not all(seats):
+        raise ValueError(f"--seats: 2 to 8 comma-separated specs, got {args.seats!r}")
+    seed = args.seed if args.seed is not None else int(np.random.SeedSequence().generate_state(1)[0])
+    env = bourre_env.env(render_mode="ansi", **{**dict(args.rule), "num_players": len(seats),
+                                                 "deals_per_episode": args.deals})
+    raw = env.unwrapped
+    params = raw.rules.params()
+    bots = {q: agents.make(spec, agent_seed(seed, len(seats), q)) for q, spec in enumerate(seats) if spec != HUMAN}
+    humans = [q for q, spec in enumerate(seats) if spec == HUMAN]
+    viewer = humans[0] if humans else 0  # whose view the end of a deal is shown from
+    names = [f"player_{q} ({'you' if spec == HUMAN and len(humans) == 1 else spec})" for q, spec in enumerate(seats)]
+    print(f"Bourré, {len(seats)} players, {args.deals} deal(s), seed {seed}: " + ", ".join(names))
+    env.reset(seed=seed)
+    for bot in bots.values():
+        bot.reset()
+    totals = np.zeros(len(seats), dtype=np.int64)
+    for agent_name in env.agent_iter():
+        obs, _, terminated, truncated, _ = env.last()
+        if terminated or truncated:
+            env.step(None)
+            continue
+        q = raw.agent_name_mapping[agent_name]
+        if q in bots:
+            action = bots[q].act(obs)
+        else:
+            print("\n" + str(env.render()))
+            chosen = _choose(raw.legal_actions(), raw.hand(agent_name))
+            if chosen is None:
+                print("bye")
+                return 0
+            action = chosen
+        print(f"{names[q]} {_public_move(action)}")
+        before = raw.state_vector.copy()
+        env.step(action)
+        deal_over = raw.state_vector[core.S_DEALS_DONE] != before[core.S_DEALS_DONE]
+        settled = raw.state_vector
+        if deal_over:
+            # The env starts the next deal at once (or ends the episode), so replay this move on a copy of
+            # the state before it to show the deal as it was settled.
+            settled = before.copy()
+            core.step(settled, params, action)
+        for t in range(raw.rules.hand_size):
+            winner = int(settled[core.S_TRICK_WINNER + t])
+            if winner >= 0 and before[core.S_TRICK_WINNER + t] < 0:
+                print(f"trick {t + 1} goes to {names[winner]}")
+        if deal_over:
+            rewards = settled[core.S_REWARD: core.S_REWARD + len(seats)]
+            totals += rewards
+            print("\n" + render.table_text(settled, params, raw.rules, viewer))
+            print(f"deal {int(settled[core.S_DEAL_NO]) + 1} over: "
+                  + ", ".join(f"{names[p]} {int(r):+d}" for p, r in enumerate(rewards)))
+            if args.deals > 1:
+                print("totals: " + ", ".join(f"{names[p]} {int(c):+d}" for p, c in enumerate(totals)))
+            for bot in bots.values():
+                bot.reset()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

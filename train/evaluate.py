@@ -1,0 +1,424 @@
+"""Duplicate evaluation: a candidate agent against a field, every deal played once from every seat.
+
+This docstring is the page that documents the evaluation.
+
+=================== ========================================================================
+Import              ``from train.evaluate import evaluate``
+Call                ``evaluate("heuristic", "random", players=(4, 7), deals=500, seed=0, workers=2)``
+Command line        ``bourre eval --candidate heuristic --field random --players 4 7 --deals 500``
+Result              ``EvalReport`` (a dataclass; ``to_dict()`` is JSON-serialisable)
+=================== ========================================================================
+
+Method
+------
+For each table size ``N`` the seed fixes ``deals`` deals: a shuffled deck, a dealer and an env
+reset seed (which fixes the stock reshuffle), drawn in order from
+``numpy.random.default_rng([seed, N])``; deal ``k`` is the same whatever ``deals`` is, and the
+same decks are used by ``train.tournament``. Each deal is played ``N`` times. In rotation ``r``
+the candidate sits in seat ``r``; every other seat ``s`` holds the field's agent for seat ``s``
+(``field`` is one spec for every seat, or a list of ``N`` specs, one per seat, of which the one
+at the candidate's seat sits out). Deck, dealer and reset seed are identical in the ``N``
+rotations, so the candidate holds every hand of the deal once and seat and card luck cancel.
+
+Every deal starts with an empty pot, everyone antes 1 chip, and the deal is settled on its own
+(``deals_per_episode`` must be 1). Chips are in antes.
+
+Agents are built with ``agents.make(spec, seed)`` and ``reset()`` before every deal. Deals are
+processed in fixed chunks of ``CHUNK_DEALS``; each chunk builds one table of agents per rotation,
+seeding the candidate and the field agent of each seat from ``(seed, N, chunk, role)`` (the same
+seeds in every rotation, so a random field replays its choices as far as the play allows).
+Chunks run in ``workers`` processes and are combined in order, so the report does not depend on
+the number of workers. Workers are *spawned* (fresh interpreters: forking a process that holds
+threads can deadlock), so they know only the agents that ``import agents`` registers, and a
+script that calls ``evaluate(workers=2)`` needs the usual ``if __name__ == "__main__":`` guard.
+
+Statistics (``TableReport``, one per table size)
+-----------------------------------------------
+The candidate's numbers pool its ``N`` seats (one per rotation); the field's pool the other
+``N - 1`` seats of every rotation.
+
+========================== ==================================================================
+field                      meaning
+========================== ==================================================================
+``chips``                  chips per deal: mean over deals of the mean over the deal's seats
+``chips_ci95``             95% t-interval of ``chips`` with the deal as the unit (``None`` if 1 deal)
+``pot_win_rate``           share of seats that took the pot (strictly most tricks, no renege)
+``play_rate``              share of seats that played rather than passed
+``bourre_rate_played``     share of played seats that took no trick (``None`` if none played)
+``bourre_rate_dealt``      share of all seats that were bourré
+``tie_rate``               share of seats tied for most tricks (a split pot)
+``mean_tricks``            tricks per seat and deal
+========================== ==================================================================
+
+``TableReport.advantage`` is the candidate's chips per deal minus the field's, deal by deal,
+with its own t-interval (``advantage_ci95``). It is the number to compare agents by: a single
+deal is not zero-sum (a tied pot carries over and a bourré player pays into the next pot, so
+chips leave the table), but an agent evaluated against copies of itself has an advantage of
+exactly zero. It is computed from integer chip sums, so that identity holds to the bit.
+
+Per-deal outcomes are read from the env's state after the deal (``core.S_DECISION``,
+``core.S_TRICKS``, ``core.S_REWARD``, ``core.S_RENEGED``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import multiprocessing
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import Any, TypeVar
+
+import numpy as np
+from tqdm import tqdm
+
+import agents
+import bourre_env
+from agents.base import Agent
+from bourre_env import core
+from bourre_env.rules import Rules
+
+__all__ = [
+    "CHUNK_DEALS", "Deals", "EvalReport", "SideStats", "TableReport", "evaluate", "make_deals", "play_deal",
+    "run_jobs", "seat_outcomes", "t_interval", "t_quantile",
+]
+
+CHUNK_DEALS = 20
+"""Deals per work unit. Part of the definition of a result (agents are built once per chunk)."""
+
+# Columns of the per-seat outcome rows returned by ``seat_outcomes``.
+CHIPS, PLAYED, TRICKS, WON, TIED, BOURRE = range(6)
+NUM_OUTCOMES = 6
+
+
+# ---------------------------------------------------------------------------- deals and play
+@dataclasses.dataclass(frozen=True)
+class Deals:
+    """Fixed deals for one table size: row ``k`` of each array is deal ``k``."""
+
+    decks: np.ndarray  # (deals, deck size) card ids in dealing order
+    dealers: np.ndarray  # (deals,)
+    env_seeds: np.ndarray  # (deals,) seeds for env.reset: they fix the stock reshuffle
+
+    def __len__(self) -> int:
+        return len(self.dealers)
+
+    def slice(self, start: int, stop: int) -> Deals:
+        return Deals(self.decks[start:stop], self.dealers[start:stop], self.env_seeds[start:stop])
+
+
+def make_deals(seed: int, rules: Rules, count: int) -> Deals:
+    """``count`` deals for ``rules.num_players`` players, drawn in order from ``default_rng([seed, N])``."""
+    rng = np.random.default_rng([seed, rules.num_players])
+    deck_cards = np.asarray(rules.deck_cards(), dtype=np.int64)
+    decks = np.empty((count, len(deck_cards)), dtype=np.int64)
+    dealers = np.empty(count, dtype=np.int64)
+    env_seeds = np.empty(count, dtype=np.int64)
+    # One deal at a time, so that deal k does not depend on how many deals are asked for.
+    for k in range(count):
+        decks[k] = rng.permutation(deck_cards)
+        dealers[k] = rng.integers(rules.num_players)
+        env_seeds[k] = rng.integers(2**62)
+    return Deals(decks, dealers, env_seeds)
+
+
+def seat_outcomes(state: np.ndarray, num_players: int) -> np.ndarray:
+    """``(N, 6)`` int64 rows (chips, played, tricks, won pot, tied for most, bourré) of a settled deal."""
+    seats = np.arange(num_players)
+    played = state[core.S_DECISION + seats] == core.PLAYING
+    tricks = state[core.S_TRICKS + seats]
+    reneged = state[core.S_RENEGED + seats] != 0
+    # The dealer must play when everyone else passed, so at least one seat played.
+    most = tricks[played].max()
+    at_most = played & (tricks == most)
+    alone = int(at_most.sum()) == 1
+    won = at_most & ~reneged & alone  # a reneging top scorer forfeits the pot (it stays)
+    tied = at_most & (not alone)
+    bourre = played & (tricks == 0)
+    return np.stack([state[core.S_REWARD + seats], played, tricks, won, tied, bourre], axis=1).astype(np.int64)
+
+
+def play_deal(env: Any, table: Sequence[Agent], deals: Deals, k: int) -> np.ndarray:
+    """Play deal ``k`` of ``deals`` with ``table[s]`` in seat ``s``; the ``seat_outcomes`` rows."""
+    env.reset(seed=int(deals.env_seeds[k]), options={"deck": deals.decks[k].tolist(), "dealer": int(deals.dealers[k])})
+    for agent in table:
+        agent.reset()
+    seat_of = env.unwrapped.agent_name_mapping
+    for name in env.agent_iter():
+        obs, _, terminated, truncated, _ = env.last()
+        env.step(None if terminated or truncated else int(table[seat_of[name]].act(obs)))
+    return seat_outcomes(env.unwrapped.state_vector, len(table))
+
+
+def agent_seed(*key: int) -> int:
+    """A 32-bit agent seed derived from integers (evaluation seed, table size, chunk, role, ...)."""
+    return int(np.random.SeedSequence(list(key)).generate_state(1)[0])
+
+
+def table_rules(players: int, rule_options: Mapping[str, Any]) -> Rules:
+    """The rules of one table size; evaluations settle every deal on its own."""
+    rules = Rules.from_options(**{**rule_options, "num_players": players})
+    if rules.deals_per_episode != 1:
+        raise ValueError(f"deals_per_episode: evaluation plays single deals, got {rules.deals_per_episode}")
+    return rules
+
+
+# ---------------------------------------------------------------------------- parallel chunks
+_Job = TypeVar("_Job")
+_Result = TypeVar("_Result")
+
+
+def run_jobs(fn: Callable[[_Job], _Result], jobs: Sequence[_Job], sizes: Sequence[int], workers: int,
+             progress: bool, desc: str) -> list[_Result]:
+    """``[fn(job) for job in jobs]``, in ``workers`` processes, with a progress bar counting ``sizes``."""
+    results: list[Any] = [None] * len(jobs)
+    with tqdm(total=sum(sizes), disable=not progress, unit="deal", desc=desc, dynamic_ncols=True) as bar:
+        if workers <= 1 or len(jobs) <= 1:
+            for i, job in enumerate(jobs):
+                results[i] = fn(job)
+                bar.update(sizes[i])
+        else:
+            # spawn, not fork: the parent may hold threads (tqdm's monitor, BLAS), and forking a threaded
+            # process can deadlock; a spawned worker reloads the cached compiled core in about a second.
+            context = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context) as pool:
+                futures = {pool.submit(fn, job): i for i, job in enumerate(jobs)}
+                for future in as_completed(futures):
+                    i = futures[future]
+                    results[i] = future.result()
+                    bar.update(sizes[i])
+    return results
+
+
+def chunk_bounds(count: int) -> list[tuple[int, int]]:
+    return [(start, min(start + CHUNK_DEALS, count)) for start in range(0, count, CHUNK_DEALS)]
+
+
+@dataclasses.dataclass(frozen=True)
+class _EvalJob:
+    candidate: str
+    field: tuple[str, ...]  # one spec per seat
+    rule_options: dict[str, Any]  # num_players included
+    seed: int
+    chunk: int
+    deals: Deals
+
+
+def _run_eval_job(job: _EvalJob) -> np.ndarray:
+    """Outcomes ``(deals, rotation, seat, 6)`` of one chunk; rotation ``r`` has the candidate in seat ``r``."""
+    n = len(job.field)
+    env = bourre_env.env(**job.rule_options)
+    candidate_seed = agent_seed(job.seed, n, job.chunk, 0)
+    field_seeds = [agent_seed(job.seed, n, job.chunk, 1 + s) for s in range(n)]
+    # One table per rotation, so that each rotation's agents see only their own deals.
+    tables = [[agents.make(job.candidate, candidate_seed) if s == r else agents.make(job.field[s], field_seeds[s])
+               for s in range(n)] for r in range(n)]
+    out = np.empty((len(job.deals), n, n, NUM_OUTCOMES), dtype=np.int64)
+    for k in range(len(job.deals)):
+        for r in range(n):
+            out[k, r] = play_deal(env, tables[r], job.deals, k)
+    return out
+
+
+# ---------------------------------------------------------------------------- statistics
+def _betacf(a: float, b: float, x: float) -> float:
+    """Continued fraction of the incomplete beta function (modified Lentz; Numerical Recipes 6.4)."""
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 500):
+        for aa in (m * (b - m) * x / ((a - 1.0 + 2 * m) * (a + 2 * m)),
+                   -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 1.0 + 2 * m))):
+            d = 1.0 + aa * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + aa / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1.0) < 1e-15:
+            break
+    return h
+
+
+def _betainc(a: float, b: float, x: float) -> float:
+    """Regularized incomplete beta function I_x(a, b)."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _betacf(a, b, x) / a
+    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
+
+
+def t_quantile(q: float, df: int) -> float:
+    """Quantile ``q`` (0.5 < q < 1) of Student's t with ``df`` degrees of freedom.
+
+    Written here (bisection on the t tail) so that evaluation needs no scipy."""
+    if not 0.5 < q < 1.0 or df < 1:
+        raise ValueError(f"t_quantile: need 0.5 < q < 1 and df >= 1, got q={q}, df={df}")
+    tail = 1.0 - q
+
+    def upper_tail(t: float) -> float:
+        return 0.5 * _betainc(df / 2.0, 0.5, df / (df + t * t))
+
+    lo, hi = 0.0, 1.0
+    while upper_tail(hi) > tail:
+        lo, hi = hi, hi * 2.0
+    while hi - lo > 1e-12 * hi:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if upper_tail(mid) > tail else (lo, mid)
+    return 0.5 * (lo + hi)
+
+
+def t_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, float] | None:
+    """Two-sided t confidence interval of the mean of ``values``; ``None`` with fewer than two values."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.size < 2:
+        return None
+    mean = float(values.mean())
+    half = t_quantile(0.5 + level / 2.0, values.size - 1) * float(values.std(ddof=1)) / math.sqrt(values.size)
+    return (mean - half, mean + half)
+
+
+def _ratio(numerator: int, denominator: int) -> float | None:
+    return numerator / denominator if denominator else None
+
+
+@dataclasses.dataclass(frozen=True)
+class SideStats:
+    """One side's statistics (the candidate's seats, or the field's); see the module docstring."""
+
+    chips: float
+    chips_ci95: tuple[float, float] | None
+    pot_win_rate: float
+    play_rate: float
+    bourre_rate_played: float | None
+    bourre_rate_dealt: float
+    tie_rate: float
+    mean_tricks: float
+
+    @classmethod
+    def of(cls, rows: np.ndarray, per_deal_chips: np.ndarray) -> SideStats:
+        """From outcome rows ``(deals, seats, 6)`` and the side's chips per deal."""
+        seats = rows.shape[0] * rows.shape[1]
+        played = int(rows[..., PLAYED].sum())
+        return cls(
+            chips=float(per_deal_chips.mean()),
+            chips_ci95=t_interval(per_deal_chips),
+            pot_win_rate=int(rows[..., WON].sum()) / seats,
+            play_rate=played / seats,
+            bourre_rate_played=_ratio(int(rows[..., BOURRE].sum()), played),
+            bourre_rate_dealt=int(rows[..., BOURRE].sum()) / seats,
+            tie_rate=int(rows[..., TIED].sum()) / seats,
+            mean_tricks=int(rows[..., TRICKS].sum()) / seats,
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class TableReport:
+    """Results at one table size."""
+
+    players: int
+    deals: int
+    games: int  # deals * players: every deal once per rotation
+    candidate: SideStats
+    field: SideStats
+    advantage: float  # candidate minus field, chips per deal
+    advantage_ci95: tuple[float, float] | None
+
+    @classmethod
+    def of(cls, outcomes: np.ndarray) -> TableReport:
+        """From outcomes ``(deals, rotation, seat, 6)`` with the candidate in seat ``rotation``."""
+        d, n = outcomes.shape[0], outcomes.shape[1]
+        own = np.eye(n, dtype=bool)
+        candidate = outcomes[:, own]  # (deals, n): seat r of rotation r
+        field = outcomes[:, ~own]  # (deals, n * (n - 1))
+        candidate_sum = candidate[..., CHIPS].sum(axis=1)
+        field_sum = field[..., CHIPS].sum(axis=1)
+        # Integer numerators over one division: a candidate identical to the field gives exactly 0.
+        advantage = ((n - 1) * candidate_sum - field_sum) / (n * (n - 1))
+        return cls(
+            players=n, deals=d, games=d * n,
+            candidate=SideStats.of(candidate, candidate_sum / n),
+            field=SideStats.of(field, field_sum / (n * (n - 1))),
+            advantage=float(advantage.mean()),
+            advantage_ci95=t_interval(advantage),
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class EvalReport:
+    """A duplicate evaluation: the settings and one ``TableReport`` per table size."""
+
+    candidate: str
+    field: str | list[str]
+    seed: int
+    deals: int
+    rule_options: dict[str, Any]
+    chunk_deals: int
+    tables: list[TableReport]
+
+    def table(self, players: int) -> TableReport:
+        for t in self.tables:
+            if t.players == players:
+                return t
+        raise KeyError(f"no table of {players} players; have {[t.players for t in self.tables]}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain types only (tuples become lists in JSON), for ``json.dump``."""
+        return dataclasses.asdict(self)
+
+
+# ---------------------------------------------------------------------------- entry point
+def field_per_seat(field: str | Sequence[str], players: int) -> tuple[str, ...]:
+    """The field's spec for each seat of a table of ``players``."""
+    if isinstance(field, str):
+        return (field,) * players
+    specs = tuple(field)
+    if len(specs) == 1:
+        return specs * players
+    if len(specs) != players:
+        raise ValueError(f"field: one spec for every seat, or exactly {players} specs (one per seat) for "
+                         f"{players} players, got {len(specs)}: {list(specs)}")
+    return specs
+
+
+def check_specs(specs: Sequence[str]) -> None:
+    """Build each agent once here, so that a bad spec fails before any worker starts."""
+    for spec in dict.fromkeys(specs):
+        agents.make(spec, 0)
+
+
+def evaluate(candidate: str, field: str | Sequence[str] = "random", players: int | Sequence[int] = (5,),
+             deals: int = 500, seed: int = 0, workers: int = 1, progress: bool = True,
+             rule_options: Mapping[str, Any] | None = None) -> EvalReport:
+    """Duplicate evaluation of ``candidate`` against ``field`` at each table size (see the module docstring).
+
+    ``rule_options`` are ``Rules`` fields (``{"tie": "divide"}``) applied at every table size."""
+    sizes = [players] if isinstance(players, int) else list(players)
+    if not sizes:
+        raise ValueError("players: at least one table size is needed")
+    if deals < 1:
+        raise ValueError(f"deals: expected at least 1, got {deals}")
+    if seed < 0:
+        raise ValueError(f"seed: expected an integer >= 0, got {seed}")
+    options = dict(rule_options or {})
+    jobs: list[_EvalJob] = []
+    owner: list[int] = []  # index into sizes of each job
+    for i, n in enumerate(sizes):
+        rules = table_rules(n, options)
+        per_seat = field_per_seat(field, n)
+        check_specs([candidate, *per_seat])
+        all_deals = make_deals(seed, rules, deals)
+        for chunk, (start, stop) in enumerate(chunk_bounds(deals)):
+            jobs.append(_EvalJob(candidate, per_seat, {**options, "num_players": n}, seed, chunk,
+                                 all_deals.slice(start, stop)))
+            owner.append(i)
+    results = run_jobs(_run_eval_job, jobs, [len(j.deals) for j in jobs], workers, progress,
+                       f"eval {candidate}")
+    tables = [TableReport.of(np.concatenate([r for r, o in zip(results, owner, strict=True) if o == i]))
+              for i in range(len(sizes))]
+    return EvalReport(candidate=candidate, field=field if isinstance(field, str) else list(field), seed=seed,
+                      deals=deals, rule_options=options, chunk_deals=CHUNK_DEALS, tables=tables)
