@@ -60,7 +60,7 @@ name            start  size meaning
 hand                 0   52 1 for each card id the observer holds
 trump               52    4 trump suit, one-hot (C, D, H, S)
 face_card           56   52 the face-up card that set trump, one-hot by card id
-face_status        108    3 face-up card: in the dealer's hand (laid down if the dealer passed) / discarded (dead) / played
+face_status        108    3 face-up card: dealer's hand (laid down if the dealer passed) / discarded (dead) / played
 dealer             111    8 dealer, one-hot by relative seat
 to_act             119    8 seat to act, one-hot by relative seat (all 0 when the deal is over)
 seat_present       127    8 1 for each relative seat that exists at this table
