@@ -273,7 +273,9 @@ def _cmd_play(args: argparse.Namespace) -> int:
         if q in bots:
             action = bots[q].act(obs)
         else:
-            print("\n" + str(env.render()))
+            # the numbered menu below lists the legal moves: drop the table's own one-line list
+            table = "\n".join(line for line in str(env.render()).splitlines() if not line.startswith("legal: "))
+            print("\n" + table)
             chosen = _choose(raw.legal_actions(), raw.hand(agent_name))
             if chosen is None:
                 print("bye")
