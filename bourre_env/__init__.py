@@ -12,6 +12,7 @@ from bourre_env import (  # noqa: E402 - after the compile cache is configured
 )
 from bourre_env.bourre_v0 import env, raw_env  # noqa: E402
 from bourre_env.rules import Rules  # noqa: E402
+from bourre_env.single_agent import BourreSingleAgentEnv  # noqa: E402
 
-__all__ = ["actions", "bourre_v0", "cards", "rules", "Rules", "env", "raw_env"]
+__all__ = ["actions", "bourre_v0", "cards", "rules", "Rules", "env", "raw_env", "BourreSingleAgentEnv"]
 __version__ = "0.1.0"
