@@ -93,7 +93,7 @@ S_LEADER = 13
 S_NPLAYED = 14
 S_LED = 15  # suit led to the current trick, -1 before the lead
 S_NACTIVE = 16
-S_DEAL_POT = 17  # the pot as it stood for this deal's payments (after antes)
+# slot 17 is free
 S_RAKE_TOTAL = 18
 S_PLAYED = 19  # bitmask of every card played to a trick this deal, current trick included
 S_DEALS_DONE = 20
@@ -203,18 +203,6 @@ def highest_card(x: int) -> int:
 
 
 @njit(cache=True)
-def nth_card(x: int, n: int) -> int:
-    """The ``n``-th lowest card id of a mask (hand position ``n``)."""
-    k = 0
-    for c in range(NUM_CARDS):
-        if (x >> c) & 1:
-            if k == n:
-                return c
-            k += 1
-    return -1
-
-
-@njit(cache=True)
 def positions_to_cards(hand: int, positions: int) -> int:
     """Card mask of the hand positions set in ``positions`` (position i = i-th lowest card id)."""
     out = np.int64(0)
@@ -317,7 +305,6 @@ def _deal(s: np.ndarray, p: np.ndarray, deck: np.ndarray, rng: int) -> None:
     for i in range(MAX_HAND_SIZE):
         s[S_TRICK_LEADER + i] = -1
         s[S_TRICK_WINNER + i] = -1
-    s[S_DEAL_POT] = s[S_POT]
     s[S_PHASE] = DECIDE
     s[S_CUR] = (dealer + 1) % n
 
@@ -489,30 +476,11 @@ def honors_mask(trump: int) -> int:
 
 
 @njit(cache=True)
-def _trick_bests(s: np.ndarray, p: np.ndarray) -> tuple[int, int]:
-    n = _n(p)
-    led = s[S_LED]
-    trump = s[S_TRUMP]
-    row = S_TRICK_CARDS + s[S_TRICK_NO] * MAX_PLAYERS
-    best_led = -1
-    best_trump = -1
-    for q in range(n):
-        c = s[row + q]
-        if c < 0:
-            continue
-        if c // 13 == led and c > best_led:
-            best_led = c
-        if c // 13 == trump and c > best_trump:
-            best_trump = c
-    return best_led, best_trump
-
-
-@njit(cache=True)
 def highest_trump_equivalents(hand: int, trump: int, played: int) -> int:
     """The highest trump of ``hand`` and every trump of ``hand`` equivalent to it (RULES.md, cinch).
 
     A lower trump is equivalent when every trump between the two is in the hand or already played.
-    Ranks missing from a small deck do not exist, so they never separate two trumps.
+    Pass the cards absent from a small deck in ``played``: they do not exist, so they separate nothing.
     """
     trumps = hand & suit_mask(trump)
     if trumps == 0:
@@ -533,12 +501,6 @@ def highest_trump_equivalents(hand: int, trump: int, played: int) -> int:
 
 
 @njit(cache=True)
-def _deck_trump_gaps(hand: int, trump: int, played: int, deck_mask: int) -> int:
-    """``highest_trump_equivalents`` with the absent ranks of a small deck treated as gone."""
-    return highest_trump_equivalents(hand, trump, played | ~deck_mask)
-
-
-@njit(cache=True)
 def play_legal(s: np.ndarray, p: np.ndarray, seat: int, with_cinch: bool) -> int:
     """Card mask the seat to act may play, by the ordinary rules and (``with_cinch``) the cinch rules."""
     hand = s[S_HAND + seat]
@@ -552,14 +514,16 @@ def play_legal(s: np.ndarray, p: np.ndarray, seat: int, with_cinch: bool) -> int
             if honors:
                 legal = honors
     else:
-        best_led, best_trump = _trick_bests(s, p)
+        row = S_TRICK_CARDS + s[S_TRICK_NO] * MAX_PLAYERS
+        best_led, best_trump = _bests(s[row: row + MAX_PLAYERS], _n(p), s[S_LED], trump)
         legal = ordinary_legal(hand, s[S_LED], best_led, best_trump, trump, p[P_MUST_TRUMP] == 1)
     if not with_cinch or (legal & tmask) == 0:
         return legal
     last = s[S_NPLAYED] == s[S_NACTIVE] - 1
     if last and not leading:
         return legal
-    equiv = _deck_trump_gaps(hand, trump, s[S_PLAYED], p[P_DECK_MASK])
+    # ranks missing from a small deck do not exist, so they count as gone
+    equiv = highest_trump_equivalents(hand, trump, s[S_PLAYED] | ~p[P_DECK_MASK])
     if (legal & ~equiv) == 0:
         return legal  # the cinch could not narrow the choice: no need to search for it
     if has_cinch(s, p, seat):
