@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from agents.base import Agent, Observation, legal_actions
 from agents.heuristic import HeuristicAgent, HeuristicParams, make_heuristic
+from agents.ppo import PPOAgent, make_ppo
 from agents.random_agent import RandomAgent
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "RandomAgent",
     "HeuristicAgent",
     "HeuristicParams",
+    "PPOAgent",
 ]
 
 _FACTORIES: dict[str, Callable[[str | None, int | None], Agent]] = {}
@@ -38,7 +40,7 @@ def registered() -> list[str]:
 
 
 def make(spec: str, seed: int | None = 0) -> Agent:
-    """An agent from a spec string: ``"random"``, ``"heuristic"``, ``"heuristic:tight"``, ..."""
+    """An agent from a spec string: ``"random"``, ``"heuristic"``, ``"heuristic:tight"``, ``"ppo"``, ``"ppo:PATH"``."""
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"agent spec must be a non-empty string, got {spec!r}; known: {registered()}")
     name, _, variant = spec.strip().partition(":")
@@ -55,3 +57,4 @@ def _random(variant: str | None, seed: int | None) -> Agent:
 
 register("random", _random)
 register("heuristic", make_heuristic)
+register("ppo", make_ppo)

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import numpy as np
+
 from bourre_env import cards
 from bourre_env.core import NUM_ACTIONS, NUM_CARDS, NUM_DISCARD_SETS, PASS, STAY_BASE
 
@@ -67,8 +69,9 @@ def discard_cards(action: int, hand: Iterable[int | str] | str) -> list[int]:
 
 def describe(action: int, hand: Iterable[int | str] | str | None = None) -> str:
     """Readable text of an action; with ``hand``, a stay names the cards it discards."""
-    if not isinstance(action, int) or not 0 <= action < NUM_ACTIONS:
+    if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or not 0 <= action < NUM_ACTIONS:
         raise ValueError(f"action must be an integer in 0..{NUM_ACTIONS - 1}, got {action!r}")
+    action = int(action)  # numpy ids (from np.flatnonzero(mask)) are welcome
     if is_card(action):
         return f"play {cards.to_str(action)}"
     if action == PASS:

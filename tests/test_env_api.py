@@ -94,10 +94,13 @@ def test_actions_helpers() -> None:
     assert actions.describe(53 + 0b01001, hand) == "play, discard 2: 2C 5S"
     assert actions.describe(52) == "pass"
     assert actions.describe(51) == "play AS"
+    assert actions.describe(np.int64(52)) == "pass"  # ids straight from np.flatnonzero(mask)
     with pytest.raises(ValueError, match="not in the hand"):
         actions.stay("3C", hand)
     with pytest.raises(ValueError):
         actions.describe(117)
+    with pytest.raises(ValueError):
+        actions.describe(True)
 
 
 @pytest.mark.parametrize("bad, match", [

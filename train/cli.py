@@ -5,6 +5,11 @@
 ``bourre eval --tournament random heuristic heuristic:tight --players 5 --deals 500``
     a tournament (``train.tournament``); prints ratings and the payoff matrix, writes
     ``tournament.json``, ``tournament.md`` and one ``tournament_{N}p.png`` per table size.
+``bourre train [--seed 0] [--total-timesteps N] [--run-dir DIR] [--resume] ...``
+    self-play training with MaskablePPO (``train.ppo_selfplay``; ``bourre train --help`` lists every
+    argument); ends by printing the new agent's evaluation against the random and heuristic fields.
+``bourre bench [throughput|agents|train] [ARGS...]``
+    the speed benchmarks of ``benchmarks/`` (from a source checkout), with their own arguments.
 ``bourre play --seats human,heuristic,heuristic,random,heuristic [--seed 7] [--deals 3]``
     play at the terminal: a ``human`` seat sees its own hand and the table, and chooses among
     the numbered legal moves.
@@ -92,10 +97,50 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--rule", type=_rule_option, action="append", default=[], metavar="KEY=VALUE",
                       help="a rule option, e.g. tie=divide (repeatable)")
     play.set_defaults(func=_cmd_play)
+
+    # Listed for --help; main() hands their arguments to the training script and the benchmarks unparsed.
+    commands.add_parser("train", help="self-play training with MaskablePPO (bourre train --help for its arguments)",
+                        add_help=False)
+    commands.add_parser("bench", help=f"speed benchmarks: bourre bench {{{','.join(BENCHMARKS)}}} [ARGS]",
+                        add_help=False)
     return parser
 
 
+def _cmd_bench(argv: list[str]) -> int:
+    import runpy
+
+    if not argv or argv[0] not in BENCHMARKS:
+        print(f"usage: bourre bench {{{','.join(BENCHMARKS)}}} [ARGS...]; each benchmark takes --help",
+              file=sys.stderr)
+        return 2
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / BENCHMARKS[argv[0]]
+    if not script.is_file():
+        print(f"bourre bench: {script} not found; the benchmarks ship with a source checkout "
+              f"(git clone, then pip install -e .)", file=sys.stderr)
+        return 2
+    saved = sys.argv
+    sys.argv = [str(script), *argv[1:]]
+    try:
+        runpy.run_path(str(script), run_name="__main__")
+    except SystemExit as e:
+        return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    finally:
+        sys.argv = saved
+    return 0
+
+
+BENCHMARKS = {"throughput": "throughput.py", "agents": "agents_speed.py", "train": "train_speed.py"}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # train and bench hand their arguments on untouched: the training script and each benchmark parse their own
+    if argv[:1] == ["train"]:
+        from train.ppo_selfplay import main as train_main
+
+        return train_main(argv[1:])
+    if argv[:1] == ["bench"]:
+        return _cmd_bench(argv[1:])
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))

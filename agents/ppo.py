@@ -1,0 +1,167 @@
+"""``ppo``: a policy trained by ``train/ppo_selfplay.py``, played from its exported weights with numpy.
+
+``agents.make("ppo")`` loads the shipped model (``agents/models/ppo.npz``, trained at 5 players;
+the observation layout is the same at every table size, so it plays 2 to 8 players);
+``agents.make("ppo:path/to/policy.npz")`` loads any exported policy. The agent plays the most
+probable legal action; ``PPOAgent(policy, seed=s, sample=True)`` samples from the masked
+softmax instead.
+
+The file format is a plain ``.npz`` read with ``allow_pickle=False``: nothing in it can run code.
+It holds the actor's dense layers (``layers.K.weight`` with shape ``(out, in)``, ``layers.K.bias``)
+and ``action.weight`` / ``action.bias``, plus ``meta``: a JSON string with ``format``
+(``"bourre-ppo-policy"``), ``version``, ``obs_size``, ``num_actions``, ``activation`` (``relu`` or
+``tanh``) and free-form provenance (the training command and seed). A missing, corrupt or
+wrong-shaped file raises ``ValueError`` saying what is wrong. Inference needs neither torch nor the
+training extras.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.base import Observation, legal_actions
+from bourre_env.core import NUM_ACTIONS
+from bourre_env.observation import OBS_SIZE
+
+__all__ = ["PolicyWeights", "PPOAgent", "load_policy", "save_policy", "make_ppo", "SHIPPED_MODEL", "FORMAT"]
+
+FORMAT = "bourre-ppo-policy"
+VERSION = 1
+SHIPPED_MODEL = Path(__file__).resolve().parent / "models" / "ppo.npz"
+_ACTIVATIONS = ("relu", "tanh")
+
+
+@dataclasses.dataclass(frozen=True)
+class PolicyWeights:
+    """An actor network: hidden dense layers, then the action layer (weights are ``(out, in)``)."""
+
+    hidden: tuple[tuple[np.ndarray, np.ndarray], ...]
+    action: tuple[np.ndarray, np.ndarray]
+    activation: str
+    meta: dict[str, Any]
+
+    def logits(self, observations: np.ndarray) -> np.ndarray:
+        """Action logits for a ``(obs_size,)`` vector or an ``(n, obs_size)`` batch."""
+        x = np.asarray(observations, dtype=np.float32)
+        for weight, bias in self.hidden:
+            x = x @ weight.T + bias
+            x = np.maximum(x, 0.0, out=x) if self.activation == "relu" else np.tanh(x, out=x)
+        weight, bias = self.action
+        return x @ weight.T + bias
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        for k, (weight, bias) in enumerate(self.hidden):
+            out[f"layers.{k}.weight"], out[f"layers.{k}.bias"] = weight, bias
+        out["action.weight"], out["action.bias"] = self.action
+        return out
+
+
+def save_policy(path: str | Path, weights: PolicyWeights) -> Path:
+    """Write ``weights`` in the ``.npz`` format of this module; the path gets a ``.npz`` suffix if it lacks one."""
+    path = Path(path)
+    if path.suffix != ".npz":
+        path = path.with_name(path.name + ".npz")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    meta = {**weights.meta, "format": FORMAT, "version": VERSION, "obs_size": OBS_SIZE,
+            "num_actions": NUM_ACTIONS, "activation": weights.activation}
+    arrays = {name: np.ascontiguousarray(a, dtype=np.float32) for name, a in weights.arrays().items()}
+    tmp = path.with_name(path.name + ".tmp.npz")
+    arrays["meta"] = np.array(json.dumps(meta, sort_keys=True))
+    np.savez_compressed(tmp, **arrays)  # type: ignore[arg-type]  # numpy's stub mistypes **kwds
+    tmp.replace(path)  # a reader never sees a half-written file
+    return path
+
+
+def load_policy(path: str | Path) -> PolicyWeights:
+    """Read an exported policy; ``ValueError`` naming the file and the problem if it is not a valid one."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"{path}: no such policy file (export one with train/ppo_selfplay.py, or use "
+                         f"agents.make('ppo') for the shipped model)")
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {name: np.asarray(data[name]) for name in data.files}
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
+        raise ValueError(f"{path}: not a readable .npz policy file ({type(e).__name__}: {e})") from None
+    try:
+        meta = json.loads(str(arrays.pop("meta")))
+    except (KeyError, json.JSONDecodeError):
+        raise ValueError(f"{path}: no valid 'meta' entry; is this a {FORMAT} file?") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise ValueError(f"{path}: meta format is {meta.get('format') if isinstance(meta, dict) else meta!r}, "
+                         f"expected {FORMAT!r}")
+    if meta.get("version") != VERSION:
+        raise ValueError(f"{path}: format version {meta.get('version')!r}; this bourre-rl reads version {VERSION}")
+    activation = meta.get("activation")
+    if activation not in _ACTIVATIONS:
+        raise ValueError(f"{path}: activation {activation!r}, expected one of {_ACTIVATIONS}")
+    if meta.get("obs_size") != OBS_SIZE or meta.get("num_actions") != NUM_ACTIONS:
+        raise ValueError(f"{path}: made for observations of {meta.get('obs_size')} and {meta.get('num_actions')} "
+                         f"actions; this env has {OBS_SIZE} and {NUM_ACTIONS}")
+
+    def pair(prefix: str) -> tuple[np.ndarray, np.ndarray]:
+        try:
+            weight, bias = arrays.pop(f"{prefix}.weight"), arrays.pop(f"{prefix}.bias")
+        except KeyError:
+            raise ValueError(f"{path}: missing {prefix}.weight or {prefix}.bias") from None
+        if weight.ndim != 2 or bias.shape != (weight.shape[0],):
+            raise ValueError(f"{path}: {prefix} has weight {weight.shape} and bias {bias.shape}; "
+                             f"expected (out, in) and (out,)")
+        if not (np.all(np.isfinite(weight)) and np.all(np.isfinite(bias))):
+            raise ValueError(f"{path}: {prefix} holds non-finite numbers")
+        return weight.astype(np.float32), bias.astype(np.float32)
+
+    hidden: list[tuple[np.ndarray, np.ndarray]] = []
+    while f"layers.{len(hidden)}.weight" in arrays:
+        hidden.append(pair(f"layers.{len(hidden)}"))
+    action = pair("action")
+    if arrays:
+        raise ValueError(f"{path}: unexpected entries {sorted(arrays)}")
+    width = OBS_SIZE
+    for k, (weight, _) in enumerate([*hidden, action]):
+        if weight.shape[1] != width:
+            raise ValueError(f"{path}: layer {k} takes {weight.shape[1]} inputs, the layer before gives {width}")
+        width = weight.shape[0]
+    if width != NUM_ACTIONS:
+        raise ValueError(f"{path}: the action layer gives {width} outputs, expected {NUM_ACTIONS}")
+    return PolicyWeights(tuple(hidden), action, activation, meta)
+
+
+class PPOAgent:
+    """Plays an exported policy: the most probable legal action, or a sample from the masked softmax."""
+
+    def __init__(self, policy: PolicyWeights | str | Path, seed: int | None = 0, sample: bool = False,
+                 name: str = "ppo") -> None:
+        self.policy = policy if isinstance(policy, PolicyWeights) else load_policy(policy)
+        self.sample = sample
+        self.rng = np.random.default_rng(seed)
+        self.name = name
+
+    def reset(self) -> None:
+        """The policy has no memory between deals."""
+
+    def act(self, observation: Observation) -> int:
+        legal = legal_actions(observation)
+        logits = self.policy.logits(observation["observation"])[legal]
+        if not self.sample:
+            return int(legal[int(np.argmax(logits))])
+        p = np.exp(logits - logits.max())
+        return int(self.rng.choice(legal, p=p / p.sum()))
+
+    __call__ = act
+
+
+def make_ppo(variant: str | None, seed: int | None) -> PPOAgent:
+    """``agents.make("ppo")``: the shipped model; ``agents.make("ppo:PATH")``: the policy at ``PATH``."""
+    if not variant and not SHIPPED_MODEL.is_file():
+        raise ValueError(f"the shipped model {SHIPPED_MODEL} is missing from this installation; reinstall bourre-rl, "
+                         f"or give a policy file: agents.make('ppo:PATH')")
+    path = Path(variant) if variant else SHIPPED_MODEL
+    return PPOAgent(path, seed=seed, name=f"ppo:{variant}" if variant else "ppo")

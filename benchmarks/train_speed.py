@@ -1,0 +1,444 @@
+"""Training speed of PPO self-play: learner steps/s of ``train/ppo_selfplay.py``'s loop, and where the time goes.
+
+What is measured
+----------------
+A *learner step* is one decision of the learner seat: one ``step`` of one training env, one row of
+the rollout buffer (opponent moves are played inside the env's ``step`` and are not counted).
+
+* **The loop.** The envs and the model are built exactly as the training script builds them
+  (``train.ppo_selfplay``: ``Args``, ``make_vec_env``, ``build_model``: MaskablePPO over
+  ``num_envs`` SubprocVecEnv workers behind ``MasksFromInfos``, its TensorBoard logger, and its
+  ``SelfPlayCallback`` with the periodic snapshots, evaluations and checkpoints switched off).
+  A warm-up ``model.learn`` runs first (process and env start-up, the first reset, torch's first
+  calls), then ``model.learn(..., reset_num_timesteps=False)`` is timed: learner steps per second
+  of wall time. (SB3's own ``time/fps`` counts from the start of a run's first ``learn`` call, env
+  start-up and first reset included, so it reads lower than this figure early in a run.) ``learn``
+  runs whole rollouts, so the steps timed are ``--steps`` rounded up to a multiple of
+  ``num_envs * n_steps``. So that a slow or busy machine still finishes in time, ``learn`` is
+  called one rollout at a time (each call is one iteration of the same loop: collect a rollout,
+  log, update) and stops after the rollout that passes ``--max-seconds``; ``--max-seconds 0``
+  times one ``learn(--steps)`` call instead.
+* **The split of that wall time**, from timers placed around the calls of the same run: the vec
+  env's ``step_async`` + ``step_wait`` (waiting for the workers: env stepping, the opponents'
+  moves, the pipes, plus the mask bookkeeping of ``MasksFromInfos``); the policy's forward pass in
+  the rollouts (sampling the actions, the values); the rest of the rollout (masks, tensors, the
+  rollout buffer, the callback, GAE); the PPO update (``model.train()``); and what is left of
+  ``learn`` (the logger). A timing ``VecEnvWrapper`` goes around the env the training script
+  builds, and ``collect_rollouts``, ``train`` and the policy's ``forward`` are wrapped on the
+  instance: nothing of the training code is changed.
+* **The raw env, as the ceiling**: ``train.opponent_pool.PoolEnv`` (a ``BourreSingleAgentEnv``
+  with the training script's opponent pool) stepped in this process with uniformly random legal
+  learner actions for ``--seconds``, resets included: learner steps per second on one core, with
+  no policy, no subprocess and no PPO. Printed with the ratio loop / raw env, and loop / (raw env
+  times the cores the workers can use, ``min(CPUs, num_envs)``).
+
+The network is fresh (no imitation warm start): its masked softmax is nearly uniform, like the
+random learner of the raw env. Both play (rather than pass) more often than a trained policy, so
+they make more decisions per deal: at 5 players about 5.8 learner decisions per deal for random
+play, 3.3 for the heuristic, about 1 for a policy that nearly always passes. The env's cost is
+mostly per deal (the opponents play out every deal inside ``step``), so learner steps per second
+fall with the decisions per deal: a trained policy that passes more trains at fewer steps per
+second than these figures. Both tables print the learner steps per deal they saw.
+``--snapshot`` adds the fresh policy to the opponent pool as a learner snapshot, the state of a run
+after its first ``snapshot_every`` steps (then ``pool_snapshot`` of the opponent seats are numpy
+MLPs instead of the heuristic); without it the pool is that of a run's start.
+
+The torch threads of the main process follow the training script (``--torch-threads``, default 1;
+0: the number of CPUs, at most 4). Close other CPU-heavy work while measuring: the load average at
+the start is printed so that a busy machine can be recognised. On a busy machine more than one
+torch thread can make the small forward passes and the update many times slower (the threads wait
+for each other); the time per forward call and per update is printed to compare.
+
+Usage
+-----
+::
+
+    python benchmarks/train_speed.py                # 5 players, 8 envs, 40,960 timed steps or 40 s, ~2 min
+    python benchmarks/train_speed.py --num-envs 4 --n-steps 512 --steps 100000 --snapshot --json speed.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import functools
+import json
+import os
+import platform
+import shlex
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+# Lets ``python benchmarks/train_speed.py`` find the checkout's packages when they are not installed.
+_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if _REPO_ROOT not in sys.path:
+    sys.path.append(_REPO_ROOT)
+
+from train.ppo_selfplay import Args  # noqa: E402 - after the path
+
+_STARTED = time.perf_counter()
+NEVER = 10**15
+"""Step interval of the periodic snapshots and checkpoints of the callback: never within a benchmark."""
+RAW_WARMUP_SECONDS = 0.3
+"""Untimed random play before the raw env is timed (first calls, caches)."""
+
+
+def progress(message: str) -> None:
+    """A progress line on stderr, with the seconds since the script started."""
+    print(f"[{time.perf_counter() - _STARTED:6.1f} s] {message}", file=sys.stderr, flush=True)
+
+
+class Stopwatch:
+    """Seconds spent inside the calls of the functions it wraps, and how many calls."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.calls = 0
+
+    def wrap(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.seconds += time.perf_counter() - start
+                self.calls += 1
+
+        return timed
+
+    def clear(self) -> None:
+        self.seconds, self.calls = 0.0, 0
+
+
+class EnvStopwatch(Stopwatch):
+    """A ``Stopwatch`` that also counts the episodes that ended (one deal each in training)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.episodes = 0
+
+    def clear(self) -> None:
+        super().clear()
+        self.episodes = 0
+
+
+def timed_vec_env(venv: Any, watch: EnvStopwatch) -> Any:
+    """``venv`` behind a ``VecEnvWrapper`` that adds the time of ``step_async`` and ``step_wait`` to ``watch``
+    and counts the episodes that end."""
+    from stable_baselines3.common.vec_env import VecEnvWrapper
+
+    class TimedVecEnv(VecEnvWrapper):
+        def reset(self) -> Any:
+            return self.venv.reset()
+
+        def step_async(self, actions: np.ndarray) -> None:
+            start = time.perf_counter()
+            self.venv.step_async(actions)
+            watch.seconds += time.perf_counter() - start
+
+        def step_wait(self) -> Any:
+            start = time.perf_counter()
+            result = self.venv.step_wait()
+            watch.seconds += time.perf_counter() - start
+            watch.calls += 1
+            watch.episodes += int(np.count_nonzero(result[2]))
+            return result
+
+    return TimedVecEnv(venv)
+
+
+# ---------------------------------------------------------------------------- the raw env
+def measure_raw_env(args: Args, players: int, seconds: float, snapshots: list[str]) -> tuple[int, int, float]:
+    """``(learner steps, episodes, seconds)`` of one ``PoolEnv`` stepped with random legal learner actions."""
+    from train.opponent_pool import PoolEnv
+
+    env = PoolEnv(args.pool_weights(), seed=args.seed * 1000, num_players=players)
+    if snapshots:
+        env.set_snapshots(snapshots)
+    rng = np.random.default_rng(args.seed)
+
+    def play(budget: float) -> tuple[int, int, float]:
+        steps = episodes = 0
+        start = time.perf_counter()
+        deadline = start + budget
+        while True:
+            legal = np.flatnonzero(env.action_masks())
+            _, _, terminated, _, _ = env.step(int(legal[rng.integers(legal.size)]))
+            steps += 1
+            if terminated:
+                episodes += 1
+                env.reset()
+            now = time.perf_counter()
+            if now >= deadline:
+                return steps, episodes, now - start
+
+    env.reset(seed=args.seed)
+    play(RAW_WARMUP_SECONDS)
+    measured = play(seconds)
+    env.close()
+    return measured
+
+
+# ---------------------------------------------------------------------------- the loop
+def measure(opts: argparse.Namespace) -> dict[str, Any]:
+    """Build the training envs and model, time the raw env and the loop; the figures as a dict."""
+    import torch
+
+    from train.ppo_selfplay import RunState, SelfPlayCallback, build_model, export_policy, make_vec_env
+
+    args = Args(seed=opts.seed, players=tuple(opts.players), num_envs=opts.num_envs, n_steps=opts.n_steps,
+                torch_threads=opts.torch_threads, progress=False, imitation_decisions=0, eval_every=0,
+                snapshot_every=NEVER, checkpoint_every=NEVER)
+    args.validate()
+    threads = args.torch_threads or min(4, os.cpu_count() or 1)  # the training script's rule
+    torch.set_num_threads(threads)
+    rollout_size = args.num_envs * args.n_steps
+    warmup = opts.warmup_steps if opts.warmup_steps is not None else rollout_size
+
+    env_watch = EnvStopwatch()
+    forward_watch, rollout_watch, train_watch = Stopwatch(), Stopwatch(), Stopwatch()
+    used = {k: v for k, v in dataclasses.asdict(args).items() if k != "run_dir"}
+    figures: dict[str, Any] = {"torch_threads": threads, "rollout_size": rollout_size, "training_args": used}
+    with tempfile.TemporaryDirectory(prefix="train_speed_") as tmp:
+        run_dir = Path(tmp)
+        progress(f"starting {args.num_envs} env workers and the model (torch threads {threads})")
+        start = time.perf_counter()
+        env = timed_vec_env(make_vec_env(args), env_watch)
+        try:
+            model = build_model(args, env, run_dir)
+            figures["startup_seconds"] = time.perf_counter() - start
+            snapshots: list[str] = []
+            if opts.snapshot:
+                snapshots = [str(export_policy(model, run_dir / "snapshot.npz", {"seed": args.seed}))]
+                env.env_method("set_snapshots", snapshots)
+
+            # The raw env first, while the idle workers wait on their pipes.
+            progress(f"raw env: {opts.seconds:g} s per table size")
+            raw = {n: measure_raw_env(args, n, opts.seconds, snapshots) for n in sorted(set(args.players))}
+            figures["raw"] = {str(n): {"steps": s, "episodes": e, "seconds": t, "steps_per_second": s / t,
+                                       "steps_per_episode": s / max(e, 1)} for n, (s, e, t) in raw.items()}
+            # In lockstep, one vec step costs each worker one env step: the ceiling per step is the mean time.
+            per_step = np.mean([raw[n][2] / raw[n][0] for n in (args.players[k % len(args.players)]
+                                                                 for k in range(args.num_envs))])
+            figures["raw_steps_per_second"] = float(1.0 / per_step)
+
+            model.collect_rollouts = rollout_watch.wrap(model.collect_rollouts)
+            model.train = train_watch.wrap(model.train)
+            model.policy.forward = forward_watch.wrap(model.policy.forward)
+            callback = SelfPlayCallback(args, run_dir, RunState())
+
+            progress(f"warm-up learn: {warmup:,} steps")
+            start = time.perf_counter()
+            model.learn(warmup, callback=callback)
+            figures["warmup_steps"] = int(model.num_timesteps)
+            figures["warmup_seconds"] = time.perf_counter() - start
+
+            for watch in (env_watch, forward_watch, rollout_watch, train_watch):
+                watch.clear()
+            updates_before, steps_before = model._n_updates, model.num_timesteps
+            limit = f", at most {opts.max_seconds:g} s" if opts.max_seconds else ""
+            progress(f"timed learn: {opts.steps:,} steps{limit}")
+            start = time.perf_counter()
+            if opts.max_seconds:
+                deadline = start + opts.max_seconds
+                while model.num_timesteps - steps_before < opts.steps and time.perf_counter() < deadline:
+                    model.learn(rollout_size, callback=callback, reset_num_timesteps=False)
+                    done = model.num_timesteps - steps_before
+                    progress(f"  {done:,} steps, {done / (time.perf_counter() - start):,.0f} steps/s")
+            else:
+                model.learn(opts.steps, callback=callback, reset_num_timesteps=False)
+            total = time.perf_counter() - start
+        finally:
+            env.close()
+
+    steps = int(model.num_timesteps - steps_before)
+    rollout_other = rollout_watch.seconds - env_watch.seconds - forward_watch.seconds
+    parts = {
+        "env_step": env_watch.seconds,
+        "policy_forward": forward_watch.seconds,
+        "rollout_other": rollout_other,
+        "ppo_update": train_watch.seconds,
+        "learn_other": total - rollout_watch.seconds - train_watch.seconds,
+    }
+    figures.update({
+        "steps": steps,
+        "seconds": total,
+        "steps_per_second": steps / total,
+        "rollouts": rollout_watch.calls,
+        "stopped_by_max_seconds": bool(opts.max_seconds) and steps < opts.steps,
+        "forward_calls": forward_watch.calls,
+        "episodes": env_watch.episodes,
+        "steps_per_episode": steps / max(env_watch.episodes, 1),
+        "ppo_epochs_run": int(model._n_updates - updates_before),
+        "ppo_epochs_scheduled": train_watch.calls * args.n_epochs,
+        "parts_seconds": parts,
+        "env_share": parts["env_step"] / total,
+        "policy_share": (parts["policy_forward"] + parts["ppo_update"]) / total,
+    })
+    figures["loop_over_raw"] = figures["steps_per_second"] / figures["raw_steps_per_second"]
+    workers = min(os.cpu_count() or 1, args.num_envs)
+    figures["cores_for_workers"] = workers
+    figures["loop_over_raw_times_cores"] = figures["loop_over_raw"] / workers
+    return figures
+
+
+# ---------------------------------------------------------------------------- reporting
+PART_LABELS = {
+    "env_step": "env step (step_async + step_wait)",
+    "policy_forward": "policy forward in rollouts",
+    "rollout_other": "rest of the rollouts (buffer, masks, GAE)",
+    "ppo_update": "PPO update (train)",
+    "learn_other": "rest of learn (logger)",
+}
+
+
+Rows = list[tuple[str, ...]]
+
+
+def report_rows(f: dict[str, Any]) -> tuple[Rows, Rows, Rows]:
+    """The rows of the three tables: the loop, the split of its wall time, the raw env and the ratios."""
+    parts = f["parts_seconds"]
+    loop: Rows = [
+        ("learner steps timed", f"{f['steps']:,} ({f['rollouts']} rollouts of {f['rollout_size']:,})"
+                                + (", stopped by --max-seconds" if f["stopped_by_max_seconds"] else "")),
+        ("wall seconds", f"{f['seconds']:.1f}"),
+        ("learner steps per deal", f"{f['steps_per_episode']:.2f}"),
+        ("learner steps/s", f"{f['steps_per_second']:,.0f}"),
+        ("env share of wall time", f"{f['env_share']:.0%}"),
+        ("policy share (forward + update)", f"{f['policy_share']:.0%}"),
+        ("policy forward per call (rollouts)", f"{1e3 * parts['policy_forward'] / max(f['forward_calls'], 1):.2f} ms"),
+        ("PPO update per rollout", f"{parts['ppo_update'] / max(f['rollouts'], 1):.2f} s"),
+        ("PPO epochs run / scheduled (target_kl)", f"{f['ppo_epochs_run']} / {f['ppo_epochs_scheduled']}"),
+        ("start-up; warm-up learn", f"{f['startup_seconds']:.1f} s; {f['warmup_steps']:,} steps in "
+                                    f"{f['warmup_seconds']:.1f} s (not timed)"),
+    ]
+    split: Rows = [(PART_LABELS[k], f"{v:.2f}", f"{v / f['seconds']:.1%}", f"{1e6 * v / f['steps']:.0f}")
+             for k, v in f["parts_seconds"].items()]
+    split.append(("total (timed learn)", f"{f['seconds']:.2f}", "100.0%", f"{1e6 * f['seconds'] / f['steps']:.0f}"))
+    raw: Rows = [(f"raw PoolEnv {n}p, 1 process, random learner", f"{r['steps_per_second']:,.0f} steps/s, "
+                  f"{r['steps_per_episode']:.2f} steps/deal") for n, r in f["raw"].items()]
+    if len(f["raw"]) > 1:
+        raw.append(("raw env, table sizes as the workers have them", f"{f['raw_steps_per_second']:,.0f} steps/s"))
+    raw += [("loop / raw env", f"{f['loop_over_raw']:.2f}x"),
+            (f"loop / (raw env x {f['cores_for_workers']} cores)", f"{f['loop_over_raw_times_cores']:.2f}x")]
+    return loop, split, raw
+
+
+def print_report(f: dict[str, Any], header: list[str]) -> None:
+    loop, split, raw = report_rows(f)
+    split_titles = ("Part", "Seconds", "Share", "us/step")
+    try:
+        from rich.console import Console
+        from rich.table import Table
+        from rich.text import Text
+    except ImportError:
+        _print_plain(loop, split_titles, split, raw, header)
+        return
+    console = Console(width=None if sys.stdout.isatty() else 120)
+    for line in header:
+        console.print(line, markup=False, highlight=False)
+    tables: list[Table] = []
+    for title, rows in (("PPO self-play loop", loop), ("Raw env (the ceiling)", raw)):
+        table = Table(title=title)
+        table.add_column("Measure", no_wrap=True)
+        table.add_column("Value", justify="right", style="bold")
+        for cells in rows:
+            table.add_row(*(Text(c) for c in cells))
+        tables.append(table)
+    table = Table(title="Where the timed wall time goes")
+    for i, title in enumerate(split_titles):
+        table.add_column(title, justify="left" if i == 0 else "right", no_wrap=i == 0)
+    for row in split:
+        table.add_row(*(Text(c) for c in row))
+    console.print(tables[0])
+    console.print(table)
+    console.print(tables[1])
+
+
+def _print_plain(loop: Rows, split_titles: tuple[str, ...], split: Rows, raw: Rows, header: list[str]) -> None:
+    def block(titles: tuple[str, ...], rows: Rows) -> None:
+        widths = [max(len(t), *(len(r[i]) for r in rows)) for i, t in enumerate(titles)]
+        for cells in (titles, tuple("-" * w for w in widths), *rows):
+            print("  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                            for i, (c, w) in enumerate(zip(cells, widths, strict=True))))
+        print()
+
+    print("\n".join(header), end="\n\n")
+    block(("Measure", "Value"), loop)
+    block(split_titles, split)
+    block(("Measure", "Value"), raw)
+
+
+# ---------------------------------------------------------------------------- entry point
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    default = Args()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--players", type=int, nargs="+", default=[5],
+                        help="table sizes; env k plays players[k %% len(players)] (default: 5)")
+    parser.add_argument("--num-envs", type=int, default=8, help="subprocess envs (default: 8)")
+    parser.add_argument("--steps", type=int, default=40_960,
+                        help="learner steps to time, rounded up to whole rollouts (default: 40960)")
+    parser.add_argument("--max-seconds", type=float, default=40.0,
+                        help="stop timing after the rollout that passes this many seconds (0: no limit; default: 40)")
+    parser.add_argument("--warmup-steps", type=int, default=None,
+                        help="untimed learner steps first (default: one rollout, num_envs * n_steps)")
+    parser.add_argument("--n-steps", type=int, default=default.n_steps,
+                        help=f"steps per env per rollout (default: {default.n_steps}, as in training)")
+    parser.add_argument("--torch-threads", type=int, default=default.torch_threads,
+                        help="torch threads of the main process (default: 1, as in training; 0: the CPUs, at most 4)")
+    parser.add_argument("--seconds", type=float, default=3.0,
+                        help="timed seconds of the raw env per table size (default: 3)")
+    parser.add_argument("--snapshot", action="store_true",
+                        help="put a snapshot of the (fresh) learner in the opponent pool, as after the first snapshot")
+    parser.add_argument("--seed", type=int, default=0, help="seed (default: 0)")
+    parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON to PATH")
+    opts = parser.parse_args(argv)
+    for name in ("num_envs", "steps", "n_steps"):
+        if getattr(opts, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} must be at least 1")
+    if opts.warmup_steps is not None and opts.warmup_steps < 1:
+        parser.error("--warmup-steps must be at least 1 (the first reset and start-up must not be timed)")
+    if opts.seconds <= 0 or opts.max_seconds < 0 or opts.torch_threads < 0 or opts.seed < 0:
+        parser.error("--seconds must be positive; --max-seconds, --torch-threads and --seed at least 0")
+    return opts
+
+
+def main(argv: list[str] | None = None) -> int:
+    opts = parse_args(argv)
+    command = shlex.join(["python", *sys.argv]) if argv is None else shlex.join(["train_speed", *argv])
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
+    try:
+        figures = measure(opts)
+    except ValueError as e:
+        print(f"train_speed: error: {e}", file=sys.stderr)
+        return 2
+    a = figures["training_args"]
+    header = [
+        f"Command: {command}",
+        f"Seed {opts.seed}; {os.cpu_count()} CPUs; load average at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
+        f"Python {platform.python_version()}; torch threads {figures['torch_threads']}",
+        f"MaskablePPO: {opts.num_envs} SubprocVecEnv workers, players {opts.players}, n_steps {opts.n_steps}, "
+        f"batch_size {a['batch_size']}, n_epochs {a['n_epochs']}, hidden {list(a['hidden'])}; fresh network; "
+        f"opponent pool heuristic/random/snapshot {a['pool_heuristic']}/{a['pool_random']}/{a['pool_snapshot']}, "
+        f"{'one snapshot' if opts.snapshot else 'no snapshot yet'}",
+    ]
+    print_report(figures, header)
+    if opts.json:
+        machine = {"cpu_count": os.cpu_count(), "load_average_at_start": list(load),
+                   "python": platform.python_version(), "platform": platform.platform()}
+        payload = {"command": command, "config": vars(opts), "machine": machine, "figures": figures}
+        with open(opts.json, "w", encoding="utf-8") as fh:
+            json.dump(payload, fh, indent=2)
+            fh.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,610 @@
+"""Self-play training of a Bourré policy with MaskablePPO (sb3-contrib), CleanRL-style: one file, one ``Args``.
+
+    python -m train.ppo_selfplay --seed 0                 # or: bourre train --seed 0
+    python -m train.ppo_selfplay --run-dir runs/ppo/seed0 --resume
+
+What happens, in order:
+
+1. **Imitation warm start** (``train.imitation``): the heuristic plays ``imitation_decisions``
+   decisions in self-play; the policy is fitted to its actions and the value head to its deal
+   results. Skipped with ``--imitation-decisions 0``.
+2. **PPO** over ``num_envs`` subprocess envs (``train.opponent_pool.PoolEnv``): each episode is one
+   deal with the learner in a rotating seat; every other seat draws its player deal by deal from the
+   pool: the heuristic, the random agent, and frozen snapshots of the learner taken every
+   ``snapshot_every`` steps (the last ``max_snapshots`` are kept), with the weights ``pool_*``.
+   The reward is the learner's chip change for the deal (times ``reward_scale``).
+3. Every ``eval_every`` steps, a duplicate evaluation (``train.evaluate``) against the heuristic
+   field at the ``eval_players`` table sizes, logged to TensorBoard under ``eval/`` and shown in
+   the progress bar; SB3's own figures are logged as ``charts/`` (rollout and time) and
+   ``losses/`` (the PPO update).
+4. Every ``checkpoint_every`` steps, and on Ctrl-C, a checkpoint: ``checkpoint.zip`` (network and
+   optimizer) and ``state.json`` (step count, snapshots, evaluation history). ``--resume`` rebuilds
+   the run from ``args.json`` and continues from the checkpoint's step count; arguments given again
+   on the command line with a value other than their default override the saved ones (for
+   example a larger ``--total-timesteps``). Loading a checkpoint reads tensors only (torch
+   ``weights_only=True``), never pickled objects.
+5. At the end, in the run folder: ``model.npz`` (the policy, for ``agents.make("ppo:PATH")``),
+   ``report.md`` / ``report.json`` (final evaluation against the random and heuristic fields, the
+   exact command, seed and timings), ``learning_curve.png``, and the TensorBoard logs in ``tb/``.
+
+A run is reproducible from its seed on the same machine and thread count: the deals, the opponent
+draws, the network initialisation and the evaluation deals all derive from ``seed``. (Floating-point
+reductions in torch can differ across machines and thread counts, so runs there may drift apart.)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shlex
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Args", "main", "run", "policy_weights"]
+
+
+@dataclasses.dataclass
+class Args:
+    seed: int = 0
+    """seed of the deals, the opponent draws, the network initialisation and the evaluations"""
+    run_dir: Path | None = None
+    """run folder (default: runs/ppo/seed{seed}); it holds checkpoints, logs, snapshots and the report"""
+    resume: bool = False
+    """continue the run in run_dir from its last checkpoint (see the module docstring)"""
+    players: tuple[int, ...] = (5,)
+    """table sizes trained on: env k plays players[k % len(players)]; the imitation data cycles through them"""
+    total_timesteps: int = 600_000
+    """PPO learner decisions to train for (the imitation warm start is not counted)"""
+    num_envs: int = 8
+    """environments, each in its own subprocess (1: in the main process)"""
+    torch_threads: int = 1
+    """torch threads in the main process (0: the number of CPU cores, at most 4). One is fastest while the env
+    subprocesses keep the cores busy: threads that wait on each other cost more than the small network saves"""
+    device: str = "cpu"
+    """torch device of the policy; the network is small, and "cpu" is usually fastest"""
+    progress: bool = True
+    """show progress bars"""
+
+    imitation_decisions: int = 300_000
+    """heuristic decisions recorded for the imitation warm start (0: start PPO from a random network)"""
+    imitation_players: tuple[int, ...] = ()
+    """table sizes of the imitation data, taken in turn deal by deal (empty: the sizes of players)"""
+    imitation_epochs: int = 4
+    """passes over the recorded decisions"""
+    imitation_learning_rate: float = 1e-3
+    """Adam learning rate of the warm start"""
+
+    hidden: tuple[int, ...] = (256, 256)
+    """hidden layer widths of the policy and of the value network (separate networks, ReLU)"""
+    learning_rate: float = 1e-4
+    """Adam learning rate of PPO (small: the warm-started policy should be refined, not overwritten)"""
+    n_steps: int = 256
+    """steps per env per rollout; a rollout is num_envs * n_steps decisions"""
+    batch_size: int = 512
+    """minibatch size of the PPO update"""
+    n_epochs: int = 4
+    """passes over each rollout"""
+    gamma: float = 1.0
+    """discount; a deal is short and only its end pays, so there is nothing to discount"""
+    gae_lambda: float = 0.95
+    """GAE lambda"""
+    clip_range: float = 0.1
+    """PPO clip range of the probability ratio"""
+    ent_coef: float = 0.003
+    """entropy bonus"""
+    vf_coef: float = 0.5
+    """weight of the value loss"""
+    max_grad_norm: float = 0.5
+    """gradient clipping"""
+    target_kl: float | None = 0.03
+    """stop an update's epochs early when the KL divergence from the rollout policy passes this"""
+    reward_scale: float = 0.1
+    """rewards (chips) are multiplied by this before PPO sees them"""
+
+    pool_heuristic: float = 0.5
+    """weight of the heuristic in each opponent seat's draw"""
+    pool_random: float = 0.1
+    """weight of the random agent"""
+    pool_snapshot: float = 0.4
+    """weight of a snapshot of the learner (goes to the heuristic until the first snapshot)"""
+    snapshot_every: int = 100_000
+    """steps between snapshots of the learner added to the opponent pool"""
+    max_snapshots: int = 8
+    """snapshots kept in the pool (the most recent)"""
+
+    eval_every: int = 150_000
+    """steps between evaluations against the heuristic field (0: none during training)"""
+    eval_deals: int = 300
+    """deals per table size of each evaluation during training"""
+    eval_players: tuple[int, ...] = (5,)
+    """table sizes of the evaluations"""
+    final_eval_deals: int = 1000
+    """deals per table size and field of the final evaluation (fields: random and heuristic)"""
+    eval_workers: int = 2
+    """processes of the final evaluation (the results do not depend on it)"""
+    checkpoint_every: int = 100_000
+    """steps between checkpoints (a checkpoint is also written at the end and on Ctrl-C)"""
+
+    def validate(self) -> None:
+        positive = ("total_timesteps", "num_envs", "n_steps", "batch_size", "n_epochs", "snapshot_every",
+                    "max_snapshots", "eval_deals", "final_eval_deals", "eval_workers", "checkpoint_every",
+                    "imitation_epochs")
+        for name in positive:
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name}: expected at least 1, got {getattr(self, name)}")
+        for name in ("imitation_decisions", "eval_every", "torch_threads", "seed"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name}: expected >= 0, got {getattr(self, name)}")
+        if not self.players or any(not 2 <= n <= 8 for n in self.players):
+            raise ValueError(f"players: table sizes between 2 and 8, got {self.players}")
+        if any(not 2 <= n <= 8 for n in self.imitation_players):
+            raise ValueError(f"imitation_players: table sizes between 2 and 8, got {self.imitation_players}")
+        if not self.eval_players or any(not 2 <= n <= 8 for n in self.eval_players):
+            raise ValueError(f"eval_players: table sizes between 2 and 8, got {self.eval_players}")
+        if not self.hidden or any(w < 1 for w in self.hidden):
+            raise ValueError(f"hidden: positive layer widths, got {self.hidden}")
+        if not 0 < self.gamma <= 1 or not 0 <= self.gae_lambda <= 1:
+            raise ValueError(f"gamma in (0, 1] and gae_lambda in [0, 1], got {self.gamma}, {self.gae_lambda}")
+        if self.reward_scale <= 0 or self.learning_rate <= 0 or self.clip_range <= 0:
+            raise ValueError("reward_scale, learning_rate and clip_range must be > 0")
+        self.pool_weights()  # raises on bad weights
+
+    def pool_weights(self) -> Any:
+        from train.opponent_pool import PoolWeights
+
+        return PoolWeights(self.pool_heuristic, self.pool_random, self.pool_snapshot)
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: (str(v) if isinstance(v, Path) else v) for k, v in dataclasses.asdict(self).items()}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Args:
+        known = {f.name: f for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - set(known))
+        if unknown:
+            raise ValueError(f"args.json: unknown arguments {unknown}")
+        values = dict(data)
+        for name in ("players", "hidden", "eval_players", "imitation_players"):
+            if name in values:
+                values[name] = tuple(values[name])
+        if values.get("run_dir") is not None:
+            values["run_dir"] = Path(values["run_dir"])
+        return cls(**values)
+
+
+# ---------------------------------------------------------------------------- the policy as a file
+def policy_weights(policy: Any, meta: dict[str, Any]) -> Any:
+    """The actor of an sb3-contrib ``MaskableActorCriticPolicy`` (MLP, ReLU) as ``agents.ppo.PolicyWeights``."""
+    import torch
+
+    from agents.ppo import PolicyWeights
+
+    linears = [m for m in policy.mlp_extractor.policy_net if isinstance(m, torch.nn.Linear)]
+
+    def pair(layer: torch.nn.Linear) -> tuple[np.ndarray, np.ndarray]:
+        return layer.weight.detach().cpu().numpy().copy(), layer.bias.detach().cpu().numpy().copy()
+
+    return PolicyWeights(tuple(pair(m) for m in linears), pair(policy.action_net), "relu", meta)
+
+
+def export_policy(model: Any, path: Path, meta: dict[str, Any]) -> Path:
+    from agents.ppo import save_policy
+
+    return save_policy(path, policy_weights(model.policy, {**meta, "num_timesteps": int(model.num_timesteps)}))
+
+
+# ---------------------------------------------------------------------------- environments
+def make_env(k: int, args: Args) -> Any:
+    """A thunk for SB3's vec envs: env ``k``, with the scaled reward PPO sees and Monitor's raw chips."""
+
+    def thunk() -> Any:
+        import gymnasium
+        from stable_baselines3.common.monitor import Monitor
+
+        from train.opponent_pool import PoolEnv
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the trainer's to handle: it saves first
+        env = PoolEnv(args.pool_weights(), seed=args.seed * 1000 + k, num_players=args.players[k % len(args.players)])
+        monitored = Monitor(env)  # episode returns in chips (charts/ep_rew_mean)
+        scaled = gymnasium.wrappers.TransformReward(monitored, lambda r: float(r) * args.reward_scale)
+        return MaskInInfo(scaled)
+
+    return thunk
+
+
+class MaskInInfo:
+    """Adds the next decision's action mask to ``info`` (built lazily: a gymnasium wrapper class)."""
+
+    def __new__(cls, env: Any) -> Any:
+        import gymnasium
+
+        class _MaskInInfo(gymnasium.Wrapper):
+            def reset(self, **kwargs: Any) -> Any:
+                obs, info = self.env.reset(**kwargs)
+                return obs, {**info, "action_mask": self.env.get_wrapper_attr("action_masks")()}
+
+            def step(self, action: Any) -> Any:
+                obs, reward, terminated, truncated, info = self.env.step(action)
+                return obs, reward, terminated, truncated, {**info,
+                                                            "action_mask": self.env.get_wrapper_attr("action_masks")()}
+
+        return _MaskInInfo(env)
+
+
+def make_vec_env(args: Args) -> Any:
+    """The training envs. MaskablePPO asks every env for its mask before each step, one more round trip to every
+    subprocess per step; the masks come with the step's infos instead, and ``action_masks`` answers from them."""
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnvWrapper
+
+    class MasksFromInfos(VecEnvWrapper):
+        def reset(self) -> Any:
+            obs = self.venv.reset()
+            self.masks = [info["action_mask"] for info in self.venv.reset_infos]
+            return obs
+
+        def step_wait(self) -> Any:
+            obs, rewards, dones, infos = self.venv.step_wait()
+            # an env that finished was reset at once: the mask of its next decision is in its reset info
+            self.masks = [(self.venv.reset_infos[i] if done else info)["action_mask"]
+                          for i, (done, info) in enumerate(zip(dones, infos, strict=True))]
+            return obs, rewards, dones, infos
+
+        def env_method(self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any) -> Any:
+            if method_name == "action_masks" and not method_args and not method_kwargs:
+                return [self.masks[i] for i in self._get_indices(indices)]
+            return self.venv.env_method(method_name, *method_args, indices=indices, **method_kwargs)
+
+    thunks = [make_env(k, args) for k in range(args.num_envs)]
+    venv = DummyVecEnv(thunks) if args.num_envs == 1 else SubprocVecEnv(thunks)
+    return MasksFromInfos(venv)
+
+
+# ---------------------------------------------------------------------------- logging
+def make_logger(folder: Path) -> Any:
+    """SB3's logger writing TensorBoard events with SB3's keys renamed: ``train/`` -> ``losses/``,
+    ``rollout/`` and ``time/`` -> ``charts/`` (``eval/`` is ours)."""
+    from stable_baselines3.common.logger import Logger, TensorBoardOutputFormat
+
+    renames = {"train/": "losses/", "rollout/": "charts/", "time/": "charts/"}
+
+    class RenamedTensorBoard(TensorBoardOutputFormat):
+        def write(self, key_values: dict, key_excluded: dict, step: int = 0) -> None:
+            def rename(key: str) -> str:
+                for old, new in renames.items():
+                    if key.startswith(old):
+                        return new + key[len(old):]
+                return key
+
+            super().write({rename(k): v for k, v in key_values.items()},
+                          {rename(k): v for k, v in key_excluded.items()}, step)
+
+    folder.mkdir(parents=True, exist_ok=True)
+    return Logger(str(folder), [RenamedTensorBoard(str(folder))])
+
+
+# ---------------------------------------------------------------------------- run state
+@dataclasses.dataclass
+class RunState:
+    """What a checkpoint adds to the network: where the run stands."""
+
+    num_timesteps: int = 0
+    snapshots: list[str] = dataclasses.field(default_factory=list)
+    evals: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    imitation: dict[str, float] = dataclasses.field(default_factory=dict)
+    train_seconds: float = 0.0
+
+    def save(self, path: Path) -> None:
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(dataclasses.asdict(self), indent=2) + "\n")
+        tmp.replace(path)
+
+    @classmethod
+    def load(cls, path: Path) -> RunState:
+        try:
+            return cls(**json.loads(path.read_text()))
+        except (OSError, json.JSONDecodeError, TypeError) as e:
+            raise ValueError(f"{path}: cannot read the run state ({e})") from None
+
+
+def evaluate_policy_file(path: Path, field: str, players: tuple[int, ...], deals: int, seed: int, workers: int,
+                         progress: bool) -> Any:
+    from train.evaluate import evaluate
+
+    return evaluate(f"ppo:{path}", field, players=players, deals=deals, seed=seed, workers=workers, progress=progress)
+
+
+def eval_row(step: int, report: Any) -> dict[str, Any]:
+    row: dict[str, Any] = {"step": step}
+    for t in report.tables:
+        row[f"advantage_{t.players}p"] = t.advantage
+        row[f"advantage_ci95_{t.players}p"] = list(t.advantage_ci95) if t.advantage_ci95 else None
+        row[f"chips_{t.players}p"] = t.candidate.chips
+        row[f"play_rate_{t.players}p"] = t.candidate.play_rate
+    return row
+
+
+class SelfPlayCallback:
+    """Snapshots, evaluations, checkpoints and the progress bar, driven by the step count (built lazily so
+    that importing this module does not import SB3)."""
+
+    def __new__(cls, *a: Any, **k: Any) -> Any:
+        from stable_baselines3.common.callbacks import BaseCallback
+        from tqdm.auto import tqdm
+
+        class _Callback(BaseCallback):
+            def __init__(self, args: Args, run_dir: Path, state: RunState) -> None:
+                super().__init__()
+                self.args, self.run_dir, self.state = args, run_dir, state
+                self.bar: Any = None
+                self.started = time.perf_counter()
+                self.last_eval = ""
+
+            def _on_training_start(self) -> None:
+                self.bar = tqdm(total=self.args.total_timesteps, initial=self.num_timesteps, unit="step",
+                                desc="ppo", disable=not self.args.progress, dynamic_ncols=True)
+
+            @staticmethod
+            def _crossed(before: int, now: int, every: int) -> bool:
+                return every > 0 and now // every > before // every
+
+            def _on_step(self) -> bool:
+                before = self.num_timesteps - self.training_env.num_envs
+                now = self.num_timesteps
+                a = self.args
+                if self._crossed(before, now, a.snapshot_every):
+                    self.snapshot()
+                if self._crossed(before, now, a.eval_every):
+                    self.evaluate()
+                if self._crossed(before, now, a.checkpoint_every):
+                    self.checkpoint()
+                if self.bar is not None:
+                    self.bar.update(now - self.bar.n)
+                    buf = self.model.ep_info_buffer
+                    chips = f"{np.mean([e['r'] for e in buf]):+.2f}" if buf else "-"
+                    self.bar.set_postfix_str(f"chips/deal {chips}{self.last_eval}", refresh=False)
+                return True
+
+            def _on_training_end(self) -> None:
+                if self.bar is not None:
+                    self.bar.close()
+
+            def meta(self) -> dict[str, Any]:
+                return {"seed": self.args.seed, "players": list(self.args.players),
+                        "command": shlex.join(sys.argv)}
+
+            def snapshot(self) -> None:
+                folder = self.run_dir / "snapshots"
+                path = export_policy(self.model, folder / f"step_{self.num_timesteps:010d}.npz", self.meta())
+                self.state.snapshots = [*self.state.snapshots, str(path)][-self.args.max_snapshots:]
+                self.training_env.env_method("set_snapshots", self.state.snapshots)
+                self.logger.record("charts/pool_snapshots", len(self.state.snapshots))
+
+            def evaluate(self) -> None:
+                a = self.args
+                path = export_policy(self.model, self.run_dir / "eval_policy.npz", self.meta())
+                report = evaluate_policy_file(path, "heuristic", a.eval_players, a.eval_deals, a.seed + 1, 1, False)
+                row = eval_row(self.num_timesteps, report)
+                self.state.evals.append(row)
+                for t in report.tables:
+                    self.logger.record(f"eval/advantage_vs_heuristic_{t.players}p", t.advantage)
+                    self.logger.record(f"eval/chips_vs_heuristic_{t.players}p", t.candidate.chips)
+                    self.logger.record(f"eval/play_rate_{t.players}p", t.candidate.play_rate)
+                    self.logger.record(f"eval/bourre_rate_{t.players}p", t.candidate.bourre_rate_dealt)
+                self.logger.dump(self.num_timesteps)
+                first = report.tables[0]
+                self.last_eval = f", vs heuristic {first.players}p {first.advantage:+.3f}"
+
+            def checkpoint(self) -> None:
+                save_checkpoint(self.model, self.run_dir, self.state, time.perf_counter() - self.started)
+                self.started = time.perf_counter()
+
+        return _Callback(*a, **k)
+
+
+def save_checkpoint(model: Any, run_dir: Path, state: RunState, seconds: float) -> None:
+    """``checkpoint.zip`` then ``state.json``, each replaced atomically: an interrupted save keeps the last pair."""
+    state.num_timesteps = int(model.num_timesteps)
+    state.train_seconds += seconds
+    tmp = run_dir / "checkpoint.tmp.zip"
+    model.save(tmp)
+    tmp.replace(run_dir / "checkpoint.zip")
+    state.save(run_dir / "state.json")
+
+
+# ---------------------------------------------------------------------------- the run
+def resolve_resume(args: Args, given: set[str]) -> Args:
+    """The saved arguments of ``args.run_dir``, with the fields in ``given`` taken from ``args``."""
+    if args.run_dir is None:
+        raise ValueError("resume: give the run folder with --run-dir")
+    saved_path = args.run_dir / "args.json"
+    if not (args.run_dir / "checkpoint.zip").is_file() or not saved_path.is_file():
+        raise ValueError(f"resume: {args.run_dir} has no checkpoint.zip and args.json to resume from")
+    saved = Args.from_json(json.loads(saved_path.read_text()))
+    merged = dataclasses.replace(saved, **{name: getattr(args, name) for name in given}, run_dir=args.run_dir,
+                                 resume=True)
+    return merged
+
+
+def build_model(args: Args, env: Any, run_dir: Path) -> Any:
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    model = MaskablePPO(
+        "MlpPolicy", env, learning_rate=args.learning_rate, n_steps=args.n_steps, batch_size=args.batch_size,
+        n_epochs=args.n_epochs, gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip_range,
+        ent_coef=args.ent_coef, vf_coef=args.vf_coef, max_grad_norm=args.max_grad_norm, target_kl=args.target_kl,
+        policy_kwargs={"net_arch": {"pi": list(args.hidden), "vf": list(args.hidden)},
+                       "activation_fn": torch.nn.ReLU},
+        seed=args.seed, device=args.device, verbose=0)
+    model.set_logger(make_logger(run_dir / "tb"))
+    return model
+
+
+def run(args: Args, given: set[str] | None = None) -> Path:
+    """Train (or resume) as ``args`` says; returns the run folder. ``given``: fields set on the command line."""
+    if args.resume:
+        args = resolve_resume(args, given or set())
+    args.validate()
+    run_dir = args.run_dir or Path("runs/ppo") / f"seed{args.seed}"
+    args = dataclasses.replace(args, run_dir=run_dir)
+
+    import torch
+
+    from train.imitation import fit_policy, record_decisions
+
+    torch.set_num_threads(args.torch_threads or min(4, os.cpu_count() or 1))
+    # The masks already guarantee valid distributions; checking every one costs about a fifth of the update.
+    torch.distributions.Distribution.set_default_validate_args(False)
+    if not args.resume:
+        if (run_dir / "checkpoint.zip").exists():
+            raise ValueError(f"run_dir: {run_dir} already holds a run; --resume it or choose another --run-dir")
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / "args.json").write_text(json.dumps(args.to_json(), indent=2) + "\n")
+    command = shlex.join(sys.argv)
+    with (run_dir / "commands.txt").open("a") as f:
+        f.write(command + "\n")
+
+    env = make_vec_env(args)
+    try:
+        model = build_model(args, env, run_dir)
+        if args.resume:
+            state = RunState.load(run_dir / "state.json")
+            model.set_parameters(str(run_dir / "checkpoint.zip"), exact_match=True, device=args.device)
+            model.num_timesteps = state.num_timesteps
+            env.env_method("set_snapshots", state.snapshots)
+            print(f"resuming {run_dir} at step {state.num_timesteps:,} of {args.total_timesteps:,}")
+        else:
+            state = RunState()
+            if args.imitation_decisions:
+                started = time.perf_counter()
+                data = record_decisions("heuristic", args.imitation_players or args.players,
+                                        args.imitation_decisions, args.seed, args.progress)
+                state.imitation = fit_policy(model.policy, data, args.imitation_epochs, args.batch_size,
+                                             args.imitation_learning_rate, args.reward_scale, args.vf_coef,
+                                             args.seed, args.progress)
+                state.imitation["seconds"] = time.perf_counter() - started
+                del data
+                print("imitation warm start: " + ", ".join(f"{k} {v:.3f}" for k, v in state.imitation.items()))
+        callback = SelfPlayCallback(args, run_dir, state)
+        remaining = args.total_timesteps - state.num_timesteps
+        if remaining > 0:
+            try:
+                model.learn(remaining, callback=callback, reset_num_timesteps=not args.resume)
+            except KeyboardInterrupt:
+                if callback.bar is not None:
+                    callback.bar.close()
+                save_checkpoint(model, run_dir, state, time.perf_counter() - callback.started)
+                print(f"\ninterrupted at step {model.num_timesteps:,}: checkpoint saved; continue with\n"
+                      f"  bourre train --run-dir {shlex.quote(str(run_dir))} --resume", file=sys.stderr)
+                raise
+        save_checkpoint(model, run_dir, state, time.perf_counter() - callback.started)
+        model_path = export_policy(model, run_dir / "model.npz", callback.meta())
+    finally:
+        env.close()
+    write_report(args, run_dir, state, model_path, command)
+    return run_dir
+
+
+# ---------------------------------------------------------------------------- the report
+def markdown_eval_table(reports: list[Any]) -> str:
+    lines = ["| field | players | deals | advantage (chips/deal) [95% CI] | own chips/deal | played | pot won "
+             "| bourré |",
+             "|---|---|---|---|---|---|---|---|"]
+    for report in reports:
+        for t in report.tables:
+            ci = t.advantage_ci95
+            ci_text = f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else ""
+            c = t.candidate
+            lines.append(f"| {report.field} | {t.players} | {t.deals} | {t.advantage:+.3f}{ci_text} | {c.chips:+.3f} | "
+                         f"{c.play_rate:.1%} | {c.pot_win_rate:.1%} | {c.bourre_rate_dealt:.1%} |")
+    return "\n".join(lines)
+
+
+def plot_learning_curve(state: RunState, players: tuple[int, ...], path: Path) -> Path | None:
+    if not state.evals:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    steps = [row["step"] for row in state.evals]
+    for n in players:
+        mean = [float(row[f"advantage_{n}p"]) for row in state.evals]
+        ci = [row.get(f"advantage_ci95_{n}p") or (m, m) for row, m in zip(state.evals, mean, strict=True)]
+        ax.plot(steps, mean, marker="o", label=f"{n} players")
+        ax.fill_between(steps, [float(c[0]) for c in ci], [float(c[1]) for c in ci], alpha=0.2)
+    ax.axhline(0.0, color="grey", linewidth=1)
+    ax.set_xlabel("PPO steps (learner decisions)")
+    ax.set_ylabel("advantage vs heuristic field (chips/deal)")
+    ax.set_title("Duplicate evaluation during training (95% CI)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def write_report(args: Args, run_dir: Path, state: RunState, model_path: Path, command: str) -> None:
+    started = time.perf_counter()
+    reports = [evaluate_policy_file(model_path, field, args.eval_players, args.final_eval_deals, args.seed + 2,
+                                    args.eval_workers, args.progress) for field in ("random", "heuristic")]
+    eval_seconds = time.perf_counter() - started
+    curve = plot_learning_curve(state, args.eval_players, run_dir / "learning_curve.png")
+    table = markdown_eval_table(reports)
+    text = [f"# PPO self-play run `{run_dir}`", "",
+            f"Command: `{command}`  ", f"Seed: {args.seed}  ",
+            f"PPO steps: {state.num_timesteps:,}; training time {state.train_seconds / 60:.1f} min "
+            f"(imitation {state.imitation.get('seconds', 0.0) / 60:.1f} min), "
+            f"final evaluation {eval_seconds:.0f} s", "",
+            f"Model: `{model_path}` (play it with `agents.make(\"ppo:{model_path}\")`)", "",
+            f"## Final duplicate evaluation (candidate: this model; seed {args.seed + 2})", "", table, ""]
+    if curve:
+        text += ["## Learning curve", "", f"![learning curve]({curve.name})", ""]
+    (run_dir / "report.md").write_text("\n".join(text))
+    (run_dir / "report.json").write_text(json.dumps({
+        "command": command, "args": args.to_json(), "state": dataclasses.asdict(state), "model": str(model_path),
+        "final_eval": [r.to_dict() for r in reports]}, indent=2) + "\n")
+    print()
+    print(table)
+    print(f"\nreport: {run_dir / 'report.md'}; model: {model_path}")
+
+
+# ---------------------------------------------------------------------------- command line
+def parse_args(argv: list[str] | None = None) -> tuple[Args, set[str]]:
+    """``Args`` from the command line (tyro; ``--help`` lists every field with its docstring) and the names of
+    the fields the command line sets (for ``--resume``, which keeps the saved value of every other field)."""
+    import tyro
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = tyro.cli(Args, args=argv, description=__doc__.split("\n\n")[0])
+    flags = {token.split("=", 1)[0] for token in argv if token.startswith("--")}
+    given = set()
+    for f in dataclasses.fields(Args):
+        flag = "--" + f.name.replace("_", "-")
+        if flag in flags or (f.type in ("bool", bool) and f"--no-{flag[2:]}" in flags):
+            given.add(f.name)
+    return args, given - {"resume", "run_dir"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args, given = parse_args(argv)
+    try:
+        run(args, given)
+    except ValueError as e:
+        print(f"train: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
