@@ -24,19 +24,28 @@ Arguments
 ``rules``: a ``Rules`` object or a preset name (below; default ``"standard"``); every other
 keyword is a field of ``Rules`` and overrides it.
 
+``reset(seed=None, options=None)``; ``options`` may hold ``"deck"`` (every card of the deck in
+dealing order, as card strings or ids: ``deck[0]`` goes to the dealer's left, one card at a
+time round the table; with a separate trump card (either ``separate`` value of ``trump_card``)
+the next card is the one turned for trump; the cards after them are the stock, drawn from the front),
+``"dealer"`` (seat index; default: drawn from the seeded generator) and ``"pot"`` (chips in the
+pot before this deal's antes; default 0). The generator also seeds the reshuffle used when the
+stock runs out and the decks of later deals of an episode.
+
 Rule presets
 ------------
 ``bourre_env.rules.presets``; each is the ``standard`` game with these fields changed.
 
-===================== ==================================================================
-name                  fields that differ from ``standard``
-===================== ==================================================================
-standard              (none)
-double_ante           play_ante=1, ante_exemptions=False
-dealer_antes_for_all  ante_exemptions=False, ante_payer='dealer'
-wikipedia             max_discard_large_table=3, must_trump_when_cannot_win=False
-separate_trump_card   trump_card='separate'
-===================== ==================================================================
+=================================== ========================================================
+name                                fields that differ from ``standard``
+=================================== ========================================================
+standard                            (none)
+double_ante                         play_ante=1, ante_exemptions=False
+dealer_antes_for_all                ante_exemptions=False, ante_payer='dealer'
+wikipedia                           max_discard_large_table=3, must_trump_when_cannot_win=False
+separate_trump_card                 trump_card='separate'
+separate_trump_card_dealer_may_take trump_card='separate_dealer_may_take'
+=================================== ========================================================
 
 ``double_ante``: everyone antes 1 every deal and each player who plays adds 1 more on declaring
 play (a dealer forced to play too); a bourré player pays the pot as it stands when the deal is
@@ -45,15 +54,12 @@ before every deal. ``wikipedia``: at most 3 discards when 7 or 8 play; a void pl
 win the trick with a trump may play any card. ``separate_trump_card`` (the first form of
 RULES.md): after the hands one more card is turned for trump; it belongs to no one, is never
 played, and the ace rule does not bind the dealer; the ``deck`` given to ``reset`` then holds
-it right after the hands. All use the same action space and observation.
-
-``reset(seed=None, options=None)``; ``options`` may hold ``"deck"`` (every card of the deck in
-dealing order, as card strings or ids: ``deck[0]`` goes to the dealer's left, one card at a
-time round the table; with ``trump_card="separate"`` the next card is the trump card; the
-cards after them are the stock, drawn from the front),
-``"dealer"`` (seat index; default: drawn from the seeded generator) and ``"pot"`` (chips in the
-pot before this deal's antes; default 0). The generator also seeds the reshuffle used when the
-stock runs out and the decks of later deals of an episode.
+it right after the hands. ``separate_trump_card_dealer_may_take`` (the second form): the same
+card, but the dealer decides holding it as a sixth card (in the dealer's ``hand``, face status
+"dealer's hand") and, to play, discards at least one of the six: leaving the turned card (it is
+then dead) or keeping it and drawing one card fewer than the cards of the hand discarded (the
+announced discard count is of the hand's cards); a turned ace binds the dealer to play, as the
+dealer may take it. All use the same action space and observation.
 
 Actions
 -------
@@ -69,7 +75,8 @@ Hand position ``i`` is the ``i``-th lowest card id of the hand, so ``53`` stands
 0b101`` discards the lowest and third-lowest cards. ``bourre_env.actions.stay(discard, hand)``
 builds the id and ``bourre_env.actions.describe(action, hand)`` reads it. In the draw phase the
 mask allows pass (unless the dealer must play) and every stay that discards at most
-``max_discard`` cards; in trick play it allows exactly the cards the rules allow, cinch
+``max_discard`` cards of the hand (a dealer holding a separate trump card as a sixth card must
+discard at least one card); in trick play it allows exactly the cards the rules allow, cinch
 included. An action outside the mask raises ``ValueError`` that lists the legal actions; with
 ``illegal_action="renege"`` a card of the hand that the rules forbid is played as a renege.
 

@@ -54,7 +54,8 @@ PASSED = 1
 PLAYING = 2
 
 # face-up card whereabouts
-FACE_IN_HAND = 0  # in the dealer's hand (laid down with it if the dealer passes)
+FACE_IN_HAND = 0  # in the dealer's hand (a sixth card while a dealer who may take it decides; laid down
+#                   with the hand if the dealer passes)
 FACE_DEAD = 1  # public and out of play: discarded by the dealer, or a separate trump card that is no one's
 FACE_PLAYED = 2
 
@@ -76,8 +77,15 @@ P_CINCH_BUDGET = 13  # node budget of one exact cinch search
 P_PLAY_ANTE = 14  # chips a player adds to the pot on declaring play
 P_ANTE_EXEMPTIONS = 15  # 1: bourré and tied (carried pot) players skip the next ante
 P_DEALER_ANTES = 16  # 1: the dealer pays every player's ante
-P_SEPARATE_TRUMP = 17  # 1: the trump card is an extra card turned after the hands, no one's
+P_TRUMP_CARD = 17  # TRUMP_* below: where the card turned for trump comes from and whose it is
 NUM_PARAMS = 18
+
+# the card turned for trump (``Rules.trump_card``)
+TRUMP_DEALERS_CARD = 0  # the dealer's last card, part of the dealer's hand
+TRUMP_SEPARATE = 1  # an extra card after the hands, no one's
+TRUMP_DEALER_MAY_TAKE = 2  # an extra card after the hands that the dealer, playing, may take into hand
+_TRUMP_CARD_CODES = {"dealer": TRUMP_DEALERS_CARD, "separate": TRUMP_SEPARATE,
+                     "separate_dealer_may_take": TRUMP_DEALER_MAY_TAKE}
 
 # ---------------------------------------------------------------- state layout
 S_PHASE = 0
@@ -156,7 +164,7 @@ def make_params(rules: Rules) -> np.ndarray:
     p[P_PLAY_ANTE] = rules.play_ante
     p[P_ANTE_EXEMPTIONS] = int(rules.ante_exemptions)
     p[P_DEALER_ANTES] = int(rules.ante_payer == "dealer")
-    p[P_SEPARATE_TRUMP] = int(rules.trump_card == "separate")
+    p[P_TRUMP_CARD] = _TRUMP_CARD_CODES[rules.trump_card]
     return p
 
 
@@ -256,7 +264,7 @@ def start_episode(s: np.ndarray, p: np.ndarray, deck: np.ndarray, dealer: int, p
     """First deal of an episode: everyone owes the ante; ``pot`` chips were already in the pot.
 
     ``deck`` is the dealing order: ``num_players * hand_size`` cards dealt one at a time from the
-    dealer's left, then (``trump_card="separate"``) the card turned for trump, then the stock.
+    dealer's left, then (a separate trump card) the card turned for trump, then the stock.
     """
     s[:] = 0
     s[S_POT] = pot
@@ -303,10 +311,16 @@ def _deal(s: np.ndarray, p: np.ndarray, deck: np.ndarray, rng: int) -> None:
     for i in range(n * h):
         q = (dealer + 1 + i) % n
         s[S_HAND + q] |= _bit(deck[i])
-    if p[P_SEPARATE_TRUMP]:
+    if p[P_TRUMP_CARD] == TRUMP_SEPARATE:
         # RULES.md separate_trump_card (a): the card turned after the hands belongs to no one, public and out of play
         face = deck[n * h]
         s[S_FACE_STATE] = FACE_DEAD
+        dealt = n * h + 1
+    elif p[P_TRUMP_CARD] == TRUMP_DEALER_MAY_TAKE:
+        # RULES.md separate_trump_card (b): "the dealer effectively has six cards" until the dealer's decision
+        face = deck[n * h]
+        s[S_HAND + dealer] |= _bit(face)
+        s[S_FACE_STATE] = FACE_IN_HAND
         dealt = n * h + 1
     else:
         face = deck[n * h - 1]  # the dealer's last card
@@ -355,15 +369,39 @@ def dealer_must_play(s: np.ndarray, p: np.ndarray) -> bool:
 
 
 @njit(cache=True)
+def _surplus_position(s: np.ndarray, p: np.ndarray, seat: int) -> int:
+    """Bit of the hand position of the turned card that a dealer may take (a hand above ``hand_size``), else 0.
+
+    Such a dealer must discard down to ``hand_size``: the turned card, or one more card of the hand.
+    """
+    hand = s[S_HAND + seat]
+    if popcount(hand) <= p[P_HAND_SIZE]:
+        return 0
+    return np.int64(1) << popcount(hand & (_bit(s[S_FACE]) - 1))
+
+
+@njit(cache=True)
+def stay_allowed(s: np.ndarray, p: np.ndarray, seat: int, positions: int) -> bool:
+    """Whether ``seat`` may play discarding the hand ``positions`` (a bitmask): at most ``max_discard`` cards of
+    the hand, and a dealer holding the turned card as a sixth card leaves with ``hand_size`` (RULES.md)."""
+    held = popcount(s[S_HAND + seat])
+    if positions < 0 or positions >= (1 << held):
+        return False
+    surplus = _surplus_position(s, p, seat)
+    if surplus and positions == 0:
+        return False
+    return popcount(positions & ~surplus) <= p[P_MAX_DISCARD]
+
+
+@njit(cache=True)
 def decide_mask(s: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
     """Legal PASS / stay actions of the seat to act in ``DECIDE`` (``out`` is zeroed by the caller)."""
     seat = s[S_CUR]
     if not (seat == s[S_DEALER] and dealer_must_play(s, p)):
         out[PASS] = 1
     held = popcount(s[S_HAND + seat])
-    limit = p[P_MAX_DISCARD]
     for m in range(1 << held):
-        if popcount(m) <= limit:
+        if stay_allowed(s, p, seat, m):
             out[STAY_BASE + m] = 1
 
 
@@ -412,16 +450,19 @@ def _apply_decide(s: np.ndarray, p: np.ndarray, action: int) -> None:
         s[S_HAND + seat] = 0
         _to_pile(s, hand)
     else:
-        discard = positions_to_cards(hand, action - STAY_BASE)
-        k = popcount(discard)
+        positions = action - STAY_BASE
+        surplus = _surplus_position(s, p, seat)
+        discard = positions_to_cards(hand, positions)
+        # the turned card a dealer may take is no card of the hand: it counts neither as a discard nor as a draw
+        draws = popcount(discard) - (1 if surplus else 0)
         s[S_DECISION + seat] = PLAYING
         # RULES.md double_ante: each player who plays adds a second chip, at the moment of declaring play
         s[S_POT] += p[P_PLAY_ANTE]
         s[S_REWARD + seat] -= p[P_PLAY_ANTE]
-        s[S_NDISCARD + seat] = k
+        s[S_NDISCARD + seat] = popcount(positions & ~surplus)
         s[S_DISCARDS + seat] = discard
         hand &= ~discard
-        for _ in range(k):
+        for _ in range(draws):
             hand |= _bit(_draw_card(s))
         s[S_HAND + seat] = hand
         face_discarded = seat == s[S_DEALER] and (discard >> s[S_FACE]) & 1
@@ -694,11 +735,8 @@ def step(s: np.ndarray, p: np.ndarray, action: int) -> bool:
         if action == PASS:
             if seat == s[S_DEALER] and dealer_must_play(s, p):
                 return False
-        else:
-            m = action - STAY_BASE
-            held = popcount(s[S_HAND + seat])
-            if m >= (1 << held) or popcount(m) > p[P_MAX_DISCARD]:
-                return False
+        elif not stay_allowed(s, p, seat, action - STAY_BASE):
+            return False
         s[S_MOVES] += 1
         _apply_decide(s, p, action)
         return True

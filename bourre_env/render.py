@@ -58,7 +58,14 @@ def table_text(s: np.ndarray, p: np.ndarray, rules: Rules, viewer: int) -> str:
 def _face_text(s: np.ndarray, rules: Rules) -> str:
     if rules.trump_card == "separate":
         return "separate, no one's"
-    if s[core.S_FACE_STATE] == core.FACE_IN_HAND and s[core.S_DECISION + s[core.S_DEALER]] == core.PASSED:
+    dealer_decision = s[core.S_DECISION + s[core.S_DEALER]]
+    if rules.trump_card == "separate_dealer_may_take" and s[core.S_FACE_STATE] != core.FACE_PLAYED:
+        if dealer_decision == core.PENDING:
+            return "separate, the dealer may take it"
+        if dealer_decision == core.PASSED or s[core.S_FACE_STATE] == core.FACE_DEAD:
+            return "separate, not taken"
+        return "taken by the dealer"
+    if s[core.S_FACE_STATE] == core.FACE_IN_HAND and dealer_decision == core.PASSED:
         return "in the dealer's passed hand"
     return _FACE[int(s[core.S_FACE_STATE])]
 

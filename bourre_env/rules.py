@@ -32,7 +32,7 @@ CINCH_TRICKS = 3
 TIE_VALUES = ("carry", "divide")
 ILLEGAL_ACTION_VALUES = ("error", "renege")
 ANTE_PAYER_VALUES = ("each", "dealer")
-TRUMP_CARD_VALUES = ("dealer", "separate")
+TRUMP_CARD_VALUES = ("dealer", "separate", "separate_dealer_may_take")
 LARGE_TABLE = 7
 """Tables of this many players or more use ``max_discard_large_table`` (the Wikipedia rule: "7 or 8 play")."""
 
@@ -75,7 +75,8 @@ class Rules:
 
     Accepts a count of top ranks (``6`` is A K Q J 10 9) or rank names."""
     max_discard: int | None = None
-    """Most cards a player may discard; ``None`` means the whole hand (RULES.md's default of 5 for 5-card hands)."""
+    """Most cards of the hand a player may discard; ``None`` means the whole hand (RULES.md's default of 5 for
+    5-card hands). A turned card that the dealer may take and leaves does not count."""
     max_discard_large_table: int | None = None
     """Most cards a player may discard when 7 or 8 play, instead of ``max_discard``; ``None``: ``max_discard``.
 
@@ -109,7 +110,10 @@ class Rules:
     ``"dealer"`` for every player who owes one (``dealer_antes_for_all``)."""
     trump_card: str = "dealer"
     """The card turned for trump: ``"dealer"``, the dealer's last card, part of the dealer's hand;
-    ``"separate"``, one extra card turned after the hands, public and out of play (it belongs to no one)."""
+    ``"separate"``, one extra card turned after the hands, public and out of play (it belongs to no one);
+    ``"separate_dealer_may_take"``, such a card that the dealer, playing, may take into hand: the dealer
+    decides holding ``hand_size + 1`` cards and discards at least one of them (the turned card, or a card
+    of the hand), drawing one card fewer than the cards of the hand discarded when keeping the turned card."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ranks", _normalize_ranks(self.ranks))
@@ -152,9 +156,13 @@ class Rules:
              " or ".join(repr(v) for v in ANTE_PAYER_VALUES), self.ante_payer)
         need(self.trump_card in TRUMP_CARD_VALUES, "trump_card",
              " or ".join(repr(v) for v in TRUMP_CARD_VALUES), self.trump_card)
+        # A dealer who may take the turned card holds one card more than a hand while deciding (action positions).
+        need(self.trump_card != "separate_dealer_may_take" or self.hand_size < MAX_HAND_SIZE, "trump_card",
+             f"'dealer' or 'separate' with hand_size {self.hand_size}: 'separate_dealer_may_take' gives the dealer "
+             f"hand_size + 1 cards, at most {MAX_HAND_SIZE}", self.trump_card)
         # Serving the last player to draw needs cards beyond every hand in play (see RULES.md, stock exhaustion);
         # a separate trump card is one more card out of the stock.
-        separate = int(self.trump_card == "separate")
+        separate = int(self.trump_card != "dealer")
         needed = self.num_players * self.hand_size + separate + self.discard_limit
         need(self.deck_size >= needed, "ranks",
              f"a deck of at least num_players * hand_size + {'1 (the separate trump card) + ' if separate else ''}"
@@ -237,9 +245,12 @@ presets: Mapping[str, Rules] = types.MappingProxyType({
     # Seed 000 (pagat), "Separate Trump Card", first form: "The turned up trump belongs to no one. It indicates
     # the trump suit but cannot be taken or played by any player."
     "separate_trump_card": Rules(trump_card="separate"),
+    # The second form: "The turned up trump can be taken by the dealer if he or she decides to play. The dealer
+    # effectively has six cards; if for example the dealer discards four cards and elects to use the turned up
+    # trump, three replacement cards will be dealt to make up the dealer's five-card hand."
+    "separate_trump_card_dealer_may_take": Rules(trump_card="separate_dealer_may_take"),
 })
 """Named rule sets of RULES.md ("Variants named in the seeds"), each a ``Rules`` to adjust field by field.
 
 Not yet implemented (they need phases the core does not have yet): ``two_round_declaration``,
-``simultaneous_declaration``, the second form of ``separate_trump_card`` (the dealer may take the
-card), ``four_card`` and ``dealer_picks_trump``."""
+``simultaneous_declaration``, ``four_card`` and ``dealer_picks_trump``."""

@@ -53,6 +53,14 @@ CASES: dict[str, list[dict[str, Any]]] = {
         {"options": {"rules": "separate_trump_card", "num_players": 8, "deals_per_episode": 2}, "seed": 42},
         {"options": {"rules": "separate_trump_card", "num_players": 3, "ranks": 6, "hand_size": 4}, "seed": 43},
     ],
+    "separate_trump_card_dealer_may_take": [
+        {"options": {"rules": "separate_trump_card_dealer_may_take", "num_players": 5, "deals_per_episode": 3},
+         "seed": 51},
+        {"options": {"rules": "separate_trump_card_dealer_may_take", "num_players": 8, "deals_per_episode": 2},
+         "seed": 52},
+        {"options": {"rules": "separate_trump_card_dealer_may_take", "num_players": 3, "ranks": 6, "hand_size": 4,
+                     "max_discard": 2}, "seed": 53},
+    ],
 }
 
 

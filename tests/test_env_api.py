@@ -32,6 +32,7 @@ PRESET_CONFIGS = [
         ("dealer_antes_for_all", (3, 5, 7), {"deals_per_episode": 3}),
         ("wikipedia", (4, 7, 8), {}),
         ("separate_trump_card", (2, 5, 8), {"deals_per_episode": 2}),
+        ("separate_trump_card_dealer_may_take", (2, 6, 8), {"deals_per_episode": 2}),
     ]
     for n in sizes
 ]

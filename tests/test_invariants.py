@@ -28,6 +28,8 @@ SETTINGS = [
     presets["wikipedia"].replace(num_players=8, ranks=11),
     presets["separate_trump_card"].replace(num_players=8, deals_per_episode=2),
     presets["separate_trump_card"].replace(num_players=3, ranks=6, hand_size=4),
+    presets["separate_trump_card_dealer_may_take"].replace(num_players=8, deals_per_episode=2),
+    presets["separate_trump_card_dealer_may_take"].replace(num_players=4, max_discard=2, deals_per_episode=3),
 ]
 
 

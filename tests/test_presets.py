@@ -25,6 +25,7 @@ PRESET_CHANGES: dict[str, dict[str, Any]] = {
     "dealer_antes_for_all": {"ante_payer": "dealer", "ante_exemptions": False},
     "wikipedia": {"max_discard_large_table": 3, "must_trump_when_cannot_win": False},
     "separate_trump_card": {"trump_card": "separate"},
+    "separate_trump_card_dealer_may_take": {"trump_card": "separate_dealer_may_take"},
 }
 
 
@@ -77,6 +78,8 @@ def test_presets_cannot_be_changed_in_place() -> None:
     ({"max_discard_large_table": 3.0}, "max_discard_large_table"),
     # the separate trump card is one more card out of the stock: 4 hands of 5 + 1 + 4 discards > 24 cards
     ({"trump_card": "separate", "num_players": 4, "ranks": 6, "max_discard": 4}, "ranks.*separate trump card"),
+    # a dealer who may take the turned card holds hand_size + 1 cards, and the action space has 6 positions
+    ({"trump_card": "separate_dealer_may_take", "hand_size": 6}, "trump_card.*hand_size \\+ 1 cards, at most 6"),
 ])
 def test_bad_new_fields_raise_value_error_naming_the_field(options: dict[str, Any], field: str) -> None:
     with pytest.raises(ValueError, match=field):
@@ -88,7 +91,8 @@ def test_bad_new_fields_raise_value_error_naming_the_field(options: dict[str, An
 def test_error_names_allowed_values() -> None:
     with pytest.raises(ValueError, match="ante_payer: expected 'each' or 'dealer', got 'house'"):
         Rules(ante_payer="house")
-    with pytest.raises(ValueError, match="trump_card: expected 'dealer' or 'separate', got 'joker'"):
+    with pytest.raises(ValueError, match="trump_card: expected 'dealer' or 'separate' or "
+                                         "'separate_dealer_may_take', got 'joker'"):
         Rules(trump_card="joker")
 
 
@@ -406,3 +410,116 @@ def test_build_deck_places_the_separate_trump_card() -> None:
         build_deck(rules, 1, {})
     with pytest.raises(ValueError, match="turned"):
         build_deck(Rules(num_players=3), 1, {}, turned="AS")
+
+
+# ====================================================================== separate_trump_card_dealer_may_take
+
+TAKE = "separate_trump_card_dealer_may_take"
+STOCK = "9S 10S JS QS KS"
+
+
+def _take_table(turned: str = "AH", **options: Any) -> Table:
+    return Table(SEPARATE_HANDS, dealer=2, num_players=3, stock=STOCK, turned=turned, rules=TAKE, **options)
+
+
+def test_dealer_decides_holding_six_cards() -> None:
+    """separate_trump_card (b): "The dealer effectively has six cards". The turned card is dealt after the hands; the
+    dealer's hand shows it as a sixth card (face status "dealer's hand"), every seat sees it turned."""
+    t = _take_table()
+    assert t.hand(2) == cardset("4C 5C 6C 7C 8C AH")
+    assert t.s[core.S_FACE_STATE] == core.FACE_IN_HAND and t.trump == "H"
+    assert sorted(card_locations(t.s, t.rules)) == list(range(52))
+    for q, size in ((0, 5), (2, 6)):
+        obs = observation.as_dict(t.env.observe(f"player_{q}")["observation"])
+        assert obs["hand"].sum() == size
+        assert np.flatnonzero(obs["face_card"]).tolist() == [cards.parse_card("AH")]
+        assert obs["face_status"].tolist() == [1.0, 0.0, 0.0]
+    t.raw.render_mode = "ansi"
+    assert "(turned AH, separate, the dealer may take it)" in str(t.raw.render())
+
+
+def test_dealer_takes_the_card_discarding_four_draws_three() -> None:
+    """Seed 000: "if for example the dealer discards four cards and elects to use the turned up trump, three
+    replacement cards will be dealt to make up the dealer's five-card hand". The announced count is 4; the dealer
+    then holds the AH, known to all, so K-Q-J of hearts is no cinch for seat 0."""
+    t = _take_table()
+    t.decide({0: "", 1: "", 2: "4C 5C 6C 7C"})
+    assert t.hand(2) == cardset("8C AH 9S 10S JS")
+    assert t.s[core.S_NDISCARD + 2] == 4
+    assert t.s[core.S_STOCK_POS] == 3
+    assert t.s[core.S_FACE_STATE] == core.FACE_IN_HAND
+    assert not t.cinch(0)
+    assert sorted(card_locations(t.s, t.rules)) == list(range(52))
+    t.raw.render_mode = "ansi"
+    assert "(turned AH, taken by the dealer)" in str(t.raw.render())
+    t.play(0, "KH")
+    assert t.legal() == cardset("AC KC 2D 3D 4D")  # void in hearts, no trump: any card
+    t.play(1, "2D")
+    assert t.legal() == cardset("AH")  # the dealer must overtrump with the card taken
+    t.play(2, "AH")
+    assert t.s[core.S_TRICK_WINNER + 0] == 2
+
+
+def test_dealer_takes_the_card_with_one_discard_draws_nothing() -> None:
+    """Keeping the turned card, the dealer discards one card of the hand and draws none."""
+    t = _take_table()
+    t.decide({0: "", 1: "", 2: "8C"})
+    assert t.hand(2) == cardset("4C 5C 6C 7C AH")
+    assert t.s[core.S_NDISCARD + 2] == 1 and t.s[core.S_STOCK_POS] == 0
+
+
+def test_dealer_leaves_the_card_which_is_then_dead() -> None:
+    """Leaving the turned card (discarding it) the dealer draws one card for each card of the hand discarded; the
+    card is then public and out of play, so K-Q-J of hearts is a cinch for seat 0 (led from the top)."""
+    t = _take_table()
+    t.decide({0: "", 1: "", 2: "AH 4C 5C"})
+    assert t.hand(2) == cardset("6C 7C 8C 9S 10S")
+    assert t.s[core.S_NDISCARD + 2] == 2 and t.s[core.S_STOCK_POS] == 2
+    assert t.s[core.S_FACE_STATE] == core.FACE_DEAD
+    assert t.cinch(0)
+    assert t.legal() == cardset("KH QH JH")
+    assert sorted(card_locations(t.s, t.rules)) == list(range(52))
+    obs = observation.as_dict(t.env.observe("player_0")["observation"])
+    assert obs["face_status"].tolist() == [0.0, 1.0, 0.0]
+    assert obs["discard_count"][2].tolist() == [0, 0, 1, 0, 0, 0, 0]  # the dealer sits 2 places to seat 0's left
+
+
+@pytest.mark.parametrize(("max_discard", "stays"), [(None, 63), (3, 51)])
+def test_dealer_holding_six_must_discard_one(max_discard: int | None, stays: int) -> None:
+    """To make up a five-card hand the dealer must discard at least one of the six: standing pat is refused. At most
+    ``max_discard`` cards of the hand go: every non-empty set of the six positions (63), or with a limit of 3 those
+    with at most 3 of the hand's five (2 * 26 - 1 = 51)."""
+    t = _take_table(max_discard=max_discard)
+    t.stay(0)
+    t.stay(1)
+    assert _stay_sizes(t) == set(range(1, 7 if max_discard is None else 5))
+    assert sum(1 for a in np.flatnonzero(t._mask()) if actions.is_stay(int(a))) == stays
+    with pytest.raises(ValueError, match="illegal action"):
+        t.stay(2, "")
+    if max_discard is not None:
+        with pytest.raises(ValueError, match="illegal action"):
+            t.stay(2, "4C 5C 6C 7C")  # four of the hand, keeping the AH
+        t.stay(2, "AH 4C 5C 6C")  # three of the hand, and the turned card left
+
+
+def test_dealer_may_take_a_turned_ace_so_must_play() -> None:
+    """A turned ace the dealer may take is a sure trick for the dealer: "If the turned-up card is an ace, the dealer
+    must play" applies (unlike a card that belongs to no one)."""
+    t = _take_table()
+    t.stay(0)
+    t.pass_(1)
+    assert not t.can_pass()
+
+
+def test_dealer_passes_and_the_turned_card_is_out_of_play() -> None:
+    """A dealer who passes does not take the card: it is out of play. Seat 0's A-K-J of hearts, the QH turned and
+    not taken, are the three highest trumps in play: a cinch, led with the A or the equivalent K (the QH, out of
+    play but never played, does not join the J to the run)."""
+    t = Table({0: "AH KH JH 2C 3C", 1: "AC KC 2D 3D 4D", 2: "4C 5C 6C 7C 8C"}, dealer=2, num_players=3, turned="QH",
+              rules=TAKE)
+    t.decide({0: "", 1: ""})
+    assert t.phase == core.PLAY and t.s[core.S_DECISION + 2] == core.PASSED
+    assert t.cinch(0)
+    assert t.legal() == cardset("AH KH")
+    t.raw.render_mode = "ansi"
+    assert "(turned QH, separate, not taken)" in str(t.raw.render())
