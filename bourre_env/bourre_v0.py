@@ -13,21 +13,53 @@ Observation values  [0, 1] except the pot fields (chips / 100)
 =================== =====================================================================
 
 The rules are those of ``RULES.md`` (the ``standard`` game), with every option a keyword:
-``bourre_env.env(num_players=7, tie="divide", pot_limit=20)``; see ``bourre_env.rules.Rules``
-for the fields and their defaults, and the README for a summary.
+``bourre_env.env(num_players=7, tie="divide", pot_limit=20)``, or one of the variants of
+RULES.md by name, adjustable in the same way: ``bourre_env.env(rules="double_ante",
+num_players=7)``. See ``bourre_env.rules.Rules`` for the fields and their defaults, and the
+README for a summary.
 
 Arguments
 ---------
 ``render_mode``: ``None``, ``"ansi"`` (``render()`` returns text) or ``"human"`` (prints it).
-``rules``: a ``Rules`` object or a preset name (``"standard"``); every other keyword is a field
-of ``Rules`` and overrides it.
+``rules``: a ``Rules`` object or a preset name (below; default ``"standard"``); every other
+keyword is a field of ``Rules`` and overrides it.
 
 ``reset(seed=None, options=None)``; ``options`` may hold ``"deck"`` (every card of the deck in
 dealing order, as card strings or ids: ``deck[0]`` goes to the dealer's left, one card at a
-time round the table; the cards after the hands are the stock, drawn from the front),
+time round the table; with a separate trump card (either ``separate`` value of ``trump_card``)
+the next card is the one turned for trump; the cards after them are the stock, drawn from the front),
 ``"dealer"`` (seat index; default: drawn from the seeded generator) and ``"pot"`` (chips in the
 pot before this deal's antes; default 0). The generator also seeds the reshuffle used when the
 stock runs out and the decks of later deals of an episode.
+
+Rule presets
+------------
+``bourre_env.rules.presets``; each is the ``standard`` game with these fields changed.
+
+=================================== ========================================================
+name                                fields that differ from ``standard``
+=================================== ========================================================
+standard                            (none)
+double_ante                         play_ante=1, ante_exemptions=False
+dealer_antes_for_all                ante_exemptions=False, ante_payer='dealer'
+wikipedia                           max_discard_large_table=3, must_trump_when_cannot_win=False
+separate_trump_card                 trump_card='separate'
+separate_trump_card_dealer_may_take trump_card='separate_dealer_may_take'
+=================================== ========================================================
+
+``double_ante``: everyone antes 1 every deal and each player who plays adds 1 more on declaring
+play (a dealer forced to play too); a bourré player pays the pot as it stands when the deal is
+settled, second antes included. ``dealer_antes_for_all``: the dealer pays 1 chip per seat
+before every deal. ``wikipedia``: at most 3 discards when 7 or 8 play; a void player who cannot
+win the trick with a trump may play any card. ``separate_trump_card`` (the first form of
+RULES.md): after the hands one more card is turned for trump; it belongs to no one, is never
+played, and the ace rule does not bind the dealer; the ``deck`` given to ``reset`` then holds
+it right after the hands. ``separate_trump_card_dealer_may_take`` (the second form): the same
+card, but the dealer decides holding it as a sixth card (in the dealer's ``hand``, face status
+"dealer's hand") and, to play, discards at least one of the six: leaving the turned card (it is
+then dead) or keeping it and drawing one card fewer than the cards of the hand discarded (the
+announced discard count is of the hand's cards); a turned ace binds the dealer to play, as the
+dealer may take it. All use the same action space and observation.
 
 Actions
 -------
@@ -43,7 +75,8 @@ Hand position ``i`` is the ``i``-th lowest card id of the hand, so ``53`` stands
 0b101`` discards the lowest and third-lowest cards. ``bourre_env.actions.stay(discard, hand)``
 builds the id and ``bourre_env.actions.describe(action, hand)`` reads it. In the draw phase the
 mask allows pass (unless the dealer must play) and every stay that discards at most
-``max_discard`` cards; in trick play it allows exactly the cards the rules allow, cinch
+``max_discard`` cards of the hand (a dealer holding a separate trump card as a sixth card must
+discard at least one card); in trick play it allows exactly the cards the rules allow, cinch
 included. An action outside the mask raises ``ValueError`` that lists the legal actions; with
 ``illegal_action="renege"`` a card of the hand that the rules forbid is played as a renege.
 
@@ -60,7 +93,7 @@ name            start  size meaning
 hand                 0   52 1 for each card id the observer holds
 trump               52    4 trump suit, one-hot (C, D, H, S)
 face_card           56   52 the face-up card that set trump, one-hot by card id
-face_status        108    3 face-up card: dealer's hand (laid down if the dealer passed) / discarded (dead) / played
+face_status        108    3 face-up card: dealer's hand (laid down if the dealer passed) / dead or separate / played
 dealer             111    8 dealer, one-hot by relative seat
 to_act             119    8 seat to act, one-hot by relative seat (all 0 when the deal is over)
 seat_present       127    8 1 for each relative seat that exists at this table
@@ -88,15 +121,16 @@ reshuffled        1144    1 1 if the stock ran out this deal and the discards we
 Rewards
 -------
 At the end of each deal every player receives its chip change for that deal, in chips
-(= antes): minus the ante it paid, plus what it took from the pot, minus its bourré (or
-renege) payment. With ``deals_per_episode > 1`` the next deal starts at once (the deal passes
+(= antes): minus the ante it paid (the antes of every seat, for a dealer who antes for all; plus
+``play_ante`` for playing), plus what it took from the pot, minus its bourré (or renege) payment.
+With ``deals_per_episode > 1`` the next deal starts at once (the deal passes
 left; pot and ante exemptions carry) and rewards accumulate as usual in AEC environments.
 The episode ends (all agents terminated) after the last deal. ``infos`` are empty: nothing
 in them could leak hidden cards.
 
 Version history
 ---------------
-* v0: first release.
+* v0: first release. Rule presets added without changing the spaces or the standard game.
 """
 
 from __future__ import annotations

@@ -54,8 +54,9 @@ PASSED = 1
 PLAYING = 2
 
 # face-up card whereabouts
-FACE_IN_HAND = 0
-FACE_DEAD = 1
+FACE_IN_HAND = 0  # in the dealer's hand (a sixth card while a dealer who may take it decides; laid down
+#                   with the hand if the dealer passes)
+FACE_DEAD = 1  # public and out of play: discarded by the dealer, or a separate trump card that is no one's
 FACE_PLAYED = 2
 
 # ---------------------------------------------------------------- params layout
@@ -73,7 +74,18 @@ P_DEALS = 10
 P_DECK_MASK = 11  # bitmask of the card ids in the deck
 P_DECK_SIZE = 12
 P_CINCH_BUDGET = 13  # node budget of one exact cinch search
-NUM_PARAMS = 14
+P_PLAY_ANTE = 14  # chips a player adds to the pot on declaring play
+P_ANTE_EXEMPTIONS = 15  # 1: bourré and tied (carried pot) players skip the next ante
+P_DEALER_ANTES = 16  # 1: the dealer pays every player's ante
+P_TRUMP_CARD = 17  # TRUMP_* below: where the card turned for trump comes from and whose it is
+NUM_PARAMS = 18
+
+# the card turned for trump (``Rules.trump_card``)
+TRUMP_DEALERS_CARD = 0  # the dealer's last card, part of the dealer's hand
+TRUMP_SEPARATE = 1  # an extra card after the hands, no one's
+TRUMP_DEALER_MAY_TAKE = 2  # an extra card after the hands that the dealer, playing, may take into hand
+_TRUMP_CARD_CODES = {"dealer": TRUMP_DEALERS_CARD, "separate": TRUMP_SEPARATE,
+                     "separate_dealer_may_take": TRUMP_DEALER_MAY_TAKE}
 
 # ---------------------------------------------------------------- state layout
 S_PHASE = 0
@@ -149,6 +161,10 @@ def make_params(rules: Rules) -> np.ndarray:
     p[P_DECK_MASK] = mask
     p[P_DECK_SIZE] = rules.deck_size
     p[P_CINCH_BUDGET] = 100_000
+    p[P_PLAY_ANTE] = rules.play_ante
+    p[P_ANTE_EXEMPTIONS] = int(rules.ante_exemptions)
+    p[P_DEALER_ANTES] = int(rules.ante_payer == "dealer")
+    p[P_TRUMP_CARD] = _TRUMP_CARD_CODES[rules.trump_card]
     return p
 
 
@@ -245,7 +261,11 @@ def next_active(s: np.ndarray, n: int, seat: int) -> int:
 # ================================================================ deal
 @njit(cache=True)
 def start_episode(s: np.ndarray, p: np.ndarray, deck: np.ndarray, dealer: int, pot: int, rng: int) -> None:
-    """First deal of an episode: everyone antes; ``pot`` chips were already in the pot."""
+    """First deal of an episode: everyone owes the ante; ``pot`` chips were already in the pot.
+
+    ``deck`` is the dealing order: ``num_players * hand_size`` cards dealt one at a time from the
+    dealer's left, then (a separate trump card) the card turned for trump, then the stock.
+    """
     s[:] = 0
     s[S_POT] = pot
     s[S_DEALER] = dealer
@@ -258,6 +278,19 @@ def next_deal(s: np.ndarray, p: np.ndarray, deck: np.ndarray, rng: int) -> None:
     s[S_DEALER] = (s[S_DEALER] + 1) % _n(p)
     s[S_DEAL_NO] += 1
     _deal(s, p, deck, rng)
+
+
+@njit(cache=True)
+def _collect_antes(s: np.ndarray, p: np.ndarray) -> None:
+    """The ante of 1 chip per player before a deal (RULES.md), paid by the player or, with ``ante_payer="dealer"``,
+    by the dealer; with ``ante_exemptions`` a player bourré or tied in a carried pot last deal owes none."""
+    n = _n(p)
+    for q in range(n):
+        if s[S_EXEMPT + q] == 0 or p[P_ANTE_EXEMPTIONS] == 0:
+            payer = s[S_DEALER] if p[P_DEALER_ANTES] else q
+            s[S_POT] += 1
+            s[S_REWARD + payer] -= 1
+        s[S_EXEMPT + q] = 0
 
 
 @njit(cache=True)
@@ -274,21 +307,30 @@ def _deal(s: np.ndarray, p: np.ndarray, deck: np.ndarray, rng: int) -> None:
         s[S_REWARD + q] = 0
         s[S_DISCARDS + q] = 0
         s[S_KNOWN_OUT + q] = 0
-    for q in range(n):
-        if s[S_EXEMPT + q] == 0:
-            s[S_POT] += 1
-            s[S_REWARD + q] -= 1
-        s[S_EXEMPT + q] = 0
+    _collect_antes(s, p)
     for i in range(n * h):
         q = (dealer + 1 + i) % n
         s[S_HAND + q] |= _bit(deck[i])
-    face = deck[n * h - 1]
+    if p[P_TRUMP_CARD] == TRUMP_SEPARATE:
+        # RULES.md separate_trump_card (a): the card turned after the hands belongs to no one, public and out of play
+        face = deck[n * h]
+        s[S_FACE_STATE] = FACE_DEAD
+        dealt = n * h + 1
+    elif p[P_TRUMP_CARD] == TRUMP_DEALER_MAY_TAKE:
+        # RULES.md separate_trump_card (b): "the dealer effectively has six cards" until the dealer's decision
+        face = deck[n * h]
+        s[S_HAND + dealer] |= _bit(face)
+        s[S_FACE_STATE] = FACE_IN_HAND
+        dealt = n * h + 1
+    else:
+        face = deck[n * h - 1]  # the dealer's last card
+        s[S_FACE_STATE] = FACE_IN_HAND
+        dealt = n * h
     s[S_FACE] = face
-    s[S_FACE_STATE] = FACE_IN_HAND
     s[S_TRUMP] = face // 13
-    stock_len = p[P_DECK_SIZE] - n * h
+    stock_len = p[P_DECK_SIZE] - dealt
     for i in range(stock_len):
-        s[S_STOCK + i] = deck[n * h + i]
+        s[S_STOCK + i] = deck[dealt + i]
     s[S_STOCK_POS] = 0
     s[S_STOCK_LEN] = stock_len
     s[S_PILE_LEN] = 0
@@ -312,8 +354,12 @@ def _deal(s: np.ndarray, p: np.ndarray, deck: np.ndarray, rng: int) -> None:
 # ================================================================ draw-or-pass phase
 @njit(cache=True)
 def dealer_must_play(s: np.ndarray, p: np.ndarray) -> bool:
-    """The dealer may not pass: the turned card is an ace, or everyone before the dealer passed."""
-    if s[S_FACE] % 13 == ACE:
+    """The dealer may not pass: the turned card is an ace in the dealer's hand, or everyone before the dealer passed.
+
+    The ace rule's reason ("the ace of trumps always wins a trick", seed 000) holds only for a dealer who
+    holds it: a separate trump card that belongs to no one does not bind the dealer.
+    """
+    if s[S_FACE] % 13 == ACE and s[S_FACE_STATE] == FACE_IN_HAND:
         return True
     n = _n(p)
     for q in range(n):
@@ -323,15 +369,39 @@ def dealer_must_play(s: np.ndarray, p: np.ndarray) -> bool:
 
 
 @njit(cache=True)
+def _surplus_position(s: np.ndarray, p: np.ndarray, seat: int) -> int:
+    """Bit of the hand position of the turned card that a dealer may take (a hand above ``hand_size``), else 0.
+
+    Such a dealer must discard down to ``hand_size``: the turned card, or one more card of the hand.
+    """
+    hand = s[S_HAND + seat]
+    if popcount(hand) <= p[P_HAND_SIZE]:
+        return 0
+    return np.int64(1) << popcount(hand & (_bit(s[S_FACE]) - 1))
+
+
+@njit(cache=True)
+def stay_allowed(s: np.ndarray, p: np.ndarray, seat: int, positions: int) -> bool:
+    """Whether ``seat`` may play discarding the hand ``positions`` (a bitmask): at most ``max_discard`` cards of
+    the hand, and a dealer holding the turned card as a sixth card leaves with ``hand_size`` (RULES.md)."""
+    held = popcount(s[S_HAND + seat])
+    if positions < 0 or positions >= (1 << held):
+        return False
+    surplus = _surplus_position(s, p, seat)
+    if surplus and positions == 0:
+        return False
+    return popcount(positions & ~surplus) <= p[P_MAX_DISCARD]
+
+
+@njit(cache=True)
 def decide_mask(s: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
     """Legal PASS / stay actions of the seat to act in ``DECIDE`` (``out`` is zeroed by the caller)."""
     seat = s[S_CUR]
     if not (seat == s[S_DEALER] and dealer_must_play(s, p)):
         out[PASS] = 1
     held = popcount(s[S_HAND + seat])
-    limit = p[P_MAX_DISCARD]
     for m in range(1 << held):
-        if popcount(m) <= limit:
+        if stay_allowed(s, p, seat, m):
             out[STAY_BASE + m] = 1
 
 
@@ -380,13 +450,19 @@ def _apply_decide(s: np.ndarray, p: np.ndarray, action: int) -> None:
         s[S_HAND + seat] = 0
         _to_pile(s, hand)
     else:
-        discard = positions_to_cards(hand, action - STAY_BASE)
-        k = popcount(discard)
+        positions = action - STAY_BASE
+        surplus = _surplus_position(s, p, seat)
+        discard = positions_to_cards(hand, positions)
+        # the turned card a dealer may take is no card of the hand: it counts neither as a discard nor as a draw
+        draws = popcount(discard) - (1 if surplus else 0)
         s[S_DECISION + seat] = PLAYING
-        s[S_NDISCARD + seat] = k
+        # RULES.md double_ante: each player who plays adds a second chip, at the moment of declaring play
+        s[S_POT] += p[P_PLAY_ANTE]
+        s[S_REWARD + seat] -= p[P_PLAY_ANTE]
+        s[S_NDISCARD + seat] = popcount(positions & ~surplus)
         s[S_DISCARDS + seat] = discard
         hand &= ~discard
-        for _ in range(k):
+        for _ in range(draws):
             hand |= _bit(_draw_card(s))
         s[S_HAND + seat] = hand
         face_discarded = seat == s[S_DEALER] and (discard >> s[S_FACE]) & 1
@@ -659,11 +735,8 @@ def step(s: np.ndarray, p: np.ndarray, action: int) -> bool:
         if action == PASS:
             if seat == s[S_DEALER] and dealer_must_play(s, p):
                 return False
-        else:
-            m = action - STAY_BASE
-            held = popcount(s[S_HAND + seat])
-            if m >= (1 << held) or popcount(m) > p[P_MAX_DISCARD]:
-                return False
+        elif not stay_allowed(s, p, seat, action - STAY_BASE):
+            return False
         s[S_MOVES] += 1
         _apply_decide(s, p, action)
         return True

@@ -40,7 +40,7 @@ FIELDS: tuple[Field, ...] = (
     Field("trump", (4,), "trump suit, one-hot (C, D, H, S)"),
     Field("face_card", (NUM_CARDS,), "the face-up card that set trump, one-hot by card id"),
     Field("face_status", (3,),
-          "face-up card: dealer's hand (laid down if the dealer passed) / discarded (dead) / played"),
+          "face-up card: dealer's hand (laid down if the dealer passed) / dead or separate / played"),
     Field("dealer", (S,), "dealer, one-hot by relative seat"),
     Field("to_act", (S,), "seat to act, one-hot by relative seat (all 0 when the deal is over)"),
     Field("seat_present", (S,), "1 for each relative seat that exists at this table"),

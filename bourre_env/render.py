@@ -25,7 +25,8 @@ def table_text(s: np.ndarray, p: np.ndarray, rules: Rules, viewer: int) -> str:
     lines = [
         f"Deal {int(s[core.S_DEAL_NO]) + 1}/{rules.deals_per_episode}  ·  {phase_name}  ·  pot {int(s[core.S_POT])}"
         + (f" (limit {rules.pot_limit})" if rules.pot_limit is not None else ""),
-        f"Trump {cards.SUIT_NAMES[int(s[core.S_TRUMP])]} (turned {cards.to_str(int(s[core.S_FACE]))}, {_face_text(s)})",
+        f"Trump {cards.SUIT_NAMES[int(s[core.S_TRUMP])]} "
+        f"(turned {cards.to_str(int(s[core.S_FACE]))}, {_face_text(s, rules)})",
         "",
         f"{'seat':<16} {'':<3} {'decision':<9} {'discards':>8} {'tricks':>6}  {'this trick':<10}",
     ]
@@ -54,8 +55,17 @@ def table_text(s: np.ndarray, p: np.ndarray, rules: Rules, viewer: int) -> str:
     return "\n".join(lines)
 
 
-def _face_text(s: np.ndarray) -> str:
-    if s[core.S_FACE_STATE] == core.FACE_IN_HAND and s[core.S_DECISION + s[core.S_DEALER]] == core.PASSED:
+def _face_text(s: np.ndarray, rules: Rules) -> str:
+    if rules.trump_card == "separate":
+        return "separate, no one's"
+    dealer_decision = s[core.S_DECISION + s[core.S_DEALER]]
+    if rules.trump_card == "separate_dealer_may_take" and s[core.S_FACE_STATE] != core.FACE_PLAYED:
+        if dealer_decision == core.PENDING:
+            return "separate, the dealer may take it"
+        if dealer_decision == core.PASSED or s[core.S_FACE_STATE] == core.FACE_DEAD:
+            return "separate, not taken"
+        return "taken by the dealer"
+    if s[core.S_FACE_STATE] == core.FACE_IN_HAND and dealer_decision == core.PASSED:
         return "in the dealer's passed hand"
     return _FACE[int(s[core.S_FACE_STATE])]
 

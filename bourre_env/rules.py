@@ -1,17 +1,22 @@
-"""The rule configuration: one frozen object, one field per house rule.
+"""The rule configuration: one frozen object, one field per house rule, and the named presets.
 
-Every **[option]** of ``RULES.md`` is a field here under the same name. The
-defaults are the ``standard`` game. ``Rules.replace(**changes)`` adjusts a
+Every **[option]** of ``RULES.md`` is a field here under the same name; the
+variants named in the seeds add the fields they need (``play_ante``,
+``ante_exemptions``, ``ante_payer``, ``max_discard_large_table``,
+``trump_card``). The defaults are the ``standard`` game. ``presets`` holds every
+implemented rule set of RULES.md by name. ``Rules.replace(**changes)`` adjusts a
 configuration field by field and validates the result; ``Rules.from_options``
-builds one from keyword options as ``bourre_env.env(**options)`` receives them.
+builds one from a preset name and keyword options as ``bourre_env.env(rules=...,
+**options)`` receives them: ``Rules.from_options("double_ante", num_players=7)``.
 
 Invalid values and combinations raise ``ValueError`` naming the field and the
-allowed values.
+allowed values (or the reason a combination cannot be played).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import types
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
 from typing import Any
@@ -26,6 +31,10 @@ MAX_HAND_SIZE = 6
 CINCH_TRICKS = 3
 TIE_VALUES = ("carry", "divide")
 ILLEGAL_ACTION_VALUES = ("error", "renege")
+ANTE_PAYER_VALUES = ("each", "dealer")
+TRUMP_CARD_VALUES = ("dealer", "separate", "separate_dealer_may_take")
+LARGE_TABLE = 7
+"""Tables of this many players or more use ``max_discard_large_table`` (the Wikipedia rule: "7 or 8 play")."""
 
 
 def _normalize_ranks(value: int | str | Iterable[int | str] | None) -> tuple[int, ...]:
@@ -66,7 +75,12 @@ class Rules:
 
     Accepts a count of top ranks (``6`` is A K Q J 10 9) or rank names."""
     max_discard: int | None = None
-    """Most cards a player may discard; ``None`` means the whole hand (RULES.md's default of 5 for 5-card hands)."""
+    """Most cards of the hand a player may discard; ``None`` means the whole hand (RULES.md's default of 5 for
+    5-card hands). A turned card that the dealer may take and leaves does not count."""
+    max_discard_large_table: int | None = None
+    """Most cards a player may discard when 7 or 8 play, instead of ``max_discard``; ``None``: ``max_discard``.
+
+    The Wikipedia rules use 3 ("so as not to have to re-use them for later players")."""
     must_trump_when_cannot_win: bool = True
     """A player void in the suit led who cannot overtrump must still play a trump (``False``: any card)."""
     lead_trump_honors: bool = False
@@ -81,6 +95,25 @@ class Rules:
     """An action outside the mask: ``"error"`` raises ``ValueError``; ``"renege"`` plays the card as a renege."""
     deals_per_episode: int = 1
     """Deals in one episode; the pot, ante exemptions and the deal carry from deal to deal."""
+    play_ante: int = 0
+    """Chips a player who plays adds to the pot at the moment of declaring play (``double_ante``: 1).
+
+    Paid by every player who plays, a dealer forced to play included, and part of the pot that a
+    bourré player matches and the winner takes."""
+    ante_exemptions: bool = True
+    """Players bourré in the previous deal, and tied players of a carried pot, skip the next ante.
+
+    ``False``: every player antes every deal (``double_ante``; ``dealer_antes_for_all``, whose dealer
+    antes for every seat)."""
+    ante_payer: str = "each"
+    """Who pays the ante of 1 chip per player before a deal: ``"each"`` player their own, or the
+    ``"dealer"`` for every player who owes one (``dealer_antes_for_all``)."""
+    trump_card: str = "dealer"
+    """The card turned for trump: ``"dealer"``, the dealer's last card, part of the dealer's hand;
+    ``"separate"``, one extra card turned after the hands, public and out of play (it belongs to no one);
+    ``"separate_dealer_may_take"``, such a card that the dealer, playing, may take into hand: the dealer
+    decides holding ``hand_size + 1`` cards and discards at least one of them (the turned card, or a card
+    of the hand), drawing one card fewer than the cards of the hand discarded when keeping the turned card."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ranks", _normalize_ranks(self.ranks))
@@ -113,12 +146,29 @@ class Rules:
              " or ".join(repr(v) for v in ILLEGAL_ACTION_VALUES), self.illegal_action)
         need(is_int(self.deals_per_episode) and self.deals_per_episode >= 1,
              "deals_per_episode", "an integer >= 1", self.deals_per_episode)
-        # Serving the last player to draw needs cards beyond every hand in play (see RULES.md, stock exhaustion).
-        needed = self.num_players * self.hand_size + self.discard_limit
+        need(self.max_discard_large_table is None
+             or (is_int(self.max_discard_large_table) and 0 <= self.max_discard_large_table <= self.hand_size),
+             "max_discard_large_table", f"None or an integer in 0..hand_size ({self.hand_size})",
+             self.max_discard_large_table)
+        need(is_int(self.play_ante) and self.play_ante >= 0, "play_ante", "an integer >= 0", self.play_ante)
+        need(isinstance(self.ante_exemptions, bool), "ante_exemptions", "True or False", self.ante_exemptions)
+        need(self.ante_payer in ANTE_PAYER_VALUES, "ante_payer",
+             " or ".join(repr(v) for v in ANTE_PAYER_VALUES), self.ante_payer)
+        need(self.trump_card in TRUMP_CARD_VALUES, "trump_card",
+             " or ".join(repr(v) for v in TRUMP_CARD_VALUES), self.trump_card)
+        # A dealer who may take the turned card holds one card more than a hand while deciding (action positions).
+        need(self.trump_card != "separate_dealer_may_take" or self.hand_size < MAX_HAND_SIZE, "trump_card",
+             f"'dealer' or 'separate' with hand_size {self.hand_size}: 'separate_dealer_may_take' gives the dealer "
+             f"hand_size + 1 cards, at most {MAX_HAND_SIZE}", self.trump_card)
+        # Serving the last player to draw needs cards beyond every hand in play (see RULES.md, stock exhaustion);
+        # a separate trump card is one more card out of the stock.
+        separate = int(self.trump_card != "dealer")
+        needed = self.num_players * self.hand_size + separate + self.discard_limit
         need(self.deck_size >= needed, "ranks",
-             f"a deck of at least num_players * hand_size + max_discard = {needed} cards "
-             f"({-(-needed // cards.NUM_SUITS)} ranks or more) for {self.num_players} players with "
-             f"{self.hand_size}-card hands", f"{len(self.ranks)} ranks = {self.deck_size} cards")
+             f"a deck of at least num_players * hand_size + {'1 (the separate trump card) + ' if separate else ''}"
+             f"max_discard = {needed} cards ({-(-needed // cards.NUM_SUITS)} ranks or more) for "
+             f"{self.num_players} players with {self.hand_size}-card hands",
+             f"{len(self.ranks)} ranks = {self.deck_size} cards")
 
     # -- derived values -----------------------------------------------------
     @property
@@ -127,7 +177,10 @@ class Rules:
 
     @property
     def discard_limit(self) -> int:
-        """``max_discard`` with ``None`` resolved to the hand size."""
+        """Most cards one player may discard at this table: ``max_discard`` (``None``: the hand size), or
+        ``max_discard_large_table`` when set and ``LARGE_TABLE`` or more play."""
+        if self.max_discard_large_table is not None and self.num_players >= LARGE_TABLE:
+            return int(self.max_discard_large_table)
         return self.hand_size if self.max_discard is None else int(self.max_discard)
 
     @property
@@ -161,6 +214,11 @@ class Rules:
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
+    def changes_from(self, base: Rules) -> dict[str, Any]:
+        """The fields whose value differs from ``base``, by name, in field order."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                if getattr(self, f.name) != getattr(base, f.name)}
+
     def params(self) -> np.ndarray:
         """The configuration as the int64 parameter vector the compiled core reads (see ``core.P_*``)."""
         from bourre_env import core  # local: core imports this module's constants
@@ -172,5 +230,27 @@ def option_names() -> list[str]:
     return [f.name for f in dataclasses.fields(Rules)]
 
 
-presets: Mapping[str, Rules] = {"standard": Rules()}
-"""Named rule sets. Only ``standard`` so far; the variants of RULES.md are added as they are implemented."""
+presets: Mapping[str, Rules] = types.MappingProxyType({
+    "standard": Rules(),
+    # Seed 000 (pagat), "Double Ante": a second chip from each player who plays; "it is normal to require an
+    # initial ante from all players, including those who paid for a bourré or were involved in a split pot".
+    "double_ante": Rules(play_ante=1, ante_exemptions=False),
+    # Seed 001 (Wikipedia), Variations: "the dealer of each hand would ante five dollars for a five-person,
+    # one-dollar-ante game": one chip per seat, every deal, so the standard exemptions have no ante to waive.
+    "dealer_antes_for_all": Rules(ante_payer="dealer", ante_exemptions=False),
+    # Seed 001 (Wikipedia), Rules: "Only three cards may be discarded when there are seven players"
+    # (RULES.md: 7 or 8); a void player need only trump to win the trick: "If you are unable to 'play to
+    # win,' it is not necessary to play a trump card" ("some versions override" it: the standard game).
+    "wikipedia": Rules(max_discard_large_table=3, must_trump_when_cannot_win=False),
+    # Seed 000 (pagat), "Separate Trump Card", first form: "The turned up trump belongs to no one. It indicates
+    # the trump suit but cannot be taken or played by any player."
+    "separate_trump_card": Rules(trump_card="separate"),
+    # The second form: "The turned up trump can be taken by the dealer if he or she decides to play. The dealer
+    # effectively has six cards; if for example the dealer discards four cards and elects to use the turned up
+    # trump, three replacement cards will be dealt to make up the dealer's five-card hand."
+    "separate_trump_card_dealer_may_take": Rules(trump_card="separate_dealer_may_take"),
+})
+"""Named rule sets of RULES.md ("Variants named in the seeds"), each a ``Rules`` to adjust field by field.
+
+Not yet implemented (they need phases the core does not have yet): ``two_round_declaration``,
+``simultaneous_declaration``, ``four_card`` and ``dealer_picks_trump``."""

@@ -186,7 +186,8 @@ class CinchView:
     seat's current number of cards; ``played`` is every card played to a trick this deal, the
     current trick included; ``known_out`` are cards the player knows to be out of play (own
     discards that were not reshuffled into the stock, the dealer's discarded face-up card, a
-    passed dealer's face-up card); ``known_held`` maps a seat to cards the player knows it holds
+    passed dealer's face-up card, a separate trump card that belongs to no one); ``known_held`` maps
+    a seat to cards the player knows it holds
     (the face-up card the dealer kept).
     """
 

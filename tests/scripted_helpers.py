@@ -3,8 +3,10 @@
 A scripted deal is written as the hand of each seat in card notation; ``build_deck`` turns the
 hands into the dealing order that ``reset(options={"deck": ...})`` and ``core.start_episode``
 take (``deck[0]`` to the dealer's left, one card at a time round the table; the last card of the
-dealer's hand as written is the face-up trump card). Seats whose hand is not given get the
-lowest remaining cards; the stock is the given ``stock`` cards, then the rest in id order.
+dealer's hand as written is the face-up trump card, or, with a separate trump card (any
+``trump_card`` but ``"dealer"``), the ``turned`` card dealt after the hands). Seats whose hand is
+not given get the lowest remaining cards; the stock is the given ``stock`` cards, then the rest in
+id order.
 
 ``Table`` drives one deal through the PettingZoo environment and ``CoreTable`` through
 ``bourre_env.core`` directly (for episodes whose later decks must be scripted too); both offer
@@ -46,12 +48,16 @@ def mask_cards(mask: int) -> list[int]:
     return [c for c in range(cards.NUM_CARDS) if (m >> c) & 1]
 
 
-def build_deck(rules: Rules, dealer: int, hands: Mapping[int, str], stock: str = "") -> list[int]:
+def build_deck(rules: Rules, dealer: int, hands: Mapping[int, str], stock: str = "", turned: str = "") -> list[int]:
     """The dealing order that gives each seat of ``hands`` exactly that hand (see the module docstring)."""
     n, h = rules.num_players, rules.hand_size
     deck_cards = rules.deck_cards()
     given = {seat: ids(text) for seat, text in hands.items()}
-    front = ids(stock)
+    separate = ids(turned)
+    if (len(separate) == 1) != (rules.trump_card != "dealer"):
+        raise ValueError(f"a separate trump card needs exactly one turned card, and only it: got {turned!r} "
+                         f"with trump_card={rules.trump_card!r}")
+    front = separate + ids(stock)
     used: list[int] = [c for hand in given.values() for c in hand] + front
     if len(set(used)) != len(used):
         raise ValueError(f"scripted deal repeats a card: {cards.to_strs(sorted(used))}")
@@ -180,12 +186,12 @@ class _Driver:
 class Table(_Driver):
     """One scripted deal through ``bourre_env.env`` (the PettingZoo AEC environment)."""
 
-    def __init__(self, hands: Mapping[int, str], *, dealer: int, pot: int = 0, stock: str = "",
+    def __init__(self, hands: Mapping[int, str], *, dealer: int, pot: int = 0, stock: str = "", turned: str = "",
                  **options: Any) -> None:
         self.env = bourre_env.env(**options)
         self.raw: bourre_env.raw_env = self.env.unwrapped  # type: ignore[assignment]
         self.rules = self.raw.rules
-        self.deck = build_deck(self.rules, dealer, hands, stock)
+        self.deck = build_deck(self.rules, dealer, hands, stock, turned)
         self.env.reset(seed=0, options={"deck": [cards.to_str(c) for c in self.deck], "dealer": dealer, "pot": pot})
         self.s = self.raw.state_vector
         self.p = self.raw._params
@@ -211,17 +217,18 @@ class Table(_Driver):
 class CoreTable(_Driver):
     """A scripted episode driven through ``bourre_env.core`` directly, so that every deal's deck is scripted."""
 
-    def __init__(self, rules: Rules, hands: Mapping[int, str], *, dealer: int, pot: int = 0, stock: str = "") -> None:
+    def __init__(self, rules: Rules, hands: Mapping[int, str], *, dealer: int, pot: int = 0, stock: str = "",
+                 turned: str = "") -> None:
         self.rules = rules
         self.p = rules.params()
         self.s = core.new_state()
-        deck = np.asarray(build_deck(rules, dealer, hands, stock), dtype=np.int64)
+        deck = np.asarray(build_deck(rules, dealer, hands, stock, turned), dtype=np.int64)
         core.start_episode(self.s, self.p, deck, dealer, pot, 12345)
 
-    def next_deal(self, hands: Mapping[int, str], stock: str = "") -> None:
+    def next_deal(self, hands: Mapping[int, str], stock: str = "", turned: str = "") -> None:
         assert self.phase == core.DEAL_OVER, f"next_deal needs a settled deal, phase is {self.phase}"
         dealer = (int(self.s[core.S_DEALER]) + 1) % self.n
-        deck = np.asarray(build_deck(self.rules, dealer, hands, stock), dtype=np.int64)
+        deck = np.asarray(build_deck(self.rules, dealer, hands, stock, turned), dtype=np.int64)
         core.next_deal(self.s, self.p, deck, 12345)
 
     def _step(self, action: int) -> None:

@@ -8,7 +8,7 @@ import numpy as np
 
 import bourre_env
 from bourre_env import bourre_v0 as env_module
-from bourre_env import core, observation
+from bourre_env import core, observation, rules
 
 
 def _doc_rows(section: str) -> list[str]:
@@ -36,6 +36,22 @@ def test_summary_table_matches_spaces() -> None:
     assert f"``({observation.OBS_SIZE},)`` float32" in doc
     assert f"``action_mask`` ``({core.NUM_ACTIONS},)``" in doc
     assert e.metadata["name"] in doc
+
+
+def test_preset_table_matches_presets() -> None:
+    """Every preset of ``bourre_env.rules.presets`` is documented, with exactly the fields it changes."""
+    rows = {}
+    for line in _doc_rows("Rule presets"):
+        m = re.match(r"^([a-z_]+)\s+(.+)$", line)
+        if m and m.group(1) != "name":
+            rows[m.group(1)] = m.group(2).strip()
+        if line.startswith("``double_ante``"):
+            break
+    expected = {}
+    for name, preset in rules.presets.items():
+        changes = preset.changes_from(rules.Rules())
+        expected[name] = ", ".join(f"{k}={v!r}" for k, v in changes.items()) if changes else "(none)"
+    assert rows == expected
 
 
 def test_action_table_matches_constants() -> None:

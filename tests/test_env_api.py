@@ -24,7 +24,22 @@ CONFIGS = [
 ]
 
 
-@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: "-".join(f"{k}={v}" for k, v in c.items()))
+# every preset but standard (above) at three table sizes; wikipedia's rule differs at 7 and 8 players
+PRESET_CONFIGS = [
+    {"rules": name, "num_players": n, **extra}
+    for name, sizes, extra in [
+        ("double_ante", (2, 5, 8), {"deals_per_episode": 3}),
+        ("dealer_antes_for_all", (3, 5, 7), {"deals_per_episode": 3}),
+        ("wikipedia", (4, 7, 8), {}),
+        ("separate_trump_card", (2, 5, 8), {"deals_per_episode": 2}),
+        ("separate_trump_card_dealer_may_take", (2, 6, 8), {"deals_per_episode": 2}),
+    ]
+    for n in sizes
+]
+
+
+@pytest.mark.parametrize("config", CONFIGS + PRESET_CONFIGS,
+                         ids=lambda c: "-".join(f"{k}={v}" for k, v in c.items()))
 def test_pettingzoo_api_and_seed(config: dict) -> None:
     """PettingZoo's own api_test and seed_test pass for every table size and several option settings."""
     with warnings.catch_warnings():

@@ -10,7 +10,7 @@ from conftest import card_locations, random_game
 
 from bourre_env import core
 from bourre_env.batch import BatchGame
-from bourre_env.rules import Rules
+from bourre_env.rules import Rules, presets
 
 SETTINGS = [
     Rules(num_players=2),
@@ -20,6 +20,16 @@ SETTINGS = [
     Rules(num_players=8, deals_per_episode=3, rake=0.1),
     Rules(num_players=3, ranks=6, hand_size=4),
     Rules(num_players=4, deals_per_episode=3, illegal_action="renege"),
+    presets["double_ante"].replace(num_players=6, deals_per_episode=4),
+    presets["double_ante"].replace(num_players=3, deals_per_episode=3, pot_limit=6, tie="divide"),
+    presets["dealer_antes_for_all"].replace(num_players=5, deals_per_episode=4),
+    presets["dealer_antes_for_all"].replace(num_players=4, deals_per_episode=3, play_ante=1, ante_exemptions=True),
+    presets["wikipedia"].replace(num_players=7, deals_per_episode=2),
+    presets["wikipedia"].replace(num_players=8, ranks=11),
+    presets["separate_trump_card"].replace(num_players=8, deals_per_episode=2),
+    presets["separate_trump_card"].replace(num_players=3, ranks=6, hand_size=4),
+    presets["separate_trump_card_dealer_may_take"].replace(num_players=8, deals_per_episode=2),
+    presets["separate_trump_card_dealer_may_take"].replace(num_players=4, max_discard=2, deals_per_episode=3),
 ]
 
 
@@ -46,9 +56,10 @@ def popcount_hand(s: np.ndarray, seat: int) -> int:
     return bin(int(s[core.S_HAND + seat])).count("1")
 
 
-def test_batch_rows_match_single_games() -> None:
+@pytest.mark.parametrize("preset", list(presets))
+def test_batch_rows_match_single_games(preset: str) -> None:
     """The batch API steps each row with the same rules: replaying a row's actions on a single state agrees."""
-    g = BatchGame(batch_size=8, seed=5, num_players=6)
+    g = BatchGame(batch_size=8, seed=5, rules=preset, num_players=6)
     starts = g.states.copy()
     rng = np.random.default_rng(0)
     actions_taken = []
@@ -78,6 +89,27 @@ def test_batch_rejects_illegal_actions_and_bad_sizes() -> None:
         g.step(np.zeros(3))
     with pytest.raises(ValueError, match="batch_size"):
         BatchGame(batch_size=0)
+
+
+@pytest.mark.parametrize("preset", list(presets))
+def test_batch_chips_conserved_in_every_row(preset: str) -> None:
+    """Every row, at every step: the episode's settled chips, the current deal's chip changes (antes so far), the
+    pot and the rake add up to nothing; the rewards ``step`` returns are the settled chip changes."""
+    g = BatchGame(batch_size=16, seed=3, rules=preset, num_players=7, deals_per_episode=1000)
+    rng = np.random.default_rng(2)
+    returned = np.zeros((16, 7))
+    n = 7
+    for _ in range(400):
+        masks = g.legal_masks()
+        rewards, done = g.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
+        assert not done.any()
+        returned += rewards
+        s = g.states
+        total = (s[:, core.S_CHIPS: core.S_CHIPS + n].sum(axis=1) + s[:, core.S_REWARD: core.S_REWARD + n].sum(axis=1)
+                 + s[:, core.S_POT] + s[:, core.S_RAKE_TOTAL])
+        assert not total.any()
+    assert np.array_equal(returned, g.states[:, core.S_CHIPS: core.S_CHIPS + n])
+    assert g.states[:, core.S_DEALS_DONE].min() >= 5
 
 
 def test_batch_random_play_conserves_chips() -> None:

@@ -14,7 +14,7 @@ from conftest import random_game
 
 import bourre_env
 from bourre_env import core, observation
-from bourre_env.rules import Rules
+from bourre_env.rules import Rules, presets
 
 
 def _relabel_hidden(s: np.ndarray, rules: Rules, viewer: int, rng: np.random.Generator) -> np.ndarray:
@@ -45,9 +45,12 @@ def _relabel_hidden(s: np.ndarray, rules: Rules, viewer: int, rng: np.random.Gen
     return t
 
 
-@pytest.mark.parametrize("num_players", [2, 4, 5, 8])
-def test_hidden_cards_never_change_an_observation(num_players: int) -> None:
-    rules = Rules(num_players=num_players)
+@pytest.mark.parametrize(("preset", "num_players"), [
+    ("standard", 2), ("standard", 4), ("standard", 5), ("standard", 8),
+    ("separate_trump_card", 5), ("double_ante", 4), ("wikipedia", 7), ("separate_trump_card_dealer_may_take", 6),
+])
+def test_hidden_cards_never_change_an_observation(preset: str, num_players: int) -> None:
+    rules = presets[preset].replace(num_players=num_players)
     rng = np.random.default_rng(num_players)
     obs_a = np.zeros(observation.OBS_SIZE, dtype=np.float32)
     obs_b = np.zeros(observation.OBS_SIZE, dtype=np.float32)

@@ -141,6 +141,13 @@ def random_decide(s: np.ndarray, p: np.ndarray, rng: np.random.Generator, pass_p
     return core.STAY_BASE + int(rng.choice(stays[sizes == k]))
 
 
+def face_position(rules: Rules) -> int:
+    """Where the card turned for trump lies in the dealing order (RULES.md): the dealer's last card, or, for a
+    separate trump card (whether or not the dealer may take it), the card after the hands."""
+    n, h = rules.num_players, rules.hand_size
+    return n * h - 1 if rules.trump_card == "dealer" else n * h
+
+
 def deal_deck(rules: Rules, rng: np.random.Generator, dealer: int, favour: int | None = None,
               extra_trumps: int = 0) -> np.ndarray:
     """A shuffled deck; with ``favour``, up to ``extra_trumps`` top trumps are moved into that seat's deal."""
@@ -149,7 +156,7 @@ def deal_deck(rules: Rules, rng: np.random.Generator, dealer: int, favour: int |
     if favour is None or extra_trumps <= 0:
         return deck
     n, h = rules.num_players, rules.hand_size
-    face_pos = n * h - 1
+    face_pos = face_position(rules)
     trump = int(deck[face_pos]) // 13
     seat_positions = [i for i in range(n * h) if (dealer + 1 + i) % n == favour and i != face_pos]
     rng.shuffle(seat_positions)
@@ -183,8 +190,10 @@ def play_deal(rules: Rules, rng: np.random.Generator, on_play: Callable[[np.ndar
         deck = deal_deck(rules, rng, dealer, favour, extra_trumps)
     seed = int(rng.integers(1 << 62)) if reshuffle_seed is None else reshuffle_seed
     core.start_episode(s, p, deck, dealer, 0, seed)
-    tr = Tracker(n=n, hand_size=rules.hand_size, dealer=dealer, face=int(deck[n * rules.hand_size - 1]),
-                 deck_cards=frozenset(rules.deck_cards()), stock_left=rules.deck_size - n * rules.hand_size)
+    tr = Tracker(n=n, hand_size=rules.hand_size, dealer=dealer, face=int(deck[face_position(rules)]),
+                 deck_cards=frozenset(rules.deck_cards()),
+                 stock_left=rules.deck_size - n * rules.hand_size - int(rules.trump_card != "dealer"),
+                 face_dead=rules.trump_card == "separate")  # a card no one may take is public and never in play
     assert s[core.S_FACE] == tr.face and s[core.S_TRUMP] == tr.trump
     mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
 
@@ -197,7 +206,8 @@ def play_deal(rules: Rules, rng: np.random.Generator, on_play: Callable[[np.ndar
         if action is None:
             action = random_decide(s, p, rng, pass_prob)
         if seat == dealer and favour == dealer and action == core.PASS:
-            action = core.STAY_BASE
+            core.legal_actions(s, p, mask)  # the first legal stay: standing pat, unless the dealer holds six cards
+            action = core.STAY_BASE + int(np.flatnonzero(mask[core.STAY_BASE:])[0])
         pos_before, len_before = int(s[core.S_STOCK_POS]), int(s[core.S_STOCK_LEN])
         assert core.step(s, p, action)
         if action == core.PASS:
@@ -206,7 +216,9 @@ def play_deal(rules: Rules, rng: np.random.Generator, on_play: Callable[[np.ndar
             discard = {hand[i] for i in range(len(hand)) if ((action - core.STAY_BASE) >> i) & 1}
             tr.discards[seat] = discard
             tr.active.append(seat)
-            if pos_before + len(discard) > len_before:
+            # a dealer deciding with the turned card as a sixth card draws one card fewer than it discards
+            draws = len(discard) - (len(hand) - rules.hand_size)
+            if pos_before + draws > len_before:
                 # the stock ran out serving this seat: the discards of every seat that acted before went into the
                 # new stock, so they are no longer known to be out of play (RULES.md, stock exhaustion)
                 tr.reshuffles += 1
@@ -282,6 +294,13 @@ LEGALITY_CONFIGS: list[dict[str, Any]] = [
     {"num_players": 2, "ranks": 3, "hand_size": 4, "lead_trump_honors": True},
     {"num_players": 3, "ranks": 4, "hand_size": 4, "must_trump_when_cannot_win": False, "lead_trump_honors": True},
     {"num_players": 5, "ranks": ["A", "K", "Q", "10", "7", "2", "5"], "hand_size": 4, "max_discard": 2},
+    # presets: separate_trump_card (the turned card is out of play), wikipedia at 7 players
+    {"trump_card": "separate"},
+    {"num_players": 8, "trump_card": "separate", "max_discard": 3},
+    {"num_players": 3, "ranks": 6, "trump_card": "separate"},
+    {"num_players": 7, "max_discard_large_table": 3, "must_trump_when_cannot_win": False},
+    {"num_players": 6, "trump_card": "separate_dealer_may_take"},
+    {"num_players": 3, "ranks": 6, "trump_card": "separate_dealer_may_take", "lead_trump_honors": True},
 ]
 
 
@@ -484,6 +503,10 @@ CINCH_CONFIGS: list[dict[str, Any]] = [
     {"num_players": 3, "ranks": 3, "hand_size": 3, "must_trump_when_cannot_win": False},
     {"num_players": 3, "ranks": 4, "hand_size": 4, "lead_trump_honors": True},
     {"num_players": 3, "ranks": ["A", "K", "Q", "10", "8"], "hand_size": 5, "max_discard": 2},
+    {"num_players": 2, "ranks": 4, "hand_size": 4, "trump_card": "separate"},
+    {"num_players": 3, "ranks": 5, "hand_size": 4, "trump_card": "separate", "max_discard": 2},
+    {"num_players": 2, "ranks": 4, "hand_size": 4, "trump_card": "separate_dealer_may_take"},
+    {"num_players": 3, "ranks": 5, "hand_size": 4, "trump_card": "separate_dealer_may_take", "max_discard": 2},
 ]
 
 

@@ -1,0 +1,525 @@
+"""The named rule sets of RULES.md ("Variants named in the seeds"): the registry, and scripted deals in
+card notation showing each rule in which a preset differs from ``standard``, with exact chip counts.
+
+Quotations are from RULES.md unless marked with a seed: "seed 000" is the pagat text after Nickens,
+"seed 001 (Wikipedia)" the Wikipedia article among the rule pages of ``001``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from conftest import card_locations
+
+import bourre_env
+from bourre_env import actions, cards, core, observation
+from bourre_env.batch import BatchGame
+from bourre_env.rules import Rules, presets
+from tests.scripted_helpers import CoreTable, Table, build_deck, cardset
+
+PRESET_CHANGES: dict[str, dict[str, Any]] = {
+    "standard": {},
+    "double_ante": {"play_ante": 1, "ante_exemptions": False},
+    "dealer_antes_for_all": {"ante_payer": "dealer", "ante_exemptions": False},
+    "wikipedia": {"max_discard_large_table": 3, "must_trump_when_cannot_win": False},
+    "separate_trump_card": {"trump_card": "separate"},
+    "separate_trump_card_dealer_may_take": {"trump_card": "separate_dealer_may_take"},
+}
+
+
+# ====================================================================== the registry
+
+
+def test_presets_are_the_standard_game_with_their_changes() -> None:
+    """Each preset is ``Rules()`` with exactly the fields of its variant changed."""
+    assert list(presets) == list(PRESET_CHANGES)
+    for name, changes in PRESET_CHANGES.items():
+        assert presets[name] == Rules(**changes), name
+        assert presets[name].changes_from(Rules()) == changes
+
+
+@pytest.mark.parametrize("name", [n for n in PRESET_CHANGES if n != "standard"])
+def test_preset_adjustable_field_by_field(name: str) -> None:
+    """A preset is a starting point: ``from_options``, ``bourre_env.env`` and ``BatchGame`` take any field on top."""
+    rules = Rules.from_options(name, num_players=7, tie="divide")
+    assert rules == presets[name].replace(num_players=7, tie="divide")
+    assert rules.changes_from(presets[name]) == {"num_players": 7, "tie": "divide"}
+    env = bourre_env.env(rules=name, num_players=7)
+    assert env.unwrapped.rules == presets[name].replace(num_players=7)
+    assert BatchGame(batch_size=2, rules=name, num_players=3).rules == presets[name].replace(num_players=3)
+    assert Rules.from_options(presets[name]) is presets[name]
+
+
+def test_unknown_preset_lists_the_names() -> None:
+    with pytest.raises(ValueError, match="rules: expected a Rules object or one of") as err:
+        bourre_env.env(rules="four_card")
+    for name in presets:
+        assert repr(name) in str(err.value)
+
+
+def test_presets_cannot_be_changed_in_place() -> None:
+    with pytest.raises(TypeError):
+        presets["mine"] = Rules()  # type: ignore[index]
+    with pytest.raises(AttributeError):
+        presets["double_ante"].play_ante = 2  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(("options", "field"), [
+    ({"play_ante": -1}, "play_ante"),
+    ({"play_ante": 1.5}, "play_ante"),
+    ({"play_ante": True}, "play_ante"),
+    ({"ante_exemptions": 0}, "ante_exemptions"),
+    ({"ante_payer": "house"}, "ante_payer"),
+    ({"trump_card": "joker"}, "trump_card"),
+    ({"max_discard_large_table": 6}, "max_discard_large_table"),
+    ({"max_discard_large_table": -1}, "max_discard_large_table"),
+    ({"max_discard_large_table": 3.0}, "max_discard_large_table"),
+    # the separate trump card is one more card out of the stock: 4 hands of 5 + 1 + 4 discards > 24 cards
+    ({"trump_card": "separate", "num_players": 4, "ranks": 6, "max_discard": 4}, "ranks.*separate trump card"),
+    # a dealer who may take the turned card holds hand_size + 1 cards, and the action space has 6 positions
+    ({"trump_card": "separate_dealer_may_take", "hand_size": 6}, "trump_card.*hand_size \\+ 1 cards, at most 6"),
+])
+def test_bad_new_fields_raise_value_error_naming_the_field(options: dict[str, Any], field: str) -> None:
+    with pytest.raises(ValueError, match=field):
+        Rules(**options)
+    with pytest.raises(ValueError, match=field):
+        bourre_env.env(**options)
+
+
+def test_error_names_allowed_values() -> None:
+    with pytest.raises(ValueError, match="ante_payer: expected 'each' or 'dealer', got 'house'"):
+        Rules(ante_payer="house")
+    with pytest.raises(ValueError, match="trump_card: expected 'dealer' or 'separate' or "
+                                         "'separate_dealer_may_take', got 'joker'"):
+        Rules(trump_card="joker")
+
+
+@pytest.mark.parametrize("name", list(PRESET_CHANGES))
+def test_env_episodes_conserve_chips(name: str) -> None:
+    """Random episodes of several deals through the AEC env: the rewards of all seats add up to minus the pot."""
+    env = bourre_env.env(rules=name, num_players=6, deals_per_episode=3)
+    rng = np.random.default_rng(1)
+    for seed in range(8):
+        env.reset(seed=seed)
+        total = 0.0
+        for _agent in env.agent_iter():
+            obs, reward, terminated, truncated, _ = env.last()
+            total += reward
+            env.step(None if terminated or truncated else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        s = env.unwrapped.state_vector
+        assert total == -s[core.S_POT] - s[core.S_RAKE_TOTAL]
+
+
+# ====================================================================== double_ante
+
+# A 3-2-0 deal, dealer seat 2: seat 0 (A-K-Q of trumps) 3 tricks, seat 1 2, the dealer none (bourré).
+BOURRE_HANDS = {0: "AH KH QH 2C 3C", 1: "AC KC 2D 3D 4D", 2: "4C 5C 6C 7C 2H"}
+BOURRE_TRICKS = ("AH 2D 2H", "KH 3D 4C", "QH 4D 5C", "2C KC 6C", "AC 7C 3C")
+
+# A 2-2-1 deal, dealer seat 0: seat 1 takes 1 trick, seats 2 and 0 take 2 each (a split pot).
+TIE_HANDS = {1: "AC 2H 3H 4H 5H", 2: "AH KH 2D 3D 4D", 0: "2C 6H 7H AD 2S"}
+TIE_TRICKS = ("AC 2D 2C", "2H KH 6H", "AH 7H 3H", "3D AD 4H", "2S 5H 4D")
+
+
+def _bourre_deal(**options: Any) -> Table:
+    t = Table(BOURRE_HANDS, dealer=2, num_players=3, **options)
+    t.decide({0: "", 1: "", 2: ""})
+    assert [t.trick(plays) for plays in BOURRE_TRICKS] == [0, 0, 0, 1, 1]
+    assert t.tricks() == [3, 2, 0]
+    return t
+
+
+def _tie_deal(**options: Any) -> Table:
+    t = Table(TIE_HANDS, dealer=0, num_players=3, **options)
+    t.decide({0: "", 1: "", 2: ""})
+    assert [t.trick(plays) for plays in TIE_TRICKS] == [1, 2, 2, 0, 0]
+    return t
+
+
+def test_double_ante_second_chip_when_declaring_play() -> None:
+    """double_ante: "all ante 1; each player who plays adds a second chip". Pot 10 + 3 antes = 13; each of
+    the three adds a chip as it declares play (14, 15, 16). The winner takes the 16; the bourré dealer
+    "pays the amount that was in the pot": the pot as it stands when the deal is settled, second antes
+    included, 16. (Standard, same deal: 13 won, 13 paid.)"""
+    t = Table(BOURRE_HANDS, dealer=2, num_players=3, pot=10, rules="double_ante")
+    assert t.pot == 13
+    assert t.deal_rewards() == [-1, -1, -1]
+    for seat, pot in ((0, 14), (1, 15), (2, 16)):
+        t.stay(seat)
+        assert t.pot == pot
+    assert t.deal_rewards() == [-2, -2, -2]
+    assert [t.trick(plays) for plays in BOURRE_TRICKS] == [0, 0, 0, 1, 1]
+    assert t.rewards() == [14.0, -2.0, -18.0]
+    assert t.pot == 16
+    assert sum(t.rewards()) + (t.pot - 10) == 0
+
+
+def test_double_ante_who_passes_pays_no_second_chip() -> None:
+    """Seed 000, Double Ante: "Those who pass do not pay this second ante - they just lose their first ante".
+    Seat 0 plays alone (3 antes + 1 = 4) and takes the pot without play: +2; the passers lose 1 each."""
+    t = Table({}, dealer=2, num_players=3, rules="double_ante")
+    t.stay(0)
+    assert t.pot == 4
+    t.pass_(1)
+    t.pass_(2)
+    assert t.pot == 0 and t.tricks() == [5, 0, 0]
+    assert t.rewards() == [2.0, -1.0, -1.0]
+
+
+def test_double_ante_dealer_forced_to_play_pays_the_second_chip() -> None:
+    """A dealer who must play (everyone before passed) plays like anyone else, and so adds the second chip.
+    The pot is 3 antes + 1; the dealer, alone, takes it: +2."""
+    t = Table({}, dealer=2, num_players=3, rules="double_ante")
+    t.pass_(0)
+    t.pass_(1)
+    assert not t.can_pass()
+    t.stay(2)
+    assert t.rewards() == [-1.0, -1.0, 2.0]
+
+
+def test_double_ante_bourre_player_antes_next_deal() -> None:
+    """double_ante: "every player antes every deal, bourré or tied or not". After the 3-2-0 deal (pot 16, matched
+    by the bourré dealer) all three ante for deal 2: 19. (Standard: the bourré dealer skips the ante.)"""
+    t = _bourre_deal(pot=10, rules="double_ante", deals_per_episode=2)
+    assert t.rewards() == [14.0, -2.0, -18.0]
+    assert t.s[core.S_DEAL_NO] == 1
+    assert t.pot == 19
+    assert t.deal_rewards() == [-1, -1, -1]
+
+
+def test_double_ante_tied_players_ante_next_deal() -> None:
+    """double_ante, a split pot: 4 + 3 antes + 3 second antes = 10 carries, and the tied seats 0 and 2 ante
+    with seat 1 for deal 2: 13. (Standard: 4 + 3 = 7 carries and only seat 1 antes: 8.)"""
+    t = _tie_deal(pot=4, rules="double_ante", deals_per_episode=2)
+    assert t.rewards() == [-2.0, -2.0, -2.0]
+    assert t.pot == 13
+    assert t.deal_rewards() == [-1, -1, -1]
+
+
+def test_ante_exemptions_field_alone() -> None:
+    """``ante_exemptions=False`` on the standard game: the bourré dealer antes for deal 2 (13 + 3 = 16)."""
+    t = _bourre_deal(pot=10, ante_exemptions=False, deals_per_episode=2)
+    assert t.rewards() == [12.0, -1.0, -14.0]
+    assert t.pot == 16
+    assert t.deal_rewards() == [-1, -1, -1]
+
+
+def test_play_ante_with_pot_limit() -> None:
+    """``pot_limit`` caps what the winner takes and the bourré player pays, the pot counted with second antes:
+    pot 16 (as above), limit 15: the winner takes 15 (+13), the bourré dealer pays 15 (-17), 16 stays."""
+    t = _bourre_deal(pot=10, rules="double_ante", pot_limit=15)
+    assert t.rewards() == [13.0, -2.0, -17.0]
+    assert t.pot == 16
+
+
+# ====================================================================== dealer_antes_for_all
+
+
+def test_dealer_antes_for_every_player() -> None:
+    """Seed 001 (Wikipedia): "the dealer of each hand would ante five dollars for a five-person, one-dollar-ante
+    game, instead of one dollar"."""
+    t = Table({}, dealer=3, num_players=5, rules="dealer_antes_for_all")
+    assert t.pot == 5
+    assert t.deal_rewards() == [0, 0, 0, -5, 0]
+
+
+def test_dealer_antes_for_all_over_two_deals() -> None:
+    """dealer_antes_for_all: the dealer pays 1 chip per seat every deal, the seat of last deal's bourré player
+    included. Deal 1 (dealer 2): pot 10 + 3 = 13, won by seat 0 (+13), matched by the bourré dealer (-3 - 13).
+    Deal 2 (dealer 0): seat 0 antes 3 for everyone: 16."""
+    t = _bourre_deal(pot=10, rules="dealer_antes_for_all", deals_per_episode=2)
+    assert t.rewards() == [13.0, 0.0, -16.0]
+    assert t.s[core.S_DEALER] == 0
+    assert t.pot == 16
+    assert t.deal_rewards() == [-3, 0, 0]
+
+
+def test_dealer_antes_for_all_with_exemptions_kept() -> None:
+    """Adjusted with ``ante_exemptions=True``, the dealer antes only for the players who owe an ante: deal 2's
+    dealer (seat 0) pays 2, not for the bourré seat 2: 13 + 2 = 15."""
+    t = _bourre_deal(pot=10, rules="dealer_antes_for_all", ante_exemptions=True, deals_per_episode=2)
+    assert t.pot == 15
+    assert t.deal_rewards() == [-2, 0, 0]
+
+
+def test_dealer_antes_for_all_with_a_play_ante() -> None:
+    """The dealer covers the ante before the deal; a ``play_ante`` stays each playing player's own. Dealer 2
+    antes 3; seat 0 plays alone (pays 1) and takes the 4: +3."""
+    t = Table({}, dealer=2, num_players=3, rules="dealer_antes_for_all", play_ante=1)
+    t.decide({0: ""})
+    assert t.rewards() == [3.0, 0.0, -3.0]
+
+
+# ====================================================================== wikipedia
+
+
+def _stay_sizes(t: Table) -> set[int]:
+    return {bin(int(a) - actions.STAY_BASE).count("1") for a in np.flatnonzero(t._mask()) if actions.is_stay(int(a))}
+
+
+@pytest.mark.parametrize(("num_players", "largest"), [(2, 5), (6, 5), (7, 3), (8, 3)])
+def test_wikipedia_three_discards_with_seven_or_eight(num_players: int, largest: int) -> None:
+    """wikipedia: "at most 3 discards with 7 or 8 players" (seed 001: "Only three cards may be discarded when
+    there are seven players"); up to 6 players the whole hand. A fourth discard is refused."""
+    t = Table({}, dealer=0, num_players=num_players, rules="wikipedia")
+    assert _stay_sizes(t) == set(range(largest + 1))
+    obs = t.env.observe(t.env.agent_selection)["observation"]
+    assert obs[observation.O_OPTIONS + 3] == np.float32(largest / 6)
+    if largest < 5:
+        with pytest.raises(ValueError, match="illegal action"):
+            t.stay(1, cards.to_strs(t.hand_ids(1)[:4]))
+        t.stay(1, cards.to_strs(t.hand_ids(1)[:3]))
+
+
+@pytest.mark.parametrize(("options", "limit"), [
+    ({"rules": "wikipedia", "num_players": 8, "max_discard_large_table": 4}, 4),
+    ({"rules": "wikipedia", "num_players": 5, "max_discard": 2}, 2),
+    ({"rules": "wikipedia", "num_players": 7, "max_discard": 2}, 3),  # the large-table limit replaces it
+    ({"num_players": 8, "max_discard_large_table": 3}, 3),
+    ({"num_players": 8}, 5),
+])
+def test_max_discard_large_table_field(options: dict[str, Any], limit: int) -> None:
+    rules = Rules.from_options(**options)
+    assert rules.discard_limit == limit
+    assert rules.params()[core.P_MAX_DISCARD] == limit
+
+
+def test_large_table_limit_sizes_the_deck_check() -> None:
+    """The deck must serve the largest draw at this table size: 8 hands of 5 + 3 discards fit 44 cards (11
+    ranks), which 8 hands + 5 discards do not."""
+    assert Rules.from_options("wikipedia", num_players=8, ranks=11).deck_size == 44
+    with pytest.raises(ValueError, match="ranks"):
+        Rules(num_players=8, ranks=11)
+
+
+@pytest.mark.parametrize(("rules", "legal"), [("standard", "3H 4H"), ("wikipedia", "4D 5D 3H 4H 8S")])
+def test_wikipedia_void_player_need_not_trump_to_lose(rules: str, legal: str) -> None:
+    """Seed 001 (Wikipedia): "If you are unable to 'play to win,' it is not necessary to play a trump card that
+    will not be able to win the trick". Clubs led, trumped with the QH; seat 2, void in clubs with the 3H and
+    4H, may play any card (standard: any trump)."""
+    t = Table({0: "KC 2S 3S 4S 5S", 1: "2D 3D QH 6S 7S", 2: "4D 5D 3H 4H 8S", 3: "2C 6D 7D 8D 5H"},
+              dealer=3, num_players=4, rules=rules)
+    t.decide({0: "", 1: "", 2: "", 3: ""})
+    t.trick("KC QH")
+    assert t.legal() == cardset(legal)
+
+
+# ====================================================================== separate_trump_card
+
+# Dealer seat 2; the ace of hearts is turned after the hands and belongs to no one.
+SEPARATE_HANDS = {0: "KH QH JH 2C 3C", 1: "AC KC 2D 3D 4D", 2: "4C 5C 6C 7C 8C"}
+
+
+def test_separate_trump_card_is_dealt_after_the_hands() -> None:
+    """separate_trump_card (a): "five cards each, then one extra card turned for trump ... it belongs to no one".
+    The dealer holds five cards of its own; the stock starts after the turned card."""
+    t = Table(SEPARATE_HANDS, dealer=2, num_players=3, stock="9D", turned="AH", rules="separate_trump_card")
+    assert t.trump == "H"
+    assert t.s[core.S_FACE] == cards.parse_card("AH")
+    assert t.s[core.S_FACE_STATE] == core.FACE_DEAD
+    assert t.hand(2) == cardset("4C 5C 6C 7C 8C")
+    assert int(t.s[core.S_STOCK + t.s[core.S_STOCK_POS]]) == cards.parse_card("9D")
+    assert t.s[core.S_STOCK_LEN] == 52 - 16
+    assert sorted(card_locations(t.s, t.rules)) == list(range(52))
+
+
+def test_separate_trump_card_deck_order_through_reset() -> None:
+    """env.py's ``deck`` option: with a separate trump card, ``deck[n * hand_size]`` is the turned card."""
+    env = bourre_env.raw_env(rules="separate_trump_card", num_players=4)
+    env.reset(options={"deck": list(range(52)), "dealer": 2})
+    s = env.state_vector
+    assert env.hand("player_2") == [3, 7, 11, 15, 19]
+    assert s[core.S_FACE] == 20 and s[core.S_TRUMP] == 1
+    assert list(s[core.S_STOCK: core.S_STOCK + 2]) == [21, 22]
+
+
+def test_separate_ace_does_not_bind_the_dealer() -> None:
+    """RULES.md: "If the turned-up card is an ace, the dealer must play" because "the ace of trumps always wins a
+    trick" (seed 000); a turned ace that belongs to no one gives the dealer no such trick, so the dealer may
+    pass. The dealer must still play when everyone before has passed."""
+    t = Table(SEPARATE_HANDS, dealer=2, num_players=3, turned="AH", rules="separate_trump_card")
+    t.stay(0)
+    t.pass_(1)
+    assert t.can_pass()
+    u = Table(SEPARATE_HANDS, dealer=2, num_players=3, turned="AH", rules="separate_trump_card")
+    u.pass_(0)
+    u.pass_(1)
+    assert not u.can_pass()
+
+
+def test_separate_trump_card_is_out_of_play_for_the_cinch() -> None:
+    """The turned card can never be played, so it is seen and out of play: with the AH turned, K-Q-J of hearts are
+    the three highest trumps in play, a cinch, and seat 0 must lead one of them. Nobody ever holds the AH.
+    Seat 0 takes three tricks, seat 1 two, the dealer none: 3 antes won, matched by the bourré dealer."""
+    t = Table(SEPARATE_HANDS, dealer=2, num_players=3, turned="AH", rules="separate_trump_card")
+    t.decide({0: "", 1: "", 2: ""})
+    assert t.cinch(0)
+    assert t.legal() == cardset("KH QH JH")
+    ace = cards.parse_card("AH")
+    for plays in ("KH 2D 4C", "QH 3D 5C", "JH 4D 6C", "2C KC 7C", "AC 8C 3C"):
+        assert all(ace not in t.hand_ids(q) for q in range(3))
+        t.trick(plays)
+    assert t.tricks() == [3, 2, 0]
+    assert t.rewards() == [2.0, -1.0, -4.0]
+    assert t.s[core.S_FACE_STATE] == core.FACE_DEAD
+
+
+def test_standard_dealer_holding_the_ace_denies_that_cinch() -> None:
+    """The same hands in the standard game, the AH being the dealer's turned card: K-Q-J is no cinch while the
+    dealer plays (the dealer holds the ace)."""
+    t = Table({0: "KH QH JH 2C 3C", 1: "AC KC 2D 3D 4D", 2: "4C 5C 6C 7C AH"}, dealer=2, num_players=3)
+    t.decide({0: "", 1: "", 2: ""})
+    assert not t.cinch(0)
+
+
+def test_separate_trump_card_in_every_observation() -> None:
+    """The turned card is public from the first decision: every seat sees it as the face card, out of play
+    (``face_status`` "dead or separate"), and no seat's hand holds it."""
+    t = Table(SEPARATE_HANDS, dealer=2, num_players=3, turned="AH", rules="separate_trump_card")
+    for q in range(3):
+        obs = observation.as_dict(t.env.observe(f"player_{q}")["observation"])
+        assert np.flatnonzero(obs["face_card"]).tolist() == [cards.parse_card("AH")]
+        assert obs["face_status"].tolist() == [0.0, 1.0, 0.0]
+        assert obs["trump"].tolist() == [0.0, 0.0, 1.0, 0.0]
+        assert obs["hand"].sum() == 5 and obs["hand"][cards.parse_card("AH")] == 0
+    t.raw.render_mode = "ansi"
+    assert "(turned AH, separate, no one's)" in str(t.raw.render())
+
+
+def test_separate_trump_card_never_reshuffled_into_the_stock() -> None:
+    """Eight players all discarding five run the stock out twice; the turned card is in no hand, stock or pile,
+    and every card of the deck is in exactly one place throughout."""
+    rules = presets["separate_trump_card"].replace(num_players=8)
+    t = CoreTable(rules, {}, dealer=0, turned="AS")
+    face = cards.parse_card("AS")
+    while t.phase == core.DECIDE:
+        t.stay(t.seat, cards.to_strs(t.hand_ids(t.seat)))
+        assert sorted(card_locations(t.s, rules)) == list(range(52))
+        assert all(face not in t.hand_ids(q) for q in range(8))
+    assert t.s[core.S_RESHUFFLES] == 3  # 11 cards of stock, then 10 discards at a time
+    assert t.phase == core.PLAY and t.s[core.S_FACE] == face and t.trump == "S"
+
+
+def test_build_deck_places_the_separate_trump_card() -> None:
+    rules = presets["separate_trump_card"].replace(num_players=3)
+    deck = build_deck(rules, 1, {0: "2C 3C 4C 5C 6C"}, stock="KS", turned="AS")
+    assert deck[15] == cards.parse_card("AS") and deck[16] == cards.parse_card("KS")
+    with pytest.raises(ValueError, match="turned"):
+        build_deck(rules, 1, {})
+    with pytest.raises(ValueError, match="turned"):
+        build_deck(Rules(num_players=3), 1, {}, turned="AS")
+
+
+# ====================================================================== separate_trump_card_dealer_may_take
+
+TAKE = "separate_trump_card_dealer_may_take"
+STOCK = "9S 10S JS QS KS"
+
+
+def _take_table(turned: str = "AH", **options: Any) -> Table:
+    return Table(SEPARATE_HANDS, dealer=2, num_players=3, stock=STOCK, turned=turned, rules=TAKE, **options)
+
+
+def test_dealer_decides_holding_six_cards() -> None:
+    """separate_trump_card (b): "The dealer effectively has six cards". The turned card is dealt after the hands; the
+    dealer's hand shows it as a sixth card (face status "dealer's hand"), every seat sees it turned."""
+    t = _take_table()
+    assert t.hand(2) == cardset("4C 5C 6C 7C 8C AH")
+    assert t.s[core.S_FACE_STATE] == core.FACE_IN_HAND and t.trump == "H"
+    assert sorted(card_locations(t.s, t.rules)) == list(range(52))
+    for q, size in ((0, 5), (2, 6)):
+        obs = observation.as_dict(t.env.observe(f"player_{q}")["observation"])
+        assert obs["hand"].sum() == size
+        assert np.flatnonzero(obs["face_card"]).tolist() == [cards.parse_card("AH")]
+        assert obs["face_status"].tolist() == [1.0, 0.0, 0.0]
+    t.raw.render_mode = "ansi"
+    assert "(turned AH, separate, the dealer may take it)" in str(t.raw.render())
+
+
+def test_dealer_takes_the_card_discarding_four_draws_three() -> None:
+    """Seed 000: "if for example the dealer discards four cards and elects to use the turned up trump, three
+    replacement cards will be dealt to make up the dealer's five-card hand". The announced count is 4; the dealer
+    then holds the AH, known to all, so K-Q-J of hearts is no cinch for seat 0."""
+    t = _take_table()
+    t.decide({0: "", 1: "", 2: "4C 5C 6C 7C"})
+    assert t.hand(2) == cardset("8C AH 9S 10S JS")
+    assert t.s[core.S_NDISCARD + 2] == 4
+    assert t.s[core.S_STOCK_POS] == 3
+    assert t.s[core.S_FACE_STATE] == core.FACE_IN_HAND
+    assert not t.cinch(0)
+    assert sorted(card_locations(t.s, t.rules)) == list(range(52))
+    t.raw.render_mode = "ansi"
+    assert "(turned AH, taken by the dealer)" in str(t.raw.render())
+    t.play(0, "KH")
+    assert t.legal() == cardset("AC KC 2D 3D 4D")  # void in hearts, no trump: any card
+    t.play(1, "2D")
+    assert t.legal() == cardset("AH")  # the dealer must overtrump with the card taken
+    t.play(2, "AH")
+    assert t.s[core.S_TRICK_WINNER + 0] == 2
+
+
+def test_dealer_takes_the_card_with_one_discard_draws_nothing() -> None:
+    """Keeping the turned card, the dealer discards one card of the hand and draws none."""
+    t = _take_table()
+    t.decide({0: "", 1: "", 2: "8C"})
+    assert t.hand(2) == cardset("4C 5C 6C 7C AH")
+    assert t.s[core.S_NDISCARD + 2] == 1 and t.s[core.S_STOCK_POS] == 0
+
+
+def test_dealer_leaves_the_card_which_is_then_dead() -> None:
+    """Leaving the turned card (discarding it) the dealer draws one card for each card of the hand discarded; the
+    card is then public and out of play, so K-Q-J of hearts is a cinch for seat 0 (led from the top)."""
+    t = _take_table()
+    t.decide({0: "", 1: "", 2: "AH 4C 5C"})
+    assert t.hand(2) == cardset("6C 7C 8C 9S 10S")
+    assert t.s[core.S_NDISCARD + 2] == 2 and t.s[core.S_STOCK_POS] == 2
+    assert t.s[core.S_FACE_STATE] == core.FACE_DEAD
+    assert t.cinch(0)
+    assert t.legal() == cardset("KH QH JH")
+    assert sorted(card_locations(t.s, t.rules)) == list(range(52))
+    obs = observation.as_dict(t.env.observe("player_0")["observation"])
+    assert obs["face_status"].tolist() == [0.0, 1.0, 0.0]
+    assert obs["discard_count"][2].tolist() == [0, 0, 1, 0, 0, 0, 0]  # the dealer sits 2 places to seat 0's left
+
+
+@pytest.mark.parametrize(("max_discard", "stays"), [(None, 63), (3, 51)])
+def test_dealer_holding_six_must_discard_one(max_discard: int | None, stays: int) -> None:
+    """To make up a five-card hand the dealer must discard at least one of the six: standing pat is refused. At most
+    ``max_discard`` cards of the hand go: every non-empty set of the six positions (63), or with a limit of 3 those
+    with at most 3 of the hand's five (2 * 26 - 1 = 51)."""
+    t = _take_table(max_discard=max_discard)
+    t.stay(0)
+    t.stay(1)
+    assert _stay_sizes(t) == set(range(1, 7 if max_discard is None else 5))
+    assert sum(1 for a in np.flatnonzero(t._mask()) if actions.is_stay(int(a))) == stays
+    with pytest.raises(ValueError, match="illegal action"):
+        t.stay(2, "")
+    if max_discard is not None:
+        with pytest.raises(ValueError, match="illegal action"):
+            t.stay(2, "4C 5C 6C 7C")  # four of the hand, keeping the AH
+        t.stay(2, "AH 4C 5C 6C")  # three of the hand, and the turned card left
+
+
+def test_dealer_may_take_a_turned_ace_so_must_play() -> None:
+    """A turned ace the dealer may take is a sure trick for the dealer: "If the turned-up card is an ace, the dealer
+    must play" applies (unlike a card that belongs to no one)."""
+    t = _take_table()
+    t.stay(0)
+    t.pass_(1)
+    assert not t.can_pass()
+
+
+def test_dealer_passes_and_the_turned_card_is_out_of_play() -> None:
+    """A dealer who passes does not take the card: it is out of play. Seat 0's A-K-J of hearts, the QH turned and
+    not taken, are the three highest trumps in play: a cinch, led with the A or the equivalent K (the QH, out of
+    play but never played, does not join the J to the run)."""
+    t = Table({0: "AH KH JH 2C 3C", 1: "AC KC 2D 3D 4D", 2: "4C 5C 6C 7C 8C"}, dealer=2, num_players=3, turned="QH",
+              rules=TAKE)
+    t.decide({0: "", 1: ""})
+    assert t.phase == core.PLAY and t.s[core.S_DECISION + 2] == core.PASSED
+    assert t.cinch(0)
+    assert t.legal() == cardset("AH KH")
+    t.raw.render_mode = "ansi"
+    assert "(turned QH, separate, not taken)" in str(t.raw.render())
