@@ -13,6 +13,7 @@ import bourre_env
 from agents.ppo import SHIPPED_MODEL, PolicyWeights, load_policy, save_policy
 from bourre_env.core import NUM_ACTIONS
 from bourre_env.observation import OBS_SIZE
+from bourre_env.rules import presets
 
 
 def tiny_policy(seed: int = 0, width: int = 16) -> PolicyWeights:
@@ -22,9 +23,9 @@ def tiny_policy(seed: int = 0, width: int = 16) -> PolicyWeights:
     return PolicyWeights(hidden, action, "relu", {"note": "test"})
 
 
-def play_deals(table: list, players: int, deals: int, seed: int) -> int:
+def play_deals(table: list, players: int, deals: int, seed: int, rules: str = "standard") -> int:
     """Plays ``deals`` deals (the env raises on any illegal action); returns the decisions made."""
-    env = bourre_env.env(num_players=players)
+    env = bourre_env.env(num_players=players, rules=rules)
     decisions = 0
     for k in range(deals):
         env.reset(seed=seed + k)
@@ -50,6 +51,13 @@ def test_shipped_model_is_committed_and_small() -> None:
 def test_shipped_agent_plays_legal_moves_only(players: int) -> None:
     table = [agents.make("ppo", seed=s) if s % 2 == 0 else agents.make("heuristic", seed=s) for s in range(players)]
     assert play_deals(table, players, deals=15, seed=players) > 0
+
+
+@pytest.mark.parametrize("preset", sorted(presets))
+def test_learned_and_heuristic_agents_play_every_preset_legally(preset: str) -> None:
+    for players in (4, 7):
+        table = [agents.make("ppo", seed=s) if s % 2 else agents.make("heuristic", seed=s) for s in range(players)]
+        assert play_deals(table, players, deals=8, seed=players, rules=preset) > 0
 
 
 def test_policy_file_round_trip_and_load_by_path(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ PRESET_CHANGES: dict[str, dict[str, Any]] = {
     "standard": {},
     "double_ante": {"play_ante": 1, "ante_exemptions": False},
     "dealer_antes_for_all": {"ante_payer": "dealer", "ante_exemptions": False},
-    "wikipedia": {"max_discard_large_table": 3, "must_trump_when_cannot_win": False},
+    "wikipedia": {"max_discard_large_table": 3},
     "separate_trump_card": {"trump_card": "separate"},
     "separate_trump_card_dealer_may_take": {"trump_card": "separate_dealer_may_take"},
 }
@@ -294,13 +294,17 @@ def test_large_table_limit_sizes_the_deck_check() -> None:
         Rules(num_players=8, ranks=11)
 
 
-@pytest.mark.parametrize(("rules", "legal"), [("standard", "3H 4H"), ("wikipedia", "4D 5D 3H 4H 8S")])
-def test_wikipedia_void_player_need_not_trump_to_lose(rules: str, legal: str) -> None:
+@pytest.mark.parametrize(("options", "legal"), [
+    ({"rules": "standard"}, "3H 4H"),
+    ({"rules": "wikipedia"}, "3H 4H"),  # RULES.md's preset changes the discard limit only
+    ({"rules": "wikipedia", "must_trump_when_cannot_win": False}, "4D 5D 3H 4H 8S"),
+])
+def test_wikipedia_void_player_need_not_trump_to_lose(options: dict[str, Any], legal: str) -> None:
     """Seed 001 (Wikipedia): "If you are unable to 'play to win,' it is not necessary to play a trump card that
-    will not be able to win the trick". Clubs led, trumped with the QH; seat 2, void in clubs with the 3H and
-    4H, may play any card (standard: any trump)."""
+    will not be able to win the trick", the option must_trump_when_cannot_win=False. Clubs led, trumped with
+    the QH; seat 2, void in clubs with the 3H and 4H, must play a trump only with the option at its default."""
     t = Table({0: "KC 2S 3S 4S 5S", 1: "2D 3D QH 6S 7S", 2: "4D 5D 3H 4H 8S", 3: "2C 6D 7D 8D 5H"},
-              dealer=3, num_players=4, rules=rules)
+              dealer=3, num_players=4, **options)
     t.decide({0: "", 1: "", 2: "", 3: ""})
     t.trick("KC QH")
     assert t.legal() == cardset(legal)
