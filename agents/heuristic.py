@@ -374,16 +374,19 @@ class HeuristicAgent:
         # cards (against many opponents a side ace is often ruffed, and a fresh card may be a
         # trump). The model's best one is played if it is worth playing.
         order = sorted(range(len(hand)), key=value.__getitem__)
+        # A declaration round (the rules' "two_rounds"): we are still pending and may only pass or declare
+        # play (53, the stand-pat id); the draws are weighed as if chosen now, and play is declared as 53.
+        declaring = tb.decision[0] == 0 and not mask[STAY_BASE + 1:].any()
         stays: list[int] = []
         options: list[tuple[int, int, int]] = []
         for floor in (40.0, 50.0, 100.0) if prm.choose_draw else (40.0,):
             drop = [i for i in order if value[i] < floor][:max_discard]
             stay = STAY_BASE + sum(1 << i for i in drop)
-            if stay in stays or not mask[stay]:
+            if stay in stays or not (mask[stay] or declaring):
                 continue  # the same draw as a candidate already listed, or not allowed
             kept = [hand[i] for i in range(len(hand)) if i not in drop]
             if self._sure_trick(tb, kept):
-                return stay  # playing cannot cost anything: the pot may come, bourré cannot
+                return STAY_BASE if declaring else stay  # playing cannot cost anything: bourré cannot come
             stays.append(stay)
             side = [c % RANKS for c in kept if c // RANKS != trump]
             options.append((side.count(ACE), side.count(KING), len(drop)))
@@ -392,9 +395,10 @@ class HeuristicAgent:
         trumps = [c % RANKS for c in hand if c // RANKS == trump]
         gains = [p_win - p_bourre * cost for p_win, p_bourre in self._outlook(tb, trumps, options)]
         k = max(range(len(gains)), key=gains.__getitem__)
+        play = STAY_BASE if declaring else stays[k]
         if not mask[PASS]:
-            return stays[k]  # the dealer must play: the best draw we found
-        return stays[k] if gains[k] > prm.margin else PASS
+            return play  # the dealer must play (or the draw round has no pass): the best draw we found
+        return play if gains[k] > prm.margin else PASS
 
     @staticmethod
     def _sure_trick(tb: _Table, kept: list[int]) -> bool:

@@ -8,6 +8,10 @@ id         meaning
 53 .. 116  ``STAY_BASE + m``: play the deal, discarding the hand positions set in the bitmask ``m``;
            position ``i`` is the ``i``-th lowest card id of the hand; ``m = 0`` stands pat
 =========  ===========================================================
+
+In a declaration round (phase ``core.DECLARE``, ``Rules.declaration="two_rounds"``) the only
+actions are 52, pass, and 53 (``DECLARE_PLAY``), declare play: the discards follow in the
+draw round, where 53.. are stays as above and there is no pass.
 """
 
 from __future__ import annotations
@@ -17,9 +21,10 @@ from collections.abc import Iterable
 import numpy as np
 
 from bourre_env import cards
-from bourre_env.core import NUM_ACTIONS, NUM_CARDS, NUM_DISCARD_SETS, PASS, STAY_BASE
+from bourre_env.core import DECLARE, DECLARE_PLAY, NUM_ACTIONS, NUM_CARDS, NUM_DISCARD_SETS, PASS, STAY_BASE
 
-__all__ = ["NUM_ACTIONS", "PASS", "STAY_BASE", "play", "stay", "describe", "discard_cards", "is_stay", "is_card"]
+__all__ = ["NUM_ACTIONS", "PASS", "STAY_BASE", "DECLARE_PLAY", "play", "stay", "describe", "discard_cards", "is_stay",
+           "is_card"]
 
 
 def play(card: int | str) -> int:
@@ -67,8 +72,10 @@ def discard_cards(action: int, hand: Iterable[int | str] | str) -> list[int]:
     return [c for i, c in enumerate(held) if mask >> i & 1]
 
 
-def describe(action: int, hand: Iterable[int | str] | str | None = None) -> str:
-    """Readable text of an action; with ``hand``, a stay names the cards it discards."""
+def describe(action: int, hand: Iterable[int | str] | str | None = None, phase: int | None = None) -> str:
+    """Readable text of an action; with ``hand``, a stay names the cards it discards. ``phase`` (a ``core``
+    phase, e.g. ``int(state[core.S_PHASE])``) names the actions that mean something else in that phase:
+    in ``core.DECLARE``, 53 is "declare play"."""
     if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or not 0 <= action < NUM_ACTIONS:
         raise ValueError(f"action must be an integer in 0..{NUM_ACTIONS - 1}, got {action!r}")
     action = int(action)  # numpy ids (from np.flatnonzero(mask)) are welcome
@@ -76,6 +83,8 @@ def describe(action: int, hand: Iterable[int | str] | str | None = None) -> str:
         return f"play {cards.to_str(action)}"
     if action == PASS:
         return "pass"
+    if phase == DECLARE and action == DECLARE_PLAY:
+        return "declare play"
     mask = action - STAY_BASE
     if hand is None:
         count = bin(mask).count("1")

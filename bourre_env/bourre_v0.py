@@ -45,6 +45,7 @@ dealer_antes_for_all                ante_exemptions=False, ante_payer='dealer'
 wikipedia                           max_discard_large_table=3
 separate_trump_card                 trump_card='separate'
 separate_trump_card_dealer_may_take trump_card='separate_dealer_may_take'
+two_round_declaration               play_ante=1, ante_exemptions=False, declaration='two_rounds'
 =================================== ========================================================
 
 ``double_ante``: everyone antes 1 every deal and each player who plays adds 1 more on declaring
@@ -60,7 +61,28 @@ card, but the dealer decides holding it as a sixth card (in the dealer's ``hand`
 "dealer's hand") and, to play, discards at least one of the six: leaving the turned card (it is
 then dead) or keeping it and drawing one card fewer than the cards of the hand discarded (the
 announced discard count is of the hand's cards); a turned ace binds the dealer to play, as the
-dealer may take it. All use the same action space and observation.
+dealer may take it. ``two_round_declaration``: the ``double_ante`` game (its paragraph in seed
+000 is part of Double Ante, and speaks of "a second ante") with the pass-or-play decisions in a
+round of their own: first each player in turn, from the dealer's left, declares play (paying the
+second chip at once) or pass; then the players who play, in the same order, discard and draw
+(no pass any more). The dealer declares last and must play on a turned ace or when everyone
+else passed; a lone player wins without drawing. All use the same action space and observation.
+
+Phases
+------
+One decision at a time, by the seat in ``to_act``; the observation's ``phase`` field and the
+seats' ``decision`` and ``discard_count`` fields tell the phases apart.
+
+================ ============== ========================================================
+phase            ``phase``      decision, legal actions
+================ ============== ========================================================
+declaration      pass-or-play   (``two_rounds`` only) the seat to act is pending: pass (52) or
+                                declare play (53); a declared seat shows playing with no count
+draw or pass     pass-or-play   the seat to act is pending: pass (52) or stay (53..116)
+draw             pass-or-play   (``two_rounds`` only) the seat to act is playing with no
+                                discard count yet: stay (53..116), no pass
+trick play       trick play     a card (0..51)
+================ ============== ========================================================
 
 Actions
 -------
@@ -69,12 +91,13 @@ id       meaning
 ======== ========================================================================
 0..51    play the card with this id (``bourre_env.cards``: suit * 13 + rank, 2 = 0 .. A = 12)
 52       pass: lay the hand down and sit out the deal
-53..116  stay: play the deal discarding the hand positions in the bitmask ``id - 53``
+53..116  stay: play the deal discarding the hand positions in the bitmask ``id - 53``;
+         in a declaration round only 53, "declare play" (the discards come in the draw round)
 ======== ========================================================================
 
 Hand position ``i`` is the ``i``-th lowest card id of the hand, so ``53`` stands pat and ``53 +
 0b101`` discards the lowest and third-lowest cards. ``bourre_env.actions.stay(discard, hand)``
-builds the id and ``bourre_env.actions.describe(action, hand)`` reads it. In the draw phase the
+builds the id and ``bourre_env.actions.describe(action, hand, phase)`` reads it. In the draw phase the
 mask allows pass (unless the dealer must play) and every stay that discards at most
 ``max_discard`` cards of the hand (a dealer holding a separate trump card as a sixth card must
 discard at least one card); in trick play it allows exactly the cards the rules allow, cinch
@@ -107,7 +130,7 @@ trick_leader       999   48 per trick 0..5: relative seat that led it, one-hot (
 trick_no          1047    7 current trick 0..5 (6: play over or not started), one-hot
 led_suit          1054    4 suit led to the current trick, one-hot (0s before the lead)
 own_discards      1058   52 cards the observer discarded this deal
-phase             1110    2 draw-or-pass / trick play, one-hot (0s when the deal is over)
+phase             1110    2 decisions: declaration or draw round / trick play, one-hot (0s when the deal is over)
 cinch             1112    1 1 if the observer has a cinch (RULES.md) now
 pot               1113    2 chips in the pot / 100, and log(1 + pot) / log(1000)
 pot_limit         1115    2 1 if there is a pot limit; the limit / 100
@@ -326,7 +349,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
 
     def _legal_text(self) -> str:
         hand = self.hand(self.agent_selection)
-        return ", ".join(f"{a} ({describe(a, hand)})" for a in self.legal_actions())
+        phase = int(self.state_vector[core.S_PHASE])
+        return ", ".join(f"{a} ({describe(a, hand, phase)})" for a in self.legal_actions())
 
     # ------------------------------------------------------------------ views
     def hand(self, agent: str) -> list[int]:

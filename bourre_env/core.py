@@ -17,9 +17,11 @@ numpy vectorisation across a batch would need one (trick play branches per game)
 Cards in a hand are bitmasks over card ids (bit ``c`` set when card ``c`` is
 held), so "cards of the suit led that beat the 10" is one AND.
 
-Phases: ``DECIDE`` (each player in turn passes or plays with a discard),
-``PLAY`` (tricks), ``DEAL_OVER`` (a deal is settled and the episode goes on:
-call ``next_deal``), ``GAME_OVER`` (the episode is over).
+Phases: ``DECLARE`` (only with ``Rules.declaration="two_rounds"``: each player in
+turn declares play or pass, before anyone draws), ``DECIDE`` (each player in turn
+passes or plays with a discard; after a declaration round, the playing players in
+turn choose their discards), ``PLAY`` (tricks), ``DEAL_OVER`` (a deal is settled and
+the episode goes on: call ``next_deal``), ``GAME_OVER`` (the episode is over).
 """
 
 from __future__ import annotations
@@ -41,12 +43,14 @@ PASS = NUM_CARDS  # 52
 STAY_BASE = NUM_CARDS + 1  # 53: stay(discard positions bitmask m) is STAY_BASE + m
 NUM_DISCARD_SETS = 1 << MAX_HAND_SIZE  # 64
 NUM_ACTIONS = STAY_BASE + NUM_DISCARD_SETS  # 117
+DECLARE_PLAY = STAY_BASE  # 53 in the DECLARE phase: declare play (the discards are chosen in the draw round)
 
 # ---------------------------------------------------------------- phases
 DECIDE = 0
 PLAY = 1
 DEAL_OVER = 2
 GAME_OVER = 3
+DECLARE = 4  # the declaration round before the draw (``Rules.declaration`` other than "with_draw")
 
 # decisions
 PENDING = 0
@@ -78,7 +82,13 @@ P_PLAY_ANTE = 14  # chips a player adds to the pot on declaring play
 P_ANTE_EXEMPTIONS = 15  # 1: bourré and tied (carried pot) players skip the next ante
 P_DEALER_ANTES = 16  # 1: the dealer pays every player's ante
 P_TRUMP_CARD = 17  # TRUMP_* below: where the card turned for trump comes from and whose it is
-NUM_PARAMS = 18
+P_DECLARATION = 18  # DECLARATION_* below: how pass or play is declared
+NUM_PARAMS = 19
+
+# how pass or play is declared (``Rules.declaration``)
+DECLARATION_WITH_DRAW = 0  # one decision per player: pass, or play with a discard
+DECLARATION_TWO_ROUNDS = 1  # a declaration round in turn (DECLARE), then the draw round of the players who play
+_DECLARATION_CODES = {"with_draw": DECLARATION_WITH_DRAW, "two_rounds": DECLARATION_TWO_ROUNDS}
 
 # the card turned for trump (``Rules.trump_card``)
 TRUMP_DEALERS_CARD = 0  # the dealer's last card, part of the dealer's hand
@@ -165,6 +175,7 @@ def make_params(rules: Rules) -> np.ndarray:
     p[P_ANTE_EXEMPTIONS] = int(rules.ante_exemptions)
     p[P_DEALER_ANTES] = int(rules.ante_payer == "dealer")
     p[P_TRUMP_CARD] = _TRUMP_CARD_CODES[rules.trump_card]
+    p[P_DECLARATION] = _DECLARATION_CODES[rules.declaration]
     return p
 
 
@@ -347,7 +358,7 @@ def _deal(s: np.ndarray, p: np.ndarray, deck: np.ndarray, rng: int) -> None:
     for i in range(MAX_HAND_SIZE):
         s[S_TRICK_LEADER + i] = -1
         s[S_TRICK_WINNER + i] = -1
-    s[S_PHASE] = DECIDE
+    s[S_PHASE] = DECIDE if p[P_DECLARATION] == DECLARATION_WITH_DRAW else DECLARE
     s[S_CUR] = (dealer + 1) % n
 
 
@@ -394,10 +405,19 @@ def stay_allowed(s: np.ndarray, p: np.ndarray, seat: int, positions: int) -> boo
 
 
 @njit(cache=True)
+def may_pass(s: np.ndarray, p: np.ndarray) -> bool:
+    """Whether the seat to act may pass: in ``DECLARE``, or in ``DECIDE`` when there is no declaration round;
+    never a dealer who must play. The draw round after a declaration round has no pass."""
+    if s[S_PHASE] == DECIDE and p[P_DECLARATION] != DECLARATION_WITH_DRAW:
+        return False
+    return not (s[S_CUR] == s[S_DEALER] and dealer_must_play(s, p))
+
+
+@njit(cache=True)
 def decide_mask(s: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
     """Legal PASS / stay actions of the seat to act in ``DECIDE`` (``out`` is zeroed by the caller)."""
     seat = s[S_CUR]
-    if not (seat == s[S_DEALER] and dealer_must_play(s, p)):
+    if may_pass(s, p):
         out[PASS] = 1
     held = popcount(s[S_HAND + seat])
     for m in range(1 << held):
@@ -442,36 +462,101 @@ def _to_pile(s: np.ndarray, mask: int) -> None:
 
 
 @njit(cache=True)
+def declare_mask(s: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
+    """Legal actions of the seat to act in ``DECLARE``: PASS (unless the dealer must play) and DECLARE_PLAY."""
+    if may_pass(s, p):
+        out[PASS] = 1
+    out[DECLARE_PLAY] = 1
+
+
+@njit(cache=True)
+def _lay_down(s: np.ndarray, seat: int) -> None:
+    """A pass: the hand is laid face down, out of the deal (a pile card for a reshuffle)."""
+    s[S_DECISION + seat] = PASSED
+    _to_pile(s, s[S_HAND + seat])
+    s[S_HAND + seat] = 0
+
+
+@njit(cache=True)
+def _declare_play(s: np.ndarray, p: np.ndarray, seat: int) -> None:
+    """A player comes in, paying ``play_ante`` (RULES.md double_ante: "each player who plays adds a second chip",
+    at the moment of declaring play; two_round_declaration: "declares play (paying the second ante)")."""
+    s[S_DECISION + seat] = PLAYING
+    s[S_POT] += p[P_PLAY_ANTE]
+    s[S_REWARD + seat] -= p[P_PLAY_ANTE]
+
+
+@njit(cache=True)
+def _draw(s: np.ndarray, p: np.ndarray, seat: int, positions: int) -> None:
+    """A playing seat discards the hand ``positions`` (announcing how many) and is dealt replacements."""
+    hand = s[S_HAND + seat]
+    surplus = _surplus_position(s, p, seat)
+    discard = positions_to_cards(hand, positions)
+    # the turned card a dealer may take is no card of the hand: it counts neither as a discard nor as a draw
+    draws = popcount(discard) - (1 if surplus else 0)
+    s[S_NDISCARD + seat] = popcount(positions & ~surplus)
+    s[S_DISCARDS + seat] = discard
+    hand &= ~discard
+    for _ in range(draws):
+        hand |= _bit(_draw_card(s))
+    s[S_HAND + seat] = hand
+    face_discarded = seat == s[S_DEALER] and (discard >> s[S_FACE]) & 1
+    if face_discarded:
+        s[S_FACE_STATE] = FACE_DEAD
+        discard &= ~_bit(s[S_FACE])
+    _to_pile(s, discard)
+    s[S_KNOWN_OUT + seat] = discard
+
+
+@njit(cache=True)
+def next_to_draw(s: np.ndarray, p: np.ndarray) -> int:
+    """After a declaration round: the first playing seat from the dealer's left that has not drawn yet, else -1."""
+    n = _n(p)
+    for k in range(1, n + 1):
+        q = (s[S_DEALER] + k) % n
+        if s[S_DECISION + q] == PLAYING and s[S_NDISCARD + q] < 0:
+            return q
+    return -1
+
+
+@njit(cache=True)
+def _apply_declare(s: np.ndarray, p: np.ndarray, action: int) -> None:
+    """One declaration (``DECLARE``); after the dealer's, the draw round, or a lone player's win."""
+    seat = s[S_CUR]
+    if action == PASS:
+        _lay_down(s, seat)
+    else:
+        _declare_play(s, p, seat)
+    if seat != s[S_DEALER]:
+        s[S_CUR] = (seat + 1) % _n(p)
+        return
+    playing = 0
+    for q in range(_n(p)):
+        if s[S_DECISION + q] == PLAYING:
+            playing += 1
+    if playing == 1:
+        _start_play(s, p)  # a lone player wins every trick without play, and without drawing
+        return
+    s[S_PHASE] = DECIDE
+    s[S_CUR] = next_to_draw(s, p)
+
+
+@njit(cache=True)
 def _apply_decide(s: np.ndarray, p: np.ndarray, action: int) -> None:
     seat = s[S_CUR]
-    hand = s[S_HAND + seat]
     if action == PASS:
-        s[S_DECISION + seat] = PASSED
-        s[S_HAND + seat] = 0
-        _to_pile(s, hand)
+        _lay_down(s, seat)
     else:
-        positions = action - STAY_BASE
-        surplus = _surplus_position(s, p, seat)
-        discard = positions_to_cards(hand, positions)
-        # the turned card a dealer may take is no card of the hand: it counts neither as a discard nor as a draw
-        draws = popcount(discard) - (1 if surplus else 0)
-        s[S_DECISION + seat] = PLAYING
-        # RULES.md double_ante: each player who plays adds a second chip, at the moment of declaring play
-        s[S_POT] += p[P_PLAY_ANTE]
-        s[S_REWARD + seat] -= p[P_PLAY_ANTE]
-        s[S_NDISCARD + seat] = popcount(positions & ~surplus)
-        s[S_DISCARDS + seat] = discard
-        hand &= ~discard
-        for _ in range(draws):
-            hand |= _bit(_draw_card(s))
-        s[S_HAND + seat] = hand
-        face_discarded = seat == s[S_DEALER] and (discard >> s[S_FACE]) & 1
-        if face_discarded:
-            s[S_FACE_STATE] = FACE_DEAD
-            discard &= ~_bit(s[S_FACE])
-        _to_pile(s, discard)
-        s[S_KNOWN_OUT + seat] = discard
-    if seat == s[S_DEALER]:
+        if p[P_DECLARATION] == DECLARATION_WITH_DRAW:
+            _declare_play(s, p, seat)
+        _draw(s, p, seat, action - STAY_BASE)
+    if p[P_DECLARATION] != DECLARATION_WITH_DRAW:
+        nxt = next_to_draw(s, p)
+        if nxt < 0:
+            _start_play(s, p)
+        else:
+            s[S_CUR] = nxt
+    elif seat == s[S_DEALER]:
         _start_play(s, p)
     else:
         s[S_CUR] = (seat + 1) % _n(p)
@@ -713,6 +798,8 @@ def legal_actions(s: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
     phase = s[S_PHASE]
     if phase == DECIDE:
         decide_mask(s, p, out)
+    elif phase == DECLARE:
+        declare_mask(s, p, out)
     elif phase == PLAY:
         legal = play_legal(s, p, s[S_CUR], True)
         while legal:
@@ -733,12 +820,18 @@ def step(s: np.ndarray, p: np.ndarray, action: int) -> bool:
             return False
         seat = s[S_CUR]
         if action == PASS:
-            if seat == s[S_DEALER] and dealer_must_play(s, p):
+            if not may_pass(s, p):
                 return False
         elif not stay_allowed(s, p, seat, action - STAY_BASE):
             return False
         s[S_MOVES] += 1
         _apply_decide(s, p, action)
+        return True
+    if phase == DECLARE:
+        if action != DECLARE_PLAY and not (action == PASS and may_pass(s, p)):
+            return False
+        s[S_MOVES] += 1
+        _apply_declare(s, p, action)
         return True
     if phase == PLAY:
         if action < 0 or action >= NUM_CARDS:

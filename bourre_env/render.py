@@ -20,7 +20,9 @@ def table_text(s: np.ndarray, p: np.ndarray, rules: Rules, viewer: int) -> str:
     """A readable table of the deal as ``viewer`` sees it (no hidden card is shown)."""
     n = rules.num_players
     phase = int(s[core.S_PHASE])
-    phase_name = {core.DECIDE: "draw or pass", core.PLAY: f"trick {int(s[core.S_TRICK_NO]) + 1} of {rules.hand_size}",
+    phase_name = {core.DECLARE: "declare play or pass",
+                  core.DECIDE: "draw or pass" if rules.declaration == "with_draw" else "draw",
+                  core.PLAY: f"trick {int(s[core.S_TRICK_NO]) + 1} of {rules.hand_size}",
                   core.DEAL_OVER: "deal over", core.GAME_OVER: "episode over"}[phase]
     lines = [
         f"Deal {int(s[core.S_DEAL_NO]) + 1}/{rules.deals_per_episode}  ·  {phase_name}  ·  pot {int(s[core.S_POT])}"
@@ -49,7 +51,7 @@ def table_text(s: np.ndarray, p: np.ndarray, rules: Rules, viewer: int) -> str:
     if s[core.S_CUR] == viewer:
         mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
         core.legal_actions(s, p, mask)
-        lines.append("legal: " + "; ".join(f"{a}={describe(int(a), hand)}" for a in np.flatnonzero(mask)))
+        lines.append("legal: " + "; ".join(f"{a}={describe(int(a), hand, phase)}" for a in np.flatnonzero(mask)))
     if phase in (core.DEAL_OVER, core.GAME_OVER):
         lines.append("result: " + ", ".join(f"player_{q} {int(s[core.S_REWARD + q]):+d}" for q in range(n)))
     return "\n".join(lines)

@@ -3,7 +3,7 @@
 Every **[option]** of ``RULES.md`` is a field here under the same name; the
 variants named in the seeds add the fields they need (``play_ante``,
 ``ante_exemptions``, ``ante_payer``, ``max_discard_large_table``,
-``trump_card``). The defaults are the ``standard`` game. ``presets`` holds every
+``trump_card``, ``declaration``). The defaults are the ``standard`` game. ``presets`` holds every
 implemented rule set of RULES.md by name. ``Rules.replace(**changes)`` adjusts a
 configuration field by field and validates the result; ``Rules.from_options``
 builds one from a preset name and keyword options as ``bourre_env.env(rules=...,
@@ -33,6 +33,7 @@ TIE_VALUES = ("carry", "divide")
 ILLEGAL_ACTION_VALUES = ("error", "renege")
 ANTE_PAYER_VALUES = ("each", "dealer")
 TRUMP_CARD_VALUES = ("dealer", "separate", "separate_dealer_may_take")
+DECLARATION_VALUES = ("with_draw", "two_rounds")
 LARGE_TABLE = 7
 """Tables of this many players or more use ``max_discard_large_table`` (the Wikipedia rule: "7 or 8 play")."""
 
@@ -114,6 +115,11 @@ class Rules:
     ``"separate_dealer_may_take"``, such a card that the dealer, playing, may take into hand: the dealer
     decides holding ``hand_size + 1`` cards and discards at least one of them (the turned card, or a card
     of the hand), drawing one card fewer than the cards of the hand discarded when keeping the turned card."""
+    declaration: str = "with_draw"
+    """How pass or play is declared: ``"with_draw"``, one decision per player in turn, passing or playing with a
+    discard (RULES.md's standard game); ``"two_rounds"``, first each player in turn declares play or pass (paying
+    ``play_ante`` on declaring play), then the players who play discard and draw in turn
+    (``two_round_declaration``)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ranks", _normalize_ranks(self.ranks))
@@ -156,6 +162,8 @@ class Rules:
              " or ".join(repr(v) for v in ANTE_PAYER_VALUES), self.ante_payer)
         need(self.trump_card in TRUMP_CARD_VALUES, "trump_card",
              " or ".join(repr(v) for v in TRUMP_CARD_VALUES), self.trump_card)
+        need(self.declaration in DECLARATION_VALUES, "declaration",
+             " or ".join(repr(v) for v in DECLARATION_VALUES), self.declaration)
         # A dealer who may take the turned card holds one card more than a hand while deciding (action positions).
         need(self.trump_card != "separate_dealer_may_take" or self.hand_size < MAX_HAND_SIZE, "trump_card",
              f"'dealer' or 'separate' with hand_size {self.hand_size}: 'separate_dealer_may_take' gives the dealer "
@@ -250,8 +258,13 @@ presets: Mapping[str, Rules] = types.MappingProxyType({
     # effectively has six cards; if for example the dealer discards four cards and elects to use the turned up
     # trump, three replacement cards will be dealt to make up the dealer's five-card hand."
     "separate_trump_card_dealer_may_take": Rules(trump_card="separate_dealer_may_take"),
+    # Seed 000 (pagat), in its "Double Ante" section: "Some play that the decisions whether or not to play and how
+    # many cards to draw are separated into two separate rounds. First each player in turn declares either 'play'
+    # (paying a second ante of one chip) or 'pass'." A second ante presupposes the double-ante game, so its
+    # initial ante is from everyone, every deal, as there ("it is normal to require an initial ante from all").
+    "two_round_declaration": Rules(play_ante=1, ante_exemptions=False, declaration="two_rounds"),
 })
 """Named rule sets of RULES.md ("Variants named in the seeds"), each a ``Rules`` to adjust field by field.
 
-Not yet implemented (they need phases the core does not have yet): ``two_round_declaration``,
-``simultaneous_declaration``, ``four_card`` and ``dealer_picks_trump``."""
+Not yet implemented (they need phases the core does not have yet): ``simultaneous_declaration``,
+``four_card`` and ``dealer_picks_trump``."""

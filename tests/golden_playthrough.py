@@ -61,6 +61,11 @@ CASES: dict[str, list[dict[str, Any]]] = {
         {"options": {"rules": "separate_trump_card_dealer_may_take", "num_players": 3, "ranks": 6, "hand_size": 4,
                      "max_discard": 2}, "seed": 53},
     ],
+    "two_round_declaration": [
+        {"options": {"rules": "two_round_declaration", "num_players": 5, "deals_per_episode": 3}, "seed": 61},
+        {"options": {"rules": "two_round_declaration", "num_players": 8, "deals_per_episode": 2}, "seed": 62},
+        {"options": {"rules": "two_round_declaration", "num_players": 3, "ranks": 6, "hand_size": 4}, "seed": 63},
+    ],
 }
 
 

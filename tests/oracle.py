@@ -5,7 +5,10 @@ This module deliberately shares no logic with ``bourre_env.core``: cards are pla
 rule is spelled out as the text states it. It exists so that tests can compare the compiled core
 against an independent reading of the rules.
 
-Two things are provided:
+Three things are provided:
+
+* ``may_pass``: whether a player may pass at a pass-or-play decision (the dealer's obligations, and the
+  draw round after a declaration round, where the players who declared play only choose discards).
 
 * ``legal_cards``: the cards a player may play to the current trick (ordinary rules, the
   ``must_trump_when_cannot_win`` and ``lead_trump_honors`` options, and the cinch restrictions
@@ -61,6 +64,20 @@ class TrickRules:
     """A leader holding the A, K or Q of trumps must lead one of them."""
     ranks: tuple[int, ...] = tuple(range(NUM_RANKS))
     """Ranks in the deck; absent ranks do not exist (they never break a run of equivalent trumps)."""
+
+
+# ------------------------------------------------------------------ pass or play
+def may_pass(round_name: str, is_dealer: bool, all_others_passed: bool, dealer_holds_turned_ace: bool) -> bool:
+    """Whether a player may pass, as RULES.md states it.
+
+    ``round_name``: ``"with_draw"`` (pass, or play with a discard, at one turn), ``"declaration"`` (declare play
+    or pass, in turn, two_round_declaration) or ``"draw"`` (the draw round after it: its players declared play,
+    so none passes). "If the turned-up card is an ace, the dealer must play" (an ace in the dealer's hand, not a
+    separate card that belongs to no one); "If every player before the dealer has passed, the dealer must play".
+    """
+    if round_name == "draw":
+        return False
+    return not (is_dealer and (dealer_holds_turned_ace or all_others_passed))
 
 
 # ------------------------------------------------------------------ tricks

@@ -159,11 +159,18 @@ class _Driver:
     def play(self, seat: int, card: str) -> None:
         self.act(seat, actions.play(card))
 
+    def declare(self, seat: int) -> None:
+        """Declare play in a declaration round (``core.DECLARE``)."""
+        self.act(seat, actions.DECLARE_PLAY)
+
     def decide(self, stays: Mapping[int, str]) -> None:
-        """The draw round: seats in ``stays`` play discarding the given cards (``""``: stand pat); the rest pass."""
-        while self.phase == core.DECIDE:
+        """The draw round: seats in ``stays`` play discarding the given cards (``""``: stand pat); the rest pass.
+        With a declaration round before it, the seats in ``stays`` declare play there and the rest pass."""
+        while self.phase in (core.DECLARE, core.DECIDE):
             seat = self.seat
-            if seat in stays:
+            if self.phase == core.DECLARE:
+                self.act(seat, actions.DECLARE_PLAY if seat in stays else actions.PASS)
+            elif seat in stays:
                 self.stay(seat, stays[seat])
             else:
                 self.pass_(seat)

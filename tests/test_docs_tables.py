@@ -86,3 +86,13 @@ def test_encoder_writes_each_documented_field() -> None:
     seen_by_2 = observation.as_dict(e.observe("player_2")["observation"])
     assert seen_by_2["discard_count"][3].tolist() == [0, 0, 1, 0, 0, 0, 0]  # player_1 is 3 places left of 2
     assert not seen_by_2["own_discards"].any()
+
+
+def test_phase_table_names_the_actions_of_each_phase() -> None:
+    """The Phases table lists every decision phase with the action ids its mask allows."""
+    lines = _doc_rows("Phases")
+    body = " ".join(line.strip() for line in lines[: lines.index("Actions")] if not line.startswith("="))
+    assert f"pass ({core.PASS}) or declare play ({core.DECLARE_PLAY})" in body
+    assert f"pass ({core.PASS}) or stay ({core.STAY_BASE}..{core.NUM_ACTIONS - 1})" in body
+    assert f"stay ({core.STAY_BASE}..{core.NUM_ACTIONS - 1}), no pass" in body
+    assert f"a card (0..{core.NUM_CARDS - 1})" in body

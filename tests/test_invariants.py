@@ -30,6 +30,9 @@ SETTINGS = [
     presets["separate_trump_card"].replace(num_players=3, ranks=6, hand_size=4),
     presets["separate_trump_card_dealer_may_take"].replace(num_players=8, deals_per_episode=2),
     presets["separate_trump_card_dealer_may_take"].replace(num_players=4, max_discard=2, deals_per_episode=3),
+    presets["two_round_declaration"].replace(num_players=8, deals_per_episode=3),
+    presets["two_round_declaration"].replace(num_players=3, deals_per_episode=3, ranks=6, hand_size=4),
+    Rules(num_players=6, declaration="two_rounds", trump_card="separate_dealer_may_take", deals_per_episode=2),
 ]
 
 
@@ -75,9 +78,9 @@ def test_batch_rows_match_single_games(preset: str) -> None:
         s = starts[b].copy()
         for acts in actions_taken:
             assert core.step(s, p, int(acts[b]))
-            if s[core.S_PHASE] >= core.DEAL_OVER:
+            if s[core.S_PHASE] in (core.DEAL_OVER, core.GAME_OVER):
                 break
-        if s[core.S_PHASE] < core.DEAL_OVER:
+        if s[core.S_PHASE] not in (core.DEAL_OVER, core.GAME_OVER):
             assert np.array_equal(s[: core.S_CINCH_KEY], g.states[b, : core.S_CINCH_KEY])
 
 

@@ -197,10 +197,35 @@ def play_deal(rules: Rules, rng: np.random.Generator, on_play: Callable[[np.ndar
     assert s[core.S_FACE] == tr.face and s[core.S_TRUMP] == tr.trump
     mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
 
-    # ---- draw or pass, from the dealer's left
-    for k in range(1, n + 1):
-        seat = (dealer + k) % n
+    # ---- declaration round (declaration="two_rounds"): declare play or pass, from the dealer's left
+    order = [(dealer + k) % n for k in range(1, n + 1)]
+    ace_held = tr.face % 13 == oracle.ACE and rules.trump_card != "separate"
+    declared: list[int] = []
+    if rules.declaration != "with_draw":
+        for seat in order:
+            assert s[core.S_PHASE] == core.DECLARE and s[core.S_CUR] == seat
+            core.legal_actions(s, p, mask)
+            can_pass = oracle.may_pass("declaration", seat == dealer, not declared, ace_held)
+            assert np.flatnonzero(mask).tolist() == [core.PASS] * can_pass + [core.DECLARE_PLAY]
+            action = next(actions, None)
+            if action is None:
+                action = core.PASS if can_pass and rng.random() < pass_prob else core.DECLARE_PLAY
+            if seat == dealer and favour == dealer:
+                action = core.DECLARE_PLAY
+            assert core.step(s, p, action)
+            if action == core.PASS:
+                tr.passed.add(seat)
+            else:
+                declared.append(seat)
+        if len(declared) == 1:
+            assert s[core.S_PHASE] in (core.DEAL_OVER, core.GAME_OVER)  # a lone player: no draw, no play
+    # ---- draw or pass (after a declaration round: the draw of the declared players), from the dealer's left
+    for seat in (order if rules.declaration == "with_draw" else declared if len(declared) > 1 else []):
         assert s[core.S_PHASE] == core.DECIDE and s[core.S_CUR] == seat
+        core.legal_actions(s, p, mask)
+        round_name = "with_draw" if rules.declaration == "with_draw" else "draw"
+        all_passed = all(q in tr.passed for q in order if q != dealer)
+        assert mask[core.PASS] == oracle.may_pass(round_name, seat == dealer, all_passed, ace_held)
         hand = sorted_cards(s[core.S_HAND + seat])
         action = next(actions, None)
         if action is None:
@@ -226,6 +251,8 @@ def play_deal(rules: Rules, rng: np.random.Generator, on_play: Callable[[np.ndar
             if seat == dealer and tr.face in discard:
                 tr.face_dead = True
         tr.acted.append(seat)
+    if len(declared) == 1:
+        tr.active = declared
     tr.active.sort()
     tr.tricks_won = {q: 0 for q in tr.active}
     if len(tr.active) == 1:
@@ -301,6 +328,10 @@ LEGALITY_CONFIGS: list[dict[str, Any]] = [
     {"num_players": 7, "max_discard_large_table": 3, "must_trump_when_cannot_win": False},
     {"num_players": 6, "trump_card": "separate_dealer_may_take"},
     {"num_players": 3, "ranks": 6, "trump_card": "separate_dealer_may_take", "lead_trump_honors": True},
+    # two_round_declaration: a declaration round, then the draw of the declared players
+    {"num_players": 5, "declaration": "two_rounds", "play_ante": 1, "ante_exemptions": False},
+    {"num_players": 8, "declaration": "two_rounds", "max_discard": 3},
+    {"num_players": 4, "declaration": "two_rounds", "trump_card": "separate_dealer_may_take"},
 ]
 
 

@@ -26,6 +26,7 @@ PRESET_CHANGES: dict[str, dict[str, Any]] = {
     "wikipedia": {"max_discard_large_table": 3},
     "separate_trump_card": {"trump_card": "separate"},
     "separate_trump_card_dealer_may_take": {"trump_card": "separate_dealer_may_take"},
+    "two_round_declaration": {"play_ante": 1, "ante_exemptions": False, "declaration": "two_rounds"},
 }
 
 
@@ -73,6 +74,8 @@ def test_presets_cannot_be_changed_in_place() -> None:
     ({"ante_exemptions": 0}, "ante_exemptions"),
     ({"ante_payer": "house"}, "ante_payer"),
     ({"trump_card": "joker"}, "trump_card"),
+    ({"declaration": "secret"}, "declaration"),
+    ({"declaration": None}, "declaration"),
     ({"max_discard_large_table": 6}, "max_discard_large_table"),
     ({"max_discard_large_table": -1}, "max_discard_large_table"),
     ({"max_discard_large_table": 3.0}, "max_discard_large_table"),
@@ -94,6 +97,8 @@ def test_error_names_allowed_values() -> None:
     with pytest.raises(ValueError, match="trump_card: expected 'dealer' or 'separate' or "
                                          "'separate_dealer_may_take', got 'joker'"):
         Rules(trump_card="joker")
+    with pytest.raises(ValueError, match="declaration: expected 'with_draw' or 'two_rounds'"):
+        Rules(declaration="secret")
 
 
 @pytest.mark.parametrize("name", list(PRESET_CHANGES))
@@ -527,3 +532,103 @@ def test_dealer_passes_and_the_turned_card_is_out_of_play() -> None:
     assert t.legal() == cardset("AH KH")
     t.raw.render_mode = "ansi"
     assert "(turned QH, separate, not taken)" in str(t.raw.render())
+
+
+# ====================================================================== two_round_declaration
+
+TWO = "two_round_declaration"
+
+
+def _relative(obs_seat: int, seat: int, n: int) -> int:
+    return (seat - obs_seat) % n
+
+
+def test_two_rounds_declare_then_draw_in_turn() -> None:
+    """two_round_declaration: "first everyone declares play (paying the second ante) or pass in turn; then the
+    players who play discard and draw in turn". Antes 10 + 3 = 13; seat 0 declares play (14), seat 1 passes and
+    lays its hand down, the dealer declares (15). Only then does seat 0 draw (two cards of the stock), and then the
+    dealer; seat 1 is skipped. The draw round has no pass."""
+    t = Table(BOURRE_HANDS, dealer=2, num_players=3, pot=10, stock="9S 10S JS", rules=TWO)
+    assert t.phase == core.DECLARE and t.pot == 13 and t.seat == 0
+    assert np.flatnonzero(t._mask()).tolist() == [actions.PASS, actions.DECLARE_PLAY]
+    assert actions.describe(actions.DECLARE_PLAY, phase=core.DECLARE) == "declare play"
+    assert actions.describe(actions.DECLARE_PLAY) == "play, stand pat"
+    t.raw.render_mode = "ansi"
+    text = str(t.raw.render())
+    assert "declare play or pass" in text and "53=declare play" in text
+    with pytest.raises(ValueError, match="53 \\(declare play\\)"):
+        t.act(0, actions.stay("2C", t.hand_ids(0)))  # no discard while declaring
+    t.declare(0)
+    assert t.pot == 14 and t.hand(0) == cardset(BOURRE_HANDS[0])
+    seen = observation.as_dict(t.env.observe("player_1")["observation"])
+    assert seen["phase"].tolist() == [1.0, 0.0]
+    assert seen["decision"][_relative(1, 0, 3)].tolist() == [0.0, 0.0, 1.0]  # declared: playing...
+    assert not seen["discard_count"][_relative(1, 0, 3)].any()  # ...with no discard count yet
+    assert seen["decision"][0].tolist() == [1.0, 0.0, 0.0] and seen["to_act"][0] == 1.0
+    t.pass_(1)
+    assert t.hand(1) == set() and t.pot == 14
+    t.declare(2)
+    assert t.phase == core.DECIDE and t.pot == 15 and t.seat == 0
+    assert not t.can_pass()
+    assert _stay_sizes(t) == set(range(6))
+    with pytest.raises(ValueError, match="illegal action"):
+        t.pass_(0)
+    assert "·  draw  ·" in str(t.raw.render())
+    t.stay(0, "2C 3C")
+    assert t.hand(0) == cardset("AH KH QH 9S 10S") and t.s[core.S_NDISCARD] == 2
+    assert t.seat == 2  # the passed seat 1 does not draw
+    t.stay(2, "4C")
+    assert t.hand(2) == cardset("5C 6C 7C 2H JS")
+    assert t.phase == core.PLAY and t.seat == 0 and t.pot == 15
+
+
+def test_two_rounds_chips_as_double_ante() -> None:
+    """The same 3-2-0 deal as double_ante: 13 + three second chips = 16, won by seat 0 (+14), matched by the
+    bourré dealer (-18); everyone antes the next deal: 16 + 3 = 19, which starts with a declaration round."""
+    t = _bourre_deal(pot=10, rules=TWO, deals_per_episode=2)
+    assert t.rewards() == [14.0, -2.0, -18.0]
+    assert t.pot == 19 and t.deal_rewards() == [-1, -1, -1]
+    assert t.phase == core.DECLARE and t.seat == 1  # the deal passed to seat 0
+
+
+def test_two_rounds_lone_player_wins_without_drawing() -> None:
+    """A lone player "wins all five tricks without play", so nobody draws: the stock is untouched. Pot 3 + 1."""
+    t = Table({}, dealer=2, num_players=3, rules=TWO)
+    t.declare(0)
+    t.pass_(1)
+    assert t.can_pass()  # one player before the dealer came in
+    t.pass_(2)
+    assert t.tricks() == [5, 0, 0] and t.s[core.S_STOCK_POS] == 0 and t.s[core.S_NDISCARD] == -1
+    assert t.rewards() == [2.0, -1.0, -1.0]
+
+
+def test_two_rounds_dealer_must_declare_play() -> None:
+    """The dealer declares last, and must play when everyone before passed (then wins alone: +2) or when the turned
+    card is an ace."""
+    t = Table({}, dealer=2, num_players=3, rules=TWO)
+    t.pass_(0)
+    t.pass_(1)
+    assert not t.can_pass()
+    assert np.flatnonzero(t._mask()).tolist() == [actions.DECLARE_PLAY]
+    t.declare(2)
+    assert t.rewards() == [-1.0, -1.0, 2.0]
+    u = Table({2: "4C 5C 6C 7C AH"}, dealer=2, num_players=3, rules=TWO)
+    u.declare(0)
+    u.declare(1)
+    assert not u.can_pass()
+    u.declare(2)
+    assert u.phase == core.DECIDE and u.seat == 0
+
+
+def test_two_rounds_in_the_batch_api() -> None:
+    """``BatchGame`` runs the declaration round with the same rules: every row starts declaring (pass or 53); after
+    five declarations of play the rows are in the draw round (no pass), each pot 5 antes + 5 second chips."""
+    g = BatchGame(batch_size=4, seed=0, rules=TWO, num_players=5)
+    assert (g.states[:, core.S_PHASE] == core.DECLARE).all()
+    for _ in range(5):
+        masks = g.legal_masks()
+        assert (np.flatnonzero(masks.any(axis=0)) == [actions.PASS, actions.DECLARE_PLAY]).all()
+        g.step(np.full(4, actions.DECLARE_PLAY))
+    assert (g.states[:, core.S_PHASE] == core.DECIDE).all() and (g.states[:, core.S_POT] == 10).all()
+    masks = g.legal_masks()
+    assert not masks[:, actions.PASS].any() and masks[:, actions.STAY_BASE: actions.STAY_BASE + 32].all()
