@@ -9,7 +9,7 @@ id         meaning
            position ``i`` is the ``i``-th lowest card id of the hand; ``m = 0`` stands pat
 =========  ===========================================================
 
-In a declaration round (phase ``core.DECLARE``, ``Rules.declaration="two_rounds"``) the only
+In a declaration round (phase ``core.DECLARE``, ``Rules.declaration`` "two_rounds" or "simultaneous") the only
 actions are 52, pass, and 53 (``DECLARE_PLAY``), declare play: the discards follow in the
 draw round, where 53.. are stays as above and there is no pass.
 """

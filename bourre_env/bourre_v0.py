@@ -46,6 +46,7 @@ wikipedia                           max_discard_large_table=3
 separate_trump_card                 trump_card='separate'
 separate_trump_card_dealer_may_take trump_card='separate_dealer_may_take'
 two_round_declaration               play_ante=1, ante_exemptions=False, declaration='two_rounds'
+simultaneous_declaration            declaration='simultaneous'
 =================================== ========================================================
 
 ``double_ante``: everyone antes 1 every deal and each player who plays adds 1 more on declaring
@@ -66,7 +67,14 @@ dealer may take it. ``two_round_declaration``: the ``double_ante`` game (its par
 round of their own: first each player in turn, from the dealer's left, declares play (paying the
 second chip at once) or pass; then the players who play, in the same order, discard and draw
 (no pass any more). The dealer declares last and must play on a turned ace or when everyone
-else passed; a lone player wins without drawing. All use the same action space and observation.
+else passed; a lone player wins without drawing. ``simultaneous_declaration``: the same two
+rounds with the standard antes (the chip held in a closed fist is a token), but the declarations
+are secret until all are made: the players still declare one at a time in turn, and each
+observation shows every other seat pending (the pot unchanged: a ``play_ante``, if set, is paid
+at the reveal) until the dealer, last, has declared; then all are revealed together, the passed
+hands laid down, and the draw round follows in turn. The dealer may pass unless holding a
+turned ace; if everyone passed, the dealer plays (alone, so wins the pot). All use the same
+action space and observation.
 
 Phases
 ------
@@ -76,10 +84,11 @@ seats' ``decision`` and ``discard_count`` fields tell the phases apart.
 ================ ============== ========================================================
 phase            ``phase``      decision, legal actions
 ================ ============== ========================================================
-declaration      pass-or-play   (``two_rounds`` only) the seat to act is pending: pass (52) or
+declaration      pass-or-play   (``two_rounds``, ``simultaneous``) the seat to act is pending: pass (52) or
                                 declare play (53); a declared seat shows playing with no count
+                                (``simultaneous``: other seats show pending until the reveal)
 draw or pass     pass-or-play   the seat to act is pending: pass (52) or stay (53..116)
-draw             pass-or-play   (``two_rounds`` only) the seat to act is playing with no
+draw             pass-or-play   (after a declaration round) the seat to act is playing with no
                                 discard count yet: stay (53..116), no pass
 trick play       trick play     a card (0..51)
 ================ ============== ========================================================

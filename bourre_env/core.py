@@ -17,8 +17,9 @@ numpy vectorisation across a batch would need one (trick play branches per game)
 Cards in a hand are bitmasks over card ids (bit ``c`` set when card ``c`` is
 held), so "cards of the suit led that beat the 10" is one AND.
 
-Phases: ``DECLARE`` (only with ``Rules.declaration="two_rounds"``: each player in
-turn declares play or pass, before anyone draws), ``DECIDE`` (each player in turn
+Phases: ``DECLARE`` (only with ``Rules.declaration`` "two_rounds" or "simultaneous":
+each player in turn declares play or pass, before anyone draws; simultaneous
+declarations stay hidden until the last is made), ``DECIDE`` (each player in turn
 passes or plays with a discard; after a declaration round, the playing players in
 turn choose their discards), ``PLAY`` (tricks), ``DEAL_OVER`` (a deal is settled and
 the episode goes on: call ``next_deal``), ``GAME_OVER`` (the episode is over).
@@ -88,7 +89,9 @@ NUM_PARAMS = 19
 # how pass or play is declared (``Rules.declaration``)
 DECLARATION_WITH_DRAW = 0  # one decision per player: pass, or play with a discard
 DECLARATION_TWO_ROUNDS = 1  # a declaration round in turn (DECLARE), then the draw round of the players who play
-_DECLARATION_CODES = {"with_draw": DECLARATION_WITH_DRAW, "two_rounds": DECLARATION_TWO_ROUNDS}
+DECLARATION_SIMULTANEOUS = 2  # the same, the declarations hidden from one another and revealed together
+_DECLARATION_CODES = {"with_draw": DECLARATION_WITH_DRAW, "two_rounds": DECLARATION_TWO_ROUNDS,
+                      "simultaneous": DECLARATION_SIMULTANEOUS}
 
 # the card turned for trump (``Rules.trump_card``)
 TRUMP_DEALERS_CARD = 0  # the dealer's last card, part of the dealer's hand
@@ -372,6 +375,8 @@ def dealer_must_play(s: np.ndarray, p: np.ndarray) -> bool:
     """
     if s[S_FACE] % 13 == ACE and s[S_FACE_STATE] == FACE_IN_HAND:
         return True
+    if s[S_PHASE] == DECLARE and p[P_DECLARATION] == DECLARATION_SIMULTANEOUS:
+        return False  # the dealer cannot see the others' declarations: held to play at the reveal (_reveal)
     n = _n(p)
     for q in range(n):
         if q != s[S_DEALER] and s[S_DECISION + q] != PASSED:
@@ -523,13 +528,19 @@ def next_to_draw(s: np.ndarray, p: np.ndarray) -> int:
 def _apply_declare(s: np.ndarray, p: np.ndarray, action: int) -> None:
     """One declaration (``DECLARE``); after the dealer's, the draw round, or a lone player's win."""
     seat = s[S_CUR]
-    if action == PASS:
+    simultaneous = p[P_DECLARATION] == DECLARATION_SIMULTANEOUS
+    if simultaneous:
+        # a closed fist: recorded, hidden from the others (decision_seen), acted on at the reveal
+        s[S_DECISION + seat] = PASSED if action == PASS else PLAYING
+    elif action == PASS:
         _lay_down(s, seat)
     else:
         _declare_play(s, p, seat)
     if seat != s[S_DEALER]:
         s[S_CUR] = (seat + 1) % _n(p)
         return
+    if simultaneous:
+        _reveal(s, p)
     playing = 0
     for q in range(_n(p)):
         if s[S_DECISION + q] == PLAYING:
@@ -539,6 +550,35 @@ def _apply_declare(s: np.ndarray, p: np.ndarray, action: int) -> None:
         return
     s[S_PHASE] = DECIDE
     s[S_CUR] = next_to_draw(s, p)
+
+
+@njit(cache=True)
+def _reveal(s: np.ndarray, p: np.ndarray) -> None:
+    """Simultaneous declarations revealed together: the passed hands are laid down and the players who play pay
+    ``play_ante``; if everyone passed, the dealer plays (RULES.md: a deal always has a player)."""
+    n = _n(p)
+    dealer = s[S_DEALER]
+    anyone = False
+    for q in range(n):
+        if s[S_DECISION + q] == PLAYING:
+            anyone = True
+    if not anyone:
+        s[S_DECISION + dealer] = PLAYING
+    for k in range(1, n + 1):
+        q = (dealer + k) % n
+        if s[S_DECISION + q] == PASSED:
+            _lay_down(s, q)
+        else:
+            _declare_play(s, p, q)
+
+
+@njit(cache=True)
+def decision_seen(s: np.ndarray, p: np.ndarray, viewer: int, seat: int) -> int:
+    """The decision of ``seat`` as ``viewer`` knows it: during a simultaneous declaration round another seat's
+    declaration shows PENDING until all are revealed."""
+    if (seat != viewer and s[S_PHASE] == DECLARE and p[P_DECLARATION] == DECLARATION_SIMULTANEOUS):
+        return PENDING
+    return s[S_DECISION + seat]
 
 
 @njit(cache=True)

@@ -127,7 +127,7 @@ def encode(s: np.ndarray, p: np.ndarray, seat: int, out: np.ndarray) -> None:
     for q in range(n):
         rel = (q - seat) % n
         out[O_PRESENT + rel] = 1.0
-        out[O_DECISION + 3 * rel + s[core.S_DECISION + q]] = 1.0
+        out[O_DECISION + 3 * rel + core.decision_seen(s, p, seat, q)] = 1.0
         nd = s[core.S_NDISCARD + q]
         if nd >= 0:
             out[O_NDISCARD + (T + 1) * rel + nd] = 1.0

@@ -38,7 +38,8 @@ def table_text(s: np.ndarray, p: np.ndarray, rules: Rules, viewer: int) -> str:
         nd = int(s[core.S_NDISCARD + q])
         card = int(s[core.S_TRICK_CARDS + t * core.MAX_PLAYERS + q]) if phase == core.PLAY else -1
         you = " (you)" if q == viewer else ""
-        lines.append(f"{'player_' + str(q) + you:<16} {tags:<3} {_DECISIONS[int(s[core.S_DECISION + q])]:<9} "
+        decision = _DECISIONS[int(core.decision_seen(s, p, viewer, q))]  # secret declarations show "deciding"
+        lines.append(f"{'player_' + str(q) + you:<16} {tags:<3} {decision:<9} "
                      f"{(str(nd) if nd >= 0 else '-'):>8} {int(s[core.S_TRICKS + q]):>6}  "
                      f"{cards.to_str(card) if card >= 0 else '':<10}")
     hand = _cards_of(int(s[core.S_HAND + viewer]))

@@ -33,7 +33,7 @@ TIE_VALUES = ("carry", "divide")
 ILLEGAL_ACTION_VALUES = ("error", "renege")
 ANTE_PAYER_VALUES = ("each", "dealer")
 TRUMP_CARD_VALUES = ("dealer", "separate", "separate_dealer_may_take")
-DECLARATION_VALUES = ("with_draw", "two_rounds")
+DECLARATION_VALUES = ("with_draw", "two_rounds", "simultaneous")
 LARGE_TABLE = 7
 """Tables of this many players or more use ``max_discard_large_table`` (the Wikipedia rule: "7 or 8 play")."""
 
@@ -119,7 +119,9 @@ class Rules:
     """How pass or play is declared: ``"with_draw"``, one decision per player in turn, passing or playing with a
     discard (RULES.md's standard game); ``"two_rounds"``, first each player in turn declares play or pass (paying
     ``play_ante`` on declaring play), then the players who play discard and draw in turn
-    (``two_round_declaration``)."""
+    (``two_round_declaration``); ``"simultaneous"``, the same two rounds, but no one sees another's declaration
+    until all are made and revealed together (the players still act one at a time, in turn): ``play_ante`` is paid
+    at the reveal, and if everyone passed the dealer plays (``simultaneous_declaration``)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ranks", _normalize_ranks(self.ranks))
@@ -263,8 +265,13 @@ presets: Mapping[str, Rules] = types.MappingProxyType({
     # (paying a second ante of one chip) or 'pass'." A second ante presupposes the double-ante game, so its
     # initial ante is from everyone, every deal, as there ("it is normal to require an initial ante from all").
     "two_round_declaration": Rules(play_ante=1, ante_exemptions=False, declaration="two_rounds"),
+    # Seed 000 (pagat), "Simultaneous Declaration": "all players decide independently whether they will play or
+    # pass. Those who want to play hold a chip in their closed fist; those who pass hold an empty fist. All reveal
+    # their decisions simultaneously and then those who decided to play discard in rotation as usual." The chip is
+    # a token, as in the hi-lo poker declarations the text likens it to: the standard antes, no second chip.
+    "simultaneous_declaration": Rules(declaration="simultaneous"),
 })
 """Named rule sets of RULES.md ("Variants named in the seeds"), each a ``Rules`` to adjust field by field.
 
-Not yet implemented (they need phases the core does not have yet): ``simultaneous_declaration``,
-``four_card`` and ``dealer_picks_trump``."""
+Not yet implemented (they need phases the core does not have yet): ``four_card`` and
+``dealer_picks_trump``."""

@@ -66,6 +66,12 @@ CASES: dict[str, list[dict[str, Any]]] = {
         {"options": {"rules": "two_round_declaration", "num_players": 8, "deals_per_episode": 2}, "seed": 62},
         {"options": {"rules": "two_round_declaration", "num_players": 3, "ranks": 6, "hand_size": 4}, "seed": 63},
     ],
+    "simultaneous_declaration": [
+        {"options": {"rules": "simultaneous_declaration", "num_players": 5, "deals_per_episode": 3}, "seed": 71},
+        {"options": {"rules": "simultaneous_declaration", "num_players": 8, "deals_per_episode": 2}, "seed": 72},
+        {"options": {"rules": "simultaneous_declaration", "num_players": 2, "deals_per_episode": 3, "play_ante": 1},
+         "seed": 73},
+    ],
 }
 
 

@@ -71,12 +71,16 @@ def may_pass(round_name: str, is_dealer: bool, all_others_passed: bool, dealer_h
     """Whether a player may pass, as RULES.md states it.
 
     ``round_name``: ``"with_draw"`` (pass, or play with a discard, at one turn), ``"declaration"`` (declare play
-    or pass, in turn, two_round_declaration) or ``"draw"`` (the draw round after it: its players declared play,
-    so none passes). "If the turned-up card is an ace, the dealer must play" (an ace in the dealer's hand, not a
-    separate card that belongs to no one); "If every player before the dealer has passed, the dealer must play".
+    or pass, in turn, two_round_declaration), ``"secret declaration"`` (simultaneous_declaration: no one knows
+    the others' choices, so the dealer cannot know that everyone else passed) or ``"draw"`` (the draw round after
+    a declaration round: its players declared play, so none passes). "If the turned-up card is an ace, the dealer
+    must play" (an ace in the dealer's hand, not a separate card that belongs to no one); "If every player before
+    the dealer has passed, the dealer must play".
     """
     if round_name == "draw":
         return False
+    if round_name == "secret declaration":
+        return not (is_dealer and dealer_holds_turned_ace)
     return not (is_dealer and (dealer_holds_turned_ace or all_others_passed))
 
 

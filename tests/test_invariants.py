@@ -33,6 +33,8 @@ SETTINGS = [
     presets["two_round_declaration"].replace(num_players=8, deals_per_episode=3),
     presets["two_round_declaration"].replace(num_players=3, deals_per_episode=3, ranks=6, hand_size=4),
     Rules(num_players=6, declaration="two_rounds", trump_card="separate_dealer_may_take", deals_per_episode=2),
+    presets["simultaneous_declaration"].replace(num_players=5, deals_per_episode=3),
+    presets["simultaneous_declaration"].replace(num_players=2, deals_per_episode=4, play_ante=1),
 ]
 
 

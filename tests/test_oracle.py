@@ -205,7 +205,9 @@ def play_deal(rules: Rules, rng: np.random.Generator, on_play: Callable[[np.ndar
         for seat in order:
             assert s[core.S_PHASE] == core.DECLARE and s[core.S_CUR] == seat
             core.legal_actions(s, p, mask)
-            can_pass = oracle.may_pass("declaration", seat == dealer, not declared, ace_held)
+            secret = rules.declaration == "simultaneous"
+            can_pass = oracle.may_pass("secret declaration" if secret else "declaration", seat == dealer,
+                                       not declared, ace_held)
             assert np.flatnonzero(mask).tolist() == [core.PASS] * can_pass + [core.DECLARE_PLAY]
             action = next(actions, None)
             if action is None:
@@ -217,6 +219,10 @@ def play_deal(rules: Rules, rng: np.random.Generator, on_play: Callable[[np.ndar
                 tr.passed.add(seat)
             else:
                 declared.append(seat)
+        if not declared:  # simultaneous: everyone passed, so the dealer plays after all (alone)
+            assert rules.declaration == "simultaneous"
+            tr.passed.discard(dealer)
+            declared.append(dealer)
         if len(declared) == 1:
             assert s[core.S_PHASE] in (core.DEAL_OVER, core.GAME_OVER)  # a lone player: no draw, no play
     # ---- draw or pass (after a declaration round: the draw of the declared players), from the dealer's left
@@ -332,6 +338,8 @@ LEGALITY_CONFIGS: list[dict[str, Any]] = [
     {"num_players": 5, "declaration": "two_rounds", "play_ante": 1, "ante_exemptions": False},
     {"num_players": 8, "declaration": "two_rounds", "max_discard": 3},
     {"num_players": 4, "declaration": "two_rounds", "trump_card": "separate_dealer_may_take"},
+    {"num_players": 5, "declaration": "simultaneous"},
+    {"num_players": 3, "ranks": 6, "declaration": "simultaneous", "play_ante": 1},
 ]
 
 

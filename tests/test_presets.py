@@ -27,6 +27,7 @@ PRESET_CHANGES: dict[str, dict[str, Any]] = {
     "separate_trump_card": {"trump_card": "separate"},
     "separate_trump_card_dealer_may_take": {"trump_card": "separate_dealer_may_take"},
     "two_round_declaration": {"play_ante": 1, "ante_exemptions": False, "declaration": "two_rounds"},
+    "simultaneous_declaration": {"declaration": "simultaneous"},
 }
 
 
@@ -97,7 +98,7 @@ def test_error_names_allowed_values() -> None:
     with pytest.raises(ValueError, match="trump_card: expected 'dealer' or 'separate' or "
                                          "'separate_dealer_may_take', got 'joker'"):
         Rules(trump_card="joker")
-    with pytest.raises(ValueError, match="declaration: expected 'with_draw' or 'two_rounds'"):
+    with pytest.raises(ValueError, match="declaration: expected 'with_draw' or 'two_rounds' or 'simultaneous'"):
         Rules(declaration="secret")
 
 
@@ -632,3 +633,107 @@ def test_two_rounds_in_the_batch_api() -> None:
     assert (g.states[:, core.S_PHASE] == core.DECIDE).all() and (g.states[:, core.S_POT] == 10).all()
     masks = g.legal_masks()
     assert not masks[:, actions.PASS].any() and masks[:, actions.STAY_BASE: actions.STAY_BASE + 32].all()
+
+
+# ====================================================================== simultaneous_declaration
+
+SIM = "simultaneous_declaration"
+
+
+def _decisions(t: Table, viewer: int) -> list[int]:
+    """Each seat's decision (0 pending, 1 passed, 2 playing) as ``viewer``'s observation shows it."""
+    obs = observation.as_dict(t.env.observe(f"player_{viewer}")["observation"])
+    return [int(np.argmax(obs["decision"][_relative(viewer, q, t.n)])) for q in range(t.n)]
+
+
+def test_simultaneous_declarations_are_secret_until_revealed_together() -> None:
+    """simultaneous_declaration: "the play/pass decisions are made without seeing anyone else's, and revealed
+    together; discards then follow in turn". Seat 0 declares play, seat 1 passes: each sees only its own choice,
+    the dealer (last) sees both pending, and the pot is still the antes. The dealer's declaration reveals all:
+    seat 1's hand is laid down and seat 0 draws first."""
+    t = Table(BOURRE_HANDS, dealer=2, num_players=3, pot=10, stock="9S 10S", rules=SIM)
+    assert t.phase == core.DECLARE and t.pot == 13
+    t.declare(0)
+    t.pass_(1)
+    assert _decisions(t, 0) == [2, 0, 0]
+    assert _decisions(t, 1) == [0, 1, 0]
+    assert _decisions(t, 2) == [0, 0, 0]
+    assert t.pot == 13 and np.flatnonzero(t._mask()).tolist() == [actions.PASS, actions.DECLARE_PLAY]
+    t.raw.render_mode = "ansi"
+    text = str(t.raw.render())
+    assert "passed" not in text and "playing" not in text
+    t.declare(2)
+    for viewer in range(3):
+        assert _decisions(t, viewer) == [2, 1, 2]
+    assert t.hand(1) == set() and t.phase == core.DECIDE and t.seat == 0 and not t.can_pass()
+    t.stay(0, "2C 3C")
+    assert t.hand(0) == cardset("AH KH QH 9S 10S")
+    t.stay(2, "")
+    assert t.phase == core.PLAY and t.pot == 13
+
+
+def test_simultaneous_chips_as_standard() -> None:
+    """The chip held in a closed fist is a token: the standard antes and payments. The 3-2-0 deal: pot 13 won by
+    seat 0 (+12), matched by the bourré dealer (-14), who skips the next ante: 13 + 2 = 15."""
+    t = _bourre_deal(pot=10, rules=SIM, deals_per_episode=2)
+    assert t.rewards() == [12.0, -1.0, -14.0]
+    assert t.pot == 15 and t.deal_rewards() == [-1, -1, 0]
+
+
+def test_simultaneous_play_ante_is_paid_at_the_reveal() -> None:
+    """With a ``play_ante`` the chips go in at the reveal, so that the pot does not tell the declarations: 13 until
+    the dealer declares, then 16."""
+    t = Table(BOURRE_HANDS, dealer=2, num_players=3, pot=10, rules=SIM, play_ante=1)
+    t.declare(0)
+    t.declare(1)
+    assert t.pot == 13
+    t.declare(2)
+    assert t.pot == 16 and t.deal_rewards() == [-2, -2, -2]
+
+
+def test_simultaneous_dealer_may_pass_and_plays_if_everyone_passed() -> None:
+    """The dealer cannot see that everyone else passed, so may pass; if everyone passed the dealer plays after all
+    ("a deal always has a player"), alone, and takes the 3 antes: +2. A turned ace still binds the dealer."""
+    t = Table({}, dealer=2, num_players=3, rules=SIM)
+    t.pass_(0)
+    t.pass_(1)
+    assert t.can_pass()
+    t.pass_(2)
+    assert t.tricks() == [0, 0, 5] and t.rewards() == [-1.0, -1.0, 2.0]
+    u = Table({2: "4C 5C 6C 7C AH"}, dealer=2, num_players=3, rules=SIM)
+    u.pass_(0)
+    u.pass_(1)
+    assert not u.can_pass()
+
+
+def test_simultaneous_no_observation_reveals_another_declaration() -> None:
+    """Every combination of declarations of seats 0..2 (dealer 3, with a ``play_ante`` so that a pot could tell):
+    until the dealer has declared, what each seat observes (and its mask) depends on its own declaration only."""
+    seen: dict[tuple[int, int, int], bytes] = {}
+    for pattern in range(8):
+        choices = [actions.DECLARE_PLAY if pattern >> q & 1 else actions.PASS for q in range(3)]
+        t = Table({}, dealer=3, num_players=4, rules=SIM, play_ante=1)
+        for j in range(4):
+            for viewer in range(4):
+                obs = t.env.observe(f"player_{viewer}")
+                own = pattern >> viewer & 1 if viewer < j else -1
+                key = (j, viewer, own)
+                view = obs["observation"].tobytes() + obs["action_mask"].tobytes()
+                assert seen.setdefault(key, view) == view, f"seat {viewer} sees others' declarations: {key}"
+            if j < 3:
+                t.act(j, choices[j])
+    assert len(seen) == 4 + 5 + 6 + 7  # after j declarations: j seats with two possible views, the rest one
+
+
+def test_simultaneous_in_the_batch_api() -> None:
+    """``BatchGame``: after four secret declarations of play, the observation of the dealer (to act) in each row
+    shows every other seat pending; after the fifth, all playing and the draw round."""
+    g = BatchGame(batch_size=3, seed=1, rules=SIM, num_players=5)
+    for _ in range(4):
+        g.step(np.full(3, actions.DECLARE_PLAY))
+    obs = g.observations()
+    at = observation.O_DECISION
+    assert (obs[:, at: at + 15].reshape(3, 5, 3)[:, 1:, 0] == 1).all()
+    g.step(np.full(3, actions.DECLARE_PLAY))
+    assert (g.states[:, core.S_PHASE] == core.DECIDE).all()
+    assert (g.states[:, core.S_DECISION: core.S_DECISION + 5] == core.PLAYING).all()
