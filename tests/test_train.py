@@ -41,7 +41,7 @@ def tensorboard_tags(folder: Path) -> set[str]:
 def test_tiny_run_end_to_end(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     proc = train("--run-dir", str(run_dir), "--total-timesteps", "512", "--seed", "3", *TINY)
-    out, _ = proc.communicate(timeout=300)
+    out, _ = proc.communicate(timeout=600)
     assert proc.returncode == 0, out
     state = json.loads((run_dir / "state.json").read_text())
     assert state["num_timesteps"] == 512
@@ -64,14 +64,14 @@ def test_ctrl_c_saves_and_resume_continues_the_step_count(tmp_path: Path) -> Non
     run_dir = tmp_path / "run"
     proc = train("--run-dir", str(run_dir), "--total-timesteps", "1000000", *TINY, start_new_session=True)
     state_file = run_dir / "state.json"
-    deadline = time.monotonic() + 240
+    deadline = time.monotonic() + 600
     while not state_file.exists():  # the first checkpoint: training is under way
         assert proc.poll() is None, proc.communicate()[0]
         assert time.monotonic() < deadline, "no checkpoint within the time limit"
         time.sleep(0.2)
     time.sleep(1.0)
     os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does: the whole foreground process group
-    out, _ = proc.communicate(timeout=120)
+    out, _ = proc.communicate(timeout=600)
     assert proc.returncode == 130, out
     assert "checkpoint saved" in out and "--resume" in out
     saved = json.loads(state_file.read_text())["num_timesteps"]
@@ -79,7 +79,7 @@ def test_ctrl_c_saves_and_resume_continues_the_step_count(tmp_path: Path) -> Non
 
     target = saved + 256
     proc = train("--run-dir", str(run_dir), "--resume", "--total-timesteps", str(target), "--no-progress")
-    out, _ = proc.communicate(timeout=300)
+    out, _ = proc.communicate(timeout=600)
     assert proc.returncode == 0, out
     assert f"resuming {run_dir} at step {saved:,}" in out
     final = json.loads(state_file.read_text())["num_timesteps"]

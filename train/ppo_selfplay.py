@@ -288,6 +288,16 @@ def make_logger(folder: Path) -> Any:
     return Logger(str(folder), [RenamedTensorBoard(str(folder))])
 
 
+def invocation() -> str:
+    """The command line as a user would type it again (``python -m`` shows the script's path in ``sys.argv[0]``)."""
+    program = Path(sys.argv[0]).name
+    if program == "ppo_selfplay.py":
+        return shlex.join(["python", "-m", "train.ppo_selfplay", *sys.argv[1:]])
+    if program in ("bourre", "cli.py"):
+        return shlex.join(["bourre", *sys.argv[1:]])
+    return shlex.join(sys.argv)
+
+
 # ---------------------------------------------------------------------------- run state
 @dataclasses.dataclass
 class RunState:
@@ -376,7 +386,7 @@ class SelfPlayCallback:
 
             def meta(self) -> dict[str, Any]:
                 return {"seed": self.args.seed, "players": list(self.args.players),
-                        "command": shlex.join(sys.argv)}
+                        "command": invocation()}
 
             def snapshot(self) -> None:
                 folder = self.run_dir / "snapshots"
@@ -466,7 +476,7 @@ def run(args: Args, given: set[str] | None = None) -> Path:
             raise ValueError(f"run_dir: {run_dir} already holds a run; --resume it or choose another --run-dir")
         run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / "args.json").write_text(json.dumps(args.to_json(), indent=2) + "\n")
-    command = shlex.join(sys.argv)
+    command = invocation()
     with (run_dir / "commands.txt").open("a") as f:
         f.write(command + "\n")
 
