@@ -370,6 +370,17 @@ class HeuristicAgent:
         deals_left = round(float(obs[O_DEAL + 1]) * 10)
         cost = 1.0 - (1.0 / pot if deals_left > 0 and pot >= 1.0 else 0.0)
 
+        if np.count_nonzero(mask) == 1:
+            return int(np.flatnonzero(mask)[0])  # one legal action (a hand that fails an entry requirement)
+        if tb.decision[0] == PLAYING and mask[PASS]:
+            # The second chance to pass after the draw (four_card): 52 drops out, 53 stays paying a chip. Stay
+            # iff the hand as it is now is worth more than the chip: gains are in pots, the chip is 1 / pot.
+            trumps_now = [c % RANKS for c in hand if c // RANKS == trump]
+            if self._sure_trick(tb, hand):
+                return STAY_BASE
+            side_now = [c % RANKS for c in hand if c // RANKS != trump]
+            p_win, p_bourre = self._outlook(tb, trumps_now, [(side_now.count(ACE), side_now.count(KING), 0)])[0]
+            return STAY_BASE if p_win - p_bourre * cost > prm.margin + 1.0 / max(pot, 1.0) else PASS
         # Candidate draws: keep trumps, aces and kings; or let the side honours go to draw more
         # cards (against many opponents a side ace is often ruffed, and a fresh card may be a
         # trump). The model's best one is played if it is worth playing.

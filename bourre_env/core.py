@@ -21,8 +21,9 @@ Phases: ``DECLARE`` (only with ``Rules.declaration`` "two_rounds" or "simultaneo
 each player in turn declares play or pass, before anyone draws; simultaneous
 declarations stay hidden until the last is made), ``DECIDE`` (each player in turn
 passes or plays with a discard; after a declaration round, the playing players in
-turn choose their discards), ``PLAY`` (tricks), ``DEAL_OVER`` (a deal is settled and
-the episode goes on: call ``next_deal``), ``GAME_OVER`` (the episode is over).
+turn choose their discards), ``SECOND_PASS`` (only with ``Rules.second_pass_ante``:
+after the draw each playing player in turn stays, paying, or passes), ``PLAY`` (tricks),
+``DEAL_OVER`` (a deal is settled and the episode goes on: call ``next_deal``), ``GAME_OVER`` (the episode is over).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ STAY_BASE = NUM_CARDS + 1  # 53: stay(discard positions bitmask m) is STAY_BASE 
 NUM_DISCARD_SETS = 1 << MAX_HAND_SIZE  # 64
 NUM_ACTIONS = STAY_BASE + NUM_DISCARD_SETS  # 117
 DECLARE_PLAY = STAY_BASE  # 53 in the DECLARE phase: declare play (the discards are chosen in the draw round)
+SECOND_STAY = STAY_BASE  # 53 in the SECOND_PASS phase: stay in the deal, paying ``second_pass_ante``
 
 # ---------------------------------------------------------------- phases
 DECIDE = 0
@@ -52,6 +54,7 @@ PLAY = 1
 DEAL_OVER = 2
 GAME_OVER = 3
 DECLARE = 4  # the declaration round before the draw (``Rules.declaration`` other than "with_draw")
+SECOND_PASS = 5  # the second chance to pass after the draw (``Rules.second_pass_ante`` set)
 
 # decisions
 PENDING = 0
@@ -84,7 +87,16 @@ P_ANTE_EXEMPTIONS = 15  # 1: bourré and tied (carried pot) players skip the nex
 P_DEALER_ANTES = 16  # 1: the dealer pays every player's ante
 P_TRUMP_CARD = 17  # TRUMP_* below: where the card turned for trump comes from and whose it is
 P_DECLARATION = 18  # DECLARATION_* below: how pass or play is declared
-NUM_PARAMS = 19
+P_ENTRY = 19  # ENTRY_* below: what a hand must hold for its player to play
+P_SECOND_PASS = 20  # chips a player pays to stay at the second chance to pass after the draw; -1: no second pass
+P_RENEGE_MULT = 21  # a player who reneged pays this many times the pot
+NUM_PARAMS = 22
+
+# what a hand must hold for its player to play (``Rules.entry_requirement``)
+ENTRY_NONE = 0
+ENTRY_TRUMP_OR_CLUB = 1  # four_card: "at least one trump or at least one club (a 'dirty club')"
+_ENTRY_CODES = {"none": ENTRY_NONE, "trump_or_club": ENTRY_TRUMP_OR_CLUB}
+CLUBS = 0
 
 # how pass or play is declared (``Rules.declaration``)
 DECLARATION_WITH_DRAW = 0  # one decision per player: pass, or play with a discard
@@ -118,7 +130,7 @@ S_LEADER = 13
 S_NPLAYED = 14
 S_LED = 15  # suit led to the current trick, -1 before the lead
 S_NACTIVE = 16
-# slot 17 is free
+S_STAYED = 17  # bitmask of the seats that stayed at the second chance to pass (SECOND_PASS)
 S_RAKE_TOTAL = 18
 S_PLAYED = 19  # bitmask of every card played to a trick this deal, current trick included
 S_DEALS_DONE = 20
@@ -179,6 +191,9 @@ def make_params(rules: Rules) -> np.ndarray:
     p[P_DEALER_ANTES] = int(rules.ante_payer == "dealer")
     p[P_TRUMP_CARD] = _TRUMP_CARD_CODES[rules.trump_card]
     p[P_DECLARATION] = _DECLARATION_CODES[rules.declaration]
+    p[P_ENTRY] = _ENTRY_CODES[rules.entry_requirement]
+    p[P_SECOND_PASS] = -1 if rules.second_pass_ante is None else rules.second_pass_ante
+    p[P_RENEGE_MULT] = rules.renege_multiple
     return p
 
 
@@ -356,6 +371,7 @@ def _deal(s: np.ndarray, p: np.ndarray, deck: np.ndarray, rng: int) -> None:
     s[S_LEADER] = -1
     s[S_NACTIVE] = 0
     s[S_PLAYED] = 0
+    s[S_STAYED] = 0
     for i in range(MAX_HAND_SIZE * MAX_PLAYERS):
         s[S_TRICK_CARDS + i] = -1
     for i in range(MAX_HAND_SIZE):
@@ -419,11 +435,32 @@ def may_pass(s: np.ndarray, p: np.ndarray) -> bool:
 
 
 @njit(cache=True)
+def meets_entry(s: np.ndarray, p: np.ndarray, seat: int) -> bool:
+    """Whether the hand of ``seat`` may come in under ``Rules.entry_requirement`` (four_card: "Players must have at
+    least one trump or at least one club (a 'dirty club') to play"), judged on the hand held when declaring."""
+    if p[P_ENTRY] == ENTRY_NONE:
+        return True
+    return (s[S_HAND + seat] & (suit_mask(s[S_TRUMP]) | suit_mask(CLUBS))) != 0
+
+
+@njit(cache=True)
+def may_play(s: np.ndarray, p: np.ndarray) -> bool:
+    """Whether the seat to act may come in (declare play, or play with a discard): its hand meets the entry
+    requirement, or it may not pass (a dealer who must play plays whatever the hand). In the draw round after a
+    declaration round its players are in already."""
+    if s[S_PHASE] == DECIDE and p[P_DECLARATION] != DECLARATION_WITH_DRAW:
+        return True
+    return meets_entry(s, p, s[S_CUR]) or not may_pass(s, p)
+
+
+@njit(cache=True)
 def decide_mask(s: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
     """Legal PASS / stay actions of the seat to act in ``DECIDE`` (``out`` is zeroed by the caller)."""
     seat = s[S_CUR]
     if may_pass(s, p):
         out[PASS] = 1
+    if not may_play(s, p):
+        return
     held = popcount(s[S_HAND + seat])
     for m in range(1 << held):
         if stay_allowed(s, p, seat, m):
@@ -468,10 +505,12 @@ def _to_pile(s: np.ndarray, mask: int) -> None:
 
 @njit(cache=True)
 def declare_mask(s: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
-    """Legal actions of the seat to act in ``DECLARE``: PASS (unless the dealer must play) and DECLARE_PLAY."""
+    """Legal actions of the seat to act in ``DECLARE``: PASS (unless the dealer must play) and DECLARE_PLAY (unless
+    the hand fails the entry requirement)."""
     if may_pass(s, p):
         out[PASS] = 1
-    out[DECLARE_PLAY] = 1
+    if may_play(s, p):
+        out[DECLARE_PLAY] = 1
 
 
 @njit(cache=True)
@@ -593,13 +632,64 @@ def _apply_decide(s: np.ndarray, p: np.ndarray, action: int) -> None:
     if p[P_DECLARATION] != DECLARATION_WITH_DRAW:
         nxt = next_to_draw(s, p)
         if nxt < 0:
-            _start_play(s, p)
+            _after_draw(s, p)
         else:
             s[S_CUR] = nxt
     elif seat == s[S_DEALER]:
-        _start_play(s, p)
+        _after_draw(s, p)
     else:
         s[S_CUR] = (seat + 1) % _n(p)
+
+
+@njit(cache=True)
+def _after_draw(s: np.ndarray, p: np.ndarray) -> None:
+    """The draw is over: the second chance to pass (``second_pass_ante`` set, two players or more), else play."""
+    s[S_STAYED] = 0
+    if p[P_SECOND_PASS] >= 0:
+        s[S_PHASE] = SECOND_PASS
+        _next_second_pass(s, p)
+    else:
+        _start_play(s, p)
+
+
+@njit(cache=True)
+def _next_second_pass(s: np.ndarray, p: np.ndarray) -> None:
+    """The next playing seat from the dealer's left that has not stayed yet; play starts when there is none, or
+    when one player is left (who wins every trick without play, paying no stay chip: no one is left to stay
+    against)."""
+    n = _n(p)
+    playing = 0
+    for q in range(n):
+        if s[S_DECISION + q] == PLAYING:
+            playing += 1
+    if playing > 1:
+        for k in range(1, n + 1):
+            q = (s[S_DEALER] + k) % n
+            if s[S_DECISION + q] == PLAYING and not (s[S_STAYED] >> q) & 1:
+                s[S_CUR] = q
+                return
+    _start_play(s, p)
+
+
+@njit(cache=True)
+def second_pass_mask(s: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
+    """Legal actions in ``SECOND_PASS``: PASS (drop out) and SECOND_STAY (stay, paying ``second_pass_ante``)."""
+    out[PASS] = 1
+    out[SECOND_STAY] = 1
+
+
+@njit(cache=True)
+def _apply_second_pass(s: np.ndarray, p: np.ndarray, action: int) -> None:
+    """RULES.md four_card: "after the draw a second chance to pass, those who stay pay one more chip". A player who
+    passes now lays the hand down and is out of the deal (no bourré, the chips paid stay in the pot)."""
+    seat = s[S_CUR]
+    if action == PASS:
+        _lay_down(s, seat)
+    else:
+        s[S_STAYED] |= np.int64(1) << seat
+        s[S_POT] += p[P_SECOND_PASS]
+        s[S_REWARD + seat] -= p[P_SECOND_PASS]
+    _next_second_pass(s, p)
 
 
 @njit(cache=True)
@@ -820,8 +910,10 @@ def _settle(s: np.ndarray, p: np.ndarray) -> None:
                     s[S_EXEMPT + q] = 1
     for q in range(n):
         if s[S_DECISION + q] == PLAYING and (s[S_TRICKS + q] == 0 or s[S_RENEGED + q] == 1):
-            s[S_REWARD + q] -= stake
-            s[S_POT] += stake
+            # a renege costs renege_multiple times the pot (four_card: "twice the pot"), instead of the bourré
+            penalty = stake * (p[P_RENEGE_MULT] if s[S_RENEGED + q] == 1 else 1)
+            s[S_REWARD + q] -= penalty
+            s[S_POT] += penalty
             s[S_EXEMPT + q] = 1
     for q in range(n):
         s[S_CHIPS + q] += s[S_REWARD + q]
@@ -840,6 +932,8 @@ def legal_actions(s: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
         decide_mask(s, p, out)
     elif phase == DECLARE:
         declare_mask(s, p, out)
+    elif phase == SECOND_PASS:
+        second_pass_mask(s, p, out)
     elif phase == PLAY:
         legal = play_legal(s, p, s[S_CUR], True)
         while legal:
@@ -862,16 +956,22 @@ def step(s: np.ndarray, p: np.ndarray, action: int) -> bool:
         if action == PASS:
             if not may_pass(s, p):
                 return False
-        elif not stay_allowed(s, p, seat, action - STAY_BASE):
+        elif not (may_play(s, p) and stay_allowed(s, p, seat, action - STAY_BASE)):
             return False
         s[S_MOVES] += 1
         _apply_decide(s, p, action)
         return True
     if phase == DECLARE:
-        if action != DECLARE_PLAY and not (action == PASS and may_pass(s, p)):
+        if not (action == DECLARE_PLAY and may_play(s, p)) and not (action == PASS and may_pass(s, p)):
             return False
         s[S_MOVES] += 1
         _apply_declare(s, p, action)
+        return True
+    if phase == SECOND_PASS:
+        if action != PASS and action != SECOND_STAY:
+            return False
+        s[S_MOVES] += 1
+        _apply_second_pass(s, p, action)
         return True
     if phase == PLAY:
         if action < 0 or action >= NUM_CARDS:

@@ -54,7 +54,7 @@ FIELDS: tuple[Field, ...] = (
     Field("trick_no", (T + 1,), "current trick 0..5 (6: play over or not started), one-hot"),
     Field("led_suit", (4,), "suit led to the current trick, one-hot (0s before the lead)"),
     Field("own_discards", (NUM_CARDS,), "cards the observer discarded this deal"),
-    Field("phase", (2,), "decisions: declaration or draw round / trick play, one-hot (0s when the deal is over)"),
+    Field("phase", (2,), "decisions (declare, draw, second pass) / trick play, one-hot (0s when the deal is over)"),
     Field("cinch", (1,), "1 if the observer has a cinch (RULES.md) now"),
     Field("pot", (2,), "chips in the pot / 100, and log(1 + pot) / log(1000)"),
     Field("pot_limit", (2,), "1 if there is a pot limit; the limit / 100"),
@@ -151,7 +151,7 @@ def encode(s: np.ndarray, p: np.ndarray, seat: int, out: np.ndarray) -> None:
             out[O_CINCH] = 1.0
     else:
         out[O_TRICK_NO + T] = 1.0
-        if phase == core.DECIDE or phase == core.DECLARE:
+        if phase == core.DECIDE or phase == core.DECLARE or phase == core.SECOND_PASS:
             out[O_PHASE] = 1.0
     pot = s[core.S_POT]
     out[O_POT] = pot / 100.0

@@ -20,7 +20,7 @@ def table_text(s: np.ndarray, p: np.ndarray, rules: Rules, viewer: int) -> str:
     """A readable table of the deal as ``viewer`` sees it (no hidden card is shown)."""
     n = rules.num_players
     phase = int(s[core.S_PHASE])
-    phase_name = {core.DECLARE: "declare play or pass",
+    phase_name = {core.DECLARE: "declare play or pass", core.SECOND_PASS: "second chance to pass",
                   core.DECIDE: "draw or pass" if rules.declaration == "with_draw" else "draw",
                   core.PLAY: f"trick {int(s[core.S_TRICK_NO]) + 1} of {rules.hand_size}",
                   core.DEAL_OVER: "deal over", core.GAME_OVER: "episode over"}[phase]

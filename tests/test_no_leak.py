@@ -48,7 +48,7 @@ def _relabel_hidden(s: np.ndarray, rules: Rules, viewer: int, rng: np.random.Gen
 @pytest.mark.parametrize(("preset", "num_players"), [
     ("standard", 2), ("standard", 4), ("standard", 5), ("standard", 8),
     ("separate_trump_card", 5), ("double_ante", 4), ("wikipedia", 7), ("separate_trump_card_dealer_may_take", 6),
-    ("two_round_declaration", 5), ("simultaneous_declaration", 6),
+    ("two_round_declaration", 5), ("simultaneous_declaration", 6), ("four_card", 5), ("four_card", 8),
 ])
 def test_hidden_cards_never_change_an_observation(preset: str, num_players: int) -> None:
     rules = presets[preset].replace(num_players=num_players)

@@ -133,8 +133,8 @@ def random_decide(s: np.ndarray, p: np.ndarray, rng: np.random.Generator, pass_p
     """A random legal pass/stay action: pass with ``pass_prob`` when allowed, else a random discard."""
     mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
     core.legal_actions(s, p, mask)
-    if mask[core.PASS] and rng.random() < pass_prob:
-        return core.PASS
+    if mask[core.PASS] and (rng.random() < pass_prob or not mask[core.STAY_BASE:].any()):
+        return core.PASS  # (a hand that fails an entry requirement may only pass)
     stays = np.flatnonzero(mask[core.STAY_BASE:])
     sizes = np.array([bin(int(m)).count("1") for m in stays])
     k = int(rng.choice(np.unique(sizes)))  # uniform over discard counts, then over which cards
@@ -208,10 +208,11 @@ def play_deal(rules: Rules, rng: np.random.Generator, on_play: Callable[[np.ndar
             secret = rules.declaration == "simultaneous"
             can_pass = oracle.may_pass("secret declaration" if secret else "declaration", seat == dealer,
                                        not declared, ace_held)
-            assert np.flatnonzero(mask).tolist() == [core.PASS] * can_pass + [core.DECLARE_PLAY]
+            can_play = oracle.may_come_in(bits(s[core.S_HAND + seat]), tr.trump, rules.entry_requirement, can_pass)
+            assert np.flatnonzero(mask).tolist() == [core.PASS] * can_pass + [core.DECLARE_PLAY] * can_play
             action = next(actions, None)
             if action is None:
-                action = core.PASS if can_pass and rng.random() < pass_prob else core.DECLARE_PLAY
+                action = core.PASS if can_pass and (rng.random() < pass_prob or not can_play) else core.DECLARE_PLAY
             if seat == dealer and favour == dealer:
                 action = core.DECLARE_PLAY
             assert core.step(s, p, action)
@@ -232,6 +233,9 @@ def play_deal(rules: Rules, rng: np.random.Generator, on_play: Callable[[np.ndar
         round_name = "with_draw" if rules.declaration == "with_draw" else "draw"
         all_passed = all(q in tr.passed for q in order if q != dealer)
         assert mask[core.PASS] == oracle.may_pass(round_name, seat == dealer, all_passed, ace_held)
+        if round_name == "with_draw":
+            assert mask[core.STAY_BASE:].any() == oracle.may_come_in(bits(s[core.S_HAND + seat]), tr.trump,
+                                                                     rules.entry_requirement, bool(mask[core.PASS]))
         hand = sorted_cards(s[core.S_HAND + seat])
         action = next(actions, None)
         if action is None:
@@ -259,6 +263,24 @@ def play_deal(rules: Rules, rng: np.random.Generator, on_play: Callable[[np.ndar
         tr.acted.append(seat)
     if len(declared) == 1:
         tr.active = declared
+    # ---- the second chance to pass after the draw (second_pass_ante): in turn; a player left alone wins
+    if rules.second_pass_ante is not None and len(tr.active) > 1:
+        for seat in oracle.second_pass_order(dealer, n, tr.active):
+            if len(tr.active) == 1:
+                break
+            assert s[core.S_PHASE] == core.SECOND_PASS and s[core.S_CUR] == seat
+            core.legal_actions(s, p, mask)
+            assert np.flatnonzero(mask).tolist() == [core.PASS, core.SECOND_STAY]
+            action = next(actions, None)
+            if action is None:
+                action = core.PASS if seat != favour and rng.random() < pass_prob else core.SECOND_STAY
+            pot_before = int(s[core.S_POT])
+            assert core.step(s, p, action)
+            if action == core.PASS:
+                tr.passed.add(seat)
+                tr.active.remove(seat)
+            else:
+                assert s[core.S_POT] == pot_before + rules.second_pass_ante
     tr.active.sort()
     tr.tricks_won = {q: 0 for q in tr.active}
     if len(tr.active) == 1:
@@ -340,6 +362,13 @@ LEGALITY_CONFIGS: list[dict[str, Any]] = [
     {"num_players": 4, "declaration": "two_rounds", "trump_card": "separate_dealer_may_take"},
     {"num_players": 5, "declaration": "simultaneous"},
     {"num_players": 3, "ranks": 6, "declaration": "simultaneous", "play_ante": 1},
+    # four_card: an entry requirement, a second chance to pass after the draw
+    {"num_players": 5, "hand_size": 4, "max_discard": 3, "trump_card": "separate", "declaration": "two_rounds",
+     "entry_requirement": "trump_or_club", "second_pass_ante": 1},
+    {"num_players": 8, "hand_size": 4, "max_discard": 3, "trump_card": "separate", "declaration": "two_rounds",
+     "entry_requirement": "trump_or_club", "second_pass_ante": 1, "illegal_action": "renege",
+     "renege_multiple": 2},
+    {"num_players": 4, "entry_requirement": "trump_or_club", "second_pass_ante": 2},
 ]
 
 
