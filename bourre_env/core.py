@@ -17,8 +17,9 @@ numpy vectorisation across a batch would need one (trick play branches per game)
 Cards in a hand are bitmasks over card ids (bit ``c`` set when card ``c`` is
 held), so "cards of the suit led that beat the 10" is one AND.
 
-Phases: ``DECLARE`` (only with ``Rules.declaration`` "two_rounds" or "simultaneous":
-each player in turn declares play or pass, before anyone draws; simultaneous
+Phases: ``NAME_TRUMP`` (only with ``Rules.trump_card="named_by_dealer"``: no card is
+turned, the dealer names the trump suit first), ``DECLARE`` (only with ``Rules.declaration``
+"two_rounds" or "simultaneous": each player in turn declares play or pass, before anyone draws; simultaneous
 declarations stay hidden until the last is made), ``DECIDE`` (each player in turn
 passes or plays with a discard; after a declaration round, the playing players in
 turn choose their discards), ``SECOND_PASS`` (only with ``Rules.second_pass_ante``:
@@ -47,6 +48,7 @@ NUM_DISCARD_SETS = 1 << MAX_HAND_SIZE  # 64
 NUM_ACTIONS = STAY_BASE + NUM_DISCARD_SETS  # 117
 DECLARE_PLAY = STAY_BASE  # 53 in the DECLARE phase: declare play (the discards are chosen in the draw round)
 SECOND_STAY = STAY_BASE  # 53 in the SECOND_PASS phase: stay in the deal, paying ``second_pass_ante``
+NAME_TRUMP_BASE = STAY_BASE  # 53 + suit (clubs, diamonds, hearts, spades) in the NAME_TRUMP phase: name trump
 
 # ---------------------------------------------------------------- phases
 DECIDE = 0
@@ -55,6 +57,7 @@ DEAL_OVER = 2
 GAME_OVER = 3
 DECLARE = 4  # the declaration round before the draw (``Rules.declaration`` other than "with_draw")
 SECOND_PASS = 5  # the second chance to pass after the draw (``Rules.second_pass_ante`` set)
+NAME_TRUMP = 6  # the dealer names the trump suit before any decision (``Rules.trump_card="named_by_dealer"``)
 
 # decisions
 PENDING = 0
@@ -66,6 +69,7 @@ FACE_IN_HAND = 0  # in the dealer's hand (a sixth card while a dealer who may ta
 #                   with the hand if the dealer passes)
 FACE_DEAD = 1  # public and out of play: discarded by the dealer, or a separate trump card that is no one's
 FACE_PLAYED = 2
+FACE_NONE = 3  # no card is turned (the dealer names trump); ``S_FACE`` is then -1
 
 # ---------------------------------------------------------------- params layout
 P_NUM_PLAYERS = 0
@@ -109,8 +113,9 @@ _DECLARATION_CODES = {"with_draw": DECLARATION_WITH_DRAW, "two_rounds": DECLARAT
 TRUMP_DEALERS_CARD = 0  # the dealer's last card, part of the dealer's hand
 TRUMP_SEPARATE = 1  # an extra card after the hands, no one's
 TRUMP_DEALER_MAY_TAKE = 2  # an extra card after the hands that the dealer, playing, may take into hand
+TRUMP_NAMED = 3  # no card turned: the dealer names the trump suit after looking at the hand (dealer_picks_trump)
 _TRUMP_CARD_CODES = {"dealer": TRUMP_DEALERS_CARD, "separate": TRUMP_SEPARATE,
-                     "separate_dealer_may_take": TRUMP_DEALER_MAY_TAKE}
+                     "separate_dealer_may_take": TRUMP_DEALER_MAY_TAKE, "named_by_dealer": TRUMP_NAMED}
 
 # ---------------------------------------------------------------- state layout
 S_PHASE = 0
@@ -351,12 +356,16 @@ def _deal(s: np.ndarray, p: np.ndarray, deck: np.ndarray, rng: int) -> None:
         s[S_HAND + dealer] |= _bit(face)
         s[S_FACE_STATE] = FACE_IN_HAND
         dealt = n * h + 1
+    elif p[P_TRUMP_CARD] == TRUMP_NAMED:
+        face = -1  # RULES.md dealer_picks_trump: "no card is turned"; the dealer's cards all stay hidden
+        s[S_FACE_STATE] = FACE_NONE
+        dealt = n * h
     else:
         face = deck[n * h - 1]  # the dealer's last card
         s[S_FACE_STATE] = FACE_IN_HAND
         dealt = n * h
     s[S_FACE] = face
-    s[S_TRUMP] = face // 13
+    s[S_TRUMP] = face // 13 if face >= 0 else -1  # named by the dealer in NAME_TRUMP
     stock_len = p[P_DECK_SIZE] - dealt
     for i in range(stock_len):
         s[S_STOCK + i] = deck[dealt + i]
@@ -377,8 +386,32 @@ def _deal(s: np.ndarray, p: np.ndarray, deck: np.ndarray, rng: int) -> None:
     for i in range(MAX_HAND_SIZE):
         s[S_TRICK_LEADER + i] = -1
         s[S_TRICK_WINNER + i] = -1
+    if p[P_TRUMP_CARD] == TRUMP_NAMED:
+        s[S_PHASE] = NAME_TRUMP
+        s[S_CUR] = dealer
+    else:
+        _open_decisions(s, p)
+
+
+@njit(cache=True)
+def _open_decisions(s: np.ndarray, p: np.ndarray) -> None:
+    """The pass-or-play decisions begin at the dealer's left (a declaration round, or draw-or-pass)."""
     s[S_PHASE] = DECIDE if p[P_DECLARATION] == DECLARATION_WITH_DRAW else DECLARE
-    s[S_CUR] = (dealer + 1) % n
+    s[S_CUR] = (s[S_DEALER] + 1) % _n(p)
+
+
+@njit(cache=True)
+def _apply_name_trump(s: np.ndarray, p: np.ndarray, action: int) -> None:
+    """RULES.md dealer_picks_trump: "after looking at all five cards, the dealer names the trump suit before anyone
+    decides to play or pass"."""
+    s[S_TRUMP] = action - NAME_TRUMP_BASE
+    _open_decisions(s, p)
+
+
+@njit(cache=True)
+def face_bit(s: np.ndarray) -> int:
+    """Bit of the card turned for trump, 0 when no card is turned."""
+    return _bit(s[S_FACE]) if s[S_FACE] >= 0 else np.int64(0)
 
 
 # ================================================================ draw-or-pass phase
@@ -544,7 +577,7 @@ def _draw(s: np.ndarray, p: np.ndarray, seat: int, positions: int) -> None:
     for _ in range(draws):
         hand |= _bit(_draw_card(s))
     s[S_HAND + seat] = hand
-    face_discarded = seat == s[S_DEALER] and (discard >> s[S_FACE]) & 1
+    face_discarded = seat == s[S_DEALER] and (discard & face_bit(s)) != 0
     if face_discarded:
         s[S_FACE_STATE] = FACE_DEAD
         discard &= ~_bit(s[S_FACE])
@@ -934,6 +967,9 @@ def legal_actions(s: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
         declare_mask(s, p, out)
     elif phase == SECOND_PASS:
         second_pass_mask(s, p, out)
+    elif phase == NAME_TRUMP:
+        for suit in range(4):
+            out[NAME_TRUMP_BASE + suit] = 1
     elif phase == PLAY:
         legal = play_legal(s, p, s[S_CUR], True)
         while legal:
@@ -967,6 +1003,12 @@ def step(s: np.ndarray, p: np.ndarray, action: int) -> bool:
         s[S_MOVES] += 1
         _apply_declare(s, p, action)
         return True
+    if phase == NAME_TRUMP:
+        if action < NAME_TRUMP_BASE or action >= NAME_TRUMP_BASE + 4:
+            return False
+        s[S_MOVES] += 1
+        _apply_name_trump(s, p, action)
+        return True
     if phase == SECOND_PASS:
         if action != PASS and action != SECOND_STAY:
             return False
@@ -992,7 +1034,7 @@ def step(s: np.ndarray, p: np.ndarray, action: int) -> bool:
 @njit(cache=True)
 def unseen_cards(s: np.ndarray, p: np.ndarray, seat: int) -> int:
     """Cards of the deck whose place ``seat`` does not know (opponents' hands, stock, passed hands, discards)."""
-    known = s[S_HAND + seat] | s[S_PLAYED] | s[S_KNOWN_OUT + seat] | _bit(s[S_FACE])
+    known = s[S_HAND + seat] | s[S_PLAYED] | s[S_KNOWN_OUT + seat] | face_bit(s)
     return p[P_DECK_MASK] & ~known
 
 
@@ -1052,7 +1094,7 @@ def _cinch_uncached(s: np.ndarray, p: np.ndarray, seat: int) -> bool:
     pool = unseen_cards(s, p, seat)
     others = pool
     if _face_held_by_other(s, seat):
-        others |= _bit(s[S_FACE])
+        others |= face_bit(s)
     if sure_tricks(hand, s[row: row + MAX_PLAYERS], s[S_LEADER], n, seat, s[S_LED], trump, others) >= need:
         return True
     return not _cinch_search(s, p, seat, pool, need)
@@ -1143,10 +1185,10 @@ def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int) -
             if q != me:
                 count[0, q] = popcount(s[S_HAND + q])
     if _face_held_by_other(s, me):
-        known[0, s[S_DEALER]] = _bit(s[S_FACE])
+        known[0, s[S_DEALER]] = face_bit(s)
     gone = s[S_PLAYED] | ~p[P_DECK_MASK] | s[S_KNOWN_OUT + me]
     if s[S_FACE_STATE] == FACE_DEAD or (s[S_FACE_STATE] == FACE_IN_HAND and s[S_DECISION + s[S_DEALER]] == PASSED):
-        gone |= _bit(s[S_FACE])
+        gone |= face_bit(s)
     fs[0, 0] = s[S_HAND + me]
     fs[0, 1] = pool
     fs[0, 2] = 0

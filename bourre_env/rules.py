@@ -33,7 +33,7 @@ CINCH_TRICKS = 3
 TIE_VALUES = ("carry", "divide")
 ILLEGAL_ACTION_VALUES = ("error", "renege")
 ANTE_PAYER_VALUES = ("each", "dealer")
-TRUMP_CARD_VALUES = ("dealer", "separate", "separate_dealer_may_take")
+TRUMP_CARD_VALUES = ("dealer", "separate", "separate_dealer_may_take", "named_by_dealer")
 DECLARATION_VALUES = ("with_draw", "two_rounds", "simultaneous")
 ENTRY_REQUIREMENT_VALUES = ("none", "trump_or_club")
 LARGE_TABLE = 7
@@ -116,7 +116,10 @@ class Rules:
     ``"separate"``, one extra card turned after the hands, public and out of play (it belongs to no one);
     ``"separate_dealer_may_take"``, such a card that the dealer, playing, may take into hand: the dealer
     decides holding ``hand_size + 1`` cards and discards at least one of them (the turned card, or a card
-    of the hand), drawing one card fewer than the cards of the hand discarded when keeping the turned card."""
+    of the hand), drawing one card fewer than the cards of the hand discarded when keeping the turned card;
+    ``"named_by_dealer"``, no card is turned: after looking at the hand the dealer names the trump suit before
+    anyone decides (``dealer_picks_trump``); the dealer's cards all stay hidden, and with no turned card the
+    dealer must play only when everyone else passed."""
     declaration: str = "with_draw"
     """How pass or play is declared: ``"with_draw"``, one decision per player in turn, passing or playing with a
     discard (RULES.md's standard game); ``"two_rounds"``, first each player in turn declares play or pass (paying
@@ -192,7 +195,7 @@ class Rules:
              f"hand_size + 1 cards, at most {MAX_HAND_SIZE}", self.trump_card)
         # Serving the last player to draw needs cards beyond every hand in play (see RULES.md, stock exhaustion);
         # a separate trump card is one more card out of the stock.
-        separate = int(self.trump_card != "dealer")
+        separate = int(self.trump_card in ("separate", "separate_dealer_may_take"))
         needed = self.num_players * self.hand_size + separate + self.discard_limit
         need(self.deck_size >= needed, "ranks",
              f"a deck of at least num_players * hand_size + {'1 (the separate trump card) + ' if separate else ''}"
@@ -299,7 +302,9 @@ presets: Mapping[str, Rules] = types.MappingProxyType({
     # ante before the deal and the payments are the standard ones ("As usual ...").
     "four_card": Rules(hand_size=4, max_discard=3, trump_card="separate", declaration="two_rounds", play_ante=1,
                        entry_requirement="trump_or_club", second_pass_ante=1, renege_multiple=2),
+    # Seed 001, the "NBA version of the game, which permits the dealer to pick the trump suit after looking at his
+    # first five-card hand. After the trump suit has been established, players have the option to remain in the
+    # game or to fold." RULES.md: "no card is turned ... The dealer's cards all stay hidden."
+    "dealer_picks_trump": Rules(trump_card="named_by_dealer"),
 })
-"""Named rule sets of RULES.md ("Variants named in the seeds"), each a ``Rules`` to adjust field by field.
-
-Not yet implemented (it needs a phase the core does not have yet): ``dealer_picks_trump``."""
+"""Named rule sets of RULES.md ("Variants named in the seeds"), each a ``Rules`` to adjust field by field."""

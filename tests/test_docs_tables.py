@@ -101,3 +101,4 @@ def test_phase_table_names_the_actions_of_each_phase() -> None:
     assert f"stay ({core.STAY_BASE}..{core.NUM_ACTIONS - 1}), no pass" in body
     assert f"a card (0..{core.NUM_CARDS - 1})" in body
     assert f"pass ({core.PASS}) or stay paying ({core.SECOND_STAY})" in body
+    assert f"name trump ({core.NAME_TRUMP_BASE}..{core.NAME_TRUMP_BASE + 3}: clubs, diamonds, hearts, spades)" in body

@@ -36,6 +36,7 @@ PRESET_CONFIGS = [
         ("two_round_declaration", (2, 5, 8), {"deals_per_episode": 3}),
         ("simultaneous_declaration", (3, 6, 8), {"deals_per_episode": 2}),
         ("four_card", (2, 5, 8), {"deals_per_episode": 3}),
+        ("dealer_picks_trump", (2, 5, 8), {"deals_per_episode": 2}),
     ]
     for n in sizes
 ]

@@ -38,6 +38,8 @@ SETTINGS = [
     presets["four_card"].replace(num_players=8, deals_per_episode=3),
     presets["four_card"].replace(num_players=3, deals_per_episode=4, illegal_action="renege"),
     Rules(num_players=5, second_pass_ante=2, entry_requirement="trump_or_club", deals_per_episode=2),
+    presets["dealer_picks_trump"].replace(num_players=8, deals_per_episode=3),
+    presets["dealer_picks_trump"].replace(num_players=3, deals_per_episode=3, ranks=6, declaration="simultaneous"),
 ]
 
 

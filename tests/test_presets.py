@@ -31,6 +31,7 @@ PRESET_CHANGES: dict[str, dict[str, Any]] = {
     "four_card": {"hand_size": 4, "max_discard": 3, "play_ante": 1, "trump_card": "separate",
                   "declaration": "two_rounds", "entry_requirement": "trump_or_club", "second_pass_ante": 1,
                   "renege_multiple": 2},
+    "dealer_picks_trump": {"trump_card": "named_by_dealer"},
 }
 
 
@@ -99,7 +100,7 @@ def test_error_names_allowed_values() -> None:
     with pytest.raises(ValueError, match="ante_payer: expected 'each' or 'dealer', got 'house'"):
         Rules(ante_payer="house")
     with pytest.raises(ValueError, match="trump_card: expected 'dealer' or 'separate' or "
-                                         "'separate_dealer_may_take', got 'joker'"):
+                                         "'separate_dealer_may_take' or 'named_by_dealer', got 'joker'"):
         Rules(trump_card="joker")
     with pytest.raises(ValueError, match="declaration: expected 'with_draw' or 'two_rounds' or 'simultaneous'"):
         Rules(declaration="secret")
@@ -857,3 +858,87 @@ def test_four_card_in_the_batch_api() -> None:
         acts = np.where(masks[:, actions.STAY_BASE] == 1, actions.STAY_BASE, np.argmax(masks, axis=1))
         g.step(acts)
     assert seen > 0
+
+
+# ====================================================================== dealer_picks_trump
+
+PICK = "dealer_picks_trump"
+
+
+def test_dealer_names_trump_before_anyone_decides() -> None:
+    """dealer_picks_trump: "no card is turned; after looking at all five cards, the dealer names the trump suit
+    before anyone decides to play or pass. The dealer's cards all stay hidden." The deal opens with the dealer
+    (seat 2), whose only actions are 53..56; no observation shows a trump or a face card until then, and none
+    shows a face card after: the dealer's 2H is no one's business. Naming hearts (55) opens the decisions at seat 0.
+    """
+    t = Table(BOURRE_HANDS, dealer=2, num_players=3, pot=10, rules=PICK)
+    assert t.phase == core.NAME_TRUMP and t.seat == 2 and t.pot == 13
+    assert np.flatnonzero(t._mask()).tolist() == [actions.NAME_TRUMP_BASE + suit for suit in range(4)]
+    assert actions.describe(55, phase=core.NAME_TRUMP) == "name trump hearts"
+    for viewer in range(3):
+        obs = observation.as_dict(t.env.observe(f"player_{viewer}")["observation"])
+        assert not obs["trump"].any() and not obs["face_card"].any() and not obs["face_status"].any()
+        assert obs["phase"].tolist() == [1, 0]
+    with pytest.raises(ValueError):
+        t.act(2, actions.PASS)
+    t.act(2, actions.NAME_TRUMP_BASE + 2)
+    assert t.trump == "H" and t.phase == core.DECIDE and t.seat == 0
+    for viewer in range(3):
+        obs = observation.as_dict(t.env.observe(f"player_{viewer}")["observation"])
+        assert obs["trump"].tolist() == [0, 0, 1, 0] and not obs["face_card"].any()
+    t.raw.render_mode = "ansi"
+    assert "named by the dealer, no card turned" in str(t.raw.render())
+
+
+def test_dealer_picks_trump_chips_as_standard() -> None:
+    """Naming hearts, the 3-2-0 deal of double_ante is played out with the standard payments: pot 13 won by seat 0
+    (+12), matched by the bourré dealer (-14)."""
+    t = Table(BOURRE_HANDS, dealer=2, num_players=3, pot=10, rules=PICK)
+    t.act(2, actions.NAME_TRUMP_BASE + 2)
+    t.decide({0: "", 1: "", 2: ""})
+    assert [t.trick(plays) for plays in BOURRE_TRICKS] == [0, 0, 0, 1, 1]
+    assert t.rewards() == [12.0, -1.0, -14.0]
+
+
+def test_dealer_picks_trump_the_named_suit_decides_the_tricks() -> None:
+    """The same hands with clubs named (53) instead: clubs are trumps. Seat 0 leads AH; seat 1, void in hearts, must
+    trump (AC or KC); the dealer must follow suit with its only heart, the 2H, which in the standard game was the
+    turned trump."""
+    t = Table(BOURRE_HANDS, dealer=2, num_players=3, pot=10, rules=PICK)
+    t.act(2, actions.NAME_TRUMP_BASE + 0)
+    assert t.trump == "C"
+    t.decide({0: "", 1: "", 2: ""})
+    t.play(0, "AH")
+    assert t.legal() == cardset("AC KC")
+    t.play(1, "AC")
+    assert t.legal() == cardset("2H")
+
+
+def test_dealer_picks_trump_dealer_may_pass_unless_everyone_passed() -> None:
+    """With no turned card there is no ace rule: a dealer holding the ace of the named suit may pass (seat 0, alone,
+    takes the 3 antes: +2). The dealer must play when everyone before passed."""
+    t = Table({2: "4C 5C 6C 7C AH"}, dealer=2, num_players=3, rules=PICK)
+    t.act(2, actions.NAME_TRUMP_BASE + 2)
+    t.stay(0, "")
+    t.pass_(1)
+    assert t.can_pass()
+    t.pass_(2)
+    assert t.tricks() == [5, 0, 0] and t.rewards() == [2.0, -1.0, -1.0]
+    u = Table({}, dealer=2, num_players=3, rules=PICK)
+    u.act(2, actions.NAME_TRUMP_BASE + 3)
+    u.pass_(0)
+    u.pass_(1)
+    assert not u.can_pass()
+
+
+def test_dealer_picks_trump_in_the_batch_api() -> None:
+    """``BatchGame``: every row opens with its dealer naming trump (53..56 only); naming spades in every row opens
+    the decisions at the dealer's left with spades trump."""
+    g = BatchGame(batch_size=4, seed=2, rules=PICK, num_players=5)
+    assert (g.states[:, core.S_PHASE] == core.NAME_TRUMP).all()
+    assert (g.states[:, core.S_CUR] == g.states[:, core.S_DEALER]).all()
+    masks = g.legal_masks()
+    assert (masks.sum(axis=1) == 4).all() and masks[:, actions.NAME_TRUMP_BASE: actions.NAME_TRUMP_BASE + 4].all()
+    g.step(np.full(4, actions.NAME_TRUMP_BASE + 3))
+    assert (g.states[:, core.S_PHASE] == core.DECIDE).all() and (g.states[:, core.S_TRUMP] == 3).all()
+    assert (g.states[:, core.S_CUR] == (g.states[:, core.S_DEALER] + 1) % 5).all()
