@@ -225,8 +225,8 @@ class _Table:
          played_in, leaders, trick_no, led, own) = [ones_list[cuts[k]:cuts[k + 1]] for k in range(len(_DECODED))]
         self.hand: list[int] = hand
         self.trump: int = trump[0] - O_TRUMP
-        self.face: int = face[0] - O_FACE
-        self.face_status: int = face_status[0] - O_FACE_STATUS
+        self.face: int = face[0] - O_FACE if face else -1  # -1: no card turned (the dealer named trump)
+        self.face_status: int = face_status[0] - O_FACE_STATUS if face_status else -1
         self.dealer: int = dealer[0] - O_DEALER
         # every seat at the table has exactly one decision one-hot (pending / passed / playing)
         self.n = len(decision)
@@ -334,10 +334,26 @@ class HeuristicAgent:
         mask = observation["action_mask"]
         if not mask.any():
             raise ValueError("the action mask allows no action: this observation is not a decision")
-        action = self._decide(obs, mask) if obs[O_PHASE] > 0.5 else self._play(obs, mask)
+        if obs[O_TRUMP: O_TRUMP + 4].max() < 0.5:
+            action = self._name_trump(obs, mask)  # dealer_picks_trump: the dealer names trump (53 + suit)
+        else:
+            action = self._decide(obs, mask) if obs[O_PHASE] > 0.5 else self._play(obs, mask)
         if not mask[action]:  # defensive: the rules above only choose masked actions
             action = int(np.flatnonzero(mask)[0])
         return action
+
+    # ------------------------------------------------------------------ naming trump
+    @staticmethod
+    def _name_trump(obs: np.ndarray, mask: np.ndarray) -> int:
+        """The strongest suit of the hand: most cards, then the highest ranks (53 + suit)."""
+        hand = np.flatnonzero(obs[:NUM_CARDS] > 0.5).tolist()
+        strength = [0.0] * 4
+        for c in hand:
+            strength[c // RANKS] += 10.0 + c % RANKS
+        for suit in sorted(range(4), key=lambda s: -strength[s]):
+            if mask[STAY_BASE + suit]:
+                return STAY_BASE + suit
+        return int(np.flatnonzero(mask)[0])
 
     # ------------------------------------------------------------------ draw or pass
     def _decide(self, obs: np.ndarray, mask: np.ndarray) -> int:
@@ -370,6 +386,17 @@ class HeuristicAgent:
         deals_left = round(float(obs[O_DEAL + 1]) * 10)
         cost = 1.0 - (1.0 / pot if deals_left > 0 and pot >= 1.0 else 0.0)
 
+        if np.count_nonzero(mask) == 1:
+            return int(np.flatnonzero(mask)[0])  # one legal action (a hand that fails an entry requirement)
+        if tb.decision[0] == PLAYING and mask[PASS]:
+            # The second chance to pass after the draw (four_card): 52 drops out, 53 stays paying a chip. Stay
+            # iff the hand as it is now is worth more than the chip: gains are in pots, the chip is 1 / pot.
+            trumps_now = [c % RANKS for c in hand if c // RANKS == trump]
+            if self._sure_trick(tb, hand):
+                return STAY_BASE
+            side_now = [c % RANKS for c in hand if c // RANKS != trump]
+            p_win, p_bourre = self._outlook(tb, trumps_now, [(side_now.count(ACE), side_now.count(KING), 0)])[0]
+            return STAY_BASE if p_win - p_bourre * cost > prm.margin + 1.0 / max(pot, 1.0) else PASS
         # Candidate draws: keep trumps, aces and kings; or let the side honours go to draw more
         # cards (against many opponents a side ace is often ruffed, and a fresh card may be a
         # trump). The model's best one is played if it is worth playing.
@@ -432,12 +459,12 @@ class HeuristicAgent:
         ruff_credit = prm.ruff_credit + u * (prm.loose_ruff_credit - prm.ruff_credit)
         live_scale = 1.0 + u * (prm.loose_live - 1.0)
         face_mine = dealer == 0
-        face_rank = face % RANKS
+        face_rank = face % RANKS if face >= 0 else -1  # -1: no card turned
         # the dealer holds the turned trump, so is likelier to play than others; must on an ace
         q_dealer = 0.0 if face_mine else (1.0 if face_rank == ACE else max(q_play, 0.5))
 
         # Cards we have not seen: not in our hand (our discards go out of play), not the turned card.
-        seen = 1 << face
+        seen = 1 << face if face >= 0 else 0
         for c in tb.hand:
             seen |= 1 << c
         unseen_total = max(DECK_SIZE - seen.bit_count(), 1)
@@ -450,7 +477,7 @@ class HeuristicAgent:
         p_draw_trump = n_unseen_trumps / unseen_total
         p_draw_ace = unseen_side_aces / unseen_total
         # unseen trumps above the turned card (the rest have it above them, when the dealer has it)
-        over_face = n_unseen_trumps if face_mine else (trump_bits >> face_rank).bit_count()
+        over_face = n_unseen_trumps if face_mine or face < 0 else (trump_bits >> face_rank).bit_count()
 
         # Trumps the opponents will hold: the players already in (from their announced discards),
         # and a typical playing hand for each undecided player who comes in.
@@ -564,7 +591,7 @@ class _PlayState:
         self.ruff_credit = (prm.ruff_credit + u * (prm.loose_ruff_credit - prm.ruff_credit)) ** (len(active) / 3.0)
         t = tb.trick_no
 
-        seen = 1 << tb.face
+        seen = 1 << tb.face if tb.face >= 0 else 0
         for c in tb.hand:
             seen |= 1 << c
         for c, _q, _t in tb.played:

@@ -11,7 +11,11 @@ id         meaning
 
 In a declaration round (phase ``core.DECLARE``, ``Rules.declaration`` "two_rounds" or "simultaneous") the only
 actions are 52, pass, and 53 (``DECLARE_PLAY``), declare play: the discards follow in the
-draw round, where 53.. are stays as above and there is no pass.
+draw round, where 53.. are stays as above and there is no pass. At the second chance to pass
+(phase ``core.SECOND_PASS``, ``Rules.second_pass_ante`` set) the only actions are 52, pass (drop
+out), and 53 (``SECOND_STAY``), stay in the deal paying ``second_pass_ante``. When the dealer names
+trump (phase ``core.NAME_TRUMP``, ``Rules.trump_card="named_by_dealer"``) the only actions are
+53..56 (``NAME_TRUMP_BASE + suit``): name clubs, diamonds, hearts or spades.
 """
 
 from __future__ import annotations
@@ -21,10 +25,22 @@ from collections.abc import Iterable
 import numpy as np
 
 from bourre_env import cards
-from bourre_env.core import DECLARE, DECLARE_PLAY, NUM_ACTIONS, NUM_CARDS, NUM_DISCARD_SETS, PASS, STAY_BASE
+from bourre_env.core import (
+    DECLARE,
+    DECLARE_PLAY,
+    NAME_TRUMP,
+    NAME_TRUMP_BASE,
+    NUM_ACTIONS,
+    NUM_CARDS,
+    NUM_DISCARD_SETS,
+    PASS,
+    SECOND_PASS,
+    SECOND_STAY,
+    STAY_BASE,
+)
 
-__all__ = ["NUM_ACTIONS", "PASS", "STAY_BASE", "DECLARE_PLAY", "play", "stay", "describe", "discard_cards", "is_stay",
-           "is_card"]
+__all__ = ["NUM_ACTIONS", "PASS", "STAY_BASE", "DECLARE_PLAY", "SECOND_STAY", "NAME_TRUMP_BASE", "play", "stay",
+           "describe", "discard_cards", "is_stay", "is_card"]
 
 
 def play(card: int | str) -> int:
@@ -75,14 +91,21 @@ def discard_cards(action: int, hand: Iterable[int | str] | str) -> list[int]:
 def describe(action: int, hand: Iterable[int | str] | str | None = None, phase: int | None = None) -> str:
     """Readable text of an action; with ``hand``, a stay names the cards it discards. ``phase`` (a ``core``
     phase, e.g. ``int(state[core.S_PHASE])``) names the actions that mean something else in that phase:
-    in ``core.DECLARE``, 53 is "declare play"."""
+    in ``core.DECLARE``, 53 is "declare play"; in ``core.SECOND_PASS``, 53 is "stay (pay to play on)" and 52
+    "pass (drop out)"; in ``core.NAME_TRUMP``, 53..56 are "name trump clubs" .. "name trump spades"."""
     if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or not 0 <= action < NUM_ACTIONS:
         raise ValueError(f"action must be an integer in 0..{NUM_ACTIONS - 1}, got {action!r}")
     action = int(action)  # numpy ids (from np.flatnonzero(mask)) are welcome
     if is_card(action):
         return f"play {cards.to_str(action)}"
+    if phase == NAME_TRUMP and NAME_TRUMP_BASE <= action < NAME_TRUMP_BASE + cards.NUM_SUITS:
+        return f"name trump {cards.SUIT_NAMES[action - NAME_TRUMP_BASE]}"
+    if phase == SECOND_PASS and action == PASS:
+        return "pass (drop out)"
     if action == PASS:
         return "pass"
+    if phase == SECOND_PASS and action == SECOND_STAY:
+        return "stay (pay to play on)"
     if phase == DECLARE and action == DECLARE_PLAY:
         return "declare play"
     mask = action - STAY_BASE

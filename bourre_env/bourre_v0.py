@@ -35,6 +35,7 @@ stock runs out and the decks of later deals of an episode.
 Rule presets
 ------------
 ``bourre_env.rules.presets``; each is the ``standard`` game with these fields changed.
+A row with an empty first column continues the row above.
 
 =================================== ========================================================
 name                                fields that differ from ``standard``
@@ -47,6 +48,10 @@ separate_trump_card                 trump_card='separate'
 separate_trump_card_dealer_may_take trump_card='separate_dealer_may_take'
 two_round_declaration               play_ante=1, ante_exemptions=False, declaration='two_rounds'
 simultaneous_declaration            declaration='simultaneous'
+dealer_picks_trump                  trump_card='named_by_dealer'
+four_card                           hand_size=4, max_discard=3, play_ante=1, trump_card='separate',
+                                    declaration='two_rounds', entry_requirement='trump_or_club',
+                                    second_pass_ante=1, renege_multiple=2
 =================================== ========================================================
 
 ``double_ante``: everyone antes 1 every deal and each player who plays adds 1 more on declaring
@@ -73,8 +78,20 @@ are secret until all are made: the players still declare one at a time in turn, 
 observation shows every other seat pending (the pot unchanged: a ``play_ante``, if set, is paid
 at the reveal) until the dealer, last, has declared; then all are revealed together, the passed
 hands laid down, and the draw round follows in turn. The dealer may pass unless holding a
-turned ace; if everyone passed, the dealer plays (alone, so wins the pot). All use the same
-action space and observation.
+turned ace; if everyone passed, the dealer plays (alone, so wins the pot). ``four_card``
+(Indiana): four cards each and a separate trump card that belongs to no one; the standard ante,
+then a declaration round in turn in which declaring play costs 1 chip and needs a hand holding a
+trump or a club (a hand with neither may only pass, unless it is the dealer's and everyone else
+passed: the dealer then plays whatever the hand); the players who play discard 0 to 3 of their 4
+cards and draw in turn; then the second chance to pass: each playing player in turn from the
+dealer's left stays, paying 1 more chip, or passes (out of the deal, no bourré, the chips paid
+stay in the pot); a player left alone wins every trick without play (and pays no stay chip); with
+``illegal_action="renege"`` a renege costs twice the pot. ``dealer_picks_trump`` (the "NBA" game
+of seed 001): no card is turned; the deal opens with the dealer, who names the trump suit (53 +
+suit: 53 clubs, 54 diamonds, 55 hearts, 56 spades) after looking at the hand and before anyone
+decides; the dealer's cards all stay hidden (``face_card`` and ``face_status`` are 0s, ``trump`` is
+0s until named); with no turned card there is no ace rule: the dealer must play only when everyone
+else passed. All use the same action space and observation.
 
 Phases
 ------
@@ -84,12 +101,16 @@ seats' ``decision`` and ``discard_count`` fields tell the phases apart.
 ================ ============== ========================================================
 phase            ``phase``      decision, legal actions
 ================ ============== ========================================================
+trump naming     pass-or-play   (``named_by_dealer``) the dealer, first, with ``trump`` all 0s:
+                                name trump (53..56: clubs, diamonds, hearts, spades)
 declaration      pass-or-play   (``two_rounds``, ``simultaneous``) the seat to act is pending: pass (52) or
                                 declare play (53); a declared seat shows playing with no count
                                 (``simultaneous``: other seats show pending until the reveal)
 draw or pass     pass-or-play   the seat to act is pending: pass (52) or stay (53..116)
 draw             pass-or-play   (after a declaration round) the seat to act is playing with no
                                 discard count yet: stay (53..116), no pass
+second pass      pass-or-play   (``second_pass_ante``) after the draw, the seat to act is playing
+                                with its discard count announced: pass (52) or stay paying (53)
 trick play       trick play     a card (0..51)
 ================ ============== ========================================================
 
@@ -101,7 +122,9 @@ id       meaning
 0..51    play the card with this id (``bourre_env.cards``: suit * 13 + rank, 2 = 0 .. A = 12)
 52       pass: lay the hand down and sit out the deal
 53..116  stay: play the deal discarding the hand positions in the bitmask ``id - 53``;
-         in a declaration round only 53, "declare play" (the discards come in the draw round)
+         in a declaration round only 53, "declare play" (the discards come in the draw round);
+         at the second chance to pass only 53, "stay" (paying ``second_pass_ante``);
+         when the dealer names trump only 53..56, "name trump" clubs, diamonds, hearts, spades
 ======== ========================================================================
 
 Hand position ``i`` is the ``i``-th lowest card id of the hand, so ``53`` stands pat and ``53 +
@@ -109,7 +132,8 @@ Hand position ``i`` is the ``i``-th lowest card id of the hand, so ``53`` stands
 builds the id and ``bourre_env.actions.describe(action, hand, phase)`` reads it. In the draw phase the
 mask allows pass (unless the dealer must play) and every stay that discards at most
 ``max_discard`` cards of the hand (a dealer holding a separate trump card as a sixth card must
-discard at least one card); in trick play it allows exactly the cards the rules allow, cinch
+discard at least one card; with an ``entry_requirement`` a hand that fails it has only pass, unless
+the dealer must play); in trick play it allows exactly the cards the rules allow, cinch
 included. An action outside the mask raises ``ValueError`` that lists the legal actions; with
 ``illegal_action="renege"`` a card of the hand that the rules forbid is played as a renege.
 
@@ -124,8 +148,8 @@ the others).
 name            start  size meaning
 =============== ====== ==== ============================================================
 hand                 0   52 1 for each card id the observer holds
-trump               52    4 trump suit, one-hot (C, D, H, S)
-face_card           56   52 the face-up card that set trump, one-hot by card id
+trump               52    4 trump suit, one-hot (C, D, H, S); 0s until the dealer names it
+face_card           56   52 the face-up card that set trump, one-hot by card id (0s: none turned)
 face_status        108    3 face-up card: dealer's hand (laid down if the dealer passed) / dead or separate / played
 dealer             111    8 dealer, one-hot by relative seat
 to_act             119    8 seat to act, one-hot by relative seat (all 0 when the deal is over)
@@ -139,7 +163,7 @@ trick_leader       999   48 per trick 0..5: relative seat that led it, one-hot (
 trick_no          1047    7 current trick 0..5 (6: play over or not started), one-hot
 led_suit          1054    4 suit led to the current trick, one-hot (0s before the lead)
 own_discards      1058   52 cards the observer discarded this deal
-phase             1110    2 decisions: declaration or draw round / trick play, one-hot (0s when the deal is over)
+phase             1110    2 decisions (naming trump, declaring, drawing, second pass) / trick play, one-hot (0s: over)
 cinch             1112    1 1 if the observer has a cinch (RULES.md) now
 pot               1113    2 chips in the pot / 100, and log(1 + pot) / log(1000)
 pot_limit         1115    2 1 if there is a pot limit; the limit / 100

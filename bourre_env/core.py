@@ -17,12 +17,14 @@ numpy vectorisation across a batch would need one (trick play branches per game)
 Cards in a hand are bitmasks over card ids (bit ``c`` set when card ``c`` is
 held), so "cards of the suit led that beat the 10" is one AND.
 
-Phases: ``DECLARE`` (only with ``Rules.declaration`` "two_rounds" or "simultaneous":
-each player in turn declares play or pass, before anyone draws; simultaneous
+Phases: ``NAME_TRUMP`` (only with ``Rules.trump_card="named_by_dealer"``: no card is
+turned, the dealer names the trump suit first), ``DECLARE`` (only with ``Rules.declaration``
+"two_rounds" or "simultaneous": each player in turn declares play or pass, before anyone draws; simultaneous
 declarations stay hidden until the last is made), ``DECIDE`` (each player in turn
 passes or plays with a discard; after a declaration round, the playing players in
-turn choose their discards), ``PLAY`` (tricks), ``DEAL_OVER`` (a deal is settled and
-the episode goes on: call ``next_deal``), ``GAME_OVER`` (the episode is over).
+turn choose their discards), ``SECOND_PASS`` (only with ``Rules.second_pass_ante``:
+after the draw each playing player in turn stays, paying, or passes), ``PLAY`` (tricks),
+``DEAL_OVER`` (a deal is settled and the episode goes on: call ``next_deal``), ``GAME_OVER`` (the episode is over).
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ STAY_BASE = NUM_CARDS + 1  # 53: stay(discard positions bitmask m) is STAY_BASE 
 NUM_DISCARD_SETS = 1 << MAX_HAND_SIZE  # 64
 NUM_ACTIONS = STAY_BASE + NUM_DISCARD_SETS  # 117
 DECLARE_PLAY = STAY_BASE  # 53 in the DECLARE phase: declare play (the discards are chosen in the draw round)
+SECOND_STAY = STAY_BASE  # 53 in the SECOND_PASS phase: stay in the deal, paying ``second_pass_ante``
+NAME_TRUMP_BASE = STAY_BASE  # 53 + suit (clubs, diamonds, hearts, spades) in the NAME_TRUMP phase: name trump
 
 # ---------------------------------------------------------------- phases
 DECIDE = 0
@@ -52,6 +56,8 @@ PLAY = 1
 DEAL_OVER = 2
 GAME_OVER = 3
 DECLARE = 4  # the declaration round before the draw (``Rules.declaration`` other than "with_draw")
+SECOND_PASS = 5  # the second chance to pass after the draw (``Rules.second_pass_ante`` set)
+NAME_TRUMP = 6  # the dealer names the trump suit before any decision (``Rules.trump_card="named_by_dealer"``)
 
 # decisions
 PENDING = 0
@@ -63,6 +69,7 @@ FACE_IN_HAND = 0  # in the dealer's hand (a sixth card while a dealer who may ta
 #                   with the hand if the dealer passes)
 FACE_DEAD = 1  # public and out of play: discarded by the dealer, or a separate trump card that is no one's
 FACE_PLAYED = 2
+FACE_NONE = 3  # no card is turned (the dealer names trump); ``S_FACE`` is then -1
 
 # ---------------------------------------------------------------- params layout
 P_NUM_PLAYERS = 0
@@ -84,7 +91,16 @@ P_ANTE_EXEMPTIONS = 15  # 1: bourré and tied (carried pot) players skip the nex
 P_DEALER_ANTES = 16  # 1: the dealer pays every player's ante
 P_TRUMP_CARD = 17  # TRUMP_* below: where the card turned for trump comes from and whose it is
 P_DECLARATION = 18  # DECLARATION_* below: how pass or play is declared
-NUM_PARAMS = 19
+P_ENTRY = 19  # ENTRY_* below: what a hand must hold for its player to play
+P_SECOND_PASS = 20  # chips a player pays to stay at the second chance to pass after the draw; -1: no second pass
+P_RENEGE_MULT = 21  # a player who reneged pays this many times the pot
+NUM_PARAMS = 22
+
+# what a hand must hold for its player to play (``Rules.entry_requirement``)
+ENTRY_NONE = 0
+ENTRY_TRUMP_OR_CLUB = 1  # four_card: "at least one trump or at least one club (a 'dirty club')"
+_ENTRY_CODES = {"none": ENTRY_NONE, "trump_or_club": ENTRY_TRUMP_OR_CLUB}
+CLUBS = 0
 
 # how pass or play is declared (``Rules.declaration``)
 DECLARATION_WITH_DRAW = 0  # one decision per player: pass, or play with a discard
@@ -97,8 +113,9 @@ _DECLARATION_CODES = {"with_draw": DECLARATION_WITH_DRAW, "two_rounds": DECLARAT
 TRUMP_DEALERS_CARD = 0  # the dealer's last card, part of the dealer's hand
 TRUMP_SEPARATE = 1  # an extra card after the hands, no one's
 TRUMP_DEALER_MAY_TAKE = 2  # an extra card after the hands that the dealer, playing, may take into hand
+TRUMP_NAMED = 3  # no card turned: the dealer names the trump suit after looking at the hand (dealer_picks_trump)
 _TRUMP_CARD_CODES = {"dealer": TRUMP_DEALERS_CARD, "separate": TRUMP_SEPARATE,
-                     "separate_dealer_may_take": TRUMP_DEALER_MAY_TAKE}
+                     "separate_dealer_may_take": TRUMP_DEALER_MAY_TAKE, "named_by_dealer": TRUMP_NAMED}
 
 # ---------------------------------------------------------------- state layout
 S_PHASE = 0
@@ -118,7 +135,7 @@ S_LEADER = 13
 S_NPLAYED = 14
 S_LED = 15  # suit led to the current trick, -1 before the lead
 S_NACTIVE = 16
-# slot 17 is free
+S_STAYED = 17  # bitmask of the seats that stayed at the second chance to pass (SECOND_PASS)
 S_RAKE_TOTAL = 18
 S_PLAYED = 19  # bitmask of every card played to a trick this deal, current trick included
 S_DEALS_DONE = 20
@@ -179,6 +196,9 @@ def make_params(rules: Rules) -> np.ndarray:
     p[P_DEALER_ANTES] = int(rules.ante_payer == "dealer")
     p[P_TRUMP_CARD] = _TRUMP_CARD_CODES[rules.trump_card]
     p[P_DECLARATION] = _DECLARATION_CODES[rules.declaration]
+    p[P_ENTRY] = _ENTRY_CODES[rules.entry_requirement]
+    p[P_SECOND_PASS] = -1 if rules.second_pass_ante is None else rules.second_pass_ante
+    p[P_RENEGE_MULT] = rules.renege_multiple
     return p
 
 
@@ -336,12 +356,16 @@ def _deal(s: np.ndarray, p: np.ndarray, deck: np.ndarray, rng: int) -> None:
         s[S_HAND + dealer] |= _bit(face)
         s[S_FACE_STATE] = FACE_IN_HAND
         dealt = n * h + 1
+    elif p[P_TRUMP_CARD] == TRUMP_NAMED:
+        face = -1  # RULES.md dealer_picks_trump: "no card is turned"; the dealer's cards all stay hidden
+        s[S_FACE_STATE] = FACE_NONE
+        dealt = n * h
     else:
         face = deck[n * h - 1]  # the dealer's last card
         s[S_FACE_STATE] = FACE_IN_HAND
         dealt = n * h
     s[S_FACE] = face
-    s[S_TRUMP] = face // 13
+    s[S_TRUMP] = face // 13 if face >= 0 else -1  # named by the dealer in NAME_TRUMP
     stock_len = p[P_DECK_SIZE] - dealt
     for i in range(stock_len):
         s[S_STOCK + i] = deck[dealt + i]
@@ -356,13 +380,38 @@ def _deal(s: np.ndarray, p: np.ndarray, deck: np.ndarray, rng: int) -> None:
     s[S_LEADER] = -1
     s[S_NACTIVE] = 0
     s[S_PLAYED] = 0
+    s[S_STAYED] = 0
     for i in range(MAX_HAND_SIZE * MAX_PLAYERS):
         s[S_TRICK_CARDS + i] = -1
     for i in range(MAX_HAND_SIZE):
         s[S_TRICK_LEADER + i] = -1
         s[S_TRICK_WINNER + i] = -1
+    if p[P_TRUMP_CARD] == TRUMP_NAMED:
+        s[S_PHASE] = NAME_TRUMP
+        s[S_CUR] = dealer
+    else:
+        _open_decisions(s, p)
+
+
+@njit(cache=True)
+def _open_decisions(s: np.ndarray, p: np.ndarray) -> None:
+    """The pass-or-play decisions begin at the dealer's left (a declaration round, or draw-or-pass)."""
     s[S_PHASE] = DECIDE if p[P_DECLARATION] == DECLARATION_WITH_DRAW else DECLARE
-    s[S_CUR] = (dealer + 1) % n
+    s[S_CUR] = (s[S_DEALER] + 1) % _n(p)
+
+
+@njit(cache=True)
+def _apply_name_trump(s: np.ndarray, p: np.ndarray, action: int) -> None:
+    """RULES.md dealer_picks_trump: "after looking at all five cards, the dealer names the trump suit before anyone
+    decides to play or pass"."""
+    s[S_TRUMP] = action - NAME_TRUMP_BASE
+    _open_decisions(s, p)
+
+
+@njit(cache=True)
+def face_bit(s: np.ndarray) -> int:
+    """Bit of the card turned for trump, 0 when no card is turned."""
+    return _bit(s[S_FACE]) if s[S_FACE] >= 0 else np.int64(0)
 
 
 # ================================================================ draw-or-pass phase
@@ -419,11 +468,32 @@ def may_pass(s: np.ndarray, p: np.ndarray) -> bool:
 
 
 @njit(cache=True)
+def meets_entry(s: np.ndarray, p: np.ndarray, seat: int) -> bool:
+    """Whether the hand of ``seat`` may come in under ``Rules.entry_requirement`` (four_card: "Players must have at
+    least one trump or at least one club (a 'dirty club') to play"), judged on the hand held when declaring."""
+    if p[P_ENTRY] == ENTRY_NONE:
+        return True
+    return (s[S_HAND + seat] & (suit_mask(s[S_TRUMP]) | suit_mask(CLUBS))) != 0
+
+
+@njit(cache=True)
+def may_play(s: np.ndarray, p: np.ndarray) -> bool:
+    """Whether the seat to act may come in (declare play, or play with a discard): its hand meets the entry
+    requirement, or it may not pass (a dealer who must play plays whatever the hand). In the draw round after a
+    declaration round its players are in already."""
+    if s[S_PHASE] == DECIDE and p[P_DECLARATION] != DECLARATION_WITH_DRAW:
+        return True
+    return meets_entry(s, p, s[S_CUR]) or not may_pass(s, p)
+
+
+@njit(cache=True)
 def decide_mask(s: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
     """Legal PASS / stay actions of the seat to act in ``DECIDE`` (``out`` is zeroed by the caller)."""
     seat = s[S_CUR]
     if may_pass(s, p):
         out[PASS] = 1
+    if not may_play(s, p):
+        return
     held = popcount(s[S_HAND + seat])
     for m in range(1 << held):
         if stay_allowed(s, p, seat, m):
@@ -468,10 +538,12 @@ def _to_pile(s: np.ndarray, mask: int) -> None:
 
 @njit(cache=True)
 def declare_mask(s: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
-    """Legal actions of the seat to act in ``DECLARE``: PASS (unless the dealer must play) and DECLARE_PLAY."""
+    """Legal actions of the seat to act in ``DECLARE``: PASS (unless the dealer must play) and DECLARE_PLAY (unless
+    the hand fails the entry requirement)."""
     if may_pass(s, p):
         out[PASS] = 1
-    out[DECLARE_PLAY] = 1
+    if may_play(s, p):
+        out[DECLARE_PLAY] = 1
 
 
 @njit(cache=True)
@@ -505,7 +577,7 @@ def _draw(s: np.ndarray, p: np.ndarray, seat: int, positions: int) -> None:
     for _ in range(draws):
         hand |= _bit(_draw_card(s))
     s[S_HAND + seat] = hand
-    face_discarded = seat == s[S_DEALER] and (discard >> s[S_FACE]) & 1
+    face_discarded = seat == s[S_DEALER] and (discard & face_bit(s)) != 0
     if face_discarded:
         s[S_FACE_STATE] = FACE_DEAD
         discard &= ~_bit(s[S_FACE])
@@ -593,13 +665,64 @@ def _apply_decide(s: np.ndarray, p: np.ndarray, action: int) -> None:
     if p[P_DECLARATION] != DECLARATION_WITH_DRAW:
         nxt = next_to_draw(s, p)
         if nxt < 0:
-            _start_play(s, p)
+            _after_draw(s, p)
         else:
             s[S_CUR] = nxt
     elif seat == s[S_DEALER]:
-        _start_play(s, p)
+        _after_draw(s, p)
     else:
         s[S_CUR] = (seat + 1) % _n(p)
+
+
+@njit(cache=True)
+def _after_draw(s: np.ndarray, p: np.ndarray) -> None:
+    """The draw is over: the second chance to pass (``second_pass_ante`` set, two players or more), else play."""
+    s[S_STAYED] = 0
+    if p[P_SECOND_PASS] >= 0:
+        s[S_PHASE] = SECOND_PASS
+        _next_second_pass(s, p)
+    else:
+        _start_play(s, p)
+
+
+@njit(cache=True)
+def _next_second_pass(s: np.ndarray, p: np.ndarray) -> None:
+    """The next playing seat from the dealer's left that has not stayed yet; play starts when there is none, or
+    when one player is left (who wins every trick without play, paying no stay chip: no one is left to stay
+    against)."""
+    n = _n(p)
+    playing = 0
+    for q in range(n):
+        if s[S_DECISION + q] == PLAYING:
+            playing += 1
+    if playing > 1:
+        for k in range(1, n + 1):
+            q = (s[S_DEALER] + k) % n
+            if s[S_DECISION + q] == PLAYING and not (s[S_STAYED] >> q) & 1:
+                s[S_CUR] = q
+                return
+    _start_play(s, p)
+
+
+@njit(cache=True)
+def second_pass_mask(s: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
+    """Legal actions in ``SECOND_PASS``: PASS (drop out) and SECOND_STAY (stay, paying ``second_pass_ante``)."""
+    out[PASS] = 1
+    out[SECOND_STAY] = 1
+
+
+@njit(cache=True)
+def _apply_second_pass(s: np.ndarray, p: np.ndarray, action: int) -> None:
+    """RULES.md four_card: "after the draw a second chance to pass, those who stay pay one more chip". A player who
+    passes now lays the hand down and is out of the deal (no bourré, the chips paid stay in the pot)."""
+    seat = s[S_CUR]
+    if action == PASS:
+        _lay_down(s, seat)
+    else:
+        s[S_STAYED] |= np.int64(1) << seat
+        s[S_POT] += p[P_SECOND_PASS]
+        s[S_REWARD + seat] -= p[P_SECOND_PASS]
+    _next_second_pass(s, p)
 
 
 @njit(cache=True)
@@ -820,8 +943,10 @@ def _settle(s: np.ndarray, p: np.ndarray) -> None:
                     s[S_EXEMPT + q] = 1
     for q in range(n):
         if s[S_DECISION + q] == PLAYING and (s[S_TRICKS + q] == 0 or s[S_RENEGED + q] == 1):
-            s[S_REWARD + q] -= stake
-            s[S_POT] += stake
+            # a renege costs renege_multiple times the pot (four_card: "twice the pot"), instead of the bourré
+            penalty = stake * (p[P_RENEGE_MULT] if s[S_RENEGED + q] == 1 else 1)
+            s[S_REWARD + q] -= penalty
+            s[S_POT] += penalty
             s[S_EXEMPT + q] = 1
     for q in range(n):
         s[S_CHIPS + q] += s[S_REWARD + q]
@@ -840,6 +965,11 @@ def legal_actions(s: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
         decide_mask(s, p, out)
     elif phase == DECLARE:
         declare_mask(s, p, out)
+    elif phase == SECOND_PASS:
+        second_pass_mask(s, p, out)
+    elif phase == NAME_TRUMP:
+        for suit in range(4):
+            out[NAME_TRUMP_BASE + suit] = 1
     elif phase == PLAY:
         legal = play_legal(s, p, s[S_CUR], True)
         while legal:
@@ -862,16 +992,28 @@ def step(s: np.ndarray, p: np.ndarray, action: int) -> bool:
         if action == PASS:
             if not may_pass(s, p):
                 return False
-        elif not stay_allowed(s, p, seat, action - STAY_BASE):
+        elif not (may_play(s, p) and stay_allowed(s, p, seat, action - STAY_BASE)):
             return False
         s[S_MOVES] += 1
         _apply_decide(s, p, action)
         return True
     if phase == DECLARE:
-        if action != DECLARE_PLAY and not (action == PASS and may_pass(s, p)):
+        if not (action == DECLARE_PLAY and may_play(s, p)) and not (action == PASS and may_pass(s, p)):
             return False
         s[S_MOVES] += 1
         _apply_declare(s, p, action)
+        return True
+    if phase == NAME_TRUMP:
+        if action < NAME_TRUMP_BASE or action >= NAME_TRUMP_BASE + 4:
+            return False
+        s[S_MOVES] += 1
+        _apply_name_trump(s, p, action)
+        return True
+    if phase == SECOND_PASS:
+        if action != PASS and action != SECOND_STAY:
+            return False
+        s[S_MOVES] += 1
+        _apply_second_pass(s, p, action)
         return True
     if phase == PLAY:
         if action < 0 or action >= NUM_CARDS:
@@ -892,7 +1034,7 @@ def step(s: np.ndarray, p: np.ndarray, action: int) -> bool:
 @njit(cache=True)
 def unseen_cards(s: np.ndarray, p: np.ndarray, seat: int) -> int:
     """Cards of the deck whose place ``seat`` does not know (opponents' hands, stock, passed hands, discards)."""
-    known = s[S_HAND + seat] | s[S_PLAYED] | s[S_KNOWN_OUT + seat] | _bit(s[S_FACE])
+    known = s[S_HAND + seat] | s[S_PLAYED] | s[S_KNOWN_OUT + seat] | face_bit(s)
     return p[P_DECK_MASK] & ~known
 
 
@@ -952,7 +1094,7 @@ def _cinch_uncached(s: np.ndarray, p: np.ndarray, seat: int) -> bool:
     pool = unseen_cards(s, p, seat)
     others = pool
     if _face_held_by_other(s, seat):
-        others |= _bit(s[S_FACE])
+        others |= face_bit(s)
     if sure_tricks(hand, s[row: row + MAX_PLAYERS], s[S_LEADER], n, seat, s[S_LED], trump, others) >= need:
         return True
     return not _cinch_search(s, p, seat, pool, need)
@@ -1043,10 +1185,10 @@ def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int) -
             if q != me:
                 count[0, q] = popcount(s[S_HAND + q])
     if _face_held_by_other(s, me):
-        known[0, s[S_DEALER]] = _bit(s[S_FACE])
+        known[0, s[S_DEALER]] = face_bit(s)
     gone = s[S_PLAYED] | ~p[P_DECK_MASK] | s[S_KNOWN_OUT + me]
     if s[S_FACE_STATE] == FACE_DEAD or (s[S_FACE_STATE] == FACE_IN_HAND and s[S_DECISION + s[S_DEALER]] == PASSED):
-        gone |= _bit(s[S_FACE])
+        gone |= face_bit(s)
     fs[0, 0] = s[S_HAND + me]
     fs[0, 1] = pool
     fs[0, 2] = 0

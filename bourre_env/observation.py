@@ -37,8 +37,8 @@ class Field(NamedTuple):
 
 FIELDS: tuple[Field, ...] = (
     Field("hand", (NUM_CARDS,), "1 for each card id the observer holds"),
-    Field("trump", (4,), "trump suit, one-hot (C, D, H, S)"),
-    Field("face_card", (NUM_CARDS,), "the face-up card that set trump, one-hot by card id"),
+    Field("trump", (4,), "trump suit, one-hot (C, D, H, S); 0s until the dealer names it"),
+    Field("face_card", (NUM_CARDS,), "the face-up card that set trump, one-hot by card id (0s: none turned)"),
     Field("face_status", (3,),
           "face-up card: dealer's hand (laid down if the dealer passed) / dead or separate / played"),
     Field("dealer", (S,), "dealer, one-hot by relative seat"),
@@ -54,7 +54,7 @@ FIELDS: tuple[Field, ...] = (
     Field("trick_no", (T + 1,), "current trick 0..5 (6: play over or not started), one-hot"),
     Field("led_suit", (4,), "suit led to the current trick, one-hot (0s before the lead)"),
     Field("own_discards", (NUM_CARDS,), "cards the observer discarded this deal"),
-    Field("phase", (2,), "decisions: declaration or draw round / trick play, one-hot (0s when the deal is over)"),
+    Field("phase", (2,), "decisions (naming trump, declaring, drawing, second pass) / trick play, one-hot (0s: over)"),
     Field("cinch", (1,), "1 if the observer has a cinch (RULES.md) now"),
     Field("pot", (2,), "chips in the pot / 100, and log(1 + pot) / log(1000)"),
     Field("pot_limit", (2,), "1 if there is a pot limit; the limit / 100"),
@@ -117,9 +117,11 @@ def encode(s: np.ndarray, p: np.ndarray, seat: int, out: np.ndarray) -> None:
             out[O_HAND + c] = 1.0
         if (s[core.S_DISCARDS + seat] >> c) & 1:
             out[O_OWN_DISCARDS + c] = 1.0
-    out[O_TRUMP + s[core.S_TRUMP]] = 1.0
-    out[O_FACE + s[core.S_FACE]] = 1.0
-    out[O_FACE_STATUS + s[core.S_FACE_STATE]] = 1.0
+    if s[core.S_TRUMP] >= 0:  # 0s while the dealer has yet to name it (dealer_picks_trump)
+        out[O_TRUMP + s[core.S_TRUMP]] = 1.0
+    if s[core.S_FACE] >= 0:  # 0s when no card is turned (dealer_picks_trump)
+        out[O_FACE + s[core.S_FACE]] = 1.0
+        out[O_FACE_STATUS + s[core.S_FACE_STATE]] = 1.0
     out[O_DEALER + (s[core.S_DEALER] - seat) % n] = 1.0
     cur = s[core.S_CUR]
     if cur >= 0:
@@ -151,7 +153,7 @@ def encode(s: np.ndarray, p: np.ndarray, seat: int, out: np.ndarray) -> None:
             out[O_CINCH] = 1.0
     else:
         out[O_TRICK_NO + T] = 1.0
-        if phase == core.DECIDE or phase == core.DECLARE:
+        if phase == core.DECIDE or phase == core.DECLARE or phase == core.SECOND_PASS or phase == core.NAME_TRUMP:
             out[O_PHASE] = 1.0
     pot = s[core.S_POT]
     out[O_POT] = pot / 100.0

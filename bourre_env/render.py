@@ -20,15 +20,15 @@ def table_text(s: np.ndarray, p: np.ndarray, rules: Rules, viewer: int) -> str:
     """A readable table of the deal as ``viewer`` sees it (no hidden card is shown)."""
     n = rules.num_players
     phase = int(s[core.S_PHASE])
-    phase_name = {core.DECLARE: "declare play or pass",
+    phase_name = {core.DECLARE: "declare play or pass", core.SECOND_PASS: "second chance to pass",
+                  core.NAME_TRUMP: "the dealer names trump",
                   core.DECIDE: "draw or pass" if rules.declaration == "with_draw" else "draw",
                   core.PLAY: f"trick {int(s[core.S_TRICK_NO]) + 1} of {rules.hand_size}",
                   core.DEAL_OVER: "deal over", core.GAME_OVER: "episode over"}[phase]
     lines = [
         f"Deal {int(s[core.S_DEAL_NO]) + 1}/{rules.deals_per_episode}  ·  {phase_name}  ·  pot {int(s[core.S_POT])}"
         + (f" (limit {rules.pot_limit})" if rules.pot_limit is not None else ""),
-        f"Trump {cards.SUIT_NAMES[int(s[core.S_TRUMP])]} "
-        f"(turned {cards.to_str(int(s[core.S_FACE]))}, {_face_text(s, rules)})",
+        _trump_text(s, rules),
         "",
         f"{'seat':<16} {'':<3} {'decision':<9} {'discards':>8} {'tricks':>6}  {'this trick':<10}",
     ]
@@ -56,6 +56,15 @@ def table_text(s: np.ndarray, p: np.ndarray, rules: Rules, viewer: int) -> str:
     if phase in (core.DEAL_OVER, core.GAME_OVER):
         lines.append("result: " + ", ".join(f"player_{q} {int(s[core.S_REWARD + q]):+d}" for q in range(n)))
     return "\n".join(lines)
+
+
+def _trump_text(s: np.ndarray, rules: Rules) -> str:
+    if s[core.S_TRUMP] < 0:
+        return "Trump: to be named by the dealer (no card turned)"
+    if s[core.S_FACE] < 0:
+        return f"Trump {cards.SUIT_NAMES[int(s[core.S_TRUMP])]} (named by the dealer, no card turned)"
+    return (f"Trump {cards.SUIT_NAMES[int(s[core.S_TRUMP])]} "
+            f"(turned {cards.to_str(int(s[core.S_FACE]))}, {_face_text(s, rules)})")
 
 
 def _face_text(s: np.ndarray, rules: Rules) -> str:

@@ -3,7 +3,8 @@
 Every **[option]** of ``RULES.md`` is a field here under the same name; the
 variants named in the seeds add the fields they need (``play_ante``,
 ``ante_exemptions``, ``ante_payer``, ``max_discard_large_table``,
-``trump_card``, ``declaration``). The defaults are the ``standard`` game. ``presets`` holds every
+``trump_card``, ``declaration``, ``entry_requirement``, ``second_pass_ante``,
+``renege_multiple``). The defaults are the ``standard`` game. ``presets`` holds every
 implemented rule set of RULES.md by name. ``Rules.replace(**changes)`` adjusts a
 configuration field by field and validates the result; ``Rules.from_options``
 builds one from a preset name and keyword options as ``bourre_env.env(rules=...,
@@ -32,8 +33,9 @@ CINCH_TRICKS = 3
 TIE_VALUES = ("carry", "divide")
 ILLEGAL_ACTION_VALUES = ("error", "renege")
 ANTE_PAYER_VALUES = ("each", "dealer")
-TRUMP_CARD_VALUES = ("dealer", "separate", "separate_dealer_may_take")
+TRUMP_CARD_VALUES = ("dealer", "separate", "separate_dealer_may_take", "named_by_dealer")
 DECLARATION_VALUES = ("with_draw", "two_rounds", "simultaneous")
+ENTRY_REQUIREMENT_VALUES = ("none", "trump_or_club")
 LARGE_TABLE = 7
 """Tables of this many players or more use ``max_discard_large_table`` (the Wikipedia rule: "7 or 8 play")."""
 
@@ -114,7 +116,10 @@ class Rules:
     ``"separate"``, one extra card turned after the hands, public and out of play (it belongs to no one);
     ``"separate_dealer_may_take"``, such a card that the dealer, playing, may take into hand: the dealer
     decides holding ``hand_size + 1`` cards and discards at least one of them (the turned card, or a card
-    of the hand), drawing one card fewer than the cards of the hand discarded when keeping the turned card."""
+    of the hand), drawing one card fewer than the cards of the hand discarded when keeping the turned card;
+    ``"named_by_dealer"``, no card is turned: after looking at the hand the dealer names the trump suit before
+    anyone decides (``dealer_picks_trump``); the dealer's cards all stay hidden, and with no turned card the
+    dealer must play only when everyone else passed."""
     declaration: str = "with_draw"
     """How pass or play is declared: ``"with_draw"``, one decision per player in turn, passing or playing with a
     discard (RULES.md's standard game); ``"two_rounds"``, first each player in turn declares play or pass (paying
@@ -122,6 +127,18 @@ class Rules:
     (``two_round_declaration``); ``"simultaneous"``, the same two rounds, but no one sees another's declaration
     until all are made and revealed together (the players still act one at a time, in turn): ``play_ante`` is paid
     at the reveal, and if everyone passed the dealer plays (``simultaneous_declaration``)."""
+    entry_requirement: str = "none"
+    """What a hand must hold for its player to play: ``"none"``, or ``"trump_or_club"`` (``four_card``: "at least
+    one trump or at least one club (a 'dirty club')"). Judged on the hand held when declaring play (before the
+    draw); a hand that fails it may only pass, except a dealer who must play, who plays whatever the hand."""
+    second_pass_ante: int | None = None
+    """``None``: no second chance to pass. An integer ``k`` (``four_card``: 1): after the draw each playing player in
+    turn from the dealer's left stays, paying ``k`` chips, or passes, laying the hand down (out of the deal: no
+    bourré, the chips already paid stay in the pot). When one player is left, that player wins every trick
+    without play and pays no stay chip."""
+    renege_multiple: int = 1
+    """With ``illegal_action="renege"``, a player who reneged pays this many times the pot (``four_card``: 2, "the
+    penalty for a renege is twice the pot"), instead of the single pot of a bourré."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ranks", _normalize_ranks(self.ranks))
@@ -166,13 +183,19 @@ class Rules:
              " or ".join(repr(v) for v in TRUMP_CARD_VALUES), self.trump_card)
         need(self.declaration in DECLARATION_VALUES, "declaration",
              " or ".join(repr(v) for v in DECLARATION_VALUES), self.declaration)
+        need(self.entry_requirement in ENTRY_REQUIREMENT_VALUES, "entry_requirement",
+             " or ".join(repr(v) for v in ENTRY_REQUIREMENT_VALUES), self.entry_requirement)
+        need(self.second_pass_ante is None or (is_int(self.second_pass_ante) and self.second_pass_ante >= 0),
+             "second_pass_ante", "None or an integer >= 0", self.second_pass_ante)
+        need(is_int(self.renege_multiple) and self.renege_multiple >= 1, "renege_multiple", "an integer >= 1",
+             self.renege_multiple)
         # A dealer who may take the turned card holds one card more than a hand while deciding (action positions).
         need(self.trump_card != "separate_dealer_may_take" or self.hand_size < MAX_HAND_SIZE, "trump_card",
              f"'dealer' or 'separate' with hand_size {self.hand_size}: 'separate_dealer_may_take' gives the dealer "
              f"hand_size + 1 cards, at most {MAX_HAND_SIZE}", self.trump_card)
         # Serving the last player to draw needs cards beyond every hand in play (see RULES.md, stock exhaustion);
         # a separate trump card is one more card out of the stock.
-        separate = int(self.trump_card != "dealer")
+        separate = int(self.trump_card in ("separate", "separate_dealer_may_take"))
         needed = self.num_players * self.hand_size + separate + self.discard_limit
         need(self.deck_size >= needed, "ranks",
              f"a deck of at least num_players * hand_size + {'1 (the separate trump card) + ' if separate else ''}"
@@ -270,8 +293,18 @@ presets: Mapping[str, Rules] = types.MappingProxyType({
     # their decisions simultaneously and then those who decided to play discard in rotation as usual." The chip is
     # a token, as in the hi-lo poker declarations the text likens it to: the standard antes, no second chip.
     "simultaneous_declaration": Rules(declaration="simultaneous"),
+    # Seed 000 (pagat), "Four card Bourré" (Indiana): "four cards dealt to each player, with a separate card that
+    # belongs to no one indicating the trump suit. Players must have at least one trump or at least one club (a
+    # 'dirty club') to play, which costs one chip. After players have decided whether to stay, up to 3 cards can
+    # be discarded, but not all four. After the draw, players have another chance to pass; those who want to play
+    # must pay an additional chip. [...] The penalty for a renege is twice the pot." Deciding to stay comes before
+    # the discards, so the declaration is a round of its own, where playing costs the chip (play_ante); the
+    # ante before the deal and the payments are the standard ones ("As usual ...").
+    "four_card": Rules(hand_size=4, max_discard=3, trump_card="separate", declaration="two_rounds", play_ante=1,
+                       entry_requirement="trump_or_club", second_pass_ante=1, renege_multiple=2),
+    # Seed 001, the "NBA version of the game, which permits the dealer to pick the trump suit after looking at his
+    # first five-card hand. After the trump suit has been established, players have the option to remain in the
+    # game or to fold." RULES.md: "no card is turned ... The dealer's cards all stay hidden."
+    "dealer_picks_trump": Rules(trump_card="named_by_dealer"),
 })
-"""Named rule sets of RULES.md ("Variants named in the seeds"), each a ``Rules`` to adjust field by field.
-
-Not yet implemented (they need phases the core does not have yet): ``four_card`` and
-``dealer_picks_trump``."""
+"""Named rule sets of RULES.md ("Variants named in the seeds"), each a ``Rules`` to adjust field by field."""

@@ -72,6 +72,17 @@ CASES: dict[str, list[dict[str, Any]]] = {
         {"options": {"rules": "simultaneous_declaration", "num_players": 2, "deals_per_episode": 3, "play_ante": 1},
          "seed": 73},
     ],
+    "four_card": [
+        {"options": {"rules": "four_card", "num_players": 5, "deals_per_episode": 3}, "seed": 81},
+        {"options": {"rules": "four_card", "num_players": 8, "deals_per_episode": 2}, "seed": 82},
+        {"options": {"rules": "four_card", "num_players": 3, "deals_per_episode": 3, "illegal_action": "renege"},
+         "seed": 83},
+    ],
+    "dealer_picks_trump": [
+        {"options": {"rules": "dealer_picks_trump", "num_players": 5, "deals_per_episode": 3}, "seed": 91},
+        {"options": {"rules": "dealer_picks_trump", "num_players": 8, "deals_per_episode": 2}, "seed": 92},
+        {"options": {"rules": "dealer_picks_trump", "num_players": 3, "ranks": 6, "hand_size": 4}, "seed": 93},
+    ],
 }
 
 

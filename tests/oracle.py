@@ -84,6 +84,21 @@ def may_pass(round_name: str, is_dealer: bool, all_others_passed: bool, dealer_h
     return not (is_dealer and (dealer_holds_turned_ace or all_others_passed))
 
 
+def may_come_in(hand: Iterable[int], trump: int, requirement: str, can_pass: bool) -> bool:
+    """Whether a player may declare play (or play with a discard) under an entry requirement. four_card: "to play
+    a player must hold a trump or a club" (clubs are suit 0); a player who may not pass (a dealer who must play)
+    plays whatever the hand."""
+    if requirement == "none" or not can_pass:
+        return True
+    return any(suit(c) in (trump, 0) for c in hand)
+
+
+def second_pass_order(dealer: int, n: int, playing: Iterable[int]) -> list[int]:
+    """The second chance to pass (four_card): the playing seats in turn from the dealer's left."""
+    inside = set(playing)
+    return [q for q in ((dealer + k) % n for k in range(1, n + 1)) if q in inside]
+
+
 # ------------------------------------------------------------------ tricks
 def trick_winner_index(trick: Sequence[int], trump: int) -> int:
     """Index in ``trick`` (play order) of the winning card: highest trump, else highest of the suit led."""

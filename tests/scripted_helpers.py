@@ -3,8 +3,9 @@
 A scripted deal is written as the hand of each seat in card notation; ``build_deck`` turns the
 hands into the dealing order that ``reset(options={"deck": ...})`` and ``core.start_episode``
 take (``deck[0]`` to the dealer's left, one card at a time round the table; the last card of the
-dealer's hand as written is the face-up trump card, or, with a separate trump card (any
-``trump_card`` but ``"dealer"``), the ``turned`` card dealt after the hands). Seats whose hand is
+dealer's hand as written is the face-up trump card, or, with a separate trump card
+(``trump_card`` "separate" or "separate_dealer_may_take"), the ``turned`` card dealt after the hands;
+with ``"named_by_dealer"`` no card is turned). Seats whose hand is
 not given get the lowest remaining cards; the stock is the given ``stock`` cards, then the rest in
 id order.
 
@@ -54,7 +55,7 @@ def build_deck(rules: Rules, dealer: int, hands: Mapping[int, str], stock: str =
     deck_cards = rules.deck_cards()
     given = {seat: ids(text) for seat, text in hands.items()}
     separate = ids(turned)
-    if (len(separate) == 1) != (rules.trump_card != "dealer"):
+    if (len(separate) == 1) != (rules.trump_card in ("separate", "separate_dealer_may_take")):
         raise ValueError(f"a separate trump card needs exactly one turned card, and only it: got {turned!r} "
                          f"with trump_card={rules.trump_card!r}")
     front = separate + ids(stock)

@@ -40,11 +40,15 @@ def test_summary_table_matches_spaces() -> None:
 
 def test_preset_table_matches_presets() -> None:
     """Every preset of ``bourre_env.rules.presets`` is documented, with exactly the fields it changes."""
-    rows = {}
+    rows: dict[str, str] = {}
+    last = ""
     for line in _doc_rows("Rule presets"):
         m = re.match(r"^([a-z_]+)\s+(.+)$", line)
         if m and m.group(1) != "name":
-            rows[m.group(1)] = m.group(2).strip()
+            last = m.group(1)
+            rows[last] = m.group(2).strip()
+        elif last and line.startswith(" ") and line.strip():
+            rows[last] += " " + line.strip()  # a continuation line (empty first column)
         if line.startswith("``double_ante``"):
             break
     expected = {}
@@ -96,3 +100,5 @@ def test_phase_table_names_the_actions_of_each_phase() -> None:
     assert f"pass ({core.PASS}) or stay ({core.STAY_BASE}..{core.NUM_ACTIONS - 1})" in body
     assert f"stay ({core.STAY_BASE}..{core.NUM_ACTIONS - 1}), no pass" in body
     assert f"a card (0..{core.NUM_CARDS - 1})" in body
+    assert f"pass ({core.PASS}) or stay paying ({core.SECOND_STAY})" in body
+    assert f"name trump ({core.NAME_TRUMP_BASE}..{core.NAME_TRUMP_BASE + 3}: clubs, diamonds, hearts, spades)" in body

@@ -35,6 +35,8 @@ PRESET_CONFIGS = [
         ("separate_trump_card_dealer_may_take", (2, 6, 8), {"deals_per_episode": 2}),
         ("two_round_declaration", (2, 5, 8), {"deals_per_episode": 3}),
         ("simultaneous_declaration", (3, 6, 8), {"deals_per_episode": 2}),
+        ("four_card", (2, 5, 8), {"deals_per_episode": 3}),
+        ("dealer_picks_trump", (2, 5, 8), {"deals_per_episode": 2}),
     ]
     for n in sizes
 ]

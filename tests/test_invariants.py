@@ -35,6 +35,11 @@ SETTINGS = [
     Rules(num_players=6, declaration="two_rounds", trump_card="separate_dealer_may_take", deals_per_episode=2),
     presets["simultaneous_declaration"].replace(num_players=5, deals_per_episode=3),
     presets["simultaneous_declaration"].replace(num_players=2, deals_per_episode=4, play_ante=1),
+    presets["four_card"].replace(num_players=8, deals_per_episode=3),
+    presets["four_card"].replace(num_players=3, deals_per_episode=4, illegal_action="renege"),
+    Rules(num_players=5, second_pass_ante=2, entry_requirement="trump_or_club", deals_per_episode=2),
+    presets["dealer_picks_trump"].replace(num_players=8, deals_per_episode=3),
+    presets["dealer_picks_trump"].replace(num_players=3, deals_per_episode=3, ranks=6, declaration="simultaneous"),
 ]
 
 

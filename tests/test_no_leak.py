@@ -20,7 +20,8 @@ from bourre_env.rules import Rules, presets
 def _relabel_hidden(s: np.ndarray, rules: Rules, viewer: int, rng: np.random.Generator) -> np.ndarray:
     n = rules.num_players
     known = int(s[core.S_HAND + viewer]) | int(s[core.S_PLAYED]) | int(s[core.S_DISCARDS + viewer])
-    known |= 1 << int(s[core.S_FACE])  # its place is public: the dealer's hand, dead, or played
+    if s[core.S_FACE] >= 0:  # no card turned (dealer_picks_trump): the dealer's cards are all hidden
+        known |= 1 << int(s[core.S_FACE])  # its place is public: the dealer's hand, dead, or played
     hidden = [c for c in rules.deck_cards() if not known >> c & 1]
     perm = dict(zip(hidden, rng.permutation(hidden).tolist(), strict=True))
 
@@ -48,7 +49,8 @@ def _relabel_hidden(s: np.ndarray, rules: Rules, viewer: int, rng: np.random.Gen
 @pytest.mark.parametrize(("preset", "num_players"), [
     ("standard", 2), ("standard", 4), ("standard", 5), ("standard", 8),
     ("separate_trump_card", 5), ("double_ante", 4), ("wikipedia", 7), ("separate_trump_card_dealer_may_take", 6),
-    ("two_round_declaration", 5), ("simultaneous_declaration", 6),
+    ("two_round_declaration", 5), ("simultaneous_declaration", 6), ("four_card", 5), ("four_card", 8),
+    ("dealer_picks_trump", 3), ("dealer_picks_trump", 6),
 ])
 def test_hidden_cards_never_change_an_observation(preset: str, num_players: int) -> None:
     rules = presets[preset].replace(num_players=num_players)

@@ -82,6 +82,7 @@ class Tracker:
     discards: dict[int, set[int]] = field(default_factory=dict)
     discards_reshuffled: set[int] = field(default_factory=set)
     face_dead: bool = False
+    named_trump: int = -1  # dealer_picks_trump: the suit the dealer named (no card is turned: face -1)
     leader: int = -1
     trick: list[tuple[int, int]] = field(default_factory=list)
     tricks_played: int = 0
@@ -91,7 +92,7 @@ class Tracker:
 
     @property
     def trump(self) -> int:
-        return oracle.suit(self.face)
+        return self.named_trump if self.face < 0 else oracle.suit(self.face)
 
     def play_order(self) -> list[int]:
         """Active seats from the current leader, clockwise."""
@@ -109,7 +110,7 @@ class Tracker:
         if seat not in self.discards_reshuffled:
             known_out |= self.discards.get(seat, set())
         known_held: dict[int, frozenset[int]] = {}
-        if self.face not in self.played:
+        if self.face >= 0 and self.face not in self.played:
             if self.face_dead or self.dealer in self.passed:
                 known_out.add(self.face)
             elif seat != self.dealer:
@@ -133,8 +134,8 @@ def random_decide(s: np.ndarray, p: np.ndarray, rng: np.random.Generator, pass_p
     """A random legal pass/stay action: pass with ``pass_prob`` when allowed, else a random discard."""
     mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
     core.legal_actions(s, p, mask)
-    if mask[core.PASS] and rng.random() < pass_prob:
-        return core.PASS
+    if mask[core.PASS] and (rng.random() < pass_prob or not mask[core.STAY_BASE:].any()):
+        return core.PASS  # (a hand that fails an entry requirement may only pass)
     stays = np.flatnonzero(mask[core.STAY_BASE:])
     sizes = np.array([bin(int(m)).count("1") for m in stays])
     k = int(rng.choice(np.unique(sizes)))  # uniform over discard counts, then over which cards
@@ -143,9 +144,10 @@ def random_decide(s: np.ndarray, p: np.ndarray, rng: np.random.Generator, pass_p
 
 def face_position(rules: Rules) -> int:
     """Where the card turned for trump lies in the dealing order (RULES.md): the dealer's last card, or, for a
-    separate trump card (whether or not the dealer may take it), the card after the hands."""
+    separate trump card (whether or not the dealer may take it), the card after the hands. With no card turned
+    (dealer_picks_trump) the dealer's last card, whose suit the driver's dealer names."""
     n, h = rules.num_players, rules.hand_size
-    return n * h - 1 if rules.trump_card == "dealer" else n * h
+    return n * h - 1 if rules.trump_card in ("dealer", "named_by_dealer") else n * h
 
 
 def deal_deck(rules: Rules, rng: np.random.Generator, dealer: int, favour: int | None = None,
@@ -190,16 +192,30 @@ def play_deal(rules: Rules, rng: np.random.Generator, on_play: Callable[[np.ndar
         deck = deal_deck(rules, rng, dealer, favour, extra_trumps)
     seed = int(rng.integers(1 << 62)) if reshuffle_seed is None else reshuffle_seed
     core.start_episode(s, p, deck, dealer, 0, seed)
-    tr = Tracker(n=n, hand_size=rules.hand_size, dealer=dealer, face=int(deck[face_position(rules)]),
+    mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
+    named = rules.trump_card == "named_by_dealer"
+    if named:  # no card is turned: the dealer names a suit first (by default that of its last card)
+        assert s[core.S_PHASE] == core.NAME_TRUMP and s[core.S_CUR] == dealer and s[core.S_FACE] == -1
+        core.legal_actions(s, p, mask)
+        assert np.flatnonzero(mask).tolist() == [core.NAME_TRUMP_BASE + suit for suit in range(4)]
+        action = next(actions, None)
+        if action is None:
+            action = core.NAME_TRUMP_BASE + int(deck[face_position(rules)]) // 13
+        assert core.step(s, p, action)
+    face = -1 if named else int(deck[face_position(rules)])
+    tr = Tracker(n=n, hand_size=rules.hand_size, dealer=dealer, face=face,
                  deck_cards=frozenset(rules.deck_cards()),
-                 stock_left=rules.deck_size - n * rules.hand_size - int(rules.trump_card != "dealer"),
+                 stock_left=rules.deck_size - n * rules.hand_size
+                 - int(rules.trump_card in ("separate", "separate_dealer_may_take")),
                  face_dead=rules.trump_card == "separate")  # a card no one may take is public and never in play
+    if named:
+        tr.named_trump = action - core.NAME_TRUMP_BASE
     assert s[core.S_FACE] == tr.face and s[core.S_TRUMP] == tr.trump
     mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
 
     # ---- declaration round (declaration="two_rounds"): declare play or pass, from the dealer's left
     order = [(dealer + k) % n for k in range(1, n + 1)]
-    ace_held = tr.face % 13 == oracle.ACE and rules.trump_card != "separate"
+    ace_held = tr.face >= 0 and tr.face % 13 == oracle.ACE and rules.trump_card != "separate"
     declared: list[int] = []
     if rules.declaration != "with_draw":
         for seat in order:
@@ -208,10 +224,11 @@ def play_deal(rules: Rules, rng: np.random.Generator, on_play: Callable[[np.ndar
             secret = rules.declaration == "simultaneous"
             can_pass = oracle.may_pass("secret declaration" if secret else "declaration", seat == dealer,
                                        not declared, ace_held)
-            assert np.flatnonzero(mask).tolist() == [core.PASS] * can_pass + [core.DECLARE_PLAY]
+            can_play = oracle.may_come_in(bits(s[core.S_HAND + seat]), tr.trump, rules.entry_requirement, can_pass)
+            assert np.flatnonzero(mask).tolist() == [core.PASS] * can_pass + [core.DECLARE_PLAY] * can_play
             action = next(actions, None)
             if action is None:
-                action = core.PASS if can_pass and rng.random() < pass_prob else core.DECLARE_PLAY
+                action = core.PASS if can_pass and (rng.random() < pass_prob or not can_play) else core.DECLARE_PLAY
             if seat == dealer and favour == dealer:
                 action = core.DECLARE_PLAY
             assert core.step(s, p, action)
@@ -232,6 +249,9 @@ def play_deal(rules: Rules, rng: np.random.Generator, on_play: Callable[[np.ndar
         round_name = "with_draw" if rules.declaration == "with_draw" else "draw"
         all_passed = all(q in tr.passed for q in order if q != dealer)
         assert mask[core.PASS] == oracle.may_pass(round_name, seat == dealer, all_passed, ace_held)
+        if round_name == "with_draw":
+            assert mask[core.STAY_BASE:].any() == oracle.may_come_in(bits(s[core.S_HAND + seat]), tr.trump,
+                                                                     rules.entry_requirement, bool(mask[core.PASS]))
         hand = sorted_cards(s[core.S_HAND + seat])
         action = next(actions, None)
         if action is None:
@@ -259,6 +279,24 @@ def play_deal(rules: Rules, rng: np.random.Generator, on_play: Callable[[np.ndar
         tr.acted.append(seat)
     if len(declared) == 1:
         tr.active = declared
+    # ---- the second chance to pass after the draw (second_pass_ante): in turn; a player left alone wins
+    if rules.second_pass_ante is not None and len(tr.active) > 1:
+        for seat in oracle.second_pass_order(dealer, n, tr.active):
+            if len(tr.active) == 1:
+                break
+            assert s[core.S_PHASE] == core.SECOND_PASS and s[core.S_CUR] == seat
+            core.legal_actions(s, p, mask)
+            assert np.flatnonzero(mask).tolist() == [core.PASS, core.SECOND_STAY]
+            action = next(actions, None)
+            if action is None:
+                action = core.PASS if seat != favour and rng.random() < pass_prob else core.SECOND_STAY
+            pot_before = int(s[core.S_POT])
+            assert core.step(s, p, action)
+            if action == core.PASS:
+                tr.passed.add(seat)
+                tr.active.remove(seat)
+            else:
+                assert s[core.S_POT] == pot_before + rules.second_pass_ante
     tr.active.sort()
     tr.tricks_won = {q: 0 for q in tr.active}
     if len(tr.active) == 1:
@@ -340,6 +378,18 @@ LEGALITY_CONFIGS: list[dict[str, Any]] = [
     {"num_players": 4, "declaration": "two_rounds", "trump_card": "separate_dealer_may_take"},
     {"num_players": 5, "declaration": "simultaneous"},
     {"num_players": 3, "ranks": 6, "declaration": "simultaneous", "play_ante": 1},
+    # four_card: an entry requirement, a second chance to pass after the draw
+    {"num_players": 5, "hand_size": 4, "max_discard": 3, "trump_card": "separate", "declaration": "two_rounds",
+     "entry_requirement": "trump_or_club", "second_pass_ante": 1},
+    {"num_players": 8, "hand_size": 4, "max_discard": 3, "trump_card": "separate", "declaration": "two_rounds",
+     "entry_requirement": "trump_or_club", "second_pass_ante": 1, "illegal_action": "renege",
+     "renege_multiple": 2},
+    {"num_players": 4, "entry_requirement": "trump_or_club", "second_pass_ante": 2},
+    # dealer_picks_trump: no card turned, the dealer names trump
+    {"trump_card": "named_by_dealer"},
+    {"num_players": 8, "trump_card": "named_by_dealer", "max_discard": 3},
+    {"num_players": 3, "ranks": 6, "trump_card": "named_by_dealer", "lead_trump_honors": True},
+    {"num_players": 4, "trump_card": "named_by_dealer", "declaration": "two_rounds"},
 ]
 
 

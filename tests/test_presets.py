@@ -28,6 +28,10 @@ PRESET_CHANGES: dict[str, dict[str, Any]] = {
     "separate_trump_card_dealer_may_take": {"trump_card": "separate_dealer_may_take"},
     "two_round_declaration": {"play_ante": 1, "ante_exemptions": False, "declaration": "two_rounds"},
     "simultaneous_declaration": {"declaration": "simultaneous"},
+    "four_card": {"hand_size": 4, "max_discard": 3, "play_ante": 1, "trump_card": "separate",
+                  "declaration": "two_rounds", "entry_requirement": "trump_or_club", "second_pass_ante": 1,
+                  "renege_multiple": 2},
+    "dealer_picks_trump": {"trump_card": "named_by_dealer"},
 }
 
 
@@ -56,7 +60,7 @@ def test_preset_adjustable_field_by_field(name: str) -> None:
 
 def test_unknown_preset_lists_the_names() -> None:
     with pytest.raises(ValueError, match="rules: expected a Rules object or one of") as err:
-        bourre_env.env(rules="four_card")
+        bourre_env.env(rules="no_such_game")
     for name in presets:
         assert repr(name) in str(err.value)
 
@@ -96,10 +100,18 @@ def test_error_names_allowed_values() -> None:
     with pytest.raises(ValueError, match="ante_payer: expected 'each' or 'dealer', got 'house'"):
         Rules(ante_payer="house")
     with pytest.raises(ValueError, match="trump_card: expected 'dealer' or 'separate' or "
-                                         "'separate_dealer_may_take', got 'joker'"):
+                                         "'separate_dealer_may_take' or 'named_by_dealer', got 'joker'"):
         Rules(trump_card="joker")
     with pytest.raises(ValueError, match="declaration: expected 'with_draw' or 'two_rounds' or 'simultaneous'"):
         Rules(declaration="secret")
+    with pytest.raises(ValueError, match="entry_requirement: expected 'none' or 'trump_or_club', got 'club'"):
+        Rules(entry_requirement="club")
+    with pytest.raises(ValueError, match="second_pass_ante: expected None or an integer >= 0, got -1"):
+        Rules(second_pass_ante=-1)
+    with pytest.raises(ValueError, match="renege_multiple: expected an integer >= 1, got 0"):
+        Rules(renege_multiple=0)
+    with pytest.raises(ValueError, match="max_discard: expected None or an integer in 0..hand_size \\(4\\), got 5"):
+        presets["four_card"].replace(max_discard=5)
 
 
 @pytest.mark.parametrize("name", list(PRESET_CHANGES))
@@ -737,3 +749,196 @@ def test_simultaneous_in_the_batch_api() -> None:
     g.step(np.full(3, actions.DECLARE_PLAY))
     assert (g.states[:, core.S_PHASE] == core.DECIDE).all()
     assert (g.states[:, core.S_DECISION: core.S_DECISION + 5] == core.PLAYING).all()
+
+
+# ====================================================================== four_card
+
+FOUR = "four_card"
+# Dealer seat 2, a separate 2H turns hearts: seat 0 holds trumps, seat 1 neither a trump nor a club, the dealer
+# clubs (a "dirty club") and a spade.
+FOUR_HANDS = {0: "AH KH QH 2S", 1: "2D 3D 4D 5D", 2: "4C 5C 6C 7S"}
+
+
+def _four_to_second_pass(**options: Any) -> Table:
+    """Seat 0 and the dealer declare play (1 chip each), seat 1 may only pass; seat 0 draws 3S for its 2S, the
+    dealer stands pat. Pot 10 + 3 antes + 2 = 15."""
+    t = Table(FOUR_HANDS, dealer=2, num_players=3, pot=10, stock="3S 4S", turned="2H", rules=FOUR, **options)
+    assert t.phase == core.DECLARE and t.pot == 13 and t.trump == "H"
+    assert np.flatnonzero(t._mask()).tolist() == [actions.PASS, actions.DECLARE_PLAY]
+    t.declare(0)
+    assert np.flatnonzero(t._mask()).tolist() == [actions.PASS]  # no trump, no club: pass only
+    with pytest.raises(ValueError):
+        t.declare(1)
+    t.pass_(1)
+    t.declare(2)
+    assert t.pot == 15 and t.phase == core.DECIDE and t.seat == 0
+    stays = np.flatnonzero(t._mask())
+    assert len(stays) == 15 and stays.max() == actions.STAY_BASE + 0b0111 + 0b1000 - 1  # up to 3 of the 4
+    assert not t._mask()[actions.STAY_BASE + 0b1111] and not t.can_pass()
+    t.stay(0, "2S")
+    t.stay(2, "")
+    assert t.hand(0) == cardset("AH KH QH 3S")
+    assert t.phase == core.SECOND_PASS and t.seat == 0 and t.pot == 15
+    return t
+
+
+def test_four_card_entry_draw_and_second_pass() -> None:
+    """four_card: "four cards each, a separate trump card belonging to no one; to play a player must hold a trump or
+    a club; up to 3 of the 4 cards may be discarded; after the draw a second chance to pass, those who stay pay one
+    more chip". Both stay (pot 17); seat 0 takes 3 tricks and the pot: 17 - 3 = +14; the dealer, with one trick
+    (7S over 3S), is not bourré: -3; seat 1 lost its ante."""
+    t = _four_to_second_pass()
+    assert np.flatnonzero(t._mask()).tolist() == [actions.PASS, actions.SECOND_STAY]
+    assert actions.describe(actions.SECOND_STAY, phase=core.SECOND_PASS) == "stay (pay to play on)"
+    assert actions.describe(actions.PASS, phase=core.SECOND_PASS) == "pass (drop out)"
+    obs = observation.as_dict(t.env.observe("player_0")["observation"])
+    assert obs["phase"].tolist() == [1, 0]
+    t.act(0, actions.SECOND_STAY)
+    assert t.pot == 16 and t.seat == 2
+    t.act(2, actions.SECOND_STAY)
+    assert t.phase == core.PLAY and t.pot == 17
+    assert [t.trick(plays) for plays in ("AH 4C", "KH 5C", "QH 6C", "3S 7S")] == [0, 0, 0, 2]
+    assert t.tricks() == [3, 0, 1] and t.rewards() == [14.0, -1.0, -3.0]
+
+
+def test_four_card_second_pass_drop_out_leaves_a_lone_winner() -> None:
+    """A player who passes after the draw is out of the deal: not bourré, the chips paid stay in the pot. Seat 0
+    stays (16), the dealer passes (-2): seat 0 alone wins every trick without play, 16 - 3 = +13; everyone antes the
+    next deal (3). If seat 0 passes first instead, the dealer is left alone and wins without paying to stay: +13."""
+    t = _four_to_second_pass(deals_per_episode=2)
+    t.act(0, actions.SECOND_STAY)
+    t.act(2, actions.PASS)
+    assert t.tricks() == [4, 0, 0] and t.s[core.S_CHIPS: core.S_CHIPS + 3].tolist() == [13, -1, -2]
+    assert t.pot == 3 and t.deal_rewards() == [-1, -1, -1] and t.phase == core.DECLARE
+    u = _four_to_second_pass()
+    u.act(0, actions.PASS)
+    assert u.hand(0) == set()
+    assert u.tricks() == [0, 0, 4] and u.rewards() == [-2.0, -1.0, 13.0]
+
+
+def test_four_card_dealer_must_play_without_a_trump_or_club() -> None:
+    """The entry requirement yields to "a deal always has a player": everyone before the dealer passed, so the
+    dealer plays (and, alone, takes 3 antes + 1 chip: +2) though holding neither a trump nor a club."""
+    t = Table({0: "2D 3D 4D 5D", 1: "6D 7D 8D 9D", 2: "2S 3S 4S 5S"}, dealer=2, num_players=3, turned="2H",
+              rules=FOUR)
+    t.pass_(0)
+    t.pass_(1)
+    assert np.flatnonzero(t._mask()).tolist() == [actions.DECLARE_PLAY]
+    t.declare(2)
+    assert t.tricks() == [0, 0, 4] and t.rewards() == [-1.0, -1.0, 2.0]
+
+
+@pytest.mark.parametrize(("multiple", "dealer_pays"), [(2, -21.0), (1, -12.0)])
+def test_four_card_renege_costs_twice_the_pot(multiple: int, dealer_pays: float) -> None:
+    """"The penalty for a renege is twice the pot" (with ``illegal_action="renege"``). Pot 3 antes + 3 + 3 = 9. The
+    dealer plays 6C on the 2S lead holding 3S (a renege); seat 0 takes every trick and the 9 chips (+6), seat 1 is
+    bourré (9: -12), the reneging dealer pays 2 x 9 = 18 (-21), or the pot once with ``renege_multiple=1``."""
+    t = Table({0: "AH KH 2S 3D", 1: "2C 3C 4C 5C", 2: "6C 7C 8C 3S"}, dealer=2, num_players=3, turned="2H",
+              rules=FOUR, illegal_action="renege", renege_multiple=multiple)
+    t.decide({0: "", 1: "", 2: ""})
+    for seat in (0, 1, 2):
+        t.act(seat, actions.SECOND_STAY)
+    assert t.pot == 9
+    assert [t.trick(plays) for plays in ("2S 2C 6C", "AH 3C 3S", "KH 4C 7C", "3D 5C 8C")] == [0, 0, 0, 0]
+    assert t.s[core.S_RENEGED + 2] == 1
+    assert t.rewards() == [6.0, -12.0, dealer_pays]
+
+
+def test_four_card_in_the_batch_api() -> None:
+    """``BatchGame``: declaring play where the entry requirement allows it (else pass), standing pat, every row with
+    two players or more reaches the second chance to pass, whose mask is exactly pass and 53."""
+    g = BatchGame(batch_size=6, seed=3, rules=FOUR, num_players=4)
+    seen = 0
+    for _ in range(12):
+        masks = g.legal_masks()
+        phases = g.states[:, core.S_PHASE].copy()
+        seen += int((phases == core.SECOND_PASS).sum())
+        for b in np.flatnonzero(phases == core.SECOND_PASS):
+            assert np.flatnonzero(masks[b]).tolist() == [actions.PASS, actions.SECOND_STAY]
+        acts = np.where(masks[:, actions.STAY_BASE] == 1, actions.STAY_BASE, np.argmax(masks, axis=1))
+        g.step(acts)
+    assert seen > 0
+
+
+# ====================================================================== dealer_picks_trump
+
+PICK = "dealer_picks_trump"
+
+
+def test_dealer_names_trump_before_anyone_decides() -> None:
+    """dealer_picks_trump: "no card is turned; after looking at all five cards, the dealer names the trump suit
+    before anyone decides to play or pass. The dealer's cards all stay hidden." The deal opens with the dealer
+    (seat 2), whose only actions are 53..56; no observation shows a trump or a face card until then, and none
+    shows a face card after: the dealer's 2H is no one's business. Naming hearts (55) opens the decisions at seat 0.
+    """
+    t = Table(BOURRE_HANDS, dealer=2, num_players=3, pot=10, rules=PICK)
+    assert t.phase == core.NAME_TRUMP and t.seat == 2 and t.pot == 13
+    assert np.flatnonzero(t._mask()).tolist() == [actions.NAME_TRUMP_BASE + suit for suit in range(4)]
+    assert actions.describe(55, phase=core.NAME_TRUMP) == "name trump hearts"
+    for viewer in range(3):
+        obs = observation.as_dict(t.env.observe(f"player_{viewer}")["observation"])
+        assert not obs["trump"].any() and not obs["face_card"].any() and not obs["face_status"].any()
+        assert obs["phase"].tolist() == [1, 0]
+    with pytest.raises(ValueError):
+        t.act(2, actions.PASS)
+    t.act(2, actions.NAME_TRUMP_BASE + 2)
+    assert t.trump == "H" and t.phase == core.DECIDE and t.seat == 0
+    for viewer in range(3):
+        obs = observation.as_dict(t.env.observe(f"player_{viewer}")["observation"])
+        assert obs["trump"].tolist() == [0, 0, 1, 0] and not obs["face_card"].any()
+    t.raw.render_mode = "ansi"
+    assert "named by the dealer, no card turned" in str(t.raw.render())
+
+
+def test_dealer_picks_trump_chips_as_standard() -> None:
+    """Naming hearts, the 3-2-0 deal of double_ante is played out with the standard payments: pot 13 won by seat 0
+    (+12), matched by the bourré dealer (-14)."""
+    t = Table(BOURRE_HANDS, dealer=2, num_players=3, pot=10, rules=PICK)
+    t.act(2, actions.NAME_TRUMP_BASE + 2)
+    t.decide({0: "", 1: "", 2: ""})
+    assert [t.trick(plays) for plays in BOURRE_TRICKS] == [0, 0, 0, 1, 1]
+    assert t.rewards() == [12.0, -1.0, -14.0]
+
+
+def test_dealer_picks_trump_the_named_suit_decides_the_tricks() -> None:
+    """The same hands with clubs named (53) instead: clubs are trumps. Seat 0 leads AH; seat 1, void in hearts, must
+    trump (AC or KC); the dealer must follow suit with its only heart, the 2H, which in the standard game was the
+    turned trump."""
+    t = Table(BOURRE_HANDS, dealer=2, num_players=3, pot=10, rules=PICK)
+    t.act(2, actions.NAME_TRUMP_BASE + 0)
+    assert t.trump == "C"
+    t.decide({0: "", 1: "", 2: ""})
+    t.play(0, "AH")
+    assert t.legal() == cardset("AC KC")
+    t.play(1, "AC")
+    assert t.legal() == cardset("2H")
+
+
+def test_dealer_picks_trump_dealer_may_pass_unless_everyone_passed() -> None:
+    """With no turned card there is no ace rule: a dealer holding the ace of the named suit may pass (seat 0, alone,
+    takes the 3 antes: +2). The dealer must play when everyone before passed."""
+    t = Table({2: "4C 5C 6C 7C AH"}, dealer=2, num_players=3, rules=PICK)
+    t.act(2, actions.NAME_TRUMP_BASE + 2)
+    t.stay(0, "")
+    t.pass_(1)
+    assert t.can_pass()
+    t.pass_(2)
+    assert t.tricks() == [5, 0, 0] and t.rewards() == [2.0, -1.0, -1.0]
+    u = Table({}, dealer=2, num_players=3, rules=PICK)
+    u.act(2, actions.NAME_TRUMP_BASE + 3)
+    u.pass_(0)
+    u.pass_(1)
+    assert not u.can_pass()
+
+
+def test_dealer_picks_trump_in_the_batch_api() -> None:
+    """``BatchGame``: every row opens with its dealer naming trump (53..56 only); naming spades in every row opens
+    the decisions at the dealer's left with spades trump."""
+    g = BatchGame(batch_size=4, seed=2, rules=PICK, num_players=5)
+    assert (g.states[:, core.S_PHASE] == core.NAME_TRUMP).all()
+    assert (g.states[:, core.S_CUR] == g.states[:, core.S_DEALER]).all()
+    masks = g.legal_masks()
+    assert (masks.sum(axis=1) == 4).all() and masks[:, actions.NAME_TRUMP_BASE: actions.NAME_TRUMP_BASE + 4].all()
+    g.step(np.full(4, actions.NAME_TRUMP_BASE + 3))
+    assert (g.states[:, core.S_PHASE] == core.DECIDE).all() and (g.states[:, core.S_TRUMP] == 3).all()
+    assert (g.states[:, core.S_CUR] == (g.states[:, core.S_DEALER] + 1) % 5).all()
