@@ -27,6 +27,9 @@ decisions per second of wall-clock time:
 Peers that are not installed are reported as such; install them with
 ``pip install .[bench]`` (``open-spiel``, ``rlcard``, ``pettingzoo[classic]``).
 
+``--rules PRESET`` measures our env and batch under a rule preset of
+``bourre_env.rules.presets`` (every preset runs in both; the peers are unchanged).
+
 The figures are single-process, single-thread numbers: one core is the
 reference unit (scale-out is by running more processes).  The thread-count
 variables of numba, OpenMP and the BLAS libraries default to 1 (set below,
@@ -299,15 +302,16 @@ def bench_openspiel_euchre(seconds: float, seed: int) -> Result:
     return _measure(result, run)
 
 
-def bench_ours_aec(players: int, seconds: float, seed: int) -> Result:
+def bench_ours_aec(players: int, seconds: float, seed: int, rules: str = "standard") -> Result:
     result = Result("bourre_env AEC", "bourre_aec", players)
+    result.extra["rules"] = rules
     bourre_env, reason = _try_import("bourre_env")
     if bourre_env is None:
         result.status, result.detail = "unavailable", reason
         return result
 
     def run() -> tuple[int, float]:
-        env = bourre_env.env(num_players=players)
+        env = bourre_env.env(num_players=players, rules=rules)
         rnd = random.Random(seed)
         aec_random_play(env, WARMUP_SECONDS, rnd, seed)
         measured = aec_random_play(env, seconds, rnd, seed)
@@ -323,18 +327,20 @@ def bench_ours_batch(
     seconds: float,
     seed: int,
     with_observations: bool,
+    rules: str = "standard",
 ) -> Result:
     suffix = " + obs" if with_observations else ""
     key = "bourre_batch_obs" if with_observations else "bourre_batch_random"
     result = Result(f"bourre_env batch random{suffix}", key, players)
     result.extra["batch_size"] = batch_size
+    result.extra["rules"] = rules
     batch, reason = _try_import("bourre_env.batch")
     if batch is None:
         result.status, result.detail = "unavailable", reason
         return result
 
     def run() -> tuple[int, float]:
-        game = batch.BatchGame(num_players=players, batch_size=batch_size, seed=seed)
+        game = batch.BatchGame(num_players=players, batch_size=batch_size, seed=seed, rules=rules)
         kwargs: dict[str, Any] = (
             {"with_observations": True} if with_observations else {}
         )
@@ -549,6 +555,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--seed", type=int, default=0, help="seed (default: 0)")
     parser.add_argument(
+        "--rules",
+        default="standard",
+        help="rule preset of bourre_env (bourre_env.rules.presets; default: standard)",
+    )
+    parser.add_argument(
         "--json", metavar="PATH", help="also write the results as JSON to PATH"
     )
     args = parser.parse_args(argv)
@@ -568,7 +579,7 @@ def run_all(args: argparse.Namespace) -> list[Result]:
     jobs += [
         (
             f"bourre_env AEC N={n}",
-            functools.partial(bench_ours_aec, n, args.seconds, args.seed),
+            functools.partial(bench_ours_aec, n, args.seconds, args.seed, args.rules),
         )
         for n in args.players
     ]
@@ -576,7 +587,8 @@ def run_all(args: argparse.Namespace) -> list[Result]:
         (
             f"bourre_env batch N={n}{' + obs' if with_obs else ''}",
             functools.partial(
-                bench_ours_batch, n, args.batch_size, args.seconds, args.seed, with_obs
+                bench_ours_batch, n, args.batch_size, args.seconds, args.seed, with_obs,
+                args.rules,
             ),
         )
         for n in args.players
@@ -594,7 +606,7 @@ def main(argv: list[str] | None = None) -> int:
     header = (
         f"Python {platform.python_version()} on {platform.machine()} "
         f"({platform.processor() or platform.system()}), "
-        f"{args.seconds:g} s per configuration, batch size {args.batch_size}, "
+        f"{args.seconds:g} s per configuration, batch size {args.batch_size}, rules {args.rules}, "
         f"NUMBA_NUM_THREADS={os.environ.get('NUMBA_NUM_THREADS')}"
     )
     results = run_all(args)
