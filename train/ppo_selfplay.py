@@ -59,7 +59,7 @@ class Args:
     """continue the run in run_dir from its last checkpoint (see the module docstring)"""
     players: tuple[int, ...] = (5,)
     """table sizes trained on: env k plays players[k % len(players)]; the imitation data cycles through them"""
-    total_timesteps: int = 600_000
+    total_timesteps: int = 450_000
     """PPO learner decisions to train for (the imitation warm start is not counted)"""
     num_envs: int = 8
     """environments, each in its own subprocess (1: in the main process)"""
