@@ -44,9 +44,27 @@ import time
 from pathlib import Path
 from typing import Any
 
+import gymnasium
 import numpy as np
+import torch
+import tyro
+from sb3_contrib import MaskablePPO
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.logger import Logger, TensorBoardOutputFormat
+from stable_baselines3.common.monitor import Monitor
+from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnvWrapper
+from tqdm.auto import tqdm
+
+from agents.ppo import PolicyWeights, save_policy
+from train.evaluate import evaluate
+from train.imitation import fit_policy, record_decisions
+from train.opponent_pool import PoolEnv, PoolWeights
 
 __all__ = ["Args", "main", "run", "policy_weights"]
+
+ACTIVATIONS = {"relu": torch.nn.ReLU}
+"""The policy's hidden activation: the name written in exported policy files, and the torch module."""
+ACTIVATION = "relu"
 
 
 @dataclasses.dataclass
@@ -155,9 +173,7 @@ class Args:
             raise ValueError("reward_scale, learning_rate and clip_range must be > 0")
         self.pool_weights()  # raises on bad weights
 
-    def pool_weights(self) -> Any:
-        from train.opponent_pool import PoolWeights
-
+    def pool_weights(self) -> PoolWeights:
         return PoolWeights(self.pool_heuristic, self.pool_random, self.pool_snapshot)
 
     def to_json(self) -> dict[str, Any]:
@@ -179,23 +195,17 @@ class Args:
 
 
 # ---------------------------------------------------------------------------- the policy as a file
-def policy_weights(policy: Any, meta: dict[str, Any]) -> Any:
-    """The actor of an sb3-contrib ``MaskableActorCriticPolicy`` (MLP, ReLU) as ``agents.ppo.PolicyWeights``."""
-    import torch
-
-    from agents.ppo import PolicyWeights
-
+def policy_weights(policy: Any, meta: dict[str, Any]) -> PolicyWeights:
+    """The actor of an sb3-contrib ``MaskableActorCriticPolicy`` built by ``build_model`` as ``PolicyWeights``."""
     linears = [m for m in policy.mlp_extractor.policy_net if isinstance(m, torch.nn.Linear)]
 
     def pair(layer: torch.nn.Linear) -> tuple[np.ndarray, np.ndarray]:
         return layer.weight.detach().cpu().numpy().copy(), layer.bias.detach().cpu().numpy().copy()
 
-    return PolicyWeights(tuple(pair(m) for m in linears), pair(policy.action_net), "relu", meta)
+    return PolicyWeights(tuple(pair(m) for m in linears), pair(policy.action_net), ACTIVATION, meta)
 
 
 def export_policy(model: Any, path: Path, meta: dict[str, Any]) -> Path:
-    from agents.ppo import save_policy
-
     return save_policy(path, policy_weights(model.policy, {**meta, "num_timesteps": int(model.num_timesteps)}))
 
 
@@ -204,11 +214,6 @@ def make_env(k: int, args: Args) -> Any:
     """A thunk for SB3's vec envs: env ``k``, with the scaled reward PPO sees and Monitor's raw chips."""
 
     def thunk() -> Any:
-        import gymnasium
-        from stable_baselines3.common.monitor import Monitor
-
-        from train.opponent_pool import PoolEnv
-
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the trainer's to handle: it saves first
         env = PoolEnv(args.pool_weights(), seed=args.seed * 1000 + k, num_players=args.players[k % len(args.players)])
         monitored = Monitor(env)  # episode returns in chips (charts/ep_rew_mean)
@@ -218,72 +223,72 @@ def make_env(k: int, args: Args) -> Any:
     return thunk
 
 
-class MaskInInfo:
-    """Adds the next decision's action mask to ``info`` (built lazily: a gymnasium wrapper class)."""
+class MaskInInfo(gymnasium.Wrapper):
+    """Adds the next decision's action mask to ``info`` (read by ``MasksFromInfos``)."""
 
-    def __new__(cls, env: Any) -> Any:
-        import gymnasium
+    def _mask(self) -> np.ndarray:
+        return self.env.get_wrapper_attr("action_masks")()
 
-        class _MaskInInfo(gymnasium.Wrapper):
-            def reset(self, **kwargs: Any) -> Any:
-                obs, info = self.env.reset(**kwargs)
-                return obs, {**info, "action_mask": self.env.get_wrapper_attr("action_masks")()}
+    def reset(self, **kwargs: Any) -> Any:
+        obs, info = self.env.reset(**kwargs)
+        return obs, {**info, "action_mask": self._mask()}
 
-            def step(self, action: Any) -> Any:
-                obs, reward, terminated, truncated, info = self.env.step(action)
-                return obs, reward, terminated, truncated, {**info,
-                                                            "action_mask": self.env.get_wrapper_attr("action_masks")()}
-
-        return _MaskInInfo(env)
+    def step(self, action: Any) -> Any:
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        return obs, reward, terminated, truncated, {**info, "action_mask": self._mask()}
 
 
-def make_vec_env(args: Args) -> Any:
-    """The training envs. MaskablePPO asks every env for its mask before each step, one more round trip to every
-    subprocess per step; the masks come with the step's infos instead, and ``action_masks`` answers from them."""
-    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnvWrapper
+class MasksFromInfos(VecEnvWrapper):
+    """MaskablePPO asks every env for its mask before each step, one more round trip to every subprocess per
+    step; the masks come with the step's infos instead (``MaskInInfo``), and ``action_masks`` answers from them."""
 
-    class MasksFromInfos(VecEnvWrapper):
-        def reset(self) -> Any:
-            obs = self.venv.reset()
-            self.masks = [info["action_mask"] for info in self.venv.reset_infos]
-            return obs
+    def reset(self) -> Any:
+        obs = self.venv.reset()
+        self.masks = [info["action_mask"] for info in self.venv.reset_infos]
+        return obs
 
-        def step_wait(self) -> Any:
-            obs, rewards, dones, infos = self.venv.step_wait()
-            # an env that finished was reset at once: the mask of its next decision is in its reset info
-            self.masks = [(self.venv.reset_infos[i] if done else info)["action_mask"]
-                          for i, (done, info) in enumerate(zip(dones, infos, strict=True))]
-            return obs, rewards, dones, infos
+    def step_wait(self) -> Any:
+        obs, rewards, dones, infos = self.venv.step_wait()
+        # an env that finished was reset at once: the mask of its next decision is in its reset info
+        self.masks = [(self.venv.reset_infos[i] if done else info)["action_mask"]
+                      for i, (done, info) in enumerate(zip(dones, infos, strict=True))]
+        return obs, rewards, dones, infos
 
-        def env_method(self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any) -> Any:
-            if method_name == "action_masks" and not method_args and not method_kwargs:
-                return [self.masks[i] for i in self._get_indices(indices)]
-            return self.venv.env_method(method_name, *method_args, indices=indices, **method_kwargs)
+    def env_method(self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any) -> Any:
+        if method_name == "action_masks" and not method_args and not method_kwargs:
+            return [self.masks[i] for i in self._get_indices(indices)]
+        return self.venv.env_method(method_name, *method_args, indices=indices, **method_kwargs)
 
+
+def make_vec_env(args: Args) -> MasksFromInfos:
+    """The training envs, one subprocess each (in this process when there is one)."""
     thunks = [make_env(k, args) for k in range(args.num_envs)]
     venv = DummyVecEnv(thunks) if args.num_envs == 1 else SubprocVecEnv(thunks)
     return MasksFromInfos(venv)
 
 
 # ---------------------------------------------------------------------------- logging
-def make_logger(folder: Path) -> Any:
-    """SB3's logger writing TensorBoard events with SB3's keys renamed: ``train/`` -> ``losses/``,
-    ``rollout/`` and ``time/`` -> ``charts/`` (``eval/`` is ours)."""
-    from stable_baselines3.common.logger import Logger, TensorBoardOutputFormat
+SB3_RENAMES = {"train/": "losses/", "rollout/": "charts/", "time/": "charts/"}
 
-    renames = {"train/": "losses/", "rollout/": "charts/", "time/": "charts/"}
 
-    class RenamedTensorBoard(TensorBoardOutputFormat):
-        def write(self, key_values: dict, key_excluded: dict, step: int = 0) -> None:
-            def rename(key: str) -> str:
-                for old, new in renames.items():
-                    if key.startswith(old):
-                        return new + key[len(old):]
-                return key
+def _renamed(key: str) -> str:
+    for old, new in SB3_RENAMES.items():
+        if key.startswith(old):
+            return new + key[len(old):]
+    return key
 
-            super().write({rename(k): v for k, v in key_values.items()},
-                          {rename(k): v for k, v in key_excluded.items()}, step)
 
+class RenamedTensorBoard(TensorBoardOutputFormat):
+    """TensorBoard events with SB3's keys renamed by ``SB3_RENAMES`` (``eval/`` is ours)."""
+
+    def write(self, key_values: dict, key_excluded: dict, step: int = 0) -> None:
+        super().write({_renamed(k): v for k, v in key_values.items()},
+                      {_renamed(k): v for k, v in key_excluded.items()}, step)
+
+
+def make_logger(folder: Path) -> Logger:
+    """SB3's logger writing TensorBoard events: SB3's ``train/`` as ``losses/``, ``rollout/`` and ``time/`` as
+    ``charts/``."""
     folder.mkdir(parents=True, exist_ok=True)
     return Logger(str(folder), [RenamedTensorBoard(str(folder))])
 
@@ -324,8 +329,6 @@ class RunState:
 
 def evaluate_policy_file(path: Path, field: str, players: tuple[int, ...], deals: int, seed: int, workers: int,
                          progress: bool) -> Any:
-    from train.evaluate import evaluate
-
     return evaluate(f"ppo:{path}", field, players=players, deals=deals, seed=seed, workers=workers, progress=progress)
 
 
@@ -339,82 +342,100 @@ def eval_row(step: int, report: Any) -> dict[str, Any]:
     return row
 
 
-class SelfPlayCallback:
-    """Snapshots, evaluations, checkpoints and the progress bar, driven by the step count (built lazily so
-    that importing this module does not import SB3)."""
+class CtrlC:
+    """While active, Ctrl-C only records that it was pressed (a second press interrupts at once).
 
-    def __new__(cls, *a: Any, **k: Any) -> Any:
-        from stable_baselines3.common.callbacks import BaseCallback
-        from tqdm.auto import tqdm
+    A KeyboardInterrupt raised anywhere in the training loop can land in the middle of reading a subprocess's
+    reply, which leaves the pipe unreadable; the callback stops ``learn`` at the next step instead."""
 
-        class _Callback(BaseCallback):
-            def __init__(self, args: Args, run_dir: Path, state: RunState) -> None:
-                super().__init__()
-                self.args, self.run_dir, self.state = args, run_dir, state
-                self.bar: Any = None
-                self.started = time.perf_counter()
-                self.last_eval = ""
+    def __init__(self) -> None:
+        self.pressed = False
 
-            def _on_training_start(self) -> None:
-                self.bar = tqdm(total=self.args.total_timesteps, initial=self.num_timesteps, unit="step",
-                                desc="ppo", disable=not self.args.progress, dynamic_ncols=True)
+    def _handle(self, signum: int, frame: Any) -> None:
+        self.pressed = True
+        signal.signal(signal.SIGINT, self._previous)
 
-            @staticmethod
-            def _crossed(before: int, now: int, every: int) -> bool:
-                return every > 0 and now // every > before // every
+    def __enter__(self) -> CtrlC:
+        self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
 
-            def _on_step(self) -> bool:
-                before = self.num_timesteps - self.training_env.num_envs
-                now = self.num_timesteps
-                a = self.args
-                if self._crossed(before, now, a.snapshot_every):
-                    self.snapshot()
-                if self._crossed(before, now, a.eval_every):
-                    self.evaluate()
-                if self._crossed(before, now, a.checkpoint_every):
-                    self.checkpoint()
-                if self.bar is not None:
-                    self.bar.update(now - self.bar.n)
-                    buf = self.model.ep_info_buffer
-                    chips = f"{np.mean([e['r'] for e in buf]):+.2f}" if buf else "-"
-                    self.bar.set_postfix_str(f"chips/deal {chips}{self.last_eval}", refresh=False)
-                return True
+    def __exit__(self, *exc: object) -> None:
+        signal.signal(signal.SIGINT, self._previous)
 
-            def _on_training_end(self) -> None:
-                if self.bar is not None:
-                    self.bar.close()
 
-            def meta(self) -> dict[str, Any]:
-                return {"seed": self.args.seed, "players": list(self.args.players),
-                        "command": invocation()}
+class SelfPlayCallback(BaseCallback):
+    """Snapshots, evaluations, checkpoints and the progress bar, driven by the step count; stops ``learn`` when
+    ``ctrl_c`` was pressed."""
 
-            def snapshot(self) -> None:
-                folder = self.run_dir / "snapshots"
-                path = export_policy(self.model, folder / f"step_{self.num_timesteps:010d}.npz", self.meta())
-                self.state.snapshots = [*self.state.snapshots, str(path)][-self.args.max_snapshots:]
-                self.training_env.env_method("set_snapshots", self.state.snapshots)
-                self.logger.record("charts/pool_snapshots", len(self.state.snapshots))
+    def __init__(self, args: Args, run_dir: Path, state: RunState) -> None:
+        super().__init__()
+        self.args, self.run_dir, self.state = args, run_dir, state
+        self.ctrl_c: CtrlC | None = None
+        self.bar: Any = None
+        self.started = time.perf_counter()
+        self.last_eval = ""
 
-            def evaluate(self) -> None:
-                a = self.args
-                path = export_policy(self.model, self.run_dir / "eval_policy.npz", self.meta())
-                report = evaluate_policy_file(path, "heuristic", a.eval_players, a.eval_deals, a.seed + 1, 1, False)
-                row = eval_row(self.num_timesteps, report)
-                self.state.evals.append(row)
-                for t in report.tables:
-                    self.logger.record(f"eval/advantage_vs_heuristic_{t.players}p", t.advantage)
-                    self.logger.record(f"eval/chips_vs_heuristic_{t.players}p", t.candidate.chips)
-                    self.logger.record(f"eval/play_rate_{t.players}p", t.candidate.play_rate)
-                    self.logger.record(f"eval/bourre_rate_{t.players}p", t.candidate.bourre_rate_dealt)
-                self.logger.dump(self.num_timesteps)
-                first = report.tables[0]
-                self.last_eval = f", vs heuristic {first.players}p {first.advantage:+.3f}"
+    def _on_training_start(self) -> None:
+        self.bar = tqdm(total=self.args.total_timesteps, initial=self.num_timesteps, unit="step",
+                        desc="ppo", disable=not self.args.progress, dynamic_ncols=True)
 
-            def checkpoint(self) -> None:
-                save_checkpoint(self.model, self.run_dir, self.state, time.perf_counter() - self.started)
-                self.started = time.perf_counter()
+    @staticmethod
+    def _crossed(before: int, now: int, every: int) -> bool:
+        return every > 0 and now // every > before // every
 
-        return _Callback(*a, **k)
+    def _on_step(self) -> bool:
+        before = self.num_timesteps - self.training_env.num_envs
+        now = self.num_timesteps
+        a = self.args
+        if self._crossed(before, now, a.snapshot_every):
+            self.snapshot()
+        if self._crossed(before, now, a.eval_every):
+            self.evaluate()
+        if self._crossed(before, now, a.checkpoint_every):
+            self.checkpoint()
+        if self.bar is not None:
+            self.bar.update(now - self.bar.n)
+        return self.ctrl_c is None or not self.ctrl_c.pressed
+
+    def _on_rollout_end(self) -> None:
+        if self.bar is not None:  # once a rollout: the mean over the last deals is no per-step work
+            buf = self.model.ep_info_buffer
+            chips = f"{np.mean([e['r'] for e in buf]):+.2f}" if buf else "-"
+            self.bar.set_postfix_str(f"chips/deal {chips}{self.last_eval}", refresh=False)
+
+    def _on_training_end(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+    def meta(self) -> dict[str, Any]:
+        return {"seed": self.args.seed, "players": list(self.args.players),
+                "command": invocation()}
+
+    def snapshot(self) -> None:
+        folder = self.run_dir / "snapshots"
+        path = export_policy(self.model, folder / f"step_{self.num_timesteps:010d}.npz", self.meta())
+        self.state.snapshots = [*self.state.snapshots, str(path)][-self.args.max_snapshots:]
+        self.training_env.env_method("set_snapshots", self.state.snapshots)
+        self.logger.record("charts/pool_snapshots", len(self.state.snapshots))
+
+    def evaluate(self) -> None:
+        a = self.args
+        path = export_policy(self.model, self.run_dir / "eval_policy.npz", self.meta())
+        report = evaluate_policy_file(path, "heuristic", a.eval_players, a.eval_deals, a.seed + 1, 1, False)
+        row = eval_row(self.num_timesteps, report)
+        self.state.evals.append(row)
+        for t in report.tables:
+            self.logger.record(f"eval/advantage_vs_heuristic_{t.players}p", t.advantage)
+            self.logger.record(f"eval/chips_vs_heuristic_{t.players}p", t.candidate.chips)
+            self.logger.record(f"eval/play_rate_{t.players}p", t.candidate.play_rate)
+            self.logger.record(f"eval/bourre_rate_{t.players}p", t.candidate.bourre_rate_dealt)
+        self.logger.dump(self.num_timesteps)
+        first = report.tables[0]
+        self.last_eval = f", vs heuristic {first.players}p {first.advantage:+.3f}"
+
+    def checkpoint(self) -> None:
+        save_checkpoint(self.model, self.run_dir, self.state, time.perf_counter() - self.started)
+        self.started = time.perf_counter()
 
 
 def save_checkpoint(model: Any, run_dir: Path, state: RunState, seconds: float) -> None:
@@ -441,16 +462,13 @@ def resolve_resume(args: Args, given: set[str]) -> Args:
     return merged
 
 
-def build_model(args: Args, env: Any, run_dir: Path) -> Any:
-    import torch
-    from sb3_contrib import MaskablePPO
-
+def build_model(args: Args, env: Any, run_dir: Path) -> MaskablePPO:
     model = MaskablePPO(
         "MlpPolicy", env, learning_rate=args.learning_rate, n_steps=args.n_steps, batch_size=args.batch_size,
         n_epochs=args.n_epochs, gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip_range,
         ent_coef=args.ent_coef, vf_coef=args.vf_coef, max_grad_norm=args.max_grad_norm, target_kl=args.target_kl,
         policy_kwargs={"net_arch": {"pi": list(args.hidden), "vf": list(args.hidden)},
-                       "activation_fn": torch.nn.ReLU},
+                       "activation_fn": ACTIVATIONS[ACTIVATION]},
         seed=args.seed, device=args.device, verbose=0)
     model.set_logger(make_logger(run_dir / "tb"))
     return model
@@ -463,10 +481,6 @@ def run(args: Args, given: set[str] | None = None) -> Path:
     args.validate()
     run_dir = args.run_dir or Path("runs/ppo") / f"seed{args.seed}"
     args = dataclasses.replace(args, run_dir=run_dir)
-
-    import torch
-
-    from train.imitation import fit_policy, record_decisions
 
     torch.set_num_threads(args.torch_threads or min(4, os.cpu_count() or 1))
     # The masks already guarantee valid distributions; checking every one costs about a fifth of the update.
@@ -504,15 +518,14 @@ def run(args: Args, given: set[str] | None = None) -> Path:
         callback = SelfPlayCallback(args, run_dir, state)
         remaining = args.total_timesteps - state.num_timesteps
         if remaining > 0:
-            try:
+            with CtrlC() as ctrl_c:
+                callback.ctrl_c = ctrl_c
                 model.learn(remaining, callback=callback, reset_num_timesteps=not args.resume)
-            except KeyboardInterrupt:
-                if callback.bar is not None:
-                    callback.bar.close()
+            if ctrl_c.pressed:
                 save_checkpoint(model, run_dir, state, time.perf_counter() - callback.started)
                 print(f"\ninterrupted at step {model.num_timesteps:,}: checkpoint saved; continue with\n"
                       f"  bourre train --run-dir {shlex.quote(str(run_dir))} --resume", file=sys.stderr)
-                raise
+                raise KeyboardInterrupt
         save_checkpoint(model, run_dir, state, time.perf_counter() - callback.started)
         model_path = export_policy(model, run_dir / "model.npz", callback.meta())
     finally:
@@ -591,8 +604,6 @@ def write_report(args: Args, run_dir: Path, state: RunState, model_path: Path, c
 def parse_args(argv: list[str] | None = None) -> tuple[Args, set[str]]:
     """``Args`` from the command line (tyro; ``--help`` lists every field with its docstring) and the names of
     the fields the command line sets (for ``--resume``, which keeps the saved value of every other field)."""
-    import tyro
-
     argv = list(sys.argv[1:] if argv is None else argv)
     args = tyro.cli(Args, args=argv, description=__doc__.split("\n\n")[0])
     flags = {token.split("=", 1)[0] for token in argv if token.startswith("--")}
