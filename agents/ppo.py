@@ -13,6 +13,12 @@ and ``action.weight`` / ``action.bias``, plus ``meta``: a JSON string with ``for
 ``tanh``) and free-form provenance (the training command and seed). A missing, corrupt or
 wrong-shaped file raises ``ValueError`` saying what is wrong. Inference needs neither torch nor the
 training extras.
+
+``obs_size`` is the vector size of the observation version the policy was trained on
+(``bourre_env.observation.VERSION_SIZES``). Each version's layout is a prefix of the next, so a
+policy of an older version is given the first ``obs_size`` entries of today's observation: the
+shipped model was trained on version 1 (1145 entries) and does not see the fields version 2
+appended (the decision round and the variant rules).
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ import numpy as np
 
 from agents.base import Observation, legal_actions
 from bourre_env.core import NUM_ACTIONS
-from bourre_env.observation import OBS_SIZE
+from bourre_env.observation import VERSION_SIZES
 
 __all__ = ["PolicyWeights", "PPOAgent", "load_policy", "save_policy", "make_ppo", "SHIPPED_MODEL", "FORMAT"]
 
@@ -46,9 +52,16 @@ class PolicyWeights:
     activation: str
     meta: dict[str, Any]
 
+    @property
+    def obs_size(self) -> int:
+        """Observation entries the network reads (the first ones of the vector)."""
+        first = self.hidden[0][0] if self.hidden else self.action[0]
+        return int(first.shape[1])
+
     def logits(self, observations: np.ndarray) -> np.ndarray:
-        """Action logits for a ``(obs_size,)`` vector or an ``(n, obs_size)`` batch."""
-        x = np.asarray(observations, dtype=np.float32)
+        """Action logits for an observation vector or an ``(n, size)`` batch; entries past ``obs_size`` (fields
+        of a later observation version) are not read."""
+        x = np.asarray(observations, dtype=np.float32)[..., :self.obs_size]
         for weight, bias in self.hidden:
             x = x @ weight.T + bias
             x = np.maximum(x, 0.0, out=x) if self.activation == "relu" else np.tanh(x, out=x)
@@ -68,8 +81,11 @@ def save_policy(path: str | Path, weights: PolicyWeights) -> Path:
     path = Path(path)
     if path.suffix != ".npz":
         path = path.with_name(path.name + ".npz")
+    if weights.obs_size not in VERSION_SIZES.values():
+        raise ValueError(f"the network reads {weights.obs_size} observation entries; an observation version has "
+                         f"one of {sorted(VERSION_SIZES.values())}")
     path.parent.mkdir(parents=True, exist_ok=True)
-    meta = {**weights.meta, "format": FORMAT, "version": VERSION, "obs_size": OBS_SIZE,
+    meta = {**weights.meta, "format": FORMAT, "version": VERSION, "obs_size": weights.obs_size,
             "num_actions": NUM_ACTIONS, "activation": weights.activation}
     arrays = {name: np.ascontiguousarray(a, dtype=np.float32) for name, a in weights.arrays().items()}
     tmp = path.with_name(path.name + ".tmp.npz")
@@ -102,9 +118,10 @@ def load_policy(path: str | Path) -> PolicyWeights:
     activation = meta.get("activation")
     if activation not in _ACTIVATIONS:
         raise ValueError(f"{path}: activation {activation!r}, expected one of {_ACTIVATIONS}")
-    if meta.get("obs_size") != OBS_SIZE or meta.get("num_actions") != NUM_ACTIONS:
-        raise ValueError(f"{path}: made for observations of {meta.get('obs_size')} and {meta.get('num_actions')} "
-                         f"actions; this env has {OBS_SIZE} and {NUM_ACTIONS}")
+    obs_size = meta.get("obs_size")
+    if obs_size not in VERSION_SIZES.values() or meta.get("num_actions") != NUM_ACTIONS:
+        raise ValueError(f"{path}: made for observations of {obs_size} and {meta.get('num_actions')} actions; this "
+                         f"env has observations of {sorted(VERSION_SIZES.values())} (by version) and {NUM_ACTIONS}")
 
     def pair(prefix: str) -> tuple[np.ndarray, np.ndarray]:
         try:
@@ -124,7 +141,7 @@ def load_policy(path: str | Path) -> PolicyWeights:
     action = pair("action")
     if arrays:
         raise ValueError(f"{path}: unexpected entries {sorted(arrays)}")
-    width = OBS_SIZE
+    width = obs_size
     for k, (weight, _) in enumerate([*hidden, action]):
         if weight.shape[1] != width:
             raise ValueError(f"{path}: layer {k} takes {weight.shape[1]} inputs, the layer before gives {width}")

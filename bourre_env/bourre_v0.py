@@ -8,8 +8,8 @@ Import              ``import bourre_env; env = bourre_env.env(num_players=5)``
 Actions             ``Discrete(117)``, one flat space for the draw decision and trick play
 Parallel API        no (turn-based)
 Agents              ``player_0`` .. ``player_{n-1}``, seats in clockwise order, 2 to 8
-Observation shape   ``(1145,)`` float32, plus ``action_mask`` ``(117,)`` int8
-Observation values  [0, 1] except the pot fields (chips / 100)
+Observation shape   ``(1174,)`` float32, plus ``action_mask`` ``(117,)`` int8
+Observation values  [0, 1] except the pot fields (chips / 100) and the rules' chip counts
 =================== =====================================================================
 
 The rules are those of ``RULES.md`` (the ``standard`` game), with every option a keyword:
@@ -95,23 +95,24 @@ else passed. All use the same action space and observation.
 
 Phases
 ------
-One decision at a time, by the seat in ``to_act``; the observation's ``phase`` field and the
-seats' ``decision`` and ``discard_count`` fields tell the phases apart.
+One decision at a time, by the seat in ``to_act``; the observation's ``phase`` field (decisions /
+trick play) and its ``decision_round`` field name the phase.
 
 ================ ============== ========================================================
-phase            ``phase``      decision, legal actions
+phase            round          decision, legal actions
 ================ ============== ========================================================
-trump naming     pass-or-play   (``named_by_dealer``) the dealer, first, with ``trump`` all 0s:
+trump naming     trump naming   (``named_by_dealer``) the dealer, first, with ``trump`` all 0s:
                                 name trump (53..56: clubs, diamonds, hearts, spades)
-declaration      pass-or-play   (``two_rounds``, ``simultaneous``) the seat to act is pending: pass (52) or
+declaration      declaration    (``two_rounds``, ``simultaneous``) the seat to act is pending: pass (52) or
                                 declare play (53); a declared seat shows playing with no count
                                 (``simultaneous``: other seats show pending until the reveal)
-draw or pass     pass-or-play   the seat to act is pending: pass (52) or stay (53..116)
-draw             pass-or-play   (after a declaration round) the seat to act is playing with no
+draw or pass     draw or pass   the seat to act is pending: pass (52) or stay (53..116)
+draw             draw           (after a declaration round) the seat to act is playing with no
                                 discard count yet: stay (53..116), no pass
-second pass      pass-or-play   (``second_pass_ante``) after the draw, the seat to act is playing
-                                with its discard count announced: pass (52) or stay paying (53)
-trick play       trick play     a card (0..51)
+second pass      second pass    (``second_pass_ante``) after the draw, the seat to act is playing
+                                with its discard count announced: pass (52) or stay paying (53);
+                                ``stayed`` marks the seats that stayed
+trick play       (0s)           a card (0..51)
 ================ ============== ========================================================
 
 Actions
@@ -173,6 +174,13 @@ hand_size         1126    1 cards per hand / 6
 options           1127    4 must_trump_when_cannot_win; lead_trump_honors; tie divides; max_discard / 6
 deck_ranks        1131   13 1 for each rank in the deck (2 .. A): small decks lack some
 reshuffled        1144    1 1 if the stock ran out this deal and the discards were reshuffled into it
+decision_round    1145    5 trump naming / declaration / draw or pass / draw / second pass, one-hot
+stayed            1150    8 per relative seat: 1 if it stayed, paying, at the second chance to pass
+trump_rule        1158    4 trump card: dealer's / separate / separate, dealer may take / none, one-hot
+declare_rule      1162    3 pass or play declared: with the draw / own round / secret round, one-hot
+ante_rule         1165    3 play_ante chips; 1 if ante exemptions; 1 if the dealer antes for all
+entry_rule        1168    3 1 if playing needs a trump or a club; 1 if a second pass; its chips to stay
+penalty_rule      1171    3 1 if an illegal card is a renege; renege multiple of the pot; rake fraction
 =============== ====== ==== ============================================================
 
 Rewards
@@ -187,7 +195,10 @@ in them could leak hidden cards.
 
 Version history
 ---------------
-* v0: first release. Rule presets added without changing the spaces or the standard game.
+* v0: first release. Rule presets added without changing the action space or the standard game.
+  Observation version 2 (``bourre_env.observation.VERSION``) appended ``decision_round``,
+  ``stayed`` and the rule fields after the 1145 entries of version 1, which are unchanged: a
+  policy trained on version 1 reads the first 1145 entries (``agents.ppo`` does this itself).
 """
 
 from __future__ import annotations

@@ -7,6 +7,10 @@ relative to the observer: relative seat ``k`` is the player ``k`` places to the 
 left (0 is the observer). The layout is the same for every table size (8 seat slots, 6
 trick slots), so one policy can serve 2 to 8 players.
 
+The layout has a version (``VERSION``): version 2 appended the decision round, the seats that
+stayed at a second pass and the variant rules to version 1's 1145 entries, which did not
+change; ``VERSION_SIZES`` gives each version's size.
+
 Nothing hidden enters the vector: other players' hands, passed hands, the stock and other
 players' discards never do; the observer's own discards do (the observer saw them).
 """
@@ -64,7 +68,20 @@ FIELDS: tuple[Field, ...] = (
     Field("options", (4,), "must_trump_when_cannot_win; lead_trump_honors; tie divides; max_discard / 6"),
     Field("deck_ranks", (13,), "1 for each rank in the deck (2 .. A): small decks lack some"),
     Field("reshuffled", (1,), "1 if the stock ran out this deal and the discards were reshuffled into it"),
+    # Version 2 appended the fields below; the 1145 entries above are version 1's layout, unchanged.
+    Field("decision_round", (5,), "trump naming / declaration / draw or pass / draw / second pass, one-hot"),
+    Field("stayed", (S,), "per relative seat: 1 if it stayed, paying, at the second chance to pass"),
+    Field("trump_rule", (4,), "trump card: dealer's / separate / separate, dealer may take / none, one-hot"),
+    Field("declare_rule", (3,), "pass or play declared: with the draw / own round / secret round, one-hot"),
+    Field("ante_rule", (3,), "play_ante chips; 1 if ante exemptions; 1 if the dealer antes for all"),
+    Field("entry_rule", (3,), "1 if playing needs a trump or a club; 1 if a second pass; its chips to stay"),
+    Field("penalty_rule", (3,), "1 if an illegal card is a renege; renege multiple of the pot; rake fraction"),
 )
+VERSION = 2
+"""Observation layout version: 1 had the first 1145 entries; 2 appended ``decision_round`` and the rest."""
+VERSION_SIZES = {1: 1145, 2: sum(f.size for f in FIELDS)}
+"""Vector size of each version; every version's layout is a prefix of the next, so a policy trained on an older
+version reads the first ``VERSION_SIZES[v]`` entries of today's vector."""
 
 
 def _offsets() -> dict[str, int]:
@@ -104,6 +121,37 @@ O_HAND_SIZE = OFFSETS["hand_size"]
 O_OPTIONS = OFFSETS["options"]
 O_DECK_RANKS = OFFSETS["deck_ranks"]
 O_RESHUFFLED = OFFSETS["reshuffled"]
+O_ROUND = OFFSETS["decision_round"]
+O_STAYED = OFFSETS["stayed"]
+O_TRUMP_RULE = OFFSETS["trump_rule"]
+O_DECLARE_RULE = OFFSETS["declare_rule"]
+O_ANTE_RULE = OFFSETS["ante_rule"]
+O_ENTRY_RULE = OFFSETS["entry_rule"]
+O_PENALTY_RULE = OFFSETS["penalty_rule"]
+
+ROUND_NAME_TRUMP = 0
+ROUND_DECLARE = 1
+ROUND_DRAW_OR_PASS = 2
+ROUND_DRAW = 3
+ROUND_SECOND_PASS = 4
+ROUND_NAMES = ("trump naming", "declaration", "draw or pass", "draw", "second pass")
+"""The ``decision_round`` slots, in order (the round names of the env docstring's Phases table)."""
+
+
+@njit(cache=True)
+def decision_round(s: np.ndarray, p: np.ndarray) -> int:
+    """Which decision round is under way (``ROUND_*``), or -1 in trick play and after the deal."""
+    phase = s[core.S_PHASE]
+    if phase == core.NAME_TRUMP:
+        return ROUND_NAME_TRUMP
+    if phase == core.DECLARE:
+        return ROUND_DECLARE
+    if phase == core.DECIDE:
+        # after a declaration round only the players who declared play are left to draw, and none may pass
+        return ROUND_DRAW_OR_PASS if p[core.P_DECLARATION] == core.DECLARATION_WITH_DRAW else ROUND_DRAW
+    if phase == core.SECOND_PASS:
+        return ROUND_SECOND_PASS
+    return -1
 
 
 @njit(cache=True)
@@ -174,6 +222,24 @@ def encode(s: np.ndarray, p: np.ndarray, seat: int, out: np.ndarray) -> None:
             out[O_DECK_RANKS + r] = 1.0
     if s[core.S_RESHUFFLES] > 0:
         out[O_RESHUFFLED] = 1.0
+    round_ = decision_round(s, p)
+    if round_ >= 0:
+        out[O_ROUND + round_] = 1.0
+    for q in range(n):
+        if (s[core.S_STAYED] >> q) & 1:
+            out[O_STAYED + (q - seat) % n] = 1.0
+    out[O_TRUMP_RULE + p[core.P_TRUMP_CARD]] = 1.0
+    out[O_DECLARE_RULE + p[core.P_DECLARATION]] = 1.0
+    out[O_ANTE_RULE] = p[core.P_PLAY_ANTE]
+    out[O_ANTE_RULE + 1] = p[core.P_ANTE_EXEMPTIONS]
+    out[O_ANTE_RULE + 2] = p[core.P_DEALER_ANTES]
+    out[O_ENTRY_RULE] = 1.0 if p[core.P_ENTRY] == core.ENTRY_TRUMP_OR_CLUB else 0.0
+    if p[core.P_SECOND_PASS] >= 0:
+        out[O_ENTRY_RULE + 1] = 1.0
+        out[O_ENTRY_RULE + 2] = p[core.P_SECOND_PASS]
+    out[O_PENALTY_RULE] = p[core.P_RENEGE]
+    out[O_PENALTY_RULE + 1] = p[core.P_RENEGE_MULT]
+    out[O_PENALTY_RULE + 2] = p[core.P_RAKE_NUM] / p[core.P_RAKE_DEN]
 
 
 @njit(cache=True)

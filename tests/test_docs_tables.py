@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pytest
 
 import bourre_env
 from bourre_env import bourre_v0 as env_module
@@ -102,3 +103,117 @@ def test_phase_table_names_the_actions_of_each_phase() -> None:
     assert f"a card (0..{core.NUM_CARDS - 1})" in body
     assert f"pass ({core.PASS}) or stay paying ({core.SECOND_STAY})" in body
     assert f"name trump ({core.NAME_TRUMP_BASE}..{core.NAME_TRUMP_BASE + 3}: clubs, diamonds, hearts, spades)" in body
+
+
+def _phase_rounds() -> dict[str, str]:
+    """Phase name -> the ``decision_round`` slot the Phases table gives it ("(0s)" for none)."""
+    lines = _doc_rows("Phases")
+    lines = lines[: lines.index("Actions")]
+    borders = [i for i, line in enumerate(lines) if line.startswith("=")]
+    lines = lines[borders[0]: borders[-1]]  # the table, header included
+    border = lines[0]
+    first_width, second_width = (len(column) + 1 for column in border.split()[:2])
+    rows = {}
+    for line in lines:
+        if line[:1].strip() and not line.startswith("=") and not line.startswith("phase "):
+            rows[line[:first_width].strip()] = line[first_width:first_width + second_width].strip()
+    return rows
+
+
+def test_phase_table_rounds_are_the_encoder_slots() -> None:
+    rounds = _phase_rounds()
+    assert [r for r in rounds.values() if r != "(0s)"] == list(observation.ROUND_NAMES)
+    assert rounds["trick play"] == "(0s)"
+
+
+def _round_name(fields: dict[str, np.ndarray]) -> str:
+    slots = np.flatnonzero(fields["decision_round"]).tolist()
+    assert len(slots) <= 1
+    return observation.ROUND_NAMES[slots[0]] if slots else "trick play"
+
+
+def _round_consistent_with_mask(round_name: str, mask: np.ndarray, decision: np.ndarray,
+                                discard_count: np.ndarray) -> bool:
+    """What the Phases table says of a round: who acts (the acting seat's decision and count) and its actions."""
+    legal = set(np.flatnonzero(mask).tolist())
+    pending, playing, counted = decision[0] == 1, decision[2] == 1, discard_count.any()
+    if round_name == "trump naming":
+        return legal == set(range(core.NAME_TRUMP_BASE, core.NAME_TRUMP_BASE + 4))
+    if round_name == "declaration":
+        return pending and legal <= {core.PASS, core.DECLARE_PLAY}
+    if round_name == "draw or pass":
+        return pending and legal <= set(range(core.PASS, core.NUM_ACTIONS))
+    if round_name == "draw":
+        return playing and not counted and legal <= set(range(core.STAY_BASE, core.NUM_ACTIONS))
+    if round_name == "second pass":
+        return playing and bool(counted) and legal == {core.PASS, core.SECOND_STAY}
+    return legal <= set(range(core.NUM_CARDS))  # trick play
+
+
+@pytest.mark.parametrize("name", sorted(rules.presets))
+def test_decision_round_matches_each_decision(name: str) -> None:
+    """In random games of every preset, the acting seat's ``decision_round`` is the documented round."""
+    seen = set()
+    for seed in range(6):
+        e = bourre_env.raw_env(rules=name, num_players=3 + seed % 4)
+        e.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        for _agent in e.agent_iter():
+            obs, _, term, trunc, _ = e.last()
+            if term or trunc:
+                e.step(None)
+                continue
+            fields = observation.as_dict(obs["observation"])
+            round_name = _round_name(fields)
+            assert (fields["phase"].tolist() == [0, 1]) == (round_name == "trick play")
+            assert _round_consistent_with_mask(round_name, obs["action_mask"], fields["decision"][0],
+                                               fields["discard_count"][0]), (name, round_name)
+            seen.add(round_name)
+            e.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    expected = {"trick play", "draw or pass" if rules.presets[name].declaration == "with_draw" else "declaration"}
+    assert expected <= seen
+
+
+def test_rule_fields_encode_each_preset() -> None:
+    for name, preset in rules.presets.items():
+        e = bourre_env.raw_env(rules=name, num_players=5)
+        e.reset(seed=0)
+        obs = observation.as_dict(e.observe("player_0")["observation"])
+        trump_cards = ["dealer", "separate", "separate_dealer_may_take", "named_by_dealer"]
+        assert np.flatnonzero(obs["trump_rule"]).tolist() == [trump_cards.index(preset.trump_card)], name
+        declarations = ["with_draw", "two_rounds", "simultaneous"]
+        assert np.flatnonzero(obs["declare_rule"]).tolist() == [declarations.index(preset.declaration)], name
+        assert obs["ante_rule"].tolist() == [preset.play_ante, preset.ante_exemptions, preset.ante_payer == "dealer"]
+        second = preset.second_pass_ante
+        assert obs["entry_rule"].tolist() == [preset.entry_requirement == "trump_or_club", second is not None,
+                                              second or 0], name
+        assert obs["penalty_rule"].tolist() == [0, preset.renege_multiple, 0], name
+    e = bourre_env.raw_env(illegal_action="renege", rake=0.25)
+    e.reset(seed=0)
+    assert observation.as_dict(e.observe("player_0")["observation"])["penalty_rule"].tolist() == [1, 1, 0.25]
+
+
+def test_stayed_marks_the_seats_that_paid_to_stay() -> None:
+    e = bourre_env.raw_env(rules="four_card", num_players=4)
+    for seed in range(40):
+        e.reset(seed=seed, options={"dealer": 3})
+        rng = np.random.default_rng(seed)
+        stayed: list[int] = []
+        while e.agents:
+            agent = e.agent_selection
+            obs, _, term, trunc, _ = e.last()
+            if term or trunc:
+                e.step(None)
+                continue
+            fields = observation.as_dict(obs["observation"])
+            seat = int(agent.split("_")[1])
+            assert sorted((seat + k) % 4 for k in np.flatnonzero(fields["stayed"])) == sorted(stayed)
+            if _round_name(fields) == "second pass":
+                action = core.SECOND_STAY
+                stayed.append(seat)
+            else:
+                action = int(rng.choice(np.flatnonzero(obs["action_mask"])))
+            e.step(action)
+        if len(stayed) >= 2:
+            return
+    raise AssertionError("no four_card deal with two players staying at the second pass in 40 seeds")

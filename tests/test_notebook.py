@@ -9,6 +9,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from bourre_env.observation import OBS_SIZE
+
 NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "quickstart.ipynb"
 PREFIX_MARK = "kernel sys.prefix: "
 
@@ -38,7 +40,7 @@ def test_notebook_runs(monkeypatch: pytest.MonkeyPatch) -> None:
                      if output.output_type == "stream")
     assert f"{PREFIX_MARK}{sys.prefix}" in text, "the python3 kernel is not this interpreter's environment"
     assert "deals per evaluation: 20" in text
-    assert "observation: (1145,) float32" in text
+    assert f"observation: ({OBS_SIZE},) float32" in text
     assert "chips won or lost:" in text
     for pairing in ("heuristic vs random", "ppo vs heuristic", "ppo vs random"):
         assert f"{pairing}, 5 players, 20 deals: advantage " in text, pairing

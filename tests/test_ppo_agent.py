@@ -12,13 +12,13 @@ import agents
 import bourre_env
 from agents.ppo import SHIPPED_MODEL, PolicyWeights, load_policy, save_policy
 from bourre_env.core import NUM_ACTIONS
-from bourre_env.observation import OBS_SIZE
+from bourre_env.observation import OBS_SIZE, VERSION_SIZES
 from bourre_env.rules import presets
 
 
-def tiny_policy(seed: int = 0, width: int = 16) -> PolicyWeights:
+def tiny_policy(seed: int = 0, width: int = 16, obs_size: int = OBS_SIZE) -> PolicyWeights:
     rng = np.random.default_rng(seed)
-    hidden = ((rng.normal(size=(width, OBS_SIZE)).astype(np.float32), np.zeros(width, np.float32)),)
+    hidden = ((rng.normal(size=(width, obs_size)).astype(np.float32), np.zeros(width, np.float32)),)
     action = (rng.normal(size=(NUM_ACTIONS, width)).astype(np.float32), np.zeros(NUM_ACTIONS, np.float32))
     return PolicyWeights(hidden, action, "relu", {"note": "test"})
 
@@ -71,6 +71,21 @@ def test_policy_file_round_trip_and_load_by_path(tmp_path: Path) -> None:
     assert play_deals([agent] * 4, 4, deals=3, seed=0) > 0
     sampler = agents.PPOAgent(path, seed=5, sample=True)
     assert play_deals([sampler] * 4, 4, deals=3, seed=0) > 0
+
+
+def test_older_observation_version_reads_its_prefix(tmp_path: Path) -> None:
+    """A version-1 policy (the shipped one) sees only the first 1145 entries; later fields cannot move it."""
+    assert load_policy(SHIPPED_MODEL).obs_size == VERSION_SIZES[1] == 1145
+    weights = load_policy(save_policy(tmp_path / "v1", tiny_policy(obs_size=VERSION_SIZES[1])))
+    assert weights.meta["obs_size"] == 1145
+    obs = np.random.default_rng(1).random((3, OBS_SIZE)).astype(np.float32)
+    changed = obs.copy()
+    changed[:, VERSION_SIZES[1]:] += 1.0
+    np.testing.assert_array_equal(weights.logits(obs), weights.logits(changed))
+    assert not np.array_equal(weights.logits(obs), weights.logits(changed[:, ::-1]))
+    assert play_deals([agents.PPOAgent(weights)] * 4, 4, deals=2, seed=0, rules="four_card") > 0
+    with pytest.raises(ValueError, match="reads 1000 observation entries"):
+        save_policy(tmp_path / "odd", tiny_policy(obs_size=1000))
 
 
 def test_argmax_is_the_most_probable_legal_action(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from gymnasium.utils.env_checker import check_env
 import agents
 import bourre_env
 from agents.random_agent import RandomAgent
+from bourre_env.observation import OBS_SIZE
 from bourre_env.single_agent import BourreSingleAgentEnv
 
 
@@ -214,7 +215,7 @@ def test_check_env() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "wrapped env" and "Box maximum is infinity" (the pot fields are unbounded)
         check_env(_LegalActions(env), skip_render_check=True)
-    assert isinstance(env.observation_space, spaces.Box) and env.observation_space.shape == (1145,)
+    assert isinstance(env.observation_space, spaces.Box) and env.observation_space.shape == (OBS_SIZE,)
     env = BourreSingleAgentEnv(RandomAgent(0), num_players=4, render_mode="ansi")
     env.reset(seed=0)
     assert isinstance(env.render(), str)
@@ -231,7 +232,7 @@ def test_subproc_vec_env() -> None:
     try:
         venv.seed(0)
         obs = venv.reset()
-        assert obs.shape == (2, 1145)
+        assert obs.shape == (2, OBS_SIZE)
         rng = np.random.default_rng(0)
         dones = 0
         for _ in range(40):
