@@ -71,6 +71,12 @@ FACE_DEAD = 1  # public and out of play: discarded by the dealer, or a separate 
 FACE_PLAYED = 2
 FACE_NONE = 3  # no card is turned (the dealer names trump); ``S_FACE`` is then -1
 
+# how a playing seat's deal ended (bits of ``S_OUTCOME``, written by the settlement)
+OUTCOME_WON = 1  # alone with the most tricks, and took the pot (a reneging top scorer forfeits it)
+OUTCOME_TIED = 2  # tied for the most tricks: the pot was divided or carried
+OUTCOME_BOURRE = 4  # played and took no trick
+OUTCOME_RENEGED = 8
+
 # ---------------------------------------------------------------- params layout
 P_NUM_PLAYERS = 0
 P_HAND_SIZE = 1
@@ -161,7 +167,8 @@ S_CINCH_SEARCHES = S_CINCH_VAL + 1  # searches run this episode (statistics)
 S_CINCH_NODES = S_CINCH_SEARCHES + 1  # search nodes visited this episode (statistics)
 S_KNOWN_OUT = S_CINCH_NODES + 1  # [MAX_PLAYERS] own discards each player knows are out of play (not reshuffled)
 S_RESHUFFLES = S_KNOWN_OUT + MAX_PLAYERS  # times the stock ran out and was rebuilt this deal (public)
-STATE_SIZE = S_RESHUFFLES + 1
+S_OUTCOME = S_RESHUFFLES + 1  # [MAX_PLAYERS] OUTCOME_* bits of each seat, set when the deal is settled
+STATE_SIZE = S_OUTCOME + MAX_PLAYERS
 
 ACE = 12
 KING = 11
@@ -341,6 +348,7 @@ def _deal(s: np.ndarray, p: np.ndarray, deck: np.ndarray, rng: int) -> None:
         s[S_REWARD + q] = 0
         s[S_DISCARDS + q] = 0
         s[S_KNOWN_OUT + q] = 0
+        s[S_OUTCOME + q] = 0
     _collect_antes(s, p)
     for i in range(n * h):
         q = (dealer + 1 + i) % n
@@ -911,6 +919,14 @@ def _settle(s: np.ndarray, p: np.ndarray) -> None:
         if s[S_DECISION + q] == PLAYING and s[S_TRICKS + q] == most:
             n_most += 1
     dealer = s[S_DEALER]
+    for q in range(n):
+        if s[S_DECISION + q] == PLAYING:
+            outcome = OUTCOME_BOURRE if s[S_TRICKS + q] == 0 else 0
+            if s[S_RENEGED + q] == 1:
+                outcome |= OUTCOME_RENEGED
+            if s[S_TRICKS + q] == most:
+                outcome |= OUTCOME_TIED if n_most > 1 else (0 if s[S_RENEGED + q] == 1 else OUTCOME_WON)
+            s[S_OUTCOME + q] = outcome
     if n_most == 1:
         for q in range(n):
             # a renege forfeits the pot, which then stays

@@ -131,3 +131,44 @@ def test_batch_random_play_conserves_chips() -> None:
         assert sorted(card_locations(g.states[b], g.rules)) == deck
     # over whole episodes the chips paid equal what the pots still hold at the end of each row's episode
     assert g.states[:, core.S_CINCH_ABORTS].sum() == 0
+
+
+@pytest.mark.parametrize("rules", SETTINGS, ids=repr)
+def test_settled_outcomes_agree_with_tricks_and_chips(rules: Rules) -> None:
+    """``S_OUTCOME``: the seat alone with the most tricks takes the pot (unless it reneged), seats tied for the
+    most are marked tied, a playing seat without a trick is bourré; a bourré or reneging seat loses chips in the
+    deal."""
+    rng = np.random.default_rng(12)
+    p = rules.params()
+    n = rules.num_players
+    mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
+    seen = 0
+    for _ in range(30):
+        s = core.new_state()
+        core.start_episode(s, p, rng.permutation(np.asarray(rules.deck_cards(), dtype=np.int64)),
+                           int(rng.integers(n)), 0, int(rng.integers(2**62)))
+        while s[core.S_PHASE] != core.GAME_OVER:
+            if s[core.S_PHASE] == core.DEAL_OVER:
+                core.next_deal(s, p, rng.permutation(np.asarray(rules.deck_cards(), dtype=np.int64)),
+                               int(rng.integers(2**62)))
+            core.legal_actions(s, p, mask)
+            assert core.step(s, p, int(rng.choice(np.flatnonzero(mask))))
+            if s[core.S_PHASE] not in (core.DEAL_OVER, core.GAME_OVER):
+                continue
+            seen += 1
+            playing = [q for q in range(n) if s[core.S_DECISION + q] == core.PLAYING]
+            tricks = {q: int(s[core.S_TRICKS + q]) for q in playing}
+            top = [q for q in playing if tricks[q] == max(tricks.values())]
+            for q in range(n):
+                outcome = int(s[core.S_OUTCOME + q])
+                reneged = bool(s[core.S_RENEGED + q])
+                if q not in playing:
+                    assert outcome == 0
+                    continue
+                assert bool(outcome & core.OUTCOME_WON) == (top == [q] and not reneged)
+                assert bool(outcome & core.OUTCOME_TIED) == (q in top and len(top) > 1)
+                assert bool(outcome & core.OUTCOME_BOURRE) == (tricks[q] == 0)
+                assert bool(outcome & core.OUTCOME_RENEGED) == reneged
+                if outcome & (core.OUTCOME_BOURRE | core.OUTCOME_RENEGED):
+                    assert s[core.S_REWARD + q] < 0
+    assert seen >= 30

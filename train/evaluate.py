@@ -126,16 +126,10 @@ def seat_outcomes(state: np.ndarray, num_players: int) -> np.ndarray:
     """``(N, 6)`` int64 rows (chips, played, tricks, won pot, tied for most, bourré) of a settled deal."""
     seats = np.arange(num_players)
     played = state[core.S_DECISION + seats] == core.PLAYING
-    tricks = state[core.S_TRICKS + seats]
-    reneged = state[core.S_RENEGED + seats] != 0
-    # The dealer must play when everyone else passed, so at least one seat played.
-    most = tricks[played].max()
-    at_most = played & (tricks == most)
-    alone = int(at_most.sum()) == 1
-    won = at_most & ~reneged & alone  # a reneging top scorer forfeits the pot (it stays)
-    tied = at_most & (not alone)
-    bourre = played & (tricks == 0)
-    return np.stack([state[core.S_REWARD + seats], played, tricks, won, tied, bourre], axis=1).astype(np.int64)
+    outcome = state[core.S_OUTCOME + seats]
+    won, tied, bourre = ((outcome & flag) != 0 for flag in (core.OUTCOME_WON, core.OUTCOME_TIED, core.OUTCOME_BOURRE))
+    return np.stack([state[core.S_REWARD + seats], played, state[core.S_TRICKS + seats], won, tied, bourre],
+                    axis=1).astype(np.int64)
 
 
 def play_deal(env: Any, table: Sequence[Agent], deals: Deals, k: int) -> np.ndarray:
