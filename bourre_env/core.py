@@ -167,7 +167,11 @@ ACE = 12
 KING = 11
 QUEEN = 10
 SUIT_MASK0 = (1 << 13) - 1  # clubs; shift by 13 * suit
+ALL_CARDS = (1 << NUM_CARDS) - 1
+_NOT_TOP_RANK = ALL_CARDS & ~sum(1 << (13 * suit + 12) for suit in range(4))  # every card but the aces
+_NOT_BOTTOM_RANK = ALL_CARDS & ~sum(1 << (13 * suit) for suit in range(4))  # every card but the twos
 NUM_PROBE_POLICIES = 8  # orderings tried as single-path probes before the exhaustive cinch search
+NUM_FAST_PROBES = 8  # of those, the ones first tried by the in-place probe (``_probe``)
 
 
 def make_params(rules: Rules) -> np.ndarray:
@@ -1097,6 +1101,8 @@ def _cinch_uncached(s: np.ndarray, p: np.ndarray, seat: int) -> bool:
         others |= face_bit(s)
     if sure_tricks(hand, s[row: row + MAX_PLAYERS], s[S_LEADER], n, seat, s[S_LED], trump, others) >= need:
         return True
+    if _probes_refute(s, p, seat, pool, need):
+        return False
     return not _cinch_search(s, p, seat, pool, need)
 
 
@@ -1134,6 +1140,213 @@ def sure_tricks(hand: int, trick: np.ndarray, leader: int, n: int, me: int, led:
         if safe:
             bound += 1
     return bound
+
+
+# ---------------------------------------------------------------- fast probes
+# ``_cinch_search`` first runs ``NUM_PROBE_POLICIES`` single-path rounds (no discrepancy) and nearly
+# always stops in the first: a counterexample lies on the path its move ordering takes first (about
+# 98% of searches at 5 players, 93% at 7). Its generic machinery (a frame per play, full option
+# lists sorted at each node) costs most of the time of a random decision; ``_probe`` walks the same
+# single path in place, picking each play as the first of the sorted list would be, and gives up
+# where the round would leave its first path. Only when every probe gives up does the full search run.
+#
+# Why a successful probe gives the search's answer (no cinch): the probe's path lies in the search's
+# tree. At each node it applies the same tests in the same order (trick resolution, ``need`` reached,
+# early success under Hall's condition, the sound prune) and picks a play from the same option set
+# (``_options``'s candidates: the ordering policy changes only their order, never the set) under the
+# same consistency checks, and it succeeds only where the search itself returns "found". So the tree
+# holds a counterexample leaf. Every round of ``_cinch_search`` then reports a counterexample or is
+# cut: a round only answers "none" (0) after exhausting the tree, which would have reached that leaf
+# (or another counterexample first), and running out of budget is also reported as no cinch. So
+# ``_cinch_search`` returns True whatever path its rounds take, and ``has_cinch`` False, as here.
+# A probe that gives up proves nothing: the full search runs, unchanged, from its own start.
+
+
+@njit(cache=True)
+def _probes_refute(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int) -> bool:
+    """True if one of the single-path probes (policies ``0 .. NUM_FAST_PROBES - 1``) finds a counterexample."""
+    w = np.empty((4, MAX_PLAYERS), dtype=np.int64)  # per seat: trick card, hand count, forbidden, known held
+    for policy in range(NUM_FAST_PROBES):
+        if _probe(s, p, me, pool, need, policy, w):
+            return True
+    return False
+
+
+@njit(cache=True)
+def _probe(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, policy: int, w: np.ndarray) -> bool:
+    """The first path of ``_search_round(max_disc=0, policy)``, in place: True where it ends in a counterexample.
+
+    Mirrors ``_search_round`` line for line (node tests, then the play ``_options`` would sort first,
+    then the consistency checks); False wherever the round would backtrack from this path.
+    """
+    n = _n(p)
+    trick = w[0]
+    count = w[1]
+    forbid = w[2]
+    known = w[3]
+    t = s[S_TRICK_NO]
+    row = S_TRICK_CARDS + t * MAX_PLAYERS
+    active = 0  # bitmask of the playing seats
+    nactive = 0
+    for q in range(MAX_PLAYERS):
+        trick[q] = s[row + q] if q < n else -1
+        count[q] = 0
+        forbid[q] = 0
+        known[q] = 0
+    for q in range(n):
+        if s[S_DECISION + q] == PLAYING:
+            active |= 1 << q
+            nactive += 1
+            if q != me:
+                count[q] = popcount(s[S_HAND + q])
+    if _face_held_by_other(s, me):
+        known[s[S_DEALER]] = face_bit(s)
+    gone = _gone_for(s, p, me)
+    hand = s[S_HAND + me]
+    mine = 0
+    leader = s[S_LEADER]
+    nplayed = s[S_NPLAYED]
+    seat = s[S_CUR]
+    led = s[S_LED]
+    trump = s[S_TRUMP]
+    h = p[P_HAND_SIZE]
+    must_trump = p[P_MUST_TRUMP] == 1
+    lead_honors = p[P_LEAD_HONORS] == 1
+    depth = 0
+    while True:
+        if nplayed == nactive:
+            winner = trick_winner(trick, leader, n, trump)
+            if winner == me:
+                mine += 1
+            if mine >= need:
+                return False
+            if t + 1 == h:
+                return True
+            trick[:] = -1
+            leader = winner
+            nplayed = 0
+            seat = winner
+            led = -1
+            t += 1
+        if mine + popcount(hand) + (1 if trick[me] >= 0 else 0) < need and _hands_completable(
+                pool, count, forbid, known, n, me):
+            return True
+        others = pool
+        for q in range(n):
+            others |= known[q]
+        # the search's sound prune; ``sure_tricks`` counts at most our trumps and our card in this trick,
+        # so it is skipped when those cannot reach ``need``
+        if (mine + popcount(hand & suit_mask(trump)) + (1 if trick[me] >= 0 else 0) >= need
+                and mine + sure_tricks(hand, trick, leader, n, me, led, trump, others) >= need) or (
+                nplayed == 0 and seat == me and mine + popcount(hand) >= need
+                and _all_sure_leads(hand, others, trump)):
+            return False
+        leading = nplayed == 0
+        best_led, best_trump = _bests(trick, n, led, trump)
+        if seat == me:
+            if leading:
+                options = hand
+                if lead_honors and (hand & honors_mask(trump)):
+                    options = hand & honors_mask(trump)
+            else:
+                options = ordinary_legal(hand, led, best_led, best_trump, trump, must_trump)
+            c = _strongest(options, trump)
+            hand &= ~_bit(c)
+        else:
+            kn = known[seat]
+            free = count[seat] - popcount(kn)
+            allowed = pool & ~forbid[seat] if free > 0 else np.int64(0)
+            cand = kn | _run_representatives(allowed, pool | gone | kn, hand)
+            mine_winning = trick[me] >= 0 and not leading and trick_winner(trick, leader, n, trump) == me
+            c = _first_option(cand, pool, trick[me] >= 0, mine_winning, leading, led, best_led, best_trump, trump,
+                              must_trump, lead_honors, policy, depth)
+            if c < 0:
+                return False
+            extra = _forbidden_after(c, leading, led, best_led, best_trump, trump, must_trump, lead_honors)
+            if (kn & ~_bit(c)) & extra:
+                return False
+            free_after = count[seat] - popcount(kn) - (0 if (kn >> c) & 1 else 1)
+            new_pool = pool & ~_bit(c)
+            new_forbid = forbid[seat] | extra
+            if popcount(new_pool & ~new_forbid) < free_after:
+                return False
+            pool = new_pool
+            forbid[seat] = new_forbid
+            known[seat] = kn & ~_bit(c)
+            count[seat] -= 1
+        trick[seat] = c
+        nplayed += 1
+        if leading:
+            led = c // 13
+        seat = _next_in(active, n, seat)
+        depth += 1
+
+
+@njit(cache=True)
+def _next_in(active: int, n: int, seat: int) -> int:
+    """The next seat clockwise after ``seat`` in the bitmask ``active`` (``next_active_arr`` on a bitmask)."""
+    for k in range(1, n + 1):
+        q = (seat + k) % n
+        if (active >> q) & 1:
+            return q
+    return -1
+
+
+@njit(cache=True)
+def _strongest(options: int, trump: int) -> int:
+    """The play ``_options`` sorts first for ``me``: greatest ``_strength``, the lowest card id among equals."""
+    trumps = options & suit_mask(trump)
+    if trumps:
+        return highest_card(trumps)
+    best = -1
+    for suit in range(4):
+        x = options & suit_mask(suit)
+        if x:
+            c = highest_card(x)
+            if best < 0 or c % 13 > best % 13:
+                best = c
+    return best
+
+
+@njit(cache=True)
+def _first_option(cand: int, pool: int, mine_played: bool, mine_winning: bool, leading: bool, led: int,
+                  best_led: int, best_trump: int, trump: int, must_trump: bool, lead_honors: bool, policy: int,
+                  depth: int) -> int:
+    """The opponent's play ``_options`` sorts first (least key, the lowest card id among equals); -1 if none.
+
+    The keys are ``_options``'s, computed the same way for each candidate of ``cand``.
+    """
+    best = -1
+    best_key = 0
+    while cand:
+        c = lowest_card(cand)
+        cand &= cand - 1
+        extra = _forbidden_after(c, leading, led, best_led, best_trump, trump, must_trump, lead_honors)
+        beats = leading or _beats(c, led, best_led, best_trump, trump)
+        key = 64 * popcount(extra & pool) if policy != 1 or beats else 0
+        if not mine_played and beats:
+            key -= _strength(c, trump)
+        else:
+            key += _strength(c, trump)
+            if mine_winning and beats:
+                key -= 100000
+        if policy >= 2:
+            key = _mix(policy * 1000003 + depth * 101 + c) % 4096
+            if mine_winning and beats:
+                key -= 100000
+        if best < 0 or key < best_key:
+            best = c
+            best_key = key
+    return best
+
+
+@njit(cache=True)
+def _gone_for(s: np.ndarray, p: np.ndarray, me: int) -> int:
+    """Cards ``me`` knows are out of every hand: played, absent from the deck, own known discards, a dead face card."""
+    gone = s[S_PLAYED] | ~p[P_DECK_MASK] | s[S_KNOWN_OUT + me]
+    if s[S_FACE_STATE] == FACE_DEAD or (s[S_FACE_STATE] == FACE_IN_HAND and s[S_DECISION + s[S_DEALER]] == PASSED):
+        gone |= face_bit(s)
+    return gone
 
 
 @njit(cache=True)
@@ -1333,22 +1546,30 @@ def _search_round(fs: np.ndarray, trick: np.ndarray, count: np.ndarray, forbid: 
 @njit(cache=True)
 def _hands_completable(pool: int, count: np.ndarray, forbid: np.ndarray, known: np.ndarray, n: int, me: int) -> bool:
     """Hall's condition: every set of opponents can fill its free slots from the unseen cards it may hold."""
-    seats = np.empty(MAX_PLAYERS, dtype=np.int64)
-    k = 0
+    seats = 0  # the opponents with free slots
+    total = 0
+    narrowest = NUM_CARDS
     for q in range(n):
-        if q != me and count[q] - popcount(known[q]) > 0:
-            seats[k] = q
-            k += 1
-    for subset in range(1, 1 << k):
+        free = count[q] - popcount(known[q])
+        if q != me and free > 0:
+            seats |= 1 << q
+            total += free
+            narrowest = min(narrowest, popcount(pool & ~forbid[q]))
+    # Shortcut: every set's union holds at least any one member's cards, so if even the fewest cards
+    # an opponent may hold cover all the free slots together, no set can fail.
+    if narrowest >= total:
+        return True
+    subset = seats
+    while subset:  # every non-empty subset of ``seats``
         union = np.int64(0)
         slots = 0
-        for i in range(k):
-            if (subset >> i) & 1:
-                q = seats[i]
+        for q in range(n):
+            if (subset >> q) & 1:
                 union |= pool & ~forbid[q]
                 slots += count[q] - popcount(known[q])
         if popcount(union) < slots:
             return False
+        subset = (subset - 1) & seats
     return True
 
 
@@ -1518,27 +1739,47 @@ def _run_representatives(allowed: int, passable: int, my_hand: int) -> int:
     may draw, so they compare alike with every card that matters; their order among themselves only
     decides which of two unseen cards wins, and the two ends of the run cover both outcomes.
     ``passable`` holds the cards that may lie between run members (the allowed pool and cards gone from play).
+
+    Bit-parallel: a card of a run is its highest unless an allowed card lies above it across passable
+    cards only, in the same suit; filling down from the allowed cards through the passable ones marks
+    every card that has one (the lowest, filling up). ``tests/test_cinch_speed.py`` holds this to the
+    rank-by-rank scan it replaced on every arrangement of a suit.
     """
-    out = np.int64(0)
-    for suit in range(4):
-        hi = -1
-        lo = -1
-        for r in range(12, -1, -1):
-            c = 13 * suit + r
-            if (allowed >> c) & 1:
-                if hi < 0:
-                    hi = c
-                lo = c
-            elif (passable >> c) & 1 and not (my_hand >> c) & 1:
-                continue
-            else:
-                if hi >= 0:
-                    out |= _bit(hi) | _bit(lo)
-                hi = -1
-                lo = -1
-        if hi >= 0:
-            out |= _bit(hi) | _bit(lo)
-    return out
+    allowed &= ALL_CARDS
+    skip = passable & ~my_hand & ~allowed & ALL_CARDS  # cards a run passes over
+    # cards with an allowed card of their run above them / below them (never across a suit's edge)
+    below_allowed = (_fill_down(allowed, skip & _NOT_TOP_RANK) >> 1) & _NOT_TOP_RANK
+    above_allowed = (_fill_up(allowed, skip & _NOT_BOTTOM_RANK) << 1) & _NOT_BOTTOM_RANK
+    return allowed & (~below_allowed | ~above_allowed)
+
+
+@njit(cache=True)
+def _fill_down(gen: int, pro: int) -> int:
+    """``gen`` and every card reached from it going down one rank at a time through ``pro`` (Kogge-Stone fill).
+
+    ``pro`` must not hold a suit's top rank, so that no fill crosses from one suit into the next.
+    """
+    gen |= pro & (gen >> 1)
+    pro &= pro >> 1
+    gen |= pro & (gen >> 2)
+    pro &= pro >> 2
+    gen |= pro & (gen >> 4)
+    pro &= pro >> 4
+    gen |= pro & (gen >> 8)
+    return gen
+
+
+@njit(cache=True)
+def _fill_up(gen: int, pro: int) -> int:
+    """``_fill_down`` going up; ``pro`` must not hold a suit's bottom rank."""
+    gen |= pro & (gen << 1)
+    pro &= pro << 1
+    gen |= pro & (gen << 2)
+    pro &= pro << 2
+    gen |= pro & (gen << 4)
+    pro &= pro << 4
+    gen |= pro & (gen << 8)
+    return gen
 
 
 @njit(cache=True)
