@@ -1165,7 +1165,7 @@ def sure_tricks(hand: int, trick: np.ndarray, leader: int, n: int, me: int, led:
 @njit(cache=True)
 def _probes_refute(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int) -> bool:
     """True if one of the single-path probes (policies ``0 .. NUM_FAST_PROBES - 1``) finds a counterexample."""
-    w = np.empty((4, MAX_PLAYERS), dtype=np.int64)  # per seat: trick card, hand count, forbidden, known held
+    w = np.empty((5, MAX_PLAYERS), dtype=np.int64)  # per seat: trick card, hand count, forbidden, known, next
     for policy in range(NUM_FAST_PROBES):
         if _probe(s, p, me, pool, need, policy, w):
             return True
@@ -1176,17 +1176,19 @@ def _probes_refute(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int) 
 def _probe(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, policy: int, w: np.ndarray) -> bool:
     """The first path of ``_search_round(max_disc=0, policy)``, in place: True where it ends in a counterexample.
 
-    Mirrors ``_search_round`` line for line (node tests, then the play ``_options`` would sort first,
-    then the consistency checks); False wherever the round would backtrack from this path.
+    Mirrors ``_search_round`` step for step (node tests, then the play ``_options`` would sort first,
+    then the consistency checks); False wherever the round would backtrack from this path. What the
+    search recomputes from the trick at every node (its best cards, who is winning it) is kept up to
+    date play by play instead.
     """
     n = _n(p)
     trick = w[0]
     count = w[1]
     forbid = w[2]
     known = w[3]
+    nxt = w[4]  # the next playing seat after each playing seat
     t = s[S_TRICK_NO]
     row = S_TRICK_CARDS + t * MAX_PLAYERS
-    active = 0  # bitmask of the playing seats
     nactive = 0
     for q in range(MAX_PLAYERS):
         trick[q] = s[row + q] if q < n else -1
@@ -1195,12 +1197,14 @@ def _probe(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, policy: 
         known[q] = 0
     for q in range(n):
         if s[S_DECISION + q] == PLAYING:
-            active |= 1 << q
             nactive += 1
+            nxt[q] = next_active(s, n, q)
             if q != me:
                 count[q] = popcount(s[S_HAND + q])
+    known_all = np.int64(0)  # the union of ``known``
     if _face_held_by_other(s, me):
-        known[s[S_DEALER]] = face_bit(s)
+        known_all = face_bit(s)
+        known[s[S_DEALER]] = known_all
     gone = _gone_for(s, p, me)
     hand = s[S_HAND + me]
     mine = 0
@@ -1212,37 +1216,37 @@ def _probe(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, policy: 
     h = p[P_HAND_SIZE]
     must_trump = p[P_MUST_TRUMP] == 1
     lead_honors = p[P_LEAD_HONORS] == 1
+    best_led, best_trump = _bests(trick, n, led, trump)
+    winning = trick_winner(trick, leader, n, trump) if nplayed > 0 else -1  # the seat winning the trick so far
     depth = 0
     while True:
         if nplayed == nactive:
-            winner = trick_winner(trick, leader, n, trump)
-            if winner == me:
+            if winning == me:
                 mine += 1
             if mine >= need:
                 return False
             if t + 1 == h:
                 return True
             trick[:] = -1
-            leader = winner
+            leader = winning
             nplayed = 0
-            seat = winner
+            seat = winning
             led = -1
+            best_led = -1
+            best_trump = -1
+            winning = -1
             t += 1
-        if mine + popcount(hand) + (1 if trick[me] >= 0 else 0) < need and _hands_completable(
-                pool, count, forbid, known, n, me):
+        in_trick = 1 if trick[me] >= 0 else 0
+        if mine + popcount(hand) + in_trick < need and _hands_completable(pool, count, forbid, known, n, me):
             return True
-        others = pool
-        for q in range(n):
-            others |= known[q]
         # the search's sound prune; ``sure_tricks`` counts at most our trumps and our card in this trick,
         # so it is skipped when those cannot reach ``need``
-        if (mine + popcount(hand & suit_mask(trump)) + (1 if trick[me] >= 0 else 0) >= need
-                and mine + sure_tricks(hand, trick, leader, n, me, led, trump, others) >= need) or (
-                nplayed == 0 and seat == me and mine + popcount(hand) >= need
-                and _all_sure_leads(hand, others, trump)):
-            return False
         leading = nplayed == 0
-        best_led, best_trump = _bests(trick, n, led, trump)
+        if (mine + popcount(hand & suit_mask(trump)) + in_trick >= need
+                and mine + sure_tricks(hand, trick, leader, n, me, led, trump, pool | known_all) >= need) or (
+                leading and seat == me and mine + popcount(hand) >= need
+                and _all_sure_leads(hand, pool | known_all, trump)):
+            return False
         if seat == me:
             if leading:
                 options = hand
@@ -1257,8 +1261,8 @@ def _probe(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, policy: 
             free = count[seat] - popcount(kn)
             allowed = pool & ~forbid[seat] if free > 0 else np.int64(0)
             cand = kn | _run_representatives(allowed, pool | gone | kn, hand)
-            mine_winning = trick[me] >= 0 and not leading and trick_winner(trick, leader, n, trump) == me
-            c = _first_option(cand, pool, trick[me] >= 0, mine_winning, leading, led, best_led, best_trump, trump,
+            mine_winning = in_trick == 1 and not leading and winning == me
+            c = _first_option(cand, pool, in_trick == 1, mine_winning, leading, led, best_led, best_trump, trump,
                               must_trump, lead_honors, policy, depth)
             if c < 0:
                 return False
@@ -1273,23 +1277,22 @@ def _probe(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, policy: 
             pool = new_pool
             forbid[seat] = new_forbid
             known[seat] = kn & ~_bit(c)
+            known_all &= ~_bit(c)
             count[seat] -= 1
-        trick[seat] = c
-        nplayed += 1
+        # the trick so far, as ``_bests`` and ``trick_winner`` would find it
         if leading:
             led = c // 13
-        seat = _next_in(active, n, seat)
+            winning = seat
+        elif _beats(c, led, best_led, best_trump, trump):
+            winning = seat
+        if c // 13 == led and c > best_led:
+            best_led = c
+        if c // 13 == trump and c > best_trump:
+            best_trump = c
+        trick[seat] = c
+        nplayed += 1
+        seat = nxt[seat]
         depth += 1
-
-
-@njit(cache=True)
-def _next_in(active: int, n: int, seat: int) -> int:
-    """The next seat clockwise after ``seat`` in the bitmask ``active`` (``next_active_arr`` on a bitmask)."""
-    for k in range(1, n + 1):
-        q = (seat + k) % n
-        if (active >> q) & 1:
-            return q
-    return -1
 
 
 @njit(cache=True)
@@ -1314,30 +1317,79 @@ def _first_option(cand: int, pool: int, mine_played: bool, mine_winning: bool, l
                   depth: int) -> int:
     """The opponent's play ``_options`` sorts first (least key, the lowest card id among equals); -1 if none.
 
-    The keys are ``_options``'s, computed the same way for each candidate of ``cand``.
+    The keys are ``_options``'s. Policies 0 and 1 key a card by the constraints its play adds and
+    its beating the trick, both the same for every card of one suit on one side of a cut (the card
+    to beat, or the trump honours on a lead), plus or minus its strength: so the least key of such
+    a part is at its highest or its lowest card, and only those two need a key (``_part_champion``).
+    The shuffled policies key every card.
     """
     best = -1
     best_key = 0
-    while cand:
-        c = lowest_card(cand)
-        cand &= cand - 1
-        extra = _forbidden_after(c, leading, led, best_led, best_trump, trump, must_trump, lead_honors)
-        beats = leading or _beats(c, led, best_led, best_trump, trump)
-        key = 64 * popcount(extra & pool) if policy != 1 or beats else 0
-        if not mine_played and beats:
-            key -= _strength(c, trump)
-        else:
-            key += _strength(c, trump)
-            if mine_winning and beats:
-                key -= 100000
-        if policy >= 2:
-            key = _mix(policy * 1000003 + depth * 101 + c) % 4096
-            if mine_winning and beats:
-                key -= 100000
-        if best < 0 or key < best_key:
-            best = c
-            best_key = key
+    if policy >= 2:
+        while cand:
+            c = lowest_card(cand)
+            cand &= cand - 1
+            key = _option_key(c, pool, mine_played, mine_winning, leading, led, best_led, best_trump, trump,
+                              must_trump, lead_honors, policy, depth)
+            if best < 0 or key < best_key:
+                best = c
+                best_key = key
+        return best
+    for suit in range(4):
+        x = cand & suit_mask(suit)
+        if x == 0:
+            continue
+        cut = -1  # the card above which this suit's extra constraints and beating may change
+        if leading:
+            if suit == trump:
+                cut = 13 * trump + QUEEN - 1  # above it: the honours (Q, K, A)
+        elif suit == led and (led == trump or best_trump < 0):
+            cut = best_led
+        elif suit == trump:
+            cut = best_trump
+        hi = x & above_mask(cut) if cut >= 0 else x
+        for part in (hi, x & ~hi):
+            if part == 0:
+                continue
+            c = _part_champion(part, mine_played, leading, led, best_led, best_trump, trump)
+            key = _option_key(c, pool, mine_played, mine_winning, leading, led, best_led, best_trump, trump,
+                              must_trump, lead_honors, policy, depth)
+            if best < 0 or key < best_key or (key == best_key and c < best):
+                best = c
+                best_key = key
     return best
+
+
+@njit(cache=True)
+def _part_champion(part: int, mine_played: bool, leading: bool, led: int, best_led: int, best_trump: int,
+                   trump: int) -> int:
+    """The card of ``part`` (one suit, cards alike in constraints and in beating) with the least key under
+    policies 0 and 1: the strongest where the key subtracts strength (a card that beats, before ours), else
+    the weakest."""
+    c = lowest_card(part)
+    if not mine_played and (leading or _beats(c, led, best_led, best_trump, trump)):
+        return highest_card(part)
+    return c
+
+
+@njit(cache=True)
+def _option_key(c: int, pool: int, mine_played: bool, mine_winning: bool, leading: bool, led: int, best_led: int,
+                best_trump: int, trump: int, must_trump: bool, lead_honors: bool, policy: int, depth: int) -> int:
+    """``_options``'s sort key of an opponent's play ``c`` (the least is tried first)."""
+    extra = _forbidden_after(c, leading, led, best_led, best_trump, trump, must_trump, lead_honors)
+    beats = leading or _beats(c, led, best_led, best_trump, trump)
+    key = 64 * popcount(extra & pool) if policy != 1 or beats else 0
+    if not mine_played and beats:
+        key -= _strength(c, trump)
+    else:
+        key += _strength(c, trump)
+        if mine_winning and beats:
+            key -= 100000
+    if policy >= 2:
+        key = _mix(policy * 1000003 + depth * 101 + c) % 4096
+        if mine_winning and beats:
+            key -= 100000
+    return key
 
 
 @njit(cache=True)
@@ -1555,9 +1607,11 @@ def _hands_completable(pool: int, count: np.ndarray, forbid: np.ndarray, known: 
             seats |= 1 << q
             total += free
             narrowest = min(narrowest, popcount(pool & ~forbid[q]))
-    # Shortcut: every set's union holds at least any one member's cards, so if even the fewest cards
-    # an opponent may hold cover all the free slots together, no set can fail.
-    if narrowest >= total:
+    # Shortcuts that return True only with a proof that the condition holds: every set's union holds
+    # at least any one member's cards, so if even the fewest cards an opponent may hold cover all the
+    # free slots together, no set can fail; and a completion found greedily proves it (Hall's theorem:
+    # the condition is necessary for a completion). Otherwise every set is checked.
+    if narrowest >= total or _greedy_completion(pool, count, forbid, known, seats, n):
         return True
     subset = seats
     while subset:  # every non-empty subset of ``seats``
@@ -1571,6 +1625,41 @@ def _hands_completable(pool: int, count: np.ndarray, forbid: np.ndarray, known: 
             return False
         subset = (subset - 1) & seats
     return True
+
+
+@njit(cache=True)
+def _greedy_completion(pool: int, count: np.ndarray, forbid: np.ndarray, known: np.ndarray, seats: int,
+                       n: int) -> bool:
+    """True if dealing the free slots of ``seats`` in seat order succeeds, each seat taking first the cards that
+    no later seat may hold (a sufficient test for ``_hands_completable``; False proves nothing)."""
+    used = np.int64(0)
+    for q in range(n):
+        if not (seats >> q) & 1:
+            continue
+        avail = pool & ~forbid[q] & ~used
+        free = count[q] - popcount(known[q])
+        if popcount(avail) < free:
+            return False
+        later = np.int64(0)
+        for r in range(q + 1, n):
+            if (seats >> r) & 1:
+                later |= pool & ~forbid[r]
+        take = _lowest_cards(avail & ~later, free)
+        used |= take | _lowest_cards(avail & ~take, free - popcount(take))
+    return True
+
+
+@njit(cache=True)
+def _lowest_cards(mask: int, k: int) -> int:
+    """The ``k`` lowest cards of ``mask`` (all of them if it holds fewer)."""
+    out = np.int64(0)
+    for _ in range(k):
+        if mask == 0:
+            break
+        low = mask & -mask
+        out |= low
+        mask &= ~low
+    return out
 
 
 @njit(cache=True)
