@@ -583,3 +583,59 @@ def reference_has_cinch(s: np.ndarray, p: np.ndarray, seat: int) -> bool:
     if s[S_PHASE] != PLAY or s[S_DECISION + seat] != PLAYING:
         return False
     return _cinch_uncached(s, p, seat)
+
+
+@njit(cache=True)
+def reference_first_round(s: np.ndarray, p: np.ndarray, me: int, need: int, policy: int) -> int:
+    """One zero-discrepancy round of ``_cinch_search`` under ``policy``, from its start and a fresh budget.
+
+    Returns ``_search_round``'s code: 1 found, 0 exhausted, 2 cut, 3 out of budget. The setup is
+    ``_cinch_search``'s, line for line.
+    """
+    pool = unseen_cards(s, p, me)
+    n = _n(p)
+    depth_max = (p[P_HAND_SIZE] - s[S_TRICK_NO]) * s[S_NACTIVE] + 2
+    fs = np.empty((depth_max, 8), dtype=np.int64)
+    trick = np.empty((depth_max, MAX_PLAYERS), dtype=np.int64)
+    count = np.empty((depth_max, MAX_PLAYERS), dtype=np.int64)
+    forbid = np.empty((depth_max, MAX_PLAYERS), dtype=np.int64)
+    known = np.empty((depth_max, MAX_PLAYERS), dtype=np.int64)
+    opts = np.empty((depth_max, NUM_CARDS), dtype=np.int64)
+    nopt = np.empty(depth_max, dtype=np.int64)
+    idx = np.empty(depth_max, dtype=np.int64)
+    disc = np.empty(depth_max, dtype=np.int64)
+    active = np.zeros(MAX_PLAYERS, dtype=np.int64)
+    scratch = np.empty((2, NUM_CARDS), dtype=np.int64)
+    trick[0, :] = -1
+    count[0, :] = 0
+    forbid[0, :] = 0
+    known[0, :] = 0
+    disc[0] = 0
+    t0 = s[S_TRICK_NO]
+    row = S_TRICK_CARDS + t0 * MAX_PLAYERS
+    nactive = 0
+    for q in range(n):
+        trick[0, q] = s[row + q]
+        if s[S_DECISION + q] == PLAYING:
+            active[q] = 1
+            nactive += 1
+            if q != me:
+                count[0, q] = popcount(s[S_HAND + q])
+    if _face_held_by_other(s, me):
+        known[0, s[S_DEALER]] = face_bit(s)
+    gone = s[S_PLAYED] | ~p[P_DECK_MASK] | s[S_KNOWN_OUT + me]
+    if s[S_FACE_STATE] == FACE_DEAD or (s[S_FACE_STATE] == FACE_IN_HAND and s[S_DECISION + s[S_DEALER]] == PASSED):
+        gone |= face_bit(s)
+    fs[0, 0] = s[S_HAND + me]
+    fs[0, 1] = pool
+    fs[0, 2] = 0
+    fs[0, 3] = s[S_LEADER]
+    fs[0, 4] = s[S_NPLAYED]
+    fs[0, 5] = s[S_CUR]
+    fs[0, 6] = s[S_LED]
+    fs[0, 7] = t0
+    budget = np.zeros(1, dtype=np.int64)
+    budget[0] = p[P_CINCH_BUDGET]
+    return _search_round(fs, trick, count, forbid, known, opts, nopt, idx, disc, active, nactive, p, n, me, gone,
+                         s[S_TRUMP], p[P_HAND_SIZE], need, p[P_MUST_TRUMP] == 1, p[P_LEAD_HONORS] == 1, 0, policy,
+                         budget, scratch)
