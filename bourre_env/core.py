@@ -171,7 +171,6 @@ ALL_CARDS = (1 << NUM_CARDS) - 1
 _NOT_TOP_RANK = ALL_CARDS & ~sum(1 << (13 * suit + 12) for suit in range(4))  # every card but the aces
 _NOT_BOTTOM_RANK = ALL_CARDS & ~sum(1 << (13 * suit) for suit in range(4))  # every card but the twos
 NUM_PROBE_POLICIES = 8  # orderings tried as single-path probes before the exhaustive cinch search
-NUM_FAST_PROBES = 8  # of those, the ones first tried by the in-place probe (``_probe``)
 
 
 def make_params(rules: Rules) -> np.ndarray:
@@ -1101,8 +1100,6 @@ def _cinch_uncached(s: np.ndarray, p: np.ndarray, seat: int) -> bool:
         others |= face_bit(s)
     if sure_tricks(hand, s[row: row + MAX_PLAYERS], s[S_LEADER], n, seat, s[S_LED], trump, others) >= need:
         return True
-    if _probes_refute(s, p, seat, pool, need):
-        return False
     return not _cinch_search(s, p, seat, pool, need)
 
 
@@ -1142,44 +1139,30 @@ def sure_tricks(hand: int, trick: np.ndarray, leader: int, n: int, me: int, led:
     return bound
 
 
-# ---------------------------------------------------------------- fast probes
-# ``_cinch_search`` first runs ``NUM_PROBE_POLICIES`` single-path rounds (no discrepancy) and nearly
-# always stops in the first: a counterexample lies on the path its move ordering takes first (about
-# 98% of searches at 5 players, 93% at 7). Its generic machinery (a frame per play, full option
-# lists sorted at each node) costs most of the time of a random decision; ``_probe`` walks the same
-# single path in place, picking each play as the first of the sorted list would be, and gives up
-# where the round would leave its first path. Only when every probe gives up does the full search run.
-#
-# Why a successful probe gives the search's answer (no cinch): the probe's path lies in the search's
-# tree. At each node it applies the same tests in the same order (trick resolution, ``need`` reached,
-# early success under Hall's condition, the sound prune) and picks a play from the same option set
-# (``_options``'s candidates: the ordering policy changes only their order, never the set) under the
-# same consistency checks, and it succeeds only where the search itself returns "found". So the tree
-# holds a counterexample leaf. Every round of ``_cinch_search`` then reports a counterexample or is
-# cut: a round only answers "none" (0) after exhausting the tree, which would have reached that leaf
-# (or another counterexample first), and running out of budget is also reported as no cinch. So
-# ``_cinch_search`` returns True whatever path its rounds take, and ``has_cinch`` False, as here.
-# A probe that gives up proves nothing: the full search runs, unchanged, from its own start.
+# ---------------------------------------------------------------- single-path rounds
+# ``_cinch_search`` first runs ``NUM_PROBE_POLICIES`` rounds without discrepancy, one path each, and
+# nearly always stops in the first: a counterexample lies on the path its move ordering takes first
+# (about 98% of searches at 5 players, 93% at 7). The generic machinery of ``_search_round`` (a frame
+# per play, full option lists sorted at each node) made these paths cost most of the time of a random
+# decision, so ``_probe`` walks the same path in place: the same node tests in the same order, the
+# play the sorted option list would put first, the same consistency checks. Such a round enters only
+# the nodes of its path: after the first child of a node fails, the next option would be one
+# discrepancy, so it is cut if there is one, and the round backtracks without entering another node.
+# So its outcome (found, exhausted where no node on the path had a second option, else cut) and the
+# budget it spends (one per node entered) follow from the path alone, and ``_probe`` returns both
+# exactly as ``_search_round(max_disc=0, policy)`` would. ``tests/test_cinch_speed.py`` holds both to
+# the search as it was, round by round, on every searched position of its sweeps.
 
 
 @njit(cache=True)
-def _probes_refute(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int) -> bool:
-    """True if one of the single-path probes (policies ``0 .. NUM_FAST_PROBES - 1``) finds a counterexample."""
-    w = np.empty((5, MAX_PLAYERS), dtype=np.int64)  # per seat: trick card, hand count, forbidden, known, next
-    for policy in range(NUM_FAST_PROBES):
-        if _probe(s, p, me, pool, need, policy, w):
-            return True
-    return False
-
-
-@njit(cache=True)
-def _probe(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, policy: int, w: np.ndarray) -> bool:
-    """The first path of ``_search_round(max_disc=0, policy)``, in place: True where it ends in a counterexample.
+def _probe(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, policy: int, w: np.ndarray,
+           budget: np.ndarray) -> int:
+    """``_search_round(max_disc=0, policy)`` from the root, in place: 1 found, 0 exhausted, 2 cut, 3 out of budget.
 
     Mirrors ``_search_round`` step for step (node tests, then the play ``_options`` would sort first,
-    then the consistency checks); False wherever the round would backtrack from this path. What the
-    search recomputes from the trick at every node (its best cards, who is winning it) is kept up to
-    date play by play instead.
+    then the consistency checks), spending ``budget`` as it does. What the search recomputes from the
+    trick at every node (its best cards, who is winning it) is kept up to date play by play instead.
+    ``w`` is scratch of shape (5, MAX_PLAYERS).
     """
     n = _n(p)
     trick = w[0]
@@ -1219,14 +1202,18 @@ def _probe(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, policy: 
     best_led, best_trump = _bests(trick, n, led, trump)
     winning = trick_winner(trick, leader, n, trump) if nplayed > 0 else -1  # the seat winning the trick so far
     depth = 0
+    cut = False  # a node on the path had a second option: the round would cut it
     while True:
+        budget[0] -= 1
+        if budget[0] <= 0:
+            return 3
         if nplayed == nactive:
             if winning == me:
                 mine += 1
             if mine >= need:
-                return False
+                return 2 if cut else 0
             if t + 1 == h:
-                return True
+                return 1
             trick[:] = -1
             leader = winning
             nplayed = 0
@@ -1238,7 +1225,7 @@ def _probe(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, policy: 
             t += 1
         in_trick = 1 if trick[me] >= 0 else 0
         if mine + popcount(hand) + in_trick < need and _hands_completable(pool, count, forbid, known, n, me):
-            return True
+            return 1
         # the search's sound prune; ``sure_tricks`` counts at most our trumps and our card in this trick,
         # so it is skipped when those cannot reach ``need``
         leading = nplayed == 0
@@ -1246,7 +1233,7 @@ def _probe(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, policy: 
                 and mine + sure_tricks(hand, trick, leader, n, me, led, trump, pool | known_all) >= need) or (
                 leading and seat == me and mine + popcount(hand) >= need
                 and _all_sure_leads(hand, pool | known_all, trump)):
-            return False
+            return 2 if cut else 0
         if seat == me:
             if leading:
                 options = hand
@@ -1254,6 +1241,7 @@ def _probe(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, policy: 
                     options = hand & honors_mask(trump)
             else:
                 options = ordinary_legal(hand, led, best_led, best_trump, trump, must_trump)
+            cut = cut or popcount(options) > 1
             c = _strongest(options, trump)
             hand &= ~_bit(c)
         else:
@@ -1264,16 +1252,17 @@ def _probe(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, policy: 
             mine_winning = in_trick == 1 and not leading and winning == me
             c = _first_option(cand, pool, in_trick == 1, mine_winning, leading, led, best_led, best_trump, trump,
                               must_trump, lead_honors, policy, depth)
+            cut = cut or popcount(cand) > 1
             if c < 0:
-                return False
+                return 2 if cut else 0
             extra = _forbidden_after(c, leading, led, best_led, best_trump, trump, must_trump, lead_honors)
             if (kn & ~_bit(c)) & extra:
-                return False
+                return 2 if cut else 0
             free_after = count[seat] - popcount(kn) - (0 if (kn >> c) & 1 else 1)
             new_pool = pool & ~_bit(c)
             new_forbid = forbid[seat] | extra
             if popcount(new_pool & ~new_forbid) < free_after:
-                return False
+                return 2 if cut else 0
             pool = new_pool
             forbid[seat] = new_forbid
             known[seat] = kn & ~_bit(c)
@@ -1412,6 +1401,35 @@ def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int) -
     therefore a complete, consistent deal. Iterative with an explicit stack (numba cannot cache
     recursive functions).
     """
+    budget = np.zeros(1, dtype=np.int64)
+    budget[0] = p[P_CINCH_BUDGET]
+    # Limited discrepancy search: the move ordering is usually right, so first try the paths that
+    # leave it at most ``k`` times, then ``k + 1``... A round that cut no branch was exhaustive.
+    # After the first single path, a few more under other orderings: a counterexample is usually
+    # plentiful, and one ordering's blind spot (e.g. every opponent spending a trump on our ace) is
+    # rarely another's. The single paths are walked in place (``_probe``, see above).
+    w = np.empty((5, MAX_PLAYERS), dtype=np.int64)
+    result = 2
+    for policy in range(NUM_PROBE_POLICIES):
+        result = _probe(s, p, me, pool, need, policy, w, budget)
+        if result != 2:
+            break
+    if result == 2:
+        result = _discrepancy_rounds(s, p, me, pool, need, budget)
+    s[S_CINCH_SEARCHES] += 1
+    s[S_CINCH_NODES] += p[P_CINCH_BUDGET] - budget[0]
+    if result == 3:
+        # Out of budget: no proof either way. Report a counterexample, i.e. no cinch, so that an
+        # unproven cinch never forces a player's hand (documented in the README; counted for tests).
+        s[S_CINCH_ABORTS] += 1
+        return True
+    return result == 1
+
+
+@njit(cache=True)
+def _discrepancy_rounds(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, budget: np.ndarray) -> int:
+    """The rounds of ``_cinch_search`` after its single paths: ``_search_round`` with at most 1, then 2
+    discrepancies, then without limit, until one is not cut. Returns that round's code."""
     n = _n(p)
     # one frame per play left in the deal, plus the root
     depth_max = (p[P_HAND_SIZE] - s[S_TRICK_NO]) * s[S_NACTIVE] + 2
@@ -1451,9 +1469,7 @@ def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int) -
                 count[0, q] = popcount(s[S_HAND + q])
     if _face_held_by_other(s, me):
         known[0, s[S_DEALER]] = face_bit(s)
-    gone = s[S_PLAYED] | ~p[P_DECK_MASK] | s[S_KNOWN_OUT + me]
-    if s[S_FACE_STATE] == FACE_DEAD or (s[S_FACE_STATE] == FACE_IN_HAND and s[S_DECISION + s[S_DEALER]] == PASSED):
-        gone |= face_bit(s)
+    gone = _gone_for(s, p, me)
     fs[0, 0] = s[S_HAND + me]
     fs[0, 1] = pool
     fs[0, 2] = 0
@@ -1466,34 +1482,15 @@ def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int) -
     h = p[P_HAND_SIZE]
     must_trump = p[P_MUST_TRUMP] == 1
     lead_honors = p[P_LEAD_HONORS] == 1
-    budget = np.zeros(1, dtype=np.int64)
-    budget[0] = p[P_CINCH_BUDGET]
-    # Limited discrepancy search: the move ordering is usually right, so first try the paths that
-    # leave it at most ``k`` times, then ``k + 1``... A round that cut no branch was exhaustive.
-    # After the first single path, a few more under other orderings: a counterexample is usually
-    # plentiful, and one ordering's blind spot (e.g. every opponent spending a trump on our ace) is
-    # rarely another's.
-    result = 2
-    for policy in range(NUM_PROBE_POLICIES):
-        result = _search_round(fs, trick, count, forbid, known, opts, nopt, idx, disc, active, nactive, p, n, me,
-                               gone, trump, h, need, must_trump, lead_honors, 0, policy, budget, scratch)
-        if result != 2:
-            break
-    # Two more rounds of growing discrepancy, then one exhaustive round: a cinch can only be proven
+    # Two rounds of growing discrepancy, then one exhaustive round: a cinch can only be proven
     # by exhausting the tree, and each further round would re-explore all the previous ones.
+    result = 2
     k = 1
     while result == 2:
         result = _search_round(fs, trick, count, forbid, known, opts, nopt, idx, disc, active, nactive, p, n, me,
                                gone, trump, h, need, must_trump, lead_honors, k, 0, budget, scratch)
         k = k + 1 if k < 2 else 1 << 30
-    s[S_CINCH_SEARCHES] += 1
-    s[S_CINCH_NODES] += p[P_CINCH_BUDGET] - budget[0]
-    if result == 3:
-        # Out of budget: no proof either way. Report a counterexample, i.e. no cinch, so that an
-        # unproven cinch never forces a player's hand (documented in the README; counted for tests).
-        s[S_CINCH_ABORTS] += 1
-        return True
-    return result == 1
+    return result
 
 
 @njit(cache=True)

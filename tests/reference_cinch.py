@@ -586,8 +586,8 @@ def reference_has_cinch(s: np.ndarray, p: np.ndarray, seat: int) -> bool:
 
 
 @njit(cache=True)
-def reference_first_round(s: np.ndarray, p: np.ndarray, me: int, need: int, policy: int) -> int:
-    """One zero-discrepancy round of ``_cinch_search`` under ``policy``, from its start and a fresh budget.
+def reference_first_round(s: np.ndarray, p: np.ndarray, me: int, need: int, policy: int, budget: np.ndarray) -> int:
+    """One zero-discrepancy round of ``_cinch_search`` under ``policy``, from its start, spending ``budget[0]``.
 
     Returns ``_search_round``'s code: 1 found, 0 exhausted, 2 cut, 3 out of budget. The setup is
     ``_cinch_search``'s, line for line.
@@ -634,8 +634,6 @@ def reference_first_round(s: np.ndarray, p: np.ndarray, me: int, need: int, poli
     fs[0, 5] = s[S_CUR]
     fs[0, 6] = s[S_LED]
     fs[0, 7] = t0
-    budget = np.zeros(1, dtype=np.int64)
-    budget[0] = p[P_CINCH_BUDGET]
     return _search_round(fs, trick, count, forbid, known, opts, nopt, idx, disc, active, nactive, p, n, me, gone,
                          s[S_TRUMP], p[P_HAND_SIZE], need, p[P_MUST_TRUMP] == 1, p[P_LEAD_HONORS] == 1, 0, policy,
                          budget, scratch)

@@ -1,7 +1,7 @@
 """The fast cinch check gives the answers of the search it speeds up, on every position tried.
 
-``core.has_cinch`` runs cheap single-path probes (``core._probe``) before the exact search, and some
-helpers of the search were rewritten for speed (``_run_representatives``, ``_hands_completable``).
+The exact search of ``core.has_cinch`` now walks its single-path rounds in place (``core._probe``)
+and some of its helpers were rewritten for speed (``_run_representatives``, ``_hands_completable``).
 ``tests/reference_cinch.py`` keeps the cinch code as it was before; here the two are compared:
 
 1. the rewritten helpers against the originals: every arrangement of a suit for the run
@@ -10,8 +10,9 @@ helpers of the search were rewritten for speed (``_run_representatives``, ``_han
    at every trick-play decision of random games: 2..8 players, small decks, several hand sizes,
    both ``must_trump_when_cannot_win``, ``lead_trump_honors`` and every preset; half the games
    play their lowest legal card, which keeps high trumps and so brings more cinches;
-3. each probe against the first round of the reference search under the same ordering: the probe
-   succeeds exactly where that round finds a counterexample (what makes the probes pay off).
+   with the same work done (searches, search nodes, searches given up, as counted in the state);
+3. where the reference searches, each of its single-path rounds against ``core._probe`` under the
+   same ordering: the same outcome (found, exhausted, cut) and the same budget spent.
 
 The default run takes a few seconds once compiled; ``-m slow`` runs the long sweep (over 10^6 queries).
 """
@@ -112,7 +113,7 @@ def test_hands_completable_matches_the_reference() -> None:
 # ====================================================================== has_cinch against the reference
 
 # counters of one comparison run
-QUERIES, SEARCHED, FALLBACK, CINCHES, ABORTS, MISMATCHES, PROBE_CHECKS, PROBE_MISMATCHES = range(8)
+QUERIES, SEARCHED, FALLBACK, CINCHES, ABORTS, MISMATCHES, PROBE_CHECKS, PROBE_MISMATCHES, STAT_MISMATCHES = range(9)
 
 
 @njit(cache=True)
@@ -143,44 +144,53 @@ def _compare_games(states: np.ndarray, p: np.ndarray, rngs: np.ndarray, template
 
 @njit(cache=True)
 def _compare_one(s: np.ndarray, p: np.ndarray, seat: int, counts: np.ndarray, bad: np.ndarray) -> None:
-    """``has_cinch`` of ``seat`` against the reference; where the reference searches, each probe against the
-    reference's first round under the same ordering."""
+    """``has_cinch`` of ``seat`` against the reference; where the reference searches, its single-path rounds
+    against ``_probe``."""
+    before = s.copy()
     r = s.copy()
-    searches = s[core.S_CINCH_SEARCHES]
-    aborts = s[core.S_CINCH_ABORTS]
     want = ref.reference_has_cinch(r, p, seat)
     got = core.has_cinch(s, p, seat)  # on the live state, as the env and the batch ask it (cache included)
     counts[QUERIES] += 1
     counts[CINCHES] += want
-    counts[ABORTS] += r[core.S_CINCH_ABORTS] - aborts
-    counts[FALLBACK] += s[core.S_CINCH_SEARCHES] - searches  # the probes gave up: the full search ran
+    counts[ABORTS] += r[core.S_CINCH_ABORTS] - before[core.S_CINCH_ABORTS]
     if got != want:
         counts[MISMATCHES] += 1
         if bad[-1] < 0:
             bad[:-1] = r
             bad[-1] = seat
-    if r[core.S_CINCH_SEARCHES] == searches:
+    # the same work: searches, search nodes and searches given up (a search is run afresh, not cached)
+    for stat in (core.S_CINCH_SEARCHES, core.S_CINCH_NODES, core.S_CINCH_ABORTS):
+        if s[stat] - before[stat] != r[stat] - before[stat]:
+            counts[STAT_MISMATCHES] += 1
+    if r[core.S_CINCH_SEARCHES] == before[core.S_CINCH_SEARCHES]:
         return
     counts[SEARCHED] += 1
     need = CINCH_TRICKS - s[core.S_TRICKS + seat]
     pool = core.unseen_cards(s, p, seat)
     w = np.empty((5, core.MAX_PLAYERS), dtype=np.int64)
+    mine = np.full(1, p[core.P_CINCH_BUDGET], dtype=np.int64)
+    theirs = np.full(1, p[core.P_CINCH_BUDGET], dtype=np.int64)
     for policy in range(core.NUM_PROBE_POLICIES):
-        found = ref.reference_first_round(s.copy(), p, seat, need, policy) == 1
         counts[PROBE_CHECKS] += 1
-        if core._probe(s, p, seat, pool, need, policy, w) != found:
+        code = ref.reference_first_round(s.copy(), p, seat, need, policy, theirs)
+        if core._probe(s, p, seat, pool, need, policy, w, mine) != code or mine[0] != theirs[0]:
             counts[PROBE_MISMATCHES] += 1
+        if code != 2:
+            break
+    else:
+        counts[FALLBACK] += 1  # every single path was cut: the discrepancy rounds decide
 
 
 def compare(rules: Rules, games: int, decisions: int, seed: int) -> np.ndarray:
-    """Counters of a comparison run (``QUERIES`` ...); asserts that no answer and no probe differs."""
+    """Counters of a comparison run (``QUERIES`` ...); asserts that nothing differs from the reference."""
     g = BatchGame(games, seed=seed, rules=rules)
-    counts = np.zeros(8, dtype=np.int64)
+    counts = np.zeros(9, dtype=np.int64)
     bad = np.full(core.STATE_SIZE + 1, -1, dtype=np.int64)
     _compare_games(g.states, g.params, g._rngs, g._template, decisions, games // 2, counts, bad)
     assert counts[MISMATCHES] == 0, (f"{counts[MISMATCHES]} answers differ from the reference under {rules!r}; "
                                      f"the first, seat {bad[-1]}: state {bad[:-1].tolist()}")
-    assert counts[PROBE_MISMATCHES] == 0, f"{counts[PROBE_MISMATCHES]} probes left the reference's first path"
+    assert counts[PROBE_MISMATCHES] == 0, f"{counts[PROBE_MISMATCHES]} single-path rounds differ from the reference's"
+    assert counts[STAT_MISMATCHES] == 0, f"{counts[STAT_MISMATCHES]} searches spent a different number of nodes"
     return counts
 
 
@@ -212,7 +222,7 @@ SETTINGS = _settings()
 def test_has_cinch_matches_the_reference() -> None:
     """Every setting, a short run each; together they reach searched positions, cinches (found by the bounds or
     the search) and positions where the probes give up and the full search decides."""
-    total = np.zeros(8, dtype=np.int64)
+    total = np.zeros(9, dtype=np.int64)
     for rules in SETTINGS:
         total += compare(rules, games=8, decisions=120, seed=3)
     assert total[QUERIES] > 100_000
