@@ -1310,7 +1310,11 @@ def _first_option(cand: int, pool: int, mine_played: bool, mine_winning: bool, l
     its beating the trick, both the same for every card of one suit on one side of a cut (the card
     to beat, or the trump honours on a lead), plus or minus its strength: so the least key of such
     a part is at its highest or its lowest card, and only those two need a key (``_part_champion``).
-    The shuffled policies key every card.
+    Two cases need fewer: a lead beats and, but for honours still unseen under ``lead_honors``, adds
+    no constraint that counts, so every key is minus the strength; and when following, policy 0
+    keys any card off the suit led at least 64 per unseen card of that suit it proves absent, less
+    the greatest strength (and 100000 where ours is winning), so those suits are skipped when the
+    suit led already gave a smaller key. The shuffled policies key every card.
     """
     best = -1
     best_key = 0
@@ -1324,7 +1328,17 @@ def _first_option(cand: int, pool: int, mine_played: bool, mine_winning: bool, l
                 best = c
                 best_key = key
         return best
-    for suit in range(4):
+    if leading and (not lead_honors or (pool & honors_mask(trump)) == 0):
+        return _strongest(cand, trump) if cand else -1
+    for i in range(4):
+        suit = i if leading else (led + i) % 4  # when following, the suit led first
+        if i == 1 and not leading and policy == 0 and best >= 0:
+            # the least key a card off the suit led can have
+            floor = 64 * popcount(pool & suit_mask(led)) - _strength(13 * trump + ACE, trump)
+            if mine_winning:
+                floor -= 100000
+            if best_key < floor:
+                return best
         x = cand & suit_mask(suit)
         if x == 0:
             continue
@@ -1533,10 +1547,14 @@ def _search_round(fs: np.ndarray, trick: np.ndarray, count: np.ndarray, forbid: 
                     fs[d, 1], count[d], forbid[d], known[d], n, me):
                 return 1
             # sound prune: the tricks we are sure of already reach ``need`` against every card still unseen
+            # (``sure_tricks`` counts at most our trumps and our card in this trick: skipped when those cannot)
             others = fs[d, 1]
             for q in range(n):
                 others |= known[d, q]
-            if fs[d, 2] + sure_tricks(fs[d, 0], trick[d], fs[d, 3], n, me, fs[d, 6], trump, others) >= need or (
+            in_trick = 1 if trick[d, me] >= 0 else 0
+            mine = fs[d, 2]
+            if (mine + popcount(fs[d, 0] & suit_mask(trump)) + in_trick >= need
+                    and mine + sure_tricks(fs[d, 0], trick[d], fs[d, 3], n, me, fs[d, 6], trump, others) >= need) or (
                     fs[d, 4] == 0 and fs[d, 5] == me and fs[d, 2] + popcount(fs[d, 0]) >= need
                     and _all_sure_leads(fs[d, 0], others, trump)):
                 d -= 1
@@ -1561,11 +1579,13 @@ def _search_round(fs: np.ndarray, trick: np.ndarray, count: np.ndarray, forbid: 
         seat = fs[d, 5]
         leading = fs[d, 4] == 0
         led = c // 13 if leading else fs[d, 6]
-        fs[d + 1, :] = fs[d, :]
-        trick[d + 1, :] = trick[d, :]
-        count[d + 1, :] = count[d, :]
-        forbid[d + 1, :] = forbid[d, :]
-        known[d + 1, :] = known[d, :]
+        for k in range(8):  # the child's frame starts as a copy (element by element: no views)
+            fs[d + 1, k] = fs[d, k]
+        for k in range(MAX_PLAYERS):
+            trick[d + 1, k] = trick[d, k]
+            count[d + 1, k] = count[d, k]
+            forbid[d + 1, k] = forbid[d, k]
+            known[d + 1, k] = known[d, k]
         if seat == me:
             fs[d + 1, 0] = fs[d, 0] & ~_bit(c)
         else:
