@@ -1162,7 +1162,7 @@ def _probe(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, policy: 
     Mirrors ``_search_round`` step for step (node tests, then the play ``_options`` would sort first,
     then the consistency checks), spending ``budget`` as it does. What the search recomputes from the
     trick at every node (its best cards, who is winning it) is kept up to date play by play instead.
-    ``w`` is scratch of shape (5, MAX_PLAYERS).
+    ``w`` is scratch with at least 5 rows of MAX_PLAYERS.
     """
     n = _n(p)
     trick = w[0]
@@ -1415,14 +1415,15 @@ def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int) -
     therefore a complete, consistent deal. Iterative with an explicit stack (numba cannot cache
     recursive functions).
     """
-    budget = np.zeros(1, dtype=np.int64)
+    # one allocation: the single paths' scratch (rows 0-4, see ``_probe``) and the node budget (row 5)
+    w = np.empty((6, MAX_PLAYERS), dtype=np.int64)
+    budget = w[5]
     budget[0] = p[P_CINCH_BUDGET]
     # Limited discrepancy search: the move ordering is usually right, so first try the paths that
     # leave it at most ``k`` times, then ``k + 1``... A round that cut no branch was exhaustive.
     # After the first single path, a few more under other orderings: a counterexample is usually
     # plentiful, and one ordering's blind spot (e.g. every opponent spending a trump on our ace) is
     # rarely another's. The single paths are walked in place (``_probe``, see above).
-    w = np.empty((5, MAX_PLAYERS), dtype=np.int64)
     result = 2
     for policy in range(NUM_PROBE_POLICIES):
         result = _probe(s, p, me, pool, need, policy, w, budget)
