@@ -1342,15 +1342,15 @@ def _first_option(cand: int, pool: int, mine_played: bool, mine_winning: bool, l
         x = cand & suit_mask(suit)
         if x == 0:
             continue
-        cut = -1  # the card above which this suit's extra constraints and beating may change
+        split = -1  # the card above which this suit's extra constraints and beating may change
         if leading:
             if suit == trump:
-                cut = 13 * trump + QUEEN - 1  # above it: the honours (Q, K, A)
+                split = 13 * trump + QUEEN - 1  # above it: the honours (Q, K, A)
         elif suit == led and (led == trump or best_trump < 0):
-            cut = best_led
+            split = best_led
         elif suit == trump:
-            cut = best_trump
-        hi = x & above_mask(cut) if cut >= 0 else x
+            split = best_trump
+        hi = x & above_mask(split) if split >= 0 else x
         for part in (hi, x & ~hi):
             if part == 0:
                 continue
@@ -1855,9 +1855,9 @@ def _run_representatives(allowed: int, passable: int, my_hand: int) -> int:
     allowed &= ALL_CARDS
     skip = passable & ~my_hand & ~allowed & ALL_CARDS  # cards a run passes over
     # cards with an allowed card of their run above them / below them (never across a suit's edge)
-    below_allowed = (_fill_down(allowed, skip & _NOT_TOP_RANK) >> 1) & _NOT_TOP_RANK
-    above_allowed = (_fill_up(allowed, skip & _NOT_BOTTOM_RANK) << 1) & _NOT_BOTTOM_RANK
-    return allowed & (~below_allowed | ~above_allowed)
+    has_higher = (_fill_down(allowed, skip & _NOT_TOP_RANK) >> 1) & _NOT_TOP_RANK
+    has_lower = (_fill_up(allowed, skip & _NOT_BOTTOM_RANK) << 1) & _NOT_BOTTOM_RANK
+    return allowed & ~(has_higher & has_lower)
 
 
 @njit(cache=True)
