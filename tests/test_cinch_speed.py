@@ -221,7 +221,7 @@ SETTINGS = _settings()
 
 def test_has_cinch_matches_the_reference() -> None:
     """Every setting, a short run each; together they reach searched positions, cinches (found by the bounds or
-    the search) and positions where the probes give up and the full search decides."""
+    the search) and positions where every single path is cut and the discrepancy rounds decide."""
     total = np.zeros(9, dtype=np.int64)
     for i, rules in enumerate(SETTINGS):
         total += compare(rules, games=8, decisions=120, seed=3 + i)
