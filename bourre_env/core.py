@@ -174,6 +174,9 @@ ACE = 12
 KING = 11
 QUEEN = 10
 SUIT_MASK0 = (1 << 13) - 1  # clubs; shift by 13 * suit
+ALL_CARDS = (1 << NUM_CARDS) - 1
+_NOT_TOP_RANK = ALL_CARDS & ~sum(1 << (13 * suit + 12) for suit in range(4))  # every card but the aces
+_NOT_BOTTOM_RANK = ALL_CARDS & ~sum(1 << (13 * suit) for suit in range(4))  # every card but the twos
 NUM_PROBE_POLICIES = 8  # orderings tried as single-path probes before the exhaustive cinch search
 
 
@@ -1152,6 +1155,271 @@ def sure_tricks(hand: int, trick: np.ndarray, leader: int, n: int, me: int, led:
     return bound
 
 
+# ---------------------------------------------------------------- single-path rounds
+# ``_cinch_search`` first runs ``NUM_PROBE_POLICIES`` rounds without discrepancy, one path each, and
+# nearly always stops in the first: a counterexample lies on the path its move ordering takes first
+# (about 98% of searches at 5 players, 93% at 7). The generic machinery of ``_search_round`` (a frame
+# per play, full option lists sorted at each node) made these paths cost most of the time of a random
+# decision, so ``_probe`` walks the same path in place: the same node tests in the same order, the
+# play the sorted option list would put first, the same consistency checks. Such a round enters only
+# the nodes of its path: after the first child of a node fails, the next option would be one
+# discrepancy, so it is cut if there is one, and the round backtracks without entering another node.
+# So its outcome (found, exhausted where no node on the path had a second option, else cut) and the
+# budget it spends (one per node entered) follow from the path alone, and ``_probe`` returns both
+# exactly as ``_search_round(max_disc=0, policy)`` would. ``tests/test_cinch_speed.py`` holds both to
+# the search as it was, round by round, on every searched position of its sweeps.
+
+
+@njit(cache=True)
+def _probe(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, policy: int, w: np.ndarray,
+           budget: np.ndarray) -> int:
+    """``_search_round(max_disc=0, policy)`` from the root, in place: 1 found, 0 exhausted, 2 cut, 3 out of budget.
+
+    Mirrors ``_search_round`` step for step (node tests, then the play ``_options`` would sort first,
+    then the consistency checks), spending ``budget`` as it does. What the search recomputes from the
+    trick at every node (its best cards, who is winning it) is kept up to date play by play instead.
+    ``w`` is scratch with at least 5 rows of MAX_PLAYERS.
+    """
+    n = _n(p)
+    trick = w[0]
+    count = w[1]
+    forbid = w[2]
+    known = w[3]
+    nxt = w[4]  # the next playing seat after each playing seat
+    t = s[S_TRICK_NO]
+    row = S_TRICK_CARDS + t * MAX_PLAYERS
+    nactive = 0
+    for q in range(MAX_PLAYERS):
+        trick[q] = s[row + q] if q < n else -1
+        count[q] = 0
+        forbid[q] = 0
+        known[q] = 0
+    for q in range(n):
+        if s[S_DECISION + q] == PLAYING:
+            nactive += 1
+            nxt[q] = next_active(s, n, q)
+            if q != me:
+                count[q] = popcount(s[S_HAND + q])
+    known_all = np.int64(0)  # the union of ``known``
+    if _face_held_by_other(s, me):
+        known_all = face_bit(s)
+        known[s[S_DEALER]] = known_all
+    gone = _gone_for(s, p, me)
+    hand = s[S_HAND + me]
+    mine = 0
+    leader = s[S_LEADER]
+    nplayed = s[S_NPLAYED]
+    seat = s[S_CUR]
+    led = s[S_LED]
+    trump = s[S_TRUMP]
+    h = p[P_HAND_SIZE]
+    must_trump = p[P_MUST_TRUMP] == 1
+    lead_honors = p[P_LEAD_HONORS] == 1
+    best_led, best_trump = _bests(trick, n, led, trump)
+    winning = trick_winner(trick, leader, n, trump) if nplayed > 0 else -1  # the seat winning the trick so far
+    depth = 0
+    cut = False  # a node on the path had a second option: the round would cut it
+    while True:
+        budget[0] -= 1
+        if budget[0] <= 0:
+            return 3
+        if nplayed == nactive:
+            if winning == me:
+                mine += 1
+            if mine >= need:
+                return 2 if cut else 0
+            if t + 1 == h:
+                return 1
+            trick[:] = -1
+            leader = winning
+            nplayed = 0
+            seat = winning
+            led = -1
+            best_led = -1
+            best_trump = -1
+            winning = -1
+            t += 1
+        in_trick = 1 if trick[me] >= 0 else 0
+        if mine + popcount(hand) + in_trick < need and _hands_completable(pool, count, forbid, known, n, me):
+            return 1
+        # the search's sound prune; ``sure_tricks`` counts at most our trumps and our card in this trick,
+        # so it is skipped when those cannot reach ``need``
+        leading = nplayed == 0
+        if (mine + popcount(hand & suit_mask(trump)) + in_trick >= need
+                and mine + sure_tricks(hand, trick, leader, n, me, led, trump, pool | known_all) >= need) or (
+                leading and seat == me and mine + popcount(hand) >= need
+                and _all_sure_leads(hand, pool | known_all, trump)):
+            return 2 if cut else 0
+        if seat == me:
+            if leading:
+                options = hand
+                if lead_honors and (hand & honors_mask(trump)):
+                    options = hand & honors_mask(trump)
+            else:
+                options = ordinary_legal(hand, led, best_led, best_trump, trump, must_trump)
+            cut = cut or popcount(options) > 1
+            c = _strongest(options, trump)
+            hand &= ~_bit(c)
+        else:
+            kn = known[seat]
+            free = count[seat] - popcount(kn)
+            allowed = pool & ~forbid[seat] if free > 0 else np.int64(0)
+            cand = kn | _run_representatives(allowed, pool | gone | kn, hand)
+            mine_winning = in_trick == 1 and not leading and winning == me
+            c = _first_option(cand, pool, in_trick == 1, mine_winning, leading, led, best_led, best_trump, trump,
+                              must_trump, lead_honors, policy, depth)
+            cut = cut or popcount(cand) > 1
+            if c < 0:
+                return 2 if cut else 0
+            extra = _forbidden_after(c, leading, led, best_led, best_trump, trump, must_trump, lead_honors)
+            if (kn & ~_bit(c)) & extra:
+                return 2 if cut else 0
+            free_after = count[seat] - popcount(kn) - (0 if (kn >> c) & 1 else 1)
+            new_pool = pool & ~_bit(c)
+            new_forbid = forbid[seat] | extra
+            if popcount(new_pool & ~new_forbid) < free_after:
+                return 2 if cut else 0
+            pool = new_pool
+            forbid[seat] = new_forbid
+            known[seat] = kn & ~_bit(c)
+            known_all &= ~_bit(c)
+            count[seat] -= 1
+        # the trick so far, as ``_bests`` and ``trick_winner`` would find it
+        if leading:
+            led = c // 13
+            winning = seat
+        elif _beats(c, led, best_led, best_trump, trump):
+            winning = seat
+        if c // 13 == led and c > best_led:
+            best_led = c
+        if c // 13 == trump and c > best_trump:
+            best_trump = c
+        trick[seat] = c
+        nplayed += 1
+        seat = nxt[seat]
+        depth += 1
+
+
+@njit(cache=True)
+def _strongest(options: int, trump: int) -> int:
+    """The play ``_options`` sorts first for ``me``: greatest ``_strength``, the lowest card id among equals."""
+    trumps = options & suit_mask(trump)
+    if trumps:
+        return highest_card(trumps)
+    best = -1
+    for suit in range(4):
+        x = options & suit_mask(suit)
+        if x:
+            c = highest_card(x)
+            if best < 0 or c % 13 > best % 13:
+                best = c
+    return best
+
+
+@njit(cache=True)
+def _first_option(cand: int, pool: int, mine_played: bool, mine_winning: bool, leading: bool, led: int,
+                  best_led: int, best_trump: int, trump: int, must_trump: bool, lead_honors: bool, policy: int,
+                  depth: int) -> int:
+    """The opponent's play ``_options`` sorts first (least key, the lowest card id among equals); -1 if none.
+
+    The keys are ``_options``'s. Policies 0 and 1 key a card by the constraints its play adds and
+    its beating the trick, both the same for every card of one suit on one side of a cut (the card
+    to beat, or the trump honours on a lead), plus or minus its strength: so the least key of such
+    a part is at its highest or its lowest card, and only those two need a key (``_part_champion``).
+    Two cases need fewer: a lead beats and, but for honours still unseen under ``lead_honors``, adds
+    no constraint that counts, so every key is minus the strength; and when following, policy 0
+    keys any card off the suit led at least 64 per unseen card of that suit it proves absent, less
+    the greatest strength (and 100000 where ours is winning), so those suits are skipped when the
+    suit led already gave a smaller key. The shuffled policies key every card.
+    """
+    best = -1
+    best_key = 0
+    if policy >= 2:
+        while cand:
+            c = lowest_card(cand)
+            cand &= cand - 1
+            key = _option_key(c, pool, mine_played, mine_winning, leading, led, best_led, best_trump, trump,
+                              must_trump, lead_honors, policy, depth)
+            if best < 0 or key < best_key:
+                best = c
+                best_key = key
+        return best
+    if leading and (not lead_honors or (pool & honors_mask(trump)) == 0):
+        return _strongest(cand, trump) if cand else -1
+    for i in range(4):
+        suit = i if leading else (led + i) % 4  # when following, the suit led first
+        if i == 1 and not leading and policy == 0 and best >= 0:
+            # the least key a card off the suit led can have
+            floor = 64 * popcount(pool & suit_mask(led)) - _strength(13 * trump + ACE, trump)
+            if mine_winning:
+                floor -= 100000
+            if best_key < floor:
+                return best
+        x = cand & suit_mask(suit)
+        if x == 0:
+            continue
+        split = -1  # the card above which this suit's extra constraints and beating may change
+        if leading:
+            if suit == trump:
+                split = 13 * trump + QUEEN - 1  # above it: the honours (Q, K, A)
+        elif suit == led and (led == trump or best_trump < 0):
+            split = best_led
+        elif suit == trump:
+            split = best_trump
+        hi = x & above_mask(split) if split >= 0 else x
+        for part in (hi, x & ~hi):
+            if part == 0:
+                continue
+            c = _part_champion(part, mine_played, leading, led, best_led, best_trump, trump)
+            key = _option_key(c, pool, mine_played, mine_winning, leading, led, best_led, best_trump, trump,
+                              must_trump, lead_honors, policy, depth)
+            if best < 0 or key < best_key or (key == best_key and c < best):
+                best = c
+                best_key = key
+    return best
+
+
+@njit(cache=True)
+def _part_champion(part: int, mine_played: bool, leading: bool, led: int, best_led: int, best_trump: int,
+                   trump: int) -> int:
+    """The card of ``part`` (one suit, cards alike in constraints and in beating) with the least key under
+    policies 0 and 1: the strongest where the key subtracts strength (a card that beats, before ours), else
+    the weakest."""
+    c = lowest_card(part)
+    if not mine_played and (leading or _beats(c, led, best_led, best_trump, trump)):
+        return highest_card(part)
+    return c
+
+
+@njit(cache=True)
+def _option_key(c: int, pool: int, mine_played: bool, mine_winning: bool, leading: bool, led: int, best_led: int,
+                best_trump: int, trump: int, must_trump: bool, lead_honors: bool, policy: int, depth: int) -> int:
+    """``_options``'s sort key of an opponent's play ``c`` (the least is tried first)."""
+    extra = _forbidden_after(c, leading, led, best_led, best_trump, trump, must_trump, lead_honors)
+    beats = leading or _beats(c, led, best_led, best_trump, trump)
+    key = 64 * popcount(extra & pool) if policy != 1 or beats else 0
+    if not mine_played and beats:
+        key -= _strength(c, trump)
+    else:
+        key += _strength(c, trump)
+        if mine_winning and beats:
+            key -= 100000
+    if policy >= 2:
+        key = _mix(policy * 1000003 + depth * 101 + c) % 4096
+        if mine_winning and beats:
+            key -= 100000
+    return key
+
+
+@njit(cache=True)
+def _gone_for(s: np.ndarray, p: np.ndarray, me: int) -> int:
+    """Cards ``me`` knows are out of every hand: played, absent from the deck, own known discards, a dead face card."""
+    gone = s[S_PLAYED] | ~p[P_DECK_MASK] | s[S_KNOWN_OUT + me]
+    if s[S_FACE_STATE] == FACE_DEAD or (s[S_FACE_STATE] == FACE_IN_HAND and s[S_DECISION + s[S_DEALER]] == PASSED):
+        gone |= face_bit(s)
+    return gone
+
+
 @njit(cache=True)
 def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int) -> bool:
     """True if some consistent placement and legal continuation leaves ``me`` with fewer than ``need`` more tricks.
@@ -1163,6 +1431,36 @@ def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int) -
     therefore a complete, consistent deal. Iterative with an explicit stack (numba cannot cache
     recursive functions).
     """
+    # one allocation: the single paths' scratch (rows 0-4, see ``_probe``) and the node budget (row 5)
+    w = np.empty((6, MAX_PLAYERS), dtype=np.int64)
+    budget = w[5]
+    budget[0] = p[P_CINCH_BUDGET]
+    # Limited discrepancy search: the move ordering is usually right, so first try the paths that
+    # leave it at most ``k`` times, then ``k + 1``... A round that cut no branch was exhaustive.
+    # After the first single path, a few more under other orderings: a counterexample is usually
+    # plentiful, and one ordering's blind spot (e.g. every opponent spending a trump on our ace) is
+    # rarely another's. The single paths are walked in place (``_probe``, see above).
+    result = 2
+    for policy in range(NUM_PROBE_POLICIES):
+        result = _probe(s, p, me, pool, need, policy, w, budget)
+        if result != 2:
+            break
+    if result == 2:
+        result = _discrepancy_rounds(s, p, me, pool, need, budget)
+    s[S_CINCH_SEARCHES] += 1
+    s[S_CINCH_NODES] += p[P_CINCH_BUDGET] - budget[0]
+    if result == 3:
+        # Out of budget: no proof either way. Report a counterexample, i.e. no cinch, so that an
+        # unproven cinch never forces a player's hand (documented in the README; counted for tests).
+        s[S_CINCH_ABORTS] += 1
+        return True
+    return result == 1
+
+
+@njit(cache=True)
+def _discrepancy_rounds(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, budget: np.ndarray) -> int:
+    """The rounds of ``_cinch_search`` after its single paths: ``_search_round`` with at most 1, then 2
+    discrepancies, then without limit, until one is not cut. Returns that round's code."""
     n = _n(p)
     # one frame per play left in the deal, plus the root
     depth_max = (p[P_HAND_SIZE] - s[S_TRICK_NO]) * s[S_NACTIVE] + 2
@@ -1202,9 +1500,7 @@ def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int) -
                 count[0, q] = popcount(s[S_HAND + q])
     if _face_held_by_other(s, me):
         known[0, s[S_DEALER]] = face_bit(s)
-    gone = s[S_PLAYED] | ~p[P_DECK_MASK] | s[S_KNOWN_OUT + me]
-    if s[S_FACE_STATE] == FACE_DEAD or (s[S_FACE_STATE] == FACE_IN_HAND and s[S_DECISION + s[S_DEALER]] == PASSED):
-        gone |= face_bit(s)
+    gone = _gone_for(s, p, me)
     fs[0, 0] = s[S_HAND + me]
     fs[0, 1] = pool
     fs[0, 2] = 0
@@ -1217,34 +1513,15 @@ def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int) -
     h = p[P_HAND_SIZE]
     must_trump = p[P_MUST_TRUMP] == 1
     lead_honors = p[P_LEAD_HONORS] == 1
-    budget = np.zeros(1, dtype=np.int64)
-    budget[0] = p[P_CINCH_BUDGET]
-    # Limited discrepancy search: the move ordering is usually right, so first try the paths that
-    # leave it at most ``k`` times, then ``k + 1``... A round that cut no branch was exhaustive.
-    # After the first single path, a few more under other orderings: a counterexample is usually
-    # plentiful, and one ordering's blind spot (e.g. every opponent spending a trump on our ace) is
-    # rarely another's.
-    result = 2
-    for policy in range(NUM_PROBE_POLICIES):
-        result = _search_round(fs, trick, count, forbid, known, opts, nopt, idx, disc, active, nactive, p, n, me,
-                               gone, trump, h, need, must_trump, lead_honors, 0, policy, budget, scratch)
-        if result != 2:
-            break
-    # Two more rounds of growing discrepancy, then one exhaustive round: a cinch can only be proven
+    # Two rounds of growing discrepancy, then one exhaustive round: a cinch can only be proven
     # by exhausting the tree, and each further round would re-explore all the previous ones.
+    result = 2
     k = 1
     while result == 2:
         result = _search_round(fs, trick, count, forbid, known, opts, nopt, idx, disc, active, nactive, p, n, me,
                                gone, trump, h, need, must_trump, lead_honors, k, 0, budget, scratch)
         k = k + 1 if k < 2 else 1 << 30
-    s[S_CINCH_SEARCHES] += 1
-    s[S_CINCH_NODES] += p[P_CINCH_BUDGET] - budget[0]
-    if result == 3:
-        # Out of budget: no proof either way. Report a counterexample, i.e. no cinch, so that an
-        # unproven cinch never forces a player's hand (documented in the README; counted for tests).
-        s[S_CINCH_ABORTS] += 1
-        return True
-    return result == 1
+    return result
 
 
 @njit(cache=True)
@@ -1287,10 +1564,14 @@ def _search_round(fs: np.ndarray, trick: np.ndarray, count: np.ndarray, forbid: 
                     fs[d, 1], count[d], forbid[d], known[d], n, me):
                 return 1
             # sound prune: the tricks we are sure of already reach ``need`` against every card still unseen
+            # (``sure_tricks`` counts at most our trumps and our card in this trick: skipped when those cannot)
             others = fs[d, 1]
             for q in range(n):
                 others |= known[d, q]
-            if fs[d, 2] + sure_tricks(fs[d, 0], trick[d], fs[d, 3], n, me, fs[d, 6], trump, others) >= need or (
+            in_trick = 1 if trick[d, me] >= 0 else 0
+            mine = fs[d, 2]
+            if (mine + popcount(fs[d, 0] & suit_mask(trump)) + in_trick >= need
+                    and mine + sure_tricks(fs[d, 0], trick[d], fs[d, 3], n, me, fs[d, 6], trump, others) >= need) or (
                     fs[d, 4] == 0 and fs[d, 5] == me and fs[d, 2] + popcount(fs[d, 0]) >= need
                     and _all_sure_leads(fs[d, 0], others, trump)):
                 d -= 1
@@ -1315,11 +1596,13 @@ def _search_round(fs: np.ndarray, trick: np.ndarray, count: np.ndarray, forbid: 
         seat = fs[d, 5]
         leading = fs[d, 4] == 0
         led = c // 13 if leading else fs[d, 6]
-        fs[d + 1, :] = fs[d, :]
-        trick[d + 1, :] = trick[d, :]
-        count[d + 1, :] = count[d, :]
-        forbid[d + 1, :] = forbid[d, :]
-        known[d + 1, :] = known[d, :]
+        for k in range(8):  # the child's frame starts as a copy (element by element: no views)
+            fs[d + 1, k] = fs[d, k]
+        for k in range(MAX_PLAYERS):
+            trick[d + 1, k] = trick[d, k]
+            count[d + 1, k] = count[d, k]
+            forbid[d + 1, k] = forbid[d, k]
+            known[d + 1, k] = known[d, k]
         if seat == me:
             fs[d + 1, 0] = fs[d, 0] & ~_bit(c)
         else:
@@ -1349,23 +1632,68 @@ def _search_round(fs: np.ndarray, trick: np.ndarray, count: np.ndarray, forbid: 
 @njit(cache=True)
 def _hands_completable(pool: int, count: np.ndarray, forbid: np.ndarray, known: np.ndarray, n: int, me: int) -> bool:
     """Hall's condition: every set of opponents can fill its free slots from the unseen cards it may hold."""
-    seats = np.empty(MAX_PLAYERS, dtype=np.int64)
-    k = 0
+    seats = 0  # the opponents with free slots
+    total = 0
+    narrowest = NUM_CARDS
     for q in range(n):
-        if q != me and count[q] - popcount(known[q]) > 0:
-            seats[k] = q
-            k += 1
-    for subset in range(1, 1 << k):
+        free = count[q] - popcount(known[q])
+        if q != me and free > 0:
+            seats |= 1 << q
+            total += free
+            narrowest = min(narrowest, popcount(pool & ~forbid[q]))
+    # Shortcuts that return True only with a proof that the condition holds: every set's union holds
+    # at least any one member's cards, so if even the fewest cards an opponent may hold cover all the
+    # free slots together, no set can fail; and a completion found greedily proves it (Hall's theorem:
+    # the condition is necessary for a completion). Otherwise every set is checked.
+    if narrowest >= total or _greedy_completion(pool, count, forbid, known, seats, n):
+        return True
+    subset = seats
+    while subset:  # every non-empty subset of ``seats``
         union = np.int64(0)
         slots = 0
-        for i in range(k):
-            if (subset >> i) & 1:
-                q = seats[i]
+        for q in range(n):
+            if (subset >> q) & 1:
                 union |= pool & ~forbid[q]
                 slots += count[q] - popcount(known[q])
         if popcount(union) < slots:
             return False
+        subset = (subset - 1) & seats
     return True
+
+
+@njit(cache=True)
+def _greedy_completion(pool: int, count: np.ndarray, forbid: np.ndarray, known: np.ndarray, seats: int,
+                       n: int) -> bool:
+    """True if dealing the free slots of ``seats`` in seat order succeeds, each seat taking first the cards that
+    no later seat may hold (a sufficient test for ``_hands_completable``; False proves nothing)."""
+    used = np.int64(0)
+    for q in range(n):
+        if not (seats >> q) & 1:
+            continue
+        avail = pool & ~forbid[q] & ~used
+        free = count[q] - popcount(known[q])
+        if popcount(avail) < free:
+            return False
+        later = np.int64(0)
+        for r in range(q + 1, n):
+            if (seats >> r) & 1:
+                later |= pool & ~forbid[r]
+        take = _lowest_cards(avail & ~later, free)
+        used |= take | _lowest_cards(avail & ~take, free - popcount(take))
+    return True
+
+
+@njit(cache=True)
+def _lowest_cards(mask: int, k: int) -> int:
+    """The ``k`` lowest cards of ``mask`` (all of them if it holds fewer)."""
+    out = np.int64(0)
+    for _ in range(k):
+        if mask == 0:
+            break
+        low = mask & -mask
+        out |= low
+        mask &= ~low
+    return out
 
 
 @njit(cache=True)
@@ -1534,27 +1862,47 @@ def _run_representatives(allowed: int, passable: int, my_hand: int) -> int:
     may draw, so they compare alike with every card that matters; their order among themselves only
     decides which of two unseen cards wins, and the two ends of the run cover both outcomes.
     ``passable`` holds the cards that may lie between run members (the allowed pool and cards gone from play).
+
+    Bit-parallel: a card of a run is its highest unless an allowed card lies above it across passable
+    cards only, in the same suit; filling down from the allowed cards through the passable ones marks
+    every card that has one (the lowest, filling up). ``tests/test_cinch_speed.py`` holds this to the
+    rank-by-rank scan it replaced on every arrangement of a suit.
     """
-    out = np.int64(0)
-    for suit in range(4):
-        hi = -1
-        lo = -1
-        for r in range(12, -1, -1):
-            c = 13 * suit + r
-            if (allowed >> c) & 1:
-                if hi < 0:
-                    hi = c
-                lo = c
-            elif (passable >> c) & 1 and not (my_hand >> c) & 1:
-                continue
-            else:
-                if hi >= 0:
-                    out |= _bit(hi) | _bit(lo)
-                hi = -1
-                lo = -1
-        if hi >= 0:
-            out |= _bit(hi) | _bit(lo)
-    return out
+    allowed &= ALL_CARDS
+    skip = passable & ~my_hand & ~allowed & ALL_CARDS  # cards a run passes over
+    # cards with an allowed card of their run above them / below them (never across a suit's edge)
+    has_higher = (_fill_down(allowed, skip & _NOT_TOP_RANK) >> 1) & _NOT_TOP_RANK
+    has_lower = (_fill_up(allowed, skip & _NOT_BOTTOM_RANK) << 1) & _NOT_BOTTOM_RANK
+    return allowed & ~(has_higher & has_lower)
+
+
+@njit(cache=True)
+def _fill_down(gen: int, pro: int) -> int:
+    """``gen`` and every card reached from it going down one rank at a time through ``pro`` (Kogge-Stone fill).
+
+    ``pro`` must not hold a suit's top rank, so that no fill crosses from one suit into the next.
+    """
+    gen |= pro & (gen >> 1)
+    pro &= pro >> 1
+    gen |= pro & (gen >> 2)
+    pro &= pro >> 2
+    gen |= pro & (gen >> 4)
+    pro &= pro >> 4
+    gen |= pro & (gen >> 8)
+    return gen
+
+
+@njit(cache=True)
+def _fill_up(gen: int, pro: int) -> int:
+    """``_fill_down`` going up; ``pro`` must not hold a suit's bottom rank."""
+    gen |= pro & (gen << 1)
+    pro &= pro << 1
+    gen |= pro & (gen << 2)
+    pro &= pro << 2
+    gen |= pro & (gen << 4)
+    pro &= pro << 4
+    gen |= pro & (gen << 8)
+    return gen
 
 
 @njit(cache=True)
