@@ -88,14 +88,15 @@ def _observations_all(states: np.ndarray, p: np.ndarray, out: np.ndarray) -> Non
 
 
 @njit(cache=True)
-def _random_action(s: np.ndarray, p: np.ndarray, rng: np.ndarray, mask: np.ndarray) -> int:
-    """A uniformly random legal action of the player to act."""
+def _random_move(s: np.ndarray, p: np.ndarray, rng: np.ndarray, mask: np.ndarray) -> None:
+    """Play a uniformly random legal action of the player to act."""
     if s[core.S_PHASE] == core.PLAY:
         legal = core.play_legal(s, p, s[core.S_CUR], True)
-        k = core._splitmix64(rng) % core.popcount(legal)
-        for _ in range(k):
-            legal &= legal - 1
-        return core.lowest_card(legal)
+        pick = legal
+        for _ in range(core._splitmix64(rng) % core.popcount(legal)):
+            pick &= pick - 1
+        core.play_card(s, p, core.lowest_card(pick), legal)
+        return
     core.legal_actions(s, p, mask)
     count = 0
     for a in range(mask.shape[0]):
@@ -104,9 +105,9 @@ def _random_action(s: np.ndarray, p: np.ndarray, rng: np.ndarray, mask: np.ndarr
     for a in range(mask.shape[0]):
         if mask[a]:
             if k == 0:
-                return a
+                core.step(s, p, a)
+                return
             k -= 1
-    return -1
 
 
 @njit(cache=True)
@@ -120,7 +121,7 @@ def _random_play(states: np.ndarray, p: np.ndarray, rngs: np.ndarray, template: 
         for _ in range(decisions):
             if with_observations:
                 observation.encode(s, p, s[core.S_CUR], obs)
-            core.step(s, p, _random_action(s, p, rngs[b], mask))
+            _random_move(s, p, rngs[b], mask)
             total += 1
             rewards[:] = 0.0
             _after_move(s, p, rngs[b], template, rewards)

@@ -1043,10 +1043,18 @@ def step(s: np.ndarray, p: np.ndarray, action: int) -> bool:
         legal = play_legal(s, p, seat, True)
         if not (legal >> action) & 1 and not p[P_RENEGE]:
             return False
-        s[S_MOVES] += 1
-        _apply_play(s, p, action, legal)
+        play_card(s, p, action, legal)
         return True
     return False
+
+
+@njit(cache=True)
+def play_card(s: np.ndarray, p: np.ndarray, card: int, legal: int) -> None:
+    """Trick play without the checks of ``step``: the seat to act plays ``card`` of its hand, ``legal`` being
+    its ``play_legal`` mask (a card outside it is a renege). For callers that drew ``card`` from ``legal``
+    themselves (the batch API's random play), so that the legal cards are not worked out twice."""
+    s[S_MOVES] += 1
+    _apply_play(s, p, card, legal)
 
 
 # ================================================================ cinch

@@ -24,7 +24,7 @@ import pytest
 from numba import njit
 
 from bourre_env import core
-from bourre_env.batch import BatchGame, _after_move, _random_action
+from bourre_env.batch import BatchGame, _after_move, _random_move
 from bourre_env.rules import CINCH_TRICKS, Rules, presets
 from tests import reference_cinch as ref
 
@@ -134,10 +134,9 @@ def _compare_games(states: np.ndarray, p: np.ndarray, rngs: np.ndarray, template
                         continue
                     _compare_one(s, p, q, counts, bad)
             if s[core.S_PHASE] == core.PLAY and b < low_rows:
-                action = core.lowest_card(core.play_legal(s, p, s[core.S_CUR], True))
+                core.step(s, p, core.lowest_card(core.play_legal(s, p, s[core.S_CUR], True)))
             else:
-                action = _random_action(s, p, rngs[b], mask)
-            core.step(s, p, action)
+                _random_move(s, p, rngs[b], mask)
             rewards[:] = 0.0
             _after_move(s, p, rngs[b], template, rewards)
 
