@@ -1402,8 +1402,10 @@ def _part_champion(part: int, mine_played: bool, leading: bool, led: int, best_l
 @njit(cache=True)
 def _option_key(c: int, pool: int, mine_played: bool, mine_winning: bool, leading: bool, led: int, best_led: int,
                 best_trump: int, trump: int, must_trump: bool, lead_honors: bool, policy: int, depth: int) -> int:
-    """``_options``'s sort key of an opponent's play ``c`` (the least is tried first)."""
+    """The search's sort key of an opponent's play ``c`` (the least is tried first)."""
     extra = _forbidden_after(c, leading, led, best_led, best_trump, trump, must_trump, lead_honors)
+    # Fewest new constraints first. Before our card, play high (we may have to play under it);
+    # after it, beat it as cheaply as possible, or else play low and keep the high cards.
     beats = leading or _beats(c, led, best_led, best_trump, trump)
     key = 64 * popcount(extra & pool) if policy != 1 or beats else 0
     if not mine_played and beats:
@@ -1778,22 +1780,8 @@ def _options(p: np.ndarray, n: int, me: int, fs: np.ndarray, trick: np.ndarray, 
             c = lowest_card(cand)
             cand &= cand - 1
             out[k] = c
-            extra = _forbidden_after(c, leading, led, best_led, best_trump, trump, must_trump, lead_honors)
-            # Fewest new constraints first. Before our card, play high (we may have to play under it);
-            # after it, beat it as cheaply as possible, or else play low and keep the high cards.
-            beats = leading or _beats(c, led, best_led, best_trump, trump)
-            key = 64 * popcount(extra & fs[1]) if policy != 1 or beats else 0
-            if my_card < 0 and beats:
-                key -= _strength(c, trump)
-            else:
-                key += _strength(c, trump)
-                if mine_winning and beats:
-                    key -= 100000
-            if policy >= 2:
-                key = _mix(policy * 1000003 + depth * 101 + c) % 4096
-                if mine_winning and beats:
-                    key -= 100000
-            keys[k] = key
+            keys[k] = _option_key(c, fs[1], my_card >= 0, mine_winning, leading, led, best_led, best_trump, trump,
+                                  must_trump, lead_honors, policy, depth)
             k += 1
     # stable insertion sort by key: lists are short
     for i in range(1, k):
