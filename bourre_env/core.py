@@ -805,6 +805,18 @@ def ordinary_legal(hand: int, led: int, trick_best_led: int, trick_best_trump: i
 
 
 @njit(cache=True)
+def ordinary_plays(hand: int, leading: bool, led: int, trick_best_led: int, trick_best_trump: int, trump: int,
+                   must_trump: bool, lead_honors: bool) -> int:
+    """Cards of ``hand`` the ordinary rules allow, leading (any card; with ``lead_trump_honors`` a held A, K or Q
+    of trumps) or following (``ordinary_legal``): the rules without the cinch's, which the cinch's definition
+    ranges over."""
+    if leading:
+        honors = hand & honors_mask(trump) if lead_honors else np.int64(0)
+        return honors if honors else hand
+    return ordinary_legal(hand, led, trick_best_led, trick_best_trump, trump, must_trump)
+
+
+@njit(cache=True)
 def honors_mask(trump: int) -> int:
     base = 13 * trump
     return _bit(base + ACE) | _bit(base + KING) | _bit(base + QUEEN)
@@ -842,16 +854,12 @@ def play_legal(s: np.ndarray, p: np.ndarray, seat: int, with_cinch: bool) -> int
     trump = s[S_TRUMP]
     tmask = suit_mask(trump)
     leading = s[S_NPLAYED] == 0
-    if leading:
-        legal = hand
-        if p[P_LEAD_HONORS]:
-            honors = hand & honors_mask(trump)
-            if honors:
-                legal = honors
-    else:
+    best_led, best_trump = -1, -1
+    if not leading:
         row = S_TRICK_CARDS + s[S_TRICK_NO] * MAX_PLAYERS
         best_led, best_trump = _bests(s[row: row + MAX_PLAYERS], _n(p), s[S_LED], trump)
-        legal = ordinary_legal(hand, s[S_LED], best_led, best_trump, trump, p[P_MUST_TRUMP] == 1)
+    legal = ordinary_plays(hand, leading, s[S_LED], best_led, best_trump, trump, p[P_MUST_TRUMP] == 1,
+                           p[P_LEAD_HONORS] == 1)
     if not with_cinch or (legal & tmask) == 0:
         return legal
     last = s[S_NPLAYED] == s[S_NACTIVE] - 1
@@ -1259,12 +1267,7 @@ def _probe(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, policy: 
                 and _all_sure_leads(hand, pool | known_all, trump)):
             return 2 if cut else 0
         if seat == me:
-            if leading:
-                options = hand
-                if lead_honors and (hand & honors_mask(trump)):
-                    options = hand & honors_mask(trump)
-            else:
-                options = ordinary_legal(hand, led, best_led, best_trump, trump, must_trump)
+            options = ordinary_plays(hand, leading, led, best_led, best_trump, trump, must_trump, lead_honors)
             cut = cut or popcount(options) > 1
             c = _strongest(options, trump)
             hand &= ~_bit(c)
@@ -1749,13 +1752,7 @@ def _options(p: np.ndarray, n: int, me: int, fs: np.ndarray, trick: np.ndarray, 
     led = fs[6]
     best_led, best_trump = _bests(trick, n, led, trump)
     if seat == me:
-        hand = fs[0]
-        if leading:
-            options = hand
-            if lead_honors and (hand & honors_mask(trump)):
-                options = hand & honors_mask(trump)
-        else:
-            options = ordinary_legal(hand, led, best_led, best_trump, trump, must_trump)
+        options = ordinary_plays(fs[0], leading, led, best_led, best_trump, trump, must_trump, lead_honors)
         k = 0
         keys = scratch[0]
         while options:
