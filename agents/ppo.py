@@ -1,7 +1,7 @@
 """``ppo``: a policy trained by ``train/ppo_selfplay.py``, played from its exported weights with numpy.
 
-``agents.make("ppo")`` loads the shipped model (``agents/models/ppo.npz``, trained at 5 players;
-the observation layout is the same at every table size, so it plays 2 to 8 players);
+``agents.make("ppo")`` loads the shipped model (``agents/models/ppo.npz``, trained at 3 to 7
+players; the observation layout is the same at every table size, so it plays 2 to 8 players);
 ``agents.make("ppo:path/to/policy.npz")`` loads any exported policy. The agent plays the most
 probable legal action; ``PPOAgent(policy, seed=s, sample=True)`` samples from the masked
 softmax instead.
@@ -16,9 +16,8 @@ training extras.
 
 ``obs_size`` is the vector size of the observation version the policy was trained on
 (``bourre_env.observation.VERSION_SIZES``). Each version's layout is a prefix of the next, so a
-policy of an older version is given the first ``obs_size`` entries of today's observation: the
-shipped model was trained on version 1 (1145 entries) and does not see the fields version 2
-appended (the decision round and the variant rules).
+policy of an older version is given the first ``obs_size`` entries of today's observation (a
+version-1 policy does not see the decision round and the variant rules that version 2 appended).
 """
 
 from __future__ import annotations

@@ -74,8 +74,9 @@ def test_policy_file_round_trip_and_load_by_path(tmp_path: Path) -> None:
 
 
 def test_older_observation_version_reads_its_prefix(tmp_path: Path) -> None:
-    """A version-1 policy (the shipped one) sees only the first 1145 entries; later fields cannot move it."""
-    assert load_policy(SHIPPED_MODEL).obs_size == VERSION_SIZES[1] == 1145
+    """A version-1 policy sees only the first 1145 entries; later fields cannot move it."""
+    assert load_policy(SHIPPED_MODEL).obs_size == OBS_SIZE == VERSION_SIZES[2]
+    assert VERSION_SIZES[1] == 1145
     weights = load_policy(save_policy(tmp_path / "v1", tiny_policy(obs_size=VERSION_SIZES[1])))
     assert weights.meta["obs_size"] == 1145
     obs = np.random.default_rng(1).random((3, OBS_SIZE)).astype(np.float32)
