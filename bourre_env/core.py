@@ -929,49 +929,42 @@ def _settle(s: np.ndarray, p: np.ndarray) -> None:
     for q in range(n):
         if s[S_DECISION + q] == PLAYING and s[S_TRICKS + q] == most:
             n_most += 1
-    dealer = s[S_DEALER]
     for q in range(n):
         if s[S_DECISION + q] == PLAYING:
             outcome = OUTCOME_BOURRE if s[S_TRICKS + q] == 0 else 0
             if s[S_RENEGED + q] == 1:
                 outcome |= OUTCOME_RENEGED
             if s[S_TRICKS + q] == most:
+                # a reneging top scorer forfeits the pot, which then stays
                 outcome |= OUTCOME_TIED if n_most > 1 else (0 if s[S_RENEGED + q] == 1 else OUTCOME_WON)
             s[S_OUTCOME + q] = outcome
-    if n_most == 1:
-        for q in range(n):
-            # a renege forfeits the pot, which then stays
-            if s[S_DECISION + q] == PLAYING and s[S_TRICKS + q] == most and s[S_RENEGED + q] == 0:
-                cut = _rake(p, stake)
-                s[S_POT] -= stake
-                s[S_RAKE_TOTAL] += cut
-                s[S_REWARD + q] += stake - cut
-    else:
-        sharers = 0  # a reneging tied player cannot take a share of the pot
-        for q in range(n):
-            if s[S_DECISION + q] == PLAYING and s[S_TRICKS + q] == most and s[S_RENEGED + q] == 0:
-                sharers += 1
-        if p[P_TIE_DIVIDE] and sharers > 0:
+    # the payments follow from the outcomes alone
+    sharers = 0  # a reneging tied player cannot take a share of the pot
+    for q in range(n):
+        if s[S_OUTCOME + q] & (OUTCOME_WON | OUTCOME_TIED) and not s[S_OUTCOME + q] & OUTCOME_RENEGED:
+            sharers += 1
+    if n_most == 1 or p[P_TIE_DIVIDE]:
+        if sharers > 0:
             cut = _rake(p, stake)
             share_total = stake - cut
             share = share_total // sharers
-            odd = share_total - share * sharers
+            odd = share_total - share * sharers  # to the first sharer left of the dealer
             s[S_POT] -= stake
             s[S_RAKE_TOTAL] += cut
             first = True
             for k in range(1, n + 1):
-                q = (dealer + k) % n
-                if s[S_DECISION + q] == PLAYING and s[S_TRICKS + q] == most and s[S_RENEGED + q] == 0:
+                q = (s[S_DEALER] + k) % n
+                if s[S_OUTCOME + q] & (OUTCOME_WON | OUTCOME_TIED) and not s[S_OUTCOME + q] & OUTCOME_RENEGED:
                     s[S_REWARD + q] += share + (odd if first else 0)
                     first = False
-        elif not p[P_TIE_DIVIDE]:
-            for q in range(n):
-                if s[S_DECISION + q] == PLAYING and s[S_TRICKS + q] == most:
-                    s[S_EXEMPT + q] = 1
+    else:
+        for q in range(n):
+            if s[S_OUTCOME + q] & OUTCOME_TIED:
+                s[S_EXEMPT + q] = 1
     for q in range(n):
-        if s[S_DECISION + q] == PLAYING and (s[S_TRICKS + q] == 0 or s[S_RENEGED + q] == 1):
+        if s[S_OUTCOME + q] & (OUTCOME_BOURRE | OUTCOME_RENEGED):
             # a renege costs renege_multiple times the pot (four_card: "twice the pot"), instead of the bourré
-            penalty = stake * (p[P_RENEGE_MULT] if s[S_RENEGED + q] == 1 else 1)
+            penalty = stake * (p[P_RENEGE_MULT] if s[S_OUTCOME + q] & OUTCOME_RENEGED else 1)
             s[S_REWARD + q] -= penalty
             s[S_POT] += penalty
             s[S_EXEMPT + q] = 1
