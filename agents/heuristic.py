@@ -33,10 +33,13 @@ from bourre_env.observation import (
     O_PLAYED_IN,
     O_POT,
     O_POT_LIMIT,
+    O_ROUND,
     O_TRICK_NO,
     O_TRICKS,
     O_TRUMP,
     OFFSETS,
+    ROUND_NAME_TRUMP,
+    ROUND_SECOND_PASS,
 )
 
 __all__ = ["HeuristicParams", "HeuristicAgent", "PARAM_SETS", "make_heuristic"]
@@ -334,7 +337,7 @@ class HeuristicAgent:
         mask = observation["action_mask"]
         if not mask.any():
             raise ValueError("the action mask allows no action: this observation is not a decision")
-        if obs[O_TRUMP: O_TRUMP + 4].max() < 0.5:
+        if obs[O_ROUND + ROUND_NAME_TRUMP] > 0.5:
             action = self._name_trump(obs, mask)  # dealer_picks_trump: the dealer names trump (53 + suit)
         else:
             action = self._decide(obs, mask) if obs[O_PHASE] > 0.5 else self._play(obs, mask)
@@ -388,7 +391,7 @@ class HeuristicAgent:
 
         if np.count_nonzero(mask) == 1:
             return int(np.flatnonzero(mask)[0])  # one legal action (a hand that fails an entry requirement)
-        if tb.decision[0] == PLAYING and mask[PASS]:
+        if obs[O_ROUND + ROUND_SECOND_PASS] > 0.5:
             # The second chance to pass after the draw (four_card): 52 drops out, 53 stays paying a chip. Stay
             # iff the hand as it is now is worth more than the chip: gains are in pots, the chip is 1 / pot.
             trumps_now = [c % RANKS for c in hand if c // RANKS == trump]
