@@ -191,8 +191,8 @@ def encode(s: np.ndarray, p: np.ndarray, seat: int, out: np.ndarray) -> None:
             if c >= 0:
                 out[O_PLAYED_BY + S * c + (q - seat) % n] = 1.0
                 out[O_PLAYED_IN + T * c + t] = 1.0
-    phase = s[core.S_PHASE]
-    if phase == core.PLAY:
+    round_ = decision_round(s, p)
+    if s[core.S_PHASE] == core.PLAY:
         out[O_TRICK_NO + s[core.S_TRICK_NO]] = 1.0
         out[O_PHASE + 1] = 1.0
         if s[core.S_LED] >= 0:
@@ -201,8 +201,9 @@ def encode(s: np.ndarray, p: np.ndarray, seat: int, out: np.ndarray) -> None:
             out[O_CINCH] = 1.0
     else:
         out[O_TRICK_NO + T] = 1.0
-        if phase == core.DECIDE or phase == core.DECLARE or phase == core.SECOND_PASS or phase == core.NAME_TRUMP:
+        if round_ >= 0:
             out[O_PHASE] = 1.0
+            out[O_ROUND + round_] = 1.0
     pot = s[core.S_POT]
     out[O_POT] = pot / 100.0
     out[O_POT + 1] = np.log1p(pot) / np.log(1000.0)
@@ -222,9 +223,6 @@ def encode(s: np.ndarray, p: np.ndarray, seat: int, out: np.ndarray) -> None:
             out[O_DECK_RANKS + r] = 1.0
     if s[core.S_RESHUFFLES] > 0:
         out[O_RESHUFFLED] = 1.0
-    round_ = decision_round(s, p)
-    if round_ >= 0:
-        out[O_ROUND + round_] = 1.0
     for q in range(n):
         if (s[core.S_STAYED] >> q) & 1:
             out[O_STAYED + (q - seat) % n] = 1.0
