@@ -43,7 +43,8 @@ name                                fields that differ from ``standard``
 standard                            (none)
 double_ante                         play_ante=1, ante_exemptions=False
 dealer_antes_for_all                ante_exemptions=False, ante_payer='dealer'
-wikipedia                           max_discard_large_table=3
+wikipedia                           max_discard_large_table=3,
+                                    must_trump_when_cannot_win=False
 separate_trump_card                 trump_card='separate'
 separate_trump_card_dealer_may_take trump_card='separate_dealer_may_take'
 two_round_declaration               play_ante=1, ante_exemptions=False, declaration='two_rounds'
@@ -57,10 +58,10 @@ four_card                           hand_size=4, max_discard=3, play_ante=1, tru
 ``double_ante``: everyone antes 1 every deal and each player who plays adds 1 more on declaring
 play (a dealer forced to play too); a bourré player pays the pot as it stands when the deal is
 settled, second antes included. ``dealer_antes_for_all``: the dealer pays 1 chip per seat
-before every deal. ``wikipedia``: at most 3 discards when 7 or 8 play (the Wikipedia page's
-other rule, no forced trump that cannot win, is ``must_trump_when_cannot_win=False``).
-``separate_trump_card`` (the first form of
-RULES.md): after the hands one more card is turned for trump; it belongs to no one, is never
+before every deal. ``wikipedia``: at most 3 discards when 7 or 8 play, and "play to win": a
+player void in the suit led who holds a trump that would win the trick must play one, but one
+whose trumps cannot win it may play any card. ``separate_trump_card`` (the first form in
+``docs/rules.md``): after the hands one more card is turned for trump; it belongs to no one, is never
 played, and the ace rule does not bind the dealer; the ``deck`` given to ``reset`` then holds
 it right after the hands. ``separate_trump_card_dealer_may_take`` (the second form): the same
 card, but the dealer decides holding it as a sixth card (in the dealer's ``hand``, face status

@@ -271,11 +271,12 @@ presets: Mapping[str, Rules] = types.MappingProxyType({
     # Seed 001 (Wikipedia), Variations: "the dealer of each hand would ante five dollars for a five-person,
     # one-dollar-ante game": one chip per seat, every deal, so the standard exemptions have no ante to waive.
     "dealer_antes_for_all": Rules(ante_payer="dealer", ante_exemptions=False),
-    # Seed 001 (Wikipedia), Rules: "Only three cards may be discarded when there are seven players" (RULES.md:
-    # 7 or 8). The page's other difference, that a void player need not trump a trick it cannot win, is the
-    # option must_trump_when_cannot_win=False, not part of this preset: RULES.md defines the preset as the
-    # discard limit alone.
-    "wikipedia": Rules(max_discard_large_table=3),
+    # The Wikipedia article, Rules: "Only three cards may be discarded when there are seven players" (read as 7 or
+    # 8, the tables where a fourth discard would exhaust the stock), and "play to win": a player void in the suit
+    # led "must play a trump and 'play to win'", but "if you are unable to 'play to win,' it is not necessary to
+    # play a trump card that will not be able to win the trick". The article calls play to win the general
+    # consensus; the groups that force the losing trump anyway are the standard game.
+    "wikipedia": Rules(max_discard_large_table=3, must_trump_when_cannot_win=False),
     # Seed 000 (pagat), "Separate Trump Card", first form: "The turned up trump belongs to no one. It indicates
     # the trump suit but cannot be taken or played by any player."
     "separate_trump_card": Rules(trump_card="separate"),

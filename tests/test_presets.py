@@ -23,7 +23,7 @@ PRESET_CHANGES: dict[str, dict[str, Any]] = {
     "standard": {},
     "double_ante": {"play_ante": 1, "ante_exemptions": False},
     "dealer_antes_for_all": {"ante_payer": "dealer", "ante_exemptions": False},
-    "wikipedia": {"max_discard_large_table": 3},
+    "wikipedia": {"max_discard_large_table": 3, "must_trump_when_cannot_win": False},
     "separate_trump_card": {"trump_card": "separate"},
     "separate_trump_card_dealer_may_take": {"trump_card": "separate_dealer_may_take"},
     "two_round_declaration": {"play_ante": 1, "ante_exemptions": False, "declaration": "two_rounds"},
@@ -314,18 +314,30 @@ def test_large_table_limit_sizes_the_deck_check() -> None:
 
 @pytest.mark.parametrize(("options", "legal"), [
     ({"rules": "standard"}, "3H 4H"),
-    ({"rules": "wikipedia"}, "3H 4H"),  # RULES.md's preset changes the discard limit only
-    ({"rules": "wikipedia", "must_trump_when_cannot_win": False}, "4D 5D 3H 4H 8S"),
+    ({"rules": "wikipedia"}, "4D 5D 3H 4H 8S"),
+    ({"rules": "wikipedia", "must_trump_when_cannot_win": True}, "3H 4H"),  # the groups that force the trump
 ])
 def test_wikipedia_void_player_need_not_trump_to_lose(options: dict[str, Any], legal: str) -> None:
-    """Seed 001 (Wikipedia): "If you are unable to 'play to win,' it is not necessary to play a trump card that
-    will not be able to win the trick", the option must_trump_when_cannot_win=False. Clubs led, trumped with
-    the QH; seat 2, void in clubs with the 3H and 4H, must play a trump only with the option at its default."""
+    """wikipedia: "play to win" (the Wikipedia article: "If you are unable to 'play to win,' it is not necessary
+    to play a trump card that will not be able to win the trick"), ``must_trump_when_cannot_win=False``. Clubs
+    led, trumped with the QH; seat 2, void in clubs with the 3H and 4H, may play any card under the preset, and
+    must play a trump with the option set back to the standard game's."""
     t = Table({0: "KC 2S 3S 4S 5S", 1: "2D 3D QH 6S 7S", 2: "4D 5D 3H 4H 8S", 3: "2C 6D 7D 8D 5H"},
               dealer=3, num_players=4, **options)
     t.decide({0: "", 1: "", 2: "", 3: ""})
     t.trick("KC QH")
     assert t.legal() == cardset(legal)
+
+
+@pytest.mark.parametrize("options", [{"rules": "wikipedia"}, {"must_trump_when_cannot_win": False}])
+def test_play_to_win_still_overtrumps_when_able(options: dict[str, Any]) -> None:
+    """Play to win frees only a player who cannot win: a void player who can overtrump must ("you must play a
+    trump and 'play to win'"). Clubs led, trumped with the 5H; seat 2 holds the 9H and must play it."""
+    t = Table({0: "KC 2S 3S 4S 5S", 1: "2D 3D 5H 6S 7S", 2: "4D 5D 3H 9H 8S", 3: "2C 6D 7D 8D 6H"},
+              dealer=3, num_players=4, **options)
+    t.decide({0: "", 1: "", 2: "", 3: ""})
+    t.trick("KC 5H")
+    assert t.legal() == cardset("9H")
 
 
 # ====================================================================== separate_trump_card

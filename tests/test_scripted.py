@@ -151,6 +151,29 @@ def test_forced_trump_that_cannot_win(must_trump: bool, legal: str) -> None:
     assert t.s[core.S_TRICK_WINNER + 0] == 1
 
 
+@pytest.mark.parametrize(("rules", "legal", "dealer_plays"), [
+    ("standard", "5H", "5H"),
+    ("wikipedia", "4D 5D 8S 9S 5H", "8S"),
+])
+def test_single_low_trump_under_standard_and_wikipedia(rules: str, legal: str, dealer_plays: str) -> None:
+    """Trick play 2 between the presets: clubs led and trumped with the QH; the dealer, void in clubs, holds one
+    trump, the 5H (the turned card), which cannot win. Under ``standard`` it must still be played; under
+    ``wikipedia`` ("play to win") the dealer may discard a side card instead and keep the trump. Either way
+    the QH takes the trick."""
+    t = Table({0: "KC 2S 3S 4S 6S", 1: "2D 3D QH 10S JS", 2: "4D 5D 8S 9S 5H"}, dealer=2, num_players=3,
+              rules=rules)
+    t.decide({0: "", 1: "", 2: ""})
+    t.trick("KC QH")
+    assert t.seat == 2
+    assert t.legal() == cardset(legal)
+    if rules == "standard":
+        with pytest.raises(ValueError, match="illegal action"):
+            t.play(2, "8S")
+    t.play(2, dealer_plays)
+    assert t.s[core.S_TRICK_WINNER + 0] == 1
+    assert ("5H" in t.hand(2)) == (rules == "wikipedia")
+
+
 # ====================================================================== draw or pass
 
 
