@@ -12,11 +12,11 @@ Observation shape   ``(1174,)`` float32, plus ``action_mask`` ``(117,)`` int8
 Observation values  [0, 1] except the pot fields (chips / 100) and the rules' chip counts
 =================== =====================================================================
 
-The rules are those of ``RULES.md`` (the ``standard`` game), with every option a keyword:
-``bourre_env.env(num_players=7, tie="divide", pot_limit=20)``, or one of the variants of
-RULES.md by name, adjustable in the same way: ``bourre_env.env(rules="double_ante",
-num_players=7)``. See ``bourre_env.rules.Rules`` for the fields and their defaults, and the
-README for a summary.
+The rules are those of ``docs/rules.md``, the project's rule book (the ``standard`` game), with
+every option a keyword: ``bourre_env.env(num_players=7, tie="divide", pot_limit=20)``, or one of
+its presets by name, adjustable in the same way: ``bourre_env.env(rules="double_ante",
+num_players=7)``. See ``docs/rules.md`` and ``bourre_env.rules.Rules`` for the fields, their values
+and defaults, and the README for a summary.
 
 Arguments
 ---------
@@ -68,8 +68,8 @@ card, but the dealer decides holding it as a sixth card (in the dealer's ``hand`
 "dealer's hand") and, to play, discards at least one of the six: leaving the turned card (it is
 then dead) or keeping it and drawing one card fewer than the cards of the hand discarded (the
 announced discard count is of the hand's cards); a turned ace binds the dealer to play, as the
-dealer may take it. ``two_round_declaration``: the ``double_ante`` game (its paragraph in seed
-000 is part of Double Ante, and speaks of "a second ante") with the pass-or-play decisions in a
+dealer may take it. ``two_round_declaration``: the ``double_ante`` game (pagat gives it inside
+its Double Ante variation, with "a second ante") with the pass-or-play decisions in a
 round of their own: first each player in turn, from the dealer's left, declares play (paying the
 second chip at once) or pass; then the players who play, in the same order, discard and draw
 (no pass any more). The dealer declares last and must play on a turned ace or when everyone
@@ -87,8 +87,8 @@ passed: the dealer then plays whatever the hand); the players who play discard 0
 cards and draw in turn; then the second chance to pass: each playing player in turn from the
 dealer's left stays, paying 1 more chip, or passes (out of the deal, no bourré, the chips paid
 stay in the pot); a player left alone wins every trick without play (and pays no stay chip); with
-``illegal_action="renege"`` a renege costs twice the pot. ``dealer_picks_trump`` (the "NBA" game
-of seed 001): no card is turned; the deal opens with the dealer, who names the trump suit (53 +
+``illegal_action="renege"`` a renege costs twice the pot. ``dealer_picks_trump`` (the "NBA"
+game): no card is turned; the deal opens with the dealer, who names the trump suit (53 +
 suit: 53 clubs, 54 diamonds, 55 hearts, 56 spades) after looking at the hand and before anyone
 decides; the dealer's cards all stay hidden (``face_card`` and ``face_status`` are 0s, ``trump`` is
 0s until named); with no turned card there is no ace rule: the dealer must play only when everyone
@@ -166,7 +166,7 @@ trick_no          1047    7 current trick 0..5 (6: play over or not started), on
 led_suit          1054    4 suit led to the current trick, one-hot (0s before the lead)
 own_discards      1058   52 cards the observer discarded this deal
 phase             1110    2 decisions (naming trump, declaring, drawing, second pass) / trick play, one-hot (0s: over)
-cinch             1112    1 1 if the observer has a cinch (RULES.md) now
+cinch             1112    1 1 if the observer has a cinch (docs/rules.md) now
 pot               1113    2 chips in the pot / 100, and log(1 + pot) / log(1000)
 pot_limit         1115    2 1 if there is a pot limit; the limit / 100
 deal              1117    2 deal number within the episode / 10; deals left after this one / 10
