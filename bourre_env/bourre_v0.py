@@ -12,11 +12,11 @@ Observation shape   ``(1174,)`` float32, plus ``action_mask`` ``(117,)`` int8
 Observation values  [0, 1] except the pot fields (chips / 100) and the rules' chip counts
 =================== =====================================================================
 
-The rules are those of ``RULES.md`` (the ``standard`` game), with every option a keyword:
-``bourre_env.env(num_players=7, tie="divide", pot_limit=20)``, or one of the variants of
-RULES.md by name, adjustable in the same way: ``bourre_env.env(rules="double_ante",
-num_players=7)``. See ``bourre_env.rules.Rules`` for the fields and their defaults, and the
-README for a summary.
+The rules are those of ``docs/rules.md``, the project's rule book (the ``standard`` game), with
+every option a keyword: ``bourre_env.env(num_players=7, tie="divide", pot_limit=20)``, or one of
+its presets by name, adjustable in the same way: ``bourre_env.env(rules="double_ante",
+num_players=7)``. See ``docs/rules.md`` and ``bourre_env.rules.Rules`` for the fields, their values
+and defaults, and the README for a summary.
 
 Arguments
 ---------
@@ -43,7 +43,8 @@ name                                fields that differ from ``standard``
 standard                            (none)
 double_ante                         play_ante=1, ante_exemptions=False
 dealer_antes_for_all                ante_exemptions=False, ante_payer='dealer'
-wikipedia                           max_discard_large_table=3
+wikipedia                           max_discard_large_table=3,
+                                    must_trump_when_cannot_win=False
 separate_trump_card                 trump_card='separate'
 separate_trump_card_dealer_may_take trump_card='separate_dealer_may_take'
 two_round_declaration               play_ante=1, ante_exemptions=False, declaration='two_rounds'
@@ -57,18 +58,18 @@ four_card                           hand_size=4, max_discard=3, play_ante=1, tru
 ``double_ante``: everyone antes 1 every deal and each player who plays adds 1 more on declaring
 play (a dealer forced to play too); a bourré player pays the pot as it stands when the deal is
 settled, second antes included. ``dealer_antes_for_all``: the dealer pays 1 chip per seat
-before every deal. ``wikipedia``: at most 3 discards when 7 or 8 play (the Wikipedia page's
-other rule, no forced trump that cannot win, is ``must_trump_when_cannot_win=False``).
-``separate_trump_card`` (the first form of
-RULES.md): after the hands one more card is turned for trump; it belongs to no one, is never
+before every deal. ``wikipedia``: at most 3 discards when 7 or 8 play, and "play to win": a
+player void in the suit led who holds a trump that would win the trick must play one, but one
+whose trumps cannot win it may play any card. ``separate_trump_card`` (the first form in
+``docs/rules.md``): after the hands one more card is turned for trump; it belongs to no one, is never
 played, and the ace rule does not bind the dealer; the ``deck`` given to ``reset`` then holds
 it right after the hands. ``separate_trump_card_dealer_may_take`` (the second form): the same
 card, but the dealer decides holding it as a sixth card (in the dealer's ``hand``, face status
 "dealer's hand") and, to play, discards at least one of the six: leaving the turned card (it is
 then dead) or keeping it and drawing one card fewer than the cards of the hand discarded (the
 announced discard count is of the hand's cards); a turned ace binds the dealer to play, as the
-dealer may take it. ``two_round_declaration``: the ``double_ante`` game (its paragraph in seed
-000 is part of Double Ante, and speaks of "a second ante") with the pass-or-play decisions in a
+dealer may take it. ``two_round_declaration``: the ``double_ante`` game (pagat gives it inside
+its Double Ante variation, with "a second ante") with the pass-or-play decisions in a
 round of their own: first each player in turn, from the dealer's left, declares play (paying the
 second chip at once) or pass; then the players who play, in the same order, discard and draw
 (no pass any more). The dealer declares last and must play on a turned ace or when everyone
@@ -86,8 +87,8 @@ passed: the dealer then plays whatever the hand); the players who play discard 0
 cards and draw in turn; then the second chance to pass: each playing player in turn from the
 dealer's left stays, paying 1 more chip, or passes (out of the deal, no bourré, the chips paid
 stay in the pot); a player left alone wins every trick without play (and pays no stay chip); with
-``illegal_action="renege"`` a renege costs twice the pot. ``dealer_picks_trump`` (the "NBA" game
-of seed 001): no card is turned; the deal opens with the dealer, who names the trump suit (53 +
+``illegal_action="renege"`` a renege costs twice the pot. ``dealer_picks_trump`` (the "NBA"
+game): no card is turned; the deal opens with the dealer, who names the trump suit (53 +
 suit: 53 clubs, 54 diamonds, 55 hearts, 56 spades) after looking at the hand and before anyone
 decides; the dealer's cards all stay hidden (``face_card`` and ``face_status`` are 0s, ``trump`` is
 0s until named); with no turned card there is no ace rule: the dealer must play only when everyone
@@ -165,7 +166,7 @@ trick_no          1047    7 current trick 0..5 (6: play over or not started), on
 led_suit          1054    4 suit led to the current trick, one-hot (0s before the lead)
 own_discards      1058   52 cards the observer discarded this deal
 phase             1110    2 decisions (naming trump, declaring, drawing, second pass) / trick play, one-hot (0s: over)
-cinch             1112    1 1 if the observer has a cinch (RULES.md) now
+cinch             1112    1 1 if the observer has a cinch (docs/rules.md) now
 pot               1113    2 chips in the pot / 100, and log(1 + pot) / log(1000)
 pot_limit         1115    2 1 if there is a pot limit; the limit / 100
 deal              1117    2 deal number within the episode / 10; deals left after this one / 10

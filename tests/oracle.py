@@ -1,4 +1,4 @@
-"""A naive, readable reference for the trick-play rules of RULES.md, written from the text.
+"""A naive, readable reference for the trick-play rules of docs/rules.md, written from the text.
 
 This module deliberately shares no logic with ``bourre_env.core``: cards are plain ``int`` ids
 (``suit * 13 + rank``, rank 0 = deuce .. 12 = ace; suits C D H S) held in Python sets, and every
@@ -71,7 +71,7 @@ class TrickRules:
 
 # ------------------------------------------------------------------ pass or play
 def may_pass(round_name: str, is_dealer: bool, all_others_passed: bool, dealer_holds_turned_ace: bool) -> bool:
-    """Whether a player may pass, as RULES.md states it.
+    """Whether a player may pass, as docs/rules.md states it.
 
     ``round_name``: ``"with_draw"`` (pass, or play with a discard, at one turn), ``"declaration"`` (declare play
     or pass, in turn, two_round_declaration), ``"secret declaration"`` (simultaneous_declaration: no one knows
@@ -358,7 +358,7 @@ def min_tricks_from_now(view: CinchView, hands: Mapping[int, frozenset[int]]) ->
 
 
 def cinch_exhaustive(view: CinchView) -> bool:
-    """RULES.md's cinch, literally: won + min over placements and continuations of tricks from now >= 3.
+    """docs/rules.md's cinch, literally: won + min over placements and continuations of tricks from now >= 3.
 
     Stops at the first placement whose worst continuation leaves the player short (that already
     decides the minimum is too small).

@@ -97,7 +97,7 @@ def trump_lower_bound(hand: int, trump: int, killers: int) -> int:
 
 @njit(cache=True)
 def has_cinch(s: np.ndarray, p: np.ndarray, seat: int) -> bool:
-    """RULES.md's cinch: tricks won plus tricks certain to be won from now on is at least 3.
+    """docs/rules.md's cinch: tricks won plus tricks certain to be won from now on is at least 3.
 
     Certain means: in every placement of the cards ``seat`` has not seen (among the other playing
     seats, respecting their hand sizes and the dealer's kept face-up card, or out of play) and every

@@ -13,7 +13,7 @@ Two families of checks, all seeded:
    most one seat may hold a cinch in a deal of at most 5 tricks.
 2. Cinch. Random positions small enough to enumerate (decks of 3-5 ranks, 2-3 players, deals
    biased to give one seat many trumps) are checked for every active seat: ``core.has_cinch`` must
-   equal ``oracle.cinch_exhaustive`` (the definition of RULES.md taken literally). Both outcomes
+   equal ``oracle.cinch_exhaustive`` (the definition of docs/rules.md taken literally). Both outcomes
    must occur in good numbers. The core's search giving up (``S_CINCH_ABORTS``) is a documented
    limitation whose rate is bounded.
 3. Hand-built deals for cases the random sweeps reach rarely (reshuffled discards, a passed
@@ -155,7 +155,7 @@ def random_decide(s: np.ndarray, p: np.ndarray, rng: np.random.Generator, pass_p
 
 
 def face_position(rules: Rules) -> int:
-    """Where the card turned for trump lies in the dealing order (RULES.md): the dealer's last card, or, for a
+    """Where the card turned for trump lies in the dealing order (docs/rules.md): the dealer's last card, or, for a
     separate trump card (whether or not the dealer may take it), the card after the hands. With no card turned
     (dealer_picks_trump) the dealer's last card, whose suit the driver's dealer names."""
     n, h = rules.num_players, rules.hand_size
@@ -290,7 +290,7 @@ def play_deal(rules: Rules, rng: np.random.Generator, on_play: Callable[[np.ndar
             draws = len(discard) - (len(hand) - rules.hand_size)
             if pos_before + draws > len_before:
                 # the stock ran out serving this seat: the discards of every seat that acted before went into the
-                # new stock, so they are no longer known to be out of play (RULES.md, stock exhaustion)
+                # new stock, so they are no longer known to be out of play (docs/rules.md, draw or pass)
                 tr.reshuffles += 1
                 tr.discards_reshuffled |= set(tr.acted)
                 # a dealer who passed laid the turned card down with the hand (in the declaration round)
@@ -532,7 +532,7 @@ def test_legality_matches_oracle_slow(index: int) -> None:
 
 
 def test_oracle_legality_examples() -> None:
-    """Hand-made cases fixing the oracle's reading of RULES.md (so a wrong oracle cannot agree with a wrong core)."""
+    """Hand-made cases fixing the oracle's reading of docs/rules.md (a wrong oracle cannot agree with a wrong core)."""
     from bourre_env.cards import parse_many
 
     def cs(text: str) -> set[int]:
@@ -578,7 +578,7 @@ def test_oracle_legality_examples() -> None:
 
 
 def test_oracle_cinch_examples() -> None:
-    """Hand-made cinch cases from RULES.md's examples and their negations, for the exhaustive oracle."""
+    """Hand-made cinch cases from docs/rules.md's examples and their negations, for the exhaustive oracle."""
     from bourre_env.cards import parse_many
 
     deck = frozenset(c for s in range(4) for c in range(s * 13 + 9, s * 13 + 13))  # J Q K A, 16 cards
@@ -801,7 +801,7 @@ def test_cinch_own_discards_reshuffled_into_play() -> None:
 
     Two players, deck Q K A, hearts trump (KH turned, then discarded by the dealer). Seat 0 discards
     QC AC AH QS and takes the whole stock, QD KD AD KS; serving the dealer (KC, KH discarded) the stock
-    is rebuilt from seat 0's discards (RULES.md), so the dealer may hold AH and QH, and here does:
+    is rebuilt from seat 0's discards (docs/rules.md), so the dealer may hold AH and QH, and here does:
     seat 0, without a trump, cannot be sure of 3 tricks. Both seats having a cinch is impossible.
     """
     rules = Rules(num_players=2, hand_size=4, ranks=(10, 11, 12))
