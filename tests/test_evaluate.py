@@ -13,7 +13,7 @@ import bourre_env
 from agents.base import Observation, legal_actions
 from bourre_env.rules import Rules
 from train import evaluate as ev
-from train.tournament import draw_lineups, pool_names, tournament
+from train.tournament import TournamentTable, draw_lineups, pool_names, tournament
 
 
 class HashAgent:
@@ -205,9 +205,13 @@ def test_tournament_is_reproducible_and_consistent(tmp_path) -> None:  # type: i
     a = tournament(pool, players=(2, 4), deals=30, seed=2, workers=1, progress=False)
     b = tournament(pool, players=(2, 4), deals=30, seed=2, workers=1, progress=False)
     assert a.to_dict() == b.to_dict()
+    assert a.baseline == "random"  # the first of the pool
     for table in a.tables:
         k = len(pool)
         assert sorted(r.name for r in table.agents) == sorted(table.names) == ["random#1", "random#2", "test_hash"]
+        if table.players >= k:  # everyone at every table: the par is the same for all, over all the deals
+            for r in table.agents:
+                assert r.replacement_advantage == pytest.approx(r.chips - table.baseline_chips)  # type: ignore[operator]
         assert [r.ordinal for r in table.agents] == sorted((r.ordinal for r in table.agents), reverse=True)
         for i in range(k):
             assert table.margin[i][i] == 0.0
@@ -222,6 +226,30 @@ def test_tournament_is_reproducible_and_consistent(tmp_path) -> None:  # type: i
     assert json.loads((tmp_path / "tournament.json").read_text())["pool"] == pool
     assert (tmp_path / "tournament_2p.png").read_bytes()[:4] == b"\x89PNG"
     assert "| rank | agent |" in (tmp_path / "tournament.md").read_text()
+    assert "| replacement vs all-random |" in (tmp_path / "tournament.md").read_text()
+
+
+def test_tournament_replacement_advantage_by_hand() -> None:
+    """2 players, agents 0 and 1, two deals with the lineup swapped; chips[deal][rotation][member]."""
+    lineups = np.array([[0, 1], [1, 0]])
+    outcomes = np.zeros((2, 2, 2, ev.NUM_OUTCOMES), dtype=np.int64)
+    outcomes[..., ev.CHIPS] = [[[2, -1], [1, -2]], [[0, 1], [-1, -1]]]
+    baseline = np.zeros((2, 2, ev.NUM_OUTCOMES), dtype=np.int64)
+    baseline[..., ev.CHIPS] = [[0, -2], [1, 1]]  # par: -1 and +1 chips per seat
+    table = TournamentTable.of(["a", "b"], lineups, outcomes, baseline)
+    result = {r.name: r for r in table.agents}
+    # a: deal 0 (2 + 1) / 2 - (-1) = 2.5, deal 1 (1 - 1) / 2 - 1 = -1; b: -1.5 + 1 = -0.5, then -0.5 - 1 = -1.5
+    assert result["a"].replacement_advantage == 0.75 and result["b"].replacement_advantage == -1.0
+    assert result["a"].replacement_advantage_ci95 == pytest.approx(ev.t_interval(np.array([2.5, -1.0])))
+    assert table.baseline_chips == 0.0 and result["a"].chips == 0.75 and result["b"].chips == -1.0
+
+
+def test_tournament_of_copies_of_a_deterministic_agent_matches_its_par_exactly() -> None:
+    report = tournament(["test_hash", "test_hash"], players=3, deals=25, seed=3, workers=1, progress=False)
+    (table,) = report.tables
+    assert table.baseline_chips != 0.0
+    for r in table.agents:
+        assert r.replacement_advantage == 0.0 and r.replacement_advantage_ci95 == (0.0, 0.0)
 
 
 def test_tournament_worker_count_does_not_change_results() -> None:
