@@ -199,21 +199,30 @@ def _print_eval(console: Any, report: Any) -> None:
     field = report.field if isinstance(report.field, str) else ",".join(report.field)
     for t in report.tables:
         table = Table(title=f"{report.candidate} vs {field}: {t.players} players, {t.deals} deals x {t.players} "
-                            f"seats (duplicate), seed {report.seed}",
-                      caption=f"advantage (candidate - field): {t.advantage:+.3f}{_ci(t.advantage_ci95)} chips/deal")
+                            f"seats (duplicate) + 1 all-field table, seed {report.seed}")
         table.add_column("per seat and deal")
         table.add_column(f"candidate: {report.candidate}", justify="right")
         table.add_column(f"field: {field}", justify="right")
-        c, f = t.candidate, t.field
-        table.add_row("chips (antes) [95% CI]", f"{c.chips:+.3f}{_ci(c.chips_ci95)}",
-                      f"{f.chips:+.3f}{_ci(f.chips_ci95)}")
-        table.add_row("pot won", _pct(c.pot_win_rate), _pct(f.pot_win_rate))
-        table.add_row("played", _pct(c.play_rate), _pct(f.play_rate))
-        table.add_row("bourré / deal played", _pct(c.bourre_rate_played), _pct(f.bourre_rate_played))
-        table.add_row("bourré / deal dealt", _pct(c.bourre_rate_dealt), _pct(f.bourre_rate_dealt))
-        table.add_row("tied for most tricks", _pct(c.tie_rate), _pct(f.tie_rate))
-        table.add_row("tricks", f"{c.mean_tricks:.3f}", f"{f.mean_tricks:.3f}")
+        table.add_column("all-field table", justify="right")
+        sides = (t.candidate, t.field, t.baseline)
+        table.add_row("chips (antes) [95% CI]", *(f"{x.chips:+.3f}{_ci(x.chips_ci95)}" for x in sides))
+        table.add_row("pot won", *(_pct(x.pot_win_rate) for x in sides))
+        table.add_row("played", *(_pct(x.play_rate) for x in sides))
+        table.add_row("bourré / deal played", *(_pct(x.bourre_rate_played) for x in sides))
+        table.add_row("bourré / deal dealt", *(_pct(x.bourre_rate_dealt) for x in sides))
+        table.add_row("tied for most tricks", *(_pct(x.tie_rate) for x in sides))
+        table.add_row("tricks", *(f"{x.mean_tricks:.3f}" for x in sides))
         console.print(table)
+    summary = Table(title=f"Advantage of {report.candidate} over {field}, chips per deal [95% CI]",
+                    caption="table: minus the other seats at its table; replacement: minus the field's agent "
+                            "in its seat at the all-field table")
+    summary.add_column("players", justify="right")
+    summary.add_column("table advantage", justify="right")
+    summary.add_column("replacement advantage", justify="right")
+    for t in report.tables:
+        summary.add_row(str(t.players), f"{t.advantage:+.3f}{_ci(t.advantage_ci95)}",
+                        f"{t.replacement_advantage:+.3f}{_ci(t.replacement_advantage_ci95)}")
+    console.print(summary)
 
 
 def _print_tournament(console: Any, report: Any) -> None:
@@ -224,13 +233,21 @@ def _print_tournament(console: Any, report: Any) -> None:
         # Compact (a simple frame, +-half-widths), to fit narrow terminals.
         ratings = Table(title=f"Tournament: {t.players} players, {t.deals} deals x {t.players} rotations, "
                               f"seed {report.seed}", box=box.SIMPLE_HEAD, pad_edge=False,
-                        caption="OpenSkill Plackett-Luce; matches ranked by chips; chips per deal in antes")
-        for name in ("#", "agent", "mu", "sigma", "mu-3sig", "chips", "+-95%", "deals", "pot won", "played"):
+                        caption="OpenSkill Plackett-Luce; matches ranked by chips; chips per deal in antes; "
+                                f"vs all-{report.baseline}: chips minus {report.baseline}'s in the same seat at a "
+                                f"table of {report.baseline} only ({t.baseline_chips:+.3f} there)")
+        for name in ("#", "agent", "mu", "sigma", "mu-3sig", "chips", "+-95%", f"vs all-{report.baseline}", "+-95%",
+                     "deals", "pot won", "played"):
             ratings.add_column(name, justify="left" if name == "agent" else "right", no_wrap=True)
+
+        def half(ci: tuple[float, float] | None) -> str:
+            return f"{(ci[1] - ci[0]) / 2:.3f}" if ci else "-"
+
         for rank, a in enumerate(t.agents, 1):
-            half = f"{(a.chips_ci95[1] - a.chips_ci95[0]) / 2:.3f}" if a.chips_ci95 else "-"
             ratings.add_row(str(rank), a.name, f"{a.mu:.2f}", f"{a.sigma:.2f}", f"{a.ordinal:.2f}",
-                            "-" if a.chips is None else f"{a.chips:+.3f}", half, str(a.matches),
+                            "-" if a.chips is None else f"{a.chips:+.3f}", half(a.chips_ci95),
+                            "-" if a.replacement_advantage is None else f"{a.replacement_advantage:+.3f}",
+                            half(a.replacement_advantage_ci95), str(a.matches),
                             _pct(a.pot_win_rate), _pct(a.play_rate))
         console.print(ratings)
         grids = [("margin: chips per deal of the row agent minus the column agent's", "same deals, same tables",

@@ -14,7 +14,8 @@ What happens, in order:
    ``snapshot_every`` steps (the last ``max_snapshots`` are kept), with the weights ``pool_*``.
    The reward is the learner's chip change for the deal (times ``reward_scale``).
 3. Every ``eval_every`` steps, a duplicate evaluation (``train.evaluate``) against the heuristic
-   field at the ``eval_players`` table sizes, logged to TensorBoard under ``eval/`` and shown in
+   field at the ``eval_players`` table sizes (table and replacement advantage, chips, play and
+   bourré rates), logged to TensorBoard under ``eval/`` and shown in
    the progress bar; SB3's own figures are logged as ``charts/`` (rollout and time) and
    ``losses/`` (the PPO update).
 4. Every ``checkpoint_every`` steps, and on Ctrl-C, a checkpoint: ``checkpoint.zip`` (network and
@@ -337,6 +338,9 @@ def eval_row(step: int, report: Any) -> dict[str, Any]:
     for t in report.tables:
         row[f"advantage_{t.players}p"] = t.advantage
         row[f"advantage_ci95_{t.players}p"] = list(t.advantage_ci95) if t.advantage_ci95 else None
+        row[f"replacement_advantage_{t.players}p"] = t.replacement_advantage
+        ci = t.replacement_advantage_ci95
+        row[f"replacement_advantage_ci95_{t.players}p"] = list(ci) if ci else None
         row[f"chips_{t.players}p"] = t.candidate.chips
         row[f"play_rate_{t.players}p"] = t.candidate.play_rate
     return row
@@ -426,12 +430,14 @@ class SelfPlayCallback(BaseCallback):
         self.state.evals.append(row)
         for t in report.tables:
             self.logger.record(f"eval/advantage_vs_heuristic_{t.players}p", t.advantage)
+            self.logger.record(f"eval/replacement_advantage_vs_heuristic_{t.players}p", t.replacement_advantage)
             self.logger.record(f"eval/chips_vs_heuristic_{t.players}p", t.candidate.chips)
             self.logger.record(f"eval/play_rate_{t.players}p", t.candidate.play_rate)
             self.logger.record(f"eval/bourre_rate_{t.players}p", t.candidate.bourre_rate_dealt)
         self.logger.dump(self.num_timesteps)
         first = report.tables[0]
-        self.last_eval = f", vs heuristic {first.players}p {first.advantage:+.3f}"
+        self.last_eval = (f", vs heuristic {first.players}p {first.advantage:+.3f} "
+                          f"(replacement {first.replacement_advantage:+.3f})")
 
     def checkpoint(self) -> None:
         save_checkpoint(self.model, self.run_dir, self.state, time.perf_counter() - self.started)
@@ -536,15 +542,18 @@ def run(args: Args, given: set[str] | None = None) -> Path:
 
 # ---------------------------------------------------------------------------- the report
 def markdown_eval_table(reports: list[Any]) -> str:
-    lines = ["| field | players | deals | advantage (chips/deal) [95% CI] | own chips/deal | played | pot won "
-             "| bourré |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = ["| field | players | deals | table advantage (chips/deal) [95% CI] | replacement advantage [95% CI] "
+             "| own chips/deal | played | pot won | bourré |",
+             "|---|---|---|---|---|---|---|---|---|"]
+
+    def ci_text(ci: tuple[float, float] | None) -> str:
+        return f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else ""
+
     for report in reports:
         for t in report.tables:
-            ci = t.advantage_ci95
-            ci_text = f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else ""
             c = t.candidate
-            lines.append(f"| {report.field} | {t.players} | {t.deals} | {t.advantage:+.3f}{ci_text} | {c.chips:+.3f} | "
+            lines.append(f"| {report.field} | {t.players} | {t.deals} | {t.advantage:+.3f}{ci_text(t.advantage_ci95)} "
+                         f"| {t.replacement_advantage:+.3f}{ci_text(t.replacement_advantage_ci95)} | {c.chips:+.3f} | "
                          f"{c.play_rate:.1%} | {c.pot_win_rate:.1%} | {c.bourre_rate_dealt:.1%} |")
     return "\n".join(lines)
 
@@ -566,7 +575,7 @@ def plot_learning_curve(state: RunState, players: tuple[int, ...], path: Path) -
         ax.fill_between(steps, [float(c[0]) for c in ci], [float(c[1]) for c in ci], alpha=0.2)
     ax.axhline(0.0, color="grey", linewidth=1)
     ax.set_xlabel("PPO steps (learner decisions)")
-    ax.set_ylabel("advantage vs heuristic field (chips/deal)")
+    ax.set_ylabel("table advantage vs heuristic field (chips/deal)")
     ax.set_title("Duplicate evaluation during training (95% CI)")
     ax.legend()
     fig.tight_layout()
