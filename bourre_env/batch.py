@@ -63,14 +63,30 @@ def _after_move(s: np.ndarray, p: np.ndarray, rng: np.ndarray, template: np.ndar
 
 
 @njit(cache=True)
+def _accepts(s: np.ndarray, p: np.ndarray, action: int, mask: np.ndarray) -> bool:
+    """Whether ``core.step`` would take ``action``: the legal mask's answer, and with ``illegal_action="renege"``
+    any card of the hand in trick play (a forbidden one is played as a renege)."""
+    if action < 0 or action >= core.NUM_ACTIONS:
+        return False
+    if s[core.S_PHASE] == core.PLAY and p[core.P_RENEGE]:
+        return action < core.NUM_CARDS and (s[core.S_HAND + s[core.S_CUR]] >> action) & 1 == 1
+    core.legal_actions(s, p, mask)
+    return mask[action] == 1
+
+
+@njit(cache=True)
 def _step_all(states: np.ndarray, p: np.ndarray, rngs: np.ndarray, template: np.ndarray, actions: np.ndarray,
               rewards: np.ndarray, done: np.ndarray) -> int:
-    """Step every row; returns the first row whose action was illegal (nothing is changed from it on), else -1."""
+    """Step every row, all or nothing: returns the first row whose action is illegal, having changed no row,
+    else -1 with every row stepped."""
+    mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
+    for b in range(states.shape[0]):
+        if not _accepts(states[b], p, actions[b], mask):
+            return b
     for b in range(states.shape[0]):
         rewards[b, :] = 0.0
-        done[b] = False
         if not core.step(states[b], p, actions[b]):
-            return b
+            return -2 - b  # cannot happen: _accepts said yes; reported as an internal error
         done[b] = _after_move(states[b], p, rngs[b], template, rewards[b])
     return -1
 
@@ -129,6 +145,24 @@ def _random_play(states: np.ndarray, p: np.ndarray, rngs: np.ndarray, template: 
     return total
 
 
+def _check_buffer(out: Any, shape: tuple[int, ...], dtype: type, name: str) -> np.ndarray:
+    """``out`` if compiled code may write a ``shape`` array of ``dtype`` into it, else ``ValueError``.
+
+    The kernels write by index without bounds checks, so a smaller or differently typed buffer would be
+    written past its end; nothing is converted or reshaped, as the caller expects its own array filled."""
+    if not isinstance(out, np.ndarray):
+        raise ValueError(f"{name}: out must be a numpy array of shape {shape} and dtype {np.dtype(dtype).name}, "
+                         f"got {type(out).__name__}")
+    if out.shape != shape or out.dtype != dtype:
+        raise ValueError(f"{name}: out must have shape {shape} and dtype {np.dtype(dtype).name}, got shape "
+                         f"{out.shape} and dtype {out.dtype.name}")
+    if not out.flags.c_contiguous:
+        raise ValueError(f"{name}: out must be C-contiguous (np.ascontiguousarray, or a fresh np.zeros)")
+    if not out.flags.writeable:
+        raise ValueError(f"{name}: out is read-only")
+    return out
+
+
 class BatchGame:
     """``batch_size`` Bourré episodes stepped together (see the module docstring)."""
 
@@ -158,36 +192,51 @@ class BatchGame:
         return self.states[:, core.S_CUR].copy()
 
     def legal_masks(self, out: np.ndarray | None = None) -> np.ndarray:
-        """Legal-action masks of the player to act, ``(batch_size, NUM_ACTIONS)`` int8."""
-        if out is None:
-            out = np.zeros((self.batch_size, core.NUM_ACTIONS), dtype=np.int8)
+        """Legal-action masks of the player to act, ``(batch_size, NUM_ACTIONS)`` int8.
+
+        ``out``: an array of exactly that shape and dtype, C-contiguous and writeable, to fill instead of a new
+        one (``ValueError`` otherwise)."""
+        shape = (self.batch_size, core.NUM_ACTIONS)
+        out = np.zeros(shape, dtype=np.int8) if out is None else _check_buffer(out, shape, np.int8, "legal_masks")
         _masks_all(self.states, self.params, out)
         return out
 
     def observations(self, out: np.ndarray | None = None) -> np.ndarray:
-        """Observation of the player to act in each row, ``(batch_size, OBS_SIZE)`` float32."""
-        if out is None:
-            out = np.zeros((self.batch_size, observation.OBS_SIZE), dtype=np.float32)
+        """Observation of the player to act in each row, ``(batch_size, OBS_SIZE)`` float32.
+
+        ``out``: an array of exactly that shape and dtype, C-contiguous and writeable, to fill instead of a new
+        one (``ValueError`` otherwise)."""
+        shape = (self.batch_size, observation.OBS_SIZE)
+        out = np.zeros(shape, dtype=np.float32) if out is None else _check_buffer(out, shape, np.float32,
+                                                                                   "observations")
         _observations_all(self.states, self.params, out)
         return out
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Apply one action per row. Returns ``(rewards, done)``.
+        """Apply one action per row, all or nothing. Returns ``(rewards, done)``.
 
+        ``actions``: ``(batch_size,)`` integers (any integer dtype; a list of ints will do). Floats, bools and
+        other shapes raise ``ValueError``, as does an illegal action in any row; then no row is stepped.
         ``rewards[b, seat]`` holds the chips of any deal that ended with this step in row ``b``;
         ``done[b]`` is True where an episode ended (the row already holds a new one).
         """
-        acts = np.asarray(actions, dtype=np.int64).reshape(-1)
-        if acts.shape[0] != self.batch_size:
-            raise ValueError(f"actions: expected {self.batch_size} actions, got {acts.shape[0]}")
+        acts = np.asarray(actions)
+        if acts.shape != (self.batch_size,):
+            raise ValueError(f"actions: expected {self.batch_size} actions, an array of shape ({self.batch_size},); "
+                             f"got shape {acts.shape}")
+        if acts.dtype == np.bool_ or not np.issubdtype(acts.dtype, np.integer):
+            raise ValueError(f"actions: expected integer action ids, got dtype {acts.dtype}")
+        acts = acts.astype(np.int64, copy=False)  # a uint64 id past 2**63 turns negative: illegal all the same
         rewards = np.zeros((self.batch_size, self.num_players), dtype=np.float32)
         done = np.zeros(self.batch_size, dtype=np.bool_)
         bad = _step_all(self.states, self.params, self._rngs, self._template, acts, rewards, done)
         if bad >= 0:
             mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
             core.legal_actions(self.states[bad], self.params, mask)
-            raise ValueError(f"illegal action {int(acts[bad])} in row {bad} (rows before it were stepped); "
+            raise ValueError(f"illegal action {int(acts[bad])} in row {bad} (no row was stepped); "
                              f"legal: {np.flatnonzero(mask).tolist()}")
+        if bad < -1:
+            raise RuntimeError(f"row {-2 - bad}: core.step refused an action the legality check accepted")
         return rewards, done
 
     def random_play(self, decisions_per_game: int, with_observations: bool = False) -> int:

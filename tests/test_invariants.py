@@ -96,7 +96,7 @@ def test_batch_rejects_illegal_actions_and_bad_sizes() -> None:
     with pytest.raises(ValueError, match="expected 3 actions"):
         g.step(np.zeros(2))
     with pytest.raises(ValueError, match="illegal action 0 in row 0"):
-        g.step(np.zeros(3))
+        g.step(np.zeros(3, dtype=np.int64))
     with pytest.raises(ValueError, match="batch_size"):
         BatchGame(batch_size=0)
 
