@@ -16,8 +16,12 @@ Observation space   ``Box(-1, inf, (1174,), float32)``: the AEC ``observation`` 
 Action space        ``Discrete(117)``: the AEC action table (``bourre_env.bourre_v0``)
 Action mask         ``action_masks()``: ``(117,)`` bool, the learner's AEC mask (sb3-contrib convention)
 Reward              the learner's chips won or lost since its previous action (0 until a deal ends)
-Terminated          when the episode (``deals_per_episode`` deals) ends; never truncated
+Terminated          when the episode (``deals_per_episode`` deals) ends
+Truncated           when a deal leaves more than ``POT_BOUND`` chips in the pot with deals to go
 =================== =====================================================================
+
+Truncation is the AEC env's (see "Pot bound" in ``bourre_env.bourre_v0``): the deal's reward is
+paid, ``truncated`` is True and ``info`` adds ``"truncation_reason": "pot_bound"`` and ``"pot"``.
 
 Arguments
 ---------
@@ -109,6 +113,7 @@ class BourreSingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         self._rotation = 0
         self._deals_done = -1
         self._done = True
+        self._truncated = False
 
     # ------------------------------------------------------------------ opponents
     def _is_seat(self, seat: Any) -> bool:
@@ -190,6 +195,7 @@ class BourreSingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         self.aec.reset(seed=seed, options=options or None)
         self._deals_done = -1
         self._done = False
+        self._truncated = False
         reward = self._play_opponents()
         if self._done or reward != 0.0:  # cannot happen: the learner decides in every deal's draw phase
             raise RuntimeError("the episode went on without the learner's first decision")
@@ -204,7 +210,10 @@ class BourreSingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
             raise ValueError(f"action must be an action id (int), got {action!r}")
         self.aec.step(int(action))  # raises ValueError for an illegal action, nothing changed
         reward = float(self.aec.rewards[self.learner]) + self._play_opponents()
-        return self._observe(), reward, self._done, False, {"learner_seat": self.seat}
+        info: dict[str, Any] = {"learner_seat": self.seat}
+        if self._truncated:
+            info.update(self.aec.infos[self.learner])
+        return self._observe(), reward, self._done and not self._truncated, self._truncated, info
 
     def _play_opponents(self) -> float:
         """Opponents act until the learner must act or the episode ends; the learner's reward meanwhile."""
@@ -212,8 +221,9 @@ class BourreSingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         s = aec.state_vector
         reward = 0.0
         while True:
-            if aec.terminations[self.learner]:
+            if aec.terminations[self.learner] or aec.truncations[self.learner]:
                 self._done = True
+                self._truncated = bool(aec.truncations[self.learner])
                 return reward
             self._reset_opponents_if_new_deal()
             cur = int(s[core.S_CUR])
