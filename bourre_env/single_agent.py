@@ -32,7 +32,9 @@ callable ``obs_dict -> int`` (for example a frozen learned policy), or an agent 
 (``"random"``, ``"heuristic:tight"``) built by ``agent_factory(spec, seed)``; ``obs_dict`` is the
 dict the AEC env gives the acting seat (``observation`` and ``action_mask``). Opponents with a
 ``reset()`` method have it called at the start of every deal. One object given for several
-seats is shared by them (mind agents with memory).
+seats is shared by them (mind agents with memory). An opponent's action must be an integer
+action id (a Python or numpy integer, or a one-element integer array): anything else, a float
+such as ``53.9`` or a bool, raises ``ValueError`` naming the seat.
 ``agent_factory``: builds spec strings, normally ``agents.make``. This module does not import
 ``agents`` (the environment package sits below the agents in the import graph), so spec
 strings need it.
@@ -157,7 +159,12 @@ class BourreSingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
     def _opponent_act(self, seat: int, obs: ObsDict) -> int:
         policy = self._opponent_for(seat)
         act = getattr(policy, "act", None)
-        return int(act(obs) if callable(act) else policy(obs))
+        action = act(obs) if callable(act) else policy(obs)
+        if isinstance(action, np.ndarray) and action.size == 1 and action.dtype.kind in "iu":
+            action = action.reshape(()).item()
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+            raise ValueError(f"opponent at seat {seat} ({policy!r}) returned {action!r}; expected an integer action id")
+        return int(action)
 
     def _reset_opponents_if_new_deal(self) -> None:
         deals_done = int(self.aec.state_vector[core.S_DEALS_DONE])

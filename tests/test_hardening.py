@@ -218,3 +218,16 @@ def test_deck_cards_must_be_integer_ids_or_card_strings(first: Any) -> None:
     env.reset(options={"deck": np.arange(52, dtype=np.int16)})  # numpy integers are ids
     with pytest.raises(ValueError, match="bad deck"):
         env.reset(options={"deck": np.arange(52, dtype=np.float64)})
+
+
+def test_single_agent_refuses_opponent_actions_that_are_not_integers() -> None:
+    def stays_pat(obs: dict[str, np.ndarray]) -> Any:
+        return np.int64(int(np.flatnonzero(obs["action_mask"])[-1]))
+
+    # dealer 2 is the learner: seat 0, an opponent, decides first
+    for bad in (53.9, 53.0, True, "53", np.array([53.0])):
+        env = BourreSingleAgentEnv(lambda obs, bad=bad: bad, num_players=3, learner_seat=2)
+        with pytest.raises(ValueError, match=r"opponent at seat 0 .* expected an integer action id"):
+            env.reset(seed=0, options={"dealer": 2})
+    for good in (stays_pat, lambda obs: np.array([stays_pat(obs)]), lambda obs: int(stays_pat(obs))):
+        BourreSingleAgentEnv(good, num_players=3, learner_seat=2).reset(seed=0, options={"dealer": 2})
