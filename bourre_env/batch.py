@@ -17,6 +17,10 @@ An episode ends *terminated* after its last deal, or *truncated* when a deal lea
 them apart, for a learner that bootstraps the value of a cut-off episode). The rewards are float32
 chips: exact while a payment stays below 2**24 chips, which the pot bound guarantees for every rule
 set with ``renege_multiple`` up to 15.
+
+``states`` (and each row's random stream) is privileged: it holds every hand and the stock order.
+Give learners ``observations()`` and ``legal_masks()``; read ``states`` for debugging, oracles and
+critics that are meant to see everything.
 """
 
 from __future__ import annotations

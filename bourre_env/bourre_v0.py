@@ -206,6 +206,14 @@ integers (huge ``play_ante`` or ``renege_multiple``, or a rake such as the float
 has a 16-digit numerator: give ``fractions.Fraction(1, 3)``) raise ``ValueError``. The reasons for
 this bound are in ``bourre_env.limits``; the batch API and the single-agent view apply it too.
 
+Privileged access
+-----------------
+Agents receive observations, which hold nothing hidden. The env object itself holds everything:
+``hand(agent)`` returns any seat's cards, ``state_vector`` holds every hand, the stock order and the
+discards, and ``np_random`` (the seeded generator) can be copied to predict the decks of later deals
+and reshuffles. These are privileged views for rendering, debugging, tests, oracles and critics
+meant to see the whole table; code that plays a seat must not read them.
+
 Version history
 ---------------
 * v0: first release. Rule presets added without changing the action space or the standard game.
@@ -272,7 +280,12 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
 
 
 class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
-    """Bourré as a PettingZoo AEC environment over the compiled rules core (see the module docstring)."""
+    """Bourré as a PettingZoo AEC environment over the compiled rules core (see the module docstring).
+
+    ``state_vector`` (the whole game state, every hand and the stock order included), ``hand(agent)`` for
+    any seat and ``np_random`` (which decides future decks) are privileged: see "Privileged access" in
+    the module docstring.
+    """
 
     metadata = {"render_modes": ["human", "ansi"], "name": ENV_NAME, "is_parallelizable": False, "render_fps": 1}
 
@@ -417,7 +430,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
 
     # ------------------------------------------------------------------ views
     def hand(self, agent: str) -> list[int]:
-        """Card ids an agent holds now (the agent's own knowledge; for rendering and agents' helpers)."""
+        """Card ids ``agent`` holds now. Privileged: it answers for any seat, whoever asks; a seat's own hand is
+        its own knowledge, another's is not (for rendering, the terminal game's human seat, tests and oracles)."""
         held = int(self.state_vector[core.S_HAND + self.agent_name_mapping[agent]])
         return [c for c in range(cards.NUM_CARDS) if held >> c & 1]
 

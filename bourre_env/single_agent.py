@@ -53,6 +53,8 @@ with the same seed, and the learner-seat draws come from this env's own generato
 here deals exactly the cards of ``bourre_env.raw_env(...).reset(seed=seed)``.
 ``set_opponents(opponents)``: new opponents from the next ``reset`` on (for opponent pools).
 ``info``: ``{"learner_seat": seat}``.
+``aec``: the AEC env inside. It is privileged (every hand, the stock, the seeded generator: see
+"Privileged access" in ``bourre_env.bourre_v0``); a learner reads only what ``reset`` and ``step`` return.
 
 Illegal learner actions raise ``ValueError`` (as in the AEC env). Gymnasium's ``check_env``
 steps with ``action_space.sample()``, which ignores masks: it passes when the action space

@@ -231,3 +231,15 @@ def test_single_agent_refuses_opponent_actions_that_are_not_integers() -> None:
             env.reset(seed=0, options={"dealer": 2})
     for good in (stays_pat, lambda obs: np.array([stays_pat(obs)]), lambda obs: int(stays_pat(obs))):
         BourreSingleAgentEnv(good, num_players=3, learner_seat=2).reset(seed=0, options={"dealer": 2})
+
+
+# ---------------------------------------------------------------------------- privileged views
+def test_privileged_views_are_documented_as_such() -> None:
+    doc = " ".join((env_module.__doc__ or "").split())
+    section = doc.split("Privileged access -----------------", 1)[1]
+    for name in ("hand(agent)", "state_vector", "np_random"):
+        assert f"``{name}``" in section
+    assert "Privileged" in (bourre_env.raw_env.hand.__doc__ or "")
+    assert "privileged" in (batch.__doc__ or "") and "privileged" in (bourre_env.single_agent.__doc__ or "")
+    readme = (ROOT / "README.md").read_text()
+    assert "Privileged access" in readme and "`state_vector`" in readme and "`np_random`" in readme
