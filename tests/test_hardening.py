@@ -18,6 +18,8 @@ from bourre_env import bourre_v0 as env_module
 from bourre_env.batch import BatchGame
 from bourre_env.rules import Rules, presets
 from bourre_env.single_agent import BourreSingleAgentEnv
+from train import cli
+from train.run_dir import claim_run_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -207,6 +209,41 @@ def test_batch_legality_check_agrees_with_core_step(rules: Rules) -> None:
             continue
         for action in range(-1, core.NUM_ACTIONS + 1):
             assert batch._accepts(s, p, action, mask) == core.step(s.copy(), p, action), (action, s[core.S_PHASE])
+
+
+# ---------------------------------------------------------------------------- run folders
+def test_a_new_run_needs_an_empty_run_folder(tmp_path: Path) -> None:
+    outputs = ("model.npz", "tb")
+    claim_run_dir(tmp_path / "new", resume=False, overwrite=False, outputs=outputs)  # absent: fine
+    claim_run_dir(tmp_path, resume=False, overwrite=False, outputs=outputs)  # empty: fine
+    (tmp_path / "model.npz").write_text("old")
+    (tmp_path / "tb").mkdir()
+    (tmp_path / "tb" / "events").write_text("old")
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(ValueError, match="not empty .*--overwrite"):
+        claim_run_dir(tmp_path, resume=False, overwrite=False, outputs=outputs)
+    claim_run_dir(tmp_path, resume=True, overwrite=False, outputs=outputs)  # resuming needs the old files
+    assert (tmp_path / "model.npz").exists()
+    with pytest.raises(ValueError, match="give one"):
+        claim_run_dir(tmp_path, resume=True, overwrite=True, outputs=outputs)
+    claim_run_dir(tmp_path, resume=False, overwrite=True, outputs=outputs)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]  # the run's outputs only
+    with pytest.raises(ValueError, match="is a file"):
+        claim_run_dir(tmp_path / "notes.txt", resume=False, overwrite=False, outputs=outputs)
+
+
+def test_bourre_train_refuses_a_finished_run_without_its_checkpoint(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    from train import ppo_selfplay
+
+    (tmp_path / "model.npz").write_text("the earlier run's model")
+    (tmp_path / "args.json").write_text("{}")
+    assert cli.main(["train", "--run-dir", str(tmp_path), "--no-progress"]) == 2
+    assert "is not empty" in capsys.readouterr().err
+    assert (tmp_path / "model.npz").read_text() == "the earlier run's model"
+    args, given = ppo_selfplay.parse_args(["--overwrite", "--seed", "1"])
+    assert args.overwrite and given == {"seed"}
+    assert {"model.npz", "args.json", "report.md", "checkpoint.zip", "tb"} <= set(ppo_selfplay.RUN_OUTPUTS)
 
 
 # ---------------------------------------------------------------------------- minor input checks

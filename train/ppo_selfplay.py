@@ -27,6 +27,9 @@ What happens, in order:
    ``report.md`` / ``report.json`` (final evaluation against the random and heuristic fields, the
    exact command, seed and timings), ``learning_curve.png``, and the TensorBoard logs in ``tb/``.
 
+A new run needs an empty (or new) run folder: ``--overwrite`` replaces the run in a folder that holds one
+(``train.run_dir``), ``--resume`` continues it.
+
 A run is reproducible from its seed on the same machine and thread count: the deals, the opponent
 draws, the network initialisation and the evaluation deals all derive from ``seed``. (Floating-point
 reductions in torch can differ across machines and thread counts, so runs there may drift apart.)
@@ -59,12 +62,17 @@ from agents.ppo import PolicyWeights, save_policy
 from train.evaluate import evaluate
 from train.imitation import fit_policy, record_decisions
 from train.opponent_pool import PoolEnv, PoolWeights
+from train.run_dir import claim_run_dir
 
 __all__ = ["Args", "main", "run", "policy_weights"]
 
 ACTIVATIONS = {"relu": torch.nn.ReLU}
 """The policy's hidden activation: the name written in exported policy files, and the torch module."""
 ACTIVATION = "relu"
+RUN_OUTPUTS = ("args.json", "commands.txt", "checkpoint.zip", "checkpoint.tmp.zip", "state.json", "state.tmp",
+               "model.npz", "model.npz.tmp.npz", "eval_policy.npz", "eval_policy.npz.tmp.npz", "report.md",
+               "report.json", "learning_curve.png", "snapshots", "tb")
+"""Everything a run writes in its folder (what ``--overwrite`` deletes first)."""
 
 
 @dataclasses.dataclass
@@ -75,6 +83,9 @@ class Args:
     """run folder (default: runs/ppo/seed{seed}); it holds checkpoints, logs, snapshots and the report"""
     resume: bool = False
     """continue the run in run_dir from its last checkpoint (see the module docstring)"""
+    overwrite: bool = False
+    """start a new run in a run_dir that holds one, deleting the earlier run's files first (else a run_dir that is
+    not empty is refused)"""
     players: tuple[int, ...] = (5,)
     """table sizes trained on: env k plays players[k % len(players)]; the imitation data cycles through them"""
     total_timesteps: int = 450_000
@@ -458,7 +469,7 @@ def resolve_resume(args: Args, given: set[str]) -> Args:
         raise ValueError(f"resume: {args.run_dir} has no checkpoint.zip and args.json to resume from")
     saved = Args.from_json(json.loads(saved_path.read_text()))
     merged = dataclasses.replace(saved, **{name: getattr(args, name) for name in given}, run_dir=args.run_dir,
-                                 resume=True)
+                                 resume=True, overwrite=False)
     return merged
 
 
@@ -476,18 +487,19 @@ def build_model(args: Args, env: Any, run_dir: Path) -> MaskablePPO:
 
 def run(args: Args, given: set[str] | None = None) -> Path:
     """Train (or resume) as ``args`` says; returns the run folder. ``given``: fields set on the command line."""
+    if args.resume and args.overwrite:
+        raise ValueError("--resume continues the run in the run folder and --overwrite replaces it: give one")
     if args.resume:
         args = resolve_resume(args, given or set())
     args.validate()
     run_dir = args.run_dir or Path("runs/ppo") / f"seed{args.seed}"
     args = dataclasses.replace(args, run_dir=run_dir)
+    claim_run_dir(run_dir, resume=args.resume, overwrite=args.overwrite, outputs=RUN_OUTPUTS)
 
     torch.set_num_threads(args.torch_threads or min(4, os.cpu_count() or 1))
     # The masks already guarantee valid distributions; checking every one costs about a fifth of the update.
     torch.distributions.Distribution.set_default_validate_args(False)
     if not args.resume:
-        if (run_dir / "checkpoint.zip").exists():
-            raise ValueError(f"run_dir: {run_dir} already holds a run; --resume it or choose another --run-dir")
         run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / "args.json").write_text(json.dumps(args.to_json(), indent=2) + "\n")
     command = invocation()
@@ -612,7 +624,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[Args, set[str]]:
         flag = "--" + f.name.replace("_", "-")
         if flag in flags or (f.type in ("bool", bool) and f"--no-{flag[2:]}" in flags):
             given.add(f.name)
-    return args, given - {"resume", "run_dir"}
+    return args, given - {"resume", "run_dir", "overwrite"}
 
 
 def main(argv: list[str] | None = None) -> int:
