@@ -81,7 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--seed", type=_seed, default=0, help="seed of the deals and the agents (default: 0)")
     ev.add_argument("--workers", type=_positive, default=1, help="processes (default: 1); does not change results")
     ev.add_argument("--out", type=Path, default=None,
-                    help="output folder (default: runs/eval, or runs/tournament with --tournament)")
+                    help="output folder, created if missing; files of an earlier evaluation in it are replaced "
+                         "(default: runs/eval, or runs/tournament with --tournament)")
     ev.add_argument("--rule", type=_rule_option, action="append", default=[], metavar="KEY=VALUE",
                     help="a rule option, e.g. tie=divide (repeatable)")
     ev.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -90,7 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
     play = commands.add_parser("play", help="play at the terminal against agents",
                                description="Play Bourré at the terminal. Seats are clockwise from player_0.")
     play.add_argument("--seats", required=True, metavar="SPECS",
-                      help=f"comma-separated seat list, '{HUMAN}' for a person, e.g. {HUMAN},heuristic,random")
+                      help=f"comma-separated seat list, '{HUMAN}' for a person, e.g. {HUMAN},heuristic,random; "
+                           f"it sets num_players (and --deals sets deals_per_episode: no --rule for them)")
     play.add_argument("--seed", type=_seed, default=None, help="seed of the deals and the agents (default: fresh)")
     play.add_argument("--deals", type=_positive, default=1,
                       help="deals to play; the pot and the ante exemptions carry from deal to deal (default: 1)")
@@ -168,6 +170,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     if not console.is_terminal:
         console = Console(width=120)  # a pipe or file has no width to respect; 80 would wrap the tables
     options = dict(args.rule)
+    out = args.out or Path("runs/tournament" if args.tournament else "runs/eval")
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out: {out} is a file; give a folder (the results are written into it)")
     started = time.perf_counter()
     if args.tournament:
         from train.tournament import tournament
@@ -176,7 +181,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
                             workers=args.workers, progress=not args.no_progress, rule_options=options)
         elapsed = time.perf_counter() - started
         _print_tournament(console, report)
-        paths = report.save(args.out or Path("runs/tournament"))
+        paths = report.save(out)
     else:
         from train.evaluate import evaluate
 
@@ -185,7 +190,6 @@ def _cmd_eval(args: argparse.Namespace) -> int:
                            workers=args.workers, progress=not args.no_progress, rule_options=options)
         elapsed = time.perf_counter() - started
         _print_eval(console, ereport)
-        out = args.out or Path("runs/eval")
         out.mkdir(parents=True, exist_ok=True)
         paths = [out / "eval.json"]
         paths[0].write_text(json.dumps(ereport.to_dict(), indent=2) + "\n")
@@ -306,15 +310,19 @@ def _choose(legal: list[int], hand: list[int]) -> int | None:
 def _cmd_play(args: argparse.Namespace) -> int:
     import agents
     import bourre_env
-    from bourre_env import core, render
+    from bourre_env import core, limits, render
     from train.evaluate import agent_seed
 
     seats = [s.strip() for s in args.seats.split(",")]
     if not 2 <= len(seats) <= 8 or not all(seats):
         raise ValueError(f"--seats: 2 to 8 comma-separated specs, got {args.seats!r}")
+    options = dict(args.rule)
+    for key, value, flag in (("num_players", len(seats), "--seats"), ("deals_per_episode", args.deals, "--deals")):
+        if key in options and options[key] != value:
+            raise ValueError(f"--rule {key}={options[key]!r} contradicts {flag} (which makes it {value}); "
+                             f"{flag} alone sets it")
     seed = args.seed if args.seed is not None else int(np.random.SeedSequence().generate_state(1)[0])
-    env = bourre_env.env(render_mode="ansi", **{**dict(args.rule), "num_players": len(seats),
-                                                 "deals_per_episode": args.deals})
+    env = bourre_env.env(render_mode="ansi", **{**options, "num_players": len(seats), "deals_per_episode": args.deals})
     raw = env.unwrapped
     params = raw.rules.params()
     bots = {q: agents.make(spec, agent_seed(seed, len(seats), q)) for q, spec in enumerate(seats) if spec != HUMAN}
@@ -365,6 +373,9 @@ def _cmd_play(args: argparse.Namespace) -> int:
                   + ", ".join(f"{names[p]} {int(r):+d}" for p, r in enumerate(rewards)))
             if args.deals > 1:
                 print("totals: " + ", ".join(f"{names[p]} {int(c):+d}" for p, c in enumerate(totals)))
+            if any(raw.truncations.values()):
+                print(f"the pot holds {int(settled[core.S_POT]):,} chips, past the bound of {limits.POT_BOUND:,} "
+                      f"(bourre_env.limits): the game stops here")
             for bot in bots.values():
                 bot.reset()
     return 0
