@@ -134,7 +134,7 @@ def test_batch_random_play_of_many_deals_never_overflows() -> None:
 
 
 def test_rules_that_could_leave_exact_integers_are_refused() -> None:
-    refused = [({"rake": 1 / 3}, "rake: 0.3333333333333333 is the fraction 3333333333333333/10000000000000000"),
+    refused = [({"rake": Fraction(10**17 - 1, 10**17)}, "rake: .* is the fraction 99999999999999999/10"),
                ({"play_ante": 10**15}, "play_ante=1000000000000000"),
                ({"illegal_action": "renege", "renege_multiple": 10**12}, "renege_multiple=1000000000000")]
     for options, message in refused:
@@ -142,6 +142,8 @@ def test_rules_that_could_leave_exact_integers_are_refused() -> None:
             with pytest.raises(ValueError, match=message):
                 build(**options)
     bourre_env.env(rake=Fraction(1, 3))  # the exact third is fine
+    assert Rules(rake=1 / 3).rake_fraction == Fraction(1, 3)  # and so is the float, read as the nearest simple fraction
+    bourre_env.env(rake=1 / 3)
     bourre_env.env(rake=0.15, illegal_action="renege", renege_multiple=2)
 
 
