@@ -234,3 +234,64 @@ def test_read_reports_a_file_that_is_not_json(tmp_path: Path) -> None:
         history.read(path)
     with pytest.raises(history.HistoryError, match="cannot read"):
         history.read(tmp_path / "missing.json")
+
+
+# ---------------------------------------------------------------------------- the command line
+def test_bourre_play_save_writes_the_deals_played(monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    import io
+    import sys
+
+    from train import cli
+
+    path = tmp_path / "game.json"
+    # "2" stands pat at each draw and "1" plays the first legal card; a few spare lines for the second deal's draw
+    monkeypatch.setattr(sys, "stdin", io.StringIO(("2\n" + "1\n" * 8) * 4))
+    assert cli.main(["play", "--seats", "human,heuristic,random", "--seed", "5", "--deals", "2",
+                     "--save", str(path)]) == 0
+    assert f"wrote {path}" in capsys.readouterr().out
+    saved = history.read(path)
+    assert [s["agent"] for s in saved["seats"]] == ["human", "heuristic", "random"]
+    assert len(saved["deals"]) == 2 and saved["seed"] == "5"
+    history.Replay(saved).run()
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO("q\n"))
+    assert cli.main(["play", "--seats", "human,random", "--save", str(tmp_path / "none.json")]) == 0
+    assert "nothing written: no finished deal" in capsys.readouterr().out
+    assert not (tmp_path / "none.json").exists()
+
+
+def test_evaluate_saves_every_game_as_a_history(tmp_path: Path) -> None:
+    from train.evaluate import evaluate
+
+    report = evaluate("random", "heuristic", players=3, deals=2, seed=0, progress=False, histories=tmp_path)
+    files = sorted(p.name for p in (tmp_path / "3p").iterdir())
+    assert files == [f"deal0000{k}_{t}.json" for k in range(2) for t in ("field", "seat0", "seat1", "seat2")]
+    chips = 0
+    for k in range(2):
+        decks = set()
+        for table in ("field", "seat0", "seat1", "seat2"):
+            saved = history.read(tmp_path / "3p" / f"deal0000{k}_{table}.json")
+            history.Replay(saved).run()
+            decks.add(tuple(saved["deals"][0]["deck"]))
+            agents_ = [s["agent"] for s in saved["seats"]]
+            if table == "field":
+                assert agents_ == ["heuristic"] * 3
+            else:
+                r = int(table[-1])
+                assert agents_ == ["random" if s == r else "heuristic" for s in range(3)]
+                chips += saved["deals"][0]["results"]["payments"][r]
+        assert len(decks) == 1  # duplicate: every table of a deal plays the same cards
+    assert chips / 6 == pytest.approx(report.table(3).candidate.chips)
+
+
+def test_bourre_eval_save_histories(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-m", "train.cli", "eval", "--candidate", "random", "--players", "2",
+                             "--deals", "1", "--no-progress", "--out", "out", "--save-histories", "h"],
+                            capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert sorted(p.name for p in (tmp_path / "h" / "2p").iterdir()) == [
+        "deal00000_field.json", "deal00000_seat0.json", "deal00000_seat1.json"]
