@@ -47,7 +47,7 @@ from bourre_env.bourre_v0 import raw_env
 from bourre_env.rules import Rules, presets
 
 __all__ = ["FORMAT", "VERSION", "SCHEMA_PATH", "PHASES", "HistoryError", "Recording", "Replay", "ReplayStep",
-           "read", "write", "dumps", "rules_of", "check"]
+           "read", "write", "dumps", "rules_of", "check", "dealing_order", "rules_record"]
 
 FORMAT = "bourre-hand-history"
 VERSION = 1
@@ -234,6 +234,10 @@ class Recording(BaseWrapper):
             if s[core.S_PHASE] not in (core.DEAL_OVER, core.GAME_OVER):  # the episode goes on: a new deal
                 self._open_deal(dealing_order(s, self._rules))
 
+    def current_actions(self) -> list[dict[str, Any]]:
+        """The recorded actions of the deal under way (empty between deals)."""
+        return [dict(a) for a in self._deal["actions"]] if self._deal is not None else []
+
     def history(self, seats: Sequence[str | None] | None = None) -> dict[str, Any]:
         """The history of the current episode's finished deals (``ValueError`` if none is finished yet)."""
         if self._episode is None or not self._episode["deals"]:
@@ -377,7 +381,7 @@ def check(data: Any) -> None:
     if data["seed"] is not None:
         _seed(data["seed"], "seed")
     deals = data["deals"]
-    _need(isinstance(deals, list) and deals, "deals", "expected a non-empty list of deals")
+    _need(isinstance(deals, list) and len(deals) > 0, "deals", "expected a non-empty list of deals")
     _need(len(deals) <= rules.deals_per_episode, f"deals[{min(len(deals), rules.deals_per_episode)}]",
           f"an episode of these rules has {rules.deals_per_episode} deal(s)")
     deck_cards = sorted(rules.deck_cards())
@@ -401,7 +405,7 @@ def check(data: Any) -> None:
             _need(ids[-1] not in ids[:-1], f"{at}.deck[{i}]", f"{c} is repeated")
         _seed(deal["reshuffle_seed"], f"{at}.reshuffle_seed")
         acts = deal["actions"]
-        _need(isinstance(acts, list) and acts, f"{at}.actions", "expected a non-empty list of actions")
+        _need(isinstance(acts, list) and len(acts) > 0, f"{at}.actions", "expected a non-empty list of actions")
         for i, act in enumerate(acts):
             where = f"{at}.actions[{i}]"
             _object(act, where, ("seat", "phase", "action", "description", "public"))
