@@ -10,6 +10,8 @@
     argument); ends by printing the new agent's evaluation against the random and heuristic fields.
 ``bourre bench [throughput|agents|train] [ARGS...]``
     the speed benchmarks of ``benchmarks/`` (from a source checkout), with their own arguments.
+``bourre serve [--port 8000]``
+    play in the browser at http://127.0.0.1:8000 and replay hand histories (``train.serve``).
 ``bourre play --seats human,heuristic,heuristic,random,heuristic [--seed 7] [--deals 3] [--save game.json]``
     play at the terminal: a ``human`` seat sees its own hand and the table, and chooses among
     the numbered legal moves; ``--save`` writes the finished deals as a hand history
@@ -102,6 +104,19 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--save", type=Path, default=None, metavar="FILE",
                       help="write the finished deals as a hand history (docs/hand_history.md)")
     play.set_defaults(func=_cmd_play)
+
+    serve = commands.add_parser("serve", help="play in the browser, and replay hand histories (train.serve)",
+                                description="A web page to play against agents and replay hand histories; needs "
+                                            "the serve extra (pip install -e '.[serve]').")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine)")
+    serve.add_argument("--port", type=_positive, default=8000, help="port (default: 8000)")
+    serve.add_argument("--max-tables", type=_positive, default=None, help="live tables at most (default: 32)")
+    serve.add_argument("--idle-minutes", type=float, default=None,
+                       help="close a table after this many minutes without a request (default: 30)")
+    serve.add_argument("--agent", action="append", default=[], metavar="SPEC",
+                       help="also offer this agent spec, e.g. ppo:path/to/policy.npz (repeatable)")
+    serve.add_argument("--seed", type=_seed, default=None, help="seed of the deals and agents (default: fresh)")
+    serve.set_defaults(func=_cmd_serve)
 
     # Listed for --help; main() hands their arguments to the training script and the benchmarks unparsed.
     commands.add_parser("train", help="self-play training with MaskablePPO (bourre train --help for its arguments)",
@@ -380,6 +395,19 @@ def _cmd_play(args: argparse.Namespace) -> int:
             print(f"wrote {history.write(env.history(), args.save)}")
         except ValueError as err:
             print(f"--save: nothing written: {err}")
+    return 0
+
+
+# ---------------------------------------------------------------------------- serve
+def _cmd_serve(args: argparse.Namespace) -> int:
+    try:
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError as err:
+        raise ValueError(f"{err}; bourre serve needs the serve extra: pip install -e '.[serve]'") from None
+    from train import serve
+
+    serve.run(args.host, args.port, args.max_tables, args.idle_minutes, args.agent, args.seed)
     return 0
 
 
