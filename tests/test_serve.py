@@ -259,3 +259,32 @@ def test_the_replay_view_refuses_long_histories() -> None:
     assert response.status_code == 413 and f"this one has {deals}" in response.json()["error"]
     big = client.post("/api/replays", content=b" " * (serve_app.MAX_UPLOAD + 1))
     assert big.status_code == 413
+
+
+def test_bourre_serve_starts_on_this_machine_and_answers(tmp_path: Any) -> None:
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    with socket.socket() as sock:  # a free port on 127.0.0.1
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "train.cli", "serve", "--port", str(port), "--seed", "1"],
+                              cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/options", timeout=5) as response:
+                    options = json.loads(response.read())
+                break
+            except OSError:
+                assert server.poll() is None and time.monotonic() < deadline, "bourre serve did not start"
+                time.sleep(0.5)
+        assert "standard" in options["presets"]
+    finally:
+        server.terminate()
+        out, _ = server.communicate(timeout=30)
+    assert f"http://127.0.0.1:{port}/" in out

@@ -167,3 +167,16 @@ def test_a_deal_played_by_clicking(server: tuple[str, Any], browser: Any, tmp_pa
     browser.find_element(By.ID, "replay-prev").click()
     assert not browser.find_element(By.ID, "replay-result").is_displayed()
     assert browser.find_element(By.ID, "replay-next-action").text.startswith("Next: player_")
+
+    # A history file chosen from disk, with every hand open.
+    path = history.write(saved, tmp_path / "deal.json")
+    browser.find_element(By.ID, "replay-file").send_keys(str(path))
+    wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#replay-seat option")) == 5)
+    Select(browser.find_element(By.ID, "replay-seat")).select_by_value("open")
+    browser.find_element(By.ID, "replay-load").click()
+    wait.until(lambda d: "position 1 of" in d.find_element(By.ID, "replay-position").text)
+    seats = browser.find_elements(By.CSS_SELECTOR, "#replay-board .seat")
+    dealt = saved["deals"][0]["deck"][:20]
+    shown = [[c.get_attribute("data-card") for c in s.find_elements(By.CSS_SELECTOR, ".cards.small .card")]
+             for s in seats]
+    assert sorted(sum(shown, [])) == sorted(dealt)  # every hand as dealt, before the first action
