@@ -296,3 +296,10 @@ def test_bourre_eval_save_histories(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr[-3000:]
     assert sorted(p.name for p in (tmp_path / "h" / "2p").iterdir()) == [
         "deal00000_field.json", "deal00000_seat0.json", "deal00000_seat1.json"]
+
+
+def test_bourre_eval_save_histories_is_for_a_candidate(capsys: pytest.CaptureFixture[str]) -> None:
+    from train import cli
+
+    assert cli.main(["eval", "--tournament", "random", "random", "--save-histories", "h", "--deals", "1"]) == 2
+    assert "--save-histories: only with --candidate" in capsys.readouterr().err

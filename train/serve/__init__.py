@@ -36,8 +36,8 @@ HTTP API (JSON; a refusal is a 4xx with ``{"error": message}`` and changes nothi
 Limits: at most ``tables.MAX_TABLES`` live tables (``--max-tables``; one more is refused with 429), each
 closed after ``tables.IDLE_SECONDS`` without a request (``--idle-minutes``); request bodies of at most
 ``app.MAX_BODY`` bytes, history uploads of ``app.MAX_UPLOAD`` bytes and ``tables.MAX_REPLAY_DEALS`` deals
-(413 past them); only ``Host`` names of this machine (127.0.0.1, localhost) unless ``--host`` names another
-address; a ``ppo:PATH`` agent only when the server offers it (``--agent ppo:PATH``), so that a page cannot
+(413 past them); on 127.0.0.1 (the default) only requests naming this machine (``Host`` 127.0.0.1 or
+localhost); a ``ppo:PATH`` agent only when the server offers it (``--agent ppo:PATH``), so that a page cannot
 make the server open files.
 """
 
@@ -63,7 +63,11 @@ def run(host: str = "127.0.0.1", port: int = 8000, max_tables: int | None = None
                           idle_seconds=tables.IDLE_SECONDS if idle_minutes is None else idle_minutes * 60,
                           seed=seed, offered=checked)
     warm_up()
-    hosts = [*app.LOOPBACK_HOSTS, host]
+    # On a loopback address only this machine's names are answered (a page elsewhere cannot rebind its name to the
+    # server); on another address the server is meant to be reached from the network, by any name.
+    hosts = list(app.LOOPBACK_HOSTS) if host in ("127.0.0.1", "localhost", "::1") else ["*"]
+    if hosts == ["*"]:
+        print(f"bourre serve: listening on {host}: any machine that can reach it can open tables", flush=True)
     print(f"Bourré table: http://{'[' + host + ']' if ':' in host else host}:{port}/  (Ctrl-C to stop)", flush=True)
     uvicorn.run(app.create_app(state, allowed_hosts=hosts), host=host, port=port, log_level="warning")
 

@@ -40,7 +40,9 @@ async function api(method, path, body, raw = false) {
     init.body = raw ? body : JSON.stringify(body);
   }
   const response = await fetch(path, init);
-  const payload = response.status === 204 ? null : await response.json();
+  const text = await response.text();
+  let payload = null;
+  try { payload = text ? JSON.parse(text) : null; } catch (err) { payload = { error: text }; }
   if (!response.ok) throw new Error(payload && payload.error ? payload.error : `HTTP ${response.status}`);
   return payload;
 }
@@ -84,6 +86,7 @@ function renderBoard(target, view, agents) {
   for (const t of view.tricks) {
     tricks.append(el("li", {},
       `trick ${t.number}: `, ...t.cards.map((c) => el("span", { class: "play" }, `p${c.seat} `, card(c.card))),
+      t.cards.length ? null : el("span", { class: "quiet" }, `player_${t.leader} to lead`),
       t.winner === null ? null : el("span", { class: "winner" }, ` \u2192 player_${t.winner}`)));
   }
   target.replaceChildren(info, seats, view.tricks.length ? tricks : el("p", { class: "quiet" }, "No trick led yet."));
