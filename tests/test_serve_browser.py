@@ -94,6 +94,7 @@ def _screenshot(browser: Any, path: Path) -> None:
 
 
 def test_a_deal_played_by_clicking(server: tuple[str, Any], browser: Any, tmp_path: Path) -> None:
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select, WebDriverWait
 
@@ -175,8 +176,14 @@ def test_a_deal_played_by_clicking(server: tuple[str, Any], browser: Any, tmp_pa
     Select(browser.find_element(By.ID, "replay-seat")).select_by_value("open")
     browser.find_element(By.ID, "replay-load").click()
     wait.until(lambda d: "position 1 of" in d.find_element(By.ID, "replay-position").text)
-    seats = browser.find_elements(By.CSS_SELECTOR, "#replay-board .seat")
     dealt = saved["deals"][0]["deck"][:20]
-    shown = [[c.get_attribute("data-card") for c in s.find_elements(By.CSS_SELECTOR, ".cards.small .card")]
-             for s in seats]
-    assert sorted(sum(shown, [])) == sorted(dealt)  # every hand as dealt, before the first action
+
+    def board_cards(d: Any) -> list[str] | None:
+        seats = d.find_elements(By.CSS_SELECTOR, "#replay-board .seat")
+        shown = [c.get_attribute("data-card") for s in seats for c in s.find_elements(By.CSS_SELECTOR, ".card")
+                 if "small" in (c.find_element(By.XPATH, "..").get_attribute("class") or "")]
+        return sorted(shown) if sorted(shown) == sorted(dealt) else None
+
+    # the board may be drawn again while it is read (its elements then go stale): read until it holds every hand
+    # as dealt, before the first action
+    WebDriverWait(browser, 30, ignored_exceptions=(StaleElementReferenceException,)).until(board_cards)
