@@ -38,6 +38,7 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse
+import functools
 import sys
 import time
 from collections.abc import Callable
@@ -130,7 +131,7 @@ def measure_python(args: argparse.Namespace, recorded: list[tuple[np.ndarray, np
     deadline = time.perf_counter() + args.seconds
     while time.perf_counter() < deadline:
         chunk = chunks[(decisions // 500) % len(chunks)]
-        clock.time(lambda chunk=chunk: play(chunk))
+        clock.time(functools.partial(play, chunk))
         decisions += len(chunk)
     return decisions, clock
 
