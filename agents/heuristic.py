@@ -5,6 +5,10 @@ Everything it knows is decoded from the documented observation fields (``bourre_
 and how many cards each announced, the pot, the cards played so far and by whom. It never looks
 at the env. ``HeuristicAgent`` documents the strategy; ``PARAM_SETS`` names the variants
 (``agents.make("heuristic")``, ``"heuristic:tight"``, ``"heuristic:loose"``).
+
+``agents.heuristic_batch`` is this agent compiled for batches of observation rows: it must make
+exactly the decisions made here, given the same tie-break number (``HeuristicAgent.choose``), and
+``tests/test_heuristic_batch.py`` holds it to that; a change of strategy here is ported there.
 """
 
 from __future__ import annotations

@@ -113,7 +113,7 @@ def test_same_actions_as_the_python_agent() -> None:
     seen: Counter[str] = Counter()
     total = 0
     for i, config in enumerate(CONFIGS):
-        total += compare_on_play(config, rows=32, steps=46, seed=i, seen=seen)
+        total += compare_on_play(config, rows=32, steps=41, seed=i, seen=seen)
     assert total >= 100_000
     check_coverage(seen, total)
 
