@@ -344,7 +344,8 @@ class HeuristicAgent:
         return self.choose(obs, mask, float(self.rng.random()))
 
     def choose(self, obs: np.ndarray, mask: np.ndarray, tie_break: float) -> int:
-        """The action for one observation vector and its mask, with ``tie_break`` given.
+        """The action for one observation vector and its mask (which must allow one: ``act`` checks),
+        with ``tie_break`` given.
 
         ``tie_break``, a number in [0, 1), picks among cards scored exactly alike: of ``k`` tied
         cards (in card order) the ``int(tie_break * k)``-th. ``act`` draws it from the agent's
