@@ -123,6 +123,8 @@ class Args:
     """passes over the recorded decisions"""
     imitation_learning_rate: float = 1e-3
     """Adam learning rate of the warm start"""
+    imitation_batch_size: int = 512
+    """decisions per minibatch of the warm start (larger ones fit the teacher worse in the same time: fewer steps)"""
 
     hidden: tuple[int, ...] = (256, 128)
     """widths of the trunk's ReLU layers (the first reads the observation sparsely), shared by actor and critic"""
@@ -185,7 +187,7 @@ class Args:
     def validate(self) -> None:
         positive = ("total_timesteps", "tables", "rollout_decisions", "minibatch_size", "update_epochs",
                     "snapshot_every", "max_snapshots", "eval_deals", "final_eval_deals", "eval_workers",
-                    "checkpoint_every", "imitation_epochs")
+                    "checkpoint_every", "imitation_epochs", "imitation_batch_size")
         for name in positive:
             if getattr(self, name) < 1:
                 raise ValueError(f"{name}: expected at least 1, got {getattr(self, name)}")
@@ -265,8 +267,8 @@ def imitation_warm_start(net: PolicyNet, args: Args, device: torch.device) -> di
         for _ in range(args.imitation_epochs):
             totals = np.zeros(3)
             order = rng.permutation(ids)
-            for start in range(0, len(ids), args.minibatch_size):
-                mb = order[start:start + args.minibatch_size]
+            for start in range(0, len(ids), args.imitation_batch_size):
+                mb = order[start:start + args.imitation_batch_size]
                 logits, values = net(t.batch(mb, device, grad=True))
                 logits = masked_logits(logits, torch.from_numpy(t.masks[mb]).to(device))
                 actions = torch.from_numpy(t.actions[mb]).to(device)

@@ -34,7 +34,7 @@ import dataclasses
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 import torch
@@ -156,10 +156,10 @@ def gather_batch(ptr: np.ndarray, idx: np.ndarray, val: np.ndarray, rows: np.nda
     """Rows ``rows`` of a CSR store (``ptr``, ``idx``, ``val``) as a ``SparseBatch`` on ``device``; with ``grad``
     also by column, for the backward pass of the first layer."""
     parts = _gather(ptr, idx, val, np.ascontiguousarray(rows, dtype=np.int64), num_features, grad)
-    tensors = [torch.from_numpy(a).to(device) for a in parts]
+    idx_t, val_t, off_t, t_rows, t_val, t_off = (torch.from_numpy(a).to(device) for a in parts)
     if not grad:
-        tensors[3:] = [None, None, None]
-    return SparseBatch(*tensors)
+        return SparseBatch(idx_t, val_t, off_t, None, None, None)
+    return SparseBatch(idx_t, val_t, off_t, t_rows, t_val, t_off)
 
 
 def batch_from_counts(idx: np.ndarray, val: np.ndarray, counts: np.ndarray, device: torch.device | str) -> SparseBatch:
@@ -212,6 +212,11 @@ class PolicyNet(torch.nn.Module):
     def obs_size(self) -> int:
         return int(self.first_weight.shape[0])
 
+    @property
+    def dense_layers(self) -> list[torch.nn.Linear]:
+        """The hidden layers after the first, in order."""
+        return [cast(torch.nn.Linear, layer) for layer in self.layers]
+
     def features(self, batch: SparseBatch) -> torch.Tensor:
         if batch.t_rows is not None and torch.is_grad_enabled():
             first = _SparseFirst.apply(self.first_weight, batch.idx, batch.val, batch.offsets, batch.t_rows,
@@ -236,7 +241,7 @@ class PolicyNet(torch.nn.Module):
             return t.detach().cpu().numpy().astype(np.float32, copy=True)
 
         hidden = [(numpy(self.first_weight.t()), numpy(self.first_bias))]
-        hidden += [(numpy(layer.weight), numpy(layer.bias)) for layer in self.layers]
+        hidden += [(numpy(layer.weight), numpy(layer.bias)) for layer in self.dense_layers]
         return PolicyWeights(tuple(hidden), (numpy(self.actor.weight), numpy(self.actor.bias)), "relu", meta)
 
     @classmethod
@@ -249,7 +254,7 @@ class PolicyNet(torch.nn.Module):
         with torch.no_grad():
             net.first_weight.copy_(torch.from_numpy(weights.hidden[0][0].T.copy()))
             net.first_bias.copy_(torch.from_numpy(weights.hidden[0][1]))
-            for layer, (w, b) in zip(net.layers, weights.hidden[1:], strict=True):
+            for layer, (w, b) in zip(net.dense_layers, weights.hidden[1:], strict=True):
                 layer.weight.copy_(torch.from_numpy(w))
                 layer.bias.copy_(torch.from_numpy(b))
             net.actor.weight.copy_(torch.from_numpy(weights.action[0]))
