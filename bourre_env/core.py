@@ -168,7 +168,8 @@ S_CINCH_NODES = S_CINCH_SEARCHES + 1  # search nodes visited this episode (stati
 S_KNOWN_OUT = S_CINCH_NODES + 1  # [MAX_PLAYERS] own discards each player knows are out of play (not reshuffled)
 S_RESHUFFLES = S_KNOWN_OUT + MAX_PLAYERS  # times the stock ran out and was rebuilt this deal (public)
 S_OUTCOME = S_RESHUFFLES + 1  # [MAX_PLAYERS] OUTCOME_* bits of each seat, set when the deal is settled
-STATE_SIZE = S_OUTCOME + MAX_PLAYERS
+S_FACE_RESHUFFLED = S_OUTCOME + MAX_PLAYERS  # 1 once a passed dealer's turned card went back into the stock (public)
+STATE_SIZE = S_FACE_RESHUFFLED + 1
 
 ACE = 12
 KING = 11
@@ -326,7 +327,7 @@ def next_deal(s: np.ndarray, p: np.ndarray, deck: np.ndarray, rng: int) -> None:
 
 @njit(cache=True)
 def _collect_antes(s: np.ndarray, p: np.ndarray) -> None:
-    """The ante of 1 chip per player before a deal (RULES.md), paid by the player or, with ``ante_payer="dealer"``,
+    """The ante of 1 chip per player before a deal (docs/rules.md), paid by the player or, with ``ante_payer="dealer"``,
     by the dealer; with ``ante_exemptions`` a player bourré or tied in a carried pot last deal owes none."""
     n = _n(p)
     for q in range(n):
@@ -357,18 +358,18 @@ def _deal(s: np.ndarray, p: np.ndarray, deck: np.ndarray, rng: int) -> None:
         q = (dealer + 1 + i) % n
         s[S_HAND + q] |= _bit(deck[i])
     if p[P_TRUMP_CARD] == TRUMP_SEPARATE:
-        # RULES.md separate_trump_card (a): the card turned after the hands belongs to no one, public and out of play
+        # separate_trump_card (docs/rules.md): the card turned after the hands belongs to no one, public and out of play
         face = deck[n * h]
         s[S_FACE_STATE] = FACE_DEAD
         dealt = n * h + 1
     elif p[P_TRUMP_CARD] == TRUMP_DEALER_MAY_TAKE:
-        # RULES.md separate_trump_card (b): "the dealer effectively has six cards" until the dealer's decision
+        # separate_trump_card_dealer_may_take: the dealer holds six cards until the dealer's decision
         face = deck[n * h]
         s[S_HAND + dealer] |= _bit(face)
         s[S_FACE_STATE] = FACE_IN_HAND
         dealt = n * h + 1
     elif p[P_TRUMP_CARD] == TRUMP_NAMED:
-        face = -1  # RULES.md dealer_picks_trump: "no card is turned"; the dealer's cards all stay hidden
+        face = -1  # dealer_picks_trump: no card is turned; the dealer's cards all stay hidden
         s[S_FACE_STATE] = FACE_NONE
         dealt = n * h
     else:
@@ -384,6 +385,7 @@ def _deal(s: np.ndarray, p: np.ndarray, deck: np.ndarray, rng: int) -> None:
     s[S_STOCK_LEN] = stock_len
     s[S_PILE_LEN] = 0
     s[S_RESHUFFLES] = 0
+    s[S_FACE_RESHUFFLED] = 0
     s[S_RNG] = rng
     s[S_TRICK_NO] = 0
     s[S_NPLAYED] = 0
@@ -413,8 +415,8 @@ def _open_decisions(s: np.ndarray, p: np.ndarray) -> None:
 
 @njit(cache=True)
 def _apply_name_trump(s: np.ndarray, p: np.ndarray, action: int) -> None:
-    """RULES.md dealer_picks_trump: "after looking at all five cards, the dealer names the trump suit before anyone
-    decides to play or pass"."""
+    """dealer_picks_trump (docs/rules.md): the dealer, having seen the whole hand, names the trump suit before
+    anyone decides to play or pass."""
     s[S_TRUMP] = action - NAME_TRUMP_BASE
     _open_decisions(s, p)
 
@@ -430,7 +432,7 @@ def face_bit(s: np.ndarray) -> int:
 def dealer_must_play(s: np.ndarray, p: np.ndarray) -> bool:
     """The dealer may not pass: the turned card is an ace in the dealer's hand, or everyone before the dealer passed.
 
-    The ace rule's reason ("the ace of trumps always wins a trick", seed 000) holds only for a dealer who
+    The ace rule's reason (the ace of trumps always wins a trick, says the Louisiana text) holds only for a dealer who
     holds it: a separate trump card that belongs to no one does not bind the dealer.
     """
     if s[S_FACE] % 13 == ACE and s[S_FACE_STATE] == FACE_IN_HAND:
@@ -459,7 +461,7 @@ def _surplus_position(s: np.ndarray, p: np.ndarray, seat: int) -> int:
 @njit(cache=True)
 def stay_allowed(s: np.ndarray, p: np.ndarray, seat: int, positions: int) -> bool:
     """Whether ``seat`` may play discarding the hand ``positions`` (a bitmask): at most ``max_discard`` cards of
-    the hand, and a dealer holding the turned card as a sixth card leaves with ``hand_size`` (RULES.md)."""
+    the hand, and a dealer holding the turned card as a sixth card leaves with ``hand_size`` (docs/rules.md)."""
     held = popcount(s[S_HAND + seat])
     if positions < 0 or positions >= (1 << held):
         return False
@@ -514,7 +516,7 @@ def decide_mask(s: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
 @njit(cache=True)
 def _draw_card(s: np.ndarray) -> int:
     if s[S_STOCK_POS] == s[S_STOCK_LEN]:
-        # RULES.md: the acted players' discards and passed hands, shuffled, become the stock.
+        # docs/rules.md: the acted players' discards and passed hands, shuffled, become the stock.
         k = s[S_PILE_LEN]
         rng = np.empty(1, dtype=np.int64)
         rng[0] = s[S_RNG]
@@ -532,6 +534,10 @@ def _draw_card(s: np.ndarray) -> int:
         # the acted players' discards are back in play: no one knows where they are any more
         for q in range(MAX_PLAYERS):
             s[S_KNOWN_OUT + q] = 0
+        # and so is the turned card of a dealer who passed (laid down with the hand): it can be dealt to anyone
+        for i in range(k):
+            if s[S_STOCK + i] == s[S_FACE]:
+                s[S_FACE_RESHUFFLED] = 1
         s[S_RESHUFFLES] += 1
     c = s[S_STOCK + s[S_STOCK_POS]]
     s[S_STOCK_POS] += 1
@@ -567,8 +573,8 @@ def _lay_down(s: np.ndarray, seat: int) -> None:
 
 @njit(cache=True)
 def _declare_play(s: np.ndarray, p: np.ndarray, seat: int) -> None:
-    """A player comes in, paying ``play_ante`` (RULES.md double_ante: "each player who plays adds a second chip",
-    at the moment of declaring play; two_round_declaration: "declares play (paying the second ante)")."""
+    """A player comes in, paying ``play_ante`` (double_ante: each player who plays adds a second chip
+    at the moment of declaring play; two_round_declaration: the second ante is paid with the declaration)."""
     s[S_DECISION + seat] = PLAYING
     s[S_POT] += p[P_PLAY_ANTE]
     s[S_REWARD + seat] -= p[P_PLAY_ANTE]
@@ -638,7 +644,7 @@ def _apply_declare(s: np.ndarray, p: np.ndarray, action: int) -> None:
 @njit(cache=True)
 def _reveal(s: np.ndarray, p: np.ndarray) -> None:
     """Simultaneous declarations revealed together: the passed hands are laid down and the players who play pay
-    ``play_ante``; if everyone passed, the dealer plays (RULES.md: a deal always has a player)."""
+    ``play_ante``; if everyone passed, the dealer plays (docs/rules.md: a deal always has a player)."""
     n = _n(p)
     dealer = s[S_DEALER]
     anyone = False
@@ -724,7 +730,7 @@ def second_pass_mask(s: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
 
 @njit(cache=True)
 def _apply_second_pass(s: np.ndarray, p: np.ndarray, action: int) -> None:
-    """RULES.md four_card: "after the draw a second chance to pass, those who stay pay one more chip". A player who
+    """four_card (docs/rules.md): after the draw a second chance to pass; those who stay pay one more chip. A player who
     passes now lays the hand down and is out of the deal (no bourré, the chips paid stay in the pot)."""
     seat = s[S_CUR]
     if action == PASS:
@@ -747,7 +753,7 @@ def _start_play(s: np.ndarray, p: np.ndarray) -> None:
             lone = q
     s[S_NACTIVE] = active
     if active == 1:
-        # RULES.md: a lone player wins every trick without play.
+        # docs/rules.md: a lone player wins every trick without play.
         s[S_TRICKS + lone] = p[P_HAND_SIZE]
         _settle(s, p)
         return
@@ -785,7 +791,7 @@ def trick_winner(cards_in_trick: np.ndarray, leader: int, n: int, trump: int) ->
 @njit(cache=True)
 def ordinary_legal(hand: int, led: int, trick_best_led: int, trick_best_trump: int, trump: int,
                    must_trump: bool) -> int:
-    """Cards of ``hand`` the ordinary rules of trick play allow (RULES.md priorities 1-3), when following.
+    """Cards of ``hand`` the ordinary rules of trick play allow (docs/rules.md, priorities 1-3), when following.
 
     ``trick_best_led`` / ``trick_best_trump``: highest card of the led suit / of trumps in the trick, -1 if none.
     """
@@ -824,10 +830,11 @@ def honors_mask(trump: int) -> int:
 
 @njit(cache=True)
 def highest_trump_equivalents(hand: int, trump: int, played: int) -> int:
-    """The highest trump of ``hand`` and every trump of ``hand`` equivalent to it (RULES.md, cinch).
+    """The highest trump of ``hand`` and every trump of ``hand`` equivalent to it (docs/rules.md, cinch).
 
-    A lower trump is equivalent when every trump between the two is in the hand or already played.
-    Pass the cards absent from a small deck in ``played``: they do not exist, so they separate nothing.
+    A lower trump is equivalent when every trump between the two is in the hand or out of play: ``played``
+    holds the cards played to a trick and a dead face-up card, and also the cards absent from a small deck
+    (they do not exist, so they separate nothing).
     """
     trumps = hand & suit_mask(trump)
     if trumps == 0:
@@ -865,8 +872,11 @@ def play_legal(s: np.ndarray, p: np.ndarray, seat: int, with_cinch: bool) -> int
     last = s[S_NPLAYED] == s[S_NACTIVE] - 1
     if last and not leading:
         return legal
-    # ranks missing from a small deck do not exist, so they count as gone
-    equiv = highest_trump_equivalents(hand, trump, s[S_PLAYED] | ~p[P_DECK_MASK])
+    # ranks missing from a small deck do not exist, so they count as gone; a dead face-up card is out of play
+    gone = s[S_PLAYED] | ~p[P_DECK_MASK]
+    if s[S_FACE_STATE] == FACE_DEAD:
+        gone |= face_bit(s)
+    equiv = highest_trump_equivalents(hand, trump, gone)
     if (legal & ~equiv) == 0:
         return legal  # the cinch could not narrow the choice: no need to search for it
     if has_cinch(s, p, seat):
@@ -1061,9 +1071,53 @@ def play_card(s: np.ndarray, p: np.ndarray, card: int, legal: int) -> None:
 # ================================================================ cinch
 @njit(cache=True)
 def unseen_cards(s: np.ndarray, p: np.ndarray, seat: int) -> int:
-    """Cards of the deck whose place ``seat`` does not know (opponents' hands, stock, passed hands, discards)."""
-    known = s[S_HAND + seat] | s[S_PLAYED] | s[S_KNOWN_OUT + seat] | face_bit(s)
+    """Cards of the deck whose place ``seat`` does not know (opponents' hands, stock, passed hands, discards).
+
+    The turned card is seen (in the dealer's hand, dead, played, or laid down with a passed dealer's hand)
+    until a reshuffle puts a passed dealer's turned card back into the stock.
+    """
+    known = s[S_HAND + seat] | s[S_PLAYED] | s[S_KNOWN_OUT + seat]
+    if s[S_FACE_RESHUFFLED] == 0:
+        known |= face_bit(s)
     return p[P_DECK_MASK] & ~known
+
+
+@njit(cache=True)
+def proven_absent(s: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
+    """Fill ``out[q]`` with the cards that seat ``q``'s plays to tricks this deal prove it does not hold.
+
+    A legal play proves that the player held none of the cards the ordinary rules would have required
+    instead (``_forbidden_after``: a void in the suit led, no card that beats, trumps or overtrumps when
+    one was due, no honour behind a non-honour lead with ``lead_trump_honors``). A hand only loses
+    cards during trick play, so what was absent then is absent now. With ``illegal_action="renege"`` a
+    play may have been a renege and proves nothing.
+    """
+    for q in range(MAX_PLAYERS):
+        out[q] = 0
+    if p[P_RENEGE] == 1 or s[S_PHASE] != PLAY:
+        return
+    n = _n(p)
+    trump = s[S_TRUMP]
+    must_trump = p[P_MUST_TRUMP] == 1
+    lead_honors = p[P_LEAD_HONORS] == 1
+    for t in range(min(s[S_TRICK_NO] + 1, p[P_HAND_SIZE])):
+        leader = s[S_TRICK_LEADER + t]
+        if leader < 0:
+            break
+        row = S_TRICK_CARDS + t * MAX_PLAYERS
+        led, best_led, best_trump = -1, -1, -1
+        for k in range(n):  # in play order, from the trick's leader
+            q = (leader + k) % n
+            c = s[row + q]
+            if c < 0:
+                continue
+            out[q] |= _forbidden_after(c, led < 0, led, best_led, best_trump, trump, must_trump, lead_honors)
+            if led < 0:
+                led = c // 13
+            if c // 13 == led and c > best_led:
+                best_led = c
+            if c // 13 == trump and c > best_trump:
+                best_trump = c
 
 
 @njit(cache=True)
@@ -1086,11 +1140,13 @@ def trump_lower_bound(hand: int, trump: int, killers: int) -> int:
 
 @njit(cache=True)
 def has_cinch(s: np.ndarray, p: np.ndarray, seat: int) -> bool:
-    """RULES.md's cinch: tricks won plus tricks certain to be won from now on is at least 3.
+    """The cinch (docs/rules.md): tricks won plus tricks certain to be won from now on is at least 3.
 
     Certain means: in every placement of the cards ``seat`` has not seen (among the other playing
-    seats, respecting their hand sizes and the dealer's kept face-up card, or out of play) and every
-    continuation that the ordinary rules of trick play allow to anyone, ``seat`` included. Cheap
+    seats, respecting their hand sizes and the dealer's kept face-up card, or out of play) that is
+    consistent with what the opponents' earlier plays prove (``proven_absent``), and every
+    continuation that the ordinary rules of trick play allow to anyone, ``seat`` included. A card
+    a reshuffle may have put back into play is unseen (``unseen_cards``). Cheap
     bounds settle almost every position; the rest is an exact search for a continuation in which
     ``seat`` ends with fewer tricks (``_cinch_search``).
     """
@@ -1120,12 +1176,20 @@ def _cinch_uncached(s: np.ndarray, p: np.ndarray, seat: int) -> bool:
         return False
     trump = s[S_TRUMP]
     pool = unseen_cards(s, p, seat)
-    others = pool
+    # one allocation: the single paths' scratch (rows 0-4, see ``_probe``), the node budget (row 5) and
+    # the cards each seat's earlier plays prove it does not hold (row 6)
+    w = np.empty((7, MAX_PLAYERS), dtype=np.int64)
+    absent = w[6]
+    proven_absent(s, p, absent)
+    others = np.int64(0)  # the unseen cards that some opponent may hold
+    for q in range(n):
+        if q != seat and s[S_DECISION + q] == PLAYING:
+            others |= pool & ~absent[q]
     if _face_held_by_other(s, seat):
         others |= face_bit(s)
     if sure_tricks(hand, s[row: row + MAX_PLAYERS], s[S_LEADER], n, seat, s[S_LED], trump, others) >= need:
         return True
-    return not _cinch_search(s, p, seat, pool, need)
+    return not _cinch_search(s, p, seat, pool, need, w)
 
 
 @njit(cache=True)
@@ -1187,7 +1251,8 @@ def _probe(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, policy: 
     Mirrors ``_search_round`` step for step (node tests, then the play ``_options`` would sort first,
     then the consistency checks), spending ``budget`` as it does. What the search recomputes from the
     trick at every node (its best cards, who is winning it) is kept up to date play by play instead.
-    ``w`` is scratch with at least 5 rows of MAX_PLAYERS.
+    ``w`` is scratch with at least 5 rows of MAX_PLAYERS, and row 6 holds what earlier plays proved
+    (``proven_absent``).
     """
     n = _n(p)
     trick = w[0]
@@ -1195,13 +1260,14 @@ def _probe(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, policy: 
     forbid = w[2]
     known = w[3]
     nxt = w[4]  # the next playing seat after each playing seat
+    absent = w[6]
     t = s[S_TRICK_NO]
     row = S_TRICK_CARDS + t * MAX_PLAYERS
     nactive = 0
     for q in range(MAX_PLAYERS):
         trick[q] = s[row + q] if q < n else -1
         count[q] = 0
-        forbid[q] = 0
+        forbid[q] = absent[q] if q != me else 0
         known[q] = 0
     for q in range(n):
         if s[S_DECISION + q] == PLAYING:
@@ -1419,15 +1485,17 @@ def _option_key(c: int, pool: int, mine_played: bool, mine_winning: bool, leadin
 
 @njit(cache=True)
 def _gone_for(s: np.ndarray, p: np.ndarray, me: int) -> int:
-    """Cards ``me`` knows are out of every hand: played, absent from the deck, own known discards, a dead face card."""
+    """Cards ``me`` knows are out of every hand: played, absent from the deck, own known discards, a dead face card,
+    a passed dealer's turned card that no reshuffle has put back into the stock."""
     gone = s[S_PLAYED] | ~p[P_DECK_MASK] | s[S_KNOWN_OUT + me]
-    if s[S_FACE_STATE] == FACE_DEAD or (s[S_FACE_STATE] == FACE_IN_HAND and s[S_DECISION + s[S_DEALER]] == PASSED):
+    if s[S_FACE_STATE] == FACE_DEAD or (s[S_FACE_STATE] == FACE_IN_HAND and s[S_DECISION + s[S_DEALER]] == PASSED
+                                        and s[S_FACE_RESHUFFLED] == 0):
         gone |= face_bit(s)
     return gone
 
 
 @njit(cache=True)
-def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int) -> bool:
+def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, w: np.ndarray) -> bool:
     """True if some consistent placement and legal continuation leaves ``me`` with fewer than ``need`` more tricks.
 
     Depth-first over every play from now to the end of the deal. ``me``'s cards are known; an
@@ -1435,10 +1503,8 @@ def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int) -
     when played, and everything its play proves it did not hold (a void, no higher card of the
     suit, no trump) is forbidden for its later plays. A branch that reaches the end of the deal is
     therefore a complete, consistent deal. Iterative with an explicit stack (numba cannot cache
-    recursive functions).
+    recursive functions). ``w`` is ``_cinch_uncached``'s scratch, its row 6 filled by ``proven_absent``.
     """
-    # one allocation: the single paths' scratch (rows 0-4, see ``_probe``) and the node budget (row 5)
-    w = np.empty((6, MAX_PLAYERS), dtype=np.int64)
     budget = w[5]
     budget[0] = p[P_CINCH_BUDGET]
     # Limited discrepancy search: the move ordering is usually right, so first try the paths that
@@ -1452,7 +1518,7 @@ def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int) -
         if result != 2:
             break
     if result == 2:
-        result = _discrepancy_rounds(s, p, me, pool, need, budget)
+        result = _discrepancy_rounds(s, p, me, pool, need, budget, w[6])
     s[S_CINCH_SEARCHES] += 1
     s[S_CINCH_NODES] += p[P_CINCH_BUDGET] - budget[0]
     if result == 3:
@@ -1464,7 +1530,8 @@ def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int) -
 
 
 @njit(cache=True)
-def _discrepancy_rounds(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, budget: np.ndarray) -> int:
+def _discrepancy_rounds(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, budget: np.ndarray,
+                        absent: np.ndarray) -> int:
     """The rounds of ``_cinch_search`` after its single paths: ``_search_round`` with at most 1, then 2
     discrepancies, then without limit, until one is not cut. Returns that round's code."""
     n = _n(p)
@@ -1490,7 +1557,8 @@ def _discrepancy_rounds(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: 
     scratch = ws[at + MAX_PLAYERS:].reshape((2, NUM_CARDS))
     trick[0, :] = -1
     count[0, :] = 0
-    forbid[0, :] = 0
+    for q in range(MAX_PLAYERS):
+        forbid[0, q] = absent[q] if q != me else 0
     known[0, :] = 0
     active[:] = 0
     disc[0] = 0

@@ -59,7 +59,7 @@ FIELDS: tuple[Field, ...] = (
     Field("led_suit", (4,), "suit led to the current trick, one-hot (0s before the lead)"),
     Field("own_discards", (NUM_CARDS,), "cards the observer discarded this deal"),
     Field("phase", (2,), "decisions (naming trump, declaring, drawing, second pass) / trick play, one-hot (0s: over)"),
-    Field("cinch", (1,), "1 if the observer has a cinch (RULES.md) now"),
+    Field("cinch", (1,), "1 if the observer has a cinch (docs/rules.md) now"),
     Field("pot", (2,), "chips in the pot / 100, and log(1 + pot) / log(1000)"),
     Field("pot_limit", (2,), "1 if there is a pot limit; the limit / 100"),
     Field("deal", (2,), "deal number within the episode / 10; deals left after this one / 10"),

@@ -1,11 +1,11 @@
 """The rule configuration: one frozen object, one field per house rule, and the named presets.
 
-Every **[option]** of ``RULES.md`` is a field here under the same name; the
-variants named in the seeds add the fields they need (``play_ante``,
+Every **[option]** of the rule book, ``docs/rules.md``, is a field here under the same
+name; the published variants add the fields they need (``play_ante``,
 ``ante_exemptions``, ``ante_payer``, ``max_discard_large_table``,
 ``trump_card``, ``declaration``, ``entry_requirement``, ``second_pass_ante``,
 ``renege_multiple``). The defaults are the ``standard`` game. ``presets`` holds every
-implemented rule set of RULES.md by name. ``Rules.replace(**changes)`` adjusts a
+rule set of the rule book's Presets section by name. ``Rules.replace(**changes)`` adjusts a
 configuration field by field and validates the result; ``Rules.from_options``
 builds one from a preset name and keyword options as ``bourre_env.env(rules=...,
 **options)`` receives them: ``Rules.from_options("double_ante", num_players=7)``.
@@ -67,7 +67,7 @@ def _normalize_ranks(value: int | str | Iterable[int | str] | None) -> tuple[int
 
 @dataclasses.dataclass(frozen=True)
 class Rules:
-    """One rule set. Field names are the option names of RULES.md."""
+    """One rule set. Field names are the option names of docs/rules.md."""
 
     num_players: int = 5
     """Players at the table, 2..8, seated clockwise."""
@@ -78,7 +78,7 @@ class Rules:
 
     Accepts a count of top ranks (``6`` is A K Q J 10 9) or rank names."""
     max_discard: int | None = None
-    """Most cards of the hand a player may discard; ``None`` means the whole hand (RULES.md's default of 5 for
+    """Most cards of the hand a player may discard; ``None`` means the whole hand (the default of 5 for
     5-card hands). A turned card that the dealer may take and leaves does not count."""
     max_discard_large_table: int | None = None
     """Most cards a player may discard when 7 or 8 play, instead of ``max_discard``; ``None``: ``max_discard``.
@@ -93,7 +93,9 @@ class Rules:
     tie: str = "carry"
     """A tie for most tricks: ``"carry"`` the pot to the next deal, or ``"divide"`` it among the tied players."""
     rake: float = 0.0
-    """Fraction of a pot paid out that the house keeps, rounded down to whole chips; 0 <= rake < 1."""
+    """Fraction of a pot paid out that the house keeps, rounded down to whole chips; 0 <= rake < 1. A float is read
+    as the nearest fraction with a denominator of at most 10**6 (``1/3`` is a third); pass a ``Fraction`` to be
+    exact."""
     illegal_action: str = "error"
     """An action outside the mask: ``"error"`` raises ``ValueError``; ``"renege"`` plays the card as a renege."""
     deals_per_episode: int = 1
@@ -122,7 +124,7 @@ class Rules:
     dealer must play only when everyone else passed."""
     declaration: str = "with_draw"
     """How pass or play is declared: ``"with_draw"``, one decision per player in turn, passing or playing with a
-    discard (RULES.md's standard game); ``"two_rounds"``, first each player in turn declares play or pass (paying
+    discard (the standard game); ``"two_rounds"``, first each player in turn declares play or pass (paying
     ``play_ante`` on declaring play), then the players who play discard and draw in turn
     (``two_round_declaration``); ``"simultaneous"``, the same two rounds, but no one sees another's declaration
     until all are made and revealed together (the players still act one at a time, in turn): ``play_ante`` is paid
@@ -193,7 +195,7 @@ class Rules:
         need(self.trump_card != "separate_dealer_may_take" or self.hand_size < MAX_HAND_SIZE, "trump_card",
              f"'dealer' or 'separate' with hand_size {self.hand_size}: 'separate_dealer_may_take' gives the dealer "
              f"hand_size + 1 cards, at most {MAX_HAND_SIZE}", self.trump_card)
-        # Serving the last player to draw needs cards beyond every hand in play (see RULES.md, stock exhaustion);
+        # Serving the last player to draw needs cards beyond every hand in play (see docs/rules.md, Small decks);
         # a separate trump card is one more card out of the stock.
         separate = int(self.trump_card in ("separate", "separate_dealer_may_take"))
         needed = self.num_players * self.hand_size + separate + self.discard_limit
@@ -218,7 +220,11 @@ class Rules:
 
     @property
     def rake_fraction(self) -> Fraction:
-        return Fraction(str(self.rake)) if isinstance(self.rake, float) else Fraction(self.rake)
+        # a float is read as the simplest fraction within 10**-6 of it: 1/3 is a third, not 3333333333333333/10**16,
+        # whose numerator would overflow the core's stake * numerator long before the pot bound
+        if isinstance(self.rake, float):
+            return Fraction(str(self.rake)).limit_denominator(10**6)
+        return Fraction(self.rake)
 
     def deck_cards(self) -> list[int]:
         """Card ids of the deck in a fixed order (by suit, then rank)."""
@@ -265,35 +271,36 @@ def option_names() -> list[str]:
 
 presets: Mapping[str, Rules] = types.MappingProxyType({
     "standard": Rules(),
-    # Seed 000 (pagat), "Double Ante": a second chip from each player who plays; "it is normal to require an
+    # Pagat, "Double Ante": a second chip from each player who plays; "it is normal to require an
     # initial ante from all players, including those who paid for a bourré or were involved in a split pot".
     "double_ante": Rules(play_ante=1, ante_exemptions=False),
-    # Seed 001 (Wikipedia), Variations: "the dealer of each hand would ante five dollars for a five-person,
+    # The Wikipedia article, Variations: "the dealer of each hand would ante five dollars for a five-person,
     # one-dollar-ante game": one chip per seat, every deal, so the standard exemptions have no ante to waive.
     "dealer_antes_for_all": Rules(ante_payer="dealer", ante_exemptions=False),
-    # Seed 001 (Wikipedia), Rules: "Only three cards may be discarded when there are seven players" (RULES.md:
-    # 7 or 8). The page's other difference, that a void player need not trump a trick it cannot win, is the
-    # option must_trump_when_cannot_win=False, not part of this preset: RULES.md defines the preset as the
-    # discard limit alone.
-    "wikipedia": Rules(max_discard_large_table=3),
-    # Seed 000 (pagat), "Separate Trump Card", first form: "The turned up trump belongs to no one. It indicates
+    # The Wikipedia article, Rules: "Only three cards may be discarded when there are seven players" (read as 7 or
+    # 8, the tables where a fourth discard would exhaust the stock), and "play to win": a player void in the suit
+    # led "must play a trump and 'play to win'", but "if you are unable to 'play to win,' it is not necessary to
+    # play a trump card that will not be able to win the trick". The article calls play to win the general
+    # consensus; the groups that force the losing trump anyway are the standard game.
+    "wikipedia": Rules(max_discard_large_table=3, must_trump_when_cannot_win=False),
+    # Pagat, "Separate Trump Card", first form: "The turned up trump belongs to no one. It indicates
     # the trump suit but cannot be taken or played by any player."
     "separate_trump_card": Rules(trump_card="separate"),
     # The second form: "The turned up trump can be taken by the dealer if he or she decides to play. The dealer
     # effectively has six cards; if for example the dealer discards four cards and elects to use the turned up
     # trump, three replacement cards will be dealt to make up the dealer's five-card hand."
     "separate_trump_card_dealer_may_take": Rules(trump_card="separate_dealer_may_take"),
-    # Seed 000 (pagat), in its "Double Ante" section: "Some play that the decisions whether or not to play and how
+    # Pagat, in its "Double Ante" section: "Some play that the decisions whether or not to play and how
     # many cards to draw are separated into two separate rounds. First each player in turn declares either 'play'
     # (paying a second ante of one chip) or 'pass'." A second ante presupposes the double-ante game, so its
     # initial ante is from everyone, every deal, as there ("it is normal to require an initial ante from all").
     "two_round_declaration": Rules(play_ante=1, ante_exemptions=False, declaration="two_rounds"),
-    # Seed 000 (pagat), "Simultaneous Declaration": "all players decide independently whether they will play or
+    # Pagat, "Simultaneous Declaration": "all players decide independently whether they will play or
     # pass. Those who want to play hold a chip in their closed fist; those who pass hold an empty fist. All reveal
     # their decisions simultaneously and then those who decided to play discard in rotation as usual." The chip is
     # a token, as in the hi-lo poker declarations the text likens it to: the standard antes, no second chip.
     "simultaneous_declaration": Rules(declaration="simultaneous"),
-    # Seed 000 (pagat), "Four card Bourré" (Indiana): "four cards dealt to each player, with a separate card that
+    # Pagat, "Four card Bourré" (Indiana): "four cards dealt to each player, with a separate card that
     # belongs to no one indicating the trump suit. Players must have at least one trump or at least one club (a
     # 'dirty club') to play, which costs one chip. After players have decided whether to stay, up to 3 cards can
     # be discarded, but not all four. After the draw, players have another chance to pass; those who want to play
@@ -302,9 +309,9 @@ presets: Mapping[str, Rules] = types.MappingProxyType({
     # ante before the deal and the payments are the standard ones ("As usual ...").
     "four_card": Rules(hand_size=4, max_discard=3, trump_card="separate", declaration="two_rounds", play_ante=1,
                        entry_requirement="trump_or_club", second_pass_ante=1, renege_multiple=2),
-    # Seed 001, the "NBA version of the game, which permits the dealer to pick the trump suit after looking at his
-    # first five-card hand. After the trump suit has been established, players have the option to remain in the
-    # game or to fold." RULES.md: "no card is turned ... The dealer's cards all stay hidden."
+    # The Action Network's article on the game, the "NBA version of the game, which permits the dealer to pick the
+    # trump suit after looking at his first five-card hand. After the trump suit has been established, players have
+    # the option to remain in the game or to fold." No card is turned, so the dealer's cards all stay hidden.
     "dealer_picks_trump": Rules(trump_card="named_by_dealer"),
 })
-"""Named rule sets of RULES.md ("Variants named in the seeds"), each a ``Rules`` to adjust field by field."""
+"""The named rule sets of docs/rules.md (its Presets section), each a ``Rules`` to adjust field by field."""

@@ -1,4 +1,4 @@
-"""A naive, readable reference for the trick-play rules of RULES.md, written from the text.
+"""A naive, readable reference for the trick-play rules of docs/rules.md, written from the text.
 
 This module deliberately shares no logic with ``bourre_env.core``: cards are plain ``int`` ids
 (``suit * 13 + rank``, rank 0 = deuce .. 12 = ace; suits C D H S) held in Python sets, and every
@@ -15,9 +15,12 @@ Three things are provided:
   with the adjacent-trump equivalence).
 * ``cinch_exhaustive``: the cinch definition taken literally. Every placement of the cards the
   player has not seen (into the other active players' hands, with their current sizes, or out of
-  play) and every continuation of play that the ordinary rules allow to anyone (the player
-  included, without cinch restrictions) is enumerated; the player has a cinch when tricks already
-  won plus the minimum, over all of these, of the tricks won from now on is at least 3.
+  play) that is consistent with the deal's earlier plays (each opponent's card was legal under the
+  ordinary rules from the hand it then held: its placed hand plus the cards it has played since;
+  unless reneges are allowed, when a play proves nothing) and every continuation of play that the
+  ordinary rules allow to anyone (the player included, without cinch restrictions) is enumerated;
+  the player has a cinch when tricks already won plus the minimum, over all of these, of the tricks
+  won from now on is at least 3.
   It is exponential and meant for small positions only.
 * For positions too large to enumerate, two sound one-sided checks: ``sure_tricks`` (a lower bound:
   at least 3 proves a cinch) and ``refuted_by_random_play`` (a random placement and continuation
@@ -68,7 +71,7 @@ class TrickRules:
 
 # ------------------------------------------------------------------ pass or play
 def may_pass(round_name: str, is_dealer: bool, all_others_passed: bool, dealer_holds_turned_ace: bool) -> bool:
-    """Whether a player may pass, as RULES.md states it.
+    """Whether a player may pass, as docs/rules.md states it.
 
     ``round_name``: ``"with_draw"`` (pass, or play with a discard, at one turn), ``"declaration"`` (declare play
     or pass, in turn, two_round_declaration), ``"secret declaration"`` (simultaneous_declaration: no one knows
@@ -192,8 +195,9 @@ def legal_cards(hand: Iterable[int], trick: Sequence[int], trump: int, rules: Tr
     trump; a trump equivalent to the highest is equally legal. The restriction narrows the
     ordinary choice (an "equivalent" trump that the ordinary rules forbid, e.g. one that no longer
     beats the trump in the trick, stays illegal). A last player, or a cinch holder without trumps,
-    follows the ordinary rules. ``played`` is every card played to a trick this deal, including
-    the current trick.
+    follows the ordinary rules. ``played`` is every card out of play for the equivalence: played to a
+    trick this deal (the current trick included) or a dead face-up card (discarded by the dealer, or a
+    separate trump card that is no one's).
     """
     hand = set(hand)
     ordinary = ordinary_legal(hand, trick, trump, rules)
@@ -222,9 +226,11 @@ class CinchView:
     seat's current number of cards; ``played`` is every card played to a trick this deal, the
     current trick included; ``known_out`` are cards the player knows to be out of play (own
     discards that were not reshuffled into the stock, the dealer's discarded face-up card, a
-    passed dealer's face-up card, a separate trump card that belongs to no one); ``known_held`` maps
-    a seat to cards the player knows it holds
-    (the face-up card the dealer kept).
+    passed dealer's face-up card that no reshuffle put back into the stock, a separate trump card that
+    belongs to no one); ``known_held`` maps a seat to cards the player knows it holds (the face-up card
+    the dealer kept). ``history`` holds the deal's completed tricks as ``(seat, card)`` pairs in play
+    order; with ``plays_prove`` (no reneges allowed) a placement must be consistent with them and with
+    the current trick.
     """
 
     seat: int
@@ -240,11 +246,33 @@ class CinchView:
     known_out: frozenset[int] = frozenset()
     known_held: Mapping[int, frozenset[int]] = field(default_factory=dict)
     rules: TrickRules = TrickRules()
+    history: tuple[tuple[tuple[int, int], ...], ...] = ()
+    plays_prove: bool = True
 
     def unseen(self) -> frozenset[int]:
         """Cards whose place the player does not know."""
         held = set().union(*self.known_held.values()) if self.known_held else set()
         return frozenset(self.deck - self.hand - self.played - self.known_out - held)
+
+
+def consistent_with_plays(view: CinchView, hands: Mapping[int, frozenset[int]]) -> bool:
+    """Whether every earlier play of an opponent was legal, under the ordinary rules, from the hand it held then.
+
+    The hand an opponent held at a play is its hand in ``hands`` plus every card it played from that trick on.
+    Always true when plays prove nothing (reneges allowed).
+    """
+    if not view.plays_prove:
+        return True
+    tricks = [*view.history, view.trick] if view.trick else list(view.history)
+    for i, trick in enumerate(tricks):
+        before: list[int] = []
+        for seat, card in trick:
+            if seat != view.seat:
+                held_then = set(hands[seat]) | {c for later in tricks[i:] for q, c in later if q == seat}
+                if card not in ordinary_legal(held_then, before, view.trump, view.rules):
+                    return False
+            before.append(card)
+    return True
 
 
 def placements(view: CinchView) -> Iterable[dict[int, frozenset[int]]]:
@@ -330,7 +358,7 @@ def min_tricks_from_now(view: CinchView, hands: Mapping[int, frozenset[int]]) ->
 
 
 def cinch_exhaustive(view: CinchView) -> bool:
-    """RULES.md's cinch, literally: won + min over placements and continuations of tricks from now >= 3.
+    """docs/rules.md's cinch, literally: won + min over placements and continuations of tricks from now >= 3.
 
     Stops at the first placement whose worst continuation leaves the player short (that already
     decides the minimum is too small).
@@ -341,6 +369,8 @@ def cinch_exhaustive(view: CinchView) -> bool:
     for others in placements(view):
         hands = dict(others)
         hands[view.seat] = view.hand
+        if not consistent_with_plays(view, hands):
+            continue
         if min_tricks_from_now(view, hands) < need:
             return False
     return True
@@ -375,8 +405,17 @@ def sure_tricks(view: CinchView) -> int:
     return total + top
 
 
-def random_placement(view: CinchView, rng: random.Random) -> dict[int, frozenset[int]]:
-    """One placement of the unseen cards, uniformly at random (the known held cards stay with their holders)."""
+def random_placement(view: CinchView, rng: random.Random, tries: int = 200) -> dict[int, frozenset[int]] | None:
+    """One placement of the unseen cards consistent with the earlier plays, uniformly at random among those (the
+    known held cards stay with their holders), by rejection; ``None`` if ``tries`` draws found none."""
+    for _ in range(tries):
+        hands = _any_placement(view, rng)
+        if consistent_with_plays(view, hands):
+            return hands
+    return None
+
+
+def _any_placement(view: CinchView, rng: random.Random) -> dict[int, frozenset[int]]:
     pool = sorted(view.unseen())
     rng.shuffle(pool)
     hands: dict[int, frozenset[int]] = {view.seat: view.hand}
@@ -416,4 +455,8 @@ def refuted_by_random_play(view: CinchView, rng: random.Random, tries: int) -> b
     need = CINCH_TRICKS - view.tricks_won
     if need <= 0:
         return False
-    return any(random_playout(view, random_placement(view, rng), rng) < need for _ in range(tries))
+    for _ in range(tries):
+        hands = random_placement(view, rng)
+        if hands is not None and random_playout(view, hands, rng) < need:
+            return True
+    return False

@@ -3,7 +3,11 @@
 ``tests/test_cinch_speed.py`` holds ``core.has_cinch`` to ``reference_has_cinch`` on many positions:
 the fast path of the core must give the same answer as this search on every position. Everything
 below the imports is the cinch section of ``bourre_env/core.py`` at that commit, unchanged, except
-the entry point ``reference_has_cinch`` at the end (uncached, so that it never reads the core's cache).
+the entry point ``reference_has_cinch`` at the end (uncached, so that it never reads the core's cache),
+and the root of the search, brought to the cinch's present definition (deliberately, with the core):
+a passed dealer's turned card that a reshuffle put back into the stock is unseen (``S_FACE_RESHUFFLED``),
+and each opponent starts with the cards its earlier plays prove it does not hold (``core.proven_absent``)
+forbidden, in the bound of ``sure_tricks`` as in the search.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from bourre_env.core import (
     S_CUR,
     S_DEALER,
     S_DECISION,
+    S_FACE_RESHUFFLED,
     S_FACE_STATE,
     S_HAND,
     S_KNOWN_OUT,
@@ -57,6 +62,7 @@ from bourre_env.core import (
     lowest_card,
     ordinary_legal,
     popcount,
+    proven_absent,
     suit_mask,
     trick_winner,
 )
@@ -65,7 +71,9 @@ from bourre_env.core import (
 @njit(cache=True)
 def unseen_cards(s: np.ndarray, p: np.ndarray, seat: int) -> int:
     """Cards of the deck whose place ``seat`` does not know (opponents' hands, stock, passed hands, discards)."""
-    known = s[S_HAND + seat] | s[S_PLAYED] | s[S_KNOWN_OUT + seat] | face_bit(s)
+    known = s[S_HAND + seat] | s[S_PLAYED] | s[S_KNOWN_OUT + seat]
+    if s[S_FACE_RESHUFFLED] == 0:
+        known |= face_bit(s)
     return p[P_DECK_MASK] & ~known
 
 
@@ -89,7 +97,7 @@ def trump_lower_bound(hand: int, trump: int, killers: int) -> int:
 
 @njit(cache=True)
 def has_cinch(s: np.ndarray, p: np.ndarray, seat: int) -> bool:
-    """RULES.md's cinch: tricks won plus tricks certain to be won from now on is at least 3.
+    """docs/rules.md's cinch: tricks won plus tricks certain to be won from now on is at least 3.
 
     Certain means: in every placement of the cards ``seat`` has not seen (among the other playing
     seats, respecting their hand sizes and the dealer's kept face-up card, or out of play) and every
@@ -123,7 +131,12 @@ def _cinch_uncached(s: np.ndarray, p: np.ndarray, seat: int) -> bool:
         return False
     trump = s[S_TRUMP]
     pool = unseen_cards(s, p, seat)
-    others = pool
+    absent = np.empty(MAX_PLAYERS, dtype=np.int64)
+    proven_absent(s, p, absent)
+    others = np.int64(0)
+    for q in range(n):
+        if q != seat and s[S_DECISION + q] == PLAYING:
+            others |= pool & ~absent[q]
     if _face_held_by_other(s, seat):
         others |= face_bit(s)
     if sure_tricks(hand, s[row: row + MAX_PLAYERS], s[S_LEADER], n, seat, s[S_LED], trump, others) >= need:
@@ -201,7 +214,8 @@ def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int) -
     scratch = ws[at + MAX_PLAYERS:].reshape((2, NUM_CARDS))
     trick[0, :] = -1
     count[0, :] = 0
-    forbid[0, :] = 0
+    proven_absent(s, p, forbid[0])
+    forbid[0, me] = 0
     known[0, :] = 0
     active[:] = 0
     disc[0] = 0
@@ -218,7 +232,8 @@ def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int) -
     if _face_held_by_other(s, me):
         known[0, s[S_DEALER]] = face_bit(s)
     gone = s[S_PLAYED] | ~p[P_DECK_MASK] | s[S_KNOWN_OUT + me]
-    if s[S_FACE_STATE] == FACE_DEAD or (s[S_FACE_STATE] == FACE_IN_HAND and s[S_DECISION + s[S_DEALER]] == PASSED):
+    if s[S_FACE_STATE] == FACE_DEAD or (s[S_FACE_STATE] == FACE_IN_HAND and s[S_DECISION + s[S_DEALER]] == PASSED
+                                        and s[S_FACE_RESHUFFLED] == 0):
         gone |= face_bit(s)
     fs[0, 0] = s[S_HAND + me]
     fs[0, 1] = pool
@@ -608,7 +623,8 @@ def reference_first_round(s: np.ndarray, p: np.ndarray, me: int, need: int, poli
     scratch = np.empty((2, NUM_CARDS), dtype=np.int64)
     trick[0, :] = -1
     count[0, :] = 0
-    forbid[0, :] = 0
+    proven_absent(s, p, forbid[0])
+    forbid[0, me] = 0
     known[0, :] = 0
     disc[0] = 0
     t0 = s[S_TRICK_NO]
@@ -624,7 +640,8 @@ def reference_first_round(s: np.ndarray, p: np.ndarray, me: int, need: int, poli
     if _face_held_by_other(s, me):
         known[0, s[S_DEALER]] = face_bit(s)
     gone = s[S_PLAYED] | ~p[P_DECK_MASK] | s[S_KNOWN_OUT + me]
-    if s[S_FACE_STATE] == FACE_DEAD or (s[S_FACE_STATE] == FACE_IN_HAND and s[S_DECISION + s[S_DEALER]] == PASSED):
+    if s[S_FACE_STATE] == FACE_DEAD or (s[S_FACE_STATE] == FACE_IN_HAND and s[S_DECISION + s[S_DEALER]] == PASSED
+                                        and s[S_FACE_RESHUFFLED] == 0):
         gone |= face_bit(s)
     fs[0, 0] = s[S_HAND + me]
     fs[0, 1] = pool

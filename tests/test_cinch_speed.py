@@ -166,7 +166,8 @@ def _compare_one(s: np.ndarray, p: np.ndarray, seat: int, counts: np.ndarray, ba
     counts[SEARCHED] += 1
     need = CINCH_TRICKS - s[core.S_TRICKS + seat]
     pool = core.unseen_cards(s, p, seat)
-    w = np.empty((5, core.MAX_PLAYERS), dtype=np.int64)
+    w = np.empty((7, core.MAX_PLAYERS), dtype=np.int64)  # ``_probe``'s scratch; row 6: what earlier plays proved
+    core.proven_absent(s, p, w[6])
     mine = np.full(1, p[core.P_CINCH_BUDGET], dtype=np.int64)
     theirs = np.full(1, p[core.P_CINCH_BUDGET], dtype=np.int64)
     for policy in range(core.NUM_PROBE_POLICIES):

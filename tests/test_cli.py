@@ -28,9 +28,15 @@ def test_eval_end_to_end(tmp_path: Path) -> None:
     result = _bourre("eval", "--candidate", "random", "--field", "random", "--players", "3", "4", "--deals", "25",
                      "--seed", "1", "--workers", "2", "--out", "out", "--rule", "tie=divide", cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
-    assert "advantage (candidate - field)" in result.stdout and "3 players" in result.stdout
+    assert "3 players" in result.stdout and "all-field table" in result.stdout
+    header = next(line for line in result.stdout.splitlines() if "table advantage" in line)
+    assert "replacement advantage" in header  # both measures, side by side
     report = json.loads((tmp_path / "out" / "eval.json").read_text())
     assert [t["players"] for t in report["tables"]] == [3, 4]
+    for t in report["tables"]:  # each measure's row in the summary, as in the report
+        row = next(line for line in result.stdout.splitlines() if line.split("│")[1:2] == [f" {t['players']:>7} "])
+        assert f"{t['advantage']:+.3f}" in row and f"{t['replacement_advantage']:+.3f}" in row
+        assert len(t["replacement_advantage_ci95"]) == 2 and "chips" in t["baseline"]
     assert report["rule_options"] == {"tie": "divide"} and report["deals"] == 25
 
 
@@ -38,7 +44,9 @@ def test_tournament_end_to_end(tmp_path: Path) -> None:
     result = _bourre("eval", "--tournament", "random", "random", "--players", "3", "--deals", "10", "--out", "t",
                      "--no-progress", cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
-    assert "mu-3sig" in result.stdout
+    assert "mu-3sig" in result.stdout and "vs all-random" in result.stdout
+    report = json.loads((tmp_path / "t" / "tournament.json").read_text())
+    assert report["baseline"] == "random" and "replacement_advantage" in report["tables"][0]["agents"][0]
     for name in ("tournament.json", "tournament.md", "tournament_3p.png"):
         assert (tmp_path / "t" / name).stat().st_size > 0
 

@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 
 import agents
+import bourre_env
 from agents.base import Observation, legal_actions
 from bourre_env.rules import Rules
 from train import evaluate as ev
-from train.tournament import draw_lineups, pool_names, tournament
+from train.tournament import TournamentTable, draw_lineups, pool_names, tournament
 
 
 class HashAgent:
@@ -48,19 +49,84 @@ def test_self_play_of_a_deterministic_agent_cancels_exactly() -> None:
     """Every seat the same deterministic agent: all rotations replay one game, so the advantage is 0 to the bit."""
     report = ev.evaluate("test_hash", "test_hash", players=(3, 5), deals=30, seed=4, workers=1, progress=False)
     for table in report.tables:
-        assert table.advantage == 0.0
-        assert table.advantage_ci95 == (0.0, 0.0)
-        assert table.candidate == table.field  # every statistic, not only the chips
+        assert table.advantage == table.replacement_advantage == 0.0
+        assert table.advantage_ci95 == table.replacement_advantage_ci95 == (0.0, 0.0)
+        assert table.candidate == table.field == table.baseline  # every statistic, not only the chips
         # Not a degenerate deal set: chips move (a single deal is not zero-sum) and the deals differ.
         assert table.candidate.chips != 0.0 and table.candidate.chips_ci95 is not None
         assert table.candidate.chips_ci95[0] < table.candidate.chips_ci95[1]
 
 
+@pytest.mark.parametrize("spec", ["random", "heuristic"])
+def test_a_seeded_agent_against_copies_of_itself_scores_exactly_zero(spec: str) -> None:
+    """The candidate is seeded like the field's agent of its seat, so every rotation replays the all-field
+    table: both advantages are 0 to the bit although the agents draw from their generators."""
+    report = ev.evaluate(spec, spec, players=(3, 5), deals=30, seed=6, workers=1, progress=False)
+    for table in report.tables:
+        assert table.advantage == table.replacement_advantage == 0.0
+        assert table.advantage_ci95 == table.replacement_advantage_ci95 == (0.0, 0.0)
+        assert table.candidate == table.field == table.baseline
+        assert table.candidate.chips_ci95 is not None and table.candidate.chips_ci95[0] < table.candidate.chips_ci95[1]
+
+
 def test_candidate_differs_from_field_when_it_should() -> None:
     report = ev.evaluate("test_hash", "random", players=4, deals=20, seed=1, workers=1, progress=False)
     (table,) = report.tables
-    assert table.advantage != 0.0 and table.games == 80
+    assert table.advantage != 0.0 and table.replacement_advantage != 0.0 and table.games == 80
+    assert table.replacement_advantage == pytest.approx(table.candidate.chips - table.baseline.chips)
     assert report.field == "random" and report.table(4) is table
+
+
+def _report_of(chips: list[list[list[int]]], baseline: list[list[int]]) -> ev.TableReport:
+    """A ``TableReport`` from chips alone: ``chips[deal][rotation][seat]`` and ``baseline[deal][seat]``."""
+    outcomes = np.zeros((*np.shape(chips), ev.NUM_OUTCOMES), dtype=np.int64)
+    outcomes[..., ev.CHIPS] = chips
+    base = np.zeros((*np.shape(baseline), ev.NUM_OUTCOMES), dtype=np.int64)
+    base[..., ev.CHIPS] = baseline
+    return ev.TableReport.of(outcomes, base)
+
+
+def test_both_advantages_by_hand() -> None:
+    # 2 players, 3 deals; rotation r has the candidate in seat r.
+    table = _report_of(chips=[[[3, -2], [-1, 1]], [[-1, 2], [2, -1]], [[0, -1], [-1, 2]]],
+                       baseline=[[2, -1], [-1, -1], [1, -2]])
+    # table:       deal 0 ((3 + 2) + (1 + 1)) / 2 = 3.5, deal 1 (-3 - 3) / 2 = -3, deal 2 (1 + 3) / 2 = 2
+    # replacement: deal 0 ((3 - 2) + (1 + 1)) / 2 = 1.5, deal 1 (0 + 0) / 2 = 0,  deal 2 (-1 + 4) / 2 = 1.5
+    assert table.advantage == pytest.approx(2.5 / 3)
+    assert table.replacement_advantage == 1.0
+    assert table.candidate.chips == pytest.approx(2 / 3) and table.baseline.chips == pytest.approx(-1 / 3)
+    # t-interval of (1.5, 0, 1.5): standard deviation sqrt(0.75), 2 degrees of freedom
+    assert table.replacement_advantage_ci95 == pytest.approx((1 - 4.302652730 / 2, 1 + 4.302652730 / 2))
+    assert table.advantage_ci95 == pytest.approx(ev.t_interval(np.array([3.5, -3.0, 2.0])))
+
+    # 3 players, one deal: a candidate that always passes (-1) behind the others at its tables, ahead of the
+    # field's agent in its seat at the all-field table, where chips leave into the pot.
+    tight = _report_of(chips=[[[-1, 1, 0], [0, -1, 1], [1, 0, -1]]], baseline=[[-3, 1, -2]])
+    assert tight.advantage == -1.5  # -1 - (1 + 0) / 2 in every rotation
+    assert tight.replacement_advantage == pytest.approx(1 / 3)  # (2 - 2 + 1) / 3
+    assert tight.advantage_ci95 is None and tight.replacement_advantage_ci95 is None  # one deal: no interval
+
+
+def test_replacement_advantage_replays_the_seeding_of_the_docs() -> None:
+    """Played again here from the documented seeds, seat s of every table from (seed, N, chunk, 1 + s):
+    25 deals are two chunks, the second with fresh agents."""
+    n, seed, count = 3, 5, 25
+    report = ev.evaluate("test_hash", "random", players=n, deals=count, seed=seed, workers=1, progress=False)
+    deals = ev.make_deals(seed, Rules(num_players=n), count)
+    env = bourre_env.env(num_players=n)
+    candidate_sum, baseline_sum = np.zeros(count, dtype=np.int64), np.zeros(count, dtype=np.int64)
+    for chunk, (start, stop) in enumerate(ev.chunk_bounds(count)):
+        seeds = [ev.agent_seed(seed, n, chunk, 1 + s) for s in range(n)]
+        all_field = [agents.make("random", seeds[s]) for s in range(n)]
+        rotations = [[agents.make("test_hash" if s == r else "random", seeds[s]) for s in range(n)] for r in range(n)]
+        for k in range(start, stop):
+            for r in range(n):
+                candidate_sum[k] += ev.play_deal(env, rotations[r], deals, k)[r, ev.CHIPS]
+            baseline_sum[k] = ev.play_deal(env, all_field, deals, k)[:, ev.CHIPS].sum()
+    (table,) = report.tables
+    assert table.replacement_advantage == pytest.approx(((candidate_sum - baseline_sum) / n).mean(), abs=1e-12)
+    assert table.baseline.chips == pytest.approx((baseline_sum / n).mean(), abs=1e-12)
+    assert table.replacement_advantage_ci95 == pytest.approx(ev.t_interval((candidate_sum - baseline_sum) / n))
 
 
 def test_same_seed_same_report_other_seed_other_report() -> None:
@@ -73,11 +139,15 @@ def test_same_seed_same_report_other_seed_other_report() -> None:
 
 
 def test_worker_count_does_not_change_the_report() -> None:
-    """45 deals = 3 chunks (the last one partial), in 1 or 2 processes."""
-    args = dict(candidate="random", field=["random", "random", "random"], players=3, deals=45, seed=3, progress=False)
+    """45 deals = 3 chunks (the last one partial), in 1 or 2 processes; the all-field tables included."""
+    args = dict(candidate="random", field=["random", "heuristic", "random"], players=3, deals=45, seed=3,
+                progress=False)
     one = ev.evaluate(workers=1, **args)  # type: ignore[arg-type]
     two = ev.evaluate(workers=2, **args)  # type: ignore[arg-type]
     assert one.to_dict() == two.to_dict()
+    table = one.to_dict()["tables"][0]
+    assert table["replacement_advantage"] != 0.0 and table["replacement_advantage_ci95"] is not None
+    assert table["baseline"]["chips"] != table["candidate"]["chips"]
 
 
 def test_deals_are_fixed_by_seed_and_independent_of_the_count() -> None:
@@ -94,7 +164,9 @@ def test_outcomes_obey_the_rules() -> None:
     n = 4
     deals = ev.make_deals(0, Rules(num_players=n), 20)
     job = ev._EvalJob("random", ("random",) * n, {"num_players": n}, 0, 0, deals)
-    out = ev._run_eval_job(job).reshape(-1, n, ev.NUM_OUTCOMES)
+    rotations, all_field = ev._run_eval_job(job)
+    assert rotations.shape == (20, n, n, ev.NUM_OUTCOMES) and all_field.shape == (20, n, ev.NUM_OUTCOMES)
+    out = np.concatenate([rotations.reshape(-1, n, ev.NUM_OUTCOMES), all_field])
     assert (out[:, :, ev.TRICKS].sum(axis=1) == 5).all()
     winners, tied = out[:, :, ev.WON].sum(axis=1), out[:, :, ev.TIED].sum(axis=1)
     assert (winners <= 1).all() and ((winners == 0) | (tied == 0)).all() and ((tied == 0) | (tied >= 2)).all()
@@ -133,9 +205,13 @@ def test_tournament_is_reproducible_and_consistent(tmp_path) -> None:  # type: i
     a = tournament(pool, players=(2, 4), deals=30, seed=2, workers=1, progress=False)
     b = tournament(pool, players=(2, 4), deals=30, seed=2, workers=1, progress=False)
     assert a.to_dict() == b.to_dict()
+    assert a.baseline == "random"  # the first of the pool
     for table in a.tables:
         k = len(pool)
         assert sorted(r.name for r in table.agents) == sorted(table.names) == ["random#1", "random#2", "test_hash"]
+        if table.players >= k:  # everyone at every table: the par is the same for all, over all the deals
+            for r in table.agents:
+                assert r.replacement_advantage == pytest.approx(r.chips - table.baseline_chips)  # type: ignore[operator]
         assert [r.ordinal for r in table.agents] == sorted((r.ordinal for r in table.agents), reverse=True)
         for i in range(k):
             assert table.margin[i][i] == 0.0
@@ -150,6 +226,30 @@ def test_tournament_is_reproducible_and_consistent(tmp_path) -> None:  # type: i
     assert json.loads((tmp_path / "tournament.json").read_text())["pool"] == pool
     assert (tmp_path / "tournament_2p.png").read_bytes()[:4] == b"\x89PNG"
     assert "| rank | agent |" in (tmp_path / "tournament.md").read_text()
+    assert "| replacement vs all-random |" in (tmp_path / "tournament.md").read_text()
+
+
+def test_tournament_replacement_advantage_by_hand() -> None:
+    """2 players, agents 0 and 1, two deals with the lineup swapped; chips[deal][rotation][member]."""
+    lineups = np.array([[0, 1], [1, 0]])
+    outcomes = np.zeros((2, 2, 2, ev.NUM_OUTCOMES), dtype=np.int64)
+    outcomes[..., ev.CHIPS] = [[[2, -1], [1, -2]], [[0, 1], [-1, -1]]]
+    baseline = np.zeros((2, 2, ev.NUM_OUTCOMES), dtype=np.int64)
+    baseline[..., ev.CHIPS] = [[0, -2], [1, 1]]  # par: -1 and +1 chips per seat
+    table = TournamentTable.of(["a", "b"], lineups, outcomes, baseline)
+    result = {r.name: r for r in table.agents}
+    # a: deal 0 (2 + 1) / 2 - (-1) = 2.5, deal 1 (1 - 1) / 2 - 1 = -1; b: -1.5 + 1 = -0.5, then -0.5 - 1 = -1.5
+    assert result["a"].replacement_advantage == 0.75 and result["b"].replacement_advantage == -1.0
+    assert result["a"].replacement_advantage_ci95 == pytest.approx(ev.t_interval(np.array([2.5, -1.0])))
+    assert table.baseline_chips == 0.0 and result["a"].chips == 0.75 and result["b"].chips == -1.0
+
+
+def test_tournament_of_copies_of_a_deterministic_agent_matches_its_par_exactly() -> None:
+    report = tournament(["test_hash", "test_hash"], players=3, deals=25, seed=3, workers=1, progress=False)
+    (table,) = report.tables
+    assert table.baseline_chips != 0.0
+    for r in table.agents:
+        assert r.replacement_advantage == 0.0 and r.replacement_advantage_ci95 == (0.0, 0.0)
 
 
 def test_tournament_worker_count_does_not_change_results() -> None:

@@ -13,7 +13,7 @@ Two families of checks, all seeded:
    most one seat may hold a cinch in a deal of at most 5 tricks.
 2. Cinch. Random positions small enough to enumerate (decks of 3-5 ranks, 2-3 players, deals
    biased to give one seat many trumps) are checked for every active seat: ``core.has_cinch`` must
-   equal ``oracle.cinch_exhaustive`` (the definition of RULES.md taken literally). Both outcomes
+   equal ``oracle.cinch_exhaustive`` (the definition of docs/rules.md taken literally). Both outcomes
    must occur in good numbers. The core's search giving up (``S_CINCH_ABORTS``) is a documented
    limitation whose rate is bounded.
 3. Hand-built deals for cases the random sweeps reach rarely (reshuffled discards, a passed
@@ -82,9 +82,12 @@ class Tracker:
     discards: dict[int, set[int]] = field(default_factory=dict)
     discards_reshuffled: set[int] = field(default_factory=set)
     face_dead: bool = False
+    face_reshuffled: bool = False  # a passed dealer's turned card went back into the stock: unseen again
+    plays_prove: bool = True  # False when reneges are allowed: then a play proves nothing of the hand
     named_trump: int = -1  # dealer_picks_trump: the suit the dealer named (no card is turned: face -1)
     leader: int = -1
     trick: list[tuple[int, int]] = field(default_factory=list)
+    history: list[tuple[tuple[int, int], ...]] = field(default_factory=list)  # completed tricks, in play order
     tricks_played: int = 0
     tricks_won: dict[int, int] = field(default_factory=dict)
     played: set[int] = field(default_factory=set)
@@ -93,6 +96,10 @@ class Tracker:
     @property
     def trump(self) -> int:
         return self.named_trump if self.face < 0 else oracle.suit(self.face)
+
+    def out_of_play(self) -> set[int]:
+        """Cards out of play for the equivalence of trumps: played to a trick, or a dead face-up card."""
+        return self.played | ({self.face} if self.face_dead else set())
 
     def play_order(self) -> list[int]:
         """Active seats from the current leader, clockwise."""
@@ -111,7 +118,7 @@ class Tracker:
             known_out |= self.discards.get(seat, set())
         known_held: dict[int, frozenset[int]] = {}
         if self.face >= 0 and self.face not in self.played:
-            if self.face_dead or self.dealer in self.passed:
+            if self.face_dead or (self.dealer in self.passed and not self.face_reshuffled):
                 known_out.add(self.face)
             elif seat != self.dealer:
                 known_held[self.dealer] = frozenset({self.face})
@@ -119,7 +126,7 @@ class Tracker:
             seat=seat, hand=frozenset(bits(s[core.S_HAND + seat])), trump=self.trump, active=tuple(self.active),
             leader=self.leader, trick=tuple(self.trick), hand_sizes=sizes, tricks_won=self.tricks_won[seat],
             played=frozenset(self.played), deck=self.deck_cards, known_out=frozenset(known_out),
-            known_held=known_held, rules=rules)
+            known_held=known_held, rules=rules, history=tuple(self.history), plays_prove=self.plays_prove)
 
 
 def trick_rules(rules: Rules) -> TrickRules:
@@ -130,20 +137,25 @@ def trick_rules(rules: Rules) -> TrickRules:
 DecideChooser = Callable[[np.ndarray, int, np.random.Generator], int]
 
 
-def random_decide(s: np.ndarray, p: np.ndarray, rng: np.random.Generator, pass_prob: float = 0.25) -> int:
-    """A random legal pass/stay action: pass with ``pass_prob`` when allowed, else a random discard."""
+def random_decide(s: np.ndarray, p: np.ndarray, rng: np.random.Generator, pass_prob: float = 0.25,
+                  min_discard: int = 0) -> int:
+    """A random legal pass/stay action: pass with ``pass_prob`` when allowed, else a random discard (of at least
+    ``min_discard`` cards when the rules allow that many, to force reshuffles)."""
     mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
     core.legal_actions(s, p, mask)
     if mask[core.PASS] and (rng.random() < pass_prob or not mask[core.STAY_BASE:].any()):
         return core.PASS  # (a hand that fails an entry requirement may only pass)
     stays = np.flatnonzero(mask[core.STAY_BASE:])
     sizes = np.array([bin(int(m)).count("1") for m in stays])
-    k = int(rng.choice(np.unique(sizes)))  # uniform over discard counts, then over which cards
+    counts = np.unique(sizes)
+    if counts.max() >= min_discard:
+        counts = counts[counts >= min_discard]
+    k = int(rng.choice(counts))  # uniform over discard counts, then over which cards
     return core.STAY_BASE + int(rng.choice(stays[sizes == k]))
 
 
 def face_position(rules: Rules) -> int:
-    """Where the card turned for trump lies in the dealing order (RULES.md): the dealer's last card, or, for a
+    """Where the card turned for trump lies in the dealing order (docs/rules.md): the dealer's last card, or, for a
     separate trump card (whether or not the dealer may take it), the card after the hands. With no card turned
     (dealer_picks_trump) the dealer's last card, whose suit the driver's dealer names."""
     n, h = rules.num_players, rules.hand_size
@@ -172,11 +184,14 @@ def deal_deck(rules: Rules, rng: np.random.Generator, dealer: int, favour: int |
 
 
 def play_deal(rules: Rules, rng: np.random.Generator, on_play: Callable[[np.ndarray, np.ndarray, Tracker], None],
-              favour: int | None = None, extra_trumps: int = 0, pass_prob: float = 0.25,
+              favour: int | None = None, extra_trumps: int = 0, pass_prob: float = 0.25, min_discard: int = 0,
+              favour_pass_prob: float | None = None,
               out_state: np.ndarray | None = None, deck: np.ndarray | None = None, dealer: int | None = None,
               script: list[int] | None = None, reshuffle_seed: int | None = None) -> Tracker:
     """Play one random deal through the core, calling ``on_play`` before every trick-play decision.
 
+    ``min_discard`` makes the other seats discard at least that many cards when they may (reshuffles), and
+    ``favour_pass_prob`` replaces ``pass_prob`` for the favoured seat.
     ``deck``, ``dealer``, ``script`` (the first actions, in order; random legal ones after it) and
     ``reshuffle_seed`` fix a deal by hand. The core's final state is copied into ``out_state`` when
     given. Checks along the way that the core's turn order, trick winners, tricks won and face-up
@@ -207,7 +222,8 @@ def play_deal(rules: Rules, rng: np.random.Generator, on_play: Callable[[np.ndar
                  deck_cards=frozenset(rules.deck_cards()),
                  stock_left=rules.deck_size - n * rules.hand_size
                  - int(rules.trump_card in ("separate", "separate_dealer_may_take")),
-                 face_dead=rules.trump_card == "separate")  # a card no one may take is public and never in play
+                 face_dead=rules.trump_card == "separate",  # a card no one may take is public and never in play
+                 plays_prove=rules.illegal_action != "renege")
     if named:
         tr.named_trump = action - core.NAME_TRUMP_BASE
     assert s[core.S_FACE] == tr.face and s[core.S_TRUMP] == tr.trump
@@ -255,7 +271,10 @@ def play_deal(rules: Rules, rng: np.random.Generator, on_play: Callable[[np.ndar
         hand = sorted_cards(s[core.S_HAND + seat])
         action = next(actions, None)
         if action is None:
-            action = random_decide(s, p, rng, pass_prob)
+            if seat == favour:  # the favoured seat keeps its trumps
+                action = random_decide(s, p, rng, pass_prob if favour_pass_prob is None else favour_pass_prob)
+            else:
+                action = random_decide(s, p, rng, pass_prob, min_discard)
         if seat == dealer and favour == dealer and action == core.PASS:
             core.legal_actions(s, p, mask)  # the first legal stay: standing pat, unless the dealer holds six cards
             action = core.STAY_BASE + int(np.flatnonzero(mask[core.STAY_BASE:])[0])
@@ -271,9 +290,11 @@ def play_deal(rules: Rules, rng: np.random.Generator, on_play: Callable[[np.ndar
             draws = len(discard) - (len(hand) - rules.hand_size)
             if pos_before + draws > len_before:
                 # the stock ran out serving this seat: the discards of every seat that acted before went into the
-                # new stock, so they are no longer known to be out of play (RULES.md, stock exhaustion)
+                # new stock, so they are no longer known to be out of play (docs/rules.md, draw or pass)
                 tr.reshuffles += 1
                 tr.discards_reshuffled |= set(tr.acted)
+                # a dealer who passed laid the turned card down with the hand (in the declaration round)
+                tr.face_reshuffled |= dealer in tr.passed
             if seat == dealer and tr.face in discard:
                 tr.face_dead = True
         tr.acted.append(seat)
@@ -337,6 +358,7 @@ def play_deal(rules: Rules, rng: np.random.Generator, on_play: Callable[[np.ndar
             tr.tricks_played += 1
             for q in tr.active:
                 assert s[core.S_TRICKS + q] == tr.tricks_won[q], "core's trick winner differs"
+            tr.history.append(tuple(tr.trick))
             tr.trick = []
             tr.leader = winner
             if tr.tricks_played == rules.hand_size:
@@ -423,7 +445,7 @@ def check_legality(rules: Rules, rng: np.random.Generator, deals: int, stats: Le
         # the core caches the acting seat's cinch answer: a search that gave up here is not seen again below
         acting_aborted = s[core.S_CINCH_ABORTS] != aborts_at_start
         expect = oracle.legal_cards(hand, trick, tr.trump, trules, has_cinch=cinch,
-                                    is_last=len(trick) == len(tr.active) - 1, played=tr.played)
+                                    is_last=len(trick) == len(tr.active) - 1, played=tr.out_of_play())
         context = (f"{rules}: seat {seat} hand [{describe(hand)}] trick [{describe(trick)}] (in play order "
                    f"{[describe([c]) for c in trick]}) trump {'CDHS'[tr.trump]} played [{describe(tr.played)}] "
                    f"cinch={cinch}")
@@ -510,7 +532,7 @@ def test_legality_matches_oracle_slow(index: int) -> None:
 
 
 def test_oracle_legality_examples() -> None:
-    """Hand-made cases fixing the oracle's reading of RULES.md (so a wrong oracle cannot agree with a wrong core)."""
+    """Hand-made cases fixing the oracle's reading of docs/rules.md (a wrong oracle cannot agree with a wrong core)."""
     from bourre_env.cards import parse_many
 
     def cs(text: str) -> set[int]:
@@ -556,7 +578,7 @@ def test_oracle_legality_examples() -> None:
 
 
 def test_oracle_cinch_examples() -> None:
-    """Hand-made cinch cases from RULES.md's examples and their negations, for the exhaustive oracle."""
+    """Hand-made cinch cases from docs/rules.md's examples and their negations, for the exhaustive oracle."""
     from bourre_env.cards import parse_many
 
     deck = frozenset(c for s in range(4) for c in range(s * 13 + 9, s * 13 + 13))  # J Q K A, 16 cards
@@ -611,6 +633,8 @@ class CinchStats:
     deal_aborts: int = 0  # S_CINCH_ABORTS summed over the final states of the deals; must stay rare
     aborts: int = 0  # core cinch searches that hit their node budget (S_CINCH_ABORTS); must stay 0
     reshuffled: int = 0  # positions of a seat whose own discards went back into the stock
+    face_reshuffled: int = 0  # positions after a passed dealer's turned card went back into the stock
+    proofs: int = 0  # positions where an opponent's earlier play proved it lacks a card the seat has not seen
     by_trick: dict[int, int] = field(default_factory=dict)
     mismatches: list[str] = field(default_factory=list)
 
@@ -655,6 +679,10 @@ def cinch_checker(rules: Rules, stats: CinchStats,
             stats.no_cinch += not expect
             stats.to_act += seat == s[core.S_CUR]
             stats.reshuffled += seat in tr.discards_reshuffled and bool(tr.discards.get(seat))
+            stats.face_reshuffled += tr.face_reshuffled
+            # an opponent given every unseen card could not have made its plays: some play proved a card absent
+            everything = {q: view.unseen() | view.known_held.get(q, frozenset()) for q in view.active}
+            stats.proofs += not oracle.consistent_with_plays(view, {**everything, seat: view.hand})
             stats.by_trick[tr.tricks_played] = stats.by_trick.get(tr.tricks_played, 0) + 1
 
     return on_play
@@ -703,6 +731,57 @@ def test_cinch_matches_exhaustive_search_slow() -> None:
     assert stats.cinch >= 2000 and stats.no_cinch >= 2000, stats
 
 
+# Reshuffle-heavy settings: 7-8 players, the others discarding 4-5 cards, so the stock runs out and discards,
+# passed hands and (after a declaration round) a passed dealer's turned card go back into play.
+RESHUFFLE_CONFIGS: list[dict[str, Any]] = [
+    {"num_players": 8, "declaration": "two_rounds"},
+    {"num_players": 7, "declaration": "two_rounds", "lead_trump_honors": True},
+    {"num_players": 8, "max_discard": 4},
+    {"num_players": 7, "must_trump_when_cannot_win": False},
+    {"num_players": 8, "declaration": "two_rounds", "trump_card": "separate_dealer_may_take"},
+    {"num_players": 8, "ranks": 7, "hand_size": 3, "declaration": "two_rounds"},
+    {"num_players": 7, "ranks": 8, "hand_size": 4, "declaration": "two_rounds"},
+    {"num_players": 7, "ranks": 8, "hand_size": 4, "lead_trump_honors": True},
+]
+
+
+def run_reshuffle_cinch(seed: int, deals: int, max_placements: int) -> CinchStats:
+    stats = CinchStats()
+    final = core.new_state()
+    for index, config in enumerate(RESHUFFLE_CONFIGS):
+        rules = Rules(**config)
+        rng = np.random.default_rng(seed + index)
+        on_play = cinch_checker(rules, stats, max_placements)
+        for _ in range(deals):
+            favour = int(rng.integers(rules.num_players))
+            tr = play_deal(rules, rng, on_play, favour=favour, extra_trumps=int(rng.integers(2, rules.hand_size + 1)),
+                           pass_prob=0.55, favour_pass_prob=0.05, min_discard=4, out_state=final)
+            stats.deal_aborts += int(final[core.S_CINCH_ABORTS])
+            stats.deals += 1
+            stats.reshuffle_deals += tr.reshuffles > 0
+    return stats
+
+
+def test_cinch_matches_exhaustive_search_with_reshuffles() -> None:
+    """``core.has_cinch`` equals the exhaustive definition in reshuffle-heavy deals (7-8 players, big discards)."""
+    stats = run_reshuffle_cinch(seed=31, deals=25, max_placements=400)
+    print(f"cinch positions: {stats.summary()}")
+    assert not stats.mismatches, stats.summary()
+    assert stats.deal_aborts <= max(1, stats.deals // 100), stats.summary()
+    assert stats.reshuffle_deals >= stats.deals // 2, stats
+    assert stats.cinch >= 50 and stats.no_cinch >= 50 and stats.face_reshuffled >= 20, stats
+
+
+@pytest.mark.slow
+def test_cinch_matches_exhaustive_search_with_reshuffles_slow() -> None:
+    """The reshuffle-heavy comparison over many more deals and larger positions."""
+    stats = run_reshuffle_cinch(seed=4242, deals=250, max_placements=3000)
+    print(f"cinch positions: {stats.summary()}")
+    assert not stats.mismatches, stats.summary()
+    assert stats.deal_aborts <= max(1, stats.deals // 100), stats.summary()
+    assert stats.cinch >= 500 and stats.no_cinch >= 500 and stats.face_reshuffled >= 200, stats
+
+
 def stacked_deck(rules: Rules, dealer: int, hands: dict[int, str], stock: str) -> np.ndarray:
     """A deck dealing ``hands`` (seat -> cards; the dealer's last card is turned up for trump), then ``stock``."""
     from bourre_env.cards import parse_many
@@ -722,7 +801,7 @@ def test_cinch_own_discards_reshuffled_into_play() -> None:
 
     Two players, deck Q K A, hearts trump (KH turned, then discarded by the dealer). Seat 0 discards
     QC AC AH QS and takes the whole stock, QD KD AD KS; serving the dealer (KC, KH discarded) the stock
-    is rebuilt from seat 0's discards (RULES.md), so the dealer may hold AH and QH, and here does:
+    is rebuilt from seat 0's discards (docs/rules.md), so the dealer may hold AH and QH, and here does:
     seat 0, without a trump, cannot be sure of 3 tricks. Both seats having a cinch is impossible.
     """
     rules = Rules(num_players=2, hand_size=4, ranks=(10, 11, 12))
@@ -787,11 +866,11 @@ def test_cinch_equivalent_trump_must_still_be_ordinarily_legal() -> None:
     assert {int(c) for c in np.flatnonzero(mask)} == expect
 
 
-def test_cinch_dead_face_card_does_not_join_a_run() -> None:
-    """RULES.md's equivalence counts trumps "in the player's hand or already played"; a dead face-up card is neither.
+def test_cinch_dead_face_card_joins_a_run() -> None:
+    """For the equivalence of trumps a dead face-up card is out of play, like a card played to a trick.
 
-    Two players, spades trump, the dealer discards the turned KS. Seat 0 holds AS QS JS (a cinch: KS is dead) and
-    must lead the AS: the QS is not equivalent under the text (the project's reading, shared by the core).
+    Two players, spades trump, the dealer discards the turned KS face up. Seat 0 holds AS QS JS (a cinch: KS is
+    dead) and may lead any of them: the KS between AS and QS is out of play.
     """
     from bourre_env.cards import parse_many, to_strs
 
@@ -808,9 +887,27 @@ def test_cinch_dead_face_card_does_not_join_a_run() -> None:
     mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
     core.legal_actions(s, p, mask)
     expect = oracle.legal_cards(bits(s[core.S_HAND]), [], 3, TrickRules(), has_cinch=True, is_last=False,
-                                played=set())
-    assert expect == {parse_many("AS")[0]}
+                                played=set(parse_many("KS")))
+    assert expect == set(parse_many("AS QS JS"))
     assert {int(c) for c in np.flatnonzero(mask)} == expect
+
+
+def test_cinch_dead_face_queen_makes_king_jack_equivalent() -> None:
+    """The dealer discarded the turned QS face up; a cinch player holding K-J of spades may lead either.
+
+    Two players, dealer 1. Seat 0 holds AS KS JS 2C 3C and leads the AS (a cinch: with the QS dead, AS KS JS are
+    the three highest live trumps), then leads again holding KS JS: both are legal.
+    """
+    rules = Rules(num_players=2)
+    dealt = {0: "AS KS JS 2C 3C", 1: "2D 3D 4D 5D QS"}
+    s, p = scripted_state(rules, 1, dealt, [core.STAY_BASE, core.STAY_BASE + 0b10000, "AS", "2D"])
+    from bourre_env.cards import parse_many
+
+    assert s[core.S_FACE_STATE] == core.FACE_DEAD and s[core.S_CUR] == 0 and s[core.S_TRICKS] == 1
+    assert core.has_cinch(s, p, 0)
+    mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
+    core.legal_actions(s, p, mask)
+    assert {int(c) for c in np.flatnonzero(mask)} == set(parse_many("KS JS"))
 
 
 def scripted_state(rules: Rules, dealer: int, dealt: dict[int, str], actions: list[int | str],
@@ -854,6 +951,81 @@ def test_cinch_passed_dealer_face_card_is_out_of_play() -> None:
     assert {int(c) for c in np.flatnonzero(mask)} == set(parse_many("AH KH"))
 
 
+def test_cinch_reshuffled_face_card_is_unseen_again() -> None:
+    """A passed dealer's turned card that a reshuffle put back into the stock can be in anyone's hand.
+
+    Eight players, two_round_declaration, dealer 0 turns KS (spades trump) and passes, as do seats 5-7; seats 1-4
+    declare play. Seat 1 discards 2C 3C and draws AC KH; seats 2-4 discard all five, the stock runs out serving
+    seat 4, and the reshuffle (seed 10) deals the KS to seat 4. Seat 1 holds AC KH JS QS AS: with the KS in an
+    opponent's hand it has two sure trump tricks, not three, so no cinch, and any card may be led.
+    """
+    from bourre_env.cards import parse_many
+
+    rules = Rules.from_options("two_round_declaration", num_players=8)
+    dealt = {1: "AS QS JS 2C 3C", 2: "4C 5C 6C 7C 8C", 3: "9C 10C JC QC KC", 4: "2D 3D 4D 5D 6D",
+             5: "7D 8D 9D 10D JD", 6: "QD KD AD 2H 3H", 7: "4H 5H 6H 7H 8H", 0: "9H 10H JH QH KS"}
+    stock = "AC KH 2S 3S 4S 5S 6S 7S 8S 9S 10S AH"
+    deck = stacked_deck(rules, 0, dealt, stock)
+    p = rules.params()
+    s = core.new_state()
+    core.start_episode(s, p, deck, 0, 0, 10)
+    declarations = [core.DECLARE_PLAY] * 4 + [core.PASS] * 4
+    for action in declarations + [core.STAY_BASE + 0b00011] + [core.STAY_BASE + 0b11111] * 3:
+        assert core.step(s, p, action)
+    assert s[core.S_PHASE] == core.PLAY and s[core.S_CUR] == 1 and s[core.S_RESHUFFLES] == 1
+    assert bits(s[core.S_HAND + 1]) == set(parse_many("AC KH JS QS AS"))
+    assert (s[core.S_HAND + 4] >> parse_many("KS")[0]) & 1, "the reshuffle seed no longer deals the KS to seat 4"
+    assert s[core.S_FACE_RESHUFFLED] == 1
+    assert not core.has_cinch(s, p, 1)
+    mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
+    core.legal_actions(s, p, mask)
+    assert {int(c) for c in np.flatnonzero(mask)} == set(parse_many("AC KH JS QS AS"))
+
+
+def test_cinch_counts_what_earlier_plays_prove() -> None:
+    """A player who did not follow a trump lead is void in trumps: the cards it cannot hold are not against us.
+
+    Three players, dealer 0 turns 2S and passes. Seat 1 leads 3S and wins it; seat 2 plays a club (void in
+    spades). Seat 1 now has one trick plus AS and QS, which nobody can beat (the KS, if live, is not in seat 2's
+    hand): a cinch, so it must lead the AS (the QS is not equivalent: the KS between them is unseen). With
+    reneges allowed, the club proves nothing and there is no cinch.
+    """
+    from bourre_env.cards import parse_many
+
+    dealt = {1: "AS QS 3S 4H 5H", 2: "2C 3C 4C 5C 6C", 0: "7D 8D 9D 10D 2S"}
+    actions: list[int | str] = [core.STAY_BASE, core.STAY_BASE, core.PASS, "3S", "2C"]
+    s, p = scripted_state(Rules(num_players=3), 0, dealt, actions)
+    assert s[core.S_TRICKS + 1] == 1 and s[core.S_CUR] == 1
+    assert core.has_cinch(s, p, 1)
+    mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
+    core.legal_actions(s, p, mask)
+    assert {int(c) for c in np.flatnonzero(mask)} == set(parse_many("AS"))
+    absent = np.zeros(core.MAX_PLAYERS, dtype=np.int64)
+    core.proven_absent(s, p, absent)
+    assert bits(absent[2]) == set(range(39, 52))  # void in spades
+    s, p = scripted_state(Rules(num_players=3, illegal_action="renege"), 0, dealt, actions)
+    assert not core.has_cinch(s, p, 1)
+    core.proven_absent(s, p, absent)
+    assert not absent.any()
+
+
+def test_proven_absent_beat_and_honours() -> None:
+    """What plays prove: no card that beats when beating was due, no higher trump under an overtrump duty, and
+    with lead_trump_honors, no honour behind a lead that is not one."""
+    from bourre_env.cards import parse_many
+
+    rules = Rules(num_players=3, lead_trump_honors=True)
+    # hearts trump (QH turned by dealer 0, who plays). Seat 1 leads 5D (proves: no AH KH QH), seat 2 plays 3D
+    # under it (proves: no diamond above the 5D), the dealer, void in diamonds, trumps with 2H (proves: no diamond).
+    dealt = {1: "5D 9C 10C JC 2S", 2: "3D 4D 4C 3S 4S", 0: "2H 5S 6S 7S QH"}
+    s, p = scripted_state(rules, 0, dealt, [core.STAY_BASE] * 3 + ["5D", "3D", "2H"])
+    absent = np.zeros(core.MAX_PLAYERS, dtype=np.int64)
+    core.proven_absent(s, p, absent)
+    assert bits(absent[1]) == set(parse_many("AH KH QH"))
+    assert bits(absent[2]) == set(parse_many("6D 7D 8D 9D 10D JD QD KD AD"))
+    assert bits(absent[0]) == set(range(13, 26))
+
+
 def test_cinch_after_leading_the_top_trump() -> None:
     """A player who has won two tricks and has led the highest trump has a cinch (that trick is certain).
 
@@ -871,10 +1043,10 @@ def test_cinch_after_leading_the_top_trump() -> None:
 
 def iter_configs() -> Iterator[Rules]:
     """Every configuration used above (they must all be valid rule sets)."""
-    for config in LEGALITY_CONFIGS + CINCH_CONFIGS:
+    for config in LEGALITY_CONFIGS + CINCH_CONFIGS + RESHUFFLE_CONFIGS:
         yield Rules(**config)
 
 
 def test_configs_are_valid() -> None:
     """The test configurations are accepted by ``Rules`` (guards against a silently skipped configuration)."""
-    assert len(list(iter_configs())) == len(LEGALITY_CONFIGS) + len(CINCH_CONFIGS)
+    assert len(list(iter_configs())) == len(LEGALITY_CONFIGS) + len(CINCH_CONFIGS) + len(RESHUFFLE_CONFIGS)

@@ -1,8 +1,9 @@
-"""The named rule sets of RULES.md ("Variants named in the seeds"): the registry, and scripted deals in
-card notation showing each rule in which a preset differs from ``standard``, with exact chip counts.
+"""The named rule sets of docs/rules.md (its Presets section): the registry, and scripted deals in card notation
+showing each rule in which a preset differs from ``standard``, with exact chip counts.
 
-Quotations are from RULES.md unless marked with a seed: "seed 000" is the pagat text after Nickens,
-"seed 001 (Wikipedia)" the Wikipedia article among the rule pages of ``001``.
+Quotations are from docs/rules.md unless marked with their source (docs/rules.md, Sources): "seed 000" is the
+Louisiana rules published on pagat, after Nickens, "seed 001 (Wikipedia)" the Wikipedia article, one of several
+rule pages.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ PRESET_CHANGES: dict[str, dict[str, Any]] = {
     "standard": {},
     "double_ante": {"play_ante": 1, "ante_exemptions": False},
     "dealer_antes_for_all": {"ante_payer": "dealer", "ante_exemptions": False},
-    "wikipedia": {"max_discard_large_table": 3},
+    "wikipedia": {"max_discard_large_table": 3, "must_trump_when_cannot_win": False},
     "separate_trump_card": {"trump_card": "separate"},
     "separate_trump_card_dealer_may_take": {"trump_card": "separate_dealer_may_take"},
     "two_round_declaration": {"play_ante": 1, "ante_exemptions": False, "declaration": "two_rounds"},
@@ -314,18 +315,31 @@ def test_large_table_limit_sizes_the_deck_check() -> None:
 
 @pytest.mark.parametrize(("options", "legal"), [
     ({"rules": "standard"}, "3H 4H"),
-    ({"rules": "wikipedia"}, "3H 4H"),  # RULES.md's preset changes the discard limit only
-    ({"rules": "wikipedia", "must_trump_when_cannot_win": False}, "4D 5D 3H 4H 8S"),
+    ({"rules": "wikipedia"}, "4D 5D 3H 4H 8S"),
+    ({"rules": "wikipedia", "must_trump_when_cannot_win": True}, "3H 4H"),  # the groups that force the trump
 ])
 def test_wikipedia_void_player_need_not_trump_to_lose(options: dict[str, Any], legal: str) -> None:
-    """Seed 001 (Wikipedia): "If you are unable to 'play to win,' it is not necessary to play a trump card that
-    will not be able to win the trick", the option must_trump_when_cannot_win=False. Clubs led, trumped with
-    the QH; seat 2, void in clubs with the 3H and 4H, must play a trump only with the option at its default."""
+    """wikipedia: "play to win" (the Wikipedia article: "If you are unable to 'play to win,' it is not necessary
+    to play a trump card that will not be able to win the trick"), ``must_trump_when_cannot_win=False``. Clubs
+    led, trumped with the QH; seat 2, void in clubs with the 3H and 4H, may play any card under the preset, and
+    must play a trump with the option set back to the standard game's."""
     t = Table({0: "KC 2S 3S 4S 5S", 1: "2D 3D QH 6S 7S", 2: "4D 5D 3H 4H 8S", 3: "2C 6D 7D 8D 5H"},
               dealer=3, num_players=4, **options)
     t.decide({0: "", 1: "", 2: "", 3: ""})
     t.trick("KC QH")
     assert t.legal() == cardset(legal)
+
+
+@pytest.mark.parametrize("options", [{"rules": "wikipedia"}, {"must_trump_when_cannot_win": False}])
+def test_play_to_win_still_overtrumps_when_able(options: dict[str, Any]) -> None:
+    """Play to win frees only a player who cannot win: a void player who can overtrump must (the Wikipedia
+    article: "you must play a trump and 'play to win'"). Clubs led, trumped with the 5H; seat 2 holds the 9H and
+    must play it."""
+    t = Table({0: "KC 2S 3S 4S 5S", 1: "2D 3D 5H 6S 7S", 2: "4D 5D 3H 9H 8S", 3: "2C 6D 7D 8D 6H"},
+              dealer=3, num_players=4, **options)
+    t.decide({0: "", 1: "", 2: "", 3: ""})
+    t.trick("KC 5H")
+    assert t.legal() == cardset("9H")
 
 
 # ====================================================================== separate_trump_card
@@ -358,7 +372,7 @@ def test_separate_trump_card_deck_order_through_reset() -> None:
 
 
 def test_separate_ace_does_not_bind_the_dealer() -> None:
-    """RULES.md: "If the turned-up card is an ace, the dealer must play" because "the ace of trumps always wins a
+    """docs/rules.md: "If the turned-up card is an ace, the dealer must play" because "the ace of trumps always wins a
     trick" (seed 000); a turned ace that belongs to no one gives the dealer no such trick, so the dealer may
     pass. The dealer must still play when everyone before has passed."""
     t = Table(SEPARATE_HANDS, dealer=2, num_players=3, turned="AH", rules="separate_trump_card")
@@ -445,8 +459,9 @@ def _take_table(turned: str = "AH", **options: Any) -> Table:
 
 
 def test_dealer_decides_holding_six_cards() -> None:
-    """separate_trump_card (b): "The dealer effectively has six cards". The turned card is dealt after the hands; the
-    dealer's hand shows it as a sixth card (face status "dealer's hand"), every seat sees it turned."""
+    """separate_trump_card (b), seed 000: "The dealer effectively has six cards". The turned card is dealt after
+    the hands; the dealer's hand shows it as a sixth card (face status "dealer's hand"), every seat sees it
+    turned."""
     t = _take_table()
     assert t.hand(2) == cardset("4C 5C 6C 7C 8C AH")
     assert t.s[core.S_FACE_STATE] == core.FACE_IN_HAND and t.trump == "H"
@@ -830,9 +845,10 @@ def test_four_card_dealer_must_play_without_a_trump_or_club() -> None:
 
 @pytest.mark.parametrize(("multiple", "dealer_pays"), [(2, -21.0), (1, -12.0)])
 def test_four_card_renege_costs_twice_the_pot(multiple: int, dealer_pays: float) -> None:
-    """"The penalty for a renege is twice the pot" (with ``illegal_action="renege"``). Pot 3 antes + 3 + 3 = 9. The
-    dealer plays 6C on the 2S lead holding 3S (a renege); seat 0 takes every trick and the 9 chips (+6), seat 1 is
-    bourré (9: -12), the reneging dealer pays 2 x 9 = 18 (-21), or the pot once with ``renege_multiple=1``."""
+    """Seed 000: "The penalty for a renege is twice the pot" (with ``illegal_action="renege"``). Pot 3 antes
+    + 3 + 3 = 9. The dealer plays 6C on the 2S lead holding 3S (a renege); seat 0 takes every trick and the 9
+    chips (+6), seat 1 is bourré (9: -12), the reneging dealer pays 2 x 9 = 18 (-21), or the pot once with
+    ``renege_multiple=1``."""
     t = Table({0: "AH KH 2S 3D", 1: "2C 3C 4C 5C", 2: "6C 7C 8C 3S"}, dealer=2, num_players=3, turned="2H",
               rules=FOUR, illegal_action="renege", renege_multiple=multiple)
     t.decide({0: "", 1: "", 2: ""})

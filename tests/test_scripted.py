@@ -1,9 +1,9 @@
-"""Scripted deals in card notation, each asserting the exact outcome of one rule of RULES.md.
+"""Scripted deals in card notation, each asserting the exact outcome of one rule of docs/rules.md.
 
 Every deal is given card by card (``tests/scripted_helpers.build_deck``): the last card written
 for the dealer is the face-up trump. Seats are numbered clockwise; the player to the dealer's
-left leads. Quotations in the docstrings are from RULES.md unless marked "seed 000" (the pagat
-text after Nickens).
+left leads. Quotations in the docstrings are from docs/rules.md unless marked "seed 000" (the Louisiana
+rules published on pagat, after Nickens).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ HEARTS = cards.SUITS.index("H")
 
 
 def test_follow_suit() -> None:
-    """RULES.md trick play 1: a player who is not leading "must ... follow suit if able"; an
+    """docs/rules.md trick play 1: a player who is not leading "must ... follow suit if able"; an
     unbeatable lead leaves "any card of the suit led"; a card of another suit (trump included) is refused."""
     t = Table({0: "KC 9D 8D 7D 6D", 1: "3C 5C AD 2H 3H", 2: "4C 10S JS QS 4H"}, dealer=2, num_players=3)
     t.decide({0: "", 1: "", 2: ""})
@@ -42,7 +42,7 @@ def test_follow_suit() -> None:
 
 
 def test_must_beat_highest_card_of_led_suit() -> None:
-    """RULES.md trick play 1: "play a card that beats the highest card of the led suit so far, if able".
+    """docs/rules.md trick play 1: "play a card that beats the highest card of the led suit so far, if able".
     Seat 1 may not play the 3C under the 9C; the dealer must beat the 10C (the highest so far), so
     neither the 5C nor any other card is allowed, only the JC."""
     t = Table({0: "9C 2D 3D 4D 5D", 1: "3C 10C KC 6D 7D", 2: "5C JC 8D 9D 4H"}, dealer=2, num_players=3)
@@ -66,7 +66,7 @@ def test_no_need_to_beat_once_trumped(second_hand: str, second_card: str, third_
                                       winner: int) -> None:
     """Seed 000's example: "spades are trumps and the queen of diamonds is led. The second player
     trumps with the four of spades. Playing third, you hold the ace and six of diamonds and some
-    spades ... You can and should play your six of diamonds" (RULES.md: beat the led suit only "if the
+    spades ... You can and should play your six of diamonds" (docs/rules.md: beat the led suit only "if the
     trick is not already won by a trump"); had the second player played a diamond, the ace is forced."""
     t = Table({0: "QD 2C 3C 4C 5C", 1: second_hand, 2: "AD 6D 7S 9S 10S"}, dealer=2, num_players=3)
     t.decide({0: "", 1: "", 2: ""})
@@ -80,7 +80,7 @@ def test_no_need_to_beat_once_trumped(second_hand: str, second_card: str, third_
 
 
 def test_trump_lead_must_be_beaten() -> None:
-    """RULES.md trick play 1: when "the lead is trump", a follower must beat the highest trump so far if able:
+    """docs/rules.md trick play 1: when "the lead is trump", a follower must beat the highest trump so far if able:
     over the 9H seat 1 must play the JH (not the 3H); the dealer, unable to beat the JH, may play any trump."""
     t = Table({0: "9H 2C 3C 4C 5C", 1: "3H JH 2D 3D 4D", 2: "2H 6H 6C 7C 5H"}, dealer=2, num_players=3)
     t.decide({0: "", 1: "", 2: ""})
@@ -94,7 +94,7 @@ def test_trump_lead_must_be_beaten() -> None:
 
 @pytest.mark.parametrize(("option", "legal"), [(False, "QH 2H 2C 3C 4C"), (True, "QH")])
 def test_lead_trump_honors_option(option: bool, legal: str) -> None:
-    """RULES.md [option lead_trump_honors, default false]: "a player holding the A, K or Q of trumps must lead
+    """docs/rules.md [option lead_trump_honors, default false]: "a player holding the A, K or Q of trumps must lead
     one of them"; by default any lead is allowed."""
     t = Table({0: "QH 2H 2C 3C 4C", 1: "8C 9C 10C JC 2D", 2: "3D 4D 5D 6D 3H"}, dealer=2, num_players=3,
               lead_trump_honors=option)
@@ -103,7 +103,7 @@ def test_lead_trump_honors_option(option: bool, legal: str) -> None:
 
 
 def test_void_must_trump_and_void_without_trump_plays_anything() -> None:
-    """RULES.md trick play 2-3: "if void in the suit led, play a trump if able" (any trump while none
+    """docs/rules.md trick play 2-3: "if void in the suit led, play a trump if able" (any trump while none
     is in the trick); "otherwise play any card"."""
     t = Table({0: "KC 2S 3S 4S 5S", 1: "2D 3D 2H 5H 6S", 2: "4D 5D 7S 8S 9S", 3: "2C 6D 7D 8D 4H"},
               dealer=3, num_players=4)
@@ -121,7 +121,7 @@ def test_void_must_trump_and_void_without_trump_plays_anything() -> None:
 
 
 def test_overtrump_when_able() -> None:
-    """RULES.md trick play 2: "a trump that beats the highest trump already in the trick if able
+    """docs/rules.md trick play 2: "a trump that beats the highest trump already in the trick if able
     (overtrump)". Over 5H and 9H the dealer's 7H and 3H are refused: only the JH beats the 9H."""
     t = Table({0: "KC 2S 3S 4S 5S", 1: "2D 3D 5H 6S 7S", 2: "4D 5D 9H 8S 9S", 3: "6D 7D 3H 7H JH"},
               dealer=3, num_players=4)
@@ -139,7 +139,7 @@ def test_overtrump_when_able() -> None:
 
 @pytest.mark.parametrize(("must_trump", "legal"), [(True, "3H 4H"), (False, "4D 5D 3H 4H 8S")])
 def test_forced_trump_that_cannot_win(must_trump: bool, legal: str) -> None:
-    """RULES.md trick play 2: a void player who cannot overtrump plays "otherwise any trump"
+    """docs/rules.md trick play 2: a void player who cannot overtrump plays "otherwise any trump"
     [option ``must_trump_when_cannot_win``, default true]; with ``False``, any card."""
     t = Table({0: "KC 2S 3S 4S 5S", 1: "2D 3D QH 6S 7S", 2: "4D 5D 3H 4H 8S", 3: "2C 6D 7D 8D 5H"},
               dealer=3, num_players=4, must_trump_when_cannot_win=must_trump)
@@ -151,12 +151,35 @@ def test_forced_trump_that_cannot_win(must_trump: bool, legal: str) -> None:
     assert t.s[core.S_TRICK_WINNER + 0] == 1
 
 
+@pytest.mark.parametrize(("rules", "legal", "dealer_plays"), [
+    ("standard", "5H", "5H"),
+    ("wikipedia", "4D 5D 8S 9S 5H", "8S"),
+])
+def test_single_low_trump_under_standard_and_wikipedia(rules: str, legal: str, dealer_plays: str) -> None:
+    """Trick play 2 between the presets: clubs led and trumped with the QH; the dealer, void in clubs, holds one
+    trump, the 5H (the turned card), which cannot win. Under ``standard`` it must still be played; under
+    ``wikipedia`` ("play to win") the dealer may discard a side card instead and keep the trump. Either way
+    the QH takes the trick."""
+    t = Table({0: "KC 2S 3S 4S 6S", 1: "2D 3D QH 10S JS", 2: "4D 5D 8S 9S 5H"}, dealer=2, num_players=3,
+              rules=rules)
+    t.decide({0: "", 1: "", 2: ""})
+    t.trick("KC QH")
+    assert t.seat == 2
+    assert t.legal() == cardset(legal)
+    if rules == "standard":
+        with pytest.raises(ValueError, match="illegal action"):
+            t.play(2, "8S")
+    t.play(2, dealer_plays)
+    assert t.s[core.S_TRICK_WINNER + 0] == 1
+    assert ("5H" in t.hand(2)) == (rules == "wikipedia")
+
+
 # ====================================================================== draw or pass
 
 
 @pytest.mark.parametrize(("max_discard", "largest"), [(None, 5), (3, 3)])
 def test_max_discard_option(max_discard: int | None, largest: int) -> None:
-    """RULES.md draw or pass: "A player who plays discards 0 to 5 cards" [option max_discard, default 5]:
+    """docs/rules.md draw or pass: "A player who plays discards 0 to 5 cards" [option max_discard, default 5]:
     the mask holds pass and every stay discarding at most ``max_discard`` cards; more is refused."""
     t = Table({}, dealer=2, num_players=3, max_discard=max_discard)
     mask = t._mask()
@@ -172,7 +195,7 @@ def test_max_discard_option(max_discard: int | None, largest: int) -> None:
 
 @pytest.mark.parametrize(("face", "may_pass"), [("AH", False), ("KH", True)])
 def test_ace_turned_dealer_must_play(face: str, may_pass: bool) -> None:
-    """RULES.md draw or pass: "If the turned-up card is an ace, the dealer must play" (PASS leaves the
+    """docs/rules.md draw or pass: "If the turned-up card is an ace, the dealer must play" (PASS leaves the
     mask and is refused), even when another player plays; a king turned leaves the dealer free."""
     t = Table({2: f"2C 3C 4C 5C {face}"}, dealer=2, num_players=3)
     t.stay(0)
@@ -187,7 +210,7 @@ def test_ace_turned_dealer_must_play(face: str, may_pass: bool) -> None:
 
 
 def test_dealer_must_play_when_all_others_passed() -> None:
-    """RULES.md draw or pass: "If every player before the dealer has passed, the dealer must play";
+    """docs/rules.md draw or pass: "If every player before the dealer has passed, the dealer must play";
     then the dealer is the lone player and takes the pot without play."""
     t = Table({2: "2C 3C 4C 5C KH"}, dealer=2, num_players=3)
     t.pass_(0)
@@ -203,8 +226,8 @@ def test_dealer_must_play_when_all_others_passed() -> None:
 
 
 def test_lone_player_wins_all_tricks_without_play() -> None:
-    """RULES.md draw or pass: "If exactly one player plays, that player wins all five tricks without
-    play" and so takes the pot (RULES.md payments)."""
+    """docs/rules.md draw or pass: "If exactly one player plays, that player wins all five tricks without
+    play" and so takes the pot (docs/rules.md payments)."""
     t = Table({}, dealer=2, num_players=3, pot=6)
     t.stay(0, "")
     t.pass_(1)
@@ -237,7 +260,7 @@ def _assert_every_card_once(t: Table) -> None:
 
 @pytest.mark.parametrize(("passers", "expected_reshuffles"), [((), 3), ((4,), 2), ((4, 6), 1)])
 def test_stock_exhaustion_and_reshuffle(passers: tuple[int, ...], expected_reshuffles: int) -> None:
-    """RULES.md draw or pass: "If the stock runs out while serving a player, the discards and passed
+    """docs/rules.md draw or pass: "If the stock runs out while serving a player, the discards and passed
     hands of the players who have already acted (not the discards of the player being served) are
     shuffled to form a new stock, and serving continues." Eight players, all who play discarding five
     (the dealer the face-up card too, which is dead and never comes back): a model of stock and pile
@@ -288,7 +311,7 @@ def test_stock_exhaustion_and_reshuffle(passers: tuple[int, ...], expected_reshu
 
 
 def test_dealer_discards_face_up_trump() -> None:
-    """RULES.md draw or pass: "The dealer may discard the face-up trump card; it then becomes a public,
+    """docs/rules.md draw or pass: "The dealer may discard the face-up trump card; it then becomes a public,
     dead card, and its suit stays trump." It goes to no pile or stock (it is never dealt again); a
     low heart still wins the first trick by trumping."""
     t = Table({0: "AC 2S 3S 4S 5S", 1: "2D 3D 3H 6S 7S", 2: "2C 3C 4C 5C 2H"}, dealer=2, num_players=3,
@@ -310,7 +333,7 @@ def test_dealer_discards_face_up_trump() -> None:
 
 
 def test_cinch_leader_must_lead_highest_trump() -> None:
-    """RULES.md cinch: a player with a cinch "who leads must lead the highest trump held"; A-K-Q of trumps
+    """docs/rules.md cinch: a player with a cinch "who leads must lead the highest trump held"; A-K-Q of trumps
     is a cinch, and the K and Q are equivalent to the A (every trump between is in the hand). The 9H
     (J and 10 unseen) and the clubs are refused."""
     t = Table({0: "AH KH QH 9H 2C", 1: "8C 9C 10C JC QC", 2: "4C 5C 6C 7C 3H"}, dealer=2, num_players=3)
@@ -323,7 +346,7 @@ def test_cinch_leader_must_lead_highest_trump() -> None:
 
 
 def test_cinch_follower_not_last_plays_highest_trump() -> None:
-    """RULES.md cinch: a player with a cinch "who plays to a trick led by another player, and is not the
+    """docs/rules.md cinch: a player with a cinch "who plays to a trick led by another player, and is not the
     last to play to it, must play the highest trump held whenever the rules above allow a trump". A-K-J-10
     of trumps is a cinch (the unseen Q takes at most one of J, 10); void in clubs, seat 1 may play the A
     or the equivalent K, not the J or 10 (the Q separates them)."""
@@ -338,7 +361,7 @@ def test_cinch_follower_not_last_plays_highest_trump() -> None:
 
 
 def test_cinch_last_to_play_follows_ordinary_rules() -> None:
-    """RULES.md cinch: a player with a cinch "who plays last to a trick follows the ordinary rules":
+    """docs/rules.md cinch: a player with a cinch "who plays last to a trick follows the ordinary rules":
     the same A-K-J-10 trump holding, void in the suit led and last to play, may play any trump."""
     t = Table({2: "2C 8C 9C 10C JC", 0: "3C 4S 5S 6S 7S", 1: "AH KH JH 2D 10H"}, dealer=1, num_players=3)
     t.decide({0: "", 1: "", 2: ""})
@@ -351,10 +374,11 @@ def test_cinch_last_to_play_follows_ordinary_rules() -> None:
 
 
 def test_cinch_adjacent_trump_equivalence_after_queen_played() -> None:
-    """RULES.md cinch: "any trump ... equivalent to it (every trump ranking between them is in the
-    player's hand or already played, e.g. ... the Jack from King-Jack once the Queen has been played)
-    is equally legal". Seat 0 wins the first trick with the AH, which draws the QH; with one trick won
-    and K-J of trumps on top it has a cinch and leads the K or the J, not the 9 (the 10 is unseen)."""
+    """docs/rules.md cinch: "any trump of the player's that is equivalent to it is equally legal: every trump
+    ranking between the two is in the player's hand or can never be played again, having been played to a
+    trick", as "the Jack from King-Jack once the Queen has been played". Seat 0 wins the first trick with the
+    AH, which draws the QH; with one trick won and K-J of trumps on top it has a cinch and leads the K or the J,
+    not the 9 (the 10 is unseen)."""
     t = Table({0: "AH KH JH 9H 2C", 1: "QH 3C 4C 5C 6C", 2: "7C 8C 9C 10C 3H"}, dealer=2, num_players=3)
     t.decide({0: "", 1: "", 2: ""})
     assert t.trick("AH QH 3H") == 0
@@ -379,7 +403,7 @@ def _play_tie_deal(**options: Any) -> Table:
 
 
 def test_tie_carries_pot_and_exempts_tied_players() -> None:
-    """RULES.md payments: "A tie for most tricks (2-2-1 ...) is a split pot: by default no one takes it and
+    """docs/rules.md payments: "A tie for most tricks (2-2-1 ...) is a split pot: by default no one takes it and
     it carries over to the next deal", and "in a carried split pot, a tied player, does not ante for the
     next deal". Pot 4 + 3 antes = 7 carries; only seat 1 antes for deal 2 (pot 8)."""
     t = _play_tie_deal(pot=4, deals_per_episode=2)
@@ -391,7 +415,7 @@ def test_tie_carries_pot_and_exempts_tied_players() -> None:
 
 
 def test_tie_divide_odd_chip_to_first_tied_left_of_dealer() -> None:
-    """RULES.md payments [option tie="divide"]: "divide equally among the tied players, odd chips to the
+    """docs/rules.md payments [option tie="divide"]: "divide equally among the tied players, odd chips to the
     first tied player left of the dealer". Pot 7 between seats 0 (dealer) and 2: seat 2 is first left of
     the dealer (before seat 0 in the clockwise order from seat 1) and gets 4, seat 0 gets 3. The pot is
     not carried, so nobody is exempt: all three ante for deal 2."""
@@ -402,7 +426,7 @@ def test_tie_divide_odd_chip_to_first_tied_left_of_dealer() -> None:
 
 
 def test_tie_divide_reneger_cannot_win_a_share() -> None:
-    """RULES.md reneging: a reneging player "pays the pot as if bourré ... and cannot win the pot". In the 2-2-1
+    """docs/rules.md reneging: a reneging player "pays the pot as if bourré ... and cannot win the pot". In the 2-2-1
     deal the dealer (seat 0) reneges on the first trick (AD on the AC lead, holding the 2C) and still ties
     seat 2 at two tricks; with tie="divide" it must not receive any of the pot: ante 1 + renege 7 = -8,
     whatever becomes of its share."""
@@ -433,7 +457,7 @@ def _play_bourre_deal(**options: Any) -> Table:
     (13, [12.0, -1.0, -14.0], 13),  # a limit equal to the pot changes nothing
 ])
 def test_bourre_pays_the_pot_and_pot_limit_caps(pot_limit: int | None, rewards: list[float], pot_after: int) -> None:
-    """RULES.md payments: "Every player who played and took no trick is bourré and pays the amount that was
+    """docs/rules.md payments: "Every player who played and took no trick is bourré and pays the amount that was
     in the pot (capped at pot_limit) into the next deal's pot"; "with a limit L, the winner takes at most L
     chips and the rest stays in the pot". Seat 1, with 2 tricks, neither wins nor pays."""
     t = _play_bourre_deal(pot=10, pot_limit=pot_limit)
@@ -443,7 +467,7 @@ def test_bourre_pays_the_pot_and_pot_limit_caps(pot_limit: int | None, rewards: 
 
 
 def test_pot_limit_with_two_bourre_players() -> None:
-    """RULES.md payments with ``pot_limit``: the winner takes L and each bourré player pays L. Seat 0 takes
+    """docs/rules.md payments with ``pot_limit``: the winner takes L and each bourré player pays L. Seat 0 takes
     all five tricks with the five top hearts; pot 20 + 3 antes = 23, limit 5: 23 - 5 + 5 + 5 = 28."""
     t = Table({0: "AH KH QH JH 10H", 1: "AC KC QC JC 10C", 2: "AD KD QD JD 2H"}, dealer=2, num_players=3,
               pot=20, pot_limit=5)
@@ -455,7 +479,7 @@ def test_pot_limit_with_two_bourre_players() -> None:
 
 
 def test_ante_exemption_on_next_deal() -> None:
-    """RULES.md ante: "every player pays 1 chip into the pot, except players who were bourré in the
+    """docs/rules.md ante: "every player pays 1 chip into the pot, except players who were bourré in the
     previous deal". After the 3-2-0 deal (pot 13, matched by the bourré dealer: 13), deal 2 takes antes
     from seats 0 and 1 only: 15."""
     t = _play_bourre_deal(pot=10, deals_per_episode=2)
@@ -466,7 +490,7 @@ def test_ante_exemption_on_next_deal() -> None:
 
 
 def test_rake_rounded_down() -> None:
-    """RULES.md payments [option rake]: "a fraction of a pot taken by the house when a pot is won ...
+    """docs/rules.md payments [option rake]: "a fraction of a pot taken by the house when a pot is won ...
     Rounded down." 15% of 13 is 1.95: the house keeps 1, the winner gets 12 (reward 11)."""
     t = _play_bourre_deal(pot=10, rake=0.15)
     assert t.rewards() == [11.0, -1.0, -14.0]
@@ -483,7 +507,7 @@ RENEGE_HANDS = {0: "AH KH 10H 2C 3C", 1: "AC KC 2D 3D 4D", 2: "4C 5C 6C 7C 2H"}
 
 
 def test_renege_error_by_default() -> None:
-    """RULES.md reneging: "The environment never lets an illegal card be played by default (the action
+    """docs/rules.md reneging: "The environment never lets an illegal card be played by default (the action
     mask forbids it, and an unmasked illegal action is an error)". The state is unchanged after the error."""
     t = Table(RENEGE_HANDS, dealer=2, num_players=3)
     t.decide({0: "", 1: "", 2: ""})
@@ -497,7 +521,7 @@ def test_renege_error_by_default() -> None:
 
 
 def test_renege_option_plays_card_and_penalises() -> None:
-    """RULES.md reneging [option illegal_action="renege"]: "an illegal card is played and the player pays the
+    """docs/rules.md reneging [option illegal_action="renege"]: "an illegal card is played and the player pays the
     pot as if bourré at the end of the deal and cannot win the pot". Seat 0 reneges (AH on the AC lead
     while holding the 3C) and takes 3 tricks: nobody wins the pot of 13, seat 0 pays 13 into it."""
     t = Table(RENEGE_HANDS, dealer=2, num_players=3, pot=10, illegal_action="renege")
@@ -551,7 +575,7 @@ def test_bad_reset_options_raise_value_error_naming_the_field(options: dict[str,
 
 
 def test_small_deck_rejects_cards_outside_it() -> None:
-    """RULES.md small decks [option ranks]: a deck of fewer ranks; a given deck of 52 cards for a 24-card
+    """docs/rules.md small decks [option ranks]: a deck of fewer ranks; a given deck of 52 cards for a 24-card
     game names the cards not in this deck."""
     env = bourre_env.env(num_players=3, ranks=6)
     with pytest.raises(ValueError, match="deck.*not in this deck"):
@@ -581,7 +605,7 @@ def test_small_deck_rejects_cards_outside_it() -> None:
     ({"num_players": 8, "ranks": 11}, "ranks"),  # 44 cards < 8 hands of 5 + 5 discards
 ])
 def test_bad_rule_options_raise_value_error_naming_the_field(options: dict[str, Any], field: str) -> None:
-    """rules.py: "Invalid values and combinations raise ValueError naming the field"; RULES.md small decks:
+    """rules.py: "Invalid values and combinations raise ValueError naming the field"; docs/rules.md small decks:
     "the hand size and number of players must then fit the deck". Through ``Rules`` and ``bourre_env.env``."""
     with pytest.raises(ValueError, match=field):
         Rules(**options)
@@ -601,7 +625,7 @@ def test_unknown_rule_option_is_named() -> None:
     {"num_players": 8},
 ])
 def test_fitting_small_decks_are_accepted(options: dict[str, Any]) -> None:
-    """RULES.md small decks: configurations whose deck fits the hands and the largest draw are valid."""
+    """docs/rules.md small decks: configurations whose deck fits the hands and the largest draw are valid."""
     rules = Rules(**options)
     env = bourre_env.env(**options)
     env.reset(seed=0, options={"deck": _full_deck_strs(rules), "dealer": 0})

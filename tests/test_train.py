@@ -47,16 +47,18 @@ def test_tiny_run_end_to_end(tmp_path: Path) -> None:
     assert state["num_timesteps"] == 512
     assert state["imitation"]["accuracy"] > 0
     assert [row["step"] for row in state["evals"]] == [256, 512]
+    assert all(isinstance(row["replacement_advantage_5p"], float) for row in state["evals"])
     assert len(state["snapshots"]) == 4 and all(Path(p).is_file() for p in state["snapshots"])
     load_policy(run_dir / "model.npz")  # the exported policy is a valid file
     report = (run_dir / "report.md").read_text()
     assert "| random | 5 | 4 |" in report and "| heuristic | 5 | 4 |" in report
     assert "--seed 3" in report  # the exact command
+    assert "| table advantage (chips/deal) [95% CI] | replacement advantage [95% CI] |" in report
     assert (run_dir / "learning_curve.png").stat().st_size > 0
     assert "| heuristic | 5 | 4 |" in out  # the evaluation table is printed
     tags = tensorboard_tags(run_dir / "tb")
     assert {"charts/ep_rew_mean", "charts/fps", "losses/value_loss", "losses/entropy_loss",
-            "eval/advantage_vs_heuristic_5p"} <= tags
+            "eval/advantage_vs_heuristic_5p", "eval/replacement_advantage_vs_heuristic_5p"} <= tags
     assert json.loads((run_dir / "args.json").read_text())["seed"] == 3
 
 

@@ -82,7 +82,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--seed", type=_seed, default=0, help="seed of the deals and the agents (default: 0)")
     ev.add_argument("--workers", type=_positive, default=1, help="processes (default: 1); does not change results")
     ev.add_argument("--out", type=Path, default=None,
-                    help="output folder (default: runs/eval, or runs/tournament with --tournament)")
+                    help="output folder, created if missing; files of an earlier evaluation in it are replaced "
+                         "(default: runs/eval, or runs/tournament with --tournament)")
     ev.add_argument("--rule", type=_rule_option, action="append", default=[], metavar="KEY=VALUE",
                     help="a rule option, e.g. tie=divide (repeatable)")
     ev.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -91,7 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
     play = commands.add_parser("play", help="play at the terminal against agents",
                                description="Play Bourré at the terminal. Seats are clockwise from player_0.")
     play.add_argument("--seats", required=True, metavar="SPECS",
-                      help=f"comma-separated seat list, '{HUMAN}' for a person, e.g. {HUMAN},heuristic,random")
+                      help=f"comma-separated seat list, '{HUMAN}' for a person, e.g. {HUMAN},heuristic,random; "
+                           f"it sets num_players (and --deals sets deals_per_episode: no --rule for them)")
     play.add_argument("--seed", type=_seed, default=None, help="seed of the deals and the agents (default: fresh)")
     play.add_argument("--deals", type=_positive, default=1,
                       help="deals to play; the pot and the ante exemptions carry from deal to deal (default: 1)")
@@ -199,6 +201,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     if not console.is_terminal:
         console = Console(width=120)  # a pipe or file has no width to respect; 80 would wrap the tables
     options = dict(args.rule)
+    out = args.out or Path("runs/tournament" if args.tournament else "runs/eval")
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out: {out} is a file; give a folder (the results are written into it)")
     started = time.perf_counter()
     if args.tournament:
         from train.tournament import tournament
@@ -207,7 +212,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
                             workers=args.workers, progress=not args.no_progress, rule_options=options)
         elapsed = time.perf_counter() - started
         _print_tournament(console, report)
-        paths = report.save(args.out or Path("runs/tournament"))
+        paths = report.save(out)
     else:
         from train.evaluate import evaluate
 
@@ -216,7 +221,6 @@ def _cmd_eval(args: argparse.Namespace) -> int:
                            workers=args.workers, progress=not args.no_progress, rule_options=options)
         elapsed = time.perf_counter() - started
         _print_eval(console, ereport)
-        out = args.out or Path("runs/eval")
         out.mkdir(parents=True, exist_ok=True)
         paths = [out / "eval.json"]
         paths[0].write_text(json.dumps(ereport.to_dict(), indent=2) + "\n")
@@ -230,21 +234,30 @@ def _print_eval(console: Any, report: Any) -> None:
     field = report.field if isinstance(report.field, str) else ",".join(report.field)
     for t in report.tables:
         table = Table(title=f"{report.candidate} vs {field}: {t.players} players, {t.deals} deals x {t.players} "
-                            f"seats (duplicate), seed {report.seed}",
-                      caption=f"advantage (candidate - field): {t.advantage:+.3f}{_ci(t.advantage_ci95)} chips/deal")
+                            f"seats (duplicate) + 1 all-field table, seed {report.seed}")
         table.add_column("per seat and deal")
         table.add_column(f"candidate: {report.candidate}", justify="right")
         table.add_column(f"field: {field}", justify="right")
-        c, f = t.candidate, t.field
-        table.add_row("chips (antes) [95% CI]", f"{c.chips:+.3f}{_ci(c.chips_ci95)}",
-                      f"{f.chips:+.3f}{_ci(f.chips_ci95)}")
-        table.add_row("pot won", _pct(c.pot_win_rate), _pct(f.pot_win_rate))
-        table.add_row("played", _pct(c.play_rate), _pct(f.play_rate))
-        table.add_row("bourré / deal played", _pct(c.bourre_rate_played), _pct(f.bourre_rate_played))
-        table.add_row("bourré / deal dealt", _pct(c.bourre_rate_dealt), _pct(f.bourre_rate_dealt))
-        table.add_row("tied for most tricks", _pct(c.tie_rate), _pct(f.tie_rate))
-        table.add_row("tricks", f"{c.mean_tricks:.3f}", f"{f.mean_tricks:.3f}")
+        table.add_column("all-field table", justify="right")
+        sides = (t.candidate, t.field, t.baseline)
+        table.add_row("chips (antes) [95% CI]", *(f"{x.chips:+.3f}{_ci(x.chips_ci95)}" for x in sides))
+        table.add_row("pot won", *(_pct(x.pot_win_rate) for x in sides))
+        table.add_row("played", *(_pct(x.play_rate) for x in sides))
+        table.add_row("bourré / deal played", *(_pct(x.bourre_rate_played) for x in sides))
+        table.add_row("bourré / deal dealt", *(_pct(x.bourre_rate_dealt) for x in sides))
+        table.add_row("tied for most tricks", *(_pct(x.tie_rate) for x in sides))
+        table.add_row("tricks", *(f"{x.mean_tricks:.3f}" for x in sides))
         console.print(table)
+    summary = Table(title=f"Advantage of {report.candidate} over {field}, chips per deal [95% CI]",
+                    caption="table: minus the other seats at its table; replacement: minus the field's agent "
+                            "in its seat at the all-field table")
+    summary.add_column("players", justify="right")
+    summary.add_column("table advantage", justify="right")
+    summary.add_column("replacement advantage", justify="right")
+    for t in report.tables:
+        summary.add_row(str(t.players), f"{t.advantage:+.3f}{_ci(t.advantage_ci95)}",
+                        f"{t.replacement_advantage:+.3f}{_ci(t.replacement_advantage_ci95)}")
+    console.print(summary)
 
 
 def _print_tournament(console: Any, report: Any) -> None:
@@ -255,13 +268,21 @@ def _print_tournament(console: Any, report: Any) -> None:
         # Compact (a simple frame, +-half-widths), to fit narrow terminals.
         ratings = Table(title=f"Tournament: {t.players} players, {t.deals} deals x {t.players} rotations, "
                               f"seed {report.seed}", box=box.SIMPLE_HEAD, pad_edge=False,
-                        caption="OpenSkill Plackett-Luce; matches ranked by chips; chips per deal in antes")
-        for name in ("#", "agent", "mu", "sigma", "mu-3sig", "chips", "+-95%", "deals", "pot won", "played"):
+                        caption="OpenSkill Plackett-Luce; matches ranked by chips; chips per deal in antes; "
+                                f"vs all-{report.baseline}: chips minus {report.baseline}'s in the same seat at a "
+                                f"table of {report.baseline} only ({t.baseline_chips:+.3f} there)")
+        for name in ("#", "agent", "mu", "sigma", "mu-3sig", "chips", "+-95%", f"vs all-{report.baseline}", "+-95%",
+                     "deals", "pot won", "played"):
             ratings.add_column(name, justify="left" if name == "agent" else "right", no_wrap=True)
+
+        def half(ci: tuple[float, float] | None) -> str:
+            return f"{(ci[1] - ci[0]) / 2:.3f}" if ci else "-"
+
         for rank, a in enumerate(t.agents, 1):
-            half = f"{(a.chips_ci95[1] - a.chips_ci95[0]) / 2:.3f}" if a.chips_ci95 else "-"
             ratings.add_row(str(rank), a.name, f"{a.mu:.2f}", f"{a.sigma:.2f}", f"{a.ordinal:.2f}",
-                            "-" if a.chips is None else f"{a.chips:+.3f}", half, str(a.matches),
+                            "-" if a.chips is None else f"{a.chips:+.3f}", half(a.chips_ci95),
+                            "-" if a.replacement_advantage is None else f"{a.replacement_advantage:+.3f}",
+                            half(a.replacement_advantage_ci95), str(a.matches),
                             _pct(a.pot_win_rate), _pct(a.play_rate))
         console.print(ratings)
         grids = [("margin: chips per deal of the row agent minus the column agent's", "same deals, same tables",
@@ -320,15 +341,19 @@ def _choose(legal: list[int], hand: list[int]) -> int | None:
 def _cmd_play(args: argparse.Namespace) -> int:
     import agents
     import bourre_env
-    from bourre_env import core, render
+    from bourre_env import core, limits, render
     from train.evaluate import agent_seed
 
     seats = [s.strip() for s in args.seats.split(",")]
     if not 2 <= len(seats) <= 8 or not all(seats):
         raise ValueError(f"--seats: 2 to 8 comma-separated specs, got {args.seats!r}")
+    options = dict(args.rule)
+    for key, value, flag in (("num_players", len(seats), "--seats"), ("deals_per_episode", args.deals, "--deals")):
+        if key in options and options[key] != value:
+            raise ValueError(f"--rule {key}={options[key]!r} contradicts {flag} (which makes it {value}); "
+                             f"{flag} alone sets it")
     seed = args.seed if args.seed is not None else int(np.random.SeedSequence().generate_state(1)[0])
-    env = bourre_env.env(render_mode="ansi", **{**dict(args.rule), "num_players": len(seats),
-                                                 "deals_per_episode": args.deals})
+    env = bourre_env.env(render_mode="ansi", **{**options, "num_players": len(seats), "deals_per_episode": args.deals})
     raw = env.unwrapped
     params = raw.rules.params()
     bots = {q: agents.make(spec, agent_seed(seed, len(seats), q)) for q, spec in enumerate(seats) if spec != HUMAN}
@@ -379,6 +404,9 @@ def _cmd_play(args: argparse.Namespace) -> int:
                   + ", ".join(f"{names[p]} {int(r):+d}" for p, r in enumerate(rewards)))
             if args.deals > 1:
                 print("totals: " + ", ".join(f"{names[p]} {int(c):+d}" for p, c in enumerate(totals)))
+            if any(raw.truncations.values()):
+                print(f"the pot holds {int(settled[core.S_POT]):,} chips, past the bound of {limits.POT_BOUND:,} "
+                      f"(bourre_env.limits): the game stops here")
             for bot in bots.values():
                 bot.reset()
     return 0

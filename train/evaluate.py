@@ -19,23 +19,31 @@ the candidate sits in seat ``r``; every other seat ``s`` holds the field's agent
 (``field`` is one spec for every seat, or a list of ``N`` specs, one per seat, of which the one
 at the candidate's seat sits out). Deck, dealer and reset seed are identical in the ``N``
 rotations, so the candidate holds every hand of the deal once and seat and card luck cancel.
+Each deal is then played once more at the *all-field table*, the field's agent for seat ``s``
+in every seat ``s``: what the field makes of the deal without the candidate, the reference of
+the replacement advantage. That is ``N + 1`` games per deal, ``1/N`` more than the rotations
+alone (a quarter more at 4 players, a seventh at 7).
 
 Every deal starts with an empty pot, everyone antes 1 chip, and the deal is settled on its own
 (``deals_per_episode`` must be 1). Chips are in antes.
 
 Agents are built with ``agents.make(spec, seed)`` and ``reset()`` before every deal. Deals are
-processed in fixed chunks of ``CHUNK_DEALS``; each chunk builds one table of agents per rotation,
-seeding the candidate and the field agent of each seat from ``(seed, N, chunk, role)`` (the same
-seeds in every rotation, so a random field replays its choices as far as the play allows).
-Chunks run in ``workers`` processes and are combined in order, so the report does not depend on
-the number of workers. Workers are *spawned* (fresh interpreters: forking a process that holds
-threads can deadlock), so they know only the agents that ``import agents`` registers, and a
-script that calls ``evaluate(workers=2)`` needs the usual ``if __name__ == "__main__":`` guard.
+processed in fixed chunks of ``CHUNK_DEALS``; each chunk builds one table of agents per rotation
+and one all-field table, and seeds every agent by its seat: whoever sits in seat ``s``, the
+candidate or the field's agent, is seeded from ``(seed, N, chunk, 1 + s)``. The candidate thus
+draws the random stream that the field's agent of its seat draws at every other table, and a
+candidate that is the field's agent replays the all-field table exactly in every rotation, seeded
+agents (the random agent, the heuristic's tie-breaks) included. Chunks run in ``workers``
+processes and are combined in order, so the report does not depend on the number of workers.
+Workers are *spawned* (fresh interpreters: forking a process that holds threads can deadlock),
+so they know only the agents that ``import agents`` registers, and a script that calls
+``evaluate(workers=2)`` needs the usual ``if __name__ == "__main__":`` guard.
 
 Statistics (``TableReport``, one per table size)
 -----------------------------------------------
-The candidate's numbers pool its ``N`` seats (one per rotation); the field's pool the other
-``N - 1`` seats of every rotation.
+Three sides, each a ``SideStats``: ``candidate`` pools the candidate's ``N`` seats (one per
+rotation); ``field`` pools the other ``N - 1`` seats of every rotation; ``baseline`` pools the
+``N`` seats of the all-field table.
 
 ========================== ==================================================================
 field                      meaning
@@ -50,11 +58,39 @@ field                      meaning
 ``mean_tricks``            tricks per seat and deal
 ========================== ==================================================================
 
-``TableReport.advantage`` is the candidate's chips per deal minus the field's, deal by deal,
-with its own t-interval (``advantage_ci95``). It is the number to compare agents by: a single
-deal is not zero-sum (a tied pot carries over and a bourré player pays into the next pot, so
-chips leave the table), but an agent evaluated against copies of itself has an advantage of
-exactly zero. It is computed from integer chip sums, so that identity holds to the bit.
+Two measures of advantage
+-------------------------
+With ``c[r][s]`` the chips of seat ``s`` in rotation ``r`` and ``b[s]`` those of seat ``s`` at
+the all-field table, each deal gives
+
+=================================== ==============================================================
+``advantage`` (table advantage)     ``mean over r of (c[r][r] - mean over s != r of c[r][s])``
+``replacement_advantage``           ``mean over r of (c[r][r] - b[r])``
+=================================== ==============================================================
+
+and ``TableReport`` holds the mean over deals, in chips per deal, with a 95% t-interval that
+takes the deal as the unit (``advantage_ci95``, ``replacement_advantage_ci95``). Both come from
+integer chip sums divided once, so a candidate that is the field's agent scores exactly 0 on
+both, to the bit. Since the candidate sits in every seat once, the replacement advantage is also
+``candidate.chips - baseline.chips``, deal by deal.
+
+The **table advantage** is the candidate's chips minus the other seats' chips at the same
+table: who comes out ahead of whom. It grows with the candidate's own gain, and also with
+whatever the others lose, wherever those chips go: to the candidate, or into a pot that carries
+over (a tied pot, a bourré player's payment), since a single deal is not zero-sum.
+
+The **replacement advantage** is the duplicate measure of bridge: how many more chips the seat
+makes with the candidate in it than with the field's own agent in it, on the same cards at a
+table of the same agents. It counts the candidate's own gain only (what its play earns,
+including what it makes the others give it), not what the others lose elsewhere, and it answers
+"is this agent a better player to put in a seat of this field?".
+
+The two can disagree. At 3 players a tight candidate that passes hands the field would play
+keeps the chips the field's agent loses when bourré, and so wins on the replacement advantage,
+while the two others at its table, with fewer players in the pot, take more than it does, and it
+loses on the table advantage: ``evaluate("heuristic:tight", "heuristic", players=3, deals=2000,
+seed=1)`` gives a table advantage of -0.056 [-0.084, -0.028] and a replacement advantage of
++0.084 [+0.064, +0.104].
 
 Per-deal outcomes are read from the env's state after the deal (``core.S_DECISION``,
 ``core.S_TRICKS``, ``core.S_REWARD``, ``core.S_RENEGED``).
@@ -198,20 +234,25 @@ class _EvalJob:
     deals: Deals
 
 
-def _run_eval_job(job: _EvalJob) -> np.ndarray:
-    """Outcomes ``(deals, rotation, seat, 6)`` of one chunk; rotation ``r`` has the candidate in seat ``r``."""
+def _run_eval_job(job: _EvalJob) -> tuple[np.ndarray, np.ndarray]:
+    """Outcomes of one chunk: the rotations ``(deals, rotation, seat, 6)``, rotation ``r`` with the candidate
+    in seat ``r``, and the all-field table ``(deals, seat, 6)``."""
     n = len(job.field)
     env = bourre_env.env(**job.rule_options)
-    candidate_seed = agent_seed(job.seed, n, job.chunk, 0)
-    field_seeds = [agent_seed(job.seed, n, job.chunk, 1 + s) for s in range(n)]
-    # One table per rotation, so that each rotation's agents see only their own deals.
-    tables = [[agents.make(job.candidate, candidate_seed) if s == r else agents.make(job.field[s], field_seeds[s])
-               for s in range(n)] for r in range(n)]
+    # Seeds go by seat, whoever sits there: the candidate in seat r draws the stream that the field's agent of
+    # seat r draws at every other table, so a candidate equal to the field replays the all-field table exactly.
+    seeds = [agent_seed(job.seed, n, job.chunk, 1 + s) for s in range(n)]
+    # One table per rotation, and one all-field table, so that each table's agents see only their own deals.
+    tables = [[agents.make(job.candidate if s == r else job.field[s], seeds[s]) for s in range(n)]
+              for r in range(n)]
+    baseline_table = [agents.make(job.field[s], seeds[s]) for s in range(n)]
     out = np.empty((len(job.deals), n, n, NUM_OUTCOMES), dtype=np.int64)
+    baseline = np.empty((len(job.deals), n, NUM_OUTCOMES), dtype=np.int64)
     for k in range(len(job.deals)):
         for r in range(n):
             out[k, r] = play_deal(env, tables[r], job.deals, k)
-    return out
+        baseline[k] = play_deal(env, baseline_table, job.deals, k)
+    return out, baseline
 
 
 # ---------------------------------------------------------------------------- statistics
@@ -312,19 +353,23 @@ class SideStats:
 
 @dataclasses.dataclass(frozen=True)
 class TableReport:
-    """Results at one table size."""
+    """Results at one table size; the two advantages are defined in the module docstring."""
 
     players: int
     deals: int
-    games: int  # deals * players: every deal once per rotation
+    games: int  # deals * players: every deal once per rotation (the all-field table not counted)
     candidate: SideStats
-    field: SideStats
-    advantage: float  # candidate minus field, chips per deal
+    field: SideStats  # the field's seats at the candidate's tables
+    advantage: float  # table advantage: candidate minus the other seats, chips per deal
     advantage_ci95: tuple[float, float] | None
+    baseline: SideStats  # the all-field table: every seat the field's own agent
+    replacement_advantage: float  # candidate minus the field's agent in the same seat, chips per deal
+    replacement_advantage_ci95: tuple[float, float] | None
 
     @classmethod
-    def of(cls, outcomes: np.ndarray) -> TableReport:
-        """From outcomes ``(deals, rotation, seat, 6)`` with the candidate in seat ``rotation``."""
+    def of(cls, outcomes: np.ndarray, baseline: np.ndarray) -> TableReport:
+        """From outcomes ``(deals, rotation, seat, 6)`` with the candidate in seat ``rotation``, and the all-field
+        table's ``(deals, seat, 6)``."""
         d, n = outcomes.shape[0], outcomes.shape[1]
         own = np.eye(n, dtype=bool)
         candidate = outcomes[:, own]  # (deals, n): seat r of rotation r
@@ -333,12 +378,17 @@ class TableReport:
         field_sum = field[..., CHIPS].sum(axis=1)
         # Integer numerators over one division: a candidate identical to the field gives exactly 0.
         advantage = ((n - 1) * candidate_sum - field_sum) / (n * (n - 1))
+        # Seat r of rotation r against seat r of the all-field table, summed over the seats before dividing.
+        replacement = (candidate[..., CHIPS] - baseline[..., CHIPS]).sum(axis=1) / n
         return cls(
             players=n, deals=d, games=d * n,
             candidate=SideStats.of(candidate, candidate_sum / n),
             field=SideStats.of(field, field_sum / (n * (n - 1))),
             advantage=float(advantage.mean()),
             advantage_ci95=t_interval(advantage),
+            baseline=SideStats.of(baseline, baseline[..., CHIPS].sum(axis=1) / n),
+            replacement_advantage=float(replacement.mean()),
+            replacement_advantage_ci95=t_interval(replacement),
         )
 
 
@@ -412,7 +462,9 @@ def evaluate(candidate: str, field: str | Sequence[str] = "random", players: int
             owner.append(i)
     results = run_jobs(_run_eval_job, jobs, [len(j.deals) for j in jobs], workers, progress,
                        f"eval {candidate}")
-    tables = [TableReport.of(np.concatenate([r for r, o in zip(results, owner, strict=True) if o == i]))
-              for i in range(len(sizes))]
+    tables = []
+    for i in range(len(sizes)):
+        mine = [r for r, o in zip(results, owner, strict=True) if o == i]
+        tables.append(TableReport.of(np.concatenate([r[0] for r in mine]), np.concatenate([r[1] for r in mine])))
     return EvalReport(candidate=candidate, field=field if isinstance(field, str) else list(field), seed=seed,
                       deals=deals, rule_options=options, chunk_deals=CHUNK_DEALS, tables=tables)

@@ -14,18 +14,23 @@ What happens, in order:
    ``snapshot_every`` steps (the last ``max_snapshots`` are kept), with the weights ``pool_*``.
    The reward is the learner's chip change for the deal (times ``reward_scale``).
 3. Every ``eval_every`` steps, a duplicate evaluation (``train.evaluate``) against the heuristic
-   field at the ``eval_players`` table sizes, logged to TensorBoard under ``eval/`` and shown in
+   field at the ``eval_players`` table sizes (table and replacement advantage, chips, play and
+   bourré rates), logged to TensorBoard under ``eval/`` and shown in
    the progress bar; SB3's own figures are logged as ``charts/`` (rollout and time) and
    ``losses/`` (the PPO update).
 4. Every ``checkpoint_every`` steps, and on Ctrl-C, a checkpoint: ``checkpoint.zip`` (network and
    optimizer) and ``state.json`` (step count, snapshots, evaluation history). ``--resume`` rebuilds
    the run from ``args.json`` and continues from the checkpoint's step count; arguments given again
    on the command line with a value other than their default override the saved ones (for
-   example a larger ``--total-timesteps``). Loading a checkpoint reads tensors only (torch
-   ``weights_only=True``), never pickled objects.
+   example a larger ``--total-timesteps``), except ``--hidden``: the network is the checkpoint's.
+   Loading a checkpoint reads tensors only (torch ``weights_only=True``), never pickled objects; a
+   checkpoint that holds anything else, or does not fit the network, is refused with ``ValueError``.
 5. At the end, in the run folder: ``model.npz`` (the policy, for ``agents.make("ppo:PATH")``),
    ``report.md`` / ``report.json`` (final evaluation against the random and heuristic fields, the
    exact command, seed and timings), ``learning_curve.png``, and the TensorBoard logs in ``tb/``.
+
+A new run needs an empty (or new) run folder: ``--overwrite`` replaces the run in a folder that holds one
+(``train.run_dir``), ``--resume`` continues it.
 
 A run is reproducible from its seed on the same machine and thread count: the deals, the opponent
 draws, the network initialisation and the evaluation deals all derive from ``seed``. (Floating-point
@@ -37,10 +42,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import pickle
 import shlex
 import signal
 import sys
 import time
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -56,16 +63,20 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnvW
 from tqdm.auto import tqdm
 
 from agents.ppo import PolicyWeights, save_policy
-from train import runs
+from train.evaluate import evaluate
 from train.imitation import fit_policy, record_decisions
 from train.opponent_pool import PoolEnv, PoolWeights
-from train.runs import CtrlC, RunState, eval_row, evaluate_policy_file
+from train.run_dir import check_json_fields, claim_run_dir
 
 __all__ = ["Args", "main", "run", "policy_weights"]
 
 ACTIVATIONS = {"relu": torch.nn.ReLU}
 """The policy's hidden activation: the name written in exported policy files, and the torch module."""
 ACTIVATION = "relu"
+RUN_OUTPUTS = ("args.json", "commands.txt", "checkpoint.zip", "checkpoint.tmp.zip", "state.json", "state.tmp",
+               "model.npz", "model.npz.tmp.npz", "eval_policy.npz", "eval_policy.npz.tmp.npz", "report.md",
+               "report.json", "learning_curve.png", "snapshots", "tb")
+"""Everything a run writes in its folder (what ``--overwrite`` deletes first)."""
 
 
 @dataclasses.dataclass
@@ -76,6 +87,9 @@ class Args:
     """run folder (default: runs/ppo/seed{seed}); it holds checkpoints, logs, snapshots and the report"""
     resume: bool = False
     """continue the run in run_dir from its last checkpoint (see the module docstring)"""
+    overwrite: bool = False
+    """start a new run in a run_dir that holds one, deleting the earlier run's files first (else a run_dir that is
+    not empty is refused)"""
     players: tuple[int, ...] = (5,)
     """table sizes trained on: env k plays players[k % len(players)]; the imitation data cycles through them"""
     total_timesteps: int = 450_000
@@ -181,18 +195,21 @@ class Args:
         return {k: (str(v) if isinstance(v, Path) else v) for k, v in dataclasses.asdict(self).items()}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Args:
-        known = {f.name: f for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - set(known))
-        if unknown:
-            raise ValueError(f"args.json: unknown arguments {unknown}")
-        values = dict(data)
+    def from_json(cls, data: Any, source: Path | str = "args.json") -> Args:
+        """The arguments saved in ``source`` (read as JSON into ``data``); ``ValueError`` naming ``source`` if a field
+        is unknown, of the wrong type or invalid."""
+        values = check_json_fields(data, cls, source)
         for name in ("players", "hidden", "eval_players", "imitation_players"):
             if name in values:
                 values[name] = tuple(values[name])
         if values.get("run_dir") is not None:
             values["run_dir"] = Path(values["run_dir"])
-        return cls(**values)
+        args = cls(**values)
+        try:
+            args.validate()
+        except ValueError as e:
+            raise ValueError(f"{source}: {e}") from None
+        return args
 
 
 # ---------------------------------------------------------------------------- the policy as a file
@@ -294,6 +311,85 @@ def make_logger(folder: Path) -> Logger:
     return Logger(str(folder), [RenamedTensorBoard(str(folder))])
 
 
+def invocation() -> str:
+    """The command line as a user would type it again (``python -m`` shows the script's path in ``sys.argv[0]``)."""
+    program = Path(sys.argv[0]).name
+    if program == "ppo_selfplay.py":
+        return shlex.join(["python", "-m", "train.ppo_selfplay", *sys.argv[1:]])
+    if program in ("bourre", "cli.py"):
+        return shlex.join(["bourre", *sys.argv[1:]])
+    return shlex.join(sys.argv)
+
+
+# ---------------------------------------------------------------------------- run state
+@dataclasses.dataclass
+class RunState:
+    """What a checkpoint adds to the network: where the run stands."""
+
+    num_timesteps: int = 0
+    snapshots: list[str] = dataclasses.field(default_factory=list)
+    evals: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    imitation: dict[str, float] = dataclasses.field(default_factory=dict)
+    train_seconds: float = 0.0
+
+    def save(self, path: Path) -> None:
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(dataclasses.asdict(self), indent=2) + "\n")
+        tmp.replace(path)
+
+    @classmethod
+    def load(cls, path: Path) -> RunState:
+        """The state saved in ``path``; ``ValueError`` naming the file if it cannot be read or a field is wrong."""
+        return cls(**check_json_fields(read_json(path, "the run state"), cls, path))
+
+
+def read_json(path: Path, what: str) -> Any:
+    """The JSON in ``path``; ``ValueError`` naming the file and ``what`` it should hold if it cannot be read."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"{path}: cannot read {what} ({e})") from None
+
+
+def evaluate_policy_file(path: Path, field: str, players: tuple[int, ...], deals: int, seed: int, workers: int,
+                         progress: bool) -> Any:
+    return evaluate(f"ppo:{path}", field, players=players, deals=deals, seed=seed, workers=workers, progress=progress)
+
+
+def eval_row(step: int, report: Any) -> dict[str, Any]:
+    row: dict[str, Any] = {"step": step}
+    for t in report.tables:
+        row[f"advantage_{t.players}p"] = t.advantage
+        row[f"advantage_ci95_{t.players}p"] = list(t.advantage_ci95) if t.advantage_ci95 else None
+        row[f"replacement_advantage_{t.players}p"] = t.replacement_advantage
+        ci = t.replacement_advantage_ci95
+        row[f"replacement_advantage_ci95_{t.players}p"] = list(ci) if ci else None
+        row[f"chips_{t.players}p"] = t.candidate.chips
+        row[f"play_rate_{t.players}p"] = t.candidate.play_rate
+    return row
+
+
+class CtrlC:
+    """While active, Ctrl-C only records that it was pressed (a second press interrupts at once).
+
+    A KeyboardInterrupt raised anywhere in the training loop can land in the middle of reading a subprocess's
+    reply, which leaves the pipe unreadable; the callback stops ``learn`` at the next step instead."""
+
+    def __init__(self) -> None:
+        self.pressed = False
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        self.pressed = True
+        signal.signal(signal.SIGINT, self._previous)
+
+    def __enter__(self) -> CtrlC:
+        self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        signal.signal(signal.SIGINT, self._previous)
+
+
 class SelfPlayCallback(BaseCallback):
     """Snapshots, evaluations, checkpoints and the progress bar, driven by the step count; stops ``learn`` when
     ``ctrl_c`` was pressed."""
@@ -357,12 +453,14 @@ class SelfPlayCallback(BaseCallback):
         self.state.evals.append(row)
         for t in report.tables:
             self.logger.record(f"eval/advantage_vs_heuristic_{t.players}p", t.advantage)
+            self.logger.record(f"eval/replacement_advantage_vs_heuristic_{t.players}p", t.replacement_advantage)
             self.logger.record(f"eval/chips_vs_heuristic_{t.players}p", t.candidate.chips)
             self.logger.record(f"eval/play_rate_{t.players}p", t.candidate.play_rate)
             self.logger.record(f"eval/bourre_rate_{t.players}p", t.candidate.bourre_rate_dealt)
         self.logger.dump(self.num_timesteps)
         first = report.tables[0]
-        self.last_eval = f", vs heuristic {first.players}p {first.advantage:+.3f}"
+        self.last_eval = (f", vs heuristic {first.players}p {first.advantage:+.3f} "
+                          f"(replacement {first.replacement_advantage:+.3f})")
 
     def checkpoint(self) -> None:
         save_checkpoint(self.model, self.run_dir, self.state, time.perf_counter() - self.started)
@@ -387,10 +485,31 @@ def resolve_resume(args: Args, given: set[str]) -> Args:
     saved_path = args.run_dir / "args.json"
     if not (args.run_dir / "checkpoint.zip").is_file() or not saved_path.is_file():
         raise ValueError(f"resume: {args.run_dir} has no checkpoint.zip and args.json to resume from")
-    saved = Args.from_json(json.loads(saved_path.read_text()))
+    saved = Args.from_json(read_json(saved_path, "the run's arguments"), saved_path)
+    if "hidden" in given and tuple(args.hidden) != saved.hidden:
+        raise ValueError(f"--hidden {' '.join(map(str, args.hidden))}: the run in {args.run_dir} has hidden layers "
+                         f"{' '.join(map(str, saved.hidden))}, and a resumed run keeps its network; drop --hidden, "
+                         f"or start a new run")
     merged = dataclasses.replace(saved, **{name: getattr(args, name) for name in given}, run_dir=args.run_dir,
-                                 resume=True)
+                                 resume=True, overwrite=False)
     return merged
+
+
+def load_checkpoint(model: MaskablePPO, path: Path, device: str) -> None:
+    """The network and optimizer of ``path`` into ``model``, tensors only; ``ValueError`` naming the file otherwise.
+
+    torch's own message for a file holding other objects suggests unpickling it (``weights_only=False``), which
+    could run any code the file carries: that advice is never passed on here."""
+    try:
+        model.set_parameters(str(path), exact_match=True, device=device)
+    except pickle.UnpicklingError:
+        raise ValueError(f"{path}: holds objects other than tensors (or is damaged), and a checkpoint is only read "
+                         f"as tensors; resume from a checkpoint this trainer wrote, or start a new run") from None
+    except (RuntimeError, ValueError, KeyError, OSError, EOFError, zipfile.BadZipFile) as e:
+        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        if "weights_only" in reason:
+            reason = "it holds objects other than tensors"
+        raise ValueError(f"{path}: does not fit the network of args.json, or is damaged ({reason})") from None
 
 
 def build_model(args: Args, env: Any, run_dir: Path) -> MaskablePPO:
@@ -407,18 +526,20 @@ def build_model(args: Args, env: Any, run_dir: Path) -> MaskablePPO:
 
 def run(args: Args, given: set[str] | None = None) -> Path:
     """Train (or resume) as ``args`` says; returns the run folder. ``given``: fields set on the command line."""
+    if args.resume and args.overwrite:
+        raise ValueError("--resume continues the run in the run folder and --overwrite replaces it: give one")
     if args.resume:
         args = resolve_resume(args, given or set())
     args.validate()
     run_dir = args.run_dir or Path("runs/ppo") / f"seed{args.seed}"
     args = dataclasses.replace(args, run_dir=run_dir)
+    claim_run_dir(run_dir, resume=args.resume, overwrite=args.overwrite, outputs=RUN_OUTPUTS)
+    saved_state = RunState.load(run_dir / "state.json") if args.resume else None  # read before building anything
 
     torch.set_num_threads(args.torch_threads or min(4, os.cpu_count() or 1))
     # The masks already guarantee valid distributions; checking every one costs about a fifth of the update.
     torch.distributions.Distribution.set_default_validate_args(False)
     if not args.resume:
-        if (run_dir / "checkpoint.zip").exists():
-            raise ValueError(f"run_dir: {run_dir} already holds a run; --resume it or choose another --run-dir")
         run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / "args.json").write_text(json.dumps(args.to_json(), indent=2) + "\n")
     command = invocation()
@@ -428,9 +549,9 @@ def run(args: Args, given: set[str] | None = None) -> Path:
     env = make_vec_env(args)
     try:
         model = build_model(args, env, run_dir)
-        if args.resume:
-            state = RunState.load(run_dir / "state.json")
-            model.set_parameters(str(run_dir / "checkpoint.zip"), exact_match=True, device=args.device)
+        if saved_state is not None:
+            state = saved_state
+            load_checkpoint(model, run_dir / "checkpoint.zip", args.device)
             model.num_timesteps = state.num_timesteps
             env.env_method("set_snapshots", state.snapshots)
             print(f"resuming {run_dir} at step {state.num_timesteps:,} of {args.total_timesteps:,}")
@@ -466,14 +587,72 @@ def run(args: Args, given: set[str] | None = None) -> Path:
 
 
 # ---------------------------------------------------------------------------- the report
+def markdown_eval_table(reports: list[Any]) -> str:
+    lines = ["| field | players | deals | table advantage (chips/deal) [95% CI] | replacement advantage [95% CI] "
+             "| own chips/deal | played | pot won | bourré |",
+             "|---|---|---|---|---|---|---|---|---|"]
+
+    def ci_text(ci: tuple[float, float] | None) -> str:
+        return f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else ""
+
+    for report in reports:
+        for t in report.tables:
+            c = t.candidate
+            lines.append(f"| {report.field} | {t.players} | {t.deals} | {t.advantage:+.3f}{ci_text(t.advantage_ci95)} "
+                         f"| {t.replacement_advantage:+.3f}{ci_text(t.replacement_advantage_ci95)} | {c.chips:+.3f} | "
+                         f"{c.play_rate:.1%} | {c.pot_win_rate:.1%} | {c.bourre_rate_dealt:.1%} |")
+    return "\n".join(lines)
+
+
+def plot_learning_curve(state: RunState, players: tuple[int, ...], path: Path) -> Path | None:
+    if not state.evals:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    steps = [row["step"] for row in state.evals]
+    for n in players:
+        mean = [float(row[f"advantage_{n}p"]) for row in state.evals]
+        ci = [row.get(f"advantage_ci95_{n}p") or (m, m) for row, m in zip(state.evals, mean, strict=True)]
+        ax.plot(steps, mean, marker="o", label=f"{n} players")
+        ax.fill_between(steps, [float(c[0]) for c in ci], [float(c[1]) for c in ci], alpha=0.2)
+    ax.axhline(0.0, color="grey", linewidth=1)
+    ax.set_xlabel("PPO steps (learner decisions)")
+    ax.set_ylabel("table advantage vs heuristic field (chips/deal)")
+    ax.set_title("Duplicate evaluation during training (95% CI)")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
 def write_report(args: Args, run_dir: Path, state: RunState, model_path: Path, command: str) -> None:
-    runs.write_report(run_dir, state, model_path, command, args.to_json(), seed=args.seed,
-                      eval_players=args.eval_players, final_eval_deals=args.final_eval_deals,
-                      eval_workers=args.eval_workers, progress=args.progress)
-
-
-def invocation() -> str:
-    return runs.invocation("train.ppo_selfplay")
+    started = time.perf_counter()
+    reports = [evaluate_policy_file(model_path, field, args.eval_players, args.final_eval_deals, args.seed + 2,
+                                    args.eval_workers, args.progress) for field in ("random", "heuristic")]
+    eval_seconds = time.perf_counter() - started
+    curve = plot_learning_curve(state, args.eval_players, run_dir / "learning_curve.png")
+    table = markdown_eval_table(reports)
+    text = [f"# PPO self-play run `{run_dir}`", "",
+            f"Command: `{command}`  ", f"Seed: {args.seed}  ",
+            f"PPO steps: {state.num_timesteps:,}; training time {state.train_seconds / 60:.1f} min "
+            f"(imitation {state.imitation.get('seconds', 0.0) / 60:.1f} min), "
+            f"final evaluation {eval_seconds:.0f} s", "",
+            f"Model: `{model_path}` (play it with `agents.make(\"ppo:{model_path}\")`)", "",
+            f"## Final duplicate evaluation (candidate: this model; seed {args.seed + 2})", "", table, ""]
+    if curve:
+        text += ["## Learning curve", "", f"![learning curve]({curve.name})", ""]
+    (run_dir / "report.md").write_text("\n".join(text))
+    (run_dir / "report.json").write_text(json.dumps({
+        "command": command, "args": args.to_json(), "state": dataclasses.asdict(state), "model": str(model_path),
+        "final_eval": [r.to_dict() for r in reports]}, indent=2) + "\n")
+    print()
+    print(table)
+    print(f"\nreport: {run_dir / 'report.md'}; model: {model_path}")
 
 
 # ---------------------------------------------------------------------------- command line
@@ -488,7 +667,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[Args, set[str]]:
         flag = "--" + f.name.replace("_", "-")
         if flag in flags or (f.type in ("bool", bool) and f"--no-{flag[2:]}" in flags):
             given.add(f.name)
-    return args, given - {"resume", "run_dir"}
+    return args, given - {"resume", "run_dir", "overwrite"}
 
 
 def main(argv: list[str] | None = None) -> int:
