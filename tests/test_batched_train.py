@@ -266,7 +266,7 @@ def test_resume_and_arguments_are_checked(tmp_path: Path) -> None:
     (tmp_path / "checkpoint.zip").write_bytes(b"")
     with pytest.raises(ValueError, match="--trainer sb3"):
         resolve_resume(Args(run_dir=tmp_path, resume=True), set())
-    with pytest.raises(ValueError, match="already holds a run"):
+    with pytest.raises(ValueError, match="not empty"):
         run(Args(run_dir=tmp_path, **TINY))  # type: ignore[arg-type]
     for field, value, message in [("total_timesteps", 0, "total_timesteps"), ("players", (9,), "players"),
                                   ("hidden", (), "hidden"), ("pool_random", -1.0, "pool weights"),
@@ -276,6 +276,23 @@ def test_resume_and_arguments_are_checked(tmp_path: Path) -> None:
         args = Args(**{field: value, **({"players": (3, 5)} if field == "tables" else {})})  # type: ignore[arg-type]
         with pytest.raises(ValueError, match=message):
             args.validate()
+
+
+def test_a_checkpoint_is_read_as_tensors_only(tmp_path: Path) -> None:
+    net = PolicyNet((8,))
+    optimizer = torch.optim.Adam(net.parameters())
+    path = tmp_path / "checkpoint.pt"
+    torch.save({"net": net.state_dict(), "optimizer": optimizer.state_dict(), "note": Path("not a tensor")}, path)
+    with pytest.raises(ValueError, match="objects other than tensors") as raised:
+        batched_ppo.load_checkpoint(net, optimizer, path, torch.device("cpu"))
+    assert "weights_only=False" not in str(raised.value)  # torch's advice to unpickle is not passed on
+    other = PolicyNet((16,))
+    torch.save({"net": other.state_dict(), "optimizer": torch.optim.Adam(other.parameters()).state_dict()}, path)
+    with pytest.raises(ValueError, match="does not fit the network"):
+        batched_ppo.load_checkpoint(net, optimizer, path, torch.device("cpu"))
+    path.write_bytes(b"not a checkpoint")
+    with pytest.raises(ValueError, match="damaged"):
+        batched_ppo.load_checkpoint(net, optimizer, path, torch.device("cpu"))
 
 
 def bourre_train(*argv: str, **kwargs: Any) -> subprocess.Popen:
@@ -303,17 +320,19 @@ def test_tiny_run_end_to_end_is_the_default_trainer(tmp_path: Path) -> None:
     state = json.loads((run_dir / "state.json").read_text())
     assert 1024 <= state["num_timesteps"] < 1024 + 256 + 64
     assert state["imitation"]["accuracy"] > 0 and state["imitation"]["decisions"] >= 600
-    assert [row["step"] // 1024 for row in state["evals"]] == [1]
+    assert [row["step"] // 1024 for row in state["evals"]] == [0, 1]  # the warm start, then every 1024 steps
+    assert all(isinstance(row["replacement_advantage_5p"], float) for row in state["evals"])
     assert len(state["snapshots"]) == 2 and all(Path(p).is_file() for p in state["snapshots"])
     player = agents.make(f"ppo:{run_dir / 'model.npz'}")  # the exported policy plays
     assert load_policy(run_dir / "model.npz").meta["trainer"] == "batched" and player.name.startswith("ppo:")
     report = (run_dir / "report.md").read_text()
     assert "| random | 5 | 4 |" in report and "| heuristic | 5 | 4 |" in report and "--seed 3" in report
+    assert "| table advantage (chips/deal) [95% CI] | replacement advantage [95% CI] |" in report
     assert (run_dir / "learning_curve.png").stat().st_size > 0
     assert "| heuristic | 5 | 4 |" in out
     tags = tensorboard_tags(run_dir / "tb")
     assert {"charts/learner_steps_per_second", "charts/chips_per_deal", "losses/value_loss", "losses/entropy",
-            "losses/approx_kl", "eval/advantage_vs_heuristic_5p"} <= tags
+            "losses/approx_kl", "eval/advantage_vs_heuristic_5p", "eval/replacement_advantage_vs_heuristic_5p"} <= tags
 
 
 def test_ctrl_c_saves_and_resume_goes_on(tmp_path: Path) -> None:
@@ -352,3 +371,15 @@ def test_cli_chooses_the_trainer(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-m", "train.cli", "train", "--trainer", "nonsense"], cwd=ROOT,
                          capture_output=True, text=True)
     assert out.returncode == 2 and "--trainer" in out.stderr and "batched" in out.stderr
+
+
+def test_resuming_a_run_of_the_sb3_trainer_goes_to_it(tmp_path: Path) -> None:
+    from train import cli
+
+    assert cli._trainer(["--run-dir", str(tmp_path), "--resume"])[0] == "batched"
+    (tmp_path / "checkpoint.zip").write_bytes(b"")
+    assert cli._trainer(["--run-dir", str(tmp_path), "--resume"]) == ("sb3", ["--run-dir", str(tmp_path), "--resume"])
+    assert cli._trainer([f"--run-dir={tmp_path}", "--resume", "--trainer", "batched"])[0] == "batched"
+    assert cli._trainer(["--run-dir", str(tmp_path)])[0] == "batched"  # a new run: the guard of the run folder
+    (tmp_path / "checkpoint.pt").write_bytes(b"")
+    assert cli._trainer(["--run-dir", str(tmp_path), "--resume"])[0] == "batched"

@@ -23,16 +23,22 @@ What happens, in order:
    way wait for the next rollout (their log-probabilities stay those of the policy that acted, their
    values are recomputed). ``update_epochs`` passes of minibatches of ``minibatch_size``, clipped
    objective, value loss, entropy bonus, early stop at ``target_kl``.
-3. Every ``eval_every`` steps a duplicate evaluation (``train.evaluate``) against the heuristic field,
-   logged to TensorBoard (``tensorboard --logdir runs/ppo``) under ``eval/``, next to ``charts/``
-   (learner steps/s, chips per deal, where the time goes) and ``losses/``, and shown in the progress bar.
+3. At the start and every ``eval_every`` steps a duplicate evaluation (``train.evaluate``) against the
+   heuristic field (table and replacement advantage, chips, play and bourré rates), logged to
+   TensorBoard (``tensorboard --logdir runs/ppo``) under ``eval/``, next to ``charts/`` (learner
+   steps/s, chips per deal, the time of rollouts and updates) and ``losses/``, and shown in the progress bar.
 4. Every ``checkpoint_every`` steps, at the end and on Ctrl-C: ``checkpoint.pt`` (network and optimizer,
    tensors only: read back with torch ``weights_only=True``) and ``state.json`` (step count, snapshots,
    evaluations). ``--resume`` continues from them with the arguments of ``args.json``; arguments given
-   again on the command line override the saved ones (for example a larger ``--total-timesteps``).
+   again on the command line override the saved ones (for example a larger ``--total-timesteps``), except
+   ``--hidden``: the network is the checkpoint's. A checkpoint holding anything but tensors, or one that
+   does not fit the network, is refused with ``ValueError``.
 5. At the end, in the run folder: ``model.npz`` (the actor, for ``agents.make("ppo:PATH")``),
    ``report.md`` / ``report.json`` (final evaluation against the random and heuristic fields, the
    command, seed and timings), ``learning_curve.png`` and the TensorBoard logs in ``tb/``.
+
+A new run needs an empty (or new) run folder: ``--overwrite`` replaces the run in a folder that holds one
+(``train.run_dir``), ``--resume`` continues it.
 
 The network
 -----------
@@ -64,9 +70,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import pickle
 import shlex
 import sys
 import time
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -85,11 +93,16 @@ from train.batched_rollout import (
     gae,
     masked_logits,
 )
-from train.runs import CtrlC, RunState, eval_row, evaluate_policy_file
+from train.run_dir import check_json_fields, claim_run_dir
+from train.runs import CtrlC, RunState, eval_row, evaluate_policy_file, read_json
 
 __all__ = ["Args", "main", "run", "parse_args", "resolve_resume", "ppo_update", "imitation_warm_start"]
 
 MODULE = "train.batched_ppo"
+RUN_OUTPUTS = ("args.json", "commands.txt", "checkpoint.pt", "checkpoint.tmp.pt", "state.json", "state.tmp",
+               "model.npz", "model.npz.tmp.npz", "eval_policy.npz", "eval_policy.npz.tmp.npz", "report.md",
+               "report.json", "learning_curve.png", "snapshots", "tb")
+"""Everything a run writes in its folder (what ``--overwrite`` deletes first)."""
 
 
 @dataclasses.dataclass
@@ -100,12 +113,15 @@ class Args:
     """run folder (default: runs/ppo/seed{seed}); it holds checkpoints, logs, snapshots and the report"""
     resume: bool = False
     """continue the run in run_dir from its last checkpoint (see the module docstring)"""
+    overwrite: bool = False
+    """start a new run in a run_dir that holds one, deleting the earlier run's files first (else a run_dir that is
+    not empty is refused)"""
     players: tuple[int, ...] = (5,)
     """table sizes trained on, mixed in one run: the tables are shared out in proportion to how often a size is
     listed (5 5 7: two thirds at 5 players)"""
     tables: int = 1024
     """tables stepped together, all sizes included"""
-    total_timesteps: int = 6_000_000
+    total_timesteps: int = 3_000_000
     """PPO learner decisions to train for (the imitation warm start is not counted)"""
     torch_threads: int = 1
     """torch threads (0: the number of CPU cores, at most 4). One is fastest on a small machine: the compiled
@@ -128,13 +144,13 @@ class Args:
 
     hidden: tuple[int, ...] = (256, 128)
     """widths of the trunk's ReLU layers (the first reads the observation sparsely), shared by actor and critic"""
-    learning_rate: float = 2e-4
+    learning_rate: float = 5e-4
     """Adam learning rate of PPO"""
     anneal_lr: bool = True
     """decay the learning rate linearly to 0 at total_timesteps"""
     rollout_decisions: int = 32_768
     """learner decisions added per rollout (one update per rollout)"""
-    minibatch_size: int = 4096
+    minibatch_size: int = 2048
     """decisions per minibatch of the update"""
     update_epochs: int = 2
     """passes over each rollout's decisions"""
@@ -171,8 +187,8 @@ class Args:
     max_snapshots: int = 8
     """snapshots kept in the pool (the most recent)"""
 
-    eval_every: int = 1_000_000
-    """steps between evaluations against the heuristic field (0: none during training)"""
+    eval_every: int = 750_000
+    """steps between evaluations against the heuristic field, the first at step 0 (0: none during training)"""
     eval_deals: int = 300
     """deals per table size of each evaluation during training"""
     eval_players: tuple[int, ...] = (5,)
@@ -222,19 +238,21 @@ class Args:
         return {k: (str(v) if isinstance(v, Path) else v) for k, v in dataclasses.asdict(self).items()}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Args:
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ValueError(f"args.json: unknown arguments {unknown} (a run of the other trainer? then add "
-                             f"--trainer sb3)")
-        values = dict(data)
+    def from_json(cls, data: Any, source: Path | str = "args.json") -> Args:
+        """The arguments saved in ``source`` (read as JSON into ``data``); ``ValueError`` naming ``source`` if a field
+        is unknown, of the wrong type or invalid."""
+        values = check_json_fields(data, cls, source)
         for name in ("players", "hidden", "eval_players", "imitation_players"):
             if name in values:
                 values[name] = tuple(values[name])
         if values.get("run_dir") is not None:
             values["run_dir"] = Path(values["run_dir"])
-        return cls(**values)
+        args = cls(**values)
+        try:
+            args.validate()
+        except ValueError as e:
+            raise ValueError(f"{source}: {e}") from None
+        return args
 
 
 # ---------------------------------------------------------------------------- imitation warm start
@@ -371,14 +389,28 @@ def save_checkpoint(net: PolicyNet, optimizer: torch.optim.Optimizer, run_dir: P
     state.save(run_dir / "state.json")
 
 
-def load_checkpoint(net: PolicyNet, optimizer: torch.optim.Optimizer, run_dir: Path, device: torch.device) -> None:
-    path = run_dir / "checkpoint.pt"
+def load_checkpoint(net: PolicyNet, optimizer: torch.optim.Optimizer, path: Path, device: torch.device) -> None:
+    """The network and optimizer of ``path``, tensors only; ``ValueError`` naming the file otherwise.
+
+    torch's own message for a file holding other objects suggests unpickling it (``weights_only=False``), which
+    could run any code the file carries: that advice is never passed on here."""
     try:
-        saved = torch.load(path, map_location=device, weights_only=True)  # tensors only: no pickled code runs
+        saved = torch.load(path, map_location=device, weights_only=True)
+    except pickle.UnpicklingError:
+        raise ValueError(f"{path}: holds objects other than tensors (or is damaged), and a checkpoint is only read "
+                         f"as tensors; resume from a checkpoint this trainer wrote, or start a new run") from None
+    except (RuntimeError, OSError, EOFError, zipfile.BadZipFile) as e:
+        raise ValueError(f"{path}: not a readable checkpoint ({_first_line(e)})") from None
+    try:
         net.load_state_dict(saved["net"])
         optimizer.load_state_dict(saved["optimizer"])
-    except (OSError, RuntimeError, KeyError, ValueError, TypeError) as e:
-        raise ValueError(f"{path}: cannot restore the network and optimizer ({type(e).__name__}: {e})") from None
+    except (RuntimeError, ValueError, KeyError, TypeError, IndexError) as e:
+        raise ValueError(f"{path}: does not fit the network of args.json, or is damaged ({_first_line(e)})") from None
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
 
 
 def resolve_resume(args: Args, given: set[str]) -> Args:
@@ -391,9 +423,13 @@ def resolve_resume(args: Args, given: set[str]) -> Args:
     saved_path = args.run_dir / "args.json"
     if not (args.run_dir / "checkpoint.pt").is_file() or not saved_path.is_file():
         raise ValueError(f"resume: {args.run_dir} has no checkpoint.pt and args.json to resume from")
-    saved = Args.from_json(json.loads(saved_path.read_text()))
+    saved = Args.from_json(read_json(saved_path, "the run's arguments"), saved_path)
+    if "hidden" in given and tuple(args.hidden) != saved.hidden:
+        raise ValueError(f"--hidden {' '.join(map(str, args.hidden))}: the run in {args.run_dir} has hidden layers "
+                         f"{' '.join(map(str, saved.hidden))}, and a resumed run keeps its network; drop --hidden, "
+                         f"or start a new run")
     return dataclasses.replace(saved, **{name: getattr(args, name) for name in given}, run_dir=args.run_dir,
-                               resume=True)
+                               resume=True, overwrite=False)
 
 
 def crossed(before: int, now: int, every: int) -> bool:
@@ -402,14 +438,16 @@ def crossed(before: int, now: int, every: int) -> bool:
 
 def run(args: Args, given: set[str] | None = None) -> Path:
     """Train (or resume) as ``args`` says; returns the run folder. ``given``: fields set on the command line."""
+    if args.resume and args.overwrite:
+        raise ValueError("--resume continues the run in the run folder and --overwrite replaces it: give one")
     if args.resume:
         args = resolve_resume(args, given or set())
     args.validate()
     run_dir = args.run_dir or Path("runs/ppo") / f"seed{args.seed}"
     args = dataclasses.replace(args, run_dir=run_dir)
+    claim_run_dir(run_dir, resume=args.resume, overwrite=args.overwrite, outputs=RUN_OUTPUTS)
+    saved_state = RunState.load(run_dir / "state.json") if args.resume else None  # read before building anything
     if not args.resume:
-        if (run_dir / "checkpoint.pt").exists() or (run_dir / "checkpoint.zip").exists():
-            raise ValueError(f"run_dir: {run_dir} already holds a run; --resume it or choose another --run-dir")
         run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / "args.json").write_text(json.dumps(args.to_json(), indent=2) + "\n")
     command = runs.invocation(MODULE)
@@ -424,9 +462,9 @@ def run(args: Args, given: set[str] | None = None) -> Path:
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
     meta = {"seed": args.seed, "players": list(args.players), "trainer": "batched", "command": command}
     state = RunState()
-    if args.resume:
-        state = RunState.load(run_dir / "state.json")
-        load_checkpoint(net, optimizer, run_dir, device)
+    if saved_state is not None:
+        state = saved_state
+        load_checkpoint(net, optimizer, run_dir / "checkpoint.pt", device)
         print(f"resuming {run_dir} at step {state.num_timesteps:,} of {args.total_timesteps:,}")
     elif args.imitation_decisions:
         state.imitation = imitation_warm_start(net, args, device)
@@ -451,15 +489,20 @@ def run(args: Args, given: set[str] | None = None) -> Path:
         path = export(net, run_dir / "eval_policy.npz", {**meta, "num_timesteps": state.num_timesteps})
         report = evaluate_policy_file(path, "heuristic", args.eval_players, args.eval_deals, args.seed + 1, 1, False)
         state.evals.append(eval_row(state.num_timesteps, report))
+        now = state.num_timesteps
         for t in report.tables:
-            writer.add_scalar(f"eval/advantage_vs_heuristic_{t.players}p", t.advantage, state.num_timesteps)
-            writer.add_scalar(f"eval/chips_vs_heuristic_{t.players}p", t.candidate.chips, state.num_timesteps)
-            writer.add_scalar(f"eval/play_rate_{t.players}p", t.candidate.play_rate, state.num_timesteps)
-            writer.add_scalar(f"eval/bourre_rate_{t.players}p", t.candidate.bourre_rate_dealt, state.num_timesteps)
+            writer.add_scalar(f"eval/advantage_vs_heuristic_{t.players}p", t.advantage, now)
+            writer.add_scalar(f"eval/replacement_advantage_vs_heuristic_{t.players}p", t.replacement_advantage, now)
+            writer.add_scalar(f"eval/chips_vs_heuristic_{t.players}p", t.candidate.chips, now)
+            writer.add_scalar(f"eval/play_rate_{t.players}p", t.candidate.play_rate, now)
+            writer.add_scalar(f"eval/bourre_rate_{t.players}p", t.candidate.bourre_rate_dealt, now)
         first = report.tables[0]
-        return f", vs heuristic {first.players}p {first.advantage:+.3f}"
+        return (f", vs heuristic {first.players}p {first.advantage:+.3f} "
+                f"(replacement {first.replacement_advantage:+.3f})")
 
     # ---- the loop: rollout, update, then whatever the step count calls for
+    if args.eval_every and not state.evals:  # where PPO starts from (the warm start), for the learning curve
+        last_eval = evaluate()
     started = time.perf_counter()
     bar = tqdm(total=args.total_timesteps, initial=min(state.num_timesteps, args.total_timesteps), unit="step",
                desc="ppo", disable=not args.progress, dynamic_ncols=True)
@@ -535,7 +578,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[Args, set[str]]:
         flag = "--" + f.name.replace("_", "-")
         if flag in flags or (f.type in ("bool", bool) and f"--no-{flag[2:]}" in flags):
             given.add(f.name)
-    return args, given - {"resume", "run_dir"}
+    return args, given - {"resume", "run_dir", "overwrite"}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -609,8 +609,7 @@ class Collector:
                       else self.snapshots[code - SNAPSHOT])
             actions[rows] = player.act(obs[rows], masks[rows])
         t3 = time.perf_counter()
-        # BatchGame.step may return more than (rewards, done) in later versions; only these two are used
-        rewards, done = game.step(actions)[:2]
+        rewards, done = game.step(actions)
         ended = np.flatnonzero(done)
         if ended.size:
             self._end_deals(k, ended, rewards[ended])

@@ -139,8 +139,9 @@ TRAINERS = ("batched", "sb3")
 
 
 def _trainer(argv: list[str]) -> tuple[str | None, list[str]]:
-    """``--trainer NAME`` (or ``--trainer=NAME``) taken out of the train arguments; None after printing an error."""
-    trainer, rest, i = TRAINERS[0], [], 0
+    """``--trainer NAME`` (or ``--trainer=NAME``) taken out of the train arguments; None after printing an error.
+    Without it, ``--resume`` of a run folder that holds only the sb3 trainer's checkpoint goes to that trainer."""
+    trainer, rest, i = _resumed_trainer(argv) or TRAINERS[0], [], 0
     while i < len(argv):
         token = argv[i]
         if token == "--trainer" or token.startswith("--trainer="):
@@ -158,6 +159,23 @@ def _trainer(argv: list[str]) -> tuple[str | None, list[str]]:
               file=sys.stderr)
         return None, rest
     return trainer, rest
+
+
+def _resumed_trainer(argv: list[str]) -> str | None:
+    """``sb3`` when ``argv`` resumes (``--resume``) a run folder (``--run-dir``) with ``checkpoint.zip`` and no
+    ``checkpoint.pt``."""
+    if "--resume" not in argv:
+        return None
+    for i, token in enumerate(argv):
+        if token.startswith("--run-dir="):
+            folder = Path(token.partition("=")[2])
+        elif token == "--run-dir" and i + 1 < len(argv):
+            folder = Path(argv[i + 1])
+        else:
+            continue
+        if (folder / "checkpoint.zip").is_file() and not (folder / "checkpoint.pt").exists():
+            return "sb3"
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from train.evaluate import EvalReport, evaluate
+from train.run_dir import check_json_fields
 
 __all__ = ["CtrlC", "RunState", "eval_row", "evaluate_policy_file", "invocation", "markdown_eval_table",
-           "plot_learning_curve", "write_report"]
+           "plot_learning_curve", "read_json", "write_report"]
 
 
 def invocation(module: str) -> str:
@@ -50,17 +51,24 @@ class RunState:
 
     @classmethod
     def load(cls, path: Path) -> RunState:
-        try:
-            return cls(**json.loads(path.read_text()))
-        except (OSError, json.JSONDecodeError, TypeError) as e:
-            raise ValueError(f"{path}: cannot read the run state ({e})") from None
+        """The state saved in ``path``; ``ValueError`` naming the file if it cannot be read or a field is wrong."""
+        return cls(**check_json_fields(read_json(path, "the run state"), cls, path))
+
+
+def read_json(path: Path, what: str) -> Any:
+    """The JSON in ``path``; ``ValueError`` naming the file and ``what`` it should hold if it cannot be read."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"{path}: cannot read {what} ({e})") from None
 
 
 class CtrlC:
     """While active, Ctrl-C only records that it was pressed (a second press interrupts at once).
 
     A KeyboardInterrupt raised anywhere in a training loop can land in the middle of reading a subprocess's
-    reply or of writing a checkpoint; the trainers check ``pressed`` between steps and save first instead."""
+    reply, which leaves the pipe unreadable, or of writing a checkpoint; the trainers check ``pressed`` between
+    steps and save first instead."""
 
     def __init__(self) -> None:
         self.pressed = False
@@ -88,21 +96,27 @@ def eval_row(step: int, report: EvalReport) -> dict[str, Any]:
     for t in report.tables:
         row[f"advantage_{t.players}p"] = t.advantage
         row[f"advantage_ci95_{t.players}p"] = list(t.advantage_ci95) if t.advantage_ci95 else None
+        row[f"replacement_advantage_{t.players}p"] = t.replacement_advantage
+        ci = t.replacement_advantage_ci95
+        row[f"replacement_advantage_ci95_{t.players}p"] = list(ci) if ci else None
         row[f"chips_{t.players}p"] = t.candidate.chips
         row[f"play_rate_{t.players}p"] = t.candidate.play_rate
     return row
 
 
 def markdown_eval_table(reports: list[EvalReport]) -> str:
-    lines = ["| field | players | deals | advantage (chips/deal) [95% CI] | own chips/deal | played | pot won "
-             "| bourré |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = ["| field | players | deals | table advantage (chips/deal) [95% CI] | replacement advantage [95% CI] "
+             "| own chips/deal | played | pot won | bourré |",
+             "|---|---|---|---|---|---|---|---|---|"]
+
+    def ci_text(ci: tuple[float, float] | None) -> str:
+        return f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else ""
+
     for report in reports:
         for t in report.tables:
-            ci = t.advantage_ci95
-            ci_text = f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else ""
             c = t.candidate
-            lines.append(f"| {report.field} | {t.players} | {t.deals} | {t.advantage:+.3f}{ci_text} | {c.chips:+.3f} | "
+            lines.append(f"| {report.field} | {t.players} | {t.deals} | {t.advantage:+.3f}{ci_text(t.advantage_ci95)} "
+                         f"| {t.replacement_advantage:+.3f}{ci_text(t.replacement_advantage_ci95)} | {c.chips:+.3f} | "
                          f"{c.play_rate:.1%} | {c.pot_win_rate:.1%} | {c.bourre_rate_dealt:.1%} |")
     return "\n".join(lines)
 
@@ -125,7 +139,7 @@ def plot_learning_curve(state: RunState, players: tuple[int, ...], path: Path,
         ax.fill_between(steps, [float(c[0]) for c in ci], [float(c[1]) for c in ci], alpha=0.2)
     ax.axhline(0.0, color="grey", linewidth=1)
     ax.set_xlabel(xlabel)
-    ax.set_ylabel("advantage vs heuristic field (chips/deal)")
+    ax.set_ylabel("table advantage vs heuristic field (chips/deal)")
     ax.set_title("Duplicate evaluation during training (95% CI)")
     ax.legend()
     fig.tight_layout()
