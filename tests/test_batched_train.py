@@ -32,6 +32,8 @@ from train.batched_rollout import (
     Transitions,
     gae,
     gather_batch,
+    masked_logits,
+    sample_actions,
     sparse_rows,
 )
 
@@ -226,6 +228,19 @@ def test_sparse_network_equals_its_dense_form_and_the_exported_policy(tmp_path: 
     again = PolicyNet.from_policy_weights(policy)
     torch.testing.assert_close(again(gather_batch(ptr, idx, val, np.arange(64), "cpu", grad=False))[0], logits,
                                rtol=1e-5, atol=1e-5)
+
+
+def test_sampled_actions_follow_the_masked_softmax() -> None:
+    generator = torch.Generator()
+    generator.manual_seed(0)
+    logits = torch.tensor([[0.5, 2.0, -1.0, 0.0, 1.0], [3.0, 0.0, 0.0, 0.0, 9.0]]).repeat(20000, 1)
+    legal = torch.tensor([[True, False, True, True, False], [False, False, False, True, False]]).repeat(20000, 1)
+    actions = sample_actions(masked_logits(logits, legal), legal, generator)
+    assert legal[torch.arange(len(actions)), actions].all()
+    first = torch.bincount(actions[0::2], minlength=5).double() / 20000
+    expected = torch.softmax(torch.tensor([0.5, -1.0, 0.0], dtype=torch.float64), 0)
+    torch.testing.assert_close(first[[0, 2, 3]], expected, atol=0.015, rtol=0)
+    assert (actions[1::2] == 3).all()  # a single legal action, however low its logit
 
 
 # ---------------------------------------------------------------------------- runs
