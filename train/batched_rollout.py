@@ -584,8 +584,9 @@ class Collector:
             return actions, self.transitions.append(idx, val, counts, mask_rows, actions, zeros, zeros)
         logits, values = self.net(batch_from_counts(idx, val, counts, self.device))
         legal = torch.from_numpy(mask_rows).to(self.device)
-        actions_t = sample_actions(masked_logits(logits, legal), legal, self.torch_rng)
-        logp = torch.log_softmax(masked_logits(logits, legal), dim=1).gather(1, actions_t[:, None]).squeeze(1)
+        masked = masked_logits(logits, legal)
+        actions_t = sample_actions(masked, legal, self.torch_rng)
+        logp = torch.log_softmax(masked, dim=1).gather(1, actions_t[:, None]).squeeze(1)
         actions = actions_t.cpu().numpy()
         ids = self.transitions.append(idx, val, counts, mask_rows, actions, logp.cpu().numpy(),
                                       values.cpu().numpy())
