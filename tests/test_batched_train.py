@@ -169,6 +169,18 @@ def test_seat_pool_draws() -> None:
         SeatPool(-1.0, 1.0, 0.0, 0.0)
 
 
+def test_snapshot_slots(tmp_path: Path) -> None:
+    a, b, c = (str(save_policy(tmp_path / f"{name}.npz", PolicyNet((8,)).policy_weights({}))) for name in "abc")
+    collector = Collector(PolicyNet((8,)), players=(4,), tables=3, pool=SeatPool(), seed=0, reward_scale=0.1)
+    collector.set_snapshots([a, b])
+    collector.owners[0][:] = [[LEARNER, SNAPSHOT, SNAPSHOT + 1, 2]] * 3
+    collector.set_snapshots([b, c])  # c takes a's slot: tables that held a play c for the rest of the deal
+    assert collector.snapshot_paths == [c, b]
+    collector.set_snapshots([c])  # b's slot closes: its seats go to the heuristic, c moves to slot 0
+    assert collector.snapshot_paths == [c] and len(collector.snapshots) == 1
+    assert collector.owners[0].tolist() == [[LEARNER, SNAPSHOT, 1, 2]] * 3
+
+
 # ---------------------------------------------------------------------------- GAE
 def test_gae_along_hand_made_trajectories() -> None:
     # Three seats' trajectories interleaved: A = 0 -> 2 -> 4 (done, +2), B = 1 -> 3 (done, -1), C = 5 -> 6 (under way)
@@ -285,7 +297,8 @@ def test_resume_and_arguments_are_checked(tmp_path: Path) -> None:
         run(Args(run_dir=tmp_path, **TINY))  # type: ignore[arg-type]
     for field, value, message in [("total_timesteps", 0, "total_timesteps"), ("players", (9,), "players"),
                                   ("hidden", (), "hidden"), ("pool_random", -1.0, "pool weights"),
-                                  ("gamma", 0.0, "gamma"), ("tables", 1, "tables"), ("device", "cuda:7", "device")]:
+                                  ("gamma", 0.0, "gamma"), ("tables", 1, "tables"), ("device", "cuda:7", "device"),
+                                  ("device", "gpu", "not a torch device")]:
         if field == "device" and torch.cuda.device_count() > 7:
             continue
         args = Args(**{field: value, **({"players": (3, 5)} if field == "tables" else {})})  # type: ignore[arg-type]

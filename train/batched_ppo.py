@@ -47,18 +47,22 @@ and the critic. The first layer reads only the observation's nonzero entries (``
 weights are still the dense ``(hidden[0], 1174)`` matrix that ``agents.ppo`` reads), so the exported
 actor is a plain MLP in the existing policy file format.
 
-Cost per learner step (defaults: ``hidden=(256, 128)``, 5 players, about 66 nonzero observation
-entries of 1174, ``update_epochs=2``): one forward pass is 66*256 (sparse first layer) + 256*128 +
-128*(117 + 1) = 64,768 multiply-adds, 0.13 MFLOP; forward and backward are three times that, 0.39
-MFLOP, so the rollout's forward pass and two epochs cost 0.13 + 2 * 0.39 = 0.91 MFLOP per learner step
-(the dense 1174-wide first layer of the SB3 trainer's separate 256-256 actor and critic is 0.79 MFLOP
-for one forward pass alone). Bytes: a stored decision is its sparse observation (66 * 6 bytes), its
-mask (117) and 21 bytes of action, log-probability, value, reward and links, about 0.55 kB, read once
-per epoch; the env writes and rescans a dense 4.7 kB observation per table decision, the largest
-stream of the loop. At 20,000 learner steps/s that is 18 GFLOP/s of network arithmetic (one core
-of this machine's CPU runs single-precision matrix products at roughly 60-100 GFLOP/s) and about
-0.2 GB/s of memory traffic, so the loop is bound by the work per row in numba and by per-call
-overheads, not by arithmetic or bandwidth; ``benchmarks/train_speed.py`` measures it.
+Cost per learner step, and the limit it sets (defaults: ``hidden=(256, 128)``, 5 players, about 66
+nonzero observation entries of 1174, ``update_epochs=2``). Arithmetic: one forward pass is 66*256
+(sparse first layer) + 256*128 + 128*(117 + 1) = 64,768 multiply-adds, 0.13 MFLOP; forward and backward
+are about three times that, so the rollout's forward pass and two epochs make 0.13 + 2 * 0.39 = 0.91
+MFLOP per learner step, 0.67 of it in the dense products (the SB3 trainer's dense 1174-wide first
+layers of its separate 256-256 actor and critic cost 0.79 MFLOP for one forward pass alone). Bytes: the
+sparse first layer reads one 1 kB weight row (256 floats) per nonzero entry, and its backward pass
+one 1 kB gradient row per entry, so 5 passes * 66 kB = 330 kB per learner step, from cache (the 1.2 MB
+weight matrix); a stored decision is about 0.55 kB (sparse observation 66 * 6 bytes, mask 117, 21 bytes
+of action, log-probability, value, reward and links), read once per epoch; the env writes and scans
+a dense 4.7 kB observation per table decision. Measured on one core of this machine, the update runs
+its matrix products at about 50 GFLOP/s and the sparse layer's row gathers at about 40 GB/s, so the
+network alone is bounded at about 0.67 MFLOP / 50 GFLOP/s + 330 kB / 40 GB/s = 13 + 8 = 21 us per
+learner step (48,000 steps/s); the loop spends about 32 us in the network (the rest: masking, softmax,
+minibatch gathers, Adam, Python calls), 4-5 us in the env and the opponents' time on top
+(``benchmarks/train_speed.py`` prints the split).
 
 A run is reproducible from its seed on the same machine and thread count. A resumed run continues the
 network, the optimizer and the step count but deals new tables, so it is not bit-identical to an
@@ -227,8 +231,14 @@ class Args:
                 raise ValueError(f"{name}: expected > 0, got {getattr(self, name)}")
         if self.ent_coef < 0 or self.vf_coef < 0 or (self.target_kl is not None and self.target_kl <= 0):
             raise ValueError("ent_coef and vf_coef must be >= 0, target_kl > 0 (or None)")
-        if self.device.startswith("cuda") and not torch.cuda.is_available():
-            raise ValueError(f"device: {self.device!r} asked for, but torch sees no CUDA device")
+        try:
+            device = torch.device(self.device)
+        except RuntimeError:
+            raise ValueError(f"device: not a torch device, {self.device!r} (e.g. cpu, cuda, cuda:1)") from None
+        if device.type == "cuda" and (not torch.cuda.is_available()
+                                      or (device.index or 0) >= torch.cuda.device_count()):
+            raise ValueError(f"device: {self.device!r} asked for, but torch sees {torch.cuda.device_count()} CUDA "
+                             f"device(s)")
         self.pool()  # raises on bad weights
 
     def pool(self) -> SeatPool:

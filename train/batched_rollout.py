@@ -523,8 +523,8 @@ class Collector:
         counts = np.maximum(1, np.floor(tables * share / share.sum()).astype(np.int64))
         counts[-1] += tables - counts.sum()
         seeds = np.random.SeedSequence([seed, 17]).generate_state(len(sizes) + 4)
-        self.games = [BatchGame(int(b), seed=int(s), num_players=n) for n, b, s in zip(sizes, counts, seeds,
-                                                                                         strict=False)]
+        self.games = [BatchGame(int(b), seed=int(s), num_players=n)
+                      for n, b, s in zip(sizes, counts, seeds[:len(sizes)], strict=True)]
         self.net, self.device, self.pool, self.reward_scale = net, device, pool, reward_scale
         self.rng = np.random.default_rng(seeds[-1])
         self.torch_rng = torch.Generator(device=device)
@@ -566,11 +566,14 @@ class Collector:
             else:
                 self.snapshot_paths.append(path)
                 self.snapshots.append(opponent)
-        if free:  # fewer snapshots than before (a resumed run): compact, and redraw every table's seats
-            self.snapshot_paths = [p for j, p in enumerate(self.snapshot_paths) if j not in free]
-            self.snapshots = [s for j, s in enumerate(self.snapshots) if j not in free]
-            self.owners = [self.pool.draw(self.rng, g.batch_size, g.num_players, len(self.snapshots))
-                           for g in self.games]
+        if free:  # fewer snapshots than before: the slots close up; seats of a dropped one go to the heuristic
+            kept = [j for j in range(len(self.snapshots)) if j not in free]
+            new_code = np.array([LEARNER, HEURISTIC, RANDOM]
+                                + [SNAPSHOT + kept.index(j) if j in kept else HEURISTIC
+                                   for j in range(len(self.snapshots))])
+            self.snapshot_paths = [self.snapshot_paths[j] for j in kept]
+            self.snapshots = [self.snapshots[j] for j in kept]
+            self.owners = [new_code[owners] for owners in self.owners]
 
     # ------------------------------------------------------------------ one step of one table size
     @torch.no_grad()
