@@ -1,7 +1,12 @@
-"""Training speed of PPO self-play: learner steps/s of ``train/ppo_selfplay.py``'s loop, and where the time goes.
+"""Training speed of PPO self-play: learner steps/s of both trainers' loops, their ratio, and where the time goes.
 
-What is measured
-----------------
+Both trainers are measured in one run (``--trainer both``, the default): the batched trainer of
+``bourre train`` (``train/batched_ppo.py``) and the MaskablePPO trainer of ``bourre train --trainer
+sb3`` (``train/ppo_selfplay.py``), each with its own default arguments and a fresh network, on the
+same machine one after the other; the last table gives both figures and the ratio.
+
+What is measured (MaskablePPO)
+------------------------------
 A *learner step* is one decision of the learner seat: one ``step`` of one training env, one row of
 the rollout buffer (opponent moves are played inside the env's ``step`` and are not counted).
 
@@ -49,11 +54,26 @@ the start is printed so that a busy machine can be recognised. On a busy machine
 torch thread can make the small forward passes and the update many times slower (the threads wait
 for each other); the time per forward call and per update is printed to compare.
 
+What is measured (the batched trainer)
+--------------------------------------
+A *learner step* is one decision the learner takes, at whichever seat of whichever table (one
+row of ``train.batched_rollout.Transitions``). The network, the optimizer and the ``Collector`` are
+built as ``train.batched_ppo.run`` builds them (its ``Args`` defaults: ``tables``, the seat pool,
+``rollout_decisions``, the update); one rollout and update run untimed, then rollouts and
+``ppo_update`` calls alternate, timed end to end, until ``--batched-steps`` learner steps or
+``--max-seconds``. The split of the wall time comes from the collector's own timers (the env:
+observations, masks, stepping and paying finished deals; the learner's forward pass and sampling;
+the opponents' batched calls) and the update's. The heuristic opponent is whatever
+``train.batched_rollout.HeuristicOpponent`` is (the row-by-row adapter until the compiled batch
+heuristic replaces it). ``--pool L H R S`` measures another seat pool (learner, heuristic, random,
+snapshot weights); ``--snapshot`` fills one snapshot slot with the fresh network.
+
 Usage
 -----
 ::
 
-    python benchmarks/train_speed.py                # 5 players, 8 envs, 40,960 timed steps or 40 s, ~2 min
+    python benchmarks/train_speed.py                # both trainers, 5 players, ~40 s timed each, ~3 min
+    python benchmarks/train_speed.py --trainer batched --pool 1 0 0 0   # pure self-play only
     python benchmarks/train_speed.py --num-envs 4 --n-steps 512 --steps 100000 --snapshot --json speed.json
 """
 
@@ -289,6 +309,98 @@ def measure(opts: argparse.Namespace) -> dict[str, Any]:
     return figures
 
 
+# ---------------------------------------------------------------------------- the batched trainer
+def measure_batched(opts: argparse.Namespace) -> dict[str, Any]:
+    """Time the batched trainer's rollouts and updates (see the module docstring); the figures as a dict."""
+    import torch
+
+    from agents.ppo import save_policy
+    from train.batched_ppo import Args as BatchedArgs
+    from train.batched_ppo import ppo_update
+    from train.batched_rollout import Collector, HeuristicOpponent, PolicyNet
+
+    pool = dict(zip(("pool_learner", "pool_heuristic", "pool_random", "pool_snapshot"), opts.pool or (), strict=False))
+    args = BatchedArgs(seed=opts.seed, players=tuple(opts.players), torch_threads=opts.torch_threads, progress=False,
+                       imitation_decisions=0, **({"tables": opts.tables} if opts.tables else {}), **pool)
+    args.validate()
+    threads = args.torch_threads or min(4, os.cpu_count() or 1)
+    torch.set_num_threads(threads)
+    torch.manual_seed(args.seed)
+    progress(f"batched: {args.tables} tables, pool {args.pool()}, heuristic {HeuristicOpponent.__name__}")
+    start = time.perf_counter()
+    net = PolicyNet(args.hidden)
+    optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
+    collector = Collector(net, args.players, args.tables, args.pool(), seed=args.seed, reward_scale=args.reward_scale)
+    rng = np.random.default_rng(args.seed)
+    with tempfile.TemporaryDirectory(prefix="train_speed_") as tmp:
+        if opts.snapshot:
+            collector.set_snapshots([str(save_policy(Path(tmp) / "snapshot.npz", net.policy_weights({})))])
+        figures: dict[str, Any] = {"torch_threads": threads, "heuristic": HeuristicOpponent.__name__,
+                                   "training_args": {k: v for k, v in dataclasses.asdict(args).items()
+                                                     if k != "run_dir"}}
+        progress(f"batched warm-up: one rollout of {args.rollout_decisions:,} and its update")
+        collector.collect(args.rollout_decisions)
+        ppo_update(net, optimizer, collector, args, rng, torch.device("cpu"))
+        figures["warmup_seconds"] = time.perf_counter() - start
+        collector.seconds = dict.fromkeys(collector.seconds, 0.0)
+        collector.reset_stats()
+        limit = f", at most {opts.max_seconds:g} s" if opts.max_seconds else ""
+        progress(f"batched timed: {opts.batched_steps:,} learner steps{limit}")
+        steps, rollout_seconds, update_seconds, updates = 0, 0.0, 0.0, 0
+        start = time.perf_counter()
+        while steps < opts.batched_steps and not (opts.max_seconds and time.perf_counter() - start > opts.max_seconds):
+            t0 = time.perf_counter()
+            steps += collector.collect(args.rollout_decisions)
+            t1 = time.perf_counter()
+            ppo_update(net, optimizer, collector, args, rng, torch.device("cpu"))
+            t2 = time.perf_counter()
+            rollout_seconds += t1 - t0
+            update_seconds += t2 - t1
+            updates += 1
+            progress(f"  {steps:,} steps, {steps / (t2 - start):,.0f} steps/s")
+        total = time.perf_counter() - start
+    s, c = collector.stats, collector.seconds
+    parts = {"env": c["env"], "learner": c["learner"], "opponents": c["opponents"],
+             "rollout_other": rollout_seconds - sum(c.values()), "ppo_update": update_seconds,
+             "loop_other": total - rollout_seconds - update_seconds}
+    figures.update({
+        "steps": steps, "seconds": total, "steps_per_second": steps / total, "updates": updates,
+        "table_decisions": s["decisions"], "learner_share": s["learner_decisions"] / max(s["decisions"], 1),
+        "learner_steps_per_seat_deal": s["learner_decisions"] / max(s["learner_deals"], 1),
+        "parts_seconds": parts, "stopped_by_max_seconds": steps < opts.batched_steps,
+    })
+    return figures
+
+
+BATCHED_PART_LABELS = {
+    "env": "env (observations, masks, step, paying deals)",
+    "learner": "learner forward pass and sampling",
+    "opponents": "opponents (batched calls)",
+    "rollout_other": "rest of the rollouts (buffer, Python)",
+    "ppo_update": "PPO update (GAE, epochs, carry-over)",
+    "loop_other": "rest of the loop",
+}
+
+
+def batched_rows(f: dict[str, Any]) -> tuple[Rows, Rows]:
+    a = f["training_args"]
+    loop: Rows = [
+        ("learner steps timed", f"{f['steps']:,} ({f['updates']} rollouts of {a['rollout_decisions']:,})"
+                                + (", stopped by --max-seconds" if f["stopped_by_max_seconds"] else "")),
+        ("wall seconds", f"{f['seconds']:.1f}"),
+        ("learner steps/s", f"{f['steps_per_second']:,.0f}"),
+        ("table decisions/s (all seats)", f"{f['table_decisions'] / f['seconds']:,.0f}"),
+        ("learner share of the decisions", f"{f['learner_share']:.0%}"),
+        ("learner steps per seat and deal", f"{f['learner_steps_per_seat_deal']:.2f}"),
+        ("heuristic opponent", f["heuristic"]),
+        ("start-up and warm-up (not timed)", f"{f['warmup_seconds']:.1f} s"),
+    ]
+    split: Rows = [(BATCHED_PART_LABELS[k], f"{v:.2f}", f"{v / f['seconds']:.1%}", f"{1e6 * v / f['steps']:.1f}")
+                   for k, v in f["parts_seconds"].items()]
+    split.append(("total", f"{f['seconds']:.2f}", "100.0%", f"{1e6 * f['seconds'] / f['steps']:.1f}"))
+    return loop, split
+
+
 # ---------------------------------------------------------------------------- reporting
 PART_LABELS = {
     "env_step": "env step (step_async + step_wait)",
@@ -331,49 +443,54 @@ def report_rows(f: dict[str, Any]) -> tuple[Rows, Rows, Rows]:
     return loop, split, raw
 
 
-def print_report(f: dict[str, Any], header: list[str]) -> None:
+Table = tuple[str, tuple[str, ...], Rows]
+"""A table to print: title, column titles, rows."""
+MEASURE = ("Measure", "Value")
+SPLIT = ("Part", "Seconds", "Share", "us/step")
+
+
+def sb3_tables(f: dict[str, Any]) -> list[Table]:
     loop, split, raw = report_rows(f)
-    split_titles = ("Part", "Seconds", "Share", "us/step")
+    return [("MaskablePPO self-play loop (bourre train --trainer sb3)", MEASURE, loop),
+            ("Where the timed wall time goes (MaskablePPO)", SPLIT, split), ("Raw env (the ceiling)", MEASURE, raw)]
+
+
+def batched_tables(f: dict[str, Any]) -> list[Table]:
+    loop, split = batched_rows(f)
+    return [("Batched PPO loop (bourre train)", MEASURE, loop), ("Where the timed wall time goes (batched)", SPLIT,
+                                                                  split)]
+
+
+def print_tables(tables: list[Table], header: list[str]) -> None:
     try:
         from rich.console import Console
-        from rich.table import Table
+        from rich.table import Table as RichTable
         from rich.text import Text
     except ImportError:
-        _print_plain(loop, split_titles, split, raw, header)
+        _print_plain(tables, header)
         return
     console = Console(width=None if sys.stdout.isatty() else 120)
     for line in header:
         console.print(line, markup=False, highlight=False)
-    tables: list[Table] = []
-    for title, rows in (("PPO self-play loop", loop), ("Raw env (the ceiling)", raw)):
-        table = Table(title=title)
-        table.add_column("Measure", no_wrap=True)
-        table.add_column("Value", justify="right", style="bold")
+    for title, titles, rows in tables:
+        table = RichTable(title=title)
+        for i, name in enumerate(titles):
+            table.add_column(name, justify="left" if i == 0 else "right", no_wrap=i == 0,
+                             style="bold" if titles == MEASURE and i == 1 else None)
         for cells in rows:
             table.add_row(*(Text(c) for c in cells))
-        tables.append(table)
-    table = Table(title="Where the timed wall time goes")
-    for i, title in enumerate(split_titles):
-        table.add_column(title, justify="left" if i == 0 else "right", no_wrap=i == 0)
-    for row in split:
-        table.add_row(*(Text(c) for c in row))
-    console.print(tables[0])
-    console.print(table)
-    console.print(tables[1])
+        console.print(table)
 
 
-def _print_plain(loop: Rows, split_titles: tuple[str, ...], split: Rows, raw: Rows, header: list[str]) -> None:
-    def block(titles: tuple[str, ...], rows: Rows) -> None:
+def _print_plain(tables: list[Table], header: list[str]) -> None:
+    print("\n".join(header), end="\n\n")
+    for title, titles, rows in tables:
+        print(title)
         widths = [max(len(t), *(len(r[i]) for r in rows)) for i, t in enumerate(titles)]
         for cells in (titles, tuple("-" * w for w in widths), *rows):
             print("  ".join(c.ljust(w) if i == 0 else c.rjust(w)
                             for i, (c, w) in enumerate(zip(cells, widths, strict=True))))
         print()
-
-    print("\n".join(header), end="\n\n")
-    block(("Measure", "Value"), loop)
-    block(split_titles, split)
-    block(("Measure", "Value"), raw)
 
 
 # ---------------------------------------------------------------------------- entry point
@@ -399,8 +516,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="put a snapshot of the (fresh) learner in the opponent pool, as after the first snapshot")
     parser.add_argument("--seed", type=int, default=0, help="seed (default: 0)")
     parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON to PATH")
+    parser.add_argument("--trainer", choices=("both", "sb3", "batched"), default="both",
+                        help="which trainers to measure (default: both, then their ratio)")
+    parser.add_argument("--batched-steps", type=int, default=1_000_000,
+                        help="batched trainer: learner steps to time, rounded up to whole rollouts (default: 1000000; "
+                             "--max-seconds stops it first on most machines)")
+    parser.add_argument("--tables", type=int, default=0, help="batched trainer: tables (default: its training default)")
+    parser.add_argument("--pool", type=float, nargs=4, metavar=("L", "H", "R", "S"), default=None,
+                        help="batched trainer: seat pool weights learner, heuristic, random, snapshot "
+                             "(default: its training default)")
     opts = parser.parse_args(argv)
-    for name in ("num_envs", "steps", "n_steps"):
+    for name in ("num_envs", "steps", "n_steps", "batched_steps"):
         if getattr(opts, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
     if opts.warmup_steps is not None and opts.warmup_steps < 1:
@@ -414,26 +540,46 @@ def main(argv: list[str] | None = None) -> int:
     opts = parse_args(argv)
     command = shlex.join(["python", *sys.argv]) if argv is None else shlex.join(["train_speed", *argv])
     load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
+    header = [f"Command: {command}",
+              f"Seed {opts.seed}; {os.cpu_count()} CPUs; load average at start {load[0]:.2f} {load[1]:.2f} "
+              f"{load[2]:.2f}; Python {platform.python_version()}; torch threads {opts.torch_threads or 'auto'}"]
+    tables: list[Table] = []
+    results: dict[str, Any] = {}
     try:
-        figures = measure(opts)
+        if opts.trainer in ("both", "sb3"):
+            results["sb3"] = f = measure(opts)
+            a = f["training_args"]
+            header.append(
+                f"MaskablePPO: {opts.num_envs} SubprocVecEnv workers, players {opts.players}, n_steps {opts.n_steps}, "
+                f"batch_size {a['batch_size']}, n_epochs {a['n_epochs']}, hidden {list(a['hidden'])}; fresh network; "
+                f"opponent pool heuristic/random/snapshot {a['pool_heuristic']}/{a['pool_random']}/"
+                f"{a['pool_snapshot']}, {'one snapshot' if opts.snapshot else 'no snapshot yet'}")
+            tables += sb3_tables(f)
+        if opts.trainer in ("both", "batched"):
+            results["batched"] = f = measure_batched(opts)
+            a = f["training_args"]
+            header.append(
+                f"Batched: {a['tables']} tables, players {list(a['players'])}, rollout_decisions "
+                f"{a['rollout_decisions']:,}, minibatch_size {a['minibatch_size']}, update_epochs "
+                f"{a['update_epochs']}, hidden {list(a['hidden'])}; fresh network; seat pool learner/heuristic/random/"
+                f"snapshot {a['pool_learner']}/{a['pool_heuristic']}/{a['pool_random']}/{a['pool_snapshot']}, "
+                f"{'one snapshot' if opts.snapshot else 'no snapshot yet'}; heuristic opponent {f['heuristic']}")
+            tables += batched_tables(f)
     except ValueError as e:
         print(f"train_speed: error: {e}", file=sys.stderr)
         return 2
-    a = figures["training_args"]
-    header = [
-        f"Command: {command}",
-        f"Seed {opts.seed}; {os.cpu_count()} CPUs; load average at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; "
-        f"Python {platform.python_version()}; torch threads {figures['torch_threads']}",
-        f"MaskablePPO: {opts.num_envs} SubprocVecEnv workers, players {opts.players}, n_steps {opts.n_steps}, "
-        f"batch_size {a['batch_size']}, n_epochs {a['n_epochs']}, hidden {list(a['hidden'])}; fresh network; "
-        f"opponent pool heuristic/random/snapshot {a['pool_heuristic']}/{a['pool_random']}/{a['pool_snapshot']}, "
-        f"{'one snapshot' if opts.snapshot else 'no snapshot yet'}",
-    ]
-    print_report(figures, header)
+    if len(results) == 2:
+        ratio = results["batched"]["steps_per_second"] / results["sb3"]["steps_per_second"]
+        results["ratio"] = ratio
+        tables.append(("Both trainers", MEASURE, [
+            ("bourre train --trainer sb3: learner steps/s", f"{results['sb3']['steps_per_second']:,.0f}"),
+            ("bourre train (batched): learner steps/s", f"{results['batched']['steps_per_second']:,.0f}"),
+            ("ratio batched / sb3", f"{ratio:.1f}x")]))
+    print_tables(tables, header)
     if opts.json:
         machine = {"cpu_count": os.cpu_count(), "load_average_at_start": list(load),
                    "python": platform.python_version(), "platform": platform.platform()}
-        payload = {"command": command, "config": vars(opts), "machine": machine, "figures": figures}
+        payload = {"command": command, "config": vars(opts), "machine": machine, "figures": results}
         with open(opts.json, "w", encoding="utf-8") as fh:
             json.dump(payload, fh, indent=2)
             fh.write("\n")

@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def train(*argv: str, **kwargs: object) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "train.cli", "train", *argv], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, **kwargs)  # type: ignore[call-overload]
+    return subprocess.Popen([sys.executable, "-m", "train.cli", "train", "--trainer", "sb3", *argv], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kwargs)  # type: ignore[call-overload]
 
 
 def tensorboard_tags(folder: Path) -> set[str]:

@@ -5,9 +5,10 @@
 ``bourre eval --tournament random heuristic heuristic:tight --players 5 --deals 500``
     a tournament (``train.tournament``); prints ratings and the payoff matrix, writes
     ``tournament.json``, ``tournament.md`` and one ``tournament_{N}p.png`` per table size.
-``bourre train [--seed 0] [--total-timesteps N] [--run-dir DIR] [--resume] ...``
-    self-play training with MaskablePPO (``train.ppo_selfplay``; ``bourre train --help`` lists every
-    argument); ends by printing the new agent's evaluation against the random and heuristic fields.
+``bourre train [--trainer batched|sb3] [--seed 0] [--total-timesteps N] [--run-dir DIR] [--resume] ...``
+    self-play training: batched in-process PPO (``train.batched_ppo``, the default) or MaskablePPO over
+    subprocess envs (``--trainer sb3``, ``train.ppo_selfplay``); ``bourre train [--trainer sb3] --help``
+    lists every argument; ends by printing the new agent's evaluation against the random and heuristic fields.
 ``bourre bench [throughput|agents|train] [ARGS...]``
     the speed benchmarks of ``benchmarks/`` (from a source checkout), with their own arguments.
 ``bourre serve [--port 8000]``
@@ -121,8 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(func=_cmd_serve)
 
     # Listed for --help; main() hands their arguments to the training script and the benchmarks unparsed.
-    commands.add_parser("train", help="self-play training with MaskablePPO (bourre train --help for its arguments)",
-                        add_help=False)
+    commands.add_parser("train", help="self-play training: batched PPO, or MaskablePPO with --trainer sb3 "
+                                      "(bourre train --help for its arguments)", add_help=False)
     commands.add_parser("bench", help=f"speed benchmarks: bourre bench {{{','.join(BENCHMARKS)}}} [ARGS]",
                         add_help=False)
     return parser
@@ -152,15 +153,63 @@ def _cmd_bench(argv: list[str]) -> int:
 
 
 BENCHMARKS = {"throughput": "throughput.py", "agents": "agents_speed.py", "train": "train_speed.py"}
+TRAINERS = ("batched", "sb3")
+"""``bourre train --trainer``: the batched trainer (``train.batched_ppo``, the default) or MaskablePPO
+(``train.ppo_selfplay``)."""
+
+
+def _trainer(argv: list[str]) -> tuple[str | None, list[str]]:
+    """``--trainer NAME`` (or ``--trainer=NAME``) taken out of the train arguments; None after printing an error.
+    Without it, ``--resume`` of a run folder that holds only the sb3 trainer's checkpoint goes to that trainer."""
+    trainer, rest, i = _resumed_trainer(argv) or TRAINERS[0], [], 0
+    while i < len(argv):
+        token = argv[i]
+        if token == "--trainer" or token.startswith("--trainer="):
+            if "=" in token:
+                trainer = token.partition("=")[2]
+            elif i + 1 < len(argv):
+                trainer, i = argv[i + 1], i + 1
+            else:
+                trainer = ""
+        else:
+            rest.append(token)
+        i += 1
+    if trainer not in TRAINERS:
+        print(f"bourre train: error: --trainer: expected one of {', '.join(TRAINERS)}, got {trainer!r}",
+              file=sys.stderr)
+        return None, rest
+    return trainer, rest
+
+
+def _resumed_trainer(argv: list[str]) -> str | None:
+    """``sb3`` when ``argv`` resumes (``--resume``) a run folder (``--run-dir``) with ``checkpoint.zip`` and no
+    ``checkpoint.pt``."""
+    if "--resume" not in argv:
+        return None
+    for i, token in enumerate(argv):
+        if token.startswith("--run-dir="):
+            folder = Path(token.partition("=")[2])
+        elif token == "--run-dir" and i + 1 < len(argv):
+            folder = Path(argv[i + 1])
+        else:
+            continue
+        if (folder / "checkpoint.zip").is_file() and not (folder / "checkpoint.pt").exists():
+            return "sb3"
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     # train and bench hand their arguments on untouched: the training script and each benchmark parse their own
     if argv[:1] == ["train"]:
-        from train.ppo_selfplay import main as train_main
-
-        return train_main(argv[1:])
+        trainer, rest = _trainer(argv[1:])
+        if trainer is None:
+            return 2
+        if trainer == "sb3":
+            from train.ppo_selfplay import main as train_main
+        else:
+            from train.batched_ppo import main as train_main
+        return train_main(rest)
     if argv[:1] == ["bench"]:
         return _cmd_bench(argv[1:])
     args = build_parser().parse_args(argv)

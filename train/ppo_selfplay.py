@@ -63,10 +63,11 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnvW
 from tqdm.auto import tqdm
 
 from agents.ppo import PolicyWeights, save_policy
-from train.evaluate import evaluate
+from train import runs
 from train.imitation import fit_policy, record_decisions
 from train.opponent_pool import PoolEnv, PoolWeights
 from train.run_dir import check_json_fields, claim_run_dir
+from train.runs import CtrlC, RunState, eval_row, evaluate_policy_file, read_json
 
 __all__ = ["Args", "main", "run", "policy_weights"]
 
@@ -311,85 +312,6 @@ def make_logger(folder: Path) -> Logger:
     return Logger(str(folder), [RenamedTensorBoard(str(folder))])
 
 
-def invocation() -> str:
-    """The command line as a user would type it again (``python -m`` shows the script's path in ``sys.argv[0]``)."""
-    program = Path(sys.argv[0]).name
-    if program == "ppo_selfplay.py":
-        return shlex.join(["python", "-m", "train.ppo_selfplay", *sys.argv[1:]])
-    if program in ("bourre", "cli.py"):
-        return shlex.join(["bourre", *sys.argv[1:]])
-    return shlex.join(sys.argv)
-
-
-# ---------------------------------------------------------------------------- run state
-@dataclasses.dataclass
-class RunState:
-    """What a checkpoint adds to the network: where the run stands."""
-
-    num_timesteps: int = 0
-    snapshots: list[str] = dataclasses.field(default_factory=list)
-    evals: list[dict[str, Any]] = dataclasses.field(default_factory=list)
-    imitation: dict[str, float] = dataclasses.field(default_factory=dict)
-    train_seconds: float = 0.0
-
-    def save(self, path: Path) -> None:
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(dataclasses.asdict(self), indent=2) + "\n")
-        tmp.replace(path)
-
-    @classmethod
-    def load(cls, path: Path) -> RunState:
-        """The state saved in ``path``; ``ValueError`` naming the file if it cannot be read or a field is wrong."""
-        return cls(**check_json_fields(read_json(path, "the run state"), cls, path))
-
-
-def read_json(path: Path, what: str) -> Any:
-    """The JSON in ``path``; ``ValueError`` naming the file and ``what`` it should hold if it cannot be read."""
-    try:
-        return json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ValueError(f"{path}: cannot read {what} ({e})") from None
-
-
-def evaluate_policy_file(path: Path, field: str, players: tuple[int, ...], deals: int, seed: int, workers: int,
-                         progress: bool) -> Any:
-    return evaluate(f"ppo:{path}", field, players=players, deals=deals, seed=seed, workers=workers, progress=progress)
-
-
-def eval_row(step: int, report: Any) -> dict[str, Any]:
-    row: dict[str, Any] = {"step": step}
-    for t in report.tables:
-        row[f"advantage_{t.players}p"] = t.advantage
-        row[f"advantage_ci95_{t.players}p"] = list(t.advantage_ci95) if t.advantage_ci95 else None
-        row[f"replacement_advantage_{t.players}p"] = t.replacement_advantage
-        ci = t.replacement_advantage_ci95
-        row[f"replacement_advantage_ci95_{t.players}p"] = list(ci) if ci else None
-        row[f"chips_{t.players}p"] = t.candidate.chips
-        row[f"play_rate_{t.players}p"] = t.candidate.play_rate
-    return row
-
-
-class CtrlC:
-    """While active, Ctrl-C only records that it was pressed (a second press interrupts at once).
-
-    A KeyboardInterrupt raised anywhere in the training loop can land in the middle of reading a subprocess's
-    reply, which leaves the pipe unreadable; the callback stops ``learn`` at the next step instead."""
-
-    def __init__(self) -> None:
-        self.pressed = False
-
-    def _handle(self, signum: int, frame: Any) -> None:
-        self.pressed = True
-        signal.signal(signal.SIGINT, self._previous)
-
-    def __enter__(self) -> CtrlC:
-        self._previous = signal.signal(signal.SIGINT, self._handle)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        signal.signal(signal.SIGINT, self._previous)
-
-
 class SelfPlayCallback(BaseCallback):
     """Snapshots, evaluations, checkpoints and the progress bar, driven by the step count; stops ``learn`` when
     ``ctrl_c`` was pressed."""
@@ -587,72 +509,14 @@ def run(args: Args, given: set[str] | None = None) -> Path:
 
 
 # ---------------------------------------------------------------------------- the report
-def markdown_eval_table(reports: list[Any]) -> str:
-    lines = ["| field | players | deals | table advantage (chips/deal) [95% CI] | replacement advantage [95% CI] "
-             "| own chips/deal | played | pot won | bourré |",
-             "|---|---|---|---|---|---|---|---|---|"]
-
-    def ci_text(ci: tuple[float, float] | None) -> str:
-        return f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else ""
-
-    for report in reports:
-        for t in report.tables:
-            c = t.candidate
-            lines.append(f"| {report.field} | {t.players} | {t.deals} | {t.advantage:+.3f}{ci_text(t.advantage_ci95)} "
-                         f"| {t.replacement_advantage:+.3f}{ci_text(t.replacement_advantage_ci95)} | {c.chips:+.3f} | "
-                         f"{c.play_rate:.1%} | {c.pot_win_rate:.1%} | {c.bourre_rate_dealt:.1%} |")
-    return "\n".join(lines)
-
-
-def plot_learning_curve(state: RunState, players: tuple[int, ...], path: Path) -> Path | None:
-    if not state.evals:
-        return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4))
-    steps = [row["step"] for row in state.evals]
-    for n in players:
-        mean = [float(row[f"advantage_{n}p"]) for row in state.evals]
-        ci = [row.get(f"advantage_ci95_{n}p") or (m, m) for row, m in zip(state.evals, mean, strict=True)]
-        ax.plot(steps, mean, marker="o", label=f"{n} players")
-        ax.fill_between(steps, [float(c[0]) for c in ci], [float(c[1]) for c in ci], alpha=0.2)
-    ax.axhline(0.0, color="grey", linewidth=1)
-    ax.set_xlabel("PPO steps (learner decisions)")
-    ax.set_ylabel("table advantage vs heuristic field (chips/deal)")
-    ax.set_title("Duplicate evaluation during training (95% CI)")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
-
-
 def write_report(args: Args, run_dir: Path, state: RunState, model_path: Path, command: str) -> None:
-    started = time.perf_counter()
-    reports = [evaluate_policy_file(model_path, field, args.eval_players, args.final_eval_deals, args.seed + 2,
-                                    args.eval_workers, args.progress) for field in ("random", "heuristic")]
-    eval_seconds = time.perf_counter() - started
-    curve = plot_learning_curve(state, args.eval_players, run_dir / "learning_curve.png")
-    table = markdown_eval_table(reports)
-    text = [f"# PPO self-play run `{run_dir}`", "",
-            f"Command: `{command}`  ", f"Seed: {args.seed}  ",
-            f"PPO steps: {state.num_timesteps:,}; training time {state.train_seconds / 60:.1f} min "
-            f"(imitation {state.imitation.get('seconds', 0.0) / 60:.1f} min), "
-            f"final evaluation {eval_seconds:.0f} s", "",
-            f"Model: `{model_path}` (play it with `agents.make(\"ppo:{model_path}\")`)", "",
-            f"## Final duplicate evaluation (candidate: this model; seed {args.seed + 2})", "", table, ""]
-    if curve:
-        text += ["## Learning curve", "", f"![learning curve]({curve.name})", ""]
-    (run_dir / "report.md").write_text("\n".join(text))
-    (run_dir / "report.json").write_text(json.dumps({
-        "command": command, "args": args.to_json(), "state": dataclasses.asdict(state), "model": str(model_path),
-        "final_eval": [r.to_dict() for r in reports]}, indent=2) + "\n")
-    print()
-    print(table)
-    print(f"\nreport: {run_dir / 'report.md'}; model: {model_path}")
+    runs.write_report(run_dir, state, model_path, command, args.to_json(), seed=args.seed,
+                      eval_players=args.eval_players, final_eval_deals=args.final_eval_deals,
+                      eval_workers=args.eval_workers, progress=args.progress)
+
+
+def invocation() -> str:
+    return runs.invocation("train.ppo_selfplay")
 
 
 # ---------------------------------------------------------------------------- command line
