@@ -63,9 +63,9 @@ built as ``train.batched_ppo.run`` builds them (its ``Args`` defaults: ``tables`
 ``ppo_update`` calls alternate, timed end to end, until ``--batched-steps`` learner steps or
 ``--max-seconds``. The split of the wall time comes from the collector's own timers (the env:
 observations, masks, stepping and paying finished deals; the learner's forward pass and sampling;
-the opponents' batched calls) and the update's. The heuristic opponent is whatever
-``train.batched_rollout.HeuristicOpponent`` is (the row-by-row adapter until the compiled batch
-heuristic replaces it). ``--pool L H R S`` measures another seat pool (learner, heuristic, random,
+the opponents' batched calls) and the update's. The heuristic opponent is
+``train.batched_rollout.HeuristicOpponent``, the compiled batch heuristic
+(``agents.heuristic_batch``). ``--pool L H R S`` measures another seat pool (learner, heuristic, random,
 snapshot weights); ``--snapshot`` fills one snapshot slot with the fresh network.
 
 Usage

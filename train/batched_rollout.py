@@ -41,14 +41,14 @@ import torch
 from numba import njit
 from torch.nn import functional
 
-import agents
+from agents.heuristic_batch import BatchHeuristic
 from agents.ppo import PolicyWeights, load_policy
 from bourre_env.batch import BatchGame
 from bourre_env.core import NUM_ACTIONS
 from bourre_env.observation import OBS_SIZE
 
 __all__ = [
-    "LEARNER", "HEURISTIC", "RANDOM", "SNAPSHOT", "MASKED_LOGIT", "BatchRandom", "Collector", "LoopHeuristic",
+    "LEARNER", "HEURISTIC", "RANDOM", "SNAPSHOT", "MASKED_LOGIT", "BatchRandom", "Collector",
     "HeuristicOpponent", "PolicyNet", "PolicyOpponent", "SeatPool", "SparseBatch", "StepRecord", "Transitions",
     "gae", "gather_batch", "masked_logits", "sample_actions", "sparse_rows",
 ]
@@ -279,24 +279,9 @@ def sample_actions(masked: torch.Tensor, legal: torch.Tensor, generator: torch.G
 
 
 # ---------------------------------------------------------------------------- opponents
-class LoopHeuristic:
-    """The heuristic agent called row by row (about 30,000 decisions/s), behind the call of the compiled
-    ``agents.heuristic_batch.BatchHeuristic``: ``act(observations, masks, out=None) -> int64 actions``."""
-
-    def __init__(self, params: str = "default", seed: int = 0) -> None:
-        spec = "heuristic" if params == "default" else f"heuristic:{params}"
-        self.agent = agents.make(spec, seed)
-
-    def act(self, observations: np.ndarray, masks: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        out = np.empty(len(observations), np.int64) if out is None else out
-        for i in range(len(observations)):
-            out[i] = self.agent.act({"observation": observations[i], "action_mask": masks[i]})
-        return out
-
-
-# The one line to change when the compiled batch heuristic lands (same call, >1M decisions/s):
-#     from agents.heuristic_batch import BatchHeuristic as HeuristicOpponent
-HeuristicOpponent = LoopHeuristic
+# The heuristic opponents and the imitation teacher: the compiled batch port of ``agents.heuristic``
+# (the same decisions, over a million a second: ``tests/test_heuristic_batch.py``).
+HeuristicOpponent = BatchHeuristic
 
 
 class BatchRandom:
