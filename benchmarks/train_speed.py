@@ -63,9 +63,8 @@ built as ``train.batched_ppo.run`` builds them (its ``Args`` defaults: ``tables`
 ``ppo_update`` calls alternate, timed end to end, until ``--batched-steps`` learner steps or
 ``--max-seconds``. The split of the wall time comes from the collector's own timers (the env:
 observations, masks, stepping and paying finished deals; the learner's forward pass and sampling;
-the opponents' batched calls) and the update's. The heuristic opponent is
-``train.batched_rollout.HeuristicOpponent``, the compiled batch heuristic
-(``agents.heuristic_batch``). ``--pool L H R S`` measures another seat pool (learner, heuristic, random,
+the opponents' batched calls: the compiled ``agents.heuristic_batch.BatchHeuristic``, the random agent,
+snapshots) and the update's. ``--pool L H R S`` measures another seat pool (learner, heuristic, random,
 snapshot weights); ``--snapshot`` fills one snapshot slot with the fresh network.
 
 Usage
@@ -317,7 +316,7 @@ def measure_batched(opts: argparse.Namespace) -> dict[str, Any]:
     from agents.ppo import save_policy
     from train.batched_ppo import Args as BatchedArgs
     from train.batched_ppo import ppo_update
-    from train.batched_rollout import Collector, HeuristicOpponent, PolicyNet
+    from train.batched_rollout import Collector, PolicyNet
 
     pool = dict(zip(("pool_learner", "pool_heuristic", "pool_random", "pool_snapshot"), opts.pool or (), strict=False))
     args = BatchedArgs(seed=opts.seed, players=tuple(opts.players), torch_threads=opts.torch_threads, progress=False,
@@ -326,7 +325,7 @@ def measure_batched(opts: argparse.Namespace) -> dict[str, Any]:
     threads = args.torch_threads or min(4, os.cpu_count() or 1)
     torch.set_num_threads(threads)
     torch.manual_seed(args.seed)
-    progress(f"batched: {args.tables} tables, pool {args.pool()}, heuristic {HeuristicOpponent.__name__}")
+    progress(f"batched: {args.tables} tables, pool {args.pool()}")
     start = time.perf_counter()
     net = PolicyNet(args.hidden)
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
@@ -335,7 +334,7 @@ def measure_batched(opts: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="train_speed_") as tmp:
         if opts.snapshot:
             collector.set_snapshots([str(save_policy(Path(tmp) / "snapshot.npz", net.policy_weights({})))])
-        figures: dict[str, Any] = {"torch_threads": threads, "heuristic": HeuristicOpponent.__name__,
+        figures: dict[str, Any] = {"torch_threads": threads, "heuristic": type(collector.heuristic).__name__,
                                    "training_args": {k: v for k, v in dataclasses.asdict(args).items()
                                                      if k != "run_dir"}}
         progress(f"batched warm-up: one rollout of {args.rollout_decisions:,} and its update")

@@ -87,11 +87,11 @@ import torch
 import tyro
 from tqdm.auto import tqdm
 
+from agents.heuristic_batch import BatchHeuristic
 from agents.ppo import save_policy
 from train import runs
 from train.batched_rollout import (
     Collector,
-    HeuristicOpponent,
     PolicyNet,
     SeatPool,
     gae,
@@ -271,7 +271,7 @@ def imitation_warm_start(net: PolicyNet, args: Args, device: torch.device) -> di
     (scaled); returns the last epoch's mean losses and the accuracy (the teacher's action is the most probable)."""
     started = time.perf_counter()
     players = args.imitation_players or args.players
-    teacher = HeuristicOpponent("default", args.seed + 101)
+    teacher = BatchHeuristic("default", args.seed + 101)
     # The learner's seats are every seat, played by the teacher: the collector records them with their chips.
     recorder = Collector(net, players, min(args.tables, max(len(set(players)), args.imitation_decisions // 40)),
                          SeatPool(1.0, 0.0, 0.0, 0.0), seed=args.seed + 100, reward_scale=args.reward_scale,

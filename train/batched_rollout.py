@@ -20,7 +20,8 @@ one masked forward pass, and the other rows go to their opponents, one batched c
 ``Collector``
     Steps the tables and fills ``Transitions``. Who plays each seat is drawn deal by deal by a
     ``SeatPool``: one seat of every table is the learner's, every other seat is the learner again
-    (self-play, trained on too), the heuristic, the random agent or a frozen snapshot, with the
+    (self-play, trained on too), the heuristic (``agents.heuristic_batch.BatchHeuristic``, the
+    heuristic agent compiled for a batch of rows), the random agent or a frozen snapshot, with the
     pool's weights. When a deal ends (on any seat's move) every learner seat of the table gets its
     own chip change as the reward of its last decision, and the table is dealt anew at once.
 ``gae``
@@ -48,8 +49,8 @@ from bourre_env.core import NUM_ACTIONS
 from bourre_env.observation import OBS_SIZE
 
 __all__ = [
-    "LEARNER", "HEURISTIC", "RANDOM", "SNAPSHOT", "MASKED_LOGIT", "BatchRandom", "Collector",
-    "HeuristicOpponent", "PolicyNet", "PolicyOpponent", "SeatPool", "SparseBatch", "StepRecord", "Transitions",
+    "LEARNER", "HEURISTIC", "RANDOM", "SNAPSHOT", "MASKED_LOGIT", "BatchRandom", "Collector", "PolicyNet",
+    "PolicyOpponent", "SeatPool", "SparseBatch", "StepRecord", "Transitions",
     "gae", "gather_batch", "masked_logits", "sample_actions", "sparse_rows",
 ]
 
@@ -279,11 +280,6 @@ def sample_actions(masked: torch.Tensor, legal: torch.Tensor, generator: torch.G
 
 
 # ---------------------------------------------------------------------------- opponents
-# The heuristic opponents and the imitation teacher: the compiled batch port of ``agents.heuristic``
-# (the same decisions, over a million a second: ``tests/test_heuristic_batch.py``).
-HeuristicOpponent = BatchHeuristic
-
-
 class BatchRandom:
     """A uniformly random legal action per row, from a seeded numpy generator."""
 
@@ -495,8 +491,9 @@ class StepRecord(NamedTuple):
 class Collector:
     """Tables of every size in ``players``, stepped in turn, the learner's decisions written to ``transitions``.
 
-    ``teacher``: an opponent-style policy that plays the learner's seats instead of the network (the imitation
-    warm start records it; log-probabilities and values are then 0)."""
+    ``heuristic``: the player of the heuristic's seats (default: ``BatchHeuristic``); ``teacher``: a player with
+    the same ``act(observations, masks)`` call that plays the learner's seats instead of the network (the
+    imitation warm start records it; log-probabilities and values are then 0)."""
 
     def __init__(self, net: PolicyNet, players: Sequence[int], tables: int, pool: SeatPool, seed: int,
                  reward_scale: float, device: torch.device | str = "cpu", heuristic: Any = None,
@@ -515,7 +512,7 @@ class Collector:
         self.torch_rng = torch.Generator(device=device)
         self.torch_rng.manual_seed(int(seeds[-2]))
         self.random = BatchRandom(int(seeds[-3]))
-        self.heuristic = heuristic if heuristic is not None else HeuristicOpponent("default", int(seeds[-4]))
+        self.heuristic = heuristic if heuristic is not None else BatchHeuristic("default", int(seeds[-4]))
         self.teacher = teacher
         self.snapshots: list[PolicyOpponent] = []
         self.snapshot_paths: list[str] = []
