@@ -967,7 +967,7 @@ def _sample_kernel(p: np.ndarray, n: int, h: int, dealer: int, deck_size: int, d
                    ev_kind: np.ndarray, ev_seat: np.ndarray, ev_arg: np.ndarray, pot: int, deal_no: int,
                    count: int, max_attempts: int, rng: np.ndarray,
                    out: np.ndarray, decks: np.ndarray, seeds: np.ndarray, actions: np.ndarray,
-                   orders: np.ndarray) -> tuple[int, int, int]:
+                   orders: np.ndarray, snap_events: np.ndarray, snaps: np.ndarray) -> tuple[int, int, int]:
     """Draw ``count`` consistent worlds into ``out``; returns (worlds drawn, proposals made, proposals the
     replay rejected)."""
     ntypes = type_start.shape[0] - 1
@@ -1127,7 +1127,11 @@ def _sample_kernel(p: np.ndarray, n: int, h: int, dealer: int, deck_size: int, d
         s[core.S_DEAL_NO] = deal_no
         good = True
         ol = 0
+        js = 0
         for e in range(ev_kind.shape[0]):
+            if js < snap_events.shape[0] and snap_events[js] == e:
+                snaps[made, js, :] = s
+                js += 1
             q = ev_seat[e]
             kind = ev_kind[e]
             if kind == EV_ACTION:
@@ -1194,6 +1198,8 @@ class Worlds:
     reshuffle_orders: np.ndarray
     dealer: int
     proposals: int
+    snapshots: np.ndarray | None = None
+    snapshot_events: np.ndarray | None = None
 
 
 class WorldSampler:
@@ -1270,10 +1276,20 @@ class WorldSampler:
         self._ev_arg = np.array([e[2] for e in ev], dtype=np.int64)
         self._reshuffled_cards = sum(int(sizes[b]) for r in stages for b in plan.pf[r])
 
+    @property
+    def events(self) -> list[tuple[int, int, int]]:
+        """The public record replayed into every world: ``(kind, seat, action)`` per decision, in order (``EV_*``
+        kinds; the action of a draw or a secret declaration is the world's own)."""
+        return list(self.plan.events)
+
     def sample(self, count: int, seed: int | np.random.Generator | None = 0, recipes: bool = False,
-               max_attempts: int | None = None) -> Any:
+               max_attempts: int | None = None, snapshots: list[int] | None = None) -> Any:
         """``count`` worlds as a ``(count, core.STATE_SIZE)`` int64 array (the observer is seat 0), or a
         ``Worlds`` with what rebuilds them when ``recipes`` is set. Seeded: the same seed gives the same worlds.
+
+        ``snapshots``: indices into ``events``; the ``Worlds`` (implied) then holds in ``snapshots[i, j]`` world
+        ``i`` just before its event ``snapshots[j]``, for instance to ask what a model of the other players
+        would have done there.
 
         ``RuntimeError`` if ``max_attempts`` proposals (default ``MAX_ATTEMPTS_PER_WORLD * count``) do not
         give ``count`` consistent worlds.
@@ -1291,6 +1307,12 @@ class WorldSampler:
         actions = np.zeros((count, max(len(plan.events), 1)), dtype=np.int64)
         orders = np.zeros((count, max(self._reshuffled_cards, 1)), dtype=np.int64)
         limit = MAX_ATTEMPTS_PER_WORLD * count if max_attempts is None else int(max_attempts)
+        snap_events = np.asarray(sorted(snapshots or []), dtype=np.int64)
+        if snap_events.size and (snap_events[0] < 0 or snap_events[-1] >= len(plan.events)
+                                 or np.any(np.diff(snap_events) == 0)):
+            raise ValueError(f"snapshots: expected distinct event indices in 0..{len(plan.events) - 1}")
+        snaps = np.zeros((count, snap_events.size, core.STATE_SIZE) if snap_events.size else (1, 1, 1),
+                         dtype=np.int64)
         dealt = plan.n * plan.h + (1 if trump_card in (core.TRUMP_SEPARATE, core.TRUMP_DEALER_MAY_TAKE) else 0)
         made, tries, refused = _sample_kernel(
             self.params, plan.n, plan.h, plan.dealer, rules.deck_size, dealt, plan.face,
@@ -1303,16 +1325,16 @@ class WorldSampler:
             self._stage_final, self._stage_final_start, self._pf_bins, self._pf_start, self._card_pf_bin,
             self._order_bins, self._order_start, self._init_bins, self._init_start, self._disc_bin,
             self._ev_kind, self._ev_seat, self._ev_arg, self.record.pot, self.record.deal_no,
-            count, limit, rng, out, decks, seeds, actions, orders)
+            count, limit, rng, out, decks, seeds, actions, orders, snap_events, snaps)
         self.last_proposals = tries
         self.last_refused = refused
         if made < count:
             raise RuntimeError(f"only {made} consistent worlds in {tries} proposals ({refused} refused by the replay): "
                                "the observation admits almost none (or it was not produced by the rules)")
-        if not recipes:
+        if not recipes and snapshots is None:
             return out
         return Worlds(out, decks, seeds, actions[:, :len(plan.events)], orders[:, :self._reshuffled_cards],
-                      plan.dealer, tries)
+                      plan.dealer, tries, snaps if snap_events.size else None, snap_events)
 
 
 def sample_worlds(observation: np.ndarray, count: int, seed: int | np.random.Generator | None = 0,
