@@ -5,6 +5,10 @@ Everything it knows is decoded from the documented observation fields (``bourre_
 and how many cards each announced, the pot, the cards played so far and by whom. It never looks
 at the env. ``HeuristicAgent`` documents the strategy; ``PARAM_SETS`` names the variants
 (``agents.make("heuristic")``, ``"heuristic:tight"``, ``"heuristic:loose"``).
+
+``agents.heuristic_batch`` is this agent compiled for batches of observation rows: it must make
+exactly the decisions made here, given the same tie-break number (``HeuristicAgent.choose``), and
+``tests/test_heuristic_batch.py`` holds it to that; a change of strategy here is ported there.
 """
 
 from __future__ import annotations
@@ -337,10 +341,22 @@ class HeuristicAgent:
         mask = observation["action_mask"]
         if not mask.any():
             raise ValueError("the action mask allows no action: this observation is not a decision")
+        return self.choose(obs, mask, float(self.rng.random()))
+
+    def choose(self, obs: np.ndarray, mask: np.ndarray, tie_break: float) -> int:
+        """The action for one observation vector and its mask (which must allow one: ``act`` checks),
+        with ``tie_break`` given.
+
+        ``tie_break``, a number in [0, 1), picks among cards scored exactly alike: of ``k`` tied
+        cards (in card order) the ``int(tie_break * k)``-th. ``act`` draws it from the agent's
+        generator, one uniform per decision whether or not a tie arises, so that the draws are
+        a function of the decisions alone; ``agents.heuristic_batch`` takes the same number per
+        row, which is how the two implementations are held to identical decisions.
+        """
         if obs[O_ROUND + ROUND_NAME_TRUMP] > 0.5:
             action = self._name_trump(obs, mask)  # dealer_picks_trump: the dealer names trump (53 + suit)
         else:
-            action = self._decide(obs, mask) if obs[O_PHASE] > 0.5 else self._play(obs, mask)
+            action = self._decide(obs, mask) if obs[O_PHASE] > 0.5 else self._play(obs, mask, tie_break)
         if not mask[action]:  # defensive: the rules above only choose masked actions
             action = int(np.flatnonzero(mask)[0])
         return action
@@ -541,13 +557,18 @@ class HeuristicAgent:
                 for p, count in ((ace, aces), (ace * 0.5, kings), (draw, draws)):
                     for _ in range(count):
                         low = _add_card(low, p)
-                win[k] += w * (1.0 - sum(a * (1.0 - row[x]) for x, a in enumerate(low)))
+                # added left to right, not with sum(): from Python 3.12 on sum() compensates rounding,
+                # and the compiled port must be able to add exactly as this does on every version
+                lose = 0.0
+                for x, a in enumerate(low):
+                    lose += a * (1.0 - row[x])
+                win[k] += w * (1.0 - lose)
                 bourre[k] += w * low[0]
         # renormalise over the numbers of opponents weighed
         return [(win[k] / total_w, bourre[k] / total_w) for k in range(len(options))]
 
     # ------------------------------------------------------------------ trick play
-    def _play(self, obs: np.ndarray, mask: np.ndarray) -> int:
+    def _play(self, obs: np.ndarray, mask: np.ndarray, tie_break: float) -> int:
         legal = np.flatnonzero(mask[:NUM_CARDS]).tolist()
         if len(legal) == 1:
             return int(legal[0])
@@ -569,7 +590,7 @@ class HeuristicAgent:
                 choice.append(c)
         if len(choice) == 1:
             return choice[0]
-        return int(choice[int(self.rng.integers(len(choice)))])
+        return int(choice[min(int(tie_break * len(choice)), len(choice) - 1)])
 
 
 class _PlayState:

@@ -11,8 +11,10 @@ It holds the actor's dense layers (``layers.K.weight`` with shape ``(out, in)``,
 and ``action.weight`` / ``action.bias``, plus ``meta``: a JSON string with ``format``
 (``"bourre-ppo-policy"``), ``version``, ``obs_size``, ``num_actions``, ``activation`` (``relu`` or
 ``tanh``) and free-form provenance (the training command and seed). A missing, corrupt or
-wrong-shaped file raises ``ValueError`` saying what is wrong. Inference needs neither torch nor the
-training extras.
+wrong-shaped file raises ``ValueError`` saying what is wrong: weights that are not floating-point
+numbers too, and an entry whose header claims more data than the entry holds (checked before
+anything is allocated; a policy file holds at most ``MAX_POLICY_BYTES`` of arrays). Inference needs
+neither torch nor the training extras.
 
 ``obs_size`` is the vector size of the observation version the policy was trained on
 (``bourre_env.observation.VERSION_SIZES``). Each version's layout is a prefix of the next, so a
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -40,6 +43,8 @@ FORMAT = "bourre-ppo-policy"
 VERSION = 1
 SHIPPED_MODEL = Path(__file__).resolve().parent / "models" / "ppo.npz"
 _ACTIVATIONS = ("relu", "tanh")
+MAX_POLICY_BYTES = 2**30
+"""Most bytes of arrays a policy file may hold (the shipped model holds under 2 MB)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,6 +106,7 @@ def load_policy(path: str | Path) -> PolicyWeights:
         raise ValueError(f"{path}: no such policy file (export one with train/ppo_selfplay.py, or use "
                          f"agents.make('ppo') for the shipped model)")
     try:
+        _check_entries(path)
         with np.load(path, allow_pickle=False) as data:
             arrays = {name: np.asarray(data[name]) for name in data.files}
     except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
@@ -130,6 +136,9 @@ def load_policy(path: str | Path) -> PolicyWeights:
         if weight.ndim != 2 or bias.shape != (weight.shape[0],):
             raise ValueError(f"{path}: {prefix} has weight {weight.shape} and bias {bias.shape}; "
                              f"expected (out, in) and (out,)")
+        if weight.dtype.kind != "f" or bias.dtype.kind != "f":
+            raise ValueError(f"{path}: {prefix} has weight of dtype {weight.dtype} and bias of dtype {bias.dtype}; "
+                             f"expected floating-point numbers")
         if not (np.all(np.isfinite(weight)) and np.all(np.isfinite(bias))):
             raise ValueError(f"{path}: {prefix} holds non-finite numbers")
         return weight.astype(np.float32), bias.astype(np.float32)
@@ -148,6 +157,35 @@ def load_policy(path: str | Path) -> PolicyWeights:
     if width != NUM_ACTIONS:
         raise ValueError(f"{path}: the action layer gives {width} outputs, expected {NUM_ACTIONS}")
     return PolicyWeights(tuple(hidden), action, activation, meta)
+
+
+def _check_entries(path: Path) -> None:
+    """``ValueError`` unless every entry of the archive is an ``.npy`` array whose header claims no more data than
+    the entry holds, all within ``MAX_POLICY_BYTES``: numpy allocates what a header claims before reading, so a
+    tiny forged file could otherwise ask for any amount of memory."""
+    total = 0
+    with zipfile.ZipFile(path) as archive:
+        for info in archive.infolist():
+            if not info.filename.endswith(".npy"):
+                raise ValueError(f"entry {info.filename!r} is not a numpy array")
+            with archive.open(info) as f:
+                version = np.lib.format.read_magic(f)
+                if version == (1, 0):
+                    shape, _, dtype = np.lib.format.read_array_header_1_0(f)
+                elif version == (2, 0):
+                    shape, _, dtype = np.lib.format.read_array_header_2_0(f)
+                else:
+                    raise ValueError(f"entry {info.filename!r}: .npy format version {version} is not supported")
+                held = info.file_size - f.tell()
+            if dtype.hasobject:
+                raise ValueError(f"entry {info.filename!r} holds Python objects")
+            claimed = math.prod(shape) * dtype.itemsize
+            if claimed > held:
+                raise ValueError(f"entry {info.filename!r} claims {shape} {dtype} ({claimed:,} bytes) but holds "
+                                 f"{held:,} bytes")
+            total += claimed
+            if total > MAX_POLICY_BYTES:
+                raise ValueError(f"the arrays take more than MAX_POLICY_BYTES ({MAX_POLICY_BYTES:,} bytes)")
 
 
 class PPOAgent:

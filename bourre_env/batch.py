@@ -10,6 +10,17 @@ once by a new one, so every row always has a player to act.
 >>> masks = g.legal_masks()                      # (4, 117) int8, for the player to act in each row
 >>> obs = g.observations()                       # (4, 1174) float32, that player's observation
 >>> rewards, done = g.step(masks.argmax(axis=1))  # rewards: (4, 5) chips of the deals that ended
+>>> g.truncated                                  # (4,) bool: which of the ended episodes were truncated
+
+An episode ends *terminated* after its last deal, or *truncated* when a deal leaves more than
+``bourre_env.limits.POT_BOUND`` chips in the pot (``done`` is True either way; ``truncated`` tells
+them apart, for a learner that bootstraps the value of a cut-off episode). The rewards are float32
+chips: exact while a payment stays below 2**24 chips, which the pot bound guarantees for every rule
+set with ``renege_multiple`` up to 15.
+
+``states`` (and each row's random stream) is privileged: it holds every hand and the stock order.
+Give learners ``observations()`` and ``legal_masks()``; read ``states`` for debugging, oracles and
+critics that are meant to see everything.
 """
 
 from __future__ import annotations
@@ -19,7 +30,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from bourre_env import core, observation
+from bourre_env import core, limits, observation
 from bourre_env.rules import Rules
 
 
@@ -47,31 +58,58 @@ def _reset_all(states: np.ndarray, p: np.ndarray, rngs: np.ndarray, template: np
         _new_episode(states[b], p, rngs[b], template)
 
 
+# how a row's episode stands after a move (``_after_move``)
+_GOING_ON = 0
+_TERMINATED = 1  # its last deal ended
+_TRUNCATED = 2  # a deal left more than limits.POT_BOUND chips in the pot
+
+
 @njit(cache=True)
-def _after_move(s: np.ndarray, p: np.ndarray, rng: np.ndarray, template: np.ndarray, rewards: np.ndarray) -> bool:
-    """Collect a finished deal's rewards and deal on; returns True when the episode ended (and was restarted)."""
+def _after_move(s: np.ndarray, p: np.ndarray, rng: np.ndarray, template: np.ndarray, rewards: np.ndarray) -> int:
+    """Collect a finished deal's rewards and deal on; an episode that ended (``_TERMINATED``, ``_TRUNCATED``) is
+    restarted at once."""
     phase = s[core.S_PHASE]
     if phase == core.DEAL_OVER or phase == core.GAME_OVER:
         for q in range(p[core.P_NUM_PLAYERS]):
             rewards[q] += s[core.S_REWARD + q]
-        if phase == core.DEAL_OVER:
-            core.next_deal(s, p, _shuffled_deck(template, rng), core._splitmix64(rng))
-            return False
-        _new_episode(s, p, rng, template)
-        return True
-    return False
+        if phase == core.GAME_OVER:
+            _new_episode(s, p, rng, template)
+            return _TERMINATED
+        if limits.pot_passed_bound(s):
+            _new_episode(s, p, rng, template)
+            return _TRUNCATED
+        core.next_deal(s, p, _shuffled_deck(template, rng), core._splitmix64(rng))
+    return _GOING_ON
+
+
+@njit(cache=True)
+def _accepts(s: np.ndarray, p: np.ndarray, action: int, mask: np.ndarray) -> bool:
+    """Whether ``core.step`` would take ``action``: the legal mask's answer, and with ``illegal_action="renege"``
+    any card of the hand in trick play (a forbidden one is played as a renege)."""
+    if action < 0 or action >= core.NUM_ACTIONS:
+        return False
+    if s[core.S_PHASE] == core.PLAY and p[core.P_RENEGE]:
+        return action < core.NUM_CARDS and (s[core.S_HAND + s[core.S_CUR]] >> action) & 1 == 1
+    core.legal_actions(s, p, mask)
+    return mask[action] == 1
 
 
 @njit(cache=True)
 def _step_all(states: np.ndarray, p: np.ndarray, rngs: np.ndarray, template: np.ndarray, actions: np.ndarray,
-              rewards: np.ndarray, done: np.ndarray) -> int:
-    """Step every row; returns the first row whose action was illegal (nothing is changed from it on), else -1."""
+              rewards: np.ndarray, done: np.ndarray, truncated: np.ndarray) -> int:
+    """Step every row, all or nothing: returns the first row whose action is illegal, having changed no row,
+    else -1 with every row stepped."""
+    mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
+    for b in range(states.shape[0]):
+        if not _accepts(states[b], p, actions[b], mask):
+            return b
     for b in range(states.shape[0]):
         rewards[b, :] = 0.0
-        done[b] = False
         if not core.step(states[b], p, actions[b]):
-            return b
-        done[b] = _after_move(states[b], p, rngs[b], template, rewards[b])
+            return -2 - b  # cannot happen: _accepts said yes; reported as an internal error
+        outcome = _after_move(states[b], p, rngs[b], template, rewards[b])
+        done[b] = outcome != _GOING_ON
+        truncated[b] = outcome == _TRUNCATED
     return -1
 
 
@@ -114,7 +152,7 @@ def _random_move(s: np.ndarray, p: np.ndarray, rng: np.ndarray, mask: np.ndarray
 def _random_play(states: np.ndarray, p: np.ndarray, rngs: np.ndarray, template: np.ndarray, decisions: int,
                  with_observations: bool, obs: np.ndarray, chips: np.ndarray) -> int:
     mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
-    rewards = np.zeros(p[core.P_NUM_PLAYERS], dtype=np.float32)
+    rewards = np.zeros(p[core.P_NUM_PLAYERS], dtype=np.float64)
     total = 0
     for b in range(states.shape[0]):
         s = states[b]
@@ -129,6 +167,24 @@ def _random_play(states: np.ndarray, p: np.ndarray, rngs: np.ndarray, template: 
     return total
 
 
+def _check_buffer(out: Any, shape: tuple[int, ...], dtype: type, name: str) -> np.ndarray:
+    """``out`` if compiled code may write a ``shape`` array of ``dtype`` into it, else ``ValueError``.
+
+    The kernels write by index without bounds checks, so a smaller or differently typed buffer would be
+    written past its end; nothing is converted or reshaped, as the caller expects its own array filled."""
+    if not isinstance(out, np.ndarray):
+        raise ValueError(f"{name}: out must be a numpy array of shape {shape} and dtype {np.dtype(dtype).name}, "
+                         f"got {type(out).__name__}")
+    if out.shape != shape or out.dtype != dtype:
+        raise ValueError(f"{name}: out must have shape {shape} and dtype {np.dtype(dtype).name}, got shape "
+                         f"{out.shape} and dtype {out.dtype.name}")
+    if not out.flags.c_contiguous:
+        raise ValueError(f"{name}: out must be C-contiguous (np.ascontiguousarray, or a fresh np.zeros)")
+    if not out.flags.writeable:
+        raise ValueError(f"{name}: out is read-only")
+    return out
+
+
 class BatchGame:
     """``batch_size`` Bourré episodes stepped together (see the module docstring)."""
 
@@ -136,11 +192,14 @@ class BatchGame:
         if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
             raise ValueError(f"batch_size: expected an integer >= 1, got {batch_size!r}")
         self.rules = Rules.from_options(rules, **options)
+        limits.check_rules(self.rules)
         self.params = self.rules.params()
         self.batch_size = int(batch_size)
         self.num_players = self.rules.num_players
         self._template = np.asarray(self.rules.deck_cards(), dtype=np.int64)
         self.states = np.zeros((self.batch_size, core.STATE_SIZE), dtype=np.int64)
+        # rows whose episode the last step ended truncated at the pot bound (a subset of its done)
+        self.truncated = np.zeros(self.batch_size, dtype=np.bool_)
         self.seed(seed)
 
     def seed(self, seed: int) -> None:
@@ -152,51 +211,70 @@ class BatchGame:
     def reset(self) -> None:
         """New episodes in every row (continuing each row's random stream)."""
         _reset_all(self.states, self.params, self._rngs, self._template)
+        self.truncated[:] = False
 
     def current_players(self) -> np.ndarray:
         """Seat to act in each row, ``(batch_size,)``."""
         return self.states[:, core.S_CUR].copy()
 
     def legal_masks(self, out: np.ndarray | None = None) -> np.ndarray:
-        """Legal-action masks of the player to act, ``(batch_size, NUM_ACTIONS)`` int8."""
-        if out is None:
-            out = np.zeros((self.batch_size, core.NUM_ACTIONS), dtype=np.int8)
+        """Legal-action masks of the player to act, ``(batch_size, NUM_ACTIONS)`` int8.
+
+        ``out``: an array of exactly that shape and dtype, C-contiguous and writeable, to fill instead of a new
+        one (``ValueError`` otherwise)."""
+        shape = (self.batch_size, core.NUM_ACTIONS)
+        out = np.zeros(shape, dtype=np.int8) if out is None else _check_buffer(out, shape, np.int8, "legal_masks")
         _masks_all(self.states, self.params, out)
         return out
 
     def observations(self, out: np.ndarray | None = None) -> np.ndarray:
-        """Observation of the player to act in each row, ``(batch_size, OBS_SIZE)`` float32."""
-        if out is None:
-            out = np.zeros((self.batch_size, observation.OBS_SIZE), dtype=np.float32)
+        """Observation of the player to act in each row, ``(batch_size, OBS_SIZE)`` float32.
+
+        ``out``: an array of exactly that shape and dtype, C-contiguous and writeable, to fill instead of a new
+        one (``ValueError`` otherwise)."""
+        shape = (self.batch_size, observation.OBS_SIZE)
+        out = np.zeros(shape, dtype=np.float32) if out is None else _check_buffer(out, shape, np.float32,
+                                                                                   "observations")
         _observations_all(self.states, self.params, out)
         return out
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Apply one action per row. Returns ``(rewards, done)``.
+        """Apply one action per row, all or nothing. Returns ``(rewards, done)``.
 
-        ``rewards[b, seat]`` holds the chips of any deal that ended with this step in row ``b``;
-        ``done[b]`` is True where an episode ended (the row already holds a new one).
+        ``actions``: ``(batch_size,)`` integers (any integer dtype; a list of ints will do). Floats, bools and
+        other shapes raise ``ValueError``, as does an illegal action in any row; then no row is stepped.
+        ``rewards[b, seat]`` (float32) holds the chips of any deal that ended with this step in row ``b``;
+        ``done[b]`` is True where an episode ended (the row already holds a new one), and ``self.truncated[b]``
+        where it ended truncated at the pot bound rather than after its last deal.
         """
-        acts = np.asarray(actions, dtype=np.int64).reshape(-1)
-        if acts.shape[0] != self.batch_size:
-            raise ValueError(f"actions: expected {self.batch_size} actions, got {acts.shape[0]}")
+        acts = np.asarray(actions)
+        if acts.shape != (self.batch_size,):
+            raise ValueError(f"actions: expected {self.batch_size} actions, an array of shape ({self.batch_size},); "
+                             f"got shape {acts.shape}")
+        if acts.dtype == np.bool_ or not np.issubdtype(acts.dtype, np.integer):
+            raise ValueError(f"actions: expected integer action ids, got dtype {acts.dtype}")
+        acts = acts.astype(np.int64, copy=False)  # a uint64 id past 2**63 turns negative: illegal all the same
         rewards = np.zeros((self.batch_size, self.num_players), dtype=np.float32)
         done = np.zeros(self.batch_size, dtype=np.bool_)
-        bad = _step_all(self.states, self.params, self._rngs, self._template, acts, rewards, done)
+        truncated = np.zeros(self.batch_size, dtype=np.bool_)
+        bad = _step_all(self.states, self.params, self._rngs, self._template, acts, rewards, done, truncated)
         if bad >= 0:
             mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
             core.legal_actions(self.states[bad], self.params, mask)
-            raise ValueError(f"illegal action {int(acts[bad])} in row {bad} (rows before it were stepped); "
+            raise ValueError(f"illegal action {int(acts[bad])} in row {bad} (no row was stepped); "
                              f"legal: {np.flatnonzero(mask).tolist()}")
+        if bad < -1:
+            raise RuntimeError(f"row {-2 - bad}: core.step refused an action the legality check accepted")
+        self.truncated = truncated
         return rewards, done
 
     def random_play(self, decisions_per_game: int, with_observations: bool = False) -> int:
         """Play uniformly random legal actions in every row, in compiled code; returns the decisions taken.
 
         With ``with_observations`` the observation of every decision is encoded too (the cost a
-        learner pays). Finished deals and episodes are dealt anew as in ``step``.
+        learner pays). Finished deals and episodes are dealt anew as in ``step`` (truncated ones too).
         """
         obs = np.zeros(observation.OBS_SIZE, dtype=np.float32)
-        self.last_random_chips = np.zeros(self.num_players, dtype=np.float32)
+        self.last_random_chips = np.zeros(self.num_players, dtype=np.float64)
         return int(_random_play(self.states, self.params, self._rngs, self._template, int(decisions_per_game),
                                 bool(with_observations), obs, self.last_random_chips))

@@ -29,7 +29,7 @@ dealing order, as card strings or ids: ``deck[0]`` goes to the dealer's left, on
 time round the table; with a separate trump card (either ``separate`` value of ``trump_card``)
 the next card is the one turned for trump; the cards after them are the stock, drawn from the front),
 ``"dealer"`` (seat index; default: drawn from the seeded generator) and ``"pot"`` (chips in the
-pot before this deal's antes; default 0). The generator also seeds the reshuffle used when the
+pot before this deal's antes, at most ``POT_BOUND``; default 0). The generator also seeds the reshuffle used when the
 stock runs out and the decks of later deals of an episode.
 
 Rule presets
@@ -191,12 +191,34 @@ At the end of each deal every player receives its chip change for that deal, in 
 ``play_ante`` for playing), plus what it took from the pot, minus its bourré (or renege) payment.
 With ``deals_per_episode > 1`` the next deal starts at once (the deal passes
 left; pot and ante exemptions carry) and rewards accumulate as usual in AEC environments.
-The episode ends (all agents terminated) after the last deal. ``infos`` are empty: nothing
-in them could leak hidden cards.
+The episode ends (all agents terminated) after the last deal. ``infos`` are empty (nothing
+in them could leak hidden cards) except at a truncation.
+
+Pot bound
+---------
+With no ``pot_limit`` each bourré player pays the whole pot into the next deal, so over many deals
+the pot grows geometrically (random play at 5 players about doubles it every deal). So that chip
+counts stay exact, in the observation's float32 ``pot`` entry, in the rewards and in the core's
+64-bit integers, an episode with deals to go ends *truncated* (every agent's ``truncations`` True,
+the deal's rewards paid as usual) when a deal settles with more than ``POT_BOUND`` = 2**20 =
+1,048,576 chips in the pot; ``infos`` then hold ``{"truncation_reason": "pot_bound", "pot": chips}``.
+``reset`` refuses a larger ``"pot"``, and rules under which one deal from the bound could leave exact
+integers (huge ``play_ante`` or ``renege_multiple``, or a rake such as the float 1/3 whose fraction
+has a 16-digit numerator: give ``fractions.Fraction(1, 3)``) raise ``ValueError``. The reasons for
+this bound are in ``bourre_env.limits``; the batch API and the single-agent view apply it too.
+
+Privileged access
+-----------------
+Agents receive observations, which hold nothing hidden. The env object itself holds everything:
+``hand(agent)`` returns any seat's cards, ``state_vector`` holds every hand, the stock order and the
+discards, and ``np_random`` (the seeded generator) can be copied to predict the decks of later deals
+and reshuffles. These are privileged views for rendering, debugging, tests, oracles and critics
+meant to see the whole table; code that plays a seat must not read them.
 
 Version history
 ---------------
 * v0: first release. Rule presets added without changing the action space or the standard game.
+  Episodes truncated at the pot bound (before, the pot of a long episode could overflow).
   Observation version 2 (``bourre_env.observation.VERSION``) appended ``decision_round``,
   ``stayed`` and the rule fields after the 1145 entries of version 1, which are unchanged: a
   policy trained on version 1 reads the first 1145 entries (``agents.ppo`` does this itself).
@@ -213,7 +235,7 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from bourre_env import cards, core, observation, render
+from bourre_env import cards, core, limits, observation, render
 from bourre_env.actions import describe
 from bourre_env.rules import Rules
 
@@ -259,7 +281,12 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
 
 
 class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
-    """Bourré as a PettingZoo AEC environment over the compiled rules core (see the module docstring)."""
+    """Bourré as a PettingZoo AEC environment over the compiled rules core (see the module docstring).
+
+    ``state_vector`` (the whole game state, every hand and the stock order included), ``hand(agent)`` for
+    any seat and ``np_random`` (which decides future decks) are privileged: see "Privileged access" in
+    the module docstring.
+    """
 
     metadata = {"render_modes": ["human", "ansi"], "name": ENV_NAME, "is_parallelizable": False, "render_fps": 1}
 
@@ -269,6 +296,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             raise ValueError(f"render_mode: expected None, 'human' or 'ansi', got {render_mode!r}")
         self.render_mode = render_mode
         self.rules = Rules.from_options(rules, **options)
+        limits.check_rules(self.rules)
         self._params = self.rules.params()
         n = self.rules.num_players
         self.possible_agents = [f"player_{i}" for i in range(n)]
@@ -306,10 +334,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             dealer = int(self.np_random.integers(n))
         elif isinstance(dealer, bool) or not isinstance(dealer, (int, np.integer)) or not 0 <= dealer < n:
             raise ValueError(f"reset options: dealer must be a seat index in 0..{n - 1}, got {dealer!r}")
-        pot = options.get("pot", 0)
-        if isinstance(pot, bool) or not isinstance(pot, (int, np.integer)) or pot < 0:
-            raise ValueError(f"reset options: pot must be an integer >= 0, got {pot!r}")
-        core.start_episode(self.state_vector, self._params, deck, int(dealer), int(pot), self._reshuffle_seed())
+        pot = limits.check_pot(options.get("pot", 0), "reset options")
+        core.start_episode(self.state_vector, self._params, deck, int(dealer), pot, self._reshuffle_seed())
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
@@ -369,20 +395,26 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self._cumulative_rewards[agent] = 0.0
         s = self.state_vector
         phase = s[core.S_PHASE]
+        ended = False
         if phase == core.DEAL_OVER or phase == core.GAME_OVER:
             self.rewards = {a: float(s[core.S_REWARD + i]) for i, a in enumerate(self.possible_agents)}
             self._rewards_pending = True
-            if phase == core.DEAL_OVER:
-                core.next_deal(s, self._params, self._deck(None), self._reshuffle_seed())
-            else:
+            ended = True
+            if phase == core.GAME_OVER:
                 self.terminations = {a: True for a in self.agents}
+            elif limits.pot_passed_bound(s):
+                self.truncations = {a: True for a in self.agents}
+                self.infos = {a: limits.truncation_info(s) for a in self.agents}
+            else:
+                core.next_deal(s, self._params, self._deck(None), self._reshuffle_seed())
+                ended = False
         elif self._rewards_pending:
             self.rewards = {a: 0.0 for a in self.agents}
             self._rewards_pending = False
         self._after_step()
         if self._rewards_pending:  # zero rewards add nothing: skip the per-agent loop
             self._accumulate_rewards()
-        if s[core.S_PHASE] == core.GAME_OVER:
+        if ended:
             self._deads_step_first()
         if self.render_mode == "human":
             self.render()
@@ -399,7 +431,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
 
     # ------------------------------------------------------------------ views
     def hand(self, agent: str) -> list[int]:
-        """Card ids an agent holds now (the agent's own knowledge; for rendering and agents' helpers)."""
+        """Card ids ``agent`` holds now. Privileged: it answers for any seat, whoever asks; a seat's own hand is
+        its own knowledge, another's is not (for rendering, the terminal game's human seat, tests and oracles)."""
         held = int(self.state_vector[core.S_HAND + self.agent_name_mapping[agent]])
         return [c for c in range(cards.NUM_CARDS) if held >> c & 1]
 

@@ -11,6 +11,7 @@ Notation is rank then suit, case-insensitive: ``"10H"``, ``"th"``, ``"As"``.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable
 
 NUM_CARDS = 52
@@ -85,11 +86,16 @@ def parse_many(text: str | Iterable[str | int]) -> list[int]:
 
 
 def to_id(card: str | int) -> int:
-    """A card id from an id or a card string; checks the range."""
+    """A card id from an id (an integer: a bool or a float such as ``3.0`` is no id) or a card string; checks the
+    range."""
     if isinstance(card, str):
         return parse_card(card)
-    value = int(card)
-    if value != card or not 0 <= value < NUM_CARDS:
+    try:
+        # operator.index takes Python and numpy integers only; bools are integers to Python, not card ids
+        value = None if isinstance(card, bool) else operator.index(card)
+    except TypeError:
+        value = None
+    if value is None or not 0 <= value < NUM_CARDS:
         raise ValueError(f"bad card id {card!r}: expected an integer in 0..51 or a card string like '10H'")
     return value
 

@@ -169,7 +169,8 @@ S_KNOWN_OUT = S_CINCH_NODES + 1  # [MAX_PLAYERS] own discards each player knows 
 S_RESHUFFLES = S_KNOWN_OUT + MAX_PLAYERS  # times the stock ran out and was rebuilt this deal (public)
 S_OUTCOME = S_RESHUFFLES + 1  # [MAX_PLAYERS] OUTCOME_* bits of each seat, set when the deal is settled
 S_FACE_RESHUFFLED = S_OUTCOME + MAX_PLAYERS  # 1 once a passed dealer's turned card went back into the stock (public)
-STATE_SIZE = S_FACE_RESHUFFLED + 1
+S_ABSENT = S_FACE_RESHUFFLED + 1  # [MAX_PLAYERS] cards each seat's plays this deal prove it does not hold (public)
+STATE_SIZE = S_ABSENT + MAX_PLAYERS
 
 ACE = 12
 KING = 11
@@ -353,6 +354,7 @@ def _deal(s: np.ndarray, p: np.ndarray, deck: np.ndarray, rng: int) -> None:
         s[S_DISCARDS + q] = 0
         s[S_KNOWN_OUT + q] = 0
         s[S_OUTCOME + q] = 0
+        s[S_ABSENT + q] = 0
     _collect_antes(s, p)
     for i in range(n * h):
         q = (dealer + 1 + i) % n
@@ -896,7 +898,12 @@ def _apply_play(s: np.ndarray, p: np.ndarray, card: int, legal: int) -> None:
     if card == s[S_FACE] and s[S_FACE_STATE] == FACE_IN_HAND:
         s[S_FACE_STATE] = FACE_PLAYED
     t = s[S_TRICK_NO]
-    s[S_TRICK_CARDS + t * MAX_PLAYERS + seat] = card
+    row = S_TRICK_CARDS + t * MAX_PLAYERS
+    # what this play proves the player does not hold, kept for the cinch (``proven_absent``)
+    best_led, best_trump = _bests(s[row: row + MAX_PLAYERS], n, s[S_LED], s[S_TRUMP])
+    s[S_ABSENT + seat] |= _forbidden_after(card, s[S_NPLAYED] == 0, s[S_LED], best_led, best_trump, s[S_TRUMP],
+                                           p[P_MUST_TRUMP] == 1, p[P_LEAD_HONORS] == 1)
+    s[row + seat] = card
     s[S_PLAYED] |= _bit(card)
     if s[S_NPLAYED] == 0:
         s[S_LED] = card // 13
@@ -904,8 +911,7 @@ def _apply_play(s: np.ndarray, p: np.ndarray, card: int, legal: int) -> None:
     if s[S_NPLAYED] < s[S_NACTIVE]:
         s[S_CUR] = next_active(s, n, seat)
         return
-    row = s[S_TRICK_CARDS + t * MAX_PLAYERS: S_TRICK_CARDS + (t + 1) * MAX_PLAYERS]
-    winner = trick_winner(row, s[S_LEADER], n, s[S_TRUMP])
+    winner = trick_winner(s[row: row + MAX_PLAYERS], s[S_LEADER], n, s[S_TRUMP])
     s[S_TRICK_WINNER + t] = winner
     s[S_TRICKS + winner] += 1
     s[S_TRICK_NO] = t + 1
@@ -1089,35 +1095,13 @@ def proven_absent(s: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
     A legal play proves that the player held none of the cards the ordinary rules would have required
     instead (``_forbidden_after``: a void in the suit led, no card that beats, trumps or overtrumps when
     one was due, no honour behind a non-honour lead with ``lead_trump_honors``). A hand only loses
-    cards during trick play, so what was absent then is absent now. With ``illegal_action="renege"`` a
-    play may have been a renege and proves nothing.
+    cards during trick play, so what was absent then is absent now. ``_apply_play`` gathers this play
+    by play (``S_ABSENT``). With ``illegal_action="renege"`` a play may have been a renege and proves
+    nothing.
     """
+    renege = p[P_RENEGE] == 1
     for q in range(MAX_PLAYERS):
-        out[q] = 0
-    if p[P_RENEGE] == 1 or s[S_PHASE] != PLAY:
-        return
-    n = _n(p)
-    trump = s[S_TRUMP]
-    must_trump = p[P_MUST_TRUMP] == 1
-    lead_honors = p[P_LEAD_HONORS] == 1
-    for t in range(min(s[S_TRICK_NO] + 1, p[P_HAND_SIZE])):
-        leader = s[S_TRICK_LEADER + t]
-        if leader < 0:
-            break
-        row = S_TRICK_CARDS + t * MAX_PLAYERS
-        led, best_led, best_trump = -1, -1, -1
-        for k in range(n):  # in play order, from the trick's leader
-            q = (leader + k) % n
-            c = s[row + q]
-            if c < 0:
-                continue
-            out[q] |= _forbidden_after(c, led < 0, led, best_led, best_trump, trump, must_trump, lead_honors)
-            if led < 0:
-                led = c // 13
-            if c // 13 == led and c > best_led:
-                best_led = c
-            if c // 13 == trump and c > best_trump:
-                best_trump = c
+        out[q] = 0 if renege else s[S_ABSENT + q]
 
 
 @njit(cache=True)
@@ -1176,18 +1160,23 @@ def _cinch_uncached(s: np.ndarray, p: np.ndarray, seat: int) -> bool:
         return False
     trump = s[S_TRUMP]
     pool = unseen_cards(s, p, seat)
+    face_held = face_bit(s) if _face_held_by_other(s, seat) else np.int64(0)
+    trick = s[row: row + MAX_PLAYERS]
+    # The bound against every unseen card settles most positions; only if it fails is it worth working out what
+    # the earlier plays prove (fewer cards the opponents may hold can only add sure tricks).
+    if sure_tricks(hand, trick, s[S_LEADER], n, seat, s[S_LED], trump, pool | face_held) >= need:
+        return True
     # one allocation: the single paths' scratch (rows 0-4, see ``_probe``), the node budget (row 5) and
     # the cards each seat's earlier plays prove it does not hold (row 6)
     w = np.empty((7, MAX_PLAYERS), dtype=np.int64)
     absent = w[6]
     proven_absent(s, p, absent)
-    others = np.int64(0)  # the unseen cards that some opponent may hold
+    others = face_held  # the unseen cards that some opponent may hold
     for q in range(n):
         if q != seat and s[S_DECISION + q] == PLAYING:
             others |= pool & ~absent[q]
-    if _face_held_by_other(s, seat):
-        others |= face_bit(s)
-    if sure_tricks(hand, s[row: row + MAX_PLAYERS], s[S_LEADER], n, seat, s[S_LED], trump, others) >= need:
+    if others != pool | face_held and sure_tricks(hand, trick, s[S_LEADER], n, seat, s[S_LED], trump,
+                                                  others) >= need:
         return True
     return not _cinch_search(s, p, seat, pool, need, w)
 

@@ -93,7 +93,9 @@ class Rules:
     tie: str = "carry"
     """A tie for most tricks: ``"carry"`` the pot to the next deal, or ``"divide"`` it among the tied players."""
     rake: float = 0.0
-    """Fraction of a pot paid out that the house keeps, rounded down to whole chips; 0 <= rake < 1."""
+    """Fraction of a pot paid out that the house keeps, rounded down to whole chips; 0 <= rake < 1. A float is read
+    as the nearest fraction with a denominator of at most 10**6 (``1/3`` is a third); pass a ``Fraction`` to be
+    exact."""
     illegal_action: str = "error"
     """An action outside the mask: ``"error"`` raises ``ValueError``; ``"renege"`` plays the card as a renege."""
     deals_per_episode: int = 1
@@ -218,7 +220,11 @@ class Rules:
 
     @property
     def rake_fraction(self) -> Fraction:
-        return Fraction(str(self.rake)) if isinstance(self.rake, float) else Fraction(self.rake)
+        # a float is read as the simplest fraction within 10**-6 of it: 1/3 is a third, not 3333333333333333/10**16,
+        # whose numerator would overflow the core's stake * numerator long before the pot bound
+        if isinstance(self.rake, float):
+            return Fraction(str(self.rake)).limit_denominator(10**6)
+        return Fraction(self.rake)
 
     def deck_cards(self) -> list[int]:
         """Card ids of the deck in a fixed order (by suit, then rank)."""

@@ -16,8 +16,12 @@ Observation space   ``Box(-1, inf, (1174,), float32)``: the AEC ``observation`` 
 Action space        ``Discrete(117)``: the AEC action table (``bourre_env.bourre_v0``)
 Action mask         ``action_masks()``: ``(117,)`` bool, the learner's AEC mask (sb3-contrib convention)
 Reward              the learner's chips won or lost since its previous action (0 until a deal ends)
-Terminated          when the episode (``deals_per_episode`` deals) ends; never truncated
+Terminated          when the episode (``deals_per_episode`` deals) ends
+Truncated           when a deal leaves more than ``POT_BOUND`` chips in the pot with deals to go
 =================== =====================================================================
+
+Truncation is the AEC env's (see "Pot bound" in ``bourre_env.bourre_v0``): the deal's reward is
+paid, ``truncated`` is True and ``info`` adds ``"truncation_reason": "pot_bound"`` and ``"pot"``.
 
 Arguments
 ---------
@@ -28,7 +32,9 @@ callable ``obs_dict -> int`` (for example a frozen learned policy), or an agent 
 (``"random"``, ``"heuristic:tight"``) built by ``agent_factory(spec, seed)``; ``obs_dict`` is the
 dict the AEC env gives the acting seat (``observation`` and ``action_mask``). Opponents with a
 ``reset()`` method have it called at the start of every deal. One object given for several
-seats is shared by them (mind agents with memory).
+seats is shared by them (mind agents with memory). An opponent's action must be an integer
+action id (a Python or numpy integer, or a one-element integer array): anything else, a float
+such as ``53.9`` or a bool, raises ``ValueError`` naming the seat.
 ``agent_factory``: builds spec strings, normally ``agents.make``. This module does not import
 ``agents`` (the environment package sits below the agents in the import graph), so spec
 strings need it.
@@ -47,6 +53,8 @@ with the same seed, and the learner-seat draws come from this env's own generato
 here deals exactly the cards of ``bourre_env.raw_env(...).reset(seed=seed)``.
 ``set_opponents(opponents)``: new opponents from the next ``reset`` on (for opponent pools).
 ``info``: ``{"learner_seat": seat}``.
+``aec``: the AEC env inside. It is privileged (every hand, the stock, the seeded generator: see
+"Privileged access" in ``bourre_env.bourre_v0``); a learner reads only what ``reset`` and ``step`` return.
 
 Illegal learner actions raise ``ValueError`` (as in the AEC env). Gymnasium's ``check_env``
 steps with ``action_space.sample()``, which ignores masks: it passes when the action space
@@ -109,6 +117,7 @@ class BourreSingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         self._rotation = 0
         self._deals_done = -1
         self._done = True
+        self._truncated = False
 
     # ------------------------------------------------------------------ opponents
     def _is_seat(self, seat: Any) -> bool:
@@ -152,7 +161,12 @@ class BourreSingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
     def _opponent_act(self, seat: int, obs: ObsDict) -> int:
         policy = self._opponent_for(seat)
         act = getattr(policy, "act", None)
-        return int(act(obs) if callable(act) else policy(obs))
+        action = act(obs) if callable(act) else policy(obs)
+        if isinstance(action, np.ndarray) and action.size == 1 and action.dtype.kind in "iu":
+            action = action.reshape(()).item()
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+            raise ValueError(f"opponent at seat {seat} ({policy!r}) returned {action!r}; expected an integer action id")
+        return int(action)
 
     def _reset_opponents_if_new_deal(self) -> None:
         deals_done = int(self.aec.state_vector[core.S_DEALS_DONE])
@@ -190,6 +204,7 @@ class BourreSingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         self.aec.reset(seed=seed, options=options or None)
         self._deals_done = -1
         self._done = False
+        self._truncated = False
         reward = self._play_opponents()
         if self._done or reward != 0.0:  # cannot happen: the learner decides in every deal's draw phase
             raise RuntimeError("the episode went on without the learner's first decision")
@@ -204,7 +219,10 @@ class BourreSingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
             raise ValueError(f"action must be an action id (int), got {action!r}")
         self.aec.step(int(action))  # raises ValueError for an illegal action, nothing changed
         reward = float(self.aec.rewards[self.learner]) + self._play_opponents()
-        return self._observe(), reward, self._done, False, {"learner_seat": self.seat}
+        info: dict[str, Any] = {"learner_seat": self.seat}
+        if self._truncated:
+            info.update(self.aec.infos[self.learner])
+        return self._observe(), reward, self._done and not self._truncated, self._truncated, info
 
     def _play_opponents(self) -> float:
         """Opponents act until the learner must act or the episode ends; the learner's reward meanwhile."""
@@ -212,8 +230,9 @@ class BourreSingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         s = aec.state_vector
         reward = 0.0
         while True:
-            if aec.terminations[self.learner]:
+            if aec.terminations[self.learner] or aec.truncations[self.learner]:
                 self._done = True
+                self._truncated = bool(aec.truncations[self.learner])
                 return reward
             self._reset_opponents_if_new_deal()
             cur = int(s[core.S_CUR])

@@ -10,9 +10,12 @@
     argument); ends by printing the new agent's evaluation against the random and heuristic fields.
 ``bourre bench [throughput|agents|train] [ARGS...]``
     the speed benchmarks of ``benchmarks/`` (from a source checkout), with their own arguments.
-``bourre play --seats human,heuristic,heuristic,random,heuristic [--seed 7] [--deals 3]``
+``bourre serve [--port 8000]``
+    play in the browser at http://127.0.0.1:8000 and replay hand histories (``train.serve``).
+``bourre play --seats human,heuristic,heuristic,random,heuristic [--seed 7] [--deals 3] [--save game.json]``
     play at the terminal: a ``human`` seat sees its own hand and the table, and chooses among
-    the numbered legal moves.
+    the numbered legal moves; ``--save`` writes the finished deals as a hand history
+    (``docs/hand_history.md``), as ``bourre eval --save-histories DIR`` does for every game it plays.
 
 Rule options of ``bourre_env.rules.Rules`` go with ``--rule KEY=VALUE`` (repeatable), e.g.
 ``--rule tie=divide --rule pot_limit=20``.
@@ -81,22 +84,41 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--seed", type=_seed, default=0, help="seed of the deals and the agents (default: 0)")
     ev.add_argument("--workers", type=_positive, default=1, help="processes (default: 1); does not change results")
     ev.add_argument("--out", type=Path, default=None,
-                    help="output folder (default: runs/eval, or runs/tournament with --tournament)")
+                    help="output folder, created if missing; files of an earlier evaluation in it are replaced "
+                         "(default: runs/eval, or runs/tournament with --tournament)")
     ev.add_argument("--rule", type=_rule_option, action="append", default=[], metavar="KEY=VALUE",
                     help="a rule option, e.g. tie=divide (repeatable)")
     ev.add_argument("--no-progress", action="store_true", help="no progress bar")
+    ev.add_argument("--save-histories", type=Path, default=None, metavar="DIR",
+                    help="write every game as a hand history under DIR (with --candidate; docs/hand_history.md)")
     ev.set_defaults(func=_cmd_eval)
 
     play = commands.add_parser("play", help="play at the terminal against agents",
                                description="Play Bourré at the terminal. Seats are clockwise from player_0.")
     play.add_argument("--seats", required=True, metavar="SPECS",
-                      help=f"comma-separated seat list, '{HUMAN}' for a person, e.g. {HUMAN},heuristic,random")
+                      help=f"comma-separated seat list, '{HUMAN}' for a person, e.g. {HUMAN},heuristic,random; "
+                           f"it sets num_players (and --deals sets deals_per_episode: no --rule for them)")
     play.add_argument("--seed", type=_seed, default=None, help="seed of the deals and the agents (default: fresh)")
     play.add_argument("--deals", type=_positive, default=1,
                       help="deals to play; the pot and the ante exemptions carry from deal to deal (default: 1)")
     play.add_argument("--rule", type=_rule_option, action="append", default=[], metavar="KEY=VALUE",
                       help="a rule option, e.g. tie=divide (repeatable)")
+    play.add_argument("--save", type=Path, default=None, metavar="FILE",
+                      help="write the finished deals as a hand history (docs/hand_history.md)")
     play.set_defaults(func=_cmd_play)
+
+    serve = commands.add_parser("serve", help="play in the browser, and replay hand histories (train.serve)",
+                                description="A web page to play against agents and replay hand histories; needs "
+                                            "the serve extra (pip install -e '.[serve]').")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine)")
+    serve.add_argument("--port", type=_positive, default=8000, help="port (default: 8000)")
+    serve.add_argument("--max-tables", type=_positive, default=None, help="live tables at most (default: 32)")
+    serve.add_argument("--idle-minutes", type=float, default=None,
+                       help="close a table after this many minutes without a request (default: 30)")
+    serve.add_argument("--agent", action="append", default=[], metavar="SPEC",
+                       help="also offer this agent spec, e.g. ppo:path/to/policy.npz (repeatable)")
+    serve.add_argument("--seed", type=_seed, default=None, help="seed of the deals and agents (default: fresh)")
+    serve.set_defaults(func=_cmd_serve)
 
     # Listed for --help; main() hands their arguments to the training script and the benchmarks unparsed.
     commands.add_parser("train", help="self-play training with MaskablePPO (bourre train --help for its arguments)",
@@ -168,24 +190,29 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     if not console.is_terminal:
         console = Console(width=120)  # a pipe or file has no width to respect; 80 would wrap the tables
     options = dict(args.rule)
+    out = args.out or Path("runs/tournament" if args.tournament else "runs/eval")
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out: {out} is a file; give a folder (the results are written into it)")
     started = time.perf_counter()
     if args.tournament:
         from train.tournament import tournament
 
+        if args.save_histories is not None:
+            raise ValueError("--save-histories: only with --candidate")
         report = tournament(args.tournament, players=args.players, deals=args.deals, seed=args.seed,
                             workers=args.workers, progress=not args.no_progress, rule_options=options)
         elapsed = time.perf_counter() - started
         _print_tournament(console, report)
-        paths = report.save(args.out or Path("runs/tournament"))
+        paths = report.save(out)
     else:
         from train.evaluate import evaluate
 
         field = args.field[0] if len(args.field) == 1 else args.field
         ereport = evaluate(args.candidate, field, players=args.players, deals=args.deals, seed=args.seed,
-                           workers=args.workers, progress=not args.no_progress, rule_options=options)
+                           workers=args.workers, progress=not args.no_progress, rule_options=options,
+                           histories=args.save_histories)
         elapsed = time.perf_counter() - started
         _print_eval(console, ereport)
-        out = args.out or Path("runs/eval")
         out.mkdir(parents=True, exist_ok=True)
         paths = [out / "eval.json"]
         paths[0].write_text(json.dumps(ereport.to_dict(), indent=2) + "\n")
@@ -306,15 +333,20 @@ def _choose(legal: list[int], hand: list[int]) -> int | None:
 def _cmd_play(args: argparse.Namespace) -> int:
     import agents
     import bourre_env
-    from bourre_env import core, render
+    from bourre_env import core, history, limits, render
     from train.evaluate import agent_seed
 
     seats = [s.strip() for s in args.seats.split(",")]
     if not 2 <= len(seats) <= 8 or not all(seats):
         raise ValueError(f"--seats: 2 to 8 comma-separated specs, got {args.seats!r}")
+    options = dict(args.rule)
+    for key, value, flag in (("num_players", len(seats), "--seats"), ("deals_per_episode", args.deals, "--deals")):
+        if key in options and options[key] != value:
+            raise ValueError(f"--rule {key}={options[key]!r} contradicts {flag} (which makes it {value}); "
+                             f"{flag} alone sets it")
     seed = args.seed if args.seed is not None else int(np.random.SeedSequence().generate_state(1)[0])
-    env = bourre_env.env(render_mode="ansi", **{**dict(args.rule), "num_players": len(seats),
-                                                 "deals_per_episode": args.deals})
+    env = history.Recording(bourre_env.env(render_mode="ansi", **{**options, "num_players": len(seats),
+                                                                   "deals_per_episode": args.deals}), seats=seats)
     raw = env.unwrapped
     params = raw.rules.params()
     bots = {q: agents.make(spec, agent_seed(seed, len(seats), q)) for q, spec in enumerate(seats) if spec != HUMAN}
@@ -341,7 +373,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
             chosen = _choose(raw.legal_actions(), raw.hand(agent_name))
             if chosen is None:
                 print("bye")
-                return 0
+                break
             action = chosen
         print(f"{names[q]} {_public_move(action)}")
         before = raw.state_vector.copy()
@@ -365,8 +397,29 @@ def _cmd_play(args: argparse.Namespace) -> int:
                   + ", ".join(f"{names[p]} {int(r):+d}" for p, r in enumerate(rewards)))
             if args.deals > 1:
                 print("totals: " + ", ".join(f"{names[p]} {int(c):+d}" for p, c in enumerate(totals)))
+            if any(raw.truncations.values()):
+                print(f"the pot holds {int(settled[core.S_POT]):,} chips, past the bound of {limits.POT_BOUND:,} "
+                      f"(bourre_env.limits): the game stops here")
             for bot in bots.values():
                 bot.reset()
+    if args.save is not None:  # the deals finished so far, also after a quit
+        try:
+            print(f"wrote {history.write(env.history(), args.save)}")
+        except ValueError as err:
+            print(f"--save: nothing written: {err}")
+    return 0
+
+
+# ---------------------------------------------------------------------------- serve
+def _cmd_serve(args: argparse.Namespace) -> int:
+    try:
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError as err:
+        raise ValueError(f"{err}; bourre serve needs the serve extra: pip install -e '.[serve]'") from None
+    from train import serve
+
+    serve.run(args.host, args.port, args.max_tables, args.idle_minutes, args.agent, args.seed)
     return 0
 
 

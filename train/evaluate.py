@@ -92,6 +92,13 @@ loses on the table advantage: ``evaluate("heuristic:tight", "heuristic", players
 seed=1)`` gives a table advantage of -0.056 [-0.084, -0.028] and a replacement advantage of
 +0.084 [+0.064, +0.104].
 
+Hand histories
+--------------
+``evaluate(..., histories=DIR)`` (``bourre eval --save-histories DIR``) writes every game it plays
+as a hand history (``docs/hand_history.md``): ``DIR/{N}p/deal{k}_seat{r}.json`` for deal ``k``
+(five digits) with the candidate in seat ``r``, and ``DIR/{N}p/deal{k}_field.json`` for the
+all-field table; each file's ``seats`` name the agent in every seat. ``N + 1`` files per deal.
+
 Per-deal outcomes are read from the env's state after the deal (``core.S_DECISION``,
 ``core.S_TRICKS``, ``core.S_REWARD``, ``core.S_RENEGED``).
 """
@@ -103,6 +110,7 @@ import math
 import multiprocessing
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
@@ -111,7 +119,7 @@ from tqdm import tqdm
 import agents
 import bourre_env
 from agents.base import Agent
-from bourre_env import core
+from bourre_env import core, history
 from bourre_env.rules import Rules
 
 __all__ = [
@@ -232,6 +240,7 @@ class _EvalJob:
     seed: int
     chunk: int
     deals: Deals
+    histories: str | None = None  # folder for one hand history per game, or None
 
 
 def _run_eval_job(job: _EvalJob) -> tuple[np.ndarray, np.ndarray]:
@@ -239,6 +248,8 @@ def _run_eval_job(job: _EvalJob) -> tuple[np.ndarray, np.ndarray]:
     in seat ``r``, and the all-field table ``(deals, seat, 6)``."""
     n = len(job.field)
     env = bourre_env.env(**job.rule_options)
+    if job.histories is not None:
+        env = history.Recording(env)
     # Seeds go by seat, whoever sits there: the candidate in seat r draws the stream that the field's agent of
     # seat r draws at every other table, so a candidate equal to the field replays the all-field table exactly.
     seeds = [agent_seed(job.seed, n, job.chunk, 1 + s) for s in range(n)]
@@ -251,8 +262,18 @@ def _run_eval_job(job: _EvalJob) -> tuple[np.ndarray, np.ndarray]:
     for k in range(len(job.deals)):
         for r in range(n):
             out[k, r] = play_deal(env, tables[r], job.deals, k)
+            _save_history(env, job, k, f"seat{r}", [job.candidate if s == r else job.field[s] for s in range(n)])
         baseline[k] = play_deal(env, baseline_table, job.deals, k)
+        _save_history(env, job, k, "field", list(job.field))
     return out, baseline
+
+
+def _save_history(env: Any, job: _EvalJob, k: int, table: str, seats: list[str]) -> None:
+    """``{histories}/{N}p/deal{index}_{table}.json``: ``table`` is ``seat{r}`` (the candidate in seat ``r``) or
+    ``field`` (the all-field table)."""
+    if job.histories is not None:
+        folder = Path(job.histories) / f"{len(seats)}p"
+        history.write(env.history(seats), folder / f"deal{job.chunk * CHUNK_DEALS + k:05d}_{table}.json")
 
 
 # ---------------------------------------------------------------------------- statistics
@@ -437,10 +458,11 @@ def check_specs(specs: Sequence[str]) -> None:
 
 def evaluate(candidate: str, field: str | Sequence[str] = "random", players: int | Sequence[int] = (5,),
              deals: int = 500, seed: int = 0, workers: int = 1, progress: bool = True,
-             rule_options: Mapping[str, Any] | None = None) -> EvalReport:
+             rule_options: Mapping[str, Any] | None = None, histories: str | Path | None = None) -> EvalReport:
     """Duplicate evaluation of ``candidate`` against ``field`` at each table size (see the module docstring).
 
-    ``rule_options`` are ``Rules`` fields (``{"tie": "divide"}``) applied at every table size."""
+    ``rule_options`` are ``Rules`` fields (``{"tie": "divide"}``) applied at every table size; ``histories``, a
+    folder for one hand history per game (``bourre_env.history``; see Hand histories in the module docstring)."""
     sizes = [players] if isinstance(players, int) else list(players)
     if not sizes:
         raise ValueError("players: at least one table size is needed")
@@ -458,7 +480,7 @@ def evaluate(candidate: str, field: str | Sequence[str] = "random", players: int
         all_deals = make_deals(seed, rules, deals)
         for chunk, (start, stop) in enumerate(chunk_bounds(deals)):
             jobs.append(_EvalJob(candidate, per_seat, {**options, "num_players": n}, seed, chunk,
-                                 all_deals.slice(start, stop)))
+                                 all_deals.slice(start, stop), None if histories is None else str(histories)))
             owner.append(i)
     results = run_jobs(_run_eval_job, jobs, [len(j.deals) for j in jobs], workers, progress,
                        f"eval {candidate}")

@@ -22,11 +22,15 @@ What happens, in order:
    optimizer) and ``state.json`` (step count, snapshots, evaluation history). ``--resume`` rebuilds
    the run from ``args.json`` and continues from the checkpoint's step count; arguments given again
    on the command line with a value other than their default override the saved ones (for
-   example a larger ``--total-timesteps``). Loading a checkpoint reads tensors only (torch
-   ``weights_only=True``), never pickled objects.
+   example a larger ``--total-timesteps``), except ``--hidden``: the network is the checkpoint's.
+   Loading a checkpoint reads tensors only (torch ``weights_only=True``), never pickled objects; a
+   checkpoint that holds anything else, or does not fit the network, is refused with ``ValueError``.
 5. At the end, in the run folder: ``model.npz`` (the policy, for ``agents.make("ppo:PATH")``),
    ``report.md`` / ``report.json`` (final evaluation against the random and heuristic fields, the
    exact command, seed and timings), ``learning_curve.png``, and the TensorBoard logs in ``tb/``.
+
+A new run needs an empty (or new) run folder: ``--overwrite`` replaces the run in a folder that holds one
+(``train.run_dir``), ``--resume`` continues it.
 
 A run is reproducible from its seed on the same machine and thread count: the deals, the opponent
 draws, the network initialisation and the evaluation deals all derive from ``seed``. (Floating-point
@@ -38,10 +42,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import pickle
 import shlex
 import signal
 import sys
 import time
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -60,12 +66,17 @@ from agents.ppo import PolicyWeights, save_policy
 from train.evaluate import evaluate
 from train.imitation import fit_policy, record_decisions
 from train.opponent_pool import PoolEnv, PoolWeights
+from train.run_dir import check_json_fields, claim_run_dir
 
 __all__ = ["Args", "main", "run", "policy_weights"]
 
 ACTIVATIONS = {"relu": torch.nn.ReLU}
 """The policy's hidden activation: the name written in exported policy files, and the torch module."""
 ACTIVATION = "relu"
+RUN_OUTPUTS = ("args.json", "commands.txt", "checkpoint.zip", "checkpoint.tmp.zip", "state.json", "state.tmp",
+               "model.npz", "model.npz.tmp.npz", "eval_policy.npz", "eval_policy.npz.tmp.npz", "report.md",
+               "report.json", "learning_curve.png", "snapshots", "tb")
+"""Everything a run writes in its folder (what ``--overwrite`` deletes first)."""
 
 
 @dataclasses.dataclass
@@ -76,6 +87,9 @@ class Args:
     """run folder (default: runs/ppo/seed{seed}); it holds checkpoints, logs, snapshots and the report"""
     resume: bool = False
     """continue the run in run_dir from its last checkpoint (see the module docstring)"""
+    overwrite: bool = False
+    """start a new run in a run_dir that holds one, deleting the earlier run's files first (else a run_dir that is
+    not empty is refused)"""
     players: tuple[int, ...] = (5,)
     """table sizes trained on: env k plays players[k % len(players)]; the imitation data cycles through them"""
     total_timesteps: int = 450_000
@@ -181,18 +195,21 @@ class Args:
         return {k: (str(v) if isinstance(v, Path) else v) for k, v in dataclasses.asdict(self).items()}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Args:
-        known = {f.name: f for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - set(known))
-        if unknown:
-            raise ValueError(f"args.json: unknown arguments {unknown}")
-        values = dict(data)
+    def from_json(cls, data: Any, source: Path | str = "args.json") -> Args:
+        """The arguments saved in ``source`` (read as JSON into ``data``); ``ValueError`` naming ``source`` if a field
+        is unknown, of the wrong type or invalid."""
+        values = check_json_fields(data, cls, source)
         for name in ("players", "hidden", "eval_players", "imitation_players"):
             if name in values:
                 values[name] = tuple(values[name])
         if values.get("run_dir") is not None:
             values["run_dir"] = Path(values["run_dir"])
-        return cls(**values)
+        args = cls(**values)
+        try:
+            args.validate()
+        except ValueError as e:
+            raise ValueError(f"{source}: {e}") from None
+        return args
 
 
 # ---------------------------------------------------------------------------- the policy as a file
@@ -322,10 +339,16 @@ class RunState:
 
     @classmethod
     def load(cls, path: Path) -> RunState:
-        try:
-            return cls(**json.loads(path.read_text()))
-        except (OSError, json.JSONDecodeError, TypeError) as e:
-            raise ValueError(f"{path}: cannot read the run state ({e})") from None
+        """The state saved in ``path``; ``ValueError`` naming the file if it cannot be read or a field is wrong."""
+        return cls(**check_json_fields(read_json(path, "the run state"), cls, path))
+
+
+def read_json(path: Path, what: str) -> Any:
+    """The JSON in ``path``; ``ValueError`` naming the file and ``what`` it should hold if it cannot be read."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"{path}: cannot read {what} ({e})") from None
 
 
 def evaluate_policy_file(path: Path, field: str, players: tuple[int, ...], deals: int, seed: int, workers: int,
@@ -462,10 +485,31 @@ def resolve_resume(args: Args, given: set[str]) -> Args:
     saved_path = args.run_dir / "args.json"
     if not (args.run_dir / "checkpoint.zip").is_file() or not saved_path.is_file():
         raise ValueError(f"resume: {args.run_dir} has no checkpoint.zip and args.json to resume from")
-    saved = Args.from_json(json.loads(saved_path.read_text()))
+    saved = Args.from_json(read_json(saved_path, "the run's arguments"), saved_path)
+    if "hidden" in given and tuple(args.hidden) != saved.hidden:
+        raise ValueError(f"--hidden {' '.join(map(str, args.hidden))}: the run in {args.run_dir} has hidden layers "
+                         f"{' '.join(map(str, saved.hidden))}, and a resumed run keeps its network; drop --hidden, "
+                         f"or start a new run")
     merged = dataclasses.replace(saved, **{name: getattr(args, name) for name in given}, run_dir=args.run_dir,
-                                 resume=True)
+                                 resume=True, overwrite=False)
     return merged
+
+
+def load_checkpoint(model: MaskablePPO, path: Path, device: str) -> None:
+    """The network and optimizer of ``path`` into ``model``, tensors only; ``ValueError`` naming the file otherwise.
+
+    torch's own message for a file holding other objects suggests unpickling it (``weights_only=False``), which
+    could run any code the file carries: that advice is never passed on here."""
+    try:
+        model.set_parameters(str(path), exact_match=True, device=device)
+    except pickle.UnpicklingError:
+        raise ValueError(f"{path}: holds objects other than tensors (or is damaged), and a checkpoint is only read "
+                         f"as tensors; resume from a checkpoint this trainer wrote, or start a new run") from None
+    except (RuntimeError, ValueError, KeyError, OSError, EOFError, zipfile.BadZipFile) as e:
+        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        if "weights_only" in reason:
+            reason = "it holds objects other than tensors"
+        raise ValueError(f"{path}: does not fit the network of args.json, or is damaged ({reason})") from None
 
 
 def build_model(args: Args, env: Any, run_dir: Path) -> MaskablePPO:
@@ -482,18 +526,20 @@ def build_model(args: Args, env: Any, run_dir: Path) -> MaskablePPO:
 
 def run(args: Args, given: set[str] | None = None) -> Path:
     """Train (or resume) as ``args`` says; returns the run folder. ``given``: fields set on the command line."""
+    if args.resume and args.overwrite:
+        raise ValueError("--resume continues the run in the run folder and --overwrite replaces it: give one")
     if args.resume:
         args = resolve_resume(args, given or set())
     args.validate()
     run_dir = args.run_dir or Path("runs/ppo") / f"seed{args.seed}"
     args = dataclasses.replace(args, run_dir=run_dir)
+    claim_run_dir(run_dir, resume=args.resume, overwrite=args.overwrite, outputs=RUN_OUTPUTS)
+    saved_state = RunState.load(run_dir / "state.json") if args.resume else None  # read before building anything
 
     torch.set_num_threads(args.torch_threads or min(4, os.cpu_count() or 1))
     # The masks already guarantee valid distributions; checking every one costs about a fifth of the update.
     torch.distributions.Distribution.set_default_validate_args(False)
     if not args.resume:
-        if (run_dir / "checkpoint.zip").exists():
-            raise ValueError(f"run_dir: {run_dir} already holds a run; --resume it or choose another --run-dir")
         run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / "args.json").write_text(json.dumps(args.to_json(), indent=2) + "\n")
     command = invocation()
@@ -503,9 +549,9 @@ def run(args: Args, given: set[str] | None = None) -> Path:
     env = make_vec_env(args)
     try:
         model = build_model(args, env, run_dir)
-        if args.resume:
-            state = RunState.load(run_dir / "state.json")
-            model.set_parameters(str(run_dir / "checkpoint.zip"), exact_match=True, device=args.device)
+        if saved_state is not None:
+            state = saved_state
+            load_checkpoint(model, run_dir / "checkpoint.zip", args.device)
             model.num_timesteps = state.num_timesteps
             env.env_method("set_snapshots", state.snapshots)
             print(f"resuming {run_dir} at step {state.num_timesteps:,} of {args.total_timesteps:,}")
@@ -621,7 +667,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[Args, set[str]]:
         flag = "--" + f.name.replace("_", "-")
         if flag in flags or (f.type in ("bool", bool) and f"--no-{flag[2:]}" in flags):
             given.add(f.name)
-    return args, given - {"resume", "run_dir"}
+    return args, given - {"resume", "run_dir", "overwrite"}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -332,8 +332,11 @@ class TournamentReport:
         plt.close(fig)
 
     def save(self, folder: str | Path) -> list[Path]:
-        """Write ``tournament.json``, ``tournament.md`` and ``tournament_{N}p.png``; the paths written."""
+        """Write ``tournament.json``, ``tournament.md`` and ``tournament_{N}p.png``; the paths written. ``ValueError``
+        if ``folder`` is a file."""
         out = Path(folder)
+        if out.exists() and not out.is_dir():
+            raise ValueError(f"{out} is a file; give a folder (the results are written into it)")
         out.mkdir(parents=True, exist_ok=True)
         paths = [out / "tournament.json", out / "tournament.md"]
         paths[0].write_text(json.dumps(self.to_dict(), indent=2) + "\n")

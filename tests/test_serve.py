@@ -1,0 +1,290 @@
+"""``bourre serve``'s HTTP API through Starlette's test client: play, refusals that change nothing, limits, replays,
+and a check over many deals that no response during a deal holds a card its player cannot see."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import numpy as np
+import pytest
+
+try:
+    from starlette.testclient import TestClient
+except (ImportError, RuntimeError) as err:  # RuntimeError: Starlette without httpx2 (or httpx) for its client
+    pytest.skip(f"the server tests need the serve extra (pip install -e '.[serve]'): {err}", allow_module_level=True)
+
+from bourre_env import cards, core, history  # noqa: E402
+from train.serve import app as serve_app  # noqa: E402
+from train.serve import tables as tb  # noqa: E402
+
+CARD = re.compile(r"\b(?:10|[2-9JQKA])[CDHS]\b")
+
+
+def _client(**kwargs: Any) -> tuple[TestClient, tb.Tables]:
+    state = tb.Tables(seed=kwargs.pop("seed", 0), **kwargs)
+    return TestClient(serve_app.create_app(state), base_url="http://127.0.0.1"), state
+
+
+def _new(client: TestClient, **body: Any) -> dict[str, Any]:
+    response = client.post("/api/tables", json={"preset": "standard", "players": 4, "agents": "random", **body})
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+def _finish(client: TestClient, view: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
+    while not view["over"]:
+        choice = view["legal"][int(rng.integers(len(view["legal"])))]["action"]
+        response = client.post(f"/api/tables/{view['table']}/actions", json={"action": choice, "turn": view["turn"]})
+        assert response.status_code == 200, response.text
+        view = response.json()
+    return view
+
+
+def test_options_list_the_presets_the_agents_and_the_limits() -> None:
+    client, _ = _client(max_tables=3)
+    options = client.get("/api/options").json()
+    assert "four_card" in options["presets"] and options["players"] == list(range(2, 9))
+    assert {"heuristic", "ppo", "random", "heuristic:tight"} <= set(options["agents"])
+    assert options["limits"]["tables"] == 3
+    page = client.get("/")
+    assert page.status_code == 200 and "table.js" in page.text
+    assert "default-src 'self'" in page.headers["content-security-policy"]
+    assert client.get("/static/table.js").status_code == 200
+
+
+def test_deal_after_deal_against_the_shipped_agents() -> None:
+    client, state = _client()
+    view = _new(client, players=5, seat=2, agents=["heuristic", "ppo", "random", "heuristic"])
+    assert view["agents"] == ["heuristic", "ppo", "human", "random", "heuristic"] and view["seat"] == 2
+    rng = np.random.default_rng(1)
+    totals = [0] * 5
+    for deal in range(1, 4):
+        assert view["deal"] == deal and view["result"] is None
+        view = _finish(client, view, rng)
+        result = view["result"]
+        totals = [t + p for t, p in zip(totals, result["payments"], strict=True)]
+        assert view["totals"] == totals
+        saved = client.get(result["history"])
+        assert saved.status_code == 200 and "attachment" in saved.headers["content-disposition"]
+        replay = history.Replay(history.read(saved.content))
+        replay.run()
+        assert history.read(saved.content)["deals"][0]["results"]["payments"] == result["payments"]
+        assert [s["agent"] for s in history.read(saved.content)["seats"]] == view["agents"]
+        carried = result["pot"]
+        view = client.post(f"/api/tables/{view['table']}/deals").json()
+        assert view["pot"] == carried + 5  # the pot carries, and everyone antes
+    assert len(state) == 1
+
+
+def _visible(table: tb.Table) -> set[str]:
+    """Every card the person's seat may know of now: its hand, its discards, the cards played, the turned card."""
+    s = table.env.unwrapped.state_vector
+    seen = int(s[core.S_HAND + table.seat]) | int(s[core.S_DISCARDS + table.seat]) | int(s[core.S_PLAYED])
+    names = {cards.to_str(c) for c in range(52) if seen >> c & 1}
+    if s[core.S_FACE] >= 0:
+        names.add(cards.to_str(int(s[core.S_FACE])))
+    return names
+
+
+def _cards_in(response_text: str) -> set[str]:
+    payload = json.loads(response_text)
+    if isinstance(payload, dict):
+        payload.pop("table", None)  # a random id could hold letters that read like a card
+    return set(CARD.findall(json.dumps(payload)))
+
+
+@pytest.mark.parametrize(("preset", "players"), [
+    ("standard", 5), ("standard", 8), ("separate_trump_card_dealer_may_take", 4), ("simultaneous_declaration", 6),
+    ("four_card", 5), ("dealer_picks_trump", 3), ("two_round_declaration", 7), ("wikipedia", 2),
+])
+def test_no_response_during_a_deal_holds_a_card_the_player_cannot_see(preset: str, players: int) -> None:
+    client, state = _client(seed=players)
+    rng = np.random.default_rng(players)
+    view = _new(client, preset=preset, players=players, seat=int(rng.integers(players)),
+                agents=[("heuristic", "ppo", "random")[q % 3] for q in range(players - 1)])
+    table = state.get(view["table"])
+    base = f"/api/tables/{view['table']}"
+    checked = 0
+
+    def check(response: Any, seen: set[str]) -> None:
+        nonlocal checked
+        seen |= _visible(table)  # what the player knows now, and has known earlier in the deal (a passed hand)
+        if response.status_code == 200 and response.json()["over"]:
+            return  # the deal is over: every hand is shown
+        hidden = _cards_in(response.text) - seen
+        assert not hidden, f"{response.request.url}: {sorted(hidden)} in {response.text[:400]}"
+        checked += 1
+
+    for _ in range(6):
+        seen: set[str] = set()
+        check(client.get(base), seen)
+        while not table.over:
+            legal = [e["action"] for e in table.view()["legal"]]
+            check(client.post(f"{base}/actions", json={"action": 116 if 116 not in legal else 0}), seen)
+            check(client.get(f"{base}/deals/{table.deal}/history"), seen)
+            check(client.post(f"{base}/actions", json={"action": int(rng.choice(legal))}), seen)
+        assert client.get(f"{base}/deals/{table.deal}/history").status_code == 200
+        check(client.post(f"{base}/deals"), set())
+    assert checked > 30
+
+
+def test_secret_declarations_stay_secret_until_revealed() -> None:
+    client, state = _client(seed=5)
+    view = _new(client, preset="simultaneous_declaration", players=5, seat=4, agents="heuristic")
+    assert view["phase"] == "declaration"
+    for seat in view["seats"][:4]:
+        assert seat["decision"] == "deciding"  # they have all declared, but no one knows what
+    assert [e["text"] for e in view["log"]] == ["declared (revealed when everyone has)"] * len(view["log"])
+    table = state.get(view["table"])
+    assert {a["public"] for a in table.env.current_actions()} <= {"pass", "declare play"}
+
+
+def test_refusals_are_4xx_with_a_message_and_change_nothing() -> None:
+    client, state = _client()
+    view = _new(client, seat=0)
+    base = f"/api/tables/{view['table']}"
+    table = state.get(view["table"])
+    before = (json.dumps(table.view()), table.env.unwrapped.state_vector.copy())
+    legal = [e["action"] for e in view["legal"]]
+    illegal = next(a for a in range(117) if a not in legal)
+    refusals = [
+        (client.get("/api/tables/" + "A" * 22), 404, "no such table"),
+        (client.post("/api/tables/" + "A" * 22 + "/actions", json={"action": legal[0]}), 404, "no such table"),
+        (client.post(f"{base}/actions", json={"action": illegal}), 422, "illegal action"),
+        (client.post(f"{base}/actions", json={"action": "52"}), 400, "expected an action id"),
+        (client.post(f"{base}/actions", json={"action": True}), 400, "expected an action id"),
+        (client.post(f"{base}/actions", json={"card": 3}), 400, "expected a JSON object"),
+        (client.post(f"{base}/actions", json=[52]), 400, "expected a JSON object"),
+        (client.post(f"{base}/actions", json={"action": legal[0], "turn": view["turn"] + 1}), 409, "stale"),
+        (client.post(f"{base}/actions", content=b'{"action": 5', headers={"content-type": "application/json"}), 400,
+         "malformed JSON"),
+        (client.post(f"{base}/actions", content=b'{"action": 52, "pad": "' + b"x" * 20_000 + b'"}'), 413,
+         "too large"),
+        (client.post(f"{base}/actions", content=(b"x" * 1000 for _ in range(20))), 413, "too large"),  # no length
+        (client.post(f"{base}/deals"), 409, "still being played"),
+        (client.get(f"{base}/deals/{table.deal}/history"), 409, "still being played"),
+        (client.get(f"{base}/deals/7/history"), 404, "no history of deal 7"),
+        (client.put(base), 405, "not allowed"),
+        (client.get("/api/nothing"), 404, "no such page"),
+    ]
+    for response, status, text in refusals:
+        assert response.status_code == status, (response.request.url, response.text)
+        assert text in response.json()["error"], response.json()
+    assert client.get(base, headers={"host": "attacker.example"}).status_code == 400  # a rebound name is refused
+    assert json.dumps(table.view()) == before[0]
+    assert np.array_equal(table.env.unwrapped.state_vector, before[1])
+    # once over, an action is refused too
+    view = _finish(client, view, np.random.default_rng(0))
+    response = client.post(f"{base}/actions", json={"action": 52, "turn": view["turn"]})
+    assert response.status_code == 409 and "is over" in response.json()["error"]
+
+
+@pytest.mark.parametrize(("body", "text"), [
+    ({"preset": "poker"}, "preset: expected one of"),
+    ({"players": 9}, "players: expected an integer in 2..8"),
+    ({"players": "4"}, "players: expected an integer"),
+    ({"seat": 4}, "seat: expected your seat"),
+    ({"agents": ["random"]}, "agents: one spec for every other seat"),
+    ({"agents": "nobody"}, "unknown agent 'nobody'"),
+    ({"agents": "human"}, "one seat is the person's"),
+    ({"agents": "ppo:/etc/passwd"}, "file paths are not taken from the page"),
+    ({"agents": "ppo:model.npz"}, "file paths are not taken from the page"),
+    ({"colour": "red"}, "unknown field(s) ['colour']"),
+    ({"preset": "standard", "players": 8, "agents": "random", "seat": -1}, "seat: expected your seat"),
+])
+def test_a_bad_new_table_is_refused(body: dict[str, Any], text: str) -> None:
+    client, state = _client()
+    response = client.post("/api/tables", json={"players": 4, "agents": "random", **body})
+    assert response.status_code == 400 and text in response.json()["error"], response.text
+    assert len(state) == 0
+
+
+def test_live_tables_and_their_idle_lifetime_are_bounded() -> None:
+    now = [0.0]
+    client, state = _client(max_tables=2, idle_seconds=60, clock=lambda: now[0])
+    first, second = _new(client), _new(client)
+    response = client.post("/api/tables", json={"players": 3})
+    assert response.status_code == 429 and "limit" in response.json()["error"]
+    assert client.delete(f"/api/tables/{first['table']}").status_code == 204
+    third = _new(client)
+    now[0] = 45.0
+    assert client.get(f"/api/tables/{third['table']}").status_code == 200  # a request keeps a table alive
+    now[0] = 90.0
+    assert client.get(f"/api/tables/{second['table']}").status_code == 404  # idle 90 s: closed
+    assert client.get(f"/api/tables/{third['table']}").status_code == 200
+    assert len(state) == 1
+    assert first["table"] != second["table"] and len(first["table"]) >= 22  # 128 random bits
+
+
+def test_the_replay_view_steps_through_a_history() -> None:
+    client, _ = _client()
+    view = _finish(client, _new(client, seat=1), np.random.default_rng(2))
+    text = client.get(view["result"]["history"]).content
+    saved = history.read(text)
+    actions = saved["deals"][0]["actions"]
+    seat_view = client.post("/api/replays", content=text).json()
+    assert seat_view["seat"] == 1 and len(seat_view["frames"]) == len(actions) + 1
+    assert seat_view["frames"][-1]["result"]["payments"] == view["result"]["payments"]
+    assert "hands" not in seat_view["frames"][0]
+    for frame, act in zip(seat_view["frames"], actions, strict=False):  # the others' draws as counts only
+        assert frame["next"]["text"] == (act["description"] if act["seat"] == 1 else act["public"])
+    opened = client.post("/api/replays?open=1&seat=0", content=text).json()
+    assert len(opened["frames"][0]["hands"]) == 4 and opened["frames"][0]["next"]["text"] == actions[0]["description"]
+    bad = json.loads(text)
+    bad["deals"][0]["actions"][0]["action"] = 0
+    response = client.post("/api/replays", content=json.dumps(bad))
+    assert response.status_code == 422 and "deals[0].actions[0].action" in response.json()["error"]
+    assert client.post("/api/replays", content=b"{}").status_code == 422
+    assert client.post("/api/replays?seat=9", content=text).status_code == 400
+    assert client.post("/api/replays?seat=x", content=text).status_code == 400
+    too_long = json.loads(text)
+    too_long["deals"] = too_long["deals"] * 2
+    assert client.post("/api/replays", content=json.dumps(too_long)).status_code == 422  # more deals than the rules
+
+
+def test_the_replay_view_refuses_long_histories() -> None:
+    import bourre_env
+
+    client, _ = _client()
+    deals = tb.MAX_REPLAY_DEALS + 1
+    env = history.Recording(bourre_env.env(num_players=2, deals_per_episode=deals))
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in env.agent_iter():
+        obs, _, terminated, truncated, _ = env.last()
+        env.step(None if terminated or truncated else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    response = client.post("/api/replays", content=history.dumps(env.history()))
+    assert response.status_code == 413 and f"this one has {deals}" in response.json()["error"]
+    big = client.post("/api/replays", content=b" " * (serve_app.MAX_UPLOAD + 1))
+    assert big.status_code == 413
+
+
+def test_bourre_serve_starts_on_this_machine_and_answers(tmp_path: Any) -> None:
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    with socket.socket() as sock:  # a free port on 127.0.0.1
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "train.cli", "serve", "--port", str(port), "--seed", "1"],
+                              cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/options", timeout=5) as response:
+                    options = json.loads(response.read())
+                break
+            except OSError:
+                assert server.poll() is None and time.monotonic() < deadline, "bourre serve did not start"
+                time.sleep(0.5)
+        assert "standard" in options["presets"]
+    finally:
+        server.terminate()
+        out, _ = server.communicate(timeout=30)
+    assert f"http://127.0.0.1:{port}/" in out

@@ -1,0 +1,82 @@
+"""``bourre serve``: play Bourré in the browser against the agents, and watch hand histories again.
+
+``bourre serve`` (``pip install -e ".[serve]"``) starts a web server on ``http://127.0.0.1:8000``;
+the page there needs no build step (``train/serve/static``: one HTML page, a script, a style sheet).
+Choose a preset, a table size, your seat and the agent in every other seat (any ``agents.make`` spec),
+then play deal after deal: the page shows your hand, the card turned for trump, the pot, who passed or
+plays and how many cards each drew, the trick on the table, tricks won and running chip totals, and
+your legal actions are its only buttons. After each deal it shows every hand, the payments and a link
+to the deal's hand history (``docs/hand_history.md``); its replay view steps through any history file,
+from one player's seat or with every hand open.
+
+At a browser table each deal is an episode of one deal: the pot carries to the next deal and the deal
+passes left, but the ante exemptions of a multi-deal episode do not carry (everyone antes every deal).
+
+Design
+------
+The server keeps every game (``train.serve.tables``); a client holds only a table id, 128 random bits
+that are the table's only key, and sees only its own seat's observation, decoded by ``seat_view``,
+with the public log of the deal (the others' draws as counts). Agents' moves are played on the server
+until the person is to act. Hidden cards appear in a response only once the deal is over.
+
+HTTP API (JSON; a refusal is a 4xx with ``{"error": message}`` and changes nothing):
+
+=========================================== =====================================================================
+``GET /api/options``                        presets, table sizes, suggested agent specs, the server's limits
+``POST /api/tables``                        ``{"preset", "players", "seat", "agents"}``: a new table (201, its view)
+``GET /api/tables/{id}``                    the table as your seat sees it
+``POST /api/tables/{id}/actions``           ``{"action": id, "turn": n}``: your action (``turn`` guards against
+                                            a stale or repeated request)
+``POST /api/tables/{id}/deals``             the next deal, once the current one is over
+``GET /api/tables/{id}/deals/{k}/history``  the hand history of finished deal ``k`` (a download)
+``DELETE /api/tables/{id}``                 close the table
+``POST /api/replays?seat=k&open=0|1``       body: a hand history file; every position of it, to step through
+=========================================== =====================================================================
+
+Limits: at most ``tables.MAX_TABLES`` live tables (``--max-tables``; one more is refused with 429), each
+closed after ``tables.IDLE_SECONDS`` without a request (``--idle-minutes``); request bodies of at most
+``app.MAX_BODY`` bytes, history uploads of ``app.MAX_UPLOAD`` bytes and ``tables.MAX_REPLAY_DEALS`` deals
+(413 past them); on 127.0.0.1 (the default) only requests naming this machine (``Host`` 127.0.0.1 or
+localhost); a ``ppo:PATH`` agent only when the server offers it (``--agent ppo:PATH``), so that a page cannot
+make the server open files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = ["run"]
+
+
+def run(host: str = "127.0.0.1", port: int = 8000, max_tables: int | None = None, idle_minutes: float | None = None,
+        offered: Sequence[str] = (), seed: int | None = None) -> None:
+    """Serve until interrupted (Ctrl-C)."""
+    import uvicorn
+
+    from train.serve import app, tables
+
+    try:
+        checked = [tables.check_agent(spec, offered) for spec in offered]
+    except tables.TableError as err:
+        raise ValueError(f"--agent: {err.message}") from None
+    state = tables.Tables(max_tables=max_tables or tables.MAX_TABLES,
+                          idle_seconds=tables.IDLE_SECONDS if idle_minutes is None else idle_minutes * 60,
+                          seed=seed, offered=checked)
+    warm_up()
+    # On a loopback address only this machine's names are answered (a page elsewhere cannot rebind its name to the
+    # server); on another address the server is meant to be reached from the network, by any name.
+    hosts = list(app.LOOPBACK_HOSTS) if host in ("127.0.0.1", "localhost", "::1") else ["*"]
+    if hosts == ["*"]:
+        print(f"bourre serve: listening on {host}: any machine that can reach it can open tables", flush=True)
+    print(f"Bourré table: http://{'[' + host + ']' if ':' in host else host}:{port}/  (Ctrl-C to stop)", flush=True)
+    uvicorn.run(app.create_app(state, allowed_hosts=hosts), host=host, port=port, log_level="warning")
+
+
+def warm_up() -> None:
+    """Deal a table and let its agents act, so that the compiled rules are loaded before the first person arrives."""
+    import numpy as np
+
+    from bourre_env.rules import Rules
+    from train.serve.tables import Table
+
+    Table(Rules(num_players=3), "standard", 0, ["human", "heuristic", "ppo"], np.random.default_rng(0))

@@ -1,0 +1,184 @@
+"""The HTTP side of ``bourre serve``: a Starlette app over ``train.serve.tables`` (routes in the package docstring)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from bourre_env import history
+from bourre_env.rules import MAX_PLAYERS, MIN_PLAYERS, presets
+from train.serve import tables as tb
+
+STATIC = Path(__file__).resolve().parent / "static"
+MAX_BODY = 16 * 1024
+"""Bytes a table request (new table, action) may carry."""
+MAX_UPLOAD = 1024 * 1024
+"""Bytes a history file sent to the replay view may have."""
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+
+_HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
+_PAGE_HEADERS = {
+    **_HEADERS,
+    # the page loads its own script and style only; nothing may frame it
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'",
+    "X-Frame-Options": "DENY",
+}
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status, headers=_HEADERS)
+
+
+def _ok(payload: Any, status: int = 200) -> JSONResponse:
+    return JSONResponse(payload, status_code=status, headers=_HEADERS)
+
+
+async def _body(request: Request, limit: int) -> bytes:
+    """The request body, refused past ``limit`` bytes, whether or not the client announced its length."""
+    declared = request.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > limit):
+        raise tb.TableError(413, f"request body too large: at most {limit} bytes")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise tb.TableError(413, f"request body too large: at most {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _json(request: Request) -> Any:
+    data = await _body(request, MAX_BODY)
+    if not data.strip():
+        return {}
+    try:
+        return json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise tb.TableError(400, f"malformed JSON body: {err}") from None
+
+
+def _handled(endpoint: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+    """Refusals become a 4xx JSON ``{"error": message}``."""
+
+    async def run(request: Request) -> Response:
+        try:
+            return await endpoint(request)
+        except tb.TableError as err:
+            return _error(err.status, err.message)
+
+    return run
+
+
+async def _locked(table: tb.Table, work: Callable[[], Any]) -> Any:
+    """``work`` under the table's lock, off the event loop: agents may be thinking under that lock."""
+
+    def run() -> Any:
+        with table.lock:
+            return work()
+
+    return await run_in_threadpool(run)
+
+
+def create_app(tables: tb.Tables | None = None, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> Starlette:
+    """The app; ``allowed_hosts``: the ``Host`` names it answers (a web page elsewhere cannot rebind a name to it)."""
+    state = tables if tables is not None else tb.Tables()
+
+    async def page(request: Request) -> Response:
+        return FileResponse(STATIC / "index.html", headers=_PAGE_HEADERS)
+
+    async def options(request: Request) -> Response:
+        return _ok({"presets": list(presets), "players": list(range(MIN_PLAYERS, MAX_PLAYERS + 1)),
+                    "agents": sorted(set(tb.agent_options()) | set(state.offered)), "default_agent": "heuristic",
+                    "limits": {"tables": state.max_tables, "idle_seconds": state.idle_seconds,
+                               "replay_deals": tb.MAX_REPLAY_DEALS, "upload_bytes": MAX_UPLOAD}})
+
+    async def create(request: Request) -> Response:
+        body = await _json(request)
+        table = await run_in_threadpool(state.create, body)
+        return _ok(await _locked(table, table.view), status=201)
+
+    def _table(request: Request) -> tb.Table:
+        return state.get(request.path_params["table"])
+
+    async def show(request: Request) -> Response:
+        table = _table(request)
+        return _ok(await _locked(table, table.view))
+
+    async def act(request: Request) -> Response:
+        table = _table(request)
+        body = await _json(request)
+        if not isinstance(body, dict) or "action" not in body or set(body) - {"action", "turn"}:
+            raise tb.TableError(400, 'expected a JSON object {"action": id, "turn": n} ("turn" optional)')
+
+        def apply() -> dict[str, Any]:
+            table.act(body["action"], body.get("turn"))
+            return table.view()
+
+        return _ok(await _locked(table, apply))
+
+    async def next_deal(request: Request) -> Response:
+        table = _table(request)
+
+        def deal() -> dict[str, Any]:
+            table.next_deal()
+            return table.view()
+
+        return _ok(await _locked(table, deal))
+
+    async def close(request: Request) -> Response:
+        state.close(request.path_params["table"])
+        return Response(status_code=204, headers=_HEADERS)
+
+    async def download(request: Request) -> Response:
+        table = _table(request)
+        deal = request.path_params["deal"]
+        saved = await _locked(table, lambda: table.history(deal))
+        name = f"bourre-deal-{deal}.json"
+        return Response(history.dumps(saved), media_type="application/json",
+                        headers={**_HEADERS, "Content-Disposition": f'attachment; filename="{name}"'})
+
+    async def replay(request: Request) -> Response:
+        data = await _body(request, MAX_UPLOAD)
+        seat_text = request.query_params.get("seat", "")
+        if seat_text and not seat_text.isdigit():
+            raise tb.TableError(400, f"seat: expected a seat number, got {seat_text!r}")
+        open_text = request.query_params.get("open", "0")
+        if open_text not in ("0", "1"):
+            raise tb.TableError(400, f"open: expected 0 or 1, got {open_text!r}")
+        frames = await run_in_threadpool(tb.replay_frames, data, int(seat_text) if seat_text else None,
+                                         open_text == "1")
+        return _ok(frames)
+
+    routes = [
+        Route("/", _handled(page), methods=["GET"]),
+        Route("/api/options", _handled(options), methods=["GET"]),
+        Route("/api/tables", _handled(create), methods=["POST"]),
+        Route("/api/tables/{table}", _handled(show), methods=["GET"]),
+        Route("/api/tables/{table}", _handled(close), methods=["DELETE"]),
+        Route("/api/tables/{table}/actions", _handled(act), methods=["POST"]),
+        Route("/api/tables/{table}/deals", _handled(next_deal), methods=["POST"]),
+        Route("/api/tables/{table}/deals/{deal:int}/history", _handled(download), methods=["GET"]),
+        Route("/api/replays", _handled(replay), methods=["POST"]),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+    ]
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return _error(404, f"no such page or API route: {request.method} {request.url.path}")
+
+    async def not_allowed(request: Request, exc: Exception) -> Response:
+        return _error(405, f"{request.method} is not allowed on {request.url.path}")
+
+    app = Starlette(routes=routes, middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))],
+                    exception_handlers={404: not_found, 405: not_allowed})
+    app.state.tables = state
+    return app

@@ -1,0 +1,426 @@
+"""The game side of ``bourre serve``: tables that keep their game on the server, and the views a client gets.
+
+Nothing here knows HTTP. A ``Table`` holds one seat for a person and an agent in every other seat; it
+plays the agents' moves itself and stops whenever the person is to act or the deal is over. What a
+client sees of a table is ``seat_view``: the person's own observation (``bourre_env.observation``)
+decoded into named entries, the public log of the deal, the running chip totals and, once the deal
+is settled, its results and hand history. Nothing else of the game state reaches a view, so a view
+never holds a card its seat cannot see.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+import agents
+import bourre_env
+from bourre_env import cards, core, history, observation
+from bourre_env.actions import describe, discard_cards
+from bourre_env.rules import MAX_PLAYERS, MIN_PLAYERS, Rules, presets
+
+HUMAN = "human"
+MAX_TABLES = 32
+"""Live tables at most; a request for one more is refused (429) until one closes or expires."""
+IDLE_SECONDS = 30 * 60
+"""A table untouched this long is closed."""
+KEPT_HISTORIES = 100
+"""Finished deals whose history a table keeps for download (the latest ones)."""
+MAX_REPLAY_DEALS = 20
+"""Deals of a history file that the replay view steps through at most."""
+
+_DECISION_NAMES = ("deciding", "passed", "playing")
+_FACE_NAMES = ("in the dealer's hand", "out of play", "played")
+_ROUND_PHASES = (core.NAME_TRUMP, core.DECLARE, core.DECIDE, core.DECIDE, core.SECOND_PASS)
+
+
+class TableError(Exception):
+    """A request the tables refuse; ``status`` is the HTTP status the server answers with."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+# ---------------------------------------------------------------------------- views
+def _ids(one_hot: np.ndarray) -> list[int]:
+    return [int(i) for i in np.flatnonzero(one_hot)]
+
+
+def _index(one_hot: np.ndarray) -> int | None:
+    found = _ids(one_hot)
+    return found[0] if found else None
+
+
+def _strs(ids: Sequence[int]) -> list[str]:
+    return [cards.to_str(c) for c in ids]
+
+
+def seat_view(s: np.ndarray, p: np.ndarray, rules: Rules, seat: int, open_hands: bool = False) -> dict[str, Any]:
+    """The table as ``seat`` sees it, from its observation only; ``open_hands`` adds every seat's hand (replays)."""
+    obs = np.empty(observation.OBS_SIZE, dtype=np.float32)
+    mask = np.empty(core.NUM_ACTIONS, dtype=np.int8)
+    observation.observe(s, p, seat, obs, mask)
+    d = observation.as_dict(obs)
+    n = rules.num_players
+
+    def absolute(rel: int | None) -> int | None:
+        return None if rel is None else (rel + seat) % n
+
+    hand = _ids(d["hand"])
+    round_ = _index(d["decision_round"])
+    in_play = bool(d["phase"][1])
+    phase = "trick play" if in_play else (observation.ROUND_NAMES[round_] if round_ is not None else "deal over")
+    face = _index(d["face_card"])
+    seats = []
+    for q in range(n):
+        rel = (q - seat) % n
+        seats.append({"seat": q, "decision": _DECISION_NAMES[_index(d["decision"][rel]) or 0],
+                      "discards": _index(d["discard_count"][rel]), "tricks": _index(d["tricks_won"][rel]) or 0,
+                      "stayed": bool(d["stayed"][rel])})
+    tricks = _tricks(d, seat, n, rules.hand_size, seats)
+    view: dict[str, Any] = {
+        "seat": seat, "players": n, "hand_size": rules.hand_size, "phase": phase,
+        "hand": _strs(hand),
+        "trump": None if _index(d["trump"]) is None else cards.SUIT_NAMES[_index(d["trump"]) or 0],
+        "turned": None if face is None else {"card": cards.to_str(face),
+                                             "status": _FACE_NAMES[_index(d["face_status"]) or 0]},
+        "dealer": absolute(_index(d["dealer"])), "to_act": absolute(_index(d["to_act"])),
+        "pot": int(round(float(d["pot"][0]) * 100)),
+        "seats": seats, "tricks": tricks,
+        "led": None if _index(d["led_suit"]) is None else cards.SUIT_NAMES[_index(d["led_suit"]) or 0],
+        "own_discards": _strs(_ids(d["own_discards"])), "cinch": bool(d["cinch"][0]),
+        "legal": _legal(mask, hand, _ROUND_PHASES[round_] if round_ is not None else core.PLAY),
+    }
+    if open_hands:
+        view["hands"] = [_strs([c for c in range(cards.NUM_CARDS) if int(s[core.S_HAND + q]) >> c & 1])
+                         for q in range(n)]
+    return view
+
+
+def _tricks(d: Mapping[str, np.ndarray], seat: int, n: int, hand_size: int,
+            seats: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The tricks led so far: who led, who played what in order, and who won each finished one."""
+    out: list[dict[str, Any]] = []
+    for t in range(hand_size):
+        leader_rel = _index(d["trick_leader"][t])
+        if leader_rel is None:  # not led yet
+            break
+        played = [(int(c), (_index(d["played_by"][c]) or 0)) for c in np.flatnonzero(d["played_in"][:, t])]
+        order = sorted(played, key=lambda cr: (cr[1] - leader_rel) % n)
+        out.append({"number": t + 1, "leader": (leader_rel + seat) % n,
+                    "cards": [{"seat": (rel + seat) % n, "card": cards.to_str(c)} for c, rel in order],
+                    "winner": None})
+    for t, trick in enumerate(out[:-1]):
+        trick["winner"] = out[t + 1]["leader"]  # the winner of a trick leads the next
+    if out:
+        # the last trick led: finished when every player has played to it; its winner is the one trick
+        # that the leaders of the later tricks do not account for
+        playing = sum(1 for q in seats if q["decision"] == "playing")
+        last = out[-1]
+        if len(last["cards"]) == playing:
+            won = [q["tricks"] for q in seats]
+            for trick in out[:-1]:
+                won[trick["winner"]] -= 1
+            last["winner"] = next((q for q in range(n) if won[q] > 0), None)
+    return out
+
+
+def _legal(mask: np.ndarray, hand: list[int], phase: int) -> list[dict[str, Any]]:
+    legal = []
+    for a in np.flatnonzero(mask).tolist():
+        entry: dict[str, Any] = {"action": a, "text": describe(a, hand, phase)}
+        if a < core.NUM_CARDS:
+            entry["card"] = cards.to_str(a)
+        if phase == core.DECIDE and a >= core.STAY_BASE:
+            entry["discard"] = _strs(discard_cards(a, hand))
+        legal.append(entry)
+    return legal
+
+
+def public_log(actions: Sequence[Mapping[str, Any]], viewer: int | None, secret_round: bool) -> list[dict[str, Any]]:
+    """A deal's recorded actions as ``viewer`` knows them (``None``: everything, as after the deal): its own
+    actions described in full, the others' as the table saw them; in a secret declaration round still under way
+    (``secret_round``) the others' declarations are not known yet."""
+    log = []
+    for act in actions:
+        mine = viewer is None or act["seat"] == viewer
+        text = act["description"] if mine else act["public"]
+        if secret_round and not mine and act["phase"] == "declaration":
+            text = "declared (revealed when everyone has)"
+        log.append({"seat": act["seat"], "phase": act["phase"], "text": text})
+    return log
+
+
+# ---------------------------------------------------------------------------- settings
+def agent_options() -> list[str]:
+    """Agent specs the page suggests: every registered agent and the heuristic's variants."""
+    from agents.heuristic import PARAM_SETS
+
+    specs = set(agents.registered()) | {f"heuristic:{v}" for v in PARAM_SETS if v != "default"}
+    return sorted(specs)
+
+
+def check_agent(spec: Any, offered: Sequence[str] = ()) -> str:
+    """A spec that ``agents.make`` accepts; a file path (``ppo:PATH``) only if the server offers it."""
+    if not isinstance(spec, str) or not spec.strip() or len(spec) > 200:
+        raise TableError(400, f"agent: expected an agents.make spec such as 'heuristic', got {spec!r}")
+    spec = spec.strip()
+    if spec == HUMAN:
+        raise TableError(400, "agent: one seat is the person's; the others are agents")
+    _, _, variant = spec.partition(":")
+    if spec not in offered and any(ch in variant for ch in "/\\."):
+        raise TableError(400, f"agent {spec!r}: file paths are not taken from the page; start the server with "
+                              f"--agent {spec} to offer it")
+    try:
+        agents.make(spec, 0)
+    except (ValueError, OSError) as err:
+        raise TableError(400, f"agent {spec!r}: {err}") from None
+    return spec
+
+
+def table_settings(body: Any, offered: Sequence[str] = ()) -> tuple[Rules, str, int, list[str]]:
+    """(rules, preset, the person's seat, one spec per seat) from a new-table request body."""
+    if not isinstance(body, dict):
+        raise TableError(400, "expected a JSON object with preset, players and agents")
+    unknown = sorted(set(body) - {"preset", "players", "seat", "agents"})
+    if unknown:
+        raise TableError(400, f"unknown field(s) {unknown}; expected preset, players, seat, agents")
+    preset = body.get("preset", "standard")
+    if preset not in presets:
+        raise TableError(400, f"preset: expected one of {sorted(presets)}, got {preset!r}")
+    players = body.get("players", 5)
+    if isinstance(players, bool) or not isinstance(players, int) or not MIN_PLAYERS <= players <= MAX_PLAYERS:
+        raise TableError(400, f"players: expected an integer in {MIN_PLAYERS}..{MAX_PLAYERS}, got {players!r}")
+    try:
+        rules = Rules.from_options(preset, num_players=players)
+    except ValueError as err:
+        raise TableError(400, f"{preset} with {players} players: {err}") from None
+    seat = body.get("seat", 0)
+    if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < players:
+        raise TableError(400, f"seat: expected your seat, an integer in 0..{players - 1}, got {seat!r}")
+    given = body.get("agents", "heuristic")
+    if isinstance(given, str):
+        given = [given] * (players - 1)
+    if not isinstance(given, list) or len(given) != players - 1:
+        raise TableError(400, f"agents: one spec for every other seat, or a list of {players - 1} specs "
+                              f"(the other seats clockwise from player_0)")
+    others = iter([check_agent(spec, offered) for spec in given])
+    return rules, preset, seat, [HUMAN if q == seat else next(others) for q in range(players)]
+
+
+# ---------------------------------------------------------------------------- tables
+class Table:
+    """One person and agents at a table, deal after deal. Each deal is an episode of one deal: the pot carries
+    to the next deal (the ``pot`` reset option) and the deal passes left; every player antes every deal."""
+
+    def __init__(self, rules: Rules, preset: str, seat: int, specs: list[str], rng: np.random.Generator) -> None:
+        self.id = secrets.token_urlsafe(16)  # 128 random bits: a table's id is what lets a client use it
+        self.rules, self.preset, self.seat, self.specs = rules, preset, seat, specs
+        self.params = rules.params()
+        self.rng = rng
+        self.env = history.Recording(bourre_env.raw_env(rules=rules), seats=specs, preset=preset)
+        self.bots = {q: agents.make(spec, int(rng.integers(2**31))) for q, spec in enumerate(specs) if q != seat}
+        self.totals = [0] * rules.num_players
+        self.histories: dict[int, dict[str, Any]] = {}  # deal number (from 1) -> its history
+        self.deal = 0
+        self.turn = 0  # actions taken in the current deal: a client names the turn it answers
+        self.pot = 0
+        self.dealer = int(rng.integers(rules.num_players))
+        self.lock = threading.Lock()
+        self._new_deal()
+
+    @property
+    def over(self) -> bool:
+        return bool(self.env.unwrapped.state_vector[core.S_CUR] < 0)
+
+    def _new_deal(self) -> None:
+        try:
+            self.env.reset(seed=int(self.rng.integers(2**62)), options={"dealer": self.dealer, "pot": self.pot})
+        except ValueError as err:  # a pot past the env's bound
+            raise TableError(409, f"cannot deal: {err}; open a new table") from None
+        for bot in self.bots.values():
+            bot.reset()
+        self.deal += 1
+        self.turn = 0
+        self._play_agents()
+
+    def _play_agents(self) -> None:
+        raw = self.env.unwrapped
+        s = raw.state_vector
+        while s[core.S_CUR] >= 0 and s[core.S_CUR] != self.seat:
+            name = raw.agent_selection
+            self.env.step(self.bots[int(s[core.S_CUR])].act(raw.observe(name)))
+            self.turn += 1
+        if s[core.S_CUR] < 0:
+            self._settled()
+
+    def _settled(self) -> None:
+        saved = self.env.history()
+        results = saved["deals"][0]["results"]
+        self.totals = [t + r for t, r in zip(self.totals, results["payments"], strict=True)]
+        self.pot = results["pot"]
+        self.dealer = (self.dealer + 1) % self.rules.num_players
+        self.histories[self.deal] = saved
+        for old in [k for k in self.histories if k <= self.deal - KEPT_HISTORIES]:
+            del self.histories[old]
+
+    def act(self, action: Any, turn: Any) -> None:
+        """The person's action; refused (nothing changes) when illegal, out of turn or stale."""
+        if isinstance(action, bool) or not isinstance(action, int):
+            raise TableError(400, f"action: expected an action id (an integer), got {action!r}")
+        if turn is not None and (isinstance(turn, bool) or not isinstance(turn, int)):
+            raise TableError(400, f"turn: expected an integer, got {turn!r}")
+        if self.over:
+            raise TableError(409, f"deal {self.deal} is over: start the next deal")
+        if turn is not None and turn != self.turn:
+            raise TableError(409, f"stale request: it answers turn {turn}, the table is at turn {self.turn}")
+        legal = self.env.unwrapped.legal_actions()
+        if action not in legal:
+            view = seat_view(self.env.unwrapped.state_vector, self.params, self.rules, self.seat)
+            choices = "; ".join(f"{e['action']} ({e['text']})" for e in view["legal"])
+            raise TableError(422, f"illegal action {action}; legal: {choices}")
+        self.env.step(action)
+        self.turn += 1
+        self._play_agents()
+
+    def next_deal(self) -> None:
+        if not self.over:
+            raise TableError(409, f"deal {self.deal} is still being played")
+        self._new_deal()
+
+    def history(self, deal: int) -> dict[str, Any]:
+        if deal == self.deal and not self.over:
+            raise TableError(409, f"deal {deal} is still being played: its history is ready when it is over")
+        if deal not in self.histories:
+            raise TableError(404, f"no history of deal {deal} at this table (it keeps the last {KEPT_HISTORIES})")
+        return self.histories[deal]
+
+    def view(self) -> dict[str, Any]:
+        """What the person may see: the own observation, the public log, chip totals, and the results once over."""
+        raw = self.env.unwrapped
+        s = raw.state_vector
+        view = seat_view(s, self.params, self.rules, self.seat)
+        over = self.over
+        secret = self.rules.declaration == "simultaneous" and view["phase"] == "declaration"
+        actions = self.histories[self.deal]["deals"][0]["actions"] if over else self.env.current_actions()
+        view.update({
+            "table": self.id, "deal": self.deal, "turn": self.turn, "over": over,
+            "rules": {"preset": self.preset, "players": self.rules.num_players},
+            "agents": list(self.specs), "totals": list(self.totals),
+            "log": public_log(actions, None if over else self.seat, secret),
+            "result": None,
+        })
+        if over:
+            results = self.histories[self.deal]["deals"][0]["results"]
+            view["result"] = {**results, "history": f"/api/tables/{self.id}/deals/{self.deal}/history"}
+        return view
+
+
+class Tables:
+    """The live tables, at most ``max_tables``, each closed after ``idle_seconds`` without a request."""
+
+    def __init__(self, max_tables: int = MAX_TABLES, idle_seconds: float = IDLE_SECONDS, seed: int | None = None,
+                 offered: Sequence[str] = (), clock: Callable[[], float] = time.monotonic) -> None:
+        self.max_tables = max_tables
+        self.idle_seconds = idle_seconds
+        self.offered = list(offered)
+        self.clock = clock
+        self.rng = np.random.default_rng(seed)  # seeds the tables' deals and agents; secret from the clients
+        self._tables: dict[str, Table] = {}
+        self._used: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._tables)
+
+    def _sweep(self) -> None:
+        now = self.clock()
+        for key in [k for k, used in self._used.items() if now - used > self.idle_seconds]:
+            del self._tables[key], self._used[key]
+
+    def create(self, body: Any) -> Table:
+        rules, preset, seat, specs = table_settings(body, self.offered)
+        with self._lock:
+            self._sweep()
+            if len(self._tables) >= self.max_tables:
+                raise TableError(429, f"the server has {self.max_tables} tables open, its limit; close one or "
+                                      f"wait until an idle one expires")
+            rng = np.random.default_rng(self.rng.integers(2**63))
+        table = Table(rules, preset, seat, specs, rng)
+        with self._lock:
+            if len(self._tables) >= self.max_tables:  # filled while this table was being dealt
+                raise TableError(429, f"the server has {self.max_tables} tables open, its limit")
+            self._tables[table.id] = table
+            self._used[table.id] = self.clock()
+        return table
+
+    def get(self, table_id: str) -> Table:
+        with self._lock:
+            self._sweep()
+            table = self._tables.get(table_id)
+            if table is None:
+                raise TableError(404, "no such table: it was closed, expired after idling, or never existed")
+            self._used[table_id] = self.clock()
+            return table
+
+    def close(self, table_id: str) -> None:
+        with self._lock:
+            if self._tables.pop(table_id, None) is None:
+                raise TableError(404, "no such table")
+            del self._used[table_id]
+
+
+# ---------------------------------------------------------------------------- replays
+def replay_frames(data: bytes, seat: int | None, open_hands: bool) -> dict[str, Any]:
+    """Every position of a history file, as ``seat`` saw it (default: the person's seat, else 0) or with every hand
+    open: a frame before each action (naming it) and one after each deal with its results."""
+    try:
+        saved = history.read(data)
+    except history.HistoryError as err:
+        raise TableError(422, f"not a valid hand history: {err}") from None
+    if len(saved["deals"]) > MAX_REPLAY_DEALS:
+        raise TableError(413, f"the replay view takes histories of at most {MAX_REPLAY_DEALS} deals, "
+                              f"this one has {len(saved['deals'])}")
+    rules = history.rules_of(saved)
+    n = rules.num_players
+    if seat is None:
+        seat = next((q for q, s in enumerate(saved["seats"]) if s["agent"] == HUMAN), 0)
+    if not 0 <= seat < n:
+        raise TableError(400, f"seat: expected an integer in 0..{n - 1}, got {seat}")
+    p = rules.params()
+    viewer = None if open_hands else seat
+    frames: list[dict[str, Any]] = []
+    totals = [0] * n
+    replay = history.Replay(saved)
+    try:
+        for step in replay:
+            s = step.env.state_vector
+            actions = saved["deals"][step.deal]["actions"]
+            frame = seat_view(s, p, rules, seat, open_hands)
+            secret = rules.declaration == "simultaneous" and frame["phase"] == "declaration"
+            mine = viewer is None or step.seat == viewer
+            upcoming = public_log([step.record], viewer, secret)[0]
+            frame.update(deal=step.deal, step=step.entry, totals=list(totals), result=None,
+                         log=public_log(actions[:step.entry], viewer, secret),
+                         next={**upcoming, "action": step.action if mine else None})
+            frame["legal"] = []  # a replay is watched, not played
+            frames.append(frame)
+            if step.entry == len(actions) - 1:  # the deal's last action: show it settled
+                settled = s.copy()
+                core.step(settled, p, step.action)
+                results = saved["deals"][step.deal]["results"]
+                totals = [t + r for t, r in zip(totals, results["payments"], strict=True)]
+                end = seat_view(settled, p, rules, seat, open_hands)
+                end.update(deal=step.deal, step=len(actions), totals=list(totals), next=None, legal=[],
+                           log=public_log(actions, None, False), result=results)
+                frames.append(end)
+    except history.HistoryError as err:
+        raise TableError(422, f"the history does not replay: {err}") from None
+    return {"rules": saved["rules"], "seats": saved["seats"], "seat": seat, "open": open_hands, "frames": frames}
