@@ -3,15 +3,18 @@
 ``bourre_env.sampler`` draws the worlds a seat cannot rule out uniformly: an opponent who came in and kept
 two cards is as likely to hold junk as trumps, and its discards are any cards of its hand. Against players
 who choose (the heuristic keeps trumps and aces and comes in on good hands), uniform worlds are too kind to
-the searcher. ``model_worlds`` corrects this with the rollout policy as the model of every other seat:
+the searcher. ``model_worlds`` corrects this with the heuristic (compiled, ``agents.heuristic_batch``), the
+rollout policy of the search agents, as the model of every other seat:
 
-1. draw ``oversample * count`` uniform worlds, each taken just before the first decision of another player;
+1. draw ``oversample * count`` uniform worlds, each cut just before the first decision of another player
+   (``WorldSampler.sample(until=...)``);
 2. replay the deal from there, asking the model at every decision of another player: where it would have
    made the same public choice (pass or play, the number of cards discarded, a declaration, a second pass),
    its own choice is played (its discards, not the uniform ones); where it would not, the recorded choice is
    played and the world's weight is multiplied by ``mismatch``; a secret declaration is the model's;
 3. keep the worlds that still give the observer its observation (a card an opponent played must be in the
-   hand the model kept), and draw ``count`` of them in proportion to their weights.
+   hand the model kept, an opponent's cinch must allow its plays), and draw ``count`` of them in proportion to
+   their weights (systematic resampling).
 
 With ``mismatch = 0`` this is the posterior of the deal given the observation, for players who play like the
 model; a small positive ``mismatch`` keeps worlds available when the model rarely agrees.
@@ -22,14 +25,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents.rollout import Rollout
+from agents.heuristic_batch import FLOAT_WORK, INT_WORK, heuristic_action, params_array
 from bourre_env import core, observation
-from bourre_env.sampler import EV_ACTION, EV_HIDDEN, WorldSampler
+from bourre_env.sampler import EV_ACTION, EV_DRAW, EV_HIDDEN, WorldSampler
 
 __all__ = ["model_worlds", "public_outcome", "MISMATCH"]
 
 MISMATCH = 0.02
 """Weight factor of a world for each earlier decision of another player that the model takes differently there."""
+_HEURISTIC = params_array("default")
 
 
 @njit(cache=True)
@@ -44,91 +48,96 @@ def public_outcome(s: np.ndarray, p: np.ndarray, action: int) -> int:
 
 
 @njit(cache=True)
-def _observe_alive(states: np.ndarray, p: np.ndarray, alive: np.ndarray, rows: np.ndarray, obs: np.ndarray,
-                   masks: np.ndarray) -> int:
+def _positions(hand: int, cards: int) -> int:
+    """The hand positions (i-th lowest card id = bit i) of ``cards``."""
+    out = np.int64(0)
     k = 0
-    for b in range(states.shape[0]):
-        if alive[b]:
-            observation.observe(states[b], p, states[b, core.S_CUR], obs[k], masks[k])
-            rows[k] = b
+    for c in range(core.NUM_CARDS):
+        if (hand >> c) & 1:
+            if (cards >> c) & 1:
+                out |= np.int64(1) << k
             k += 1
-    return k
+    return out
 
 
 @njit(cache=True)
-def _model_step(states: np.ndarray, p: np.ndarray, rows: np.ndarray, k: int, recorded: np.ndarray,
-                model: np.ndarray, secret: bool, misses: np.ndarray, alive: np.ndarray) -> None:
-    """Play the model's choice where the others would see the same (or the choice is secret), else the recorded
-    one, counting the disagreement."""
-    for i in range(k):
-        b = rows[i]
+def _replay_with_model(states: np.ndarray, p: np.ndarray, first: int, kinds: np.ndarray, seats: np.ndarray,
+                       args: np.ndarray, discards: np.ndarray, hparams: np.ndarray, rng: np.ndarray, pot: int,
+                       target: np.ndarray, misses: np.ndarray, alive: np.ndarray) -> None:
+    """Replay events ``first..`` in every world, the compiled heuristic deciding for the other players where
+    the others would see the same (module docstring), then keep the worlds that give seat 0 ``target``."""
+    obs = np.zeros(observation.OBS_SIZE, dtype=np.float32)
+    mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
+    ints = np.zeros(INT_WORK, dtype=np.int64)
+    floats = np.zeros(FLOAT_WORK, dtype=np.float64)
+    for b in range(states.shape[0]):
         s = states[b]
-        a = recorded[b]
-        if secret or public_outcome(s, p, model[i]) == public_outcome(s, p, a):
-            a = model[i]
-        else:
-            misses[b] += 1
-        if not core.step(s, p, a):
-            alive[b] = False
-
-
-@njit(cache=True)
-def _recorded_step(states: np.ndarray, p: np.ndarray, actions: np.ndarray, alive: np.ndarray) -> None:
-    for b in range(states.shape[0]):
-        if alive[b] and not core.step(states[b], p, actions[b]):
-            alive[b] = False
-
-
-@njit(cache=True)
-def _still_consistent(states: np.ndarray, p: np.ndarray, pot: int, target: np.ndarray, alive: np.ndarray) -> None:
-    """Set the pot, and drop the worlds that no longer give the observer (seat 0) its observation."""
-    out = np.zeros(target.shape[0], dtype=np.float32)
-    for b in range(states.shape[0]):
+        for e in range(first, kinds.shape[0]):
+            q = seats[e]
+            if kinds[e] == EV_DRAW:
+                recorded = core.STAY_BASE + _positions(s[core.S_HAND + q], discards[b, q])
+            else:
+                recorded = args[e]
+            a = recorded
+            if q != 0 and (kinds[e] != EV_ACTION or recorded >= core.PASS):
+                observation.observe(s, p, q, obs, mask)
+                u = (core._splitmix64(rng) >> 10) * (1.0 / 9007199254740992.0)
+                model = heuristic_action(obs, mask, u, hparams, ints, floats)
+                if model >= 0 and (kinds[e] == EV_HIDDEN or public_outcome(s, p, model) == public_outcome(s, p, a)):
+                    a = model
+                else:
+                    misses[b] += 1
+            if not core.step(s, p, a):
+                alive[b] = False
+                break
         if not alive[b]:
             continue
-        states[b, core.S_POT] = pot
-        observation.encode(states[b].copy(), p, 0, out)
+        s[core.S_POT] = pot
+        observation.encode(s.copy(), p, 0, obs)
         for i in range(target.shape[0]):
-            if out[i] != target[i]:
+            if obs[i] != target[i]:
                 alive[b] = False
                 break
 
 
-def model_worlds(sampler: WorldSampler, target: np.ndarray, count: int, model: Rollout, rng: np.random.Generator,
+def model_worlds(sampler: WorldSampler, target: np.ndarray, count: int, rng: np.random.Generator,
                  oversample: int = 8, mismatch: float = MISMATCH) -> np.ndarray:
-    """``count`` worlds (``(count, core.STATE_SIZE)``) drawn from ``oversample * count`` uniform ones, weighed by
-    how well ``model`` explains the other players' earlier decisions (module docstring). ``target`` is the
-    observer's observation vector. Falls back to the uniform worlds when none survives."""
+    """``count`` worlds (``(count, core.STATE_SIZE)``) drawn from up to ``oversample * count`` uniform ones, weighed
+    by how well the heuristic explains the other players' earlier decisions (module docstring). Proposals come in
+    rounds of ``2 * count`` until the weights are worth ``count`` independent worlds (effective sample size).
+    ``target`` is the observer's observation vector. Falls back to uniform worlds when none survives."""
     events = sampler.events
     decisions = [e for e, (kind, seat, action) in enumerate(events)
                  if seat != 0 and (kind != EV_ACTION or action >= core.PASS)]
     if not decisions or oversample <= 1:
         return sampler.sample(count, seed=rng)
     first = decisions[0]
-    total = oversample * count
-    drawn = sampler.sample(total, seed=rng, snapshots=[first])
-    states = np.ascontiguousarray(drawn.snapshots[:, 0, :])
-    p = sampler.params
-    alive = np.ones(total, dtype=np.bool_)
-    misses = np.zeros(total, dtype=np.int64)
-    obs = np.zeros((total, observation.OBS_SIZE), dtype=np.float32)
-    masks = np.zeros((total, core.NUM_ACTIONS), dtype=np.int8)
-    rows = np.zeros(total, dtype=np.int64)
-    chosen = set(decisions)
-    for e in range(first, len(events)):
-        recorded = np.ascontiguousarray(drawn.actions[:, e])
-        if e in chosen:
-            k = _observe_alive(states, p, alive, rows, obs, masks)
-            if k == 0:
-                break
-            answers = model.actions(obs[:k], masks[:k])
-            _model_step(states, p, rows, k, recorded, answers, events[e][0] == EV_HIDDEN, misses, alive)
-        else:
-            _recorded_step(states, p, recorded, alive)
-    _still_consistent(states, p, sampler.record.pot, np.asarray(target, dtype=np.float32), alive)
-    weights = np.where(alive, mismatch ** misses.astype(np.float64), 0.0)
-    if weights.sum() <= 0.0:
-        return drawn.states[:count]
+    kinds = np.array([e[0] for e in events], dtype=np.int64)
+    seats = np.array([e[1] for e in events], dtype=np.int64)
+    args = np.array([e[2] for e in events], dtype=np.int64)
+    target = np.asarray(target, dtype=np.float32)
+    kept_states, kept_weights = [], []
+    drawn_so_far = 0
+    ess = 0.0
+    # rounds of 2 * count proposals, until the weights are worth ``count`` independent worlds or the budget is spent
+    while drawn_so_far < oversample * count and ess < count:
+        size = min(2 * count, oversample * count - drawn_so_far)
+        drawn = sampler.sample(size, seed=rng, until=first)
+        states = np.ascontiguousarray(drawn.states)
+        alive = np.ones(size, dtype=np.bool_)
+        misses = np.zeros(size, dtype=np.int64)
+        seed = np.array([rng.integers(0, 2**62)], dtype=np.int64)
+        _replay_with_model(states, sampler.params, first, kinds, seats, args, drawn.discards, _HEURISTIC, seed,
+                           sampler.record.pot, target, misses, alive)
+        kept_states.append(states[alive])
+        kept_weights.append(mismatch ** misses[alive].astype(np.float64))
+        drawn_so_far += size
+        w = np.concatenate(kept_weights)
+        ess = float(w.sum() ** 2 / (w ** 2).sum()) if w.size and w.sum() > 0 else 0.0
+    states = np.concatenate(kept_states)
+    weights = np.concatenate(kept_weights)
+    if weights.size == 0 or weights.sum() <= 0.0:
+        return sampler.sample(count, seed=rng)
     cum = np.cumsum(weights / weights.sum())
     picks = np.searchsorted(cum, (rng.random() + np.arange(count)) / count)
-    return states[np.minimum(picks, total - 1)]
+    return states[np.minimum(picks, weights.size - 1)]

@@ -49,6 +49,9 @@ from bourre_env.sampler import WorldSampler
 
 __all__ = ["ISMCTSAgent", "make_ismcts"]
 
+POOL_AHEAD = 64
+"""Determinizations drawn at a time under a time budget (without one, all of them are drawn at once)."""
+
 
 class _Node:
     """An information set of the observer: statistics of its actions and the nodes below."""
@@ -80,7 +83,7 @@ def _settled_for(s: np.ndarray) -> bool:
 class ISMCTSAgent:
     """Single-observer IS-MCTS with UCT at the observer's information sets (module docstring)."""
 
-    def __init__(self, iterations: int = 256, seed: int | None = 0, rollout: str = "auto", c: float = 0.7,
+    def __init__(self, iterations: int = 256, seed: int | None = 0, rollout: str = "heuristic", c: float = 0.7,
                  batch: int = 16, draws: int = 4, ms: float | None = None, infer: int = 8,
                  rules: Rules | None = None, name: str = "ismcts") -> None:
         for key, value in (("iterations", iterations), ("batch", batch), ("draws", draws)):
@@ -122,7 +125,7 @@ class ISMCTSAgent:
     def _worlds(self, sampler: WorldSampler, vector: np.ndarray, count: int) -> np.ndarray:
         if self.infer <= 1 or self.rollout.kind == "random":
             return sampler.sample(count, seed=self._rng)
-        return model_worlds(sampler, vector, count, self.rollout, self._rng, oversample=self.infer)
+        return model_worlds(sampler, vector, count, self._rng, oversample=self.infer)
 
     def _select(self, node: _Node, options: list[int]) -> tuple[int, bool]:
         """An untried option at random, else the best upper confidence bound; True when it is a new edge."""
@@ -158,9 +161,15 @@ class ISMCTSAgent:
         obs_row = np.zeros((1, OBS_SIZE), dtype=np.float32)
         mask_row = np.zeros((1, core.NUM_ACTIONS), dtype=np.int8)
         done = 0
+        pool = np.zeros((0, core.STATE_SIZE), dtype=np.int64)
         while done < self.iterations:
             size = min(self.batch, self.iterations - done)
-            states = np.ascontiguousarray(self._worlds(sampler, vector, size))
+            if pool.shape[0] < size:
+                # determinizations come in larger draws than a batch: weighing them costs per draw
+                ahead = self.iterations - done if self.ms is None else max(size, POOL_AHEAD)
+                pool = np.concatenate([pool, self._worlds(sampler, vector, min(ahead, self.iterations - done))])
+            states = np.ascontiguousarray(pool[:size])
+            pool = pool[size:]
             base = states[:, core.S_REWARD].astype(np.float64)
             paths: list[list[tuple[_Node, int]]] = [[] for _ in range(size)]
             nodes = [root] * size
@@ -216,7 +225,7 @@ class ISMCTSAgent:
         return int(max(root_options, key=lambda a: (root.visits.get(a, 0), root.total.get(a, 0.0))))
 
 
-DEFAULTS: dict[str, Any] = {"iterations": 256, "rollout": "auto", "ms": None, "c": 0.7, "batch": 16, "draws": 4,
+DEFAULTS: dict[str, Any] = {"iterations": 256, "rollout": "heuristic", "ms": None, "c": 0.7, "batch": 16, "draws": 4,
                             "infer": 8}
 
 

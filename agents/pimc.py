@@ -15,9 +15,10 @@ pays nothing more in the deal.
 Rules: read from the observation's rule fields (``rules_from_observation``); ``PIMCAgent(rules=...)``
 overrides them (the only field the observation rounds is an exotic rake).
 
-Specs for ``agents.make``: ``pimc`` (32 worlds), ``pimc:WORLDS``, and options after commas:
-``pimc:64,rollout=random,ms=20,draws=4``. ``rollout`` is a kind of ``agents.rollout`` (``auto`` by default:
-the batch heuristic where it is installed, else the Python heuristic); ``ms`` caps the time of a decision:
+Specs for ``agents.make``: ``pimc`` (64 worlds, 32 proposals per world), ``pimc:WORLDS``, and options after commas:
+``pimc:64,rollout=random,ms=20,draws=4,infer=8``. ``rollout`` is a kind of ``agents.rollout`` (the compiled
+heuristic by default, or ``random``); ``infer`` is how many uniform worlds are drawn per world kept by the
+model of the others (``agents.inference``; 0 or 1: uniform worlds); ``ms`` caps the time of a decision:
 worlds are played in chunks until the budget is spent (at least one chunk), which makes decisions depend on
 the machine's speed; without it the agent is deterministic given its seed.
 """
@@ -117,8 +118,8 @@ def parse_options(variant: str | None, defaults: dict[str, Any]) -> dict[str, An
 class PIMCAgent:
     """Determinized Monte Carlo search over sampled worlds (module docstring)."""
 
-    def __init__(self, worlds: int = 32, seed: int | None = 0, rollout: str = "auto", draws: int = 4,
-                 ms: float | None = None, infer: int = 8, rules: Rules | None = None, name: str = "pimc") -> None:
+    def __init__(self, worlds: int = 64, seed: int | None = 0, rollout: str = "heuristic", draws: int = 4,
+                 ms: float | None = None, infer: int = 32, rules: Rules | None = None, name: str = "pimc") -> None:
         if isinstance(worlds, bool) or not isinstance(worlds, (int, np.integer)) or worlds < 1:
             raise ValueError(f"worlds: expected an integer >= 1, got {worlds!r}")
         if isinstance(draws, bool) or not isinstance(draws, (int, np.integer)) or draws < 1:
@@ -157,7 +158,7 @@ class PIMCAgent:
         the model of the other players' earlier decisions (``agents.inference``, ``infer`` times oversampled)."""
         if self.infer <= 1 or self.rollout.kind == "random":
             return sampler.sample(count, seed=self._rng)
-        return model_worlds(sampler, target, count, self.rollout, self._rng, oversample=self.infer)
+        return model_worlds(sampler, target, count, self._rng, oversample=self.infer)
 
     def act(self, observation: Observation) -> int:
         legal = legal_actions(observation)
@@ -198,7 +199,7 @@ class PIMCAgent:
         return int(ties[0])
 
 
-DEFAULTS: dict[str, Any] = {"worlds": 32, "rollout": "auto", "ms": None, "draws": 4, "infer": 8}
+DEFAULTS: dict[str, Any] = {"worlds": 64, "rollout": "heuristic", "ms": None, "draws": 4, "infer": 32}
 
 
 def make_pimc(variant: str | None, seed: int | None) -> PIMCAgent:

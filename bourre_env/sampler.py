@@ -298,6 +298,36 @@ def rules_from_observation(observation: np.ndarray, record: PublicRecord | None 
 
 
 # ---------------------------------------------------------------------------------------------- the plan
+def _proven_absent(rec: PublicRecord, params: np.ndarray) -> list[int]:
+    """What each seat's plays to the tricks prove it does not hold: the core's ``_forbidden_after`` of every play,
+    in play order (what ``core._apply_play`` gathers into ``S_ABSENT``); nothing with reneges allowed."""
+    out = [0] * MAX_PLAYERS
+    if params[core.P_RENEGE] == 1:
+        return out
+    n = rec.num_players
+    must_trump = bool(params[core.P_MUST_TRUMP] == 1)
+    lead_honors = bool(params[core.P_LEAD_HONORS] == 1)
+    for t in range(T):
+        leader = rec.trick_leaders[t]
+        if leader < 0:
+            break
+        led, best_led, best_trump = -1, -1, -1
+        for k in range(n):
+            q = (leader + k) % n
+            c = rec.trick_cards[t][q]
+            if c < 0:
+                continue
+            out[q] |= int(core._forbidden_after(c, led < 0, led, best_led, best_trump, rec.trump, must_trump,
+                                                lead_honors))
+            if led < 0:
+                led = c // 13
+            if c // 13 == led and c > best_led:
+                best_led = c
+            if c // 13 == rec.trump and c > best_trump:
+                best_trump = c
+    return out
+
+
 def _bits(mask: int) -> list[int]:
     out = []
     while mask:
@@ -547,16 +577,7 @@ class _Plan:
             raise ValueError("observation: cards outside the deck")
         absent = np.zeros(MAX_PLAYERS, dtype=np.int64)
         if rec.in_play:
-            skeleton = core.new_state()
-            skeleton[core.S_PHASE] = core.PLAY
-            skeleton[core.S_TRUMP] = rec.trump
-            started = [t for t in range(T) if rec.trick_leaders[t] >= 0]
-            skeleton[core.S_TRICK_NO] = max(started) if started else 0
-            for t in range(T):
-                skeleton[core.S_TRICK_LEADER + t] = rec.trick_leaders[t]
-                for q in range(n):
-                    skeleton[core.S_TRICK_CARDS + t * MAX_PLAYERS + q] = rec.trick_cards[t][q]
-            core.proven_absent(skeleton, params, absent)
+            absent[:] = _proven_absent(rec, params)
         played_by = [rec.played_by(q) for q in range(n)]
         candidates = [b for b in final if b not in fully_pinned and self.bin_size[b] > 0]
         stage_final = {r: [b for b in final if self.bin_stage[b] == r and self.bin_kind[b] in (B_DRAWN, B_STOCK)]
@@ -967,9 +988,10 @@ def _sample_kernel(p: np.ndarray, n: int, h: int, dealer: int, deck_size: int, d
                    ev_kind: np.ndarray, ev_seat: np.ndarray, ev_arg: np.ndarray, pot: int, deal_no: int,
                    count: int, max_attempts: int, rng: np.ndarray,
                    out: np.ndarray, decks: np.ndarray, seeds: np.ndarray, actions: np.ndarray,
-                   orders: np.ndarray, snap_events: np.ndarray, snaps: np.ndarray) -> tuple[int, int, int]:
+                   orders: np.ndarray, snap_events: np.ndarray, snaps: np.ndarray, until: int,
+                   discards: np.ndarray) -> tuple[int, int, int]:
     """Draw ``count`` consistent worlds into ``out``; returns (worlds drawn, proposals made, proposals the
-    replay rejected)."""
+    replay rejected). With ``until >= 0`` the replay stops before event ``until``."""
     ntypes = type_start.shape[0] - 1
     ng = caps.shape[0]
     nbins = bin_size.shape[0]
@@ -1121,6 +1143,8 @@ def _sample_kernel(p: np.ndarray, n: int, h: int, dealer: int, deck_size: int, d
                     disc_mask[q] |= np.int64(1) << content[bin_off[b] + i]
         if face_dead_by_dealer:
             disc_mask[dealer] |= np.int64(1) << face
+        for q in range(n):
+            discards[made, q] = disc_mask[q]
         # replay the public record through the rules
         seed = core._splitmix64(rng)
         core.start_episode(s, p, deck, dealer, 0, seed)
@@ -1129,6 +1153,8 @@ def _sample_kernel(p: np.ndarray, n: int, h: int, dealer: int, deck_size: int, d
         ol = 0
         js = 0
         for e in range(ev_kind.shape[0]):
+            if e == until:
+                break
             if js < snap_events.shape[0] and snap_events[js] == e:
                 snaps[made, js, :] = s
                 js += 1
@@ -1189,6 +1215,9 @@ class Worlds:
     plan's dealer and ``seeds[i]`` (``core.start_episode``) and stepping ``actions[i]`` gives, the pile
     being permuted before each draw that runs the stock out so that the stock it becomes reads
     ``reshuffle_orders[i]`` (the new stocks one after another), and the pot set to the observation's.
+    ``discards[i, q]``: the cards seat ``q`` discards in world ``i`` (a card mask; the observer's are its own).
+    ``snapshots[i, j]``: world ``i`` just before event ``snapshot_events[j]`` (``sample(snapshots=...)``).
+    With ``sample(until=e)`` the states are the worlds just before event ``e`` and ``actions`` stop there.
     """
 
     states: np.ndarray
@@ -1198,6 +1227,7 @@ class Worlds:
     reshuffle_orders: np.ndarray
     dealer: int
     proposals: int
+    discards: np.ndarray | None = None
     snapshots: np.ndarray | None = None
     snapshot_events: np.ndarray | None = None
 
@@ -1283,13 +1313,17 @@ class WorldSampler:
         return list(self.plan.events)
 
     def sample(self, count: int, seed: int | np.random.Generator | None = 0, recipes: bool = False,
-               max_attempts: int | None = None, snapshots: list[int] | None = None) -> Any:
+               max_attempts: int | None = None, snapshots: list[int] | None = None, until: int | None = None) -> Any:
         """``count`` worlds as a ``(count, core.STATE_SIZE)`` int64 array (the observer is seat 0), or a
         ``Worlds`` with what rebuilds them when ``recipes`` is set. Seeded: the same seed gives the same worlds.
 
         ``snapshots``: indices into ``events``; the ``Worlds`` (implied) then holds in ``snapshots[i, j]`` world
         ``i`` just before its event ``snapshots[j]``, for instance to ask what a model of the other players
         would have done there.
+
+        ``until``: an event index; each world is then returned just before that event, its replay cut there.
+        Such a world agrees with the record up to that event only (a later play may prove it wrong): for a
+        caller that replays the rest itself and compares observations, as ``agents.inference`` does.
 
         ``RuntimeError`` if ``max_attempts`` proposals (default ``MAX_ATTEMPTS_PER_WORLD * count``) do not
         give ``count`` consistent worlds.
@@ -1307,12 +1341,15 @@ class WorldSampler:
         actions = np.zeros((count, max(len(plan.events), 1)), dtype=np.int64)
         orders = np.zeros((count, max(self._reshuffled_cards, 1)), dtype=np.int64)
         limit = MAX_ATTEMPTS_PER_WORLD * count if max_attempts is None else int(max_attempts)
+        if until is not None and not (isinstance(until, (int, np.integer)) and 0 <= until <= len(plan.events)):
+            raise ValueError(f"until: expected an event index in 0..{len(plan.events)}, got {until!r}")
         snap_events = np.asarray(sorted(snapshots or []), dtype=np.int64)
         if snap_events.size and (snap_events[0] < 0 or snap_events[-1] >= len(plan.events)
                                  or np.any(np.diff(snap_events) == 0)):
             raise ValueError(f"snapshots: expected distinct event indices in 0..{len(plan.events) - 1}")
         snaps = np.zeros((count, snap_events.size, core.STATE_SIZE) if snap_events.size else (1, 1, 1),
                          dtype=np.int64)
+        discards = np.zeros((count, plan.n), dtype=np.int64)
         dealt = plan.n * plan.h + (1 if trump_card in (core.TRUMP_SEPARATE, core.TRUMP_DEALER_MAY_TAKE) else 0)
         made, tries, refused = _sample_kernel(
             self.params, plan.n, plan.h, plan.dealer, rules.deck_size, dealt, plan.face,
@@ -1325,16 +1362,17 @@ class WorldSampler:
             self._stage_final, self._stage_final_start, self._pf_bins, self._pf_start, self._card_pf_bin,
             self._order_bins, self._order_start, self._init_bins, self._init_start, self._disc_bin,
             self._ev_kind, self._ev_seat, self._ev_arg, self.record.pot, self.record.deal_no,
-            count, limit, rng, out, decks, seeds, actions, orders, snap_events, snaps)
+            count, limit, rng, out, decks, seeds, actions, orders, snap_events, snaps, -1 if until is None else until,
+            discards)
         self.last_proposals = tries
         self.last_refused = refused
         if made < count:
             raise RuntimeError(f"only {made} consistent worlds in {tries} proposals ({refused} refused by the replay): "
                                "the observation admits almost none (or it was not produced by the rules)")
-        if not recipes and snapshots is None:
+        if not recipes and snapshots is None and until is None:
             return out
         return Worlds(out, decks, seeds, actions[:, :len(plan.events)], orders[:, :self._reshuffled_cards],
-                      plan.dealer, tries, snaps if snap_events.size else None, snap_events)
+                      plan.dealer, tries, discards, snaps if snap_events.size else None, snap_events)
 
 
 def sample_worlds(observation: np.ndarray, count: int, seed: int | np.random.Generator | None = 0,

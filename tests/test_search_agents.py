@@ -14,7 +14,7 @@ import bourre_env
 from agents.inference import model_worlds
 from agents.ismcts import ISMCTSAgent
 from agents.pimc import PIMCAgent, draw_candidates, parse_options
-from agents.rollout import Rollout, resolve_kind
+from agents.rollout import Rollout
 from bourre_env import actions, cards, core
 from bourre_env.rules import presets
 from bourre_env.sampler import WorldSampler, observer_view
@@ -138,7 +138,7 @@ def test_modelled_worlds_keep_the_observation() -> None:
     obs = a_decision(num_players=6, phase=core.PLAY)
     sampler = WorldSampler(obs["observation"])
     rng = np.random.default_rng(0)
-    worlds = model_worlds(sampler, obs["observation"], 24, Rollout("heuristic", seed=0), rng, oversample=4)
+    worlds = model_worlds(sampler, obs["observation"], 24, rng, oversample=4)
     assert worlds.shape == (24, core.STATE_SIZE)
     for w in worlds:
         assert np.array_equal(observer_view(w, sampler.params, 0), obs["observation"])
@@ -161,7 +161,7 @@ def test_rollouts_finish_the_deal() -> None:
 
 def test_bad_specs_and_options_are_refused() -> None:
     with pytest.raises(ValueError, match="rollout"):
-        resolve_kind("fast")
+        Rollout("fast")
     with pytest.raises(ValueError, match="unknown option"):
         agents.make("pimc:8,speed=2")
     with pytest.raises(ValueError, match="worlds"):
