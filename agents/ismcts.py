@@ -22,8 +22,9 @@ visit at once, so that the next walks of the batch spread out. The action most v
 The draw offers up to 32 discard sets: as in ``pimc`` only pass and the ``draws`` most promising ones by the
 heuristic's order are searched, at the root and deeper.
 
-Specs for ``agents.make``: ``ismcts`` (256 iterations), ``ismcts:ITERATIONS``, and options after commas:
-``ismcts:512,rollout=random,ms=20,c=0.7,batch=16,draws=4,infer=8``. With ``ms`` iterations stop when the
+Specs for ``agents.make``: ``ismcts`` (128 iterations, up to 32 proposals per determinization),
+``ismcts:ITERATIONS``, and options after commas:
+``ismcts:512,rollout=random,ms=20,c=0.7,batch=16,draws=4,infer=32``. With ``ms`` iterations stop when the
 budget is spent (after at least one batch), which makes decisions depend on the machine's speed; without it
 the agent is deterministic given its seed. Rules: from the observation, or ``ISMCTSAgent(rules=...)``.
 """
@@ -83,8 +84,8 @@ def _settled_for(s: np.ndarray) -> bool:
 class ISMCTSAgent:
     """Single-observer IS-MCTS with UCT at the observer's information sets (module docstring)."""
 
-    def __init__(self, iterations: int = 256, seed: int | None = 0, rollout: str = "heuristic", c: float = 0.7,
-                 batch: int = 16, draws: int = 4, ms: float | None = None, infer: int = 8,
+    def __init__(self, iterations: int = 128, seed: int | None = 0, rollout: str = "heuristic", c: float = 0.7,
+                 batch: int = 16, draws: int = 4, ms: float | None = None, infer: int = 32,
                  rules: Rules | None = None, name: str = "ismcts") -> None:
         for key, value in (("iterations", iterations), ("batch", batch), ("draws", draws)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
@@ -225,8 +226,8 @@ class ISMCTSAgent:
         return int(max(root_options, key=lambda a: (root.visits.get(a, 0), root.total.get(a, 0.0))))
 
 
-DEFAULTS: dict[str, Any] = {"iterations": 256, "rollout": "heuristic", "ms": None, "c": 0.7, "batch": 16, "draws": 4,
-                            "infer": 8}
+DEFAULTS: dict[str, Any] = {"iterations": 128, "rollout": "heuristic", "ms": None, "c": 0.7, "batch": 16, "draws": 4,
+                            "infer": 32}
 
 
 def make_ismcts(variant: str | None, seed: int | None) -> ISMCTSAgent:
