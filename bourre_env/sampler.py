@@ -1260,6 +1260,14 @@ class WorldSampler:
         self.method = method
         self._build_arrays()
 
+    @classmethod
+    def from_state(cls, state: np.ndarray, rules: Rules, seat: int, method: str = "auto") -> WorldSampler:
+        """The sampler of what ``seat`` sees in a core state (its observation, encoded here), for tests and tools
+        that hold the full state; an agent has only its observation and uses the constructor."""
+        if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < rules.num_players:
+            raise ValueError(f"seat: expected a seat in 0..{rules.num_players - 1}, got {seat!r}")
+        return cls(observer_view(np.asarray(state, dtype=np.int64), rules.params(), int(seat)), rules, method)
+
     def _build_arrays(self) -> None:
         plan = self.plan
         sizes = np.array(plan.bin_size, dtype=np.int64)

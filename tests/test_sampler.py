@@ -388,6 +388,16 @@ def test_rules_come_back_from_the_observation(name: str) -> None:
         assert np.array_equal(back.params(), p), (rules, back)
 
 
+def test_a_sampler_from_a_state_is_the_sampler_of_its_observation() -> None:
+    rules = Rules(num_players=6)
+    s, p, seat, _ = list(decision_points(rules, seed=5, games=1))[-3]
+    a = WorldSampler.from_state(s, rules, seat).sample(4, seed=2)
+    b = WorldSampler(observer_view(s, p, seat), rules).sample(4, seed=2)
+    assert np.array_equal(a, b)
+    with pytest.raises(ValueError, match="seat"):
+        WorldSampler.from_state(s, rules, 6)
+
+
 def test_sampling_is_seeded() -> None:
     rules = Rules(num_players=5)
     points = list(decision_points(rules, seed=3, games=1))
