@@ -11,6 +11,8 @@ from collections.abc import Callable
 
 from agents.base import Agent, Observation, legal_actions
 from agents.heuristic import HeuristicAgent, HeuristicParams, make_heuristic
+from agents.ismcts import ISMCTSAgent, make_ismcts
+from agents.pimc import PIMCAgent, make_pimc
 from agents.ppo import PPOAgent, make_ppo
 from agents.random_agent import RandomAgent
 
@@ -25,6 +27,8 @@ __all__ = [
     "HeuristicAgent",
     "HeuristicParams",
     "PPOAgent",
+    "PIMCAgent",
+    "ISMCTSAgent",
 ]
 
 _FACTORIES: dict[str, Callable[[str | None, int | None], Agent]] = {}
@@ -40,7 +44,9 @@ def registered() -> list[str]:
 
 
 def make(spec: str, seed: int | None = 0) -> Agent:
-    """An agent from a spec string: ``"random"``, ``"heuristic"``, ``"heuristic:tight"``, ``"ppo"``, ``"ppo:PATH"``."""
+    """An agent from a spec string: ``"random"``, ``"heuristic"``, ``"heuristic:tight"``, ``"ppo"``, ``"ppo:PATH"``,
+    ``"pimc"``, ``"pimc:WORLDS"``, ``"ismcts"``, ``"ismcts:ITERATIONS"`` (search options after commas: see
+    ``agents.pimc`` and ``agents.ismcts``)."""
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"agent spec must be a non-empty string, got {spec!r}; known: {registered()}")
     name, _, variant = spec.strip().partition(":")
@@ -58,3 +64,5 @@ def _random(variant: str | None, seed: int | None) -> Agent:
 register("random", _random)
 register("heuristic", make_heuristic)
 register("ppo", make_ppo)
+register("pimc", make_pimc)
+register("ismcts", make_ismcts)

@@ -1,4 +1,4 @@
-"""Decision speed of the agents: ``agent.act`` calls per second, and nothing else.
+"""Decision speed of the agents: ``agent.act`` calls per second, and the time of one decision.
 
 What is measured
 ----------------
@@ -13,6 +13,11 @@ of that time. Two ways of driving the games:
   the busiest tables) and the agent under test is asked for a decision at every step; its
   answer is timed, checked to be legal, and discarded.
 
+For every agent the table gives decisions per second (over the time spent in ``act``) and the median
+and 95th percentile of the time of one decision, in milliseconds: what a per-decision budget is held
+to (the search agents' ``ms`` option, the 20 ms of ``pimc``'s target). Decisions with a single legal
+action count too: every agent answers them at once.
+
 The agents are built with ``agents.make(spec, seed)``. Every configuration gets an untimed
 warm-up first. Single-process, single-thread figures (the thread-count variables of numba and
 the BLAS libraries default to 1, as in ``benchmarks/throughput.py``); close other CPU-heavy work
@@ -24,6 +29,7 @@ Usage
 
     python benchmarks/agents_speed.py                         # random and heuristic, 5 and 7 players
     python benchmarks/agents_speed.py --agents heuristic heuristic:tight --players 4 7 --seconds 5
+    python benchmarks/agents_speed.py --agents pimc:8 ismcts:48 --players 5 --drivers random --seconds 60
 """
 
 from __future__ import annotations
@@ -55,14 +61,13 @@ TARGET = 20_000.0
 WARMUP_DECISIONS = 500
 
 
-def measure(spec: str, players: int, driver: str, seconds: float, seed: int) -> tuple[int, float]:
-    """``(decisions, seconds spent in act)`` over random deals until ``seconds`` of wall time pass."""
+def measure(spec: str, players: int, driver: str, seconds: float, seed: int,
+            warmup: int = WARMUP_DECISIONS) -> np.ndarray:
+    """Seconds of every timed ``act`` call over random deals until ``seconds`` of wall time pass."""
     env = bourre_env.env(num_players=players)
     table = [agents.make(spec, seed + s) for s in range(players)]
     rng = np.random.default_rng(seed)
-    decisions = 0
-    spent = 0.0
-    warmup = WARMUP_DECISIONS
+    times: list[float] = []
     deadline = time.perf_counter() + seconds
     episode = 0
     while True:
@@ -84,14 +89,13 @@ def measure(spec: str, players: int, driver: str, seconds: float, seed: int) -> 
             if warmup > 0:
                 warmup -= 1  # untimed: first calls pay for imports and caches
             else:
-                decisions += 1
-                spent += elapsed
+                times.append(elapsed)
             if driver == "random":
                 legal = np.flatnonzero(obs["action_mask"])
                 action = int(legal[rng.integers(legal.size)])
             env.step(action)
-        if time.perf_counter() >= deadline and decisions > 0:
-            return decisions, spent
+        if time.perf_counter() >= deadline and times:
+            return np.asarray(times)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -102,19 +106,24 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="who drives the games: the agent under test, or random legal actions")
     parser.add_argument("--seconds", type=float, default=3.0, help="wall time per configuration")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--warmup", type=int, default=WARMUP_DECISIONS,
+                        help="untimed decisions first (fewer for slow agents)")
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    print(f"{'agent':<20} {'players':>7} {'driver':>7} {'decisions':>10} {'decisions/s':>12}")
+    print(f"{'agent':<34} {'players':>7} {'driver':>7} {'decisions':>10} {'decisions/s':>12} {'median ms':>10} "
+          f"{'p95 ms':>8}")
     for spec in args.agents:
         for players in args.players:
             for driver in args.drivers:
-                decisions, spent = measure(spec, players, driver, args.seconds, args.seed)
-                rate = decisions / spent
+                times = measure(spec, players, driver, args.seconds, args.seed, args.warmup)
+                rate = times.size / times.sum()
+                median, p95 = (float(np.percentile(times, q)) * 1000.0 for q in (50, 95))
                 flag = "" if not spec.startswith("heuristic") or rate >= TARGET else f"  (below {TARGET:,.0f})"
-                print(f"{spec:<20} {players:>7} {driver:>7} {decisions:>10,} {rate:>12,.0f}{flag}", flush=True)
+                print(f"{spec:<34} {players:>7} {driver:>7} {times.size:>10,} {rate:>12,.0f} {median:>10.3f} "
+                      f"{p95:>8.2f}{flag}", flush=True)
     return 0
 
 

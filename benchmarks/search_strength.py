@@ -1,0 +1,107 @@
+"""Strength of the search agents against their budget: the plot ``docs/search_strength.png``.
+
+For each budget, ``pimc:WORLDS`` and ``ismcts:ITERATIONS`` are evaluated against the heuristic field by duplicate
+evaluation (``train.evaluate``, replacement advantage with its 95% interval, chips per deal), and their time per
+decision is measured as ``benchmarks/agents_speed.py`` does (median of ``act`` calls in their own games, one
+process). The figures go to a JSON file and the plot to a PNG: advantage against budget on the left, against the
+median time of a decision on the right (the time a budget costs on this machine).
+
+Usage
+-----
+::
+
+    python benchmarks/search_strength.py                              # the README's plot (500 deals a point)
+    python benchmarks/search_strength.py --pimc 4 16 --ismcts 32 --deals 50 --out /tmp/strength
+"""
+
+from __future__ import annotations
+
+import os
+
+# one thread, as in the other benchmarks: figures per core
+os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if _REPO_ROOT not in sys.path:
+    sys.path.append(_REPO_ROOT)
+
+from benchmarks.agents_speed import measure  # noqa: E402 - after the thread settings and the path
+from train.evaluate import evaluate  # noqa: E402
+
+
+def run(specs: list[tuple[str, str, int]], players: int, deals: int, seed: int, workers: int, seconds: float
+        ) -> list[dict]:
+    rows = []
+    for family, spec, budget in specs:
+        report = evaluate(spec, "heuristic", players=players, deals=deals, seed=seed, workers=workers, progress=False)
+        table = report.tables[0]
+        times = measure(spec, players, "self", seconds, seed, warmup=20)
+        row = {"family": family, "spec": spec, "budget": budget, "players": players, "deals": deals,
+               "replacement_advantage": table.replacement_advantage,
+               "replacement_advantage_ci95": list(table.replacement_advantage_ci95 or (None, None)),
+               "advantage": table.advantage, "advantage_ci95": list(table.advantage_ci95 or (None, None)),
+               "median_ms": float(1000 * sorted(times)[len(times) // 2]), "decisions_timed": int(times.size)}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    return rows
+
+
+def plot(rows: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    for family, color in (("pimc", "tab:blue"), ("ismcts", "tab:orange")):
+        part = [r for r in rows if r["family"] == family]
+        if not part:
+            continue
+        adv = [r["replacement_advantage"] for r in part]
+        err = [[r["replacement_advantage"] - r["replacement_advantage_ci95"][0] for r in part],
+               [r["replacement_advantage_ci95"][1] - r["replacement_advantage"] for r in part]]
+        label = "pimc (worlds)" if family == "pimc" else "ismcts (iterations)"
+        axes[0].errorbar([r["budget"] for r in part], adv, yerr=err, marker="o", capsize=3, color=color, label=label)
+        axes[1].errorbar([r["median_ms"] for r in part], adv, yerr=err, marker="o", capsize=3, color=color,
+                         label=family)
+    for ax in axes:
+        ax.axhline(0.0, color="grey", lw=0.8)
+        ax.set_xscale("log", base=2)
+        ax.legend()
+    axes[0].set_xlabel("budget: worlds (pimc) or iterations (ismcts)")
+    axes[1].set_xlabel("median time of a decision, ms (this machine, one core)")
+    axes[0].set_ylabel("replacement advantage over the heuristic\n(chips per deal, 95% CI)")
+    players, deals = rows[0]["players"], rows[0]["deals"]
+    fig.suptitle(f"Search agents against the heuristic field: {players} players, {deals} deals a point")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pimc", nargs="*", type=int, default=[4, 16, 64, 256], help="worlds")
+    parser.add_argument("--ismcts", nargs="*", type=int, default=[32, 128, 512], help="iterations")
+    parser.add_argument("--players", type=int, default=5)
+    parser.add_argument("--deals", type=int, default=500)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--seconds", type=float, default=20.0, help="wall time of each timing")
+    parser.add_argument("--out", type=Path, default=Path(_REPO_ROOT) / "docs" / "search_strength")
+    args = parser.parse_args(argv)
+    specs = [("pimc", f"pimc:{w}", w) for w in args.pimc] + [("ismcts", f"ismcts:{i}", i) for i in args.ismcts]
+    rows = run(specs, args.players, args.deals, args.seed, args.workers, args.seconds)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.with_suffix(".json").write_text(json.dumps(rows, indent=1) + "\n")
+    plot(rows, args.out.with_suffix(".png"))
+    print(f"wrote {args.out.with_suffix('.json')} and {args.out.with_suffix('.png')}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
