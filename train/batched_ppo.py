@@ -49,20 +49,21 @@ actor is a plain MLP in the existing policy file format.
 
 Cost per learner step, and the limit it sets (defaults: ``hidden=(256, 128)``, 5 players, about 66
 nonzero observation entries of 1174, ``update_epochs=2``). Arithmetic: one forward pass is 66*256
-(sparse first layer) + 256*128 + 128*(117 + 1) = 64,768 multiply-adds, 0.13 MFLOP; forward and backward
-are about three times that, so the rollout's forward pass and two epochs make 0.13 + 2 * 0.39 = 0.91
-MFLOP per learner step, 0.67 of it in the dense products (the SB3 trainer's dense 1174-wide first
-layers of its separate 256-256 actor and critic cost 0.79 MFLOP for one forward pass alone). Bytes: the
-sparse first layer reads one 1 kB weight row (256 floats) per nonzero entry, and its backward pass
-one 1 kB gradient row per entry, so 5 passes * 66 kB = 330 kB per learner step, from cache (the 1.2 MB
-weight matrix); a stored decision is about 0.55 kB (sparse observation 66 * 6 bytes, mask 117, 21 bytes
-of action, log-probability, value, reward and links), read once per epoch; the env writes and scans
-a dense 4.7 kB observation per table decision. Measured on one core of this machine, the update runs
-its matrix products at about 50 GFLOP/s and the sparse layer's row gathers at about 40 GB/s, so the
-network alone is bounded at about 0.67 MFLOP / 50 GFLOP/s + 330 kB / 40 GB/s = 13 + 8 = 21 us per
-learner step (48,000 steps/s); the loop spends about 32 us in the network (the rest: masking, softmax,
-minibatch gathers, Adam, Python calls), 4-5 us in the env and the opponents' time on top
-(``benchmarks/train_speed.py`` prints the split).
+(sparse first layer) + 256*128 + 128*(117 + 1) = 64,768 multiply-adds, 0.13 MFLOP; forward and
+backward are about three times that, so the rollout's forward pass and two epochs make 0.13 + 2 *
+0.39 = 0.91 MFLOP per learner step, 0.67 of it in the dense products. (One forward pass of the SB3
+trainer's separate dense 256-256 actor and critic is 762,368 multiply-adds, 1.5 MFLOP, 601,088 of
+them in their 1174-wide first layers.) Bytes: the sparse first layer reads one 1 kB weight row (256
+floats) per nonzero entry, and its backward pass one 1 kB gradient row per entry, so 5 passes * 66
+kB = 330 kB per learner step, from cache (the weight matrix is 1.2 MB); a stored decision is about
+0.55 kB (sparse observation 66 * 6 bytes, mask 117, 21 bytes of action, log-probability, value,
+reward and links), read once per epoch; the env writes and scans a dense 4.7 kB observation per
+table decision. Measured on one core of this machine, the update runs its matrix products at about
+50 GFLOP/s and the sparse layer's row gathers at about 40 GB/s, so the network alone is bounded at
+about 0.67 MFLOP / 50 GFLOP/s + 330 kB / 40 GB/s = 13 + 8 = 21 us per learner step (48,000 steps/s).
+The loop spends 28-41 us per learner step in the network, depending on the machine's load (the rest
+of it: masking, softmax, minibatch gathers, Adam, Python calls), 3-5 us in the env and about 1.5 us
+in the opponents' batched calls; ``benchmarks/train_speed.py`` prints the split.
 
 A run is reproducible from its seed on the same machine and thread count. A resumed run continues the
 network, the optimizer and the step count but deals new tables, so it is not bit-identical to an
