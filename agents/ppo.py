@@ -1,7 +1,8 @@
-"""``ppo``: a policy trained by ``train/ppo_selfplay.py``, played from its exported weights with numpy.
+"""``ppo``: a policy trained by ``bourre train`` (``train/batched_ppo.py``, or ``train/ppo_selfplay.py``), played
+from its exported weights with numpy.
 
-``agents.make("ppo")`` loads the shipped model (``agents/models/ppo.npz``, trained at 3 to 7
-players; the observation layout is the same at every table size, so it plays 2 to 8 players);
+``agents.make("ppo")`` loads the shipped model (``agents/models/ppo.npz``, trained by the batched trainer
+at tables of 2 to 8 players; the observation layout is the same at every table size);
 ``agents.make("ppo:path/to/policy.npz")`` loads any exported policy. The agent plays the most
 probable legal action; ``PPOAgent(policy, seed=s, sample=True)`` samples from the masked
 softmax instead.
