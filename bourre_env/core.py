@@ -899,10 +899,14 @@ def _apply_play(s: np.ndarray, p: np.ndarray, card: int, legal: int) -> None:
         s[S_FACE_STATE] = FACE_PLAYED
     t = s[S_TRICK_NO]
     row = S_TRICK_CARDS + t * MAX_PLAYERS
-    # what this play proves the player does not hold, kept for the cinch (``proven_absent``)
-    best_led, best_trump = _bests(s[row: row + MAX_PLAYERS], n, s[S_LED], s[S_TRUMP])
-    s[S_ABSENT + seat] |= _forbidden_after(card, s[S_NPLAYED] == 0, s[S_LED], best_led, best_trump, s[S_TRUMP],
-                                           p[P_MUST_TRUMP] == 1, p[P_LEAD_HONORS] == 1)
+    # what this play proves the player does not hold, kept for the cinch (``proven_absent``); a lead proves
+    # something only under lead_trump_honors, so the trick's best cards are looked up for the other plays alone
+    if s[S_NPLAYED] > 0:
+        best_led, best_trump = _bests(s[row: row + MAX_PLAYERS], n, s[S_LED], s[S_TRUMP])
+        s[S_ABSENT + seat] |= _forbidden_after(card, False, s[S_LED], best_led, best_trump, s[S_TRUMP],
+                                               p[P_MUST_TRUMP] == 1, p[P_LEAD_HONORS] == 1)
+    elif p[P_LEAD_HONORS] == 1:
+        s[S_ABSENT + seat] |= _forbidden_after(card, True, -1, -1, -1, s[S_TRUMP], p[P_MUST_TRUMP] == 1, True)
     s[row + seat] = card
     s[S_PLAYED] |= _bit(card)
     if s[S_NPLAYED] == 0:
