@@ -39,6 +39,48 @@ ENTRY_REQUIREMENT_VALUES = ("none", "trump_or_club")
 LARGE_TABLE = 7
 """Tables of this many players or more use ``max_discard_large_table`` (the Wikipedia rule: "7 or 8 play")."""
 
+# The compiled core reads an option whose values are names by a code: the index of the value in the tuple above.
+TRUMP_DEALERS_CARD = TRUMP_CARD_VALUES.index("dealer")  # the dealer's last card, part of the dealer's hand
+TRUMP_SEPARATE = TRUMP_CARD_VALUES.index("separate")  # an extra card after the hands, no one's
+# an extra card after the hands that the dealer, playing, may take into hand
+TRUMP_DEALER_MAY_TAKE = TRUMP_CARD_VALUES.index("separate_dealer_may_take")
+# no card turned: the dealer names the trump suit after looking at the hand (dealer_picks_trump)
+TRUMP_NAMED = TRUMP_CARD_VALUES.index("named_by_dealer")
+DECLARATION_WITH_DRAW = DECLARATION_VALUES.index("with_draw")  # one decision per player: pass, or play with a discard
+# a declaration round in turn (DECLARE), then the draw round of the players who play
+DECLARATION_TWO_ROUNDS = DECLARATION_VALUES.index("two_rounds")
+# the same, the declarations hidden from one another and revealed together
+DECLARATION_SIMULTANEOUS = DECLARATION_VALUES.index("simultaneous")
+ENTRY_NONE = ENTRY_REQUIREMENT_VALUES.index("none")
+# four_card: "at least one trump or at least one club (a 'dirty club')"
+ENTRY_TRUMP_OR_CLUB = ENTRY_REQUIREMENT_VALUES.index("trump_or_club")
+CLUBS = cards.SUITS.index("C")
+
+# The int64 parameter vector the compiled core reads (``make_params``): one entry per rule, at these offsets.
+P_NUM_PLAYERS = 0
+P_HAND_SIZE = 1
+P_MAX_DISCARD = 2
+P_MUST_TRUMP = 3
+P_LEAD_HONORS = 4
+P_POT_LIMIT = 5  # -1 for no limit
+P_TIE_DIVIDE = 6
+P_RAKE_NUM = 7
+P_RAKE_DEN = 8
+P_RENEGE = 9
+P_DEALS = 10
+P_DECK_MASK = 11  # bitmask of the card ids in the deck
+P_DECK_SIZE = 12
+P_CINCH_BUDGET = 13  # node budget of one exact cinch search
+P_PLAY_ANTE = 14  # chips a player adds to the pot on declaring play
+P_ANTE_EXEMPTIONS = 15  # 1: bourré and tied (carried pot) players skip the next ante
+P_DEALER_ANTES = 16  # 1: the dealer pays every player's ante
+P_TRUMP_CARD = 17  # TRUMP_* above: where the card turned for trump comes from and whose it is
+P_DECLARATION = 18  # DECLARATION_* above: how pass or play is declared
+P_ENTRY = 19  # ENTRY_* above: what a hand must hold for its player to play
+P_SECOND_PASS = 20  # chips a player pays to stay at the second chance to pass after the draw; -1: no second pass
+P_RENEGE_MULT = 21  # a player who reneged pays this many times the pot
+NUM_PARAMS = 22
+
 
 def _normalize_ranks(value: int | str | Iterable[int | str] | None) -> tuple[int, ...]:
     """Rank indices, ascending, from a count of top ranks, a notation string or rank names/indices."""
@@ -259,10 +301,40 @@ class Rules:
                 if getattr(self, f.name) != getattr(base, f.name)}
 
     def params(self) -> np.ndarray:
-        """The configuration as the int64 parameter vector the compiled core reads (see ``core.P_*``)."""
-        from bourre_env import core  # local: core imports this module's constants
+        """The configuration as the int64 parameter vector the compiled core reads (``make_params``)."""
+        return make_params(self)
 
-        return core.make_params(self)
+
+def make_params(rules: Rules) -> np.ndarray:
+    """The int64 parameter vector of a rule configuration."""
+    p = np.zeros(NUM_PARAMS, dtype=np.int64)
+    p[P_NUM_PLAYERS] = rules.num_players
+    p[P_HAND_SIZE] = rules.hand_size
+    p[P_MAX_DISCARD] = rules.discard_limit
+    p[P_MUST_TRUMP] = int(rules.must_trump_when_cannot_win)
+    p[P_LEAD_HONORS] = int(rules.lead_trump_honors)
+    p[P_POT_LIMIT] = -1 if rules.pot_limit is None else rules.pot_limit
+    p[P_TIE_DIVIDE] = int(rules.tie == "divide")
+    rake = rules.rake_fraction
+    p[P_RAKE_NUM] = rake.numerator
+    p[P_RAKE_DEN] = rake.denominator
+    p[P_RENEGE] = int(rules.illegal_action == "renege")
+    p[P_DEALS] = rules.deals_per_episode
+    mask = 0
+    for c in rules.deck_cards():
+        mask |= 1 << c
+    p[P_DECK_MASK] = mask
+    p[P_DECK_SIZE] = rules.deck_size
+    p[P_CINCH_BUDGET] = 100_000
+    p[P_PLAY_ANTE] = rules.play_ante
+    p[P_ANTE_EXEMPTIONS] = int(rules.ante_exemptions)
+    p[P_DEALER_ANTES] = int(rules.ante_payer == "dealer")
+    p[P_TRUMP_CARD] = TRUMP_CARD_VALUES.index(rules.trump_card)
+    p[P_DECLARATION] = DECLARATION_VALUES.index(rules.declaration)
+    p[P_ENTRY] = ENTRY_REQUIREMENT_VALUES.index(rules.entry_requirement)
+    p[P_SECOND_PASS] = -1 if rules.second_pass_ante is None else rules.second_pass_ante
+    p[P_RENEGE_MULT] = rules.renege_multiple
+    return p
 
 
 def option_names() -> list[str]:
