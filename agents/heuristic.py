@@ -13,255 +13,43 @@ exactly the decisions made here, given the same tie-break number (``HeuristicAge
 
 from __future__ import annotations
 
-import dataclasses
-from math import comb, factorial
+from math import comb
 
 import numpy as np
 
 from agents.base import Observation
-from bourre_env.actions import PASS, STAY_BASE
+from agents.heuristic_knowledge import _PlayState, _Table
+from agents.heuristic_odds import (
+    ACE,
+    ALL_CARDS,
+    DECK_SIZE,
+    FULL_SUIT,
+    KING,
+    NUM_CARDS,
+    PARAM_SETS,
+    PLAYING,
+    RANKS,
+    SEATS,
+    SURE_WIN,
+    WIN_GIVEN,
+    HeuristicParams,
+    _add_card,
+    _cdf,
+    _expected_trumps,
+    _field,
+)
+from bourre_env.actions import DECLARE_PLAY, NAME_TRUMP_BASE, PASS, SECOND_STAY, STAY_BASE
 from bourre_env.observation import (
     O_DEAL,
-    O_DEALER,
-    O_DECISION,
-    O_FACE,
-    O_FACE_STATUS,
-    O_HAND_SIZE,
-    O_LEADER,
-    O_LED,
-    O_NDISCARD,
-    O_OPTIONS,
-    O_OWN_DISCARDS,
     O_PHASE,
-    O_PLAYED_BY,
-    O_PLAYED_IN,
     O_POT,
     O_POT_LIMIT,
     O_ROUND,
-    O_TRICK_NO,
-    O_TRICKS,
-    O_TRUMP,
-    OFFSETS,
     ROUND_NAME_TRUMP,
     ROUND_SECOND_PASS,
 )
 
 __all__ = ["HeuristicParams", "HeuristicAgent", "PARAM_SETS", "make_heuristic"]
-
-NUM_CARDS = 52
-RANKS = 13
-ACE = 12
-KING = 11
-SEATS = 8  # seat slots of the observation (relative seats 0..7; 0 is us)
-TRICKS = 6  # trick slots of the observation
-FULL_SUIT = (1 << RANKS) - 1
-ALL_CARDS = (1 << NUM_CARDS) - 1
-DECK_SIZE = 52  # the observation does not carry the deck size: a small deck is read as a full one
-PASSED = 1
-PLAYING = 2
-FACE_IN_HAND = 0
-
-# The one-hot fields from ``hand`` to ``own_discards`` are decoded from a single ``flatnonzero``:
-# the positions of the ones, split at the field offsets (the layout is ``bourre_env.observation``'s).
-_DECODED = ("hand", "trump", "face_card", "face_status", "dealer", "to_act", "seat_present", "decision",
-            "discard_count", "tricks_won", "played_by", "played_in", "trick_leader", "trick_no", "led_suit",
-            "own_discards")
-_BOUNDS = np.array([OFFSETS[name] for name in _DECODED[1:]], dtype=np.int64)
-_END = O_OWN_DISCARDS + NUM_CARDS
-assert all(OFFSETS[a] < OFFSETS[b] for a, b in zip(_DECODED, _DECODED[1:], strict=False)), "field order changed"
-assert OFFSETS["phase"] == _END, "own_discards must end where phase starts"
-
-
-@dataclasses.dataclass(frozen=True)
-class HeuristicParams:
-    """The knobs of the heuristic (see ``HeuristicAgent``); ``PARAM_SETS`` names the tuned sets."""
-
-    margin: float = -0.06
-    """Play when P(win pot) - P(bourré) * cost exceeds this (in pots); > 0 is tighter, < 0 looser.
-    Tuned by duplicate evaluation: the model is a little pessimistic against loose fields."""
-    ace_survival: float = 0.55
-    """Chance, per other player in the deal, that a side ace is neither ruffed nor stranded."""
-    ruff_credit: float = 0.2
-    """Chance that a trump that is not sure still takes a trick (ruffing a side suit, or after the top
-    falls), against three opponents; against ``m`` it is ``ruff_credit ** (m / 3)``."""
-    kept_trumps: float = 0.75
-    """Share of trumps among the cards a player of a selective field keeps (it keeps trumps and aces)."""
-    pending_trumps: float = 2.0
-    """Trumps expected in the hand of an undecided player of a selective field, should it play."""
-    loose_ace_survival: float = 0.7
-    """``ace_survival`` against a loose field (nearly everyone plays: ordinary hands, careless play)."""
-    loose_ruff_credit: float = 0.7
-    """``ruff_credit`` against a loose field."""
-    loose_live: float = 0.7
-    """Factor on the chance that an opponent's trump beats ours, against a loose field (careless players
-    spend their high trumps early)."""
-    prior_loose: float = 0.6
-    """Prior chance that the field is loose, before seeing anyone decide this deal."""
-    selective_players: float = 2.8
-    """Players (us included) who come in, on average, in a selective field: each plays with chance
-    ``selective_players / n`` (at most 0.85)."""
-    loose_share: float = 0.97
-    """Chance that a player of a loose field plays (a uniformly random player passes 1 time in 33)."""
-    choose_draw: bool = True
-    """Weigh drawing to the side aces and kings against letting them go, and take the better draw."""
-    keep_kings_with_ace: bool = True
-    """Keep a side king together with the ace of its suit (it is the top card once the ace is cashed)."""
-    keep_kings_upto: int = 3
-    """Keep every side king when at most this many players sit at the table (few ruffers)."""
-    lead_bonus: float = 0.15
-    """Extra worth of winning a trick now: the winner leads next and keeps control (and pulls trumps)."""
-    bourre_bonus: float = 0.0
-    """Extra worth of a trick taken now while we have none (one trick avoids paying the pot). 0: measured,
-    0.1 and 0.3 did not help; the bourré risk is weighed where it can be avoided, at draw or pass."""
-    later_discount: float = 0.7
-    """Worth of a side card kept for later, against its chance now (voids and ruffs grow as play goes on)."""
-
-
-PARAM_SETS: dict[str, HeuristicParams] = {
-    "default": HeuristicParams(),
-    # plays only clearer edges, and expects a selective field until shown otherwise
-    "tight": HeuristicParams(margin=0.02, prior_loose=0.4),
-    # gambles on thinner edges, and expects a loose field until shown otherwise
-    "loose": HeuristicParams(margin=-0.14, prior_loose=0.8),
-}
-
-
-def _win_given_tricks() -> list[list[list[float]]]:
-    """``table[h][m][x]``: chance that ``x`` of ``h`` tricks beat each of ``m`` opponents.
-
-    The other ``h - x`` tricks are spread uniformly at random among the ``m`` opponents (crude but
-    symmetric); we take the pot when each opponent ends with fewer than ``x``. Counted exactly:
-    assignments of ``r`` labelled tricks to ``m`` seats, at most ``c`` each, number
-    ``r! [t^r] (sum_{j<=c} t^j / j!)^m``.
-    """
-    table = [[[0.0] * (TRICKS + 1) for _ in range(SEATS)] for _ in range(TRICKS + 1)]
-    for h in range(1, TRICKS + 1):
-        for m in range(SEATS):
-            for x in range(h + 1):
-                if m == 0:
-                    table[h][m][x] = 1.0
-                    continue
-                r, c = h - x, x - 1
-                if c < 0:
-                    continue
-                poly = [1.0]
-                term = [1.0 / factorial(j) for j in range(c + 1)]
-                for _ in range(m):
-                    out = [0.0] * (len(poly) + c)
-                    for i, a in enumerate(poly):
-                        for j, b in enumerate(term):
-                            out[i + j] += a * b
-                    poly = out
-                ways = poly[r] * factorial(r) if r < len(poly) else 0.0
-                table[h][m][x] = ways / m**r
-    return table
-
-
-WIN_GIVEN = _win_given_tricks()
-# SURE_WIN[h][m]: the fewest tricks that always take the pot (at least 1: no trick never does)
-SURE_WIN = [[max(1, min(x for x in range(h + 1) if all(v >= 1.0 - 1e-12 for v in WIN_GIVEN[h][m][x:h + 1])))
-             if h else 1 for m in range(SEATS)] for h in range(TRICKS + 1)]
-
-
-def _cdf(k: int, p: float, at_most: int) -> float:
-    """P(Binomial(k, p) <= at_most)."""
-    if at_most < 0:
-        return 0.0
-    if at_most >= k:
-        return 1.0
-    q = 1.0 - p
-    if q <= 0.0:
-        return 0.0
-    term = q**k
-    total = term
-    ratio = p / q
-    for j in range(at_most):
-        term *= (k - j) / (j + 1) * ratio
-        total += term
-    return total
-
-
-def _add_card(low: list[float], p: float) -> list[float]:
-    """``low[x]`` = P(exactly ``x`` tricks) for ``x < len(low)``, after one more card that takes a
-    trick with chance ``p`` (only the counts that can fail to win the pot are tracked)."""
-    q = 1.0 - p
-    return [low[0] * q] + [low[x] * q + low[x - 1] * p for x in range(1, len(low))]
-
-
-def _field(prm: HeuristicParams, n: int, played: int, passed: int) -> tuple[float, float]:
-    """(chance that the field is loose, chance that an undecided player plays), given that
-    ``played`` players came in and ``passed`` passed so far this deal.
-
-    Two hypotheses, weighed by Bayes' rule: a selective field (players come in on good hands
-    only: they hold hands chosen for their trumps, and play them well) or a loose one (nearly
-    everyone plays, as a random player does: ordinary hands, careless play, so our trumps, aces
-    and ruffs stand more often). A pass is strong evidence of a selective field. The estimates
-    that depend on the field are interpolated with the chance that it is loose.
-    """
-    sel = min(prm.selective_players / n, 0.85)
-    loose = prm.loose_share
-    like_loose = prm.prior_loose * loose**played * (1.0 - loose) ** passed
-    like_sel = (1.0 - prm.prior_loose) * sel**played * (1.0 - sel) ** passed
-    u = like_loose / (like_loose + like_sel)
-    return u, u * loose + (1.0 - u) * sel
-
-
-def _expected_trumps(prm: HeuristicParams, u: float, discards: int, h: int, p_trump: float) -> float:
-    """Trumps expected in a playing opponent's hand after the draw.
-
-    ``discards``: the count it announced (-1 while undecided). A selective player keeps trumps
-    and aces and draws the rest, so its kept count tells its trumps; a loose player's hand is
-    ordinary, with ``p_trump`` (the share of trumps among the cards we have not seen) per card.
-    """
-    ordinary = h * p_trump
-    selective = prm.pending_trumps if discards < 0 else (h - discards) * prm.kept_trumps + discards * p_trump
-    return selective + u * (ordinary - selective)
-
-
-class _Table:
-    """The public state of the deal, decoded once per decision from the observation vector."""
-
-    __slots__ = ("hand", "trump", "face", "face_status", "dealer", "n", "decision", "discards", "tricks",
-                 "played", "trick_no", "leaders", "led", "own_discards", "h", "max_discard")
-
-    def __init__(self, obs: np.ndarray) -> None:
-        ones = np.flatnonzero(obs[:_END])
-        cuts = [0, *np.searchsorted(ones, _BOUNDS).tolist(), len(ones)]
-        ones_list = ones.tolist()
-        (hand, trump, face, face_status, dealer, _to_act, _present, decision, discards, tricks, played_by,
-         played_in, leaders, trick_no, led, own) = [ones_list[cuts[k]:cuts[k + 1]] for k in range(len(_DECODED))]
-        self.hand: list[int] = hand
-        self.trump: int = trump[0] - O_TRUMP
-        self.face: int = face[0] - O_FACE if face else -1  # -1: no card turned (the dealer named trump)
-        self.face_status: int = face_status[0] - O_FACE_STATUS if face_status else -1
-        self.dealer: int = dealer[0] - O_DEALER
-        # every seat at the table has exactly one decision one-hot (pending / passed / playing)
-        self.n = len(decision)
-        self.decision = [0] * self.n
-        for i in decision:
-            j = i - O_DECISION
-            self.decision[j // 3] = j % 3
-        self.discards = [-1] * SEATS
-        for i in discards:
-            j = i - O_NDISCARD
-            self.discards[j // (TRICKS + 1)] = j % (TRICKS + 1)
-        self.tricks = [0] * SEATS
-        for i in tricks:
-            j = i - O_TRICKS
-            self.tricks[j // (TRICKS + 1)] = j % (TRICKS + 1)
-        # played cards as (card, seat, trick): each played card has one one-hot in both fields,
-        # and both list the cards in increasing order, so they pair up
-        self.played = [((i - O_PLAYED_BY) // SEATS, (i - O_PLAYED_BY) % SEATS, (j - O_PLAYED_IN) % TRICKS)
-                       for i, j in zip(played_by, played_in, strict=True)]
-        self.trick_no: int = trick_no[0] - O_TRICK_NO if trick_no else TRICKS
-        self.leaders = [-1] * TRICKS
-        for i in leaders:
-            j = i - O_LEADER
-            self.leaders[j // SEATS] = j % SEATS
-        self.led: int = led[0] - O_LED if led else -1
-        self.own_discards = [i - O_OWN_DISCARDS for i in own]
-        self.h = round(float(obs[O_HAND_SIZE]) * 6)
-        self.max_discard = round(float(obs[O_OPTIONS + 3]) * 6)
 
 
 class HeuristicAgent:
@@ -354,7 +142,7 @@ class HeuristicAgent:
         row, which is how the two implementations are held to identical decisions.
         """
         if obs[O_ROUND + ROUND_NAME_TRUMP] > 0.5:
-            action = self._name_trump(obs, mask)  # dealer_picks_trump: the dealer names trump (53 + suit)
+            action = self._name_trump(obs, mask)  # dealer_picks_trump: the dealer names trump (NAME_TRUMP_BASE + suit)
         else:
             action = self._decide(obs, mask) if obs[O_PHASE] > 0.5 else self._play(obs, mask, tie_break)
         if not mask[action]:  # defensive: the rules above only choose masked actions
@@ -364,14 +152,14 @@ class HeuristicAgent:
     # ------------------------------------------------------------------ naming trump
     @staticmethod
     def _name_trump(obs: np.ndarray, mask: np.ndarray) -> int:
-        """The strongest suit of the hand: most cards, then the highest ranks (53 + suit)."""
+        """The strongest suit of the hand: most cards, then the highest ranks (``NAME_TRUMP_BASE + suit``)."""
         hand = np.flatnonzero(obs[:NUM_CARDS] > 0.5).tolist()
         strength = [0.0] * 4
         for c in hand:
             strength[c // RANKS] += 10.0 + c % RANKS
         for suit in sorted(range(4), key=lambda s: -strength[s]):
-            if mask[STAY_BASE + suit]:
-                return STAY_BASE + suit
+            if mask[NAME_TRUMP_BASE + suit]:
+                return NAME_TRUMP_BASE + suit
         return int(np.flatnonzero(mask)[0])
 
     # ------------------------------------------------------------------ draw or pass
@@ -408,20 +196,20 @@ class HeuristicAgent:
         if np.count_nonzero(mask) == 1:
             return int(np.flatnonzero(mask)[0])  # one legal action (a hand that fails an entry requirement)
         if obs[O_ROUND + ROUND_SECOND_PASS] > 0.5:
-            # The second chance to pass after the draw (four_card): 52 drops out, 53 stays paying a chip. Stay
-            # iff the hand as it is now is worth more than the chip: gains are in pots, the chip is 1 / pot.
+            # The second chance to pass after the draw (four_card): PASS drops out, SECOND_STAY stays paying a
+            # chip. Stay iff the hand as it is now is worth more than the chip: gains are in pots, the chip is 1 / pot.
             trumps_now = [c % RANKS for c in hand if c // RANKS == trump]
             if self._sure_trick(tb, hand):
-                return STAY_BASE
+                return SECOND_STAY
             side_now = [c % RANKS for c in hand if c // RANKS != trump]
             p_win, p_bourre = self._outlook(tb, trumps_now, [(side_now.count(ACE), side_now.count(KING), 0)])[0]
-            return STAY_BASE if p_win - p_bourre * cost > prm.margin + 1.0 / max(pot, 1.0) else PASS
+            return SECOND_STAY if p_win - p_bourre * cost > prm.margin + 1.0 / max(pot, 1.0) else PASS
         # Candidate draws: keep trumps, aces and kings; or let the side honours go to draw more
         # cards (against many opponents a side ace is often ruffed, and a fresh card may be a
         # trump). The model's best one is played if it is worth playing.
         order = sorted(range(len(hand)), key=value.__getitem__)
         # A declaration round (the rules' "two_rounds"): we are still pending and may only pass or declare
-        # play (53, the stand-pat id); the draws are weighed as if chosen now, and play is declared as 53.
+        # play (DECLARE_PLAY); the draws are weighed as if chosen now, and play is declared with DECLARE_PLAY.
         declaring = tb.decision[0] == 0 and not mask[STAY_BASE + 1:].any()
         stays: list[int] = []
         options: list[tuple[int, int, int]] = []
@@ -432,7 +220,7 @@ class HeuristicAgent:
                 continue  # the same draw as a candidate already listed, or not allowed
             kept = [hand[i] for i in range(len(hand)) if i not in drop]
             if self._sure_trick(tb, kept):
-                return STAY_BASE if declaring else stay  # playing cannot cost anything: bourré cannot come
+                return DECLARE_PLAY if declaring else stay  # playing cannot cost anything: bourré cannot come
             stays.append(stay)
             side = [c % RANKS for c in kept if c // RANKS != trump]
             options.append((side.count(ACE), side.count(KING), len(drop)))
@@ -441,7 +229,7 @@ class HeuristicAgent:
         trumps = [c % RANKS for c in hand if c // RANKS == trump]
         gains = [p_win - p_bourre * cost for p_win, p_bourre in self._outlook(tb, trumps, options)]
         k = max(range(len(gains)), key=gains.__getitem__)
-        play = STAY_BASE if declaring else stays[k]
+        play = DECLARE_PLAY if declaring else stays[k]
         if not mask[PASS]:
             return play  # the dealer must play (or the draw round has no pass): the best draw we found
         return play if gains[k] > prm.margin else PASS
@@ -591,210 +379,6 @@ class HeuristicAgent:
         if len(choice) == 1:
             return choice[0]
         return int(choice[min(int(tie_break * len(choice)), len(choice) - 1)])
-
-
-class _PlayState:
-    """What the agent knows during trick play: the trick on the table and where the unseen cards can be."""
-
-    __slots__ = ("trump", "later", "active", "leading", "led", "best_led", "best_trump", "caps", "unseen",
-                 "face_holder", "face_rank", "my_tricks", "hand_suits", "w_trump", "w_side", "ruff_credit")
-
-    def __init__(self, tb: _Table, obs: np.ndarray, prm: HeuristicParams) -> None:
-        n, h, trump, dealer = tb.n, tb.h, tb.trump, tb.dealer
-        self.trump = trump
-        must_trump = obs[O_OPTIONS] > 0.5
-        playing = [d == PLAYING for d in tb.decision]
-        active = [q for q in range(1, n) if playing[q]]
-        self.active = active
-        self.my_tricks = tb.tricks[0]
-        self.face_rank = tb.face % RANKS
-        # the turned card is known to be in the dealer's hand while the dealer plays and holds it
-        self.face_holder = dealer if tb.face_status == FACE_IN_HAND and dealer != 0 and playing[dealer] else -1
-        # how loose the field is: the share of the other players who came in this deal
-        u, _ = _field(prm, n, len(active), n - 1 - len(active))
-        self.ruff_credit = (prm.ruff_credit + u * (prm.loose_ruff_credit - prm.ruff_credit)) ** (len(active) / 3.0)
-        t = tb.trick_no
-
-        seen = 1 << tb.face if tb.face >= 0 else 0
-        for c in tb.hand:
-            seen |= 1 << c
-        for c, _q, _t in tb.played:
-            seen |= 1 << c
-        if _own_discards_out(tb):
-            for c in tb.own_discards:
-                seen |= 1 << c
-        unseen_all = ALL_CARDS & ~seen
-        self.unseen = [(unseen_all >> (RANKS * s)) & FULL_SUIT for s in range(4)]
-        unseen_total = unseen_all.bit_count()
-        self.hand_suits = [0, 0, 0, 0]
-        for c in tb.hand:
-            self.hand_suits[c // RANKS] += 1
-
-        # Inference from the tricks so far: caps[q][s] is the highest rank q can still hold in s.
-        caps = {q: [ACE, ACE, ACE, ACE] for q in active}
-        per_trick: list[dict[int, int]] = [{} for _ in range(t + 1)]
-        trumps_played = dict.fromkeys(active, 0)
-        for c, q, tt in tb.played:
-            if tt <= t:
-                per_trick[tt][q] = c
-            if c // RANKS == trump and q in trumps_played:
-                trumps_played[q] += 1
-        cards_left = dict.fromkeys(active, h - t)
-        self.leading = True
-        self.led = self.best_led = self.best_trump = -1
-        order_all = [q for q in range(n) if playing[q]]
-        for tt in range(t + 1):
-            cards_in = per_trick[tt]
-            lead_seat = tb.leaders[tt]
-            if not cards_in or lead_seat not in cards_in:
-                continue
-            start = order_all.index(lead_seat)
-            led = cards_in[lead_seat] // RANKS
-            best_led = best_trump = -1
-            for q in order_all[start:] + order_all[:start]:
-                if q not in cards_in:
-                    break
-                s, r = divmod(cards_in[q], RANKS)
-                if q != 0 and q != lead_seat:
-                    cap = caps[q]
-                    if s == led:
-                        if (led == trump or best_trump < 0) and r < best_led:
-                            cap[led] = min(cap[led], best_led - 1)  # could not beat the card that stood
-                    else:
-                        cap[led] = -1  # did not follow: void
-                        if s == trump:
-                            if best_trump > r:
-                                cap[trump] = min(cap[trump], best_trump - 1)  # could not overtrump
-                        elif must_trump or best_trump < 0:
-                            cap[trump] = -1  # did not trump: no trump
-                        else:
-                            cap[trump] = min(cap[trump], best_trump - 1)  # could not overtrump
-                if s == led and r > best_led:
-                    best_led = r
-                if s == trump and r > best_trump:
-                    best_trump = r
-            if tt == t:
-                self.leading = False
-                self.led, self.best_led, self.best_trump = led, best_led, best_trump
-                for q in cards_in:
-                    if q in cards_left:
-                        cards_left[q] -= 1
-        self.caps = caps
-        self.later = [q for q in active if q not in per_trick[t]] if not self.leading else active
-
-        # Where the unseen cards are likely to be: each opponent's expected trumps (from its
-        # announced discards, less the trumps it has played), the rest of its hand side cards.
-        n_trumps = self.unseen[trump].bit_count()
-        n_side = unseen_total - n_trumps
-        p_trump = (RANKS - 1) / (DECK_SIZE - h - 1)
-        self.w_trump: dict[int, float] = {}
-        self.w_side: dict[int, float] = {}
-        for q in active:
-            face_held = 1 if q == self.face_holder else 0
-            hidden = cards_left[q] - face_held  # cards of q's hand that we have not seen
-            rem = _expected_trumps(prm, u, tb.discards[q], h, p_trump) - trumps_played[q] - face_held
-            rem = 0.0 if caps[q][trump] < 0 else min(max(rem, 0.0), hidden)
-            self.w_trump[q] = min(rem / max(n_trumps, 1), 1.0)
-            self.w_side[q] = min((hidden - rem) / max(n_side, 1), 1.0)
-
-    def holds_above(self, q: int, suit: int, rank: int) -> float:
-        """Chance that ``q`` holds a card of ``suit`` above ``rank``."""
-        if q == self.face_holder and suit == self.trump and self.face_rank > rank:
-            return 1.0
-        cap = self.caps[q][suit]
-        if cap <= rank:
-            return 0.0
-        k = ((self.unseen[suit] >> (rank + 1)) & ((1 << (cap - rank)) - 1)).bit_count()
-        if k == 0:
-            return 0.0
-        return 1.0 - (1.0 - (self.w_trump[q] if suit == self.trump else self.w_side[q])) ** k
-
-    def void(self, q: int, suit: int) -> float:
-        """Chance that ``q`` holds no card of ``suit``."""
-        cap = self.caps[q][suit]
-        if cap < 0:
-            return 1.0
-        if q == self.face_holder and suit == self.trump:
-            return 0.0
-        k = (self.unseen[suit] & ((1 << (cap + 1)) - 1)).bit_count()
-        return (1.0 - (self.w_trump[q] if suit == self.trump else self.w_side[q])) ** k
-
-    def beaten_by(self, q: int, card: int, led: int) -> float:
-        """Chance that ``q``, playing after us, beats ``card`` (then the best card of the trick)."""
-        s, r = divmod(card, RANKS)
-        trump = self.trump
-        if s == trump:
-            if led == trump:
-                return self.holds_above(q, trump, r)
-            return self.void(q, led) * self.holds_above(q, trump, r)
-        return min(1.0, self.holds_above(q, s, r) + self.void(q, s) * self.holds_above(q, trump, -1))
-
-    def win_now(self, card: int) -> float:
-        """Chance that ``card`` wins the current trick."""
-        s, r = divmod(card, RANKS)
-        if self.leading:
-            led = s
-        else:
-            led = self.led
-            if s == self.trump:
-                if r <= self.best_trump:
-                    return 0.0
-            elif s != led or self.best_trump >= 0 or r <= self.best_led:
-                return 0.0
-        p = 1.0
-        for q in self.later:
-            p *= 1.0 - self.beaten_by(q, card, led)
-        return p
-
-    def keep_worth(self, card: int, prm: HeuristicParams) -> float:
-        """What ``card`` is worth if kept for a later trick."""
-        s, r = divmod(card, RANKS)
-        p = 1.0
-        if s == self.trump:
-            for q in self.active:
-                p *= 1.0 - self.holds_above(q, s, r)
-            return p + (1.0 - p) * self.ruff_credit
-        for q in self.active:
-            p *= 1.0 - self.beaten_by(q, card, s)
-        return prm.later_discount * p
-
-    def shed_tiebreak(self, card: int) -> float:
-        """Small preferences among otherwise equal cards: lower ranks first, and a singleton side
-        card first when we hold trumps (the void lets us ruff later)."""
-        s, r = divmod(card, RANKS)
-        out = -0.001 * r
-        if s != self.trump and self.hand_suits[s] == 1 and self.hand_suits[self.trump] > 0:
-            out += 0.002
-        return out
-
-
-def _own_discards_out(tb: _Table) -> bool:
-    """Whether our discards are still out of play: a reshuffle after our draw brings them back.
-
-    Replays the draw with the announced counts: the stock holds what the deal left; when it runs
-    out, the discards and passed hands of the players already served become the stock.
-    """
-    n, h = tb.n, tb.h
-    stock = DECK_SIZE - n * h
-    pile = 0
-    ours_in_pile = False
-    for i in range(n):
-        q = (tb.dealer + 1 + i) % n
-        if tb.decision[q] == PASSED:
-            pile += h
-            continue
-        d = max(tb.discards[q], 0)
-        if d > stock:
-            if ours_in_pile:
-                return False
-            stock, pile = stock + pile - d, 0
-        else:
-            stock -= d
-        pile += d
-        if q == 0:
-            ours_in_pile = True
-    return True
-
 
 def make_heuristic(variant: str | None, seed: int | None) -> HeuristicAgent:
     """``agents.make`` factory: ``heuristic`` or ``heuristic:<variant>`` (see ``PARAM_SETS``)."""

@@ -3,7 +3,9 @@
 numba checks a cached function only against the file that defines it, not against the
 functions it compiled in from other modules; an edited ``core.py`` would leave the batch
 kernels running stale code. Keying the folder on every source file of the package makes
-any change, or a different installed version, compile afresh. A ``NUMBA_CACHE_DIR`` set by
+any change, or a different installed version, compile afresh. The compiled agents of the
+repository (``agents/``, beside this package when run from a checkout) call one another's
+kernels across files too, so their sources are part of the key. A ``NUMBA_CACHE_DIR`` set by
 the user is left alone.
 """
 
@@ -21,7 +23,8 @@ def configure() -> None:
 
     package = Path(__file__).resolve().parent
     digest = hashlib.sha256()
-    for source in sorted(package.glob("*.py")):
+    sources = sorted(package.glob("*.py")) + sorted((package.parent / "agents").glob("*.py"))
+    for source in sources:
         digest.update(source.name.encode())
         digest.update(source.read_bytes())
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")

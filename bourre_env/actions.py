@@ -88,11 +88,15 @@ def discard_cards(action: int, hand: Iterable[int | str] | str) -> list[int]:
     return [c for i, c in enumerate(held) if mask >> i & 1]
 
 
-def describe(action: int, hand: Iterable[int | str] | str | None = None, phase: int | None = None) -> str:
-    """Readable text of an action; with ``hand``, a stay names the cards it discards. ``phase`` (a ``core``
-    phase, e.g. ``int(state[core.S_PHASE])``) names the actions that mean something else in that phase:
-    in ``core.DECLARE``, 53 is "declare play"; in ``core.SECOND_PASS``, 53 is "stay (pay to play on)" and 52
-    "pass (drop out)"; in ``core.NAME_TRUMP``, 53..56 are "name trump clubs" .. "name trump spades"."""
+def describe(action: int, hand: Iterable[int | str] | str | None = None, phase: int | None = None,
+             public: bool = False) -> str:
+    """Readable text of an action, the one text every part of the package shows for it.
+
+    With ``hand``, a stay names the cards it discards. ``phase`` (a ``core`` phase, e.g.
+    ``StateView(state, n).phase``) names the actions that mean something else in that phase: in
+    ``core.DECLARE``, 53 is "declare play"; in ``core.SECOND_PASS``, 53 is "stay (pay to play on)" and 52
+    "pass (drop out)"; in ``core.NAME_TRUMP``, 53..56 are "name trump clubs" .. "name trump spades".
+    ``public``: what the other players see of it, a stay told by its number of discards alone."""
     if isinstance(action, bool) or not isinstance(action, (int, np.integer)) or not 0 <= action < NUM_ACTIONS:
         raise ValueError(f"action must be an integer in 0..{NUM_ACTIONS - 1}, got {action!r}")
     action = int(action)  # numpy ids (from np.flatnonzero(mask)) are welcome
@@ -109,10 +113,12 @@ def describe(action: int, hand: Iterable[int | str] | str | None = None, phase: 
     if phase == DECLARE and action == DECLARE_PLAY:
         return "declare play"
     mask = action - STAY_BASE
-    if hand is None:
+    if hand is None or public:
         count = bin(mask).count("1")
         if count == 0:
             return "play, stand pat"
+        if public:
+            return f"play, discard {count}"
         positions = [i for i in range(NUM_DISCARD_SETS.bit_length() - 1) if mask >> i & 1]
         return f"play, discard {count} (positions {', '.join(map(str, positions))})"
     dropped = discard_cards(action, hand)

@@ -9,17 +9,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from bourre_env.cards import (
-    NUM_CARDS,
-)
-from bourre_env.layout import (
-    PLAYING,
-    S_DECISION,
-    S_FACE,
-)
-from bourre_env.rules import (
-    P_NUM_PLAYERS,
-)
+from bourre_env.cards import NUM_CARDS
+from bourre_env.layout import PLAYING, S_DECISION, S_FACE
+from bourre_env.rules import P_NUM_PLAYERS
 
 ACE = 12
 KING = 11

@@ -23,9 +23,7 @@ from bourre_env.bits import (
     popcount,
     suit_mask,
 )
-from bourre_env.cards import (
-    NUM_CARDS,
-)
+from bourre_env.cards import NUM_CARDS
 from bourre_env.layout import (
     FACE_DEAD,
     FACE_IN_HAND,
@@ -65,15 +63,7 @@ from bourre_env.rules import (
     P_LEAD_HONORS,
     P_MUST_TRUMP,
 )
-from bourre_env.tricks import (
-    _beats,
-    _bests,
-    _forbidden_after,
-    honors_mask,
-    ordinary_plays,
-    proven_absent,
-    trick_winner,
-)
+from bourre_env.tricks import _beats, _bests, _forbidden_after, honors_mask, ordinary_plays, proven_absent, trick_winner
 
 _NOT_TOP_RANK = ALL_CARDS & ~sum(1 << (13 * suit + 12) for suit in range(4))  # every card but the aces
 _NOT_BOTTOM_RANK = ALL_CARDS & ~sum(1 << (13 * suit) for suit in range(4))  # every card but the twos

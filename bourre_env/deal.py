@@ -10,12 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from bourre_env.bits import (
-    _bit,
-    _n,
-    _splitmix64,
-    lowest_card,
-)
+from bourre_env.bits import _bit, _n, _splitmix64, lowest_card
 from bourre_env.layout import (
     DECIDE,
     DECLARE,
@@ -226,3 +221,9 @@ def _to_pile(s: np.ndarray, mask: int) -> None:
         mask &= mask - 1
         s[S_PILE + s[S_PILE_LEN]] = c
         s[S_PILE_LEN] += 1
+
+
+@njit(cache=True)
+def set_pot(s: np.ndarray, pot: int) -> None:
+    """Put ``pot`` chips in the pot of a dealt state (a world that rebuilds a pot it cannot deal itself)."""
+    s[S_POT] = pot

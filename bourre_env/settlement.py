@@ -5,9 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from bourre_env.bits import (
-    _n,
-)
+from bourre_env.bits import _n
 from bourre_env.layout import (
     DEAL_OVER,
     GAME_OVER,
@@ -31,14 +29,7 @@ from bourre_env.layout import (
     S_REWARD,
     S_TRICKS,
 )
-from bourre_env.rules import (
-    P_DEALS,
-    P_POT_LIMIT,
-    P_RAKE_DEN,
-    P_RAKE_NUM,
-    P_RENEGE_MULT,
-    P_TIE_DIVIDE,
-)
+from bourre_env.rules import P_DEALS, P_POT_LIMIT, P_RAKE_DEN, P_RAKE_NUM, P_RENEGE_MULT, P_TIE_DIVIDE
 
 
 @njit(cache=True)

@@ -9,22 +9,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from bourre_env.bits import (
-    ACE,
-    KING,
-    QUEEN,
-    _bit,
-    above_mask,
-    highest_card,
-    suit_mask,
-)
-from bourre_env.layout import (
-    S_ABSENT,
-)
-from bourre_env.rules import (
-    MAX_PLAYERS,
-    P_RENEGE,
-)
+from bourre_env.bits import ACE, KING, QUEEN, _bit, above_mask, highest_card, suit_mask
+from bourre_env.layout import S_ABSENT
+from bourre_env.rules import MAX_PLAYERS, P_RENEGE
 
 
 @njit(cache=True)

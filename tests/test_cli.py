@@ -8,8 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from bourre_env import cards, core
+from bourre_env.actions import describe
+from bourre_env.bourre_v0 import raw_env
+from bourre_env.rules import presets
+from bourre_env.view import StateView
 from train import cli
 
 
@@ -71,7 +77,7 @@ def test_play_a_full_deal_from_scripted_input(monkeypatch: pytest.MonkeyPatch,
                       "--seed", "11")
     assert code == 0
     assert "'hello' is not one of the choices" in out and "'0' is not one of the choices" in out
-    assert "player_0 (you) plays, standing pat" in out
+    assert "player_0 (you): play, stand pat" in out
     assert "player_0 holds:" in out  # the human's view
     for other in ("player_1 holds", "player_2 holds"):
         assert other not in out  # never another player's hand
@@ -88,3 +94,72 @@ def test_play_several_deals_keeps_totals(monkeypatch: pytest.MonkeyPatch, capsys
 def test_play_exits_cleanly_on_eof(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     code, out = _play(monkeypatch, capsys, "", "--seats", "human,random", "--seed", "0")
     assert code == 0 and out.rstrip().endswith("bye")
+
+
+def _public_text_expected(action: int, phase: int) -> str:
+    """What the table must read of ``action`` in ``phase``, written out per phase (the oracle of ``_public_move``)."""
+    if phase == core.PLAY:
+        return f"play {cards.to_str(action)}"
+    if phase == core.NAME_TRUMP:
+        return f"name trump {cards.SUIT_NAMES[action - core.NAME_TRUMP_BASE]}"
+    if phase == core.SECOND_PASS:
+        return "pass (drop out)" if action == core.PASS else "stay (pay to play on)"
+    if action == core.PASS:
+        return "pass"
+    if phase == core.DECLARE:
+        return "declare play"
+    discards = bin(action - core.STAY_BASE).count("1")
+    return f"play, discard {discards}" if discards else "play, stand pat"
+
+
+@pytest.mark.parametrize("preset", sorted(presets))
+def test_public_move_text_in_every_phase_of_every_preset(preset: str) -> None:
+    """Every legal action of every phase met in random games of the preset reads as that phase's action."""
+    rng = np.random.default_rng(5)
+    phases_seen = set()
+    for game in range(30):
+        env = raw_env(rules=preset, num_players=3 + game % 3)
+        env.reset(seed=game)
+        state = StateView(env.state_vector, env.rules.num_players)
+        secret = env.rules.declaration == "simultaneous"
+        while state.to_act >= 0:
+            phase = state.phase
+            phases_seen.add(phase)
+            hand = env.hand(env.agent_selection)
+            for action in env.legal_actions():
+                assert cli._public_move(action, phase, False) == _public_text_expected(action, phase)
+                assert describe(action, hand, phase).startswith(_public_text_expected(action, phase).split(",")[0])
+                if secret and phase == core.DECLARE:
+                    assert "hidden" in cli._public_move(action, phase, True)
+            env.step(int(rng.choice(env.legal_actions())))
+    rules = presets[preset]
+    expected = {core.PLAY, core.DECLARE if rules.declaration != "with_draw" else core.DECIDE}
+    if rules.trump_card == "named_by_dealer":
+        expected.add(core.NAME_TRUMP)
+    if rules.second_pass_ante is not None:
+        expected.add(core.SECOND_PASS)
+    assert expected <= phases_seen
+
+
+@pytest.mark.parametrize("preset", sorted(presets))
+def test_play_prints_each_phase_in_its_own_words(preset: str, monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    # "2" then "1": the second choice where there is one (stand pat, declare play, stay, diamonds), else the first
+    code, out = _play(monkeypatch, capsys, "2\n1\n" * 40, "--seats", "human,random,random", "--seed", "3",
+                      "--rule", f"rules={preset}")
+    assert code == 0
+    moves = [line.split(": ", 1)[1] for line in out.splitlines() if line.startswith("player_") and "): " in line]
+    assert moves
+    rules = presets[preset]
+    allowed = ("play ", "pass", "play, stand pat", "play, discard ", "declare play", "name trump ", "stay (pay",
+               "pass (drop out)", "declares (hidden")
+    assert all(m.startswith(allowed) for m in moves), moves
+    assert not any("discarding" in m or "standing pat" in m for m in moves)  # the old texts
+    if rules.trump_card == "named_by_dealer":
+        assert any(m.startswith("name trump ") for m in moves)
+        assert " 1) name trump clubs" in out or any(m.startswith("name trump") for m in moves)
+    if rules.declaration == "two_rounds":
+        assert any(m == "declare play" for m in moves)
+    if rules.declaration == "simultaneous":
+        assert any(m.startswith("declares (hidden") for m in moves)
+        assert "declare play" in out  # the human's own menu names the declaration

@@ -19,8 +19,9 @@ import numpy as np
 import pytest
 
 import bourre_env
-from agents.heuristic import PARAM_SETS, HeuristicAgent, _own_discards_out, _Table
+from agents.heuristic import PARAM_SETS, HeuristicAgent
 from agents.heuristic_batch import FLOAT_WORK, INT_WORK, BatchHeuristic, heuristic_action, params_array
+from agents.heuristic_knowledge import _own_discards_out, _Table
 from bourre_env.actions import NUM_ACTIONS
 from bourre_env.batch import BatchGame
 from bourre_env.observation import (

@@ -342,23 +342,22 @@ def _print_tournament(console: Any, report: Any) -> None:
 
 
 # ---------------------------------------------------------------------------- play
-def _public_move(action: int) -> str:
-    """What the table sees of a move: the card played, or pass, or play with the number of discards."""
-    from bourre_env import actions, cards
+def _public_move(action: int, phase: int, secret: bool) -> str:
+    """What the table sees of a move made in ``phase``: ``actions.describe``'s public text, or nothing but that
+    a declaration was made while declarations are ``secret`` (a simultaneous declaration round)."""
+    from bourre_env import core
+    from bourre_env.actions import describe
 
-    if actions.is_card(action):
-        return f"plays {cards.to_str(action)}"
-    if action == actions.PASS:
-        return "passes"
-    count = bin(action - actions.STAY_BASE).count("1")
-    return f"plays, discarding {count}" if count else "plays, standing pat"
+    if secret and phase == core.DECLARE:
+        return "declares (hidden until everyone has declared)"
+    return describe(action, None, phase, public=True)
 
 
-def _choose(legal: list[int], hand: list[int]) -> int | None:
+def _choose(legal: list[int], hand: list[int], phase: int) -> int | None:
     """The human's choice among ``legal`` by number; ``None`` on EOF or quit."""
     from bourre_env.actions import describe
 
-    items = [f"{i:>2}) {describe(a, hand)}" for i, a in enumerate(legal, 1)]
+    items = [f"{i:>2}) {describe(a, hand, phase)}" for i, a in enumerate(legal, 1)]
     # Columns, so that the 33 draw choices of a five-card hand fit on one screen.
     width = max(len(item) for item in items) + 3
     per_row = max(1, 96 // width)
@@ -383,6 +382,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
     import agents
     import bourre_env
     from bourre_env import core, history, limits, render
+    from bourre_env.view import StateView
     from train.evaluate import agent_seed
 
     seats = [s.strip() for s in args.seats.split(",")]
@@ -407,6 +407,8 @@ def _cmd_play(args: argparse.Namespace) -> int:
     for bot in bots.values():
         bot.reset()
     totals = np.zeros(len(seats), dtype=np.int64)
+    state = StateView(raw.state_vector, len(seats))
+    secret = raw.rules.declaration == "simultaneous"
     for agent_name in env.agent_iter():
         obs, _, terminated, truncated, _ = env.last()
         if terminated or truncated:
@@ -419,35 +421,37 @@ def _cmd_play(args: argparse.Namespace) -> int:
             # the numbered menu below lists the legal moves: drop the table's own one-line list
             table = "\n".join(line for line in str(env.render()).splitlines() if not line.startswith("legal: "))
             print("\n" + table)
-            chosen = _choose(raw.legal_actions(), raw.hand(agent_name))
+            chosen = _choose(raw.legal_actions(), raw.hand(agent_name), state.phase)
             if chosen is None:
                 print("bye")
                 break
             action = chosen
-        print(f"{names[q]} {_public_move(action)}")
-        before = raw.state_vector.copy()
+        print(f"{names[q]}: {_public_move(action, state.phase, secret and q not in humans)}")
+        before_vector = raw.state_vector.copy()
+        before = StateView(before_vector, len(seats))
         env.step(action)
-        deal_over = raw.state_vector[core.S_DEALS_DONE] != before[core.S_DEALS_DONE]
-        settled = raw.state_vector
+        deal_over = state.deals_done != before.deals_done
+        settled_vector = raw.state_vector
         if deal_over:
             # The env starts the next deal at once (or ends the episode), so replay this move on a copy of
             # the state before it to show the deal as it was settled.
-            settled = before.copy()
-            core.step(settled, params, action)
+            settled_vector = before_vector.copy()
+            core.step(settled_vector, params, action)
+        settled = StateView(settled_vector, len(seats))
         for t in range(raw.rules.hand_size):
-            winner = int(settled[core.S_TRICK_WINNER + t])
-            if winner >= 0 and before[core.S_TRICK_WINNER + t] < 0:
+            winner = settled.trick_winner(t)
+            if winner >= 0 and before.trick_winner(t) < 0:
                 print(f"trick {t + 1} goes to {names[winner]}")
         if deal_over:
-            rewards = settled[core.S_REWARD: core.S_REWARD + len(seats)]
+            rewards = settled.rewards
             totals += rewards
-            print("\n" + render.table_text(settled, params, raw.rules, viewer))
-            print(f"deal {int(settled[core.S_DEAL_NO]) + 1} over: "
+            print("\n" + render.table_text(settled_vector, params, raw.rules, viewer))
+            print(f"deal {settled.deal_no + 1} over: "
                   + ", ".join(f"{names[p]} {int(r):+d}" for p, r in enumerate(rewards)))
             if args.deals > 1:
                 print("totals: " + ", ".join(f"{names[p]} {int(c):+d}" for p, c in enumerate(totals)))
             if any(raw.truncations.values()):
-                print(f"the pot holds {int(settled[core.S_POT]):,} chips, past the bound of {limits.POT_BOUND:,} "
+                print(f"the pot holds {settled.pot:,} chips, past the bound of {limits.POT_BOUND:,} "
                       f"(bourre_env.limits): the game stops here")
             for bot in bots.values():
                 bot.reset()

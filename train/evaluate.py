@@ -99,8 +99,8 @@ as a hand history (``docs/hand_history.md``): ``DIR/{N}p/deal{k}_seat{r}.json`` 
 (five digits) with the candidate in seat ``r``, and ``DIR/{N}p/deal{k}_field.json`` for the
 all-field table; each file's ``seats`` name the agent in every seat. ``N + 1`` files per deal.
 
-Per-deal outcomes are read from the env's state after the deal (``core.S_DECISION``,
-``core.S_TRICKS``, ``core.S_REWARD``, ``core.S_RENEGED``).
+Per-deal outcomes are read from the env's state after the deal, through ``bourre_env.view.StateView``
+(each seat's decision, tricks, reward and outcome bits).
 """
 
 from __future__ import annotations
@@ -119,8 +119,9 @@ from tqdm import tqdm
 import agents
 import bourre_env
 from agents.base import Agent
-from bourre_env import core, history
+from bourre_env import history
 from bourre_env.rules import Rules
+from bourre_env.view import StateView
 
 __all__ = [
     "CHUNK_DEALS", "Deals", "EvalReport", "SideStats", "TableReport", "evaluate", "make_deals", "play_deal",
@@ -168,12 +169,9 @@ def make_deals(seed: int, rules: Rules, count: int) -> Deals:
 
 def seat_outcomes(state: np.ndarray, num_players: int) -> np.ndarray:
     """``(N, 6)`` int64 rows (chips, played, tricks, won pot, tied for most, bourré) of a settled deal."""
-    seats = np.arange(num_players)
-    played = state[core.S_DECISION + seats] == core.PLAYING
-    outcome = state[core.S_OUTCOME + seats]
-    won, tied, bourre = ((outcome & flag) != 0 for flag in (core.OUTCOME_WON, core.OUTCOME_TIED, core.OUTCOME_BOURRE))
-    return np.stack([state[core.S_REWARD + seats], played, state[core.S_TRICKS + seats], won, tied, bourre],
-                    axis=1).astype(np.int64)
+    v = StateView(state, num_players)
+    return np.array([[v.reward(q), v.playing(q), v.tricks(q), v.won(q), v.tied(q), v.bourre(q)]
+                     for q in range(num_players)], dtype=np.int64).reshape(num_players, 6)
 
 
 def play_deal(env: Any, table: Sequence[Agent], deals: Deals, k: int) -> np.ndarray:

@@ -19,6 +19,7 @@ import agents
 from bourre_env import core
 from bourre_env.bourre_v0 import raw_env
 from bourre_env.observation import OBS_SIZE
+from bourre_env.view import StateView
 
 __all__ = ["Decisions", "record_decisions", "fit_policy"]
 
@@ -58,16 +59,16 @@ def record_decisions(teacher: str, players: Sequence[int], count: int, seed: int
                 agent.reset()
             start = i
             seats: list[int] = []
-            s = env.state_vector
-            while s[core.S_PHASE] != core.GAME_OVER and i < count:
-                seat = int(s[core.S_CUR])
+            view = StateView(env.state_vector, n)
+            while view.phase != core.GAME_OVER and i < count:
+                seat = view.to_act
                 obs = env.observe(env.possible_agents[seat])
                 action = table[seat].act(obs)
                 observations[i], masks[i], actions[i] = obs["observation"], obs["action_mask"], action
                 seats.append(seat)
                 env.step(action)
                 i += 1
-            chips = s[core.S_REWARD:core.S_REWARD + n].astype(np.float32)
+            chips = view.rewards.astype(np.float32)
             returns[start:i] = chips[seats]  # an unfinished last deal ends early: its returns are partial
             bar.update(i - start)
             deal += 1

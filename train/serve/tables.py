@@ -23,6 +23,7 @@ import bourre_env
 from bourre_env import cards, core, history, observation
 from bourre_env.actions import describe, discard_cards
 from bourre_env.rules import MAX_PLAYERS, MIN_PLAYERS, Rules, presets
+from bourre_env.view import StateView
 
 HUMAN = "human"
 MAX_TABLES = 32
@@ -99,8 +100,8 @@ def seat_view(s: np.ndarray, p: np.ndarray, rules: Rules, seat: int, open_hands:
         "legal": _legal(mask, hand, _ROUND_PHASES[round_] if round_ is not None else core.PLAY),
     }
     if open_hands:
-        view["hands"] = [_strs([c for c in range(cards.NUM_CARDS) if int(s[core.S_HAND + q]) >> c & 1])
-                         for q in range(n)]
+        state = StateView(s, n)
+        view["hands"] = [_strs(state.hand(q)) for q in range(n)]
     return view
 
 
@@ -238,7 +239,7 @@ class Table:
 
     @property
     def over(self) -> bool:
-        return bool(self.env.unwrapped.state_vector[core.S_CUR] < 0)
+        return StateView(self.env.unwrapped.state_vector, self.rules.num_players).to_act < 0
 
     def _new_deal(self) -> None:
         try:
@@ -253,12 +254,12 @@ class Table:
 
     def _play_agents(self) -> None:
         raw = self.env.unwrapped
-        s = raw.state_vector
-        while s[core.S_CUR] >= 0 and s[core.S_CUR] != self.seat:
+        state = StateView(raw.state_vector, self.rules.num_players)
+        while state.to_act >= 0 and state.to_act != self.seat:
             name = raw.agent_selection
-            self.env.step(self.bots[int(s[core.S_CUR])].act(raw.observe(name)))
+            self.env.step(self.bots[state.to_act].act(raw.observe(name)))
             self.turn += 1
-        if s[core.S_CUR] < 0:
+        if state.to_act < 0:
             self._settled()
 
     def _settled(self) -> None:
