@@ -29,33 +29,24 @@ Usage
 
 from __future__ import annotations
 
-import os
+# First: one thread, and the checkout on the path (benchmarks/preamble.py).
+import preamble  # noqa: F401
 
-# Must run before numpy/numba are imported: they read these at import.
-os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("MKL_NUM_THREADS", "1")
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
+# isort: split
 import argparse
 import functools
-import sys
+import os
 import time
 from collections.abc import Callable
 
 import numpy as np
 
-# Lets ``python benchmarks/heuristic_speed.py`` find the checkout's packages when they are not installed.
-_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if _REPO_ROOT not in sys.path:
-    sys.path.append(_REPO_ROOT)
-
-from agents.heuristic import PARAM_SETS, HeuristicAgent  # noqa: E402 - after the thread settings and the path
-from agents.heuristic_batch import BatchHeuristic  # noqa: E402
-from bourre_env.actions import NUM_ACTIONS  # noqa: E402
-from bourre_env.batch import BatchGame  # noqa: E402
-from bourre_env.observation import OBS_SIZE  # noqa: E402
-from bourre_env.rules import presets  # noqa: E402
+from agents.heuristic import PARAM_SETS, HeuristicAgent
+from agents.heuristic_batch import BatchHeuristic
+from bourre_env.actions import NUM_ACTIONS
+from bourre_env.batch import BatchGame
+from bourre_env.observation import OBS_SIZE
+from bourre_env.rules import presets
 
 TARGET = 1_000_000.0
 """Decisions per second the batch kernel must reach on one core."""

@@ -32,8 +32,8 @@ Peers that are not installed are reported as such; install them with
 
 The figures are single-process, single-thread numbers: one core is the
 reference unit (scale-out is by running more processes).  The thread-count
-variables of numba, OpenMP and the BLAS libraries default to 1 (set below,
-before anything that reads them is imported; values already in the environment
+variables of numba, OpenMP and the BLAS libraries default to 1 (``benchmarks/preamble.py``, imported
+before anything that reads them; values already in the environment
 are kept); torch, if something imports it, is pinned to one thread too.  Close
 other CPU-heavy work while measuring: figures move with machine load.
 
@@ -60,19 +60,16 @@ tensor) and against PettingZoo hold'em, and the batch API against its targets
 
 from __future__ import annotations
 
-import os
+# First: one thread, and the checkout on the path (benchmarks/preamble.py).
+import preamble  # noqa: F401
 
-# Must run before numpy/numba/torch are imported: they read these at import.
-os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("MKL_NUM_THREADS", "1")
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
+# isort: split
 import argparse
 import functools
 import importlib
 import importlib.metadata
 import json
+import os
 import platform
 import random
 import sys
@@ -82,12 +79,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
-
-# Lets ``python benchmarks/throughput.py`` find the checkout's ``bourre_env``
-# when the package is not installed; an installed copy still takes precedence.
-_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if _REPO_ROOT not in sys.path:
-    sys.path.append(_REPO_ROOT)
 
 BATCH_RANDOM_TARGET = 2_000_000.0
 """Target decisions/s for ``BatchGame.random_play`` on one core."""

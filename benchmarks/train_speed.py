@@ -78,6 +78,10 @@ Usage
 
 from __future__ import annotations
 
+# First: one thread, and the checkout on the path (benchmarks/preamble.py).
+import preamble  # noqa: F401
+
+# isort: split
 import argparse
 import dataclasses
 import functools
@@ -94,12 +98,7 @@ from typing import Any
 
 import numpy as np
 
-# Lets ``python benchmarks/train_speed.py`` find the checkout's packages when they are not installed.
-_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if _REPO_ROOT not in sys.path:
-    sys.path.append(_REPO_ROOT)
-
-from train.ppo_selfplay import Args  # noqa: E402 - after the path
+from train.ppo_selfplay import Args
 
 _STARTED = time.perf_counter()
 NEVER = 10**15

@@ -55,44 +55,16 @@ four_card                           hand_size=4, max_discard=3, play_ante=1, tru
                                     second_pass_ante=1, renege_multiple=2
 =================================== ========================================================
 
-``double_ante``: everyone antes 1 every deal and each player who plays adds 1 more on declaring
-play (a dealer forced to play too); a bourré player pays the pot as it stands when the deal is
-settled, second antes included. ``dealer_antes_for_all``: the dealer pays 1 chip per seat
-before every deal. ``wikipedia``: at most 3 discards when 7 or 8 play, and "play to win": a
-player void in the suit led who holds a trump that would win the trick must play one, but one
-whose trumps cannot win it may play any card. ``separate_trump_card`` (the first form in
-``docs/rules.md``): after the hands one more card is turned for trump; it belongs to no one, is never
-played, and the ace rule does not bind the dealer; the ``deck`` given to ``reset`` then holds
-it right after the hands. ``separate_trump_card_dealer_may_take`` (the second form): the same
-card, but the dealer decides holding it as a sixth card (in the dealer's ``hand``, face status
-"dealer's hand") and, to play, discards at least one of the six: leaving the turned card (it is
-then dead) or keeping it and drawing one card fewer than the cards of the hand discarded (the
-announced discard count is of the hand's cards); a turned ace binds the dealer to play, as the
-dealer may take it. ``two_round_declaration``: the ``double_ante`` game (pagat gives it inside
-its Double Ante variation, with "a second ante") with the pass-or-play decisions in a
-round of their own: first each player in turn, from the dealer's left, declares play (paying the
-second chip at once) or pass; then the players who play, in the same order, discard and draw
-(no pass any more). The dealer declares last and must play on a turned ace or when everyone
-else passed; a lone player wins without drawing. ``simultaneous_declaration``: the same two
-rounds with the standard antes (the chip held in a closed fist is a token), but the declarations
-are secret until all are made: the players still declare one at a time in turn, and each
-observation shows every other seat pending (the pot unchanged: a ``play_ante``, if set, is paid
-at the reveal) until the dealer, last, has declared; then all are revealed together, the passed
-hands laid down, and the draw round follows in turn. The dealer may pass unless holding a
-turned ace; if everyone passed, the dealer plays (alone, so wins the pot). ``four_card``
-(Indiana): four cards each and a separate trump card that belongs to no one; the standard ante,
-then a declaration round in turn in which declaring play costs 1 chip and needs a hand holding a
-trump or a club (a hand with neither may only pass, unless it is the dealer's and everyone else
-passed: the dealer then plays whatever the hand); the players who play discard 0 to 3 of their 4
-cards and draw in turn; then the second chance to pass: each playing player in turn from the
-dealer's left stays, paying 1 more chip, or passes (out of the deal, no bourré, the chips paid
-stay in the pot); a player left alone wins every trick without play (and pays no stay chip); with
-``illegal_action="renege"`` a renege costs twice the pot. ``dealer_picks_trump`` (the "NBA"
-game): no card is turned; the deal opens with the dealer, who names the trump suit (53 +
-suit: 53 clubs, 54 diamonds, 55 hearts, 56 spades) after looking at the hand and before anyone
-decides; the dealer's cards all stay hidden (``face_card`` and ``face_status`` are 0s, ``trump`` is
-0s until named); with no turned card there is no ace rule: the dealer must play only when everyone
-else passed. All use the same action space and observation.
+What each preset changes, where it is published and its rules in full are in ``docs/rules.md``
+(Presets); ``bourre_env.rules.preset_descriptions`` has a line on each. What the env adds: with a
+separate trump card the ``deck`` given to ``reset`` holds it right after the hands; with
+``separate_trump_card_dealer_may_take`` the dealer decides holding it as a sixth card (in the
+dealer's ``hand``, face status "dealer's hand"), and the announced discard count is of the hand's
+cards; with ``simultaneous_declaration`` each observation shows every other seat pending (the pot
+unchanged: a ``play_ante``, if set, is paid at the reveal) until the dealer, last, has declared;
+with ``dealer_picks_trump`` the deal opens with the dealer naming trump (53 + suit: 53 clubs, 54
+diamonds, 55 hearts, 56 spades), ``face_card`` and ``face_status`` are 0s and ``trump`` is 0s until
+named. All use the same action space and observation.
 
 Phases
 ------

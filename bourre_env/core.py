@@ -1,4 +1,4 @@
-"""The rules core's phases: one legal-actions function and one apply function per phase, and the two dispatchers.
+"""The rules core's decision rounds, one legal-actions and one step function each, and the two dispatchers.
 
 The rules core is numba-compiled functions over one ``int64`` state vector, split by topic; each module
 imports only the ones above it in this list:
@@ -10,7 +10,9 @@ imports only the ones above it in this list:
 * ``bourre_env.cinch``: the cinch, worked out exactly (``has_cinch``);
 * ``bourre_env.settlement``: outcomes and payments at the end of a deal;
 * ``bourre_env.deal``: antes, dealing, the stock;
-* this module: the decision rounds and trick play, ``legal_actions`` and ``step``.
+* ``bourre_env.play``: trick play (phase ``PLAY``);
+* this module: the decision rounds in game order, and ``legal_actions`` and ``step``, which dispatch on the
+  round (``decision_round``) as OpenSpiel's games switch on their phase.
 
 Why numba: the rules must be exact (a naive Python oracle in ``tests/`` checks
 them) and the same code must serve the PettingZoo env one decision at a time
@@ -19,7 +21,7 @@ compiled kernel over a flat array gives both without a second copy of any rule;
 numpy vectorisation across a batch would need one (trick play branches per game).
 The compiled functions call one another across these modules; numba compiles them together.
 
-Phases: ``NAME_TRUMP`` (only with ``Rules.trump_card="named_by_dealer"``: no card is
+Phases, as the state stores them: ``NAME_TRUMP`` (only with ``Rules.trump_card="named_by_dealer"``: no card is
 turned, the dealer names the trump suit first), ``DECLARE`` (only with ``Rules.declaration``
 "two_rounds" or "simultaneous": each player in turn declares play or pass, before anyone draws; simultaneous
 declarations stay hidden until the last is made), ``DECIDE`` (each player in turn
@@ -27,6 +29,10 @@ passes or plays with a discard; after a declaration round, the playing players i
 turn choose their discards), ``SECOND_PASS`` (only with ``Rules.second_pass_ante``:
 after the draw each playing player in turn stays, paying, or passes), ``PLAY`` (tricks),
 ``DEAL_OVER`` (a deal is settled and the episode goes on: call ``next_deal``), ``GAME_OVER`` (the episode is over).
+The stored ``DECIDE`` holds two rounds, draw or pass and the draw after a declaration round; ``decision_round``
+alone tells them apart (``ROUND_*``), and each round has its own pair of functions (``draw_or_pass_mask`` and
+``_step_draw_or_pass``, ``draw_mask`` and ``_step_draw``). The stored values are those of the observation and
+of the callers written against them, so they stay.
 """
 
 
@@ -51,12 +57,13 @@ from bourre_env.rules import (
 from bourre_env.layout import (
     DEAL_OVER, DECIDE, DECLARE, DECLARE_PLAY, FACE_DEAD, FACE_IN_HAND, FACE_NONE, FACE_PLAYED, GAME_OVER,
     NAME_TRUMP, NAME_TRUMP_BASE, NUM_ACTIONS, NUM_DISCARD_SETS, OUTCOME_BOURRE, OUTCOME_RENEGED, OUTCOME_TIED,
-    OUTCOME_WON, PASS, PASSED, PENDING, PLAY, PLAYING, SECOND_PASS, SECOND_STAY, STATE_SIZE, STAY_BASE, S_ABSENT,
-    S_CHIPS, S_CINCH_ABORTS, S_CINCH_KEY, S_CINCH_NODES, S_CINCH_SEARCHES, S_CINCH_VAL, S_CUR, S_DEALER,
-    S_DEALS_DONE, S_DEAL_NO, S_DECISION, S_DISCARDS, S_EXEMPT, S_FACE, S_FACE_RESHUFFLED, S_FACE_STATE, S_HAND,
-    S_KNOWN_OUT, S_LEADER, S_LED, S_MOVES, S_NACTIVE, S_NDISCARD, S_NPLAYED, S_OUTCOME, S_PHASE, S_PILE, S_PILE_LEN,
-    S_PLAYED, S_POT, S_RAKE_TOTAL, S_RENEGED, S_RESHUFFLES, S_REWARD, S_RNG, S_STAYED, S_STOCK, S_STOCK_LEN,
-    S_STOCK_POS, S_TRICKS, S_TRICK_CARDS, S_TRICK_LEADER, S_TRICK_NO, S_TRICK_WINNER, S_TRUMP, new_state,
+    OUTCOME_WON, PASS, PASSED, PENDING, PLAY, PLAYING, ROUND_DECLARE, ROUND_DRAW, ROUND_DRAW_OR_PASS, ROUND_NAMES,
+    ROUND_NAME_TRUMP, ROUND_SECOND_PASS, SECOND_PASS, SECOND_STAY, STATE_SIZE, STAY_BASE, S_ABSENT, S_CHIPS,
+    S_CINCH_ABORTS, S_CINCH_KEY, S_CINCH_NODES, S_CINCH_SEARCHES, S_CINCH_VAL, S_CUR, S_DEALER, S_DEALS_DONE,
+    S_DEAL_NO, S_DECISION, S_DISCARDS, S_EXEMPT, S_FACE, S_FACE_RESHUFFLED, S_FACE_STATE, S_HAND, S_KNOWN_OUT,
+    S_LEADER, S_LED, S_MOVES, S_NACTIVE, S_NDISCARD, S_NPLAYED, S_OUTCOME, S_PHASE, S_PILE, S_PILE_LEN, S_PLAYED,
+    S_POT, S_RAKE_TOTAL, S_RENEGED, S_RESHUFFLES, S_REWARD, S_RNG, S_STAYED, S_STOCK, S_STOCK_LEN, S_STOCK_POS,
+    S_TRICKS, S_TRICK_CARDS, S_TRICK_LEADER, S_TRICK_NO, S_TRICK_WINNER, S_TRUMP, new_state,
 )
 from bourre_env.bits import (
     ACE, ALL_CARDS, KING, QUEEN, SUIT_MASK0, above_mask, face_bit, highest_card, lowest_card, next_active, popcount,
@@ -72,13 +79,29 @@ from bourre_env.cinch import (
     _fill_down, _fill_up, _first_option, _gone_for, _greedy_completion, _hands_completable, _lowest_cards, _mix,
     _option_key, _options, _part_champion, _probe, _run_representatives, _search_round, _strength, _strongest,
 )
-from bourre_env.settlement import (
-    _rake, _settle,
-)
+from bourre_env.settlement import _rake, _settle
 from bourre_env.deal import (
-    next_deal, start_episode, _collect_antes, _deal, _draw_card, _open_decisions, _to_pile,
+    next_deal, set_pot, start_episode, _collect_antes, _deal, _draw_card, _open_decisions, _to_pile,
 )
+from bourre_env.play import play_card, play_legal, play_mask, _apply_play, _start_play, _step_play
 # isort: on
+
+
+# ---------------- naming trump (NAME_TRUMP, dealer_picks_trump)
+@njit(cache=True)
+def name_trump_mask(s: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
+    """Legal actions of ``NAME_TRUMP``: any of the four suits."""
+    for suit in range(4):
+        out[NAME_TRUMP_BASE + suit] = 1
+
+
+@njit(cache=True)
+def _step_name_trump(s: np.ndarray, p: np.ndarray, action: int) -> bool:
+    if action < NAME_TRUMP_BASE or action >= NAME_TRUMP_BASE + 4:
+        return False
+    s[S_MOVES] += 1
+    _apply_name_trump(s, p, action)
+    return True
 
 
 @njit(cache=True)
@@ -89,6 +112,7 @@ def _apply_name_trump(s: np.ndarray, p: np.ndarray, action: int) -> None:
     _open_decisions(s, p)
 
 
+# ---------------- who may pass, who may play (the declaration and draw-or-pass rounds)
 @njit(cache=True)
 def dealer_must_play(s: np.ndarray, p: np.ndarray) -> bool:
     """The dealer may not pass: the turned card is an ace in the dealer's hand, or everyone before the dealer passed.
@@ -108,36 +132,9 @@ def dealer_must_play(s: np.ndarray, p: np.ndarray) -> bool:
 
 
 @njit(cache=True)
-def _surplus_position(s: np.ndarray, p: np.ndarray, seat: int) -> int:
-    """Bit of the hand position of the turned card that a dealer may take (a hand above ``hand_size``), else 0.
-
-    Such a dealer must discard down to ``hand_size``: the turned card, or one more card of the hand.
-    """
-    hand = s[S_HAND + seat]
-    if popcount(hand) <= p[P_HAND_SIZE]:
-        return 0
-    return np.int64(1) << popcount(hand & (_bit(s[S_FACE]) - 1))
-
-
-@njit(cache=True)
-def stay_allowed(s: np.ndarray, p: np.ndarray, seat: int, positions: int) -> bool:
-    """Whether ``seat`` may play discarding the hand ``positions`` (a bitmask): at most ``max_discard`` cards of
-    the hand, and a dealer holding the turned card as a sixth card leaves with ``hand_size`` (docs/rules.md)."""
-    held = popcount(s[S_HAND + seat])
-    if positions < 0 or positions >= (1 << held):
-        return False
-    surplus = _surplus_position(s, p, seat)
-    if surplus and positions == 0:
-        return False
-    return popcount(positions & ~surplus) <= p[P_MAX_DISCARD]
-
-
-@njit(cache=True)
 def may_pass(s: np.ndarray, p: np.ndarray) -> bool:
-    """Whether the seat to act may pass: in ``DECLARE``, or in ``DECIDE`` when there is no declaration round;
-    never a dealer who must play. The draw round after a declaration round has no pass."""
-    if s[S_PHASE] == DECIDE and p[P_DECLARATION] != DECLARATION_WITH_DRAW:
-        return False
+    """Whether the seat to act may pass in a round where passing is possible (declaration, draw or pass): always
+    but a dealer who must play. (The draw round after a declaration round has no pass at all.)"""
     return not (s[S_CUR] == s[S_DEALER] and dealer_must_play(s, p))
 
 
@@ -153,35 +150,9 @@ def meets_entry(s: np.ndarray, p: np.ndarray, seat: int) -> bool:
 @njit(cache=True)
 def may_play(s: np.ndarray, p: np.ndarray) -> bool:
     """Whether the seat to act may come in (declare play, or play with a discard): its hand meets the entry
-    requirement, or it may not pass (a dealer who must play plays whatever the hand). In the draw round after a
-    declaration round its players are in already."""
-    if s[S_PHASE] == DECIDE and p[P_DECLARATION] != DECLARATION_WITH_DRAW:
-        return True
+    requirement, or it may not pass (a dealer who must play plays whatever the hand). (In the draw round after a
+    declaration round its players are in already.)"""
     return meets_entry(s, p, s[S_CUR]) or not may_pass(s, p)
-
-
-@njit(cache=True)
-def decide_mask(s: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
-    """Legal PASS / stay actions of the seat to act in ``DECIDE`` (``out`` is zeroed by the caller)."""
-    seat = s[S_CUR]
-    if may_pass(s, p):
-        out[PASS] = 1
-    if not may_play(s, p):
-        return
-    held = popcount(s[S_HAND + seat])
-    for m in range(1 << held):
-        if stay_allowed(s, p, seat, m):
-            out[STAY_BASE + m] = 1
-
-
-@njit(cache=True)
-def declare_mask(s: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
-    """Legal actions of the seat to act in ``DECLARE``: PASS (unless the dealer must play) and DECLARE_PLAY (unless
-    the hand fails the entry requirement)."""
-    if may_pass(s, p):
-        out[PASS] = 1
-    if may_play(s, p):
-        out[DECLARE_PLAY] = 1
 
 
 @njit(cache=True)
@@ -201,37 +172,24 @@ def _declare_play(s: np.ndarray, p: np.ndarray, seat: int) -> None:
     s[S_REWARD + seat] -= p[P_PLAY_ANTE]
 
 
+# ---------------- declaring play or pass (DECLARE)
 @njit(cache=True)
-def _draw(s: np.ndarray, p: np.ndarray, seat: int, positions: int) -> None:
-    """A playing seat discards the hand ``positions`` (announcing how many) and is dealt replacements."""
-    hand = s[S_HAND + seat]
-    surplus = _surplus_position(s, p, seat)
-    discard = positions_to_cards(hand, positions)
-    # the turned card a dealer may take is no card of the hand: it counts neither as a discard nor as a draw
-    draws = popcount(discard) - (1 if surplus else 0)
-    s[S_NDISCARD + seat] = popcount(positions & ~surplus)
-    s[S_DISCARDS + seat] = discard
-    hand &= ~discard
-    for _ in range(draws):
-        hand |= _bit(_draw_card(s))
-    s[S_HAND + seat] = hand
-    face_discarded = seat == s[S_DEALER] and (discard & face_bit(s)) != 0
-    if face_discarded:
-        s[S_FACE_STATE] = FACE_DEAD
-        discard &= ~_bit(s[S_FACE])
-    _to_pile(s, discard)
-    s[S_KNOWN_OUT + seat] = discard
+def declare_mask(s: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
+    """Legal actions of the seat to act in ``DECLARE``: PASS (unless the dealer must play) and DECLARE_PLAY (unless
+    the hand fails the entry requirement)."""
+    if may_pass(s, p):
+        out[PASS] = 1
+    if may_play(s, p):
+        out[DECLARE_PLAY] = 1
 
 
 @njit(cache=True)
-def next_to_draw(s: np.ndarray, p: np.ndarray) -> int:
-    """After a declaration round: the first playing seat from the dealer's left that has not drawn yet, else -1."""
-    n = _n(p)
-    for k in range(1, n + 1):
-        q = (s[S_DEALER] + k) % n
-        if s[S_DECISION + q] == PLAYING and s[S_NDISCARD + q] < 0:
-            return q
-    return -1
+def _step_declare(s: np.ndarray, p: np.ndarray, action: int) -> bool:
+    if not (action == DECLARE_PLAY and may_play(s, p)) and not (action == PASS and may_pass(s, p)):
+        return False
+    s[S_MOVES] += 1
+    _apply_declare(s, p, action)
+    return True
 
 
 @njit(cache=True)
@@ -291,25 +249,73 @@ def decision_seen(s: np.ndarray, p: np.ndarray, viewer: int, seat: int) -> int:
     return s[S_DECISION + seat]
 
 
+# ---------------- discarding and drawing (both draw rounds)
 @njit(cache=True)
-def _apply_decide(s: np.ndarray, p: np.ndarray, action: int) -> None:
+def _surplus_position(s: np.ndarray, p: np.ndarray, seat: int) -> int:
+    """Bit of the hand position of the turned card that a dealer may take (a hand above ``hand_size``), else 0.
+
+    Such a dealer must discard down to ``hand_size``: the turned card, or one more card of the hand.
+    """
+    hand = s[S_HAND + seat]
+    if popcount(hand) <= p[P_HAND_SIZE]:
+        return 0
+    return np.int64(1) << popcount(hand & (_bit(s[S_FACE]) - 1))
+
+
+@njit(cache=True)
+def stay_allowed(s: np.ndarray, p: np.ndarray, seat: int, positions: int) -> bool:
+    """Whether ``seat`` may play discarding the hand ``positions`` (a bitmask): at most ``max_discard`` cards of
+    the hand, and a dealer holding the turned card as a sixth card leaves with ``hand_size`` (docs/rules.md)."""
+    held = popcount(s[S_HAND + seat])
+    if positions < 0 or positions >= (1 << held):
+        return False
+    surplus = _surplus_position(s, p, seat)
+    if surplus and positions == 0:
+        return False
+    return popcount(positions & ~surplus) <= p[P_MAX_DISCARD]
+
+
+@njit(cache=True)
+def _stay_mask(s: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
+    """The stays (play, discarding a set of hand positions) the seat to act may choose."""
     seat = s[S_CUR]
-    if action == PASS:
-        _lay_down(s, seat)
-    else:
-        if p[P_DECLARATION] == DECLARATION_WITH_DRAW:
-            _declare_play(s, p, seat)
-        _draw(s, p, seat, action - STAY_BASE)
-    if p[P_DECLARATION] != DECLARATION_WITH_DRAW:
-        nxt = next_to_draw(s, p)
-        if nxt < 0:
-            _after_draw(s, p)
-        else:
-            s[S_CUR] = nxt
-    elif seat == s[S_DEALER]:
-        _after_draw(s, p)
-    else:
-        s[S_CUR] = (seat + 1) % _n(p)
+    held = popcount(s[S_HAND + seat])
+    for m in range(1 << held):
+        if stay_allowed(s, p, seat, m):
+            out[STAY_BASE + m] = 1
+
+
+@njit(cache=True)
+def _draw(s: np.ndarray, p: np.ndarray, seat: int, positions: int) -> None:
+    """A playing seat discards the hand ``positions`` (announcing how many) and is dealt replacements."""
+    hand = s[S_HAND + seat]
+    surplus = _surplus_position(s, p, seat)
+    discard = positions_to_cards(hand, positions)
+    # the turned card a dealer may take is no card of the hand: it counts neither as a discard nor as a draw
+    draws = popcount(discard) - (1 if surplus else 0)
+    s[S_NDISCARD + seat] = popcount(positions & ~surplus)
+    s[S_DISCARDS + seat] = discard
+    hand &= ~discard
+    for _ in range(draws):
+        hand |= _bit(_draw_card(s))
+    s[S_HAND + seat] = hand
+    face_discarded = seat == s[S_DEALER] and (discard & face_bit(s)) != 0
+    if face_discarded:
+        s[S_FACE_STATE] = FACE_DEAD
+        discard &= ~_bit(s[S_FACE])
+    _to_pile(s, discard)
+    s[S_KNOWN_OUT + seat] = discard
+
+
+@njit(cache=True)
+def next_to_draw(s: np.ndarray, p: np.ndarray) -> int:
+    """After a declaration round: the first playing seat from the dealer's left that has not drawn yet, else -1."""
+    n = _n(p)
+    for k in range(1, n + 1):
+        q = (s[S_DEALER] + k) % n
+        if s[S_DECISION + q] == PLAYING and s[S_NDISCARD + q] < 0:
+            return q
+    return -1
 
 
 @njit(cache=True)
@@ -321,6 +327,105 @@ def _after_draw(s: np.ndarray, p: np.ndarray) -> None:
         _next_second_pass(s, p)
     else:
         _start_play(s, p)
+
+
+# ---------------- draw or pass (DECIDE without a declaration round)
+@njit(cache=True)
+def draw_or_pass_mask(s: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
+    """Legal actions of the draw-or-pass round (``DECIDE`` without a declaration round): PASS, and the stays."""
+    if may_pass(s, p):
+        out[PASS] = 1
+    if may_play(s, p):
+        _stay_mask(s, p, out)
+
+
+@njit(cache=True)
+def _step_draw_or_pass(s: np.ndarray, p: np.ndarray, action: int) -> bool:
+    """The draw-or-pass round: the seat to act passes, or comes in (paying ``play_ante``) and draws; the dealer
+    acts last. False, changing nothing, for an illegal action."""
+    if action < PASS or action >= NUM_ACTIONS:
+        return False
+    seat = s[S_CUR]
+    if action == PASS:
+        if not may_pass(s, p):
+            return False
+    elif not (may_play(s, p) and stay_allowed(s, p, seat, action - STAY_BASE)):
+        return False
+    s[S_MOVES] += 1
+    if action == PASS:
+        _lay_down(s, seat)
+    else:
+        _declare_play(s, p, seat)
+        _draw(s, p, seat, action - STAY_BASE)
+    if seat == s[S_DEALER]:
+        _after_draw(s, p)
+    else:
+        s[S_CUR] = (seat + 1) % _n(p)
+    return True
+
+
+# ---------------- the draw after a declaration round (DECIDE)
+@njit(cache=True)
+def draw_mask(s: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
+    """Legal actions of the draw round after a declaration round (``DECIDE``): the stays, no pass."""
+    _stay_mask(s, p, out)
+
+
+@njit(cache=True)
+def _step_draw(s: np.ndarray, p: np.ndarray, action: int) -> bool:
+    """The draw round after a declaration round: each playing seat in turn from the dealer's left discards and
+    draws (no pass). False, changing nothing, for an illegal action."""
+    if action < STAY_BASE or action >= NUM_ACTIONS or not stay_allowed(s, p, s[S_CUR], action - STAY_BASE):
+        return False
+    s[S_MOVES] += 1
+    _draw(s, p, s[S_CUR], action - STAY_BASE)
+    nxt = next_to_draw(s, p)
+    if nxt < 0:
+        _after_draw(s, p)
+    else:
+        s[S_CUR] = nxt
+    return True
+
+
+@njit(cache=True)
+def decide_mask(s: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
+    """Legal PASS / stay actions of the seat to act in ``DECIDE`` (``out`` is zeroed by the caller): the mask of the
+    draw-or-pass round or of the draw round, whichever is under way."""
+    if p[P_DECLARATION] == DECLARATION_WITH_DRAW:
+        draw_or_pass_mask(s, p, out)
+    else:
+        draw_mask(s, p, out)
+
+
+# ---------------- the second chance to pass (SECOND_PASS)
+@njit(cache=True)
+def second_pass_mask(s: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
+    """Legal actions in ``SECOND_PASS``: PASS (drop out) and SECOND_STAY (stay, paying ``second_pass_ante``)."""
+    out[PASS] = 1
+    out[SECOND_STAY] = 1
+
+
+@njit(cache=True)
+def _step_second_pass(s: np.ndarray, p: np.ndarray, action: int) -> bool:
+    if action != PASS and action != SECOND_STAY:
+        return False
+    s[S_MOVES] += 1
+    _apply_second_pass(s, p, action)
+    return True
+
+
+@njit(cache=True)
+def _apply_second_pass(s: np.ndarray, p: np.ndarray, action: int) -> None:
+    """four_card (docs/rules.md): after the draw a second chance to pass; those who stay pay one more chip. A player who
+    passes now lays the hand down and is out of the deal (no bourré, the chips paid stay in the pot)."""
+    seat = s[S_CUR]
+    if action == PASS:
+        _lay_down(s, seat)
+    else:
+        s[S_STAYED] |= np.int64(1) << seat
+        s[S_POT] += p[P_SECOND_PASS]
+        s[S_REWARD + seat] -= p[P_SECOND_PASS]
+    _next_second_pass(s, p)
 
 
 @njit(cache=True)
@@ -342,142 +447,43 @@ def _next_second_pass(s: np.ndarray, p: np.ndarray) -> None:
     _start_play(s, p)
 
 
+# ---------------- one decision: the dispatchers
 @njit(cache=True)
-def second_pass_mask(s: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
-    """Legal actions in ``SECOND_PASS``: PASS (drop out) and SECOND_STAY (stay, paying ``second_pass_ante``)."""
-    out[PASS] = 1
-    out[SECOND_STAY] = 1
+def decision_round(s: np.ndarray, p: np.ndarray) -> int:
+    """Which decision round is under way (``ROUND_*``), or -1 in trick play and after the deal.
 
-
-@njit(cache=True)
-def _apply_second_pass(s: np.ndarray, p: np.ndarray, action: int) -> None:
-    """four_card (docs/rules.md): after the draw a second chance to pass; those who stay pay one more chip. A player who
-    passes now lays the hand down and is out of the deal (no bourré, the chips paid stay in the pot)."""
-    seat = s[S_CUR]
-    if action == PASS:
-        _lay_down(s, seat)
-    else:
-        s[S_STAYED] |= np.int64(1) << seat
-        s[S_POT] += p[P_SECOND_PASS]
-        s[S_REWARD + seat] -= p[P_SECOND_PASS]
-    _next_second_pass(s, p)
-
-
-@njit(cache=True)
-def _start_play(s: np.ndarray, p: np.ndarray) -> None:
-    n = _n(p)
-    active = 0
-    lone = -1
-    for q in range(n):
-        if s[S_DECISION + q] == PLAYING:
-            active += 1
-            lone = q
-    s[S_NACTIVE] = active
-    if active == 1:
-        # docs/rules.md: a lone player wins every trick without play.
-        s[S_TRICKS + lone] = p[P_HAND_SIZE]
-        _settle(s, p)
-        return
-    s[S_PHASE] = PLAY
-    leader = next_active(s, n, s[S_DEALER])
-    s[S_LEADER] = leader
-    s[S_TRICK_LEADER] = leader
-    s[S_CUR] = leader
-
-
-@njit(cache=True)
-def play_legal(s: np.ndarray, p: np.ndarray, seat: int, with_cinch: bool) -> int:
-    """Card mask the seat to act may play, by the ordinary rules and (``with_cinch``) the cinch rules."""
-    hand = s[S_HAND + seat]
-    trump = s[S_TRUMP]
-    tmask = suit_mask(trump)
-    leading = s[S_NPLAYED] == 0
-    best_led, best_trump = -1, -1
-    if not leading:
-        row = S_TRICK_CARDS + s[S_TRICK_NO] * MAX_PLAYERS
-        best_led, best_trump = _bests(s[row: row + MAX_PLAYERS], _n(p), s[S_LED], trump)
-    legal = ordinary_plays(hand, leading, s[S_LED], best_led, best_trump, trump, p[P_MUST_TRUMP] == 1,
-                           p[P_LEAD_HONORS] == 1)
-    if not with_cinch or (legal & tmask) == 0:
-        return legal
-    last = s[S_NPLAYED] == s[S_NACTIVE] - 1
-    if last and not leading:
-        return legal
-    # ranks missing from a small deck do not exist, so they count as gone; a dead face-up card is out of play
-    gone = s[S_PLAYED] | ~p[P_DECK_MASK]
-    if s[S_FACE_STATE] == FACE_DEAD:
-        gone |= face_bit(s)
-    equiv = highest_trump_equivalents(hand, trump, gone)
-    if (legal & ~equiv) == 0:
-        return legal  # the cinch could not narrow the choice: no need to search for it
-    if has_cinch(s, p, seat):
-        narrowed = legal & equiv
-        if narrowed:
-            return narrowed
-    return legal
-
-
-@njit(cache=True)
-def _apply_play(s: np.ndarray, p: np.ndarray, card: int, legal: int) -> None:
-    n = _n(p)
-    seat = s[S_CUR]
-    if not (legal >> card) & 1:
-        s[S_RENEGED + seat] = 1
-    s[S_HAND + seat] &= ~_bit(card)
-    if card == s[S_FACE] and s[S_FACE_STATE] == FACE_IN_HAND:
-        s[S_FACE_STATE] = FACE_PLAYED
-    t = s[S_TRICK_NO]
-    row = S_TRICK_CARDS + t * MAX_PLAYERS
-    # what this play proves the player does not hold, kept for the cinch (``proven_absent``); a lead proves
-    # something only under lead_trump_honors, so the trick's best cards are looked up for the other plays alone
-    if s[S_NPLAYED] > 0:
-        best_led, best_trump = _bests(s[row: row + MAX_PLAYERS], n, s[S_LED], s[S_TRUMP])
-        s[S_ABSENT + seat] |= _forbidden_after(card, False, s[S_LED], best_led, best_trump, s[S_TRUMP],
-                                               p[P_MUST_TRUMP] == 1, p[P_LEAD_HONORS] == 1)
-    elif p[P_LEAD_HONORS] == 1:
-        s[S_ABSENT + seat] |= _forbidden_after(card, True, -1, -1, -1, s[S_TRUMP], p[P_MUST_TRUMP] == 1, True)
-    s[row + seat] = card
-    s[S_PLAYED] |= _bit(card)
-    if s[S_NPLAYED] == 0:
-        s[S_LED] = card // 13
-    s[S_NPLAYED] += 1
-    if s[S_NPLAYED] < s[S_NACTIVE]:
-        s[S_CUR] = next_active(s, n, seat)
-        return
-    winner = trick_winner(s[row: row + MAX_PLAYERS], s[S_LEADER], n, s[S_TRUMP])
-    s[S_TRICK_WINNER + t] = winner
-    s[S_TRICKS + winner] += 1
-    s[S_TRICK_NO] = t + 1
-    s[S_NPLAYED] = 0
-    s[S_LED] = -1
-    if t + 1 == p[P_HAND_SIZE]:
-        _settle(s, p)
-        return
-    s[S_LEADER] = winner
-    s[S_TRICK_LEADER + t + 1] = winner
-    s[S_CUR] = winner
+    The state's phase ``DECIDE`` holds both draw rounds; the rules tell them apart here, and only here."""
+    phase = s[S_PHASE]
+    if phase == NAME_TRUMP:
+        return ROUND_NAME_TRUMP
+    if phase == DECLARE:
+        return ROUND_DECLARE
+    if phase == DECIDE:
+        # after a declaration round only the players who declared play are left to draw, and none may pass
+        return ROUND_DRAW_OR_PASS if p[P_DECLARATION] == DECLARATION_WITH_DRAW else ROUND_DRAW
+    if phase == SECOND_PASS:
+        return ROUND_SECOND_PASS
+    return -1
 
 
 @njit(cache=True)
 def legal_actions(s: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
     """Fill ``out`` (int8, NUM_ACTIONS) with the legal-action mask of the seat to act."""
     out[:] = 0
-    phase = s[S_PHASE]
-    if phase == DECIDE:
-        decide_mask(s, p, out)
-    elif phase == DECLARE:
+    if s[S_PHASE] == PLAY:
+        play_mask(s, p, out)
+        return
+    round_ = decision_round(s, p)
+    if round_ == ROUND_NAME_TRUMP:
+        name_trump_mask(s, p, out)
+    elif round_ == ROUND_DECLARE:
         declare_mask(s, p, out)
-    elif phase == SECOND_PASS:
+    elif round_ == ROUND_DRAW_OR_PASS:
+        draw_or_pass_mask(s, p, out)
+    elif round_ == ROUND_DRAW:
+        draw_mask(s, p, out)
+    elif round_ == ROUND_SECOND_PASS:
         second_pass_mask(s, p, out)
-    elif phase == NAME_TRUMP:
-        for suit in range(4):
-            out[NAME_TRUMP_BASE + suit] = 1
-    elif phase == PLAY:
-        legal = play_legal(s, p, s[S_CUR], True)
-        while legal:
-            c = lowest_card(legal)
-            legal &= legal - 1
-            out[c] = 1
 
 
 @njit(cache=True)
@@ -486,55 +492,17 @@ def step(s: np.ndarray, p: np.ndarray, action: int) -> bool:
 
     With ``illegal_action="renege"`` a card of the hand that the rules forbid is played as a renege.
     """
-    phase = s[S_PHASE]
-    if phase == DECIDE:
-        if action < PASS or action >= NUM_ACTIONS:
-            return False
-        seat = s[S_CUR]
-        if action == PASS:
-            if not may_pass(s, p):
-                return False
-        elif not (may_play(s, p) and stay_allowed(s, p, seat, action - STAY_BASE)):
-            return False
-        s[S_MOVES] += 1
-        _apply_decide(s, p, action)
-        return True
-    if phase == DECLARE:
-        if not (action == DECLARE_PLAY and may_play(s, p)) and not (action == PASS and may_pass(s, p)):
-            return False
-        s[S_MOVES] += 1
-        _apply_declare(s, p, action)
-        return True
-    if phase == NAME_TRUMP:
-        if action < NAME_TRUMP_BASE or action >= NAME_TRUMP_BASE + 4:
-            return False
-        s[S_MOVES] += 1
-        _apply_name_trump(s, p, action)
-        return True
-    if phase == SECOND_PASS:
-        if action != PASS and action != SECOND_STAY:
-            return False
-        s[S_MOVES] += 1
-        _apply_second_pass(s, p, action)
-        return True
-    if phase == PLAY:
-        if action < 0 or action >= NUM_CARDS:
-            return False
-        seat = s[S_CUR]
-        if not (s[S_HAND + seat] >> action) & 1:
-            return False
-        legal = play_legal(s, p, seat, True)
-        if not (legal >> action) & 1 and not p[P_RENEGE]:
-            return False
-        play_card(s, p, action, legal)
-        return True
+    if s[S_PHASE] == PLAY:
+        return _step_play(s, p, action)
+    round_ = decision_round(s, p)
+    if round_ == ROUND_NAME_TRUMP:
+        return _step_name_trump(s, p, action)
+    if round_ == ROUND_DECLARE:
+        return _step_declare(s, p, action)
+    if round_ == ROUND_DRAW_OR_PASS:
+        return _step_draw_or_pass(s, p, action)
+    if round_ == ROUND_DRAW:
+        return _step_draw(s, p, action)
+    if round_ == ROUND_SECOND_PASS:
+        return _step_second_pass(s, p, action)
     return False
-
-
-@njit(cache=True)
-def play_card(s: np.ndarray, p: np.ndarray, card: int, legal: int) -> None:
-    """Trick play without the checks of ``step``: the seat to act plays ``card`` of its hand, ``legal`` being
-    its ``play_legal`` mask (a card outside it is a renege). For callers that drew ``card`` from ``legal``
-    themselves (the batch API's random play), so that the legal cards are not worked out twice."""
-    s[S_MOVES] += 1
-    _apply_play(s, p, card, legal)

@@ -33,6 +33,16 @@ DECLARE = 4  # the declaration round before the draw (``Rules.declaration`` othe
 SECOND_PASS = 5  # the second chance to pass after the draw (``Rules.second_pass_ante`` set)
 NAME_TRUMP = 6  # the dealer names the trump suit before any decision (``Rules.trump_card="named_by_dealer"``)
 
+# decision rounds, in game order (``core.decision_round``): the phases of the decisions, ``DECIDE`` told apart
+# into the draw-or-pass round and the draw round after a declaration round
+ROUND_NAME_TRUMP = 0
+ROUND_DECLARE = 1
+ROUND_DRAW_OR_PASS = 2
+ROUND_DRAW = 3
+ROUND_SECOND_PASS = 4
+ROUND_NAMES = ("trump naming", "declaration", "draw or pass", "draw", "second pass")
+"""The names of the decision rounds, in order (the round names of the env docstring's Phases table)."""
+
 # decisions
 PENDING = 0
 PASSED = 1

@@ -129,29 +129,14 @@ O_ANTE_RULE = OFFSETS["ante_rule"]
 O_ENTRY_RULE = OFFSETS["entry_rule"]
 O_PENALTY_RULE = OFFSETS["penalty_rule"]
 
-ROUND_NAME_TRUMP = 0
-ROUND_DECLARE = 1
-ROUND_DRAW_OR_PASS = 2
-ROUND_DRAW = 3
-ROUND_SECOND_PASS = 4
-ROUND_NAMES = ("trump naming", "declaration", "draw or pass", "draw", "second pass")
-"""The ``decision_round`` slots, in order (the round names of the env docstring's Phases table)."""
-
-
-@njit(cache=True)
-def decision_round(s: np.ndarray, p: np.ndarray) -> int:
-    """Which decision round is under way (``ROUND_*``), or -1 in trick play and after the deal."""
-    phase = s[core.S_PHASE]
-    if phase == core.NAME_TRUMP:
-        return ROUND_NAME_TRUMP
-    if phase == core.DECLARE:
-        return ROUND_DECLARE
-    if phase == core.DECIDE:
-        # after a declaration round only the players who declared play are left to draw, and none may pass
-        return ROUND_DRAW_OR_PASS if p[core.P_DECLARATION] == core.DECLARATION_WITH_DRAW else ROUND_DRAW
-    if phase == core.SECOND_PASS:
-        return ROUND_SECOND_PASS
-    return -1
+# The ``decision_round`` slots are the rules core's decision rounds (``core.decision_round``), in game order.
+ROUND_NAME_TRUMP = core.ROUND_NAME_TRUMP
+ROUND_DECLARE = core.ROUND_DECLARE
+ROUND_DRAW_OR_PASS = core.ROUND_DRAW_OR_PASS
+ROUND_DRAW = core.ROUND_DRAW
+ROUND_SECOND_PASS = core.ROUND_SECOND_PASS
+ROUND_NAMES = core.ROUND_NAMES
+decision_round = core.decision_round
 
 
 @njit(cache=True)

@@ -387,3 +387,47 @@ presets: Mapping[str, Rules] = types.MappingProxyType({
     "dealer_picks_trump": Rules(trump_card="named_by_dealer"),
 })
 """The named rule sets of docs/rules.md (its Presets section), each a ``Rules`` to adjust field by field."""
+
+
+@dataclasses.dataclass(frozen=True)
+class PresetDescription:
+    """How a preset is described wherever the documentation lists it (README, docs/rules.md), written once here."""
+
+    source: str
+    """Where the rule set is published."""
+    summary: str
+    """What it changes from ``standard``, in one line."""
+
+
+preset_descriptions: Mapping[str, PresetDescription] = types.MappingProxyType({
+    "standard": PresetDescription("the Louisiana rules published on pagat, after Nickens' book", "nothing"),
+    "double_ante": PresetDescription(
+        "pagat, \"Double Ante\" (also among the Wikipedia article's variations)",
+        "each player who plays adds a second chip; everyone antes every deal"),
+    "dealer_antes_for_all": PresetDescription(
+        "the Wikipedia article, Variations", "the dealer pays 1 chip per seat before every deal"),
+    "wikipedia": PresetDescription(
+        "the Wikipedia article, Rules",
+        "at most 3 discards with 7 or 8 players; \"play to win\": a void player whose trumps cannot win the trick "
+        "may play any card"),
+    "separate_trump_card": PresetDescription(
+        "pagat, \"Separate Trump Card\", first form",
+        "an extra card turned for trump after the hands, no one's, never played"),
+    "separate_trump_card_dealer_may_take": PresetDescription(
+        "pagat, \"Separate Trump Card\", second form",
+        "the same card, which the dealer may take as a sixth card, discarding at least one of the six"),
+    "two_round_declaration": PresetDescription(
+        "pagat, within \"Double Ante\"",
+        "the double-ante game with play or pass declared in a round before the draw"),
+    "simultaneous_declaration": PresetDescription(
+        "pagat, \"Simultaneous Declaration\"",
+        "the same declaration round, kept secret until everyone has declared"),
+    "four_card": PresetDescription(
+        "pagat, \"Four card Bourré\": the Indiana game reported by Victoria Diemer",
+        "4 cards, a separate trump card, a trump or a club needed to play, up to 3 discards, a paid second chance "
+        "to pass, a renege costs twice the pot"),
+    "dealer_picks_trump": PresetDescription(
+        "the \"NBA version\" described in The Action Network's article on the game",
+        "no card turned: the dealer names trump after looking at the hand"),
+})
+"""Each preset's source and one-line summary; ``tests/test_rules_doc.py`` holds the documents' tables to them."""

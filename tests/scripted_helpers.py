@@ -24,6 +24,7 @@ import numpy as np
 import bourre_env
 from bourre_env import actions, cards, core
 from bourre_env.rules import Rules
+from bourre_env.view import StateView
 
 
 def ids(text: str | Iterable[str | int]) -> list[int]:
@@ -85,6 +86,7 @@ class _Driver:
 
     s: np.ndarray
     p: np.ndarray
+    rules: Rules
     settled: np.ndarray | None = None
     """The state as the last deal was settled, when the last step ended a deal and the env went on to the next."""
 
@@ -101,39 +103,44 @@ class _Driver:
     # ---------------------------------------------------------------- views
     @property
     def n(self) -> int:
-        return int(self.p[core.P_NUM_PLAYERS])
+        return self.rules.num_players
+
+    @property
+    def view(self) -> StateView:
+        """The state of the current deal, read-only."""
+        return StateView(self.s, self.n)
 
     @property
     def seat(self) -> int:
         """Seat to act (-1 when nobody is)."""
-        return int(self.s[core.S_CUR])
+        return self.view.to_act
 
     @property
     def phase(self) -> int:
-        return int(self.s[core.S_PHASE])
+        return self.view.phase
 
     @property
     def pot(self) -> int:
-        return int(self.s[core.S_POT])
+        return self.view.pot
 
     @property
     def trump(self) -> str:
-        return cards.SUITS[int(self.s[core.S_TRUMP])]
+        return cards.SUITS[self.view.trump]
 
     def hand_ids(self, seat: int) -> list[int]:
-        return mask_cards(self.s[core.S_HAND + seat])
+        return self.view.hand(seat)
 
     def hand(self, seat: int) -> set[str]:
         return names(self.hand_ids(seat))
 
     def tricks(self) -> list[int]:
         """Tricks won by each seat in the deal being scripted."""
-        v = self._deal_view()
-        return [int(v[core.S_TRICKS + q]) for q in range(self.n)]
+        v = StateView(self._deal_view(), self.n)
+        return [v.tricks(q) for q in range(self.n)]
 
     def deal_rewards(self) -> list[int]:
         """Chip change of each seat in the current (or just settled) deal, from the core's state."""
-        return [int(self.s[core.S_REWARD + q]) for q in range(self.n)]
+        return [self.view.reward(q) for q in range(self.n)]
 
     def legal(self) -> set[str]:
         """Cards the seat to act may play (from the action mask)."""
@@ -178,17 +185,17 @@ class _Driver:
 
     def trick(self, plays: str) -> int:
         """Play one whole trick, the cards in playing order from the seat to act; returns the winner's seat."""
-        t = int(self.s[core.S_TRICK_NO])
+        t = self.view.trick_no
         for card in ids(plays):
             seat = self.seat
             assert card in self.hand_ids(seat), f"seat {seat} is to act but does not hold {cards.to_str(card)}"
             self.act(seat, card)
-        return int(self._deal_view()[core.S_TRICK_WINNER + t])
+        return StateView(self._deal_view(), self.n).trick_winner(t)
 
     def trick_cards(self, t: int) -> dict[int, str]:
         """Card each seat played to trick ``t``."""
-        row = core.S_TRICK_CARDS + t * core.MAX_PLAYERS
-        return {q: cards.to_str(int(self.s[row + q])) for q in range(self.n) if self.s[row + q] >= 0}
+        row = self.view.trick_cards(t)
+        return {q: cards.to_str(c) for q, c in enumerate(row) if c >= 0}
 
 
 class Table(_Driver):
@@ -210,8 +217,8 @@ class Table(_Driver):
         before = self.s.copy()
         self.env.step(action)
         self.settled = None
-        if self.s[core.S_DEAL_NO] != before[core.S_DEAL_NO]:
-            assert core.step(before, self.p, action) and before[core.S_PHASE] == core.DEAL_OVER
+        if self.view.deal_no != StateView(before, self.n).deal_no:
+            assert core.step(before, self.p, action) and StateView(before, self.n).phase == core.DEAL_OVER
             self.settled = before
 
     def _mask(self) -> np.ndarray:
@@ -235,7 +242,7 @@ class CoreTable(_Driver):
 
     def next_deal(self, hands: Mapping[int, str], stock: str = "", turned: str = "") -> None:
         assert self.phase == core.DEAL_OVER, f"next_deal needs a settled deal, phase is {self.phase}"
-        dealer = (int(self.s[core.S_DEALER]) + 1) % self.n
+        dealer = (self.view.dealer + 1) % self.n
         deck = np.asarray(build_deck(self.rules, dealer, hands, stock, turned), dtype=np.int64)
         core.next_deal(self.s, self.p, deck, 12345)
 

@@ -43,15 +43,15 @@ def test_preset_table_matches_presets() -> None:
     """Every preset of ``bourre_env.rules.presets`` is documented, with exactly the fields it changes."""
     rows: dict[str, str] = {}
     last = ""
-    for line in _doc_rows("Rule presets"):
+    lines = _doc_rows("Rule presets")
+    rules_at = [i for i, line in enumerate(lines) if line.startswith("====")]
+    for line in lines[rules_at[1] + 1: rules_at[2]]:  # the table's body, between its second and last rule
         m = re.match(r"^([a-z_]+)\s+(.+)$", line)
-        if m and m.group(1) != "name":
+        if m:
             last = m.group(1)
             rows[last] = m.group(2).strip()
         elif last and line.startswith(" ") and line.strip():
             rows[last] += " " + line.strip()  # a continuation line (empty first column)
-        if line.startswith("``double_ante``"):
-            break
     expected = {}
     for name, preset in rules.presets.items():
         changes = preset.changes_from(rules.Rules())

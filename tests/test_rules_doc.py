@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from bourre_env.rules import Rules, option_names, presets
+from bourre_env.rules import Rules, option_names, preset_descriptions, presets
 
 RULES_DOC = Path(__file__).resolve().parent.parent / "docs" / "rules.md"
 
@@ -48,7 +48,7 @@ def test_every_preset_is_documented_with_its_changes_and_source() -> None:
         preset = presets[name.strip("`")]
         expected = ", ".join(f"`{k}={_literal(v).strip('`')}`" for k, v in preset.changes_from(Rules()).items())
         assert changes == (expected or "(none)"), name
-        assert source, name
+        assert source == preset_descriptions[name.strip("`")].source, name
 
 
 def test_every_variant_preset_has_its_own_section() -> None:
@@ -57,8 +57,15 @@ def test_every_variant_preset_has_its_own_section() -> None:
 
 
 def test_readme_preset_summary_lists_every_preset() -> None:
-    """The README keeps a one-line summary of each preset; the rule book has the rest."""
+    """The README keeps a one-line summary of each preset, written once in ``rules.preset_descriptions``; the rule
+    book has the rest."""
     readme = (RULES_DOC.parent.parent / "README.md").read_text()
     summary = readme.split("\n### Rule presets\n", 1)[1].split("\n## ", 1)[0]
-    rows = [line.split(" | ")[0].strip("| ") for line in summary.splitlines() if line.startswith("| `")]
-    assert rows == [f"`{name}`" for name in presets]
+    rows = [[cell.strip() for cell in line.strip("|").split(" | ")] for line in summary.splitlines()
+            if line.startswith("| `")]
+    assert rows == [[f"`{name}`", d.source, d.summary] for name, d in preset_descriptions.items()]
+
+
+def test_every_preset_has_a_description() -> None:
+    assert list(preset_descriptions) == list(presets)
+    assert all(d.source and d.summary for d in preset_descriptions.values())

@@ -1,0 +1,25 @@
+"""What every benchmark does before it imports what it measures: one thread, and the checkout's packages in reach.
+
+Import it first, as a script's first import (``import preamble``, found beside the script, since Python puts
+the script's folder on the path):
+
+* The thread-count variables of numba, OpenMP and the BLAS libraries default to 1, so that every figure
+  is a single-core figure (scale-out is by running more processes). They are read when those libraries
+  are imported, hence first; values already set in the environment are kept.
+* The repository root is appended to ``sys.path``, so that ``python benchmarks/<script>.py`` finds the
+  checkout's ``bourre_env``, ``agents`` and ``train`` when they are not installed; an installed copy
+  still takes precedence.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+THREAD_VARIABLES = ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+for _name in THREAD_VARIABLES:
+    os.environ.setdefault(_name, "1")
+if REPO_ROOT not in sys.path:
+    sys.path.append(REPO_ROOT)
