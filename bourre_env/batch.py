@@ -46,16 +46,17 @@ def _shuffled_deck(template: np.ndarray, rng: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True)
-def _new_episode(s: np.ndarray, p: np.ndarray, rng: np.ndarray, template: np.ndarray) -> None:
+def _new_episode(s: np.ndarray, p: np.ndarray, rng: np.ndarray, template: np.ndarray, x: np.ndarray) -> None:
     deck = _shuffled_deck(template, rng)
     dealer = core._splitmix64(rng) % p[core.P_NUM_PLAYERS]
     core.start_episode(s, p, deck, dealer, 0, core._splitmix64(rng))
+    x[:] = 0  # a new game: the row's cinch memo and statistics start afresh, as the state does
 
 
 @njit(cache=True)
-def _reset_all(states: np.ndarray, p: np.ndarray, rngs: np.ndarray, template: np.ndarray) -> None:
+def _reset_all(states: np.ndarray, p: np.ndarray, rngs: np.ndarray, template: np.ndarray, scratch: np.ndarray) -> None:
     for b in range(states.shape[0]):
-        _new_episode(states[b], p, rngs[b], template)
+        _new_episode(states[b], p, rngs[b], template, scratch[b])
 
 
 # how a row's episode stands after a move (``_after_move``)
@@ -65,7 +66,8 @@ _TRUNCATED = 2  # a deal left more than limits.POT_BOUND chips in the pot
 
 
 @njit(cache=True)
-def _after_move(s: np.ndarray, p: np.ndarray, rng: np.ndarray, template: np.ndarray, rewards: np.ndarray) -> int:
+def _after_move(s: np.ndarray, p: np.ndarray, rng: np.ndarray, template: np.ndarray, rewards: np.ndarray,
+                x: np.ndarray) -> int:
     """Collect a finished deal's rewards and deal on; an episode that ended (``_TERMINATED``, ``_TRUNCATED``) is
     restarted at once."""
     phase = s[core.S_PHASE]
@@ -73,69 +75,69 @@ def _after_move(s: np.ndarray, p: np.ndarray, rng: np.ndarray, template: np.ndar
         for q in range(p[core.P_NUM_PLAYERS]):
             rewards[q] += s[core.S_REWARD + q]
         if phase == core.GAME_OVER:
-            _new_episode(s, p, rng, template)
+            _new_episode(s, p, rng, template, x)
             return _TERMINATED
         if limits.pot_passed_bound(s):
-            _new_episode(s, p, rng, template)
+            _new_episode(s, p, rng, template, x)
             return _TRUNCATED
         core.next_deal(s, p, _shuffled_deck(template, rng), core._splitmix64(rng))
     return _GOING_ON
 
 
 @njit(cache=True)
-def _accepts(s: np.ndarray, p: np.ndarray, action: int, mask: np.ndarray) -> bool:
+def _accepts(s: np.ndarray, p: np.ndarray, action: int, mask: np.ndarray, x: np.ndarray) -> bool:
     """Whether ``core.step`` would take ``action``: the legal mask's answer, and with ``illegal_action="renege"``
     any card of the hand in trick play (a forbidden one is played as a renege)."""
     if action < 0 or action >= core.NUM_ACTIONS:
         return False
     if s[core.S_PHASE] == core.PLAY and p[core.P_RENEGE]:
         return action < core.NUM_CARDS and (s[core.S_HAND + s[core.S_CUR]] >> action) & 1 == 1
-    core.legal_actions(s, p, mask)
+    core.legal_actions_with(s, p, mask, x)
     return mask[action] == 1
 
 
 @njit(cache=True)
 def _step_all(states: np.ndarray, p: np.ndarray, rngs: np.ndarray, template: np.ndarray, actions: np.ndarray,
-              rewards: np.ndarray, done: np.ndarray, truncated: np.ndarray) -> int:
+              rewards: np.ndarray, done: np.ndarray, truncated: np.ndarray, scratch: np.ndarray) -> int:
     """Step every row, all or nothing: returns the first row whose action is illegal, having changed no row,
     else -1 with every row stepped."""
     mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
     for b in range(states.shape[0]):
-        if not _accepts(states[b], p, actions[b], mask):
+        if not _accepts(states[b], p, actions[b], mask, scratch[b]):
             return b
     for b in range(states.shape[0]):
         rewards[b, :] = 0.0
-        if not core.step(states[b], p, actions[b]):
+        if not core.step_with(states[b], p, actions[b], scratch[b]):
             return -2 - b  # cannot happen: _accepts said yes; reported as an internal error
-        outcome = _after_move(states[b], p, rngs[b], template, rewards[b])
+        outcome = _after_move(states[b], p, rngs[b], template, rewards[b], scratch[b])
         done[b] = outcome != _GOING_ON
         truncated[b] = outcome == _TRUNCATED
     return -1
 
 
 @njit(cache=True)
-def _masks_all(states: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
+def _masks_all(states: np.ndarray, p: np.ndarray, out: np.ndarray, scratch: np.ndarray) -> None:
     for b in range(states.shape[0]):
-        core.legal_actions(states[b], p, out[b])
+        core.legal_actions_with(states[b], p, out[b], scratch[b])
 
 
 @njit(cache=True)
-def _observations_all(states: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
+def _observations_all(states: np.ndarray, p: np.ndarray, out: np.ndarray, scratch: np.ndarray) -> None:
     for b in range(states.shape[0]):
-        observation.encode(states[b], p, states[b, core.S_CUR], out[b])
+        observation.encode_with(states[b], p, states[b, core.S_CUR], out[b], scratch[b])
 
 
 @njit(cache=True)
-def _random_move(s: np.ndarray, p: np.ndarray, rng: np.ndarray, mask: np.ndarray) -> None:
+def _random_move(s: np.ndarray, p: np.ndarray, rng: np.ndarray, mask: np.ndarray, x: np.ndarray) -> None:
     """Play a uniformly random legal action of the player to act."""
     if s[core.S_PHASE] == core.PLAY:
-        legal = core.play_legal(s, p, s[core.S_CUR], True)
+        legal = core.play_legal_with(s, p, s[core.S_CUR], True, x)
         pick = legal
         for _ in range(core._splitmix64(rng) % core.popcount(legal)):
             pick &= pick - 1
         core.play_card(s, p, core.lowest_card(pick), legal)
         return
-    core.legal_actions(s, p, mask)
+    core.legal_actions_with(s, p, mask, x)
     count = 0
     for a in range(mask.shape[0]):
         count += mask[a]
@@ -143,26 +145,27 @@ def _random_move(s: np.ndarray, p: np.ndarray, rng: np.ndarray, mask: np.ndarray
     for a in range(mask.shape[0]):
         if mask[a]:
             if k == 0:
-                core.step(s, p, a)
+                core.step_with(s, p, a, x)
                 return
             k -= 1
 
 
 @njit(cache=True)
 def _random_play(states: np.ndarray, p: np.ndarray, rngs: np.ndarray, template: np.ndarray, decisions: int,
-                 with_observations: bool, obs: np.ndarray, chips: np.ndarray) -> int:
+                 with_observations: bool, obs: np.ndarray, chips: np.ndarray, scratch: np.ndarray) -> int:
     mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
     rewards = np.zeros(p[core.P_NUM_PLAYERS], dtype=np.float64)
     total = 0
     for b in range(states.shape[0]):
         s = states[b]
+        x = scratch[b]
         for _ in range(decisions):
             if with_observations:
-                observation.encode(s, p, s[core.S_CUR], obs)
-            _random_move(s, p, rngs[b], mask)
+                observation.encode_with(s, p, s[core.S_CUR], obs, x)
+            _random_move(s, p, rngs[b], mask, x)
             total += 1
             rewards[:] = 0.0
-            _after_move(s, p, rngs[b], template, rewards)
+            _after_move(s, p, rngs[b], template, rewards, x)
             chips[:] += rewards
     return total
 
@@ -198,6 +201,9 @@ class BatchGame:
         self.num_players = self.rules.num_players
         self._template = np.asarray(self.rules.deck_cards(), dtype=np.int64)
         self.states = np.zeros((self.batch_size, core.STATE_SIZE), dtype=np.int64)
+        # each row's cinch memo and search statistics (core.X_CINCH_*): no part of the game, so the queries
+        # (legal_masks, observations) leave the states as they are
+        self.scratch = np.zeros((self.batch_size, core.SCRATCH_SIZE), dtype=np.int64)
         # rows whose episode the last step ended truncated at the pot bound (a subset of its done)
         self.truncated = np.zeros(self.batch_size, dtype=np.bool_)
         self.seed(seed)
@@ -210,7 +216,7 @@ class BatchGame:
 
     def reset(self) -> None:
         """New episodes in every row (continuing each row's random stream)."""
-        _reset_all(self.states, self.params, self._rngs, self._template)
+        _reset_all(self.states, self.params, self._rngs, self._template, self.scratch)
         self.truncated[:] = False
 
     def current_players(self) -> np.ndarray:
@@ -224,7 +230,7 @@ class BatchGame:
         one (``ValueError`` otherwise)."""
         shape = (self.batch_size, core.NUM_ACTIONS)
         out = np.zeros(shape, dtype=np.int8) if out is None else _check_buffer(out, shape, np.int8, "legal_masks")
-        _masks_all(self.states, self.params, out)
+        _masks_all(self.states, self.params, out, self.scratch)
         return out
 
     def observations(self, out: np.ndarray | None = None) -> np.ndarray:
@@ -235,7 +241,7 @@ class BatchGame:
         shape = (self.batch_size, observation.OBS_SIZE)
         out = np.zeros(shape, dtype=np.float32) if out is None else _check_buffer(out, shape, np.float32,
                                                                                    "observations")
-        _observations_all(self.states, self.params, out)
+        _observations_all(self.states, self.params, out, self.scratch)
         return out
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -257,10 +263,11 @@ class BatchGame:
         rewards = np.zeros((self.batch_size, self.num_players), dtype=np.float32)
         done = np.zeros(self.batch_size, dtype=np.bool_)
         truncated = np.zeros(self.batch_size, dtype=np.bool_)
-        bad = _step_all(self.states, self.params, self._rngs, self._template, acts, rewards, done, truncated)
+        bad = _step_all(self.states, self.params, self._rngs, self._template, acts, rewards, done, truncated,
+                        self.scratch)
         if bad >= 0:
             mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
-            core.legal_actions(self.states[bad], self.params, mask)
+            core.legal_actions_with(self.states[bad], self.params, mask, self.scratch[bad])
             raise ValueError(f"illegal action {int(acts[bad])} in row {bad} (no row was stepped); "
                              f"legal: {np.flatnonzero(mask).tolist()}")
         if bad < -1:
@@ -277,4 +284,4 @@ class BatchGame:
         obs = np.zeros(observation.OBS_SIZE, dtype=np.float32)
         self.last_random_chips = np.zeros(self.num_players, dtype=np.float64)
         return int(_random_play(self.states, self.params, self._rngs, self._template, int(decisions_per_game),
-                                bool(with_observations), obs, self.last_random_chips))
+                                bool(with_observations), obs, self.last_random_chips, self.scratch))

@@ -280,6 +280,9 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces = {a: spaces.Discrete(core.NUM_ACTIONS) for a in self.possible_agents}
         self.state_vector = core.new_state()
+        # the cinch memo and search statistics: no part of the game, so queries (observe, legal_actions) leave
+        # state_vector as it is (cinch_aborts reads the statistics)
+        self.scratch = core.new_scratch()
         self.np_random, self.np_random_seed = seeding.np_random(None)
         self._mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
 
@@ -308,6 +311,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             raise ValueError(f"reset options: dealer must be a seat index in 0..{n - 1}, got {dealer!r}")
         pot = limits.check_pot(options.get("pot", 0), "reset options")
         core.start_episode(self.state_vector, self._params, deck, int(dealer), pot, self._reshuffle_seed())
+        self.scratch[:] = 0
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
@@ -345,14 +349,15 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         obs = np.empty(observation.OBS_SIZE, dtype=np.float32)
         mask = np.empty(core.NUM_ACTIONS, dtype=np.int8)
-        observation.observe(self.state_vector, self._params, self.agent_name_mapping[agent], obs, mask)
+        observation.observe_with(self.state_vector, self._params, self.agent_name_mapping[agent], obs, mask,
+                                 self.scratch)
         return {"observation": obs, "action_mask": mask}
 
     def legal_actions(self) -> list[int]:
         """Legal action ids of the player to act (empty when nobody is to act)."""
         if self.state_vector[core.S_CUR] < 0:
             return []
-        core.legal_actions(self.state_vector, self._params, self._mask)
+        core.legal_actions_with(self.state_vector, self._params, self._mask, self.scratch)
         return np.flatnonzero(self._mask).tolist()
 
     def step(self, action: int | None) -> None:
@@ -362,7 +367,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             return
         if action is None or isinstance(action, bool) or not isinstance(action, (int, np.integer)):
             raise ValueError(f"{agent} must act: expected an action id, got {action!r}; legal: {self._legal_text()}")
-        if not core.step(self.state_vector, self._params, int(action)):
+        if not core.step_with(self.state_vector, self._params, int(action), self.scratch):
             raise ValueError(f"illegal action {action!r} for {agent}; legal: {self._legal_text()}")
         self._cumulative_rewards[agent] = 0.0
         s = self.state_vector
@@ -402,6 +407,11 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         return ", ".join(f"{a} ({describe(a, hand, phase)})" for a in self.legal_actions())
 
     # ------------------------------------------------------------------ views
+    @property
+    def cinch_aborts(self) -> int:
+        """Exact cinch searches of this episode that hit their node budget (rare; for tests and reports)."""
+        return int(self.scratch[core.X_CINCH_ABORTS])
+
     def hand(self, agent: str) -> list[int]:
         """Card ids ``agent`` holds now. Privileged: it answers for any seat, whoever asks; a seat's own hand is
         its own knowledge, another's is not (for rendering, the terminal game's human seat, tests and oracles)."""

@@ -23,18 +23,15 @@ from bourre_env.bits import (
     popcount,
     suit_mask,
 )
-from bourre_env.cards import NUM_CARDS
+from bourre_env.cards import (
+    NUM_CARDS,
+)
 from bourre_env.layout import (
     FACE_DEAD,
     FACE_IN_HAND,
     PASSED,
     PLAY,
     PLAYING,
-    S_CINCH_ABORTS,
-    S_CINCH_KEY,
-    S_CINCH_NODES,
-    S_CINCH_SEARCHES,
-    S_CINCH_VAL,
     S_CUR,
     S_DEALER,
     S_DECISION,
@@ -49,10 +46,19 @@ from bourre_env.layout import (
     S_NPLAYED,
     S_PHASE,
     S_PLAYED,
+    S_SCRATCH,
     S_TRICK_CARDS,
     S_TRICK_NO,
     S_TRICKS,
     S_TRUMP,
+    SCRATCH_SIZE,
+    X_CINCH_ABORTS,
+    X_CINCH_HAND,
+    X_CINCH_KEY,
+    X_CINCH_NODES,
+    X_CINCH_PLAYED,
+    X_CINCH_SEARCHES,
+    X_CINCH_VAL,
 )
 from bourre_env.rules import (
     CINCH_TRICKS,
@@ -63,7 +69,15 @@ from bourre_env.rules import (
     P_LEAD_HONORS,
     P_MUST_TRUMP,
 )
-from bourre_env.tricks import _beats, _bests, _forbidden_after, honors_mask, ordinary_plays, proven_absent, trick_winner
+from bourre_env.tricks import (
+    _beats,
+    _bests,
+    _forbidden_after,
+    honors_mask,
+    ordinary_plays,
+    proven_absent,
+    trick_winner,
+)
 
 _NOT_TOP_RANK = ALL_CARDS & ~sum(1 << (13 * suit + 12) for suit in range(4))  # every card but the aces
 _NOT_BOTTOM_RANK = ALL_CARDS & ~sum(1 << (13 * suit) for suit in range(4))  # every card but the twos
@@ -103,6 +117,12 @@ def trump_lower_bound(hand: int, trump: int, killers: int) -> int:
 
 @njit(cache=True)
 def has_cinch(s: np.ndarray, p: np.ndarray, seat: int) -> bool:
+    """``has_cinch_with`` with the state's own scratch block (``S_SCRATCH``)."""
+    return has_cinch_with(s, p, seat, s[S_SCRATCH: S_SCRATCH + SCRATCH_SIZE])
+
+
+@njit(cache=True)
+def has_cinch_with(s: np.ndarray, p: np.ndarray, seat: int, x: np.ndarray) -> bool:
     """The cinch (docs/rules.md): tricks won plus tricks certain to be won from now on is at least 3.
 
     Certain means: in every placement of the cards ``seat`` has not seen (among the other playing
@@ -112,20 +132,26 @@ def has_cinch(s: np.ndarray, p: np.ndarray, seat: int) -> bool:
     a reshuffle may have put back into play is unseen (``unseen_cards``). Cheap
     bounds settle almost every position; the rest is an exact search for a continuation in which
     ``seat`` ends with fewer tricks (``_cinch_search``).
+
+    The answer is memoised in the scratch array ``x`` (``layout.X_CINCH_*``), with the search statistics; the
+    state is only read.
     """
     if s[S_PHASE] != PLAY or s[S_DECISION + seat] != PLAYING:
         return False
     key = s[S_MOVES] * MAX_PLAYERS + seat + 1
-    if s[S_CINCH_KEY] == key:
-        return s[S_CINCH_VAL] == 1
-    answer = _cinch_uncached(s, p, seat)
-    s[S_CINCH_KEY] = key
-    s[S_CINCH_VAL] = 1 if answer else 0
+    hand = s[S_HAND + seat]
+    if x[X_CINCH_KEY] == key and x[X_CINCH_HAND] == hand and x[X_CINCH_PLAYED] == s[S_PLAYED]:
+        return x[X_CINCH_VAL] == 1
+    answer = _cinch_uncached(s, p, seat, x)
+    x[X_CINCH_KEY] = key
+    x[X_CINCH_HAND] = hand
+    x[X_CINCH_PLAYED] = s[S_PLAYED]
+    x[X_CINCH_VAL] = 1 if answer else 0
     return answer
 
 
 @njit(cache=True)
-def _cinch_uncached(s: np.ndarray, p: np.ndarray, seat: int) -> bool:
+def _cinch_uncached(s: np.ndarray, p: np.ndarray, seat: int, x: np.ndarray) -> bool:
     won = s[S_TRICKS + seat]
     need = CINCH_TRICKS - won
     if need <= 0:
@@ -157,7 +183,7 @@ def _cinch_uncached(s: np.ndarray, p: np.ndarray, seat: int) -> bool:
     if others != pool | face_held and sure_tricks(hand, trick, s[S_LEADER], n, seat, s[S_LED], trump,
                                                   others) >= need:
         return True
-    return not _cinch_search(s, p, seat, pool, need, w)
+    return not _cinch_search(s, p, seat, pool, need, w, x)
 
 
 @njit(cache=True)
@@ -464,7 +490,8 @@ def _gone_for(s: np.ndarray, p: np.ndarray, me: int) -> int:
 
 
 @njit(cache=True)
-def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, w: np.ndarray) -> bool:
+def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, w: np.ndarray,
+                  x: np.ndarray) -> bool:
     """True if some consistent placement and legal continuation leaves ``me`` with fewer than ``need`` more tricks.
 
     Depth-first over every play from now to the end of the deal. ``me``'s cards are known; an
@@ -488,12 +515,12 @@ def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, w
             break
     if result == 2:
         result = _discrepancy_rounds(s, p, me, pool, need, budget, w[6])
-    s[S_CINCH_SEARCHES] += 1
-    s[S_CINCH_NODES] += p[P_CINCH_BUDGET] - budget[0]
+    x[X_CINCH_SEARCHES] += 1
+    x[X_CINCH_NODES] += p[P_CINCH_BUDGET] - budget[0]
     if result == 3:
         # Out of budget: no proof either way. Report a counterexample, i.e. no cinch, so that an
         # unproven cinch never forces a player's hand (documented in the README; counted for tests).
-        s[S_CINCH_ABORTS] += 1
+        x[X_CINCH_ABORTS] += 1
         return True
     return result == 1
 

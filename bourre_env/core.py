@@ -58,12 +58,14 @@ from bourre_env.layout import (
     DEAL_OVER, DECIDE, DECLARE, DECLARE_PLAY, FACE_DEAD, FACE_IN_HAND, FACE_NONE, FACE_PLAYED, GAME_OVER,
     NAME_TRUMP, NAME_TRUMP_BASE, NUM_ACTIONS, NUM_DISCARD_SETS, OUTCOME_BOURRE, OUTCOME_RENEGED, OUTCOME_TIED,
     OUTCOME_WON, PASS, PASSED, PENDING, PLAY, PLAYING, ROUND_DECLARE, ROUND_DRAW, ROUND_DRAW_OR_PASS, ROUND_NAMES,
-    ROUND_NAME_TRUMP, ROUND_SECOND_PASS, SECOND_PASS, SECOND_STAY, STATE_SIZE, STAY_BASE, S_ABSENT, S_CHIPS,
-    S_CINCH_ABORTS, S_CINCH_KEY, S_CINCH_NODES, S_CINCH_SEARCHES, S_CINCH_VAL, S_CUR, S_DEALER, S_DEALS_DONE,
-    S_DEAL_NO, S_DECISION, S_DISCARDS, S_EXEMPT, S_FACE, S_FACE_RESHUFFLED, S_FACE_STATE, S_HAND, S_KNOWN_OUT,
-    S_LEADER, S_LED, S_MOVES, S_NACTIVE, S_NDISCARD, S_NPLAYED, S_OUTCOME, S_PHASE, S_PILE, S_PILE_LEN, S_PLAYED,
-    S_POT, S_RAKE_TOTAL, S_RENEGED, S_RESHUFFLES, S_REWARD, S_RNG, S_STAYED, S_STOCK, S_STOCK_LEN, S_STOCK_POS,
-    S_TRICKS, S_TRICK_CARDS, S_TRICK_LEADER, S_TRICK_NO, S_TRICK_WINNER, S_TRUMP, new_state,
+    ROUND_NAME_TRUMP, ROUND_SECOND_PASS, SCRATCH_SIZE, SECOND_PASS, SECOND_STAY, STATE_SIZE, STAY_BASE, S_ABSENT,
+    S_CHIPS, S_CINCH_ABORTS, S_CINCH_KEY, S_CINCH_NODES, S_CINCH_SEARCHES, S_CINCH_VAL, S_CUR, S_DEALER,
+    S_DEALS_DONE, S_DEAL_NO, S_DECISION, S_DISCARDS, S_EXEMPT, S_FACE, S_FACE_RESHUFFLED, S_FACE_STATE, S_HAND,
+    S_KNOWN_OUT, S_LEADER, S_LED, S_MOVES, S_NACTIVE, S_NDISCARD, S_NPLAYED, S_OUTCOME, S_PHASE, S_PILE, S_PILE_LEN,
+    S_PLAYED, S_POT, S_RAKE_TOTAL, S_RENEGED, S_RESHUFFLES, S_REWARD, S_RNG, S_SCRATCH, S_STAYED, S_STOCK,
+    S_STOCK_LEN, S_STOCK_POS, S_TRICKS, S_TRICK_CARDS, S_TRICK_LEADER, S_TRICK_NO, S_TRICK_WINNER, S_TRUMP,
+    X_CINCH_ABORTS, X_CINCH_HAND, X_CINCH_KEY, X_CINCH_NODES, X_CINCH_PLAYED, X_CINCH_SEARCHES, X_CINCH_VAL,
+    new_scratch, new_state,
 )
 from bourre_env.bits import (
     ACE, ALL_CARDS, KING, QUEEN, SUIT_MASK0, above_mask, face_bit, highest_card, lowest_card, next_active, popcount,
@@ -74,16 +76,17 @@ from bourre_env.tricks import (
     _bests, _forbidden_after,
 )
 from bourre_env.cinch import (
-    NUM_PROBE_POLICIES, has_cinch, next_active_arr, sure_tricks, trump_lower_bound, unseen_cards, _NOT_BOTTOM_RANK,
-    _NOT_TOP_RANK, _all_sure_leads, _cinch_search, _cinch_uncached, _discrepancy_rounds, _face_held_by_other,
-    _fill_down, _fill_up, _first_option, _gone_for, _greedy_completion, _hands_completable, _lowest_cards, _mix,
-    _option_key, _options, _part_champion, _probe, _run_representatives, _search_round, _strength, _strongest,
+    NUM_PROBE_POLICIES, has_cinch, has_cinch_with, next_active_arr, sure_tricks, trump_lower_bound, unseen_cards,
+    _NOT_BOTTOM_RANK, _NOT_TOP_RANK, _all_sure_leads, _cinch_search, _cinch_uncached, _discrepancy_rounds,
+    _face_held_by_other, _fill_down, _fill_up, _first_option, _gone_for, _greedy_completion, _hands_completable,
+    _lowest_cards, _mix, _option_key, _options, _part_champion, _probe, _run_representatives, _search_round,
+    _strength, _strongest,
 )
 from bourre_env.settlement import _rake, _settle
 from bourre_env.deal import (
     next_deal, set_pot, start_episode, _collect_antes, _deal, _draw_card, _open_decisions, _to_pile,
 )
-from bourre_env.play import play_card, play_legal, play_mask, _apply_play, _start_play, _step_play
+from bourre_env.play import play_card, play_legal, play_legal_with, play_mask, _apply_play, _start_play, _step_play
 # isort: on
 
 
@@ -468,10 +471,17 @@ def decision_round(s: np.ndarray, p: np.ndarray) -> int:
 
 @njit(cache=True)
 def legal_actions(s: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
-    """Fill ``out`` (int8, NUM_ACTIONS) with the legal-action mask of the seat to act."""
+    """``legal_actions_with`` with the state's own scratch block (``S_SCRATCH``), which it may write."""
+    legal_actions_with(s, p, out, s[S_SCRATCH: S_SCRATCH + SCRATCH_SIZE])
+
+
+@njit(cache=True)
+def legal_actions_with(s: np.ndarray, p: np.ndarray, out: np.ndarray, x: np.ndarray) -> None:
+    """Fill ``out`` (int8, NUM_ACTIONS) with the legal-action mask of the seat to act. The state is only read;
+    the cinch memo and search statistics go to the game's scratch array ``x`` (``layout.new_scratch``)."""
     out[:] = 0
     if s[S_PHASE] == PLAY:
-        play_mask(s, p, out)
+        play_mask(s, p, out, x)
         return
     round_ = decision_round(s, p)
     if round_ == ROUND_NAME_TRUMP:
@@ -488,12 +498,19 @@ def legal_actions(s: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
 
 @njit(cache=True)
 def step(s: np.ndarray, p: np.ndarray, action: int) -> bool:
-    """Apply the action of the seat to act. Returns False, changing nothing, if the action is illegal.
+    """``step_with`` with the state's own scratch block (``S_SCRATCH``)."""
+    return step_with(s, p, action, s[S_SCRATCH: S_SCRATCH + SCRATCH_SIZE])
 
-    With ``illegal_action="renege"`` a card of the hand that the rules forbid is played as a renege.
+
+@njit(cache=True)
+def step_with(s: np.ndarray, p: np.ndarray, action: int, x: np.ndarray) -> bool:
+    """Apply the action of the seat to act. Returns False, changing no game state, if the action is illegal.
+
+    With ``illegal_action="renege"`` a card of the hand that the rules forbid is played as a renege. ``x`` is the
+    game's scratch array (the cinch memo and search statistics).
     """
     if s[S_PHASE] == PLAY:
-        return _step_play(s, p, action)
+        return _step_play(s, p, action, x)
     round_ = decision_round(s, p)
     if round_ == ROUND_NAME_TRUMP:
         return _step_name_trump(s, p, action)

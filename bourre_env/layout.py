@@ -61,6 +61,22 @@ OUTCOME_TIED = 2  # tied for the most tricks: the pot was divided or carried
 OUTCOME_BOURRE = 4  # played and took no trick
 OUTCOME_RENEGED = 8
 
+# ---------------------------------------------------------------- scratch layout
+# The cinch memo and the search statistics are no part of the game: a query (``legal_actions``) writes them. They
+# live in a per-game scratch array (``new_scratch``) that the ``*_with`` functions of the core take beside the
+# state (``core.legal_actions_with``, ``core.step_with``); a scratch serves one game and is cleared when its
+# state is replaced (a new episode, another state). The functions without a scratch argument (``legal_actions``,
+# ``step``, ``has_cinch``...), kept for the callers written against them, use the block ``S_SCRATCH`` at the end
+# of the state vector as theirs, so those calls write to that block and to nothing else.
+X_CINCH_KEY = 0  # (S_MOVES * MAX_PLAYERS + seat + 1) of the memoised cinch answer, 0 for none
+X_CINCH_HAND = 1  # the hand of that seat then
+X_CINCH_PLAYED = 2  # the cards played then
+X_CINCH_VAL = 3  # the memoised answer, 0 or 1
+X_CINCH_SEARCHES = 4  # exact searches run (statistics)
+X_CINCH_NODES = 5  # search nodes visited (statistics)
+X_CINCH_ABORTS = 6  # exact searches that hit the node budget (rare; counted for tests and reports)
+SCRATCH_SIZE = 7
+
 # ---------------------------------------------------------------- state layout
 S_PHASE = 0
 S_DEALER = 1
@@ -83,10 +99,8 @@ S_STAYED = 17  # bitmask of the seats that stayed at the second chance to pass (
 S_RAKE_TOTAL = 18
 S_PLAYED = 19  # bitmask of every card played to a trick this deal, current trick included
 S_DEALS_DONE = 20
-S_CINCH_ABORTS = 21  # exact cinch searches that hit the node budget (rare; counted for tests and reports)
-S_MOVES = 22  # decisions taken this episode (keys the cinch cache)
-S_CINCH_KEY = 23  # (S_MOVES * MAX_PLAYERS + seat + 1) of the cached cinch answer
-S_HAND = 24  # [MAX_PLAYERS] card bitmasks
+S_MOVES = 21  # decisions taken this episode (with the seat, keys the cinch memo)
+S_HAND = 22  # [MAX_PLAYERS] card bitmasks
 S_DECISION = S_HAND + MAX_PLAYERS  # [MAX_PLAYERS] PENDING / PASSED / PLAYING
 S_NDISCARD = S_DECISION + MAX_PLAYERS  # [MAX_PLAYERS] announced discard count, -1 until announced
 S_TRICKS = S_NDISCARD + MAX_PLAYERS  # [MAX_PLAYERS] tricks won this deal
@@ -100,15 +114,23 @@ S_TRICK_LEADER = S_TRICK_CARDS + MAX_HAND_SIZE * MAX_PLAYERS  # [MAX_HAND_SIZE]
 S_TRICK_WINNER = S_TRICK_LEADER + MAX_HAND_SIZE  # [MAX_HAND_SIZE]
 S_STOCK = S_TRICK_WINNER + MAX_HAND_SIZE  # [52]
 S_PILE = S_STOCK + NUM_CARDS  # [52] discards and passed hands that a reshuffle would use
-S_CINCH_VAL = S_PILE + NUM_CARDS  # the cached cinch answer, 0 or 1
-S_CINCH_SEARCHES = S_CINCH_VAL + 1  # searches run this episode (statistics)
-S_CINCH_NODES = S_CINCH_SEARCHES + 1  # search nodes visited this episode (statistics)
-S_KNOWN_OUT = S_CINCH_NODES + 1  # [MAX_PLAYERS] own discards each player knows are out of play (not reshuffled)
+S_KNOWN_OUT = S_PILE + NUM_CARDS  # [MAX_PLAYERS] own discards each player knows are out of play (not reshuffled)
 S_RESHUFFLES = S_KNOWN_OUT + MAX_PLAYERS  # times the stock ran out and was rebuilt this deal (public)
 S_OUTCOME = S_RESHUFFLES + 1  # [MAX_PLAYERS] OUTCOME_* bits of each seat, set when the deal is settled
 S_FACE_RESHUFFLED = S_OUTCOME + MAX_PLAYERS  # 1 once a passed dealer's turned card went back into the stock (public)
 S_ABSENT = S_FACE_RESHUFFLED + 1  # [MAX_PLAYERS] cards each seat's plays this deal prove it does not hold (public)
-STATE_SIZE = S_ABSENT + MAX_PLAYERS
+S_SCRATCH = S_ABSENT + MAX_PLAYERS  # [SCRATCH_SIZE] the scratch of the functions without one (below)
+STATE_SIZE = S_SCRATCH + SCRATCH_SIZE
+S_CINCH_KEY = S_SCRATCH + X_CINCH_KEY
+S_CINCH_VAL = S_SCRATCH + X_CINCH_VAL
+S_CINCH_SEARCHES = S_SCRATCH + X_CINCH_SEARCHES
+S_CINCH_NODES = S_SCRATCH + X_CINCH_NODES
+S_CINCH_ABORTS = S_SCRATCH + X_CINCH_ABORTS
+
+
+def new_scratch() -> np.ndarray:
+    """A zeroed scratch array for one game (``core.legal_actions_with``, ``core.step_with``)."""
+    return np.zeros(SCRATCH_SIZE, dtype=np.int64)
 
 
 def new_state() -> np.ndarray:

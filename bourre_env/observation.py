@@ -141,6 +141,12 @@ decision_round = core.decision_round
 
 @njit(cache=True)
 def encode(s: np.ndarray, p: np.ndarray, seat: int, out: np.ndarray) -> None:
+    """``encode_with`` with the state's own scratch block (``core.S_SCRATCH``)."""
+    encode_with(s, p, seat, out, s[core.S_SCRATCH: core.S_SCRATCH + core.SCRATCH_SIZE])
+
+
+@njit(cache=True)
+def encode_with(s: np.ndarray, p: np.ndarray, seat: int, out: np.ndarray, x: np.ndarray) -> None:
     """Write the observation of ``seat`` into ``out`` (float32, ``OBS_SIZE``)."""
     out[:] = 0.0
     n = p[core.P_NUM_PLAYERS]
@@ -182,7 +188,7 @@ def encode(s: np.ndarray, p: np.ndarray, seat: int, out: np.ndarray) -> None:
         out[O_PHASE + 1] = 1.0
         if s[core.S_LED] >= 0:
             out[O_LED + s[core.S_LED]] = 1.0
-        if core.has_cinch(s, p, seat):
+        if core.has_cinch_with(s, p, seat, x):
             out[O_CINCH] = 1.0
     else:
         out[O_TRICK_NO + T] = 1.0
@@ -227,10 +233,17 @@ def encode(s: np.ndarray, p: np.ndarray, seat: int, out: np.ndarray) -> None:
 
 @njit(cache=True)
 def observe(s: np.ndarray, p: np.ndarray, seat: int, obs: np.ndarray, mask: np.ndarray) -> None:
-    """Observation of ``seat`` and, if ``seat`` is to act, its legal-action mask (else all zeros)."""
-    encode(s, p, seat, obs)
+    """``observe_with`` with the state's own scratch block (``core.S_SCRATCH``)."""
+    observe_with(s, p, seat, obs, mask, s[core.S_SCRATCH: core.S_SCRATCH + core.SCRATCH_SIZE])
+
+
+@njit(cache=True)
+def observe_with(s: np.ndarray, p: np.ndarray, seat: int, obs: np.ndarray, mask: np.ndarray, x: np.ndarray) -> None:
+    """Observation of ``seat`` and, if ``seat`` is to act, its legal-action mask (else all zeros); the state is
+    only read, the cinch memo goes to the game's scratch array ``x``."""
+    encode_with(s, p, seat, obs, x)
     if s[core.S_CUR] == seat:
-        core.legal_actions(s, p, mask)
+        core.legal_actions_with(s, p, mask, x)
     else:
         mask[:] = 0
 

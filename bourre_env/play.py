@@ -21,7 +21,7 @@ from bourre_env.cards import (
     NUM_CARDS,
 )
 from bourre_env.cinch import (
-    has_cinch,
+    has_cinch_with,
 )
 from bourre_env.layout import (
     FACE_DEAD,
@@ -44,12 +44,14 @@ from bourre_env.layout import (
     S_PHASE,
     S_PLAYED,
     S_RENEGED,
+    S_SCRATCH,
     S_TRICK_CARDS,
     S_TRICK_LEADER,
     S_TRICK_NO,
     S_TRICK_WINNER,
     S_TRICKS,
     S_TRUMP,
+    SCRATCH_SIZE,
 )
 from bourre_env.rules import (
     MAX_PLAYERS,
@@ -94,9 +96,9 @@ def _start_play(s: np.ndarray, p: np.ndarray) -> None:
 
 
 @njit(cache=True)
-def play_mask(s: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
-    """Legal actions of ``PLAY``: the cards the seat to act may play, cinch included."""
-    legal = play_legal(s, p, s[S_CUR], True)
+def play_mask(s: np.ndarray, p: np.ndarray, out: np.ndarray, x: np.ndarray) -> None:
+    """Legal actions of ``PLAY``: the cards the seat to act may play, cinch included (memoised in scratch ``x``)."""
+    legal = play_legal_with(s, p, s[S_CUR], True, x)
     while legal:
         c = lowest_card(legal)
         legal &= legal - 1
@@ -104,14 +106,14 @@ def play_mask(s: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
 
 
 @njit(cache=True)
-def _step_play(s: np.ndarray, p: np.ndarray, action: int) -> bool:
+def _step_play(s: np.ndarray, p: np.ndarray, action: int, x: np.ndarray) -> bool:
     """A card of the hand: legal, or (``illegal_action="renege"``) played as a renege."""
     if action < 0 or action >= NUM_CARDS:
         return False
     seat = s[S_CUR]
     if not (s[S_HAND + seat] >> action) & 1:
         return False
-    legal = play_legal(s, p, seat, True)
+    legal = play_legal_with(s, p, seat, True, x)
     if not (legal >> action) & 1 and not p[P_RENEGE]:
         return False
     play_card(s, p, action, legal)
@@ -120,7 +122,14 @@ def _step_play(s: np.ndarray, p: np.ndarray, action: int) -> bool:
 
 @njit(cache=True)
 def play_legal(s: np.ndarray, p: np.ndarray, seat: int, with_cinch: bool) -> int:
-    """Card mask the seat to act may play, by the ordinary rules and (``with_cinch``) the cinch rules."""
+    """``play_legal_with`` with the state's own scratch block (``S_SCRATCH``)."""
+    return play_legal_with(s, p, seat, with_cinch, s[S_SCRATCH: S_SCRATCH + SCRATCH_SIZE])
+
+
+@njit(cache=True)
+def play_legal_with(s: np.ndarray, p: np.ndarray, seat: int, with_cinch: bool, x: np.ndarray) -> int:
+    """Card mask the seat to act may play, by the ordinary rules and (``with_cinch``) the cinch rules; the cinch
+    is memoised in the scratch array ``x``."""
     hand = s[S_HAND + seat]
     trump = s[S_TRUMP]
     tmask = suit_mask(trump)
@@ -143,7 +152,7 @@ def play_legal(s: np.ndarray, p: np.ndarray, seat: int, with_cinch: bool) -> int
     equiv = highest_trump_equivalents(hand, trump, gone)
     if (legal & ~equiv) == 0:
         return legal  # the cinch could not narrow the choice: no need to search for it
-    if has_cinch(s, p, seat):
+    if has_cinch_with(s, p, seat, x):
         narrowed = legal & equiv
         if narrowed:
             return narrowed

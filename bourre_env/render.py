@@ -50,7 +50,7 @@ def table_text(s: np.ndarray, p: np.ndarray, rules: Rules, viewer: int) -> str:
         lines.append(f"trick {tt + 1}: {plays}  -> player_{v.trick_winner(tt)}")
     if v.to_act == viewer:
         mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
-        core.legal_actions(s, p, mask)
+        core.legal_actions_with(s, p, mask, core.new_scratch())  # a view: the state is only read
         lines.append("legal: " + "; ".join(f"{a}={describe(int(a), hand, phase)}" for a in np.flatnonzero(mask)))
     if phase in (core.DEAL_OVER, core.GAME_OVER):
         lines.append("result: " + ", ".join(f"player_{q} {v.reward(q):+d}" for q in range(n)))

@@ -277,10 +277,9 @@ def sample_worlds(observation: np.ndarray, count: int, seed: int | np.random.Gen
 
 
 def observer_view(state: np.ndarray, params: np.ndarray, seat: int) -> np.ndarray:
-    """The observation vector of ``seat`` in a core state (a copy of the state is encoded: the cinch cache
-    of the original is left alone)."""
+    """The observation vector of ``seat`` in a core state (read only: the cinch memo goes to a scratch array)."""
     from bourre_env import observation as _observation
 
     out = np.zeros(OBS_SIZE, dtype=np.float32)
-    _observation.encode(state.copy(), params, seat, out)
+    _observation.encode_with(state, params, seat, out, core.new_scratch())
     return out

@@ -128,7 +128,9 @@ class StateView:
 
     @property
     def cinch_aborts(self) -> int:
-        """Exact cinch searches that hit the node budget (rare; for tests and reports)."""
+        """Exact cinch searches that hit the node budget (rare; for tests and reports), as counted by the core's
+        functions without a scratch argument in the state's own block; the env and ``BatchGame`` count theirs
+        in their scratch arrays (``raw_env.cinch_aborts``, ``BatchGame.scratch[:, core.X_CINCH_ABORTS]``)."""
         return int(self._s[S_CINCH_ABORTS])
 
     # -- per seat ----------------------------------------------------------

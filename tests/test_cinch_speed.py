@@ -127,6 +127,7 @@ def _compare_games(states: np.ndarray, p: np.ndarray, rngs: np.ndarray, template
     n = p[core.P_NUM_PLAYERS]
     for b in range(states.shape[0]):
         s = states[b]
+        x = s[core.S_SCRATCH: core.S_SCRATCH + core.SCRATCH_SIZE]  # the state's own block: its statistics are read
         for _ in range(decisions):
             if s[core.S_PHASE] == core.PLAY:
                 for q in range(n):
@@ -136,9 +137,9 @@ def _compare_games(states: np.ndarray, p: np.ndarray, rngs: np.ndarray, template
             if s[core.S_PHASE] == core.PLAY and b < low_rows:
                 core.step(s, p, core.lowest_card(core.play_legal(s, p, s[core.S_CUR], True)))
             else:
-                _random_move(s, p, rngs[b], mask)
+                _random_move(s, p, rngs[b], mask, x)
             rewards[:] = 0.0
-            _after_move(s, p, rngs[b], template, rewards)
+            _after_move(s, p, rngs[b], template, rewards, x)
 
 
 @njit(cache=True)

@@ -217,7 +217,9 @@ def test_batch_legality_check_agrees_with_core_step(rules: Rules) -> None:
         if k % 3:
             continue
         for action in range(-1, core.NUM_ACTIONS + 1):
-            assert batch._accepts(s, p, action, mask) == core.step(s.copy(), p, action), (action, s[core.S_PHASE])
+            scratch = core.new_scratch()
+            assert batch._accepts(s, p, action, mask, scratch) == core.step(s.copy(), p, action), (action,
+                                                                                                  s[core.S_PHASE])
 
 
 # ---------------------------------------------------------------------------- run folders

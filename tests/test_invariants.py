@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from conftest import card_locations, random_game
 
-from bourre_env import core
+import bourre_env
+from bourre_env import core, observation
 from bourre_env.batch import BatchGame
 from bourre_env.rules import Rules, presets
 
@@ -88,7 +89,7 @@ def test_batch_rows_match_single_games(preset: str) -> None:
             if s[core.S_PHASE] in (core.DEAL_OVER, core.GAME_OVER):
                 break
         if s[core.S_PHASE] not in (core.DEAL_OVER, core.GAME_OVER):
-            assert np.array_equal(s[: core.S_CINCH_KEY], g.states[b, : core.S_CINCH_KEY])
+            assert np.array_equal(s[: core.S_SCRATCH], g.states[b, : core.S_SCRATCH])
 
 
 def test_batch_rejects_illegal_actions_and_bad_sizes() -> None:
@@ -135,7 +136,7 @@ def test_batch_random_play_conserves_chips() -> None:
     for b in range(64):
         assert sorted(card_locations(g.states[b], g.rules)) == deck
     # over whole episodes the chips paid equal what the pots still hold at the end of each row's episode
-    assert g.states[:, core.S_CINCH_ABORTS].sum() == 0
+    assert g.scratch[:, core.X_CINCH_ABORTS].sum() == 0
 
 
 @pytest.mark.parametrize("rules", SETTINGS, ids=repr)
@@ -177,3 +178,47 @@ def test_settled_outcomes_agree_with_tricks_and_chips(rules: Rules) -> None:
                 if outcome & (core.OUTCOME_BOURRE | core.OUTCOME_RENEGED):
                     assert s[core.S_REWARD + q] < 0
     assert seen >= 30
+
+
+@pytest.mark.parametrize("preset", ["standard", "four_card", "simultaneous_declaration", "dealer_picks_trump"])
+def test_queries_leave_the_state_unchanged(preset: str) -> None:
+    """``legal_actions_with``, ``encode_with`` and ``observe_with`` only read the state; the cinch memo and the
+    search statistics go to the scratch array (which the queries do use: the memo is written)."""
+    rules = presets[preset].replace(num_players=5, deals_per_episode=2)
+    rng = np.random.default_rng(3)
+    mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
+    obs = np.zeros(observation.OBS_SIZE, dtype=np.float32)
+    memo_written = 0
+    for _ in range(12):
+        scratch = core.new_scratch()
+        for s, p in random_game(rules, rng):
+            before = s.copy()
+            for seat in range(rules.num_players):
+                observation.encode_with(s, p, seat, obs, scratch)
+                observation.observe_with(s, p, seat, obs, mask, scratch)
+            core.legal_actions_with(s, p, mask, scratch)
+            assert np.array_equal(s, before), "a query changed the state"
+            memo_written += int(scratch[core.X_CINCH_KEY] != 0)
+    assert memo_written > 0
+
+
+def test_env_and_batch_queries_leave_their_states_unchanged() -> None:
+    env = bourre_env.raw_env(num_players=4, deals_per_episode=2)
+    env.reset(seed=1)
+    rng = np.random.default_rng(1)
+    while env.agents:
+        before = env.state_vector.copy()
+        for agent in env.possible_agents:
+            env.observe(agent)
+        legal = env.legal_actions() if env.state_vector[core.S_CUR] >= 0 else []
+        assert np.array_equal(env.state_vector, before)
+        if not legal:
+            break
+        env.step(int(rng.choice(legal)))
+    g = BatchGame(batch_size=16, seed=2, num_players=5)
+    for _ in range(60):
+        before = g.states.copy()
+        masks = g.legal_masks()
+        g.observations()
+        assert np.array_equal(g.states, before)
+        g.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))

@@ -67,7 +67,7 @@ def seat_view(s: np.ndarray, p: np.ndarray, rules: Rules, seat: int, open_hands:
     """The table as ``seat`` sees it, from its observation only; ``open_hands`` adds every seat's hand (replays)."""
     obs = np.empty(observation.OBS_SIZE, dtype=np.float32)
     mask = np.empty(core.NUM_ACTIONS, dtype=np.int8)
-    observation.observe(s, p, seat, obs, mask)
+    observation.observe_with(s, p, seat, obs, mask, core.new_scratch())  # a view: the state is only read
     d = observation.as_dict(obs)
     n = rules.num_players
 
