@@ -319,26 +319,29 @@ def measure_batched(opts: argparse.Namespace) -> dict[str, Any]:
 
     pool = dict(zip(("pool_learner", "pool_heuristic", "pool_random", "pool_snapshot"), opts.pool or (), strict=False))
     args = BatchedArgs(seed=opts.seed, players=tuple(opts.players), torch_threads=opts.torch_threads, progress=False,
-                       imitation_decisions=0, **({"tables": opts.tables} if opts.tables else {}), **pool)
+                       imitation_decisions=0, device=opts.device, **({"tables": opts.tables} if opts.tables else {}),
+                       **pool)
     args.validate()
     threads = args.torch_threads or min(4, os.cpu_count() or 1)
     torch.set_num_threads(threads)
     torch.manual_seed(args.seed)
     progress(f"batched: {args.tables} tables, pool {args.pool()}")
     start = time.perf_counter()
-    net = PolicyNet(args.hidden)
+    device = torch.device(args.device)
+    net = PolicyNet(args.hidden).to(device)
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
-    collector = Collector(net, args.players, args.tables, args.pool(), seed=args.seed, reward_scale=args.reward_scale)
+    collector = Collector(net, args.players, args.tables, args.pool(), seed=args.seed, reward_scale=args.reward_scale,
+                          device=device)
     rng = np.random.default_rng(args.seed)
     with tempfile.TemporaryDirectory(prefix="train_speed_") as tmp:
         if opts.snapshot:
             collector.set_snapshots([str(save_policy(Path(tmp) / "snapshot.npz", net.policy_weights({})))])
-        figures: dict[str, Any] = {"torch_threads": threads, "heuristic": type(collector.heuristic).__name__,
+        figures: dict[str, Any] = {"torch_threads": threads, "device": str(device), "heuristic": type(collector.heuristic).__name__,
                                    "training_args": {k: v for k, v in dataclasses.asdict(args).items()
                                                      if k != "run_dir"}}
         progress(f"batched warm-up: one rollout of {args.rollout_decisions:,} and its update")
         collector.collect(args.rollout_decisions)
-        ppo_update(net, optimizer, collector, args, rng, torch.device("cpu"))
+        ppo_update(net, optimizer, collector, args, rng, device)
         figures["warmup_seconds"] = time.perf_counter() - start
         collector.seconds = dict.fromkeys(collector.seconds, 0.0)
         collector.reset_stats()
@@ -350,7 +353,7 @@ def measure_batched(opts: argparse.Namespace) -> dict[str, Any]:
             t0 = time.perf_counter()
             steps += collector.collect(args.rollout_decisions)
             t1 = time.perf_counter()
-            ppo_update(net, optimizer, collector, args, rng, torch.device("cpu"))
+            ppo_update(net, optimizer, collector, args, rng, device)
             t2 = time.perf_counter()
             rollout_seconds += t1 - t0
             update_seconds += t2 - t1
@@ -391,6 +394,7 @@ def batched_rows(f: dict[str, Any]) -> tuple[Rows, Rows]:
         ("learner share of the decisions", f"{f['learner_share']:.0%}"),
         ("learner steps per seat and deal", f"{f['learner_steps_per_seat_deal']:.2f}"),
         ("heuristic opponent", f["heuristic"]),
+        ("network device", f.get("device", "cpu")),
         ("start-up and warm-up (not timed)", f"{f['warmup_seconds']:.1f} s"),
     ]
     split: Rows = [(BATCHED_PART_LABELS[k], f"{v:.2f}", f"{v / f['seconds']:.1%}", f"{1e6 * v / f['steps']:.1f}")
@@ -520,6 +524,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="batched trainer: learner steps to time, rounded up to whole rollouts (default: 1000000; "
                              "--max-seconds stops it first on most machines)")
     parser.add_argument("--tables", type=int, default=0, help="batched trainer: tables (default: its training default)")
+    parser.add_argument("--device", default="cpu",
+                        help="batched trainer: torch device of the network, e.g. cuda (default: cpu); the rollouts and "
+                             "opponents stay on the CPU")
     parser.add_argument("--pool", type=float, nargs=4, metavar=("L", "H", "R", "S"), default=None,
                         help="batched trainer: seat pool weights learner, heuristic, random, snapshot "
                              "(default: its training default)")

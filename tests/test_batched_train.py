@@ -411,3 +411,13 @@ def test_resuming_a_run_of_the_sb3_trainer_goes_to_it(tmp_path: Path) -> None:
     assert cli._trainer(["--run-dir", str(tmp_path)])[0] == "batched"  # a new run: the guard of the run folder
     (tmp_path / "checkpoint.pt").write_bytes(b"")
     assert cli._trainer(["--run-dir", str(tmp_path), "--resume"])[0] == "batched"
+
+
+def test_learning_curve_of_a_run_resumed_with_more_table_sizes(tmp_path: Path) -> None:
+    from train.runs import RunState, plot_learning_curve
+
+    first = {"step": 0, "replacement_advantage_5p": 0.1, "replacement_advantage_ci95_5p": [0.0, 0.2]}
+    later = {**first, "step": 10, "replacement_advantage_2p": 0.01, "replacement_advantage_ci95_2p": [-0.1, 0.1]}
+    state = RunState(evals=[first, later])
+    path = plot_learning_curve(state, (2, 5), tmp_path / "curve.png")  # 2 players from the second evaluation on
+    assert path is not None and path.stat().st_size > 0

@@ -11,9 +11,11 @@ one masked forward pass, and the other rows go to their opponents, one batched c
     (``torch.nn.functional.embedding_bag``, with a backward pass of the same kind: ``_SparseFirst``).
     The weights stay a dense matrix, so the actor exports to the ``agents.ppo`` format unchanged
     (``layers.K.weight`` of shape ``(out, in)``). The trunk is shared by the actor head (117 logits)
-    and the critic head (one value).
+    and the critic head (one value), unless the critic is privileged: then ``ValueNet``, a trunk of its
+    own, reads the observation and the other seats' hands (``bourre_env.privileged``; training only).
 ``Transitions``
-    The learner's decisions: observations as compressed sparse rows (int16 column, float32 value),
+    The learner's decisions: observations (and, for a privileged critic, the hidden hands) as
+    compressed sparse rows (``SparseStore``: int16 column, float32 value),
     legal masks, actions, log-probabilities and values from the rollout policy, and per decision the
     index of the same seat's next decision in the deal (``next``), or ``done`` with the seat's chips
     for the deal as ``reward``. Each learner seat's decisions thus form their own trajectory.
@@ -47,10 +49,12 @@ from agents.ppo import PolicyWeights, load_policy
 from bourre_env.batch import BatchGame
 from bourre_env.core import NUM_ACTIONS
 from bourre_env.observation import OBS_SIZE
+from bourre_env.privileged import HIDDEN_HAND_SIZE, hidden_hand_entries
+from bourre_env.rules import MAX_HAND_SIZE
 
 __all__ = [
     "LEARNER", "HEURISTIC", "RANDOM", "SNAPSHOT", "MASKED_LOGIT", "BatchRandom", "Collector", "PolicyNet",
-    "PolicyOpponent", "SeatPool", "SparseBatch", "StepRecord", "Transitions",
+    "PolicyOpponent", "SeatPool", "SparseBatch", "SparseStore", "StepRecord", "Transitions", "ValueNet",
     "gae", "gather_batch", "masked_logits", "sample_actions", "sparse_rows",
 ]
 
@@ -191,20 +195,57 @@ class _SparseFirst(torch.autograd.Function):
         return weight_grad, None, None, None, None, None, None
 
 
+def _first_layer(inputs: int, width: int) -> tuple[torch.nn.Parameter, torch.nn.Parameter]:
+    """Weight ``(inputs, width)`` and bias of a sparse first layer, initialised as torch's dense layer would be."""
+    first = torch.nn.Linear(inputs, width)
+    return (torch.nn.Parameter(first.weight.detach().t().contiguous()),
+            torch.nn.Parameter(first.bias.detach().clone()))
+
+
+def sparse_first_layer(weight: torch.Tensor, batch: SparseBatch) -> torch.Tensor:
+    """``x @ weight`` for the sparse rows ``x`` of ``batch`` (no bias)."""
+    if batch.t_rows is not None and torch.is_grad_enabled():
+        return cast(torch.Tensor, _SparseFirst.apply(weight, batch.idx, batch.val, batch.offsets, batch.t_rows,
+                                                     batch.t_val, batch.t_offsets))
+    return functional.embedding_bag(batch.idx, weight, batch.offsets, mode="sum", per_sample_weights=batch.val)
+
+
+class ValueNet(torch.nn.Module):
+    """The privileged critic: its own trunk over the observation and the other seats' hands
+    (``bourre_env.privileged``), for training only; the policy never reads it (``PolicyNet.value_net``)."""
+
+    def __init__(self, hidden: Sequence[int], obs_size: int = OBS_SIZE, hidden_hand_size: int = HIDDEN_HAND_SIZE):
+        super().__init__()
+        weight, self.first_bias = _first_layer(obs_size + hidden_hand_size, hidden[0])  # one (obs + hands)-wide layer
+        self.obs_weight = torch.nn.Parameter(weight.detach()[:obs_size].clone())
+        self.hand_weight = torch.nn.Parameter(weight.detach()[obs_size:].clone())
+        self.layers = torch.nn.ModuleList(torch.nn.Linear(a, b) for a, b in zip(hidden[:-1], hidden[1:], strict=True))
+        self.head = torch.nn.Linear(hidden[-1], 1)
+
+    def forward(self, batch: SparseBatch, hidden_batch: SparseBatch) -> torch.Tensor:
+        if hidden_batch.rows != batch.rows:
+            raise ValueError(f"{batch.rows} observation rows but {hidden_batch.rows} hidden-hand rows")
+        h = functional.relu(sparse_first_layer(self.obs_weight, batch)
+                            + sparse_first_layer(self.hand_weight, hidden_batch) + self.first_bias)
+        for layer in self.layers:
+            h = functional.relu(layer(h))
+        return cast(torch.Tensor, self.head(h).squeeze(-1))
+
+
 class PolicyNet(torch.nn.Module):
     """Actor and critic on one trunk: a sparse first layer then dense ReLU layers (see the module docstring)."""
 
-    def __init__(self, hidden: Sequence[int], obs_size: int = OBS_SIZE, num_actions: int = NUM_ACTIONS) -> None:
+    def __init__(self, hidden: Sequence[int], obs_size: int = OBS_SIZE, num_actions: int = NUM_ACTIONS,
+                 privileged_critic: bool = False) -> None:
         super().__init__()
         if not hidden or any(w < 1 for w in hidden):
             raise ValueError(f"hidden: positive layer widths, got {tuple(hidden)}")
         self.hidden_sizes = tuple(int(w) for w in hidden)
-        first = torch.nn.Linear(obs_size, hidden[0])  # torch's initialisation of the dense layer it stands for
-        self.first_weight = torch.nn.Parameter(first.weight.detach().t().contiguous())  # (obs_size, hidden[0])
-        self.first_bias = torch.nn.Parameter(first.bias.detach().clone())
+        self.first_weight, self.first_bias = _first_layer(obs_size, hidden[0])
         self.layers = torch.nn.ModuleList(torch.nn.Linear(a, b) for a, b in zip(hidden[:-1], hidden[1:], strict=True))
         self.actor = torch.nn.Linear(hidden[-1], num_actions)
         self.critic = torch.nn.Linear(hidden[-1], 1)
+        self.value_net = ValueNet(hidden, obs_size) if privileged_critic else None
         with torch.no_grad():  # a near-uniform first policy (CleanRL's small actor head)
             self.actor.weight.mul_(0.01)
             self.actor.bias.zero_()
@@ -219,21 +260,22 @@ class PolicyNet(torch.nn.Module):
         return [cast(torch.nn.Linear, layer) for layer in self.layers]
 
     def features(self, batch: SparseBatch) -> torch.Tensor:
-        if batch.t_rows is not None and torch.is_grad_enabled():
-            first = _SparseFirst.apply(self.first_weight, batch.idx, batch.val, batch.offsets, batch.t_rows,
-                                       batch.t_val, batch.t_offsets)
-        else:
-            first = functional.embedding_bag(batch.idx, self.first_weight, batch.offsets, mode="sum",
-                                    per_sample_weights=batch.val)
-        h = functional.relu(first + self.first_bias)
+        h = functional.relu(sparse_first_layer(self.first_weight, batch) + self.first_bias)
         for layer in self.layers:
             h = functional.relu(layer(h))
         return h
 
-    def forward(self, batch: SparseBatch) -> tuple[torch.Tensor, torch.Tensor]:
-        """Unmasked action logits ``(rows, actions)`` and values ``(rows,)``."""
+    def forward(self, batch: SparseBatch,
+                hidden_batch: SparseBatch | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Unmasked action logits ``(rows, actions)`` and values ``(rows,)``. With a privileged critic
+        (``value_net``) the values come from it and need ``hidden_batch``, the rows' hidden-hand features; the
+        logits never depend on them."""
         h = self.features(batch)
-        return self.actor(h), self.critic(h).squeeze(-1)
+        if self.value_net is None:
+            return self.actor(h), self.critic(h).squeeze(-1)
+        if hidden_batch is None:
+            raise ValueError("this network's critic reads the hidden hands: pass hidden_batch")
+        return self.actor(h), self.value_net(batch, hidden_batch)
 
     def policy_weights(self, meta: dict[str, Any]) -> PolicyWeights:
         """The actor as ``agents.ppo.PolicyWeights`` (dense layers, ``(out, in)`` weights)."""
@@ -348,15 +390,63 @@ class SeatPool:
 
 
 # ---------------------------------------------------------------------------- the learner's decisions
-class Transitions:
-    """The learner's decisions, each linked to the same seat's next decision in the deal (see the module
-    docstring). Arrays grow as needed; ``n`` decisions are held."""
+class SparseStore:
+    """Rows of sparse features as compressed sparse rows (int16 column, float32 value): row ``i`` is entries
+    ``ptr[i]:ptr[i + 1]``. Arrays grow as needed; ``n`` rows are held."""
 
-    def __init__(self, capacity: int = 1 << 14, nnz_per_row: int = 80) -> None:
+    def __init__(self, num_features: int, capacity: int = 1 << 14, nnz_per_row: int = 80) -> None:
+        if num_features > np.iinfo(np.int16).max:
+            raise ValueError(f"{num_features} features do not fit int16 column indices")
+        self.num_features = num_features
         self.n = 0
-        self.ptr = np.zeros(capacity + 1, np.int64)  # observation of decision i: entries ptr[i]:ptr[i + 1]
+        self.ptr = np.zeros(capacity + 1, np.int64)
         self.idx = np.zeros(capacity * nnz_per_row, np.int16)
         self.val = np.zeros(capacity * nnz_per_row, np.float32)
+
+    def append(self, idx: np.ndarray, val: np.ndarray, counts: np.ndarray) -> None:
+        """Add ``len(counts)`` rows, given as ``sparse_rows`` gives them."""
+        rows, end = len(counts), int(self.ptr[self.n])
+        if self.n + rows + 1 > len(self.ptr):
+            ptr = np.zeros(max(2 * len(self.ptr), self.n + rows + 1), np.int64)
+            ptr[:self.n + 1] = self.ptr[:self.n + 1]
+            self.ptr = ptr
+        if end + len(idx) > len(self.idx):
+            size = max(2 * len(self.idx), end + len(idx))
+            for name in ("idx", "val"):
+                old = getattr(self, name)
+                new = np.zeros(size, old.dtype)
+                new[:end] = old[:end]
+                setattr(self, name, new)
+        self.idx[end:end + len(idx)] = idx
+        self.val[end:end + len(idx)] = val
+        np.cumsum(counts, out=self.ptr[self.n + 1:self.n + rows + 1])
+        self.ptr[self.n + 1:self.n + rows + 1] += end
+        self.n += rows
+
+    def keep(self, kept: np.ndarray) -> None:
+        """Keep only rows ``kept`` (increasing indices), in order."""
+        counts = self.ptr[kept + 1] - self.ptr[kept]
+        entries = np.repeat(self.ptr[kept] - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts) + np.arange(
+            counts.sum())
+        self.idx[:len(entries)] = self.idx[entries]
+        self.val[:len(entries)] = self.val[entries]
+        self.ptr[0] = 0
+        np.cumsum(counts, out=self.ptr[1:len(kept) + 1])
+        self.n = len(kept)
+
+    def batch(self, rows: np.ndarray, device: torch.device | str, grad: bool) -> SparseBatch:
+        return gather_batch(self.ptr, self.idx, self.val, rows, device, grad, self.num_features)
+
+
+class Transitions:
+    """The learner's decisions, each linked to the same seat's next decision in the deal (see the module
+    docstring). Arrays grow as needed; ``n`` decisions are held. With ``hidden_hands`` each decision also keeps
+    the other seats' hands (``bourre_env.privileged``) for a privileged critic."""
+
+    def __init__(self, capacity: int = 1 << 14, nnz_per_row: int = 80, hidden_hands: bool = False) -> None:
+        self.n = 0
+        self.obs = SparseStore(OBS_SIZE, capacity, nnz_per_row)
+        self.hidden = SparseStore(HIDDEN_HAND_SIZE, capacity, 4 * MAX_HAND_SIZE) if hidden_hands else None
         self.masks = np.zeros((capacity, NUM_ACTIONS), np.bool_)
         self.actions = np.zeros(capacity, np.int64)
         self.logp = np.zeros(capacity, np.float32)  # log-probability of the action under the rollout policy
@@ -367,10 +457,23 @@ class Transitions:
         self.stale = np.zeros(capacity, np.bool_)  # kept from an earlier rollout: its value is an older critic's
 
     @property
+    def ptr(self) -> np.ndarray:
+        """Observation of decision ``i``: entries ``ptr[i]:ptr[i + 1]`` of ``idx`` and ``val``."""
+        return self.obs.ptr
+
+    @property
+    def idx(self) -> np.ndarray:
+        return self.obs.idx
+
+    @property
+    def val(self) -> np.ndarray:
+        return self.obs.val
+
+    @property
     def capacity(self) -> int:
         return int(self.actions.shape[0])
 
-    def _grow(self, rows: int, entries: int) -> None:
+    def _grow(self, rows: int) -> None:
         if self.n + rows > self.capacity:
             size = max(2 * self.capacity, self.n + rows)
             for name in ("masks", "actions", "logp", "values", "rewards", "done", "next", "stale"):
@@ -378,28 +481,20 @@ class Transitions:
                 new = np.full((size, *old.shape[1:]), -1 if name == "next" else 0, old.dtype)
                 new[:self.n] = old[:self.n]
                 setattr(self, name, new)
-            ptr = np.zeros(size + 1, np.int64)
-            ptr[:self.n + 1] = self.ptr[:self.n + 1]
-            self.ptr = ptr
-        end = int(self.ptr[self.n])
-        if end + entries > self.idx.shape[0]:
-            size = max(2 * self.idx.shape[0], end + entries)
-            for name in ("idx", "val"):
-                old = getattr(self, name)
-                new = np.zeros(size, old.dtype)
-                new[:end] = old[:end]
-                setattr(self, name, new)
 
     def append(self, idx: np.ndarray, val: np.ndarray, counts: np.ndarray, masks: np.ndarray, actions: np.ndarray,
-               logp: np.ndarray, values: np.ndarray) -> np.ndarray:
-        """Add decisions (observations as ``sparse_rows`` gives them); returns their indices."""
+               logp: np.ndarray, values: np.ndarray,
+               hidden: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+        """Add decisions (observations, and with ``hidden_hands`` the hidden hands, as ``sparse_rows`` gives
+        them); returns their indices."""
+        if (hidden is None) != (self.hidden is None):
+            raise ValueError("the hidden hands are given exactly when the transitions keep them")
         rows = len(counts)
-        self._grow(rows, len(idx))
-        lo, end = self.n, int(self.ptr[self.n])
-        self.idx[end:end + len(idx)] = idx
-        self.val[end:end + len(idx)] = val
-        np.cumsum(counts, out=self.ptr[lo + 1:lo + rows + 1])
-        self.ptr[lo + 1:lo + rows + 1] += end
+        self._grow(rows)
+        lo = self.n
+        self.obs.append(idx, val, counts)
+        if self.hidden is not None and hidden is not None:
+            self.hidden.append(*hidden)
         self.masks[lo:lo + rows] = masks
         self.actions[lo:lo + rows] = actions
         self.logp[lo:lo + rows] = logp
@@ -412,7 +507,16 @@ class Transitions:
         return np.arange(lo, lo + rows)
 
     def batch(self, rows: np.ndarray, device: torch.device | str, grad: bool) -> SparseBatch:
-        return gather_batch(self.ptr, self.idx, self.val, rows, device, grad)
+        return self.obs.batch(rows, device, grad)
+
+    def hidden_batch(self, rows: np.ndarray, device: torch.device | str, grad: bool) -> SparseBatch | None:
+        """The hidden hands of decisions ``rows`` (None when the transitions do not keep them)."""
+        return None if self.hidden is None else self.hidden.batch(rows, device, grad)
+
+    def inputs(self, rows: np.ndarray, device: torch.device | str,
+               grad: bool) -> tuple[SparseBatch, SparseBatch | None]:
+        """What ``PolicyNet`` reads for decisions ``rows``: ``net(*transitions.inputs(rows, ...))``."""
+        return self.batch(rows, device, grad), self.hidden_batch(rows, device, grad)
 
     def keep(self, which: np.ndarray) -> np.ndarray:
         """Keep only the decisions where ``which`` (bool, ``n``) holds, in order, marked stale; returns the new index
@@ -420,14 +524,10 @@ class Transitions:
         which = np.asarray(which[:self.n], dtype=np.bool_)
         new_index = np.where(which, np.cumsum(which) - 1, -1)
         kept = np.flatnonzero(which)
-        counts = self.ptr[kept + 1] - self.ptr[kept]
-        entries = np.repeat(self.ptr[kept] - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts) + np.arange(
-            counts.sum())
         m = len(kept)
-        self.idx[:len(entries)] = self.idx[entries]
-        self.val[:len(entries)] = self.val[entries]
-        self.ptr[0] = 0
-        np.cumsum(counts, out=self.ptr[1:m + 1])
+        self.obs.keep(kept)
+        if self.hidden is not None:
+            self.hidden.keep(kept)
         for name in ("masks", "actions", "logp", "values", "rewards", "done"):
             arr = getattr(self, name)
             arr[:m] = arr[kept]
@@ -520,7 +620,7 @@ class Collector:
         self.last = [np.full((g.batch_size, g.num_players), -1, np.int64) for g in self.games]
         self._obs = [np.zeros((g.batch_size, OBS_SIZE), np.float32) for g in self.games]
         self._masks = [np.zeros((g.batch_size, NUM_ACTIONS), np.int8) for g in self.games]
-        self.transitions = Transitions()
+        self.transitions = Transitions(hidden_hands=net.value_net is not None)
         self.seconds = {"env": 0.0, "learner": 0.0, "opponents": 0.0}
         self.reset_stats()
 
@@ -559,22 +659,25 @@ class Collector:
 
     # ------------------------------------------------------------------ one step of one table size
     @torch.no_grad()
-    def _learner_act(self, obs: np.ndarray, masks: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Sample the learner's actions for ``rows``; record the decisions; returns (actions, decision indices)."""
+    def _learner_act(self, obs: np.ndarray, masks: np.ndarray, rows: np.ndarray,
+                     hidden: tuple[np.ndarray, np.ndarray, np.ndarray] | None) -> tuple[np.ndarray, np.ndarray]:
+        """Sample the learner's actions for ``rows``; record the decisions (with the hidden hands ``hidden`` where
+        the critic reads them); returns (actions, decision indices)."""
         idx, val, counts = sparse_rows(obs, rows)
         mask_rows = masks[rows].view(np.bool_)
         if self.teacher is not None:
             actions = self.teacher.act(obs[rows], masks[rows])
             zeros = np.zeros(len(rows), np.float32)
-            return actions, self.transitions.append(idx, val, counts, mask_rows, actions, zeros, zeros)
-        logits, values = self.net(batch_from_counts(idx, val, counts, self.device))
+            return actions, self.transitions.append(idx, val, counts, mask_rows, actions, zeros, zeros, hidden)
+        hidden_batch = None if hidden is None else batch_from_counts(*hidden, self.device)
+        logits, values = self.net(batch_from_counts(idx, val, counts, self.device), hidden_batch)
         legal = torch.from_numpy(mask_rows).to(self.device)
         masked = masked_logits(logits, legal)
         actions_t = sample_actions(masked, legal, self.torch_rng)
         logp = torch.log_softmax(masked, dim=1).gather(1, actions_t[:, None]).squeeze(1)
         actions = actions_t.cpu().numpy()
         ids = self.transitions.append(idx, val, counts, mask_rows, actions, logp.cpu().numpy(),
-                                      values.cpu().numpy())
+                                      values.cpu().numpy(), hidden)
         return actions, ids
 
     def step_game(self, k: int) -> StepRecord:
@@ -592,7 +695,9 @@ class Collector:
         learner_rows = np.flatnonzero(who == LEARNER)
         learner_ids = np.empty(0, np.int64)
         if learner_rows.size:
-            actions[learner_rows], learner_ids = self._learner_act(obs, masks, learner_rows)
+            hidden = (hidden_hand_entries(game.states, learner_rows, game.num_players)
+                      if self.transitions.hidden is not None else None)
+            actions[learner_rows], learner_ids = self._learner_act(obs, masks, learner_rows, hidden)
             # link each seat's decisions into its trajectory
             previous = last[learner_rows, seats[learner_rows]]
             linked = previous >= 0

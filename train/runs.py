@@ -131,15 +131,19 @@ def plot_learning_curve(state: RunState, players: tuple[int, ...], path: Path,
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4))
-    steps = [row["step"] for row in state.evals]
     for n in players:
-        mean = [float(row[f"advantage_{n}p"]) for row in state.evals]
-        ci = [row.get(f"advantage_ci95_{n}p") or (m, m) for row, m in zip(state.evals, mean, strict=True)]
+        # a resumed run may evaluate sizes its earlier evaluations did not: each size from its first evaluation on
+        rows = [row for row in state.evals if f"replacement_advantage_{n}p" in row]
+        if not rows:
+            continue
+        steps = [row["step"] for row in rows]
+        mean = [float(row[f"replacement_advantage_{n}p"]) for row in rows]
+        ci = [row.get(f"replacement_advantage_ci95_{n}p") or (m, m) for row, m in zip(rows, mean, strict=True)]
         ax.plot(steps, mean, marker="o", label=f"{n} players")
         ax.fill_between(steps, [float(c[0]) for c in ci], [float(c[1]) for c in ci], alpha=0.2)
     ax.axhline(0.0, color="grey", linewidth=1)
     ax.set_xlabel(xlabel)
-    ax.set_ylabel("table advantage vs heuristic field (chips/deal)")
+    ax.set_ylabel("replacement advantage vs heuristic (chips/deal)")
     ax.set_title("Duplicate evaluation during training (95% CI)")
     ax.legend()
     fig.tight_layout()
