@@ -47,6 +47,14 @@ from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
+from ray.rllib.utils.metrics import (
+    ENV_RUNNER_RESULTS,
+    ENV_RUNNER_SAMPLING_TIMER,
+    EPISODE_LEN_MEAN,
+    LEARNER_UPDATE_TIMER,
+    NUM_ENV_STEPS_SAMPLED_LIFETIME,
+    TIMERS,
+)
 from ray.tune.registry import register_env
 from tqdm.auto import tqdm
 
@@ -200,7 +208,7 @@ def legal_action_check(module: Any, players: int, preset: str, deals: int, seed:
     decisions = illegal = 0
     for deal in range(deals):
         env.reset(seed=seed * 100_003 + deal)
-        for agent in env.agent_iter():
+        for _ in env.agent_iter():
             obs, _, terminated, truncated, _ = env.last()
             if terminated or truncated:
                 env.step(None)
@@ -242,24 +250,31 @@ def train(args: Args) -> dict[str, Any]:
         with tqdm(total=args.iterations, disable=not args.progress, unit="iter", desc="rllib ppo") as bar:
             for _ in range(args.iterations):
                 result = algo.train()
-                ret = _metric(result, "env_runners", "agent_episode_returns_mean", "player_0")
+                ret = _metric(result, ENV_RUNNER_RESULTS, "agent_episode_returns_mean", "player_0")
                 bar.set_postfix_str(f"return p0 {ret:+.2f}" if ret is not None else "")
                 bar.update()
         elapsed = time.perf_counter() - started
         checkpoint = algo.save_to_path(str(run_dir))
-        module = algo.get_module(POLICY)
-        decisions, illegal = legal_action_check(module, args.players, args.preset, args.check_deals, args.seed)
-        steps = _metric(result, "env_runners", "num_env_steps_sampled_lifetime")
+        decisions, illegal = legal_action_check(algo.get_module(POLICY), args.players, args.preset, args.check_deals,
+                                                args.seed)
         algo.stop()
     finally:
         if started_ray:
             ray.shutdown()
+    steps = _metric(result, ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME)
+    sampled = steps / args.iterations if steps else None  # per iteration: batch_size, give or take an episode
+    sampling = _metric(result, TIMERS, ENV_RUNNER_SAMPLING_TIMER)  # RLlib's running mean, seconds per iteration
     return {
         "iterations": args.iterations,
         "env_steps": steps,
         "seconds": elapsed,
         "env_steps_per_second": steps / elapsed if steps else None,
-        "return_player_0": _metric(result, "env_runners", "agent_episode_returns_mean", "player_0"),
+        "sampling_seconds_per_iteration": sampling,
+        "update_seconds_per_iteration": _metric(result, TIMERS, LEARNER_UPDATE_TIMER),
+        "env_steps_per_second_per_runner": sampled / sampling / max(args.env_runners, 1)
+        if sampled and sampling else None,
+        "episode_length": _metric(result, ENV_RUNNER_RESULTS, EPISODE_LEN_MEAN),
+        "return_player_0": _metric(result, ENV_RUNNER_RESULTS, "agent_episode_returns_mean", "player_0"),
         "checkpoint": str(checkpoint),
         "check_decisions": decisions,
         "check_illegal": illegal,
@@ -276,7 +291,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"rllib_ppo: error: {err}", file=sys.stderr)
         return 2
     for key, value in summary.items():
-        print(f"{key:>22}: {value:.4g}" if isinstance(value, float) else f"{key:>22}: {value}")
+        print(f"{key:>31}: {value:.4g}" if isinstance(value, float) else f"{key:>31}: {value}")
     return 1 if summary["check_illegal"] else 0
 
 
