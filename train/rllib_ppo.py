@@ -1,7 +1,7 @@
 """RLlib PPO on ``bourre_v0``: one shared policy for every seat, the action mask applied in the model.
 
     python -m train.rllib_ppo --players 5 --iterations 50                    # a local Ray instance
-    python -m train.rllib_ppo --players 5 --iterations 500 --address auto --env-runners 63   # on a cluster
+    python -m train.rllib_ppo --players 5 --iterations 500 --address auto --env-runners 63  # a cluster
 
 An example of training on Ray's RLlib (its current API stack: RLModule, EnvRunner, Learner) rather
 than with the project's own trainers (``train.batched_ppo``); it needs ``pip install "bourre-rl[ray]"``.
@@ -83,8 +83,9 @@ class Args:
     """CPUs of the local Ray instance (default: all of this machine's); ignored with --address"""
     env_runners: int = 1
     """EnvRunner actors sampling in parallel, one CPU each (0: sample in the driver process)"""
-    envs_per_runner: int = 1
-    """environments stepped by each EnvRunner"""
+    envs_per_runner: int = 8
+    """environments stepped together by each EnvRunner (one forward pass for all of them: 8 samples about 6x
+    faster than 1)"""
     batch_size: int = 4000
     """env steps (decisions of all seats) sampled per iteration"""
     minibatch_size: int = 256
