@@ -19,9 +19,10 @@ than with the project's own trainers (``train.batched_ppo``); it needs ``pip ins
 
 Arguments: ``Args`` below (``--help``). Each iteration samples ``batch_size`` env steps with
 ``env_runners`` EnvRunner actors (0: in the driver) and runs ``epochs`` passes of minibatches of
-``minibatch_size``. At the end the script saves a checkpoint to ``run_dir`` (``Algorithm.from_checkpoint``
-restores it) and plays ``check_deals`` deals with the trained module, sampling every seat's action, and
-reports how many were illegal: 0 is the only correct answer (``legal_action_check``).
+``minibatch_size``. At the end the script saves a checkpoint to ``run_dir`` (the trained module alone:
+``RLModule.from_checkpoint(run_dir / "learner_group/learner/rl_module/shared")``) and plays ``check_deals``
+deals with the trained module, sampling every seat's action, and reports how many were illegal: 0 is the
+only correct answer (``legal_action_check``).
 
 On a cluster, ``--address auto`` from a node of the cluster (or ``ray://HOST:10001``) connects to it;
 each EnvRunner takes one CPU, so ``--env-runners`` is the cluster's CPUs less the driver's. Every node
