@@ -15,7 +15,7 @@ torch = pytest.importorskip("torch", reason='the RLlib example needs torch: pip 
 
 import ray  # noqa: E402
 from ray.rllib.core.columns import Columns  # noqa: E402
-from ray.rllib.core.rl_module.rl_module import RLModuleSpec  # noqa: E402
+from ray.rllib.core.rl_module.rl_module import RLModule, RLModuleSpec  # noqa: E402
 
 import bourre_env  # noqa: E402
 from train import rllib_ppo  # noqa: E402
@@ -69,7 +69,11 @@ def test_two_iterations_train_and_pick_only_legal_actions(ray_instance: None, tm
     # the check then samples the trained module in every seat of fresh deals.
     assert summary["env_steps"] >= 2 * args.batch_size
     assert summary["check_decisions"] >= 5 * 3 and summary["check_illegal"] == 0
-    assert (tmp_path / "run").is_dir() and any((tmp_path / "run").iterdir())
+    # The trained module alone, as the module docstring says to load it, plays legally too.
+    module = RLModule.from_checkpoint(tmp_path / "run" / "learner_group" / "learner" / "rl_module" / rllib_ppo.POLICY)
+    assert isinstance(module, rllib_ppo.MaskedPPOModule)
+    decisions, illegal = rllib_ppo.legal_action_check(module, players=3, preset="standard", deals=3, seed=1)
+    assert decisions > 0 and illegal == 0
 
 
 class _Unmasked:
