@@ -62,8 +62,8 @@ def test_module_gives_illegal_actions_no_probability() -> None:
 
 
 def test_two_iterations_train_and_pick_only_legal_actions(ray_instance: None, tmp_path: Path) -> None:
-    args = rllib_ppo.Args(players=3, iterations=2, env_runners=1, batch_size=200, minibatch_size=64, epochs=1,
-                          hidden=(32,), run_dir=tmp_path / "run", check_deals=5, progress=False)
+    args = rllib_ppo.Args(players=3, iterations=2, env_runners=1, envs_per_runner=1, batch_size=200, minibatch_size=64,
+                          epochs=1, hidden=(32,), run_dir=tmp_path / "run", check_deals=5, progress=False)
     summary = rllib_ppo.train(args)
     # The env raises on an illegal action, so sampling 400 steps already proves the runner's choices were legal;
     # the check then samples the trained module in every seat of fresh deals.
