@@ -2,6 +2,8 @@
 
 ``bourre eval --candidate heuristic --field random --players 4 7 --deals 500 --seed 0 --workers 2``
     duplicate evaluation (``train.evaluate``); prints a table, writes ``eval.json`` to ``--out``.
+``bourre eval ... --backend ray [--address auto]``
+    the same, as Ray tasks on a local Ray instance or a cluster (``train.ray_backend``); the same results.
 ``bourre eval --tournament random heuristic heuristic:tight --players 5 --deals 500``
     a tournament (``train.tournament``); prints ratings and the payoff matrix, writes
     ``tournament.json``, ``tournament.md`` and one ``tournament_{N}p.png`` per table size.
@@ -84,6 +86,11 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--deals", type=_positive, default=500, help="deals per table size (default: 500)")
     ev.add_argument("--seed", type=_seed, default=0, help="seed of the deals and the agents (default: 0)")
     ev.add_argument("--workers", type=_positive, default=1, help="processes (default: 1); does not change results")
+    ev.add_argument("--backend", choices=("local", "ray"), default="local",
+                    help="local: processes on this machine (default); ray: Ray tasks, same results (pip extra [ray])")
+    ev.add_argument("--address", default=None, metavar="ADDRESS",
+                    help="with --backend ray: the cluster (auto, ray://HOST:10001); default: a local Ray instance "
+                         "of --workers CPUs")
     ev.add_argument("--out", type=Path, default=None,
                     help="output folder, created if missing; files of an earlier evaluation in it are replaced "
                          "(default: runs/eval, or runs/tournament with --tournament)")
@@ -249,7 +256,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         if args.save_histories is not None:
             raise ValueError("--save-histories: only with --candidate")
         report = tournament(args.tournament, players=args.players, deals=args.deals, seed=args.seed,
-                            workers=args.workers, progress=not args.no_progress, rule_options=options)
+                            workers=args.workers, progress=not args.no_progress, rule_options=options,
+                            backend=args.backend, address=args.address)
         elapsed = time.perf_counter() - started
         _print_tournament(console, report)
         paths = report.save(out)
@@ -259,13 +267,15 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         field = args.field[0] if len(args.field) == 1 else args.field
         ereport = evaluate(args.candidate, field, players=args.players, deals=args.deals, seed=args.seed,
                            workers=args.workers, progress=not args.no_progress, rule_options=options,
-                           histories=args.save_histories)
+                           histories=args.save_histories, backend=args.backend, address=args.address)
         elapsed = time.perf_counter() - started
         _print_eval(console, ereport)
         out.mkdir(parents=True, exist_ok=True)
         paths = [out / "eval.json"]
         paths[0].write_text(json.dumps(ereport.to_dict(), indent=2) + "\n")
-    console.print(f"{elapsed:.1f} s with {args.workers} worker(s); wrote {', '.join(str(p) for p in paths)}")
+    where = (f"the Ray cluster at {args.address}" if args.address else
+             f"a local Ray instance of {args.workers} CPU(s)" if args.backend == "ray" else f"{args.workers} worker(s)")
+    console.print(f"{elapsed:.1f} s with {where}; wrote {', '.join(str(p) for p in paths)}")
     return 0
 
 

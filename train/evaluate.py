@@ -34,7 +34,8 @@ candidate or the field's agent, is seeded from ``(seed, N, chunk, 1 + s)``. The 
 draws the random stream that the field's agent of its seat draws at every other table, and a
 candidate that is the field's agent replays the all-field table exactly in every rotation, seeded
 agents (the random agent, the heuristic's tie-breaks) included. Chunks run in ``workers``
-processes and are combined in order, so the report does not depend on the number of workers.
+processes (or as Ray tasks: ``backend="ray"``, ``train.ray_backend``) and are combined in order, so the
+report depends neither on the number of workers nor on the backend.
 Workers are *spawned* (fresh interpreters: forking a process that holds threads can deadlock),
 so they know only the agents that ``import agents`` registers, and a script that calls
 ``evaluate(workers=2)`` needs the usual ``if __name__ == "__main__":`` guard.
@@ -124,7 +125,7 @@ from bourre_env.rules import Rules
 from bourre_env.view import StateView
 
 __all__ = [
-    "CHUNK_DEALS", "Deals", "EvalReport", "SideStats", "TableReport", "evaluate", "make_deals", "play_deal",
+    "BACKENDS", "CHUNK_DEALS", "Deals", "EvalReport", "SideStats", "TableReport", "evaluate", "make_deals", "play_deal",
     "run_jobs", "seat_outcomes", "t_interval", "t_quantile",
 ]
 
@@ -204,9 +205,26 @@ _Job = TypeVar("_Job")
 _Result = TypeVar("_Result")
 
 
+BACKENDS = ("local", "ray")
+"""Where chunks run: ``local``, a process pool on this machine; ``ray``, Ray tasks (``train.ray_backend``)."""
+
+
+def check_backend(backend: str, address: str | None) -> None:
+    if backend not in BACKENDS:
+        raise ValueError(f"backend: expected one of {BACKENDS}, got {backend!r}")
+    if address is not None and backend != "ray":
+        raise ValueError(f"address: a Ray cluster's address goes with backend 'ray', got backend {backend!r}")
+
+
 def run_jobs(fn: Callable[[_Job], _Result], jobs: Sequence[_Job], sizes: Sequence[int], workers: int,
-             progress: bool, desc: str) -> list[_Result]:
-    """``[fn(job) for job in jobs]``, in ``workers`` processes, with a progress bar counting ``sizes``."""
+             progress: bool, desc: str, backend: str = "local", address: str | None = None) -> list[_Result]:
+    """``[fn(job) for job in jobs]``, in ``workers`` processes, with a progress bar counting ``sizes``; with
+    ``backend="ray"``, as Ray tasks on a local instance of ``workers`` CPUs or the cluster at ``address``."""
+    check_backend(backend, address)
+    if backend == "ray":
+        from train.ray_backend import run_jobs_ray  # local: Ray is an optional extra
+
+        return run_jobs_ray(fn, jobs, sizes, workers, progress, desc, address)
     results: list[Any] = [None] * len(jobs)
     with tqdm(total=sum(sizes), disable=not progress, unit="deal", desc=desc, dynamic_ncols=True) as bar:
         if workers <= 1 or len(jobs) <= 1:
@@ -456,11 +474,17 @@ def check_specs(specs: Sequence[str]) -> None:
 
 def evaluate(candidate: str, field: str | Sequence[str] = "random", players: int | Sequence[int] = (5,),
              deals: int = 500, seed: int = 0, workers: int = 1, progress: bool = True,
-             rule_options: Mapping[str, Any] | None = None, histories: str | Path | None = None) -> EvalReport:
+             rule_options: Mapping[str, Any] | None = None, histories: str | Path | None = None,
+             backend: str = "local", address: str | None = None) -> EvalReport:
     """Duplicate evaluation of ``candidate`` against ``field`` at each table size (see the module docstring).
 
     ``rule_options`` are ``Rules`` fields (``{"tie": "divide"}``) applied at every table size; ``histories``, a
-    folder for one hand history per game (``bourre_env.history``; see Hand histories in the module docstring)."""
+    folder for one hand history per game (``bourre_env.history``; see Hand histories in the module docstring);
+    ``backend``, ``"local"`` (processes) or ``"ray"`` (Ray tasks, on the cluster at ``address`` if given:
+    ``train.ray_backend``), which does not change the report."""
+    check_backend(backend, address)
+    if histories is not None and backend != "local":
+        raise ValueError("histories: only with backend 'local' (Ray workers would write them on their own disks)")
     sizes = [players] if isinstance(players, int) else list(players)
     if not sizes:
         raise ValueError("players: at least one table size is needed")
@@ -481,7 +505,7 @@ def evaluate(candidate: str, field: str | Sequence[str] = "random", players: int
                                  all_deals.slice(start, stop), None if histories is None else str(histories)))
             owner.append(i)
     results = run_jobs(_run_eval_job, jobs, [len(j.deals) for j in jobs], workers, progress,
-                       f"eval {candidate}")
+                       f"eval {candidate}", backend, address)
     tables = []
     for i in range(len(sizes)):
         mine = [r for r, o in zip(results, owner, strict=True) if o == i]

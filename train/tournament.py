@@ -16,7 +16,7 @@ distinct ones, in a shuffled order. The deal is then played ``N`` times, the lin
 seat each time, so every lineup member holds every seat's cards once (each agent sits in each
 seat position equally, and seat luck cancels within the deal). Agents are built per chunk of
 ``CHUNK_DEALS`` deals, seeded from ``(seed, N, chunk, agent, copy)``, and reset before every
-deal; chunks run in ``workers`` processes and are combined in order.
+deal; chunks run in ``workers`` processes (or as Ray tasks: ``backend="ray"``) and are combined in order.
 
 One deal is one *match*. An agent's *score* in a match is its chips per deal (in antes),
 averaged over its seats and the rotations.
@@ -349,10 +349,11 @@ class TournamentReport:
 
 def tournament(pool: Sequence[str], players: int | Sequence[int] = (5,), deals: int = 500, seed: int = 0,
                workers: int = 1, progress: bool = True, rule_options: Mapping[str, Any] | None = None,
-               baseline: str | None = None) -> TournamentReport:
+               baseline: str | None = None, backend: str = "local", address: str | None = None) -> TournamentReport:
     """Mixed tables of ``pool`` agents over fixed deals at each table size (see the module docstring).
 
-    ``baseline`` is the agent of the all-baseline table behind the replacement advantage (default: ``pool[0]``)."""
+    ``baseline`` is the agent of the all-baseline table behind the replacement advantage (default: ``pool[0]``);
+    ``backend`` and ``address`` choose where chunks run, as in ``train.evaluate.evaluate``."""
     pool = list(pool)
     if len(pool) < 2:
         raise ValueError(f"pool: a tournament needs at least 2 agents, got {pool}")
@@ -374,7 +375,8 @@ def tournament(pool: Sequence[str], players: int | Sequence[int] = (5,), deals: 
             jobs.append(_Job(tuple(pool), reference, {**options, "num_players": n}, seed, chunk,
                              fixed.slice(start, stop), lineups[start:stop]))
             owner.append(i)
-    results = run_jobs(_run_job, jobs, [len(j.deals) for j in jobs], workers, progress, "tournament")
+    results = run_jobs(_run_job, jobs, [len(j.deals) for j in jobs], workers, progress, "tournament", backend,
+                       address)
     tables = []
     for i in range(len(sizes)):
         mine = [r for r, o in zip(results, owner, strict=True) if o == i]
