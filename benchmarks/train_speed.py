@@ -315,7 +315,8 @@ def measure_batched(opts: argparse.Namespace) -> dict[str, Any]:
     from agents.ppo import save_policy
     from train.batched_ppo import Args as BatchedArgs
     from train.batched_ppo import ppo_update
-    from train.batched_rollout import Collector, PolicyNet
+    from train.batched_rollout import Collector
+    from train.policy_net import PolicyNet
 
     pool = dict(zip(("pool_learner", "pool_heuristic", "pool_random", "pool_snapshot"), opts.pool or (), strict=False))
     args = BatchedArgs(seed=opts.seed, players=tuple(opts.players), torch_threads=opts.torch_threads, progress=False,

@@ -95,13 +95,8 @@ from tqdm.auto import tqdm
 from agents.heuristic_batch import BatchHeuristic
 from agents.ppo import save_policy
 from train import runs
-from train.batched_rollout import (
-    Collector,
-    PolicyNet,
-    SeatPool,
-    gae,
-    masked_logits,
-)
+from train.batched_rollout import Collector, SeatPool, gae
+from train.policy_net import PolicyNet, masked_logits
 from train.run_dir import check_json_fields, claim_run_dir
 from train.runs import CtrlC, RunState, eval_row, evaluate_policy_file, read_json
 
