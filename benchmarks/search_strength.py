@@ -11,7 +11,7 @@ Usage
 -----
 ::
 
-    python benchmarks/search_strength.py                              # the README's plot (500 deals a point)
+    python benchmarks/search_strength.py                              # docs/search.md's plot (150 deals a point)
     python benchmarks/search_strength.py --pimc 4 16 --ismcts 32 --deals 50 --out /tmp/strength
 """
 
@@ -91,10 +91,10 @@ def plot(rows: list[dict], path: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--pimc", nargs="*", type=int, default=[4, 16, 64, 256], help="worlds")
-    parser.add_argument("--ismcts", nargs="*", type=int, default=[32, 128, 512], help="iterations")
+    parser.add_argument("--pimc", nargs="*", type=int, default=[4, 16, 64], help="worlds")
+    parser.add_argument("--ismcts", nargs="*", type=int, default=[16, 48, 100], help="iterations")
     parser.add_argument("--players", type=int, default=5)
-    parser.add_argument("--deals", type=int, default=500)
+    parser.add_argument("--deals", type=int, default=150)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--seconds", type=float, default=20.0, help="wall time of each timing")
