@@ -91,8 +91,8 @@ def plot(rows: list[dict], path: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--pimc", nargs="*", type=int, default=[4, 16, 64], help="worlds")
-    parser.add_argument("--ismcts", nargs="*", type=int, default=[16, 48, 100], help="iterations")
+    parser.add_argument("--pimc", nargs="*", type=int, default=[4, 16, 64, 256], help="worlds")
+    parser.add_argument("--ismcts", nargs="*", type=int, default=[16, 48, 100, 400], help="iterations")
     parser.add_argument("--players", type=int, default=5)
     parser.add_argument("--deals", type=int, default=150)
     parser.add_argument("--seed", type=int, default=0)
