@@ -16,7 +16,10 @@ of that time. Two ways of driving the games:
 For every agent the table gives decisions per second (over the time spent in ``act``) and the median
 and 95th percentile of the time of one decision, in milliseconds: what a per-decision budget is held
 to (the search agents' ``ms`` option, the 20 ms of ``pimc``'s target). Decisions with a single legal
-action count too: every agent answers them at once.
+action count too: every agent answers them at once. Each decision is timed twice: by the wall clock,
+and by the CPU time of the measuring thread (``time.thread_time``), which is what the decision costs
+on one core even when other processes share the machine (the wall clock then also counts the time
+the process waited for a core; on an idle machine the two agree).
 
 The agents are built with ``agents.make(spec, seed)``. Every configuration gets an untimed
 warm-up first. Single-process, single-thread figures (the thread-count variables of numba and
@@ -59,15 +62,20 @@ import bourre_env  # noqa: E402
 TARGET = 20_000.0
 """Decisions per second the heuristic must reach."""
 WARMUP_DECISIONS = 500
+CLOCKS = ("wall", "cpu", "both")
 
 
 def measure(spec: str, players: int, driver: str, seconds: float, seed: int,
-            warmup: int = WARMUP_DECISIONS) -> np.ndarray:
-    """Seconds of every timed ``act`` call over random deals until ``seconds`` of wall time pass."""
+            warmup: int = WARMUP_DECISIONS, clock: str = "wall") -> np.ndarray:
+    """Seconds of every timed ``act`` call over random deals until ``seconds`` of wall time pass: by the wall
+    clock (``clock="wall"``), or the CPU time of this thread (``"cpu"``), or both as rows ``(wall, cpu)``
+    (``"both"``, shape ``(2, decisions)``)."""
+    if clock not in CLOCKS:
+        raise ValueError(f"clock: expected one of {CLOCKS}, got {clock!r}")
     env = bourre_env.env(num_players=players)
     table = [agents.make(spec, seed + s) for s in range(players)]
     rng = np.random.default_rng(seed)
-    times: list[float] = []
+    times: list[tuple[float, float]] = []
     deadline = time.perf_counter() + seconds
     episode = 0
     while True:
@@ -81,9 +89,9 @@ def measure(spec: str, players: int, driver: str, seconds: float, seed: int,
                 env.step(None)
                 continue
             seat = env.unwrapped.agent_name_mapping[name]
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.thread_time()
             action = table[seat].act(obs)
-            elapsed = time.perf_counter() - start
+            elapsed = (time.perf_counter() - start, time.thread_time() - start_cpu)
             if not obs["action_mask"][action]:
                 raise RuntimeError(f"{spec} chose the illegal action {action}")
             if warmup > 0:
@@ -95,7 +103,16 @@ def measure(spec: str, players: int, driver: str, seconds: float, seed: int,
                 action = int(legal[rng.integers(legal.size)])
             env.step(action)
         if time.perf_counter() >= deadline and times:
-            return np.asarray(times)
+            both = np.asarray(times).T
+            return both if clock == "both" else both[CLOCKS.index(clock)]
+
+
+def load_average() -> str:
+    """The load averages over 1, 5 and 15 minutes (timings on a shared machine are read beside them)."""
+    try:
+        return ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "unavailable"
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -113,17 +130,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    print(f"uptime: {load_average()}")
     print(f"{'agent':<34} {'players':>7} {'driver':>7} {'decisions':>10} {'decisions/s':>12} {'median ms':>10} "
-          f"{'p95 ms':>8}")
+          f"{'p95 ms':>8} {'cpu median ms':>14} {'cpu p95 ms':>11}")
     for spec in args.agents:
         for players in args.players:
             for driver in args.drivers:
-                times = measure(spec, players, driver, args.seconds, args.seed, args.warmup)
-                rate = times.size / times.sum()
-                median, p95 = (float(np.percentile(times, q)) * 1000.0 for q in (50, 95))
+                wall, cpu = measure(spec, players, driver, args.seconds, args.seed, args.warmup, clock="both")
+                rate = wall.size / wall.sum()
+                median, p95, cpu_median, cpu_p95 = (float(np.percentile(t, q)) * 1000.0
+                                                    for t in (wall, cpu) for q in (50, 95))
                 flag = "" if not spec.startswith("heuristic") or rate >= TARGET else f"  (below {TARGET:,.0f})"
-                print(f"{spec:<34} {players:>7} {driver:>7} {times.size:>10,} {rate:>12,.0f} {median:>10.3f} "
-                      f"{p95:>8.2f}{flag}", flush=True)
+                print(f"{spec:<34} {players:>7} {driver:>7} {wall.size:>10,} {rate:>12,.0f} {median:>10.3f} "
+                      f"{p95:>8.2f} {cpu_median:>14.3f} {cpu_p95:>11.2f}{flag}", flush=True)
+    print(f"uptime: {load_average()}")
     return 0
 
 

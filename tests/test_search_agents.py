@@ -176,3 +176,32 @@ def test_bad_specs_and_options_are_refused() -> None:
     assert agents.make("pimc").name == "pimc" and agents.make("ismcts:32").name == "ismcts:32"
     with pytest.raises(ValueError, match="allows no action"):
         agents.make("pimc").act({"observation": np.zeros(10, np.float32), "action_mask": np.zeros(117, np.int8)})
+
+
+def test_agents_speed_times_each_decision_by_the_wall_and_the_cpu_clock() -> None:
+    from benchmarks.agents_speed import measure
+
+    wall, cpu = measure("pimc:2,rollout=random,infer=0", 3, "self", 0.2, seed=0, warmup=2, clock="both")
+    assert wall.shape == cpu.shape and wall.size > 0
+    assert (cpu >= 0).all() and (cpu <= wall + 1e-3).all(), "one thread cannot use more CPU time than wall time"
+    assert measure("random", 3, "random", 0.05, seed=0, warmup=0, clock="cpu").ndim == 1
+    with pytest.raises(ValueError, match="clock"):
+        measure("random", 3, "self", 0.05, seed=0, clock="sundial")
+
+
+def test_search_strength_writes_its_figures_and_plot(tmp_path: Any) -> None:
+    pytest.importorskip("matplotlib", reason="the plot needs matplotlib (the eval extra)")
+    import json
+
+    from benchmarks.search_strength import main
+
+    out = tmp_path / "strength"
+    assert main(["--pimc", "2", "--ismcts", "4", "--players", "3", "--deals", "2", "--seconds", "0.1",
+                 "--out", str(out)]) == 0
+    rows = json.loads(out.with_suffix(".json").read_text())
+    assert [(r["family"], r["budget"]) for r in rows] == [("pimc", 2), ("ismcts", 4)]
+    for r in rows:
+        low, high = r["replacement_advantage_ci95"]
+        assert low <= r["replacement_advantage"] <= high
+        assert 0 < r["cpu_median_ms"] <= r["cpu_p95_ms"] and r["decisions_timed"] > 0
+    assert out.with_suffix(".png").stat().st_size > 1000
