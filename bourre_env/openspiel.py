@@ -184,7 +184,8 @@ class BourreGame(pyspiel.Game):
         dealer = given.get("dealer", -1)
         n = self.rules.num_players
         if isinstance(dealer, bool) or not isinstance(dealer, int) or not -1 <= dealer < n:
-            raise ValueError(f"{GAME_NAME}: dealer must be -1 (drawn by chance) or a seat in 0..{n - 1}, got {dealer!r}")
+            raise ValueError(f"{GAME_NAME}: dealer must be -1 (drawn by chance) or a seat in 0..{n - 1}, "
+                             f"got {dealer!r}")
         self.first_dealer = dealer
         self.config_key = json.dumps(given, sort_keys=True)
         bound = _utility_bound(self.rules)
@@ -562,7 +563,7 @@ def observation_text(vector: np.ndarray) -> str:
     fields = (np.searchsorted(_FIELD_STARTS, nonzero, side="right") - 1).tolist()
     values = vector[nonzero].tolist()
     grouped: dict[int, list[tuple[int, float]]] = {}
-    for f, at, value in zip(fields, nonzero.tolist(), values):
+    for f, at, value in zip(fields, nonzero.tolist(), values, strict=False):
         grouped.setdefault(f, []).append((at - _FIELD_STARTS_LIST[f], value))
     parts = []
     for f, entries in grouped.items():

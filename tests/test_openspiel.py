@@ -218,7 +218,7 @@ def test_the_env_reshuffle_is_met_as_chance() -> None:
         while not state.is_terminal():
             if state.is_chance_node():
                 outcomes = state.chance_outcomes()
-                actions, probs = zip(*outcomes)
+                actions, probs = zip(*outcomes, strict=False)
                 state.apply_action(int(rng.choice(actions, p=probs)))
             else:
                 legal = state.legal_actions()
