@@ -57,9 +57,6 @@ def test_get_all_states_on_a_small_deck() -> None:
         if state.is_chance_node():
             assert math.isclose(sum(p for _, p in state.chance_outcomes()), 1.0)
             assert all(p > 0 for _, p in state.chance_outcomes())
-    drawing = get_all_states(load(TINY_DRAW), include_terminals=True, include_chance_states=True)
-    draws = [s for s in drawing.values() if s.is_chance_node() and "drawing" in str(s)]
-    assert len(drawing) > len(states) and draws
 
 
 def test_parameters_are_the_rules_fields() -> None:
@@ -91,44 +88,35 @@ def test_each_hand_is_dealt_once_with_its_probability() -> None:
     assert all(math.isclose(p, 1 / 840) for p in paths.values())
 
 
-def test_perfect_recall_on_small_games() -> None:
+@pytest.mark.parametrize("params", [TINY, TINY_DRAW], ids=["no-draw", "draw"])
+def test_perfect_recall_on_small_games(params: dict) -> None:
     """States that share a player's information state share that player's whole past: every information state and
-    action of the player before it."""
-    for params in (TINY, TINY_DRAW):
-        game = load(params)
-        seen: dict[str, tuple] = {}
-        stack = [(game.new_initial_state(), ((),) * game.num_players())]
-        while stack:
-            state, pasts = stack.pop()
-            if state.is_terminal():
-                continue
-            if state.is_chance_node():
-                stack.extend((state.child(a), pasts) for a, _ in state.chance_outcomes())
-                continue
-            player = state.current_player()
-            info = state.information_state_string()
-            assert seen.setdefault(info, pasts[player]) == pasts[player], info
-            for action in state.legal_actions():
-                grown = list(pasts)
-                grown[player] = (*pasts[player], info, action)
-                stack.append((state.child(action), tuple(grown)))
-
-
-def test_information_state_tensor_separates_what_the_string_separates() -> None:
-    game = load(TINY_DRAW)
+    action of the player before it; and the information state tensor separates exactly what the string does."""
+    game = load(params)
+    seen: dict[str, tuple] = {}
     by_tensor: dict[bytes, set[str]] = defaultdict(set)
-    stack = [game.new_initial_state()]
+    draws = 0
+    stack = [(game.new_initial_state(), ((),) * game.num_players())]
     while stack:
-        state = stack.pop()
+        state, pasts = stack.pop()
         if state.is_terminal():
             continue
         if state.is_chance_node():
-            stack.extend(state.child(a) for a, _ in state.chance_outcomes())
+            draws += "drawing" in str(state)
+            assert math.isclose(sum(p for _, p in state.chance_outcomes()), 1.0)
+            stack.extend((state.child(a), pasts) for a, _ in state.chance_outcomes())
             continue
-        by_tensor[np.asarray(state.information_state_tensor(), np.float32).tobytes()].add(
-            state.information_state_string())
-        stack.extend(state.child(a) for a in state.legal_actions())
+        player = state.current_player()
+        info = state.information_state_string()
+        assert seen.setdefault(info, pasts[player]) == pasts[player], info
+        by_tensor[np.asarray(state.information_state_tensor(), np.float32).tobytes()].add(info)
+        for action in state.legal_actions():
+            grown = list(pasts)
+            grown[player] = (*pasts[player], info, action)
+            stack.append((state.child(action), tuple(grown)))
     assert all(len(strings) == 1 for strings in by_tensor.values())
+    assert len(by_tensor) == len(seen)
+    assert (draws > 0) == (params["max_discard"] > 0)
 
 
 # ---------------------------------------------------------------------------- the same deals through bourre_v0

@@ -29,7 +29,7 @@ def test_notebook_is_stored_without_outputs() -> None:
 
 def test_notebook_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BOURRE_NOTEBOOK_CFR_ITERATIONS", "50")
-    monkeypatch.setenv("BOURRE_NOTEBOOK_EXPLOIT_STEPS", "2048")
+    monkeypatch.setenv("BOURRE_NOTEBOOK_EXPLOIT_STEPS", "1024")
     monkeypatch.setenv("BOURRE_NOTEBOOK_EXPLOIT_DEALS", "8")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
     nb = nbformat.read(NOTEBOOK, as_version=4)
@@ -39,11 +39,11 @@ def test_notebook_runs(monkeypatch: pytest.MonkeyPatch) -> None:
 
     text = "\n".join(output.get("text", "") for cell in code_cells(nb) for output in cell.outputs
                      if output.output_type == "stream")
-    assert "CFR+ iterations: 50; exploiter steps: 2,048; deals: 8" in text
+    assert "CFR+ iterations: 50; exploiter steps: 1,024; deals: 8" in text
     assert "returns (chips):" in text
-    assert "'states': 8829" in text and "CFR+ iteration    50: NashConv" in text
+    assert "'states': 429" in text and "CFR+ iteration    50: NashConv" in text
     for agent in ("random", "heuristic", "ppo"):
         assert f"{agent:>9}: NashConv " in text
-    assert "exploiter of heuristic at 5 players, 2,048 steps" in text
+    assert "exploiter of heuristic at 5 players, 1,024 steps" in text
     assert any(output.output_type == "display_data" and "image/png" in output.get("data", {})
                for cell in code_cells(nb) for output in cell.outputs), "the NashConv curve is drawn"
