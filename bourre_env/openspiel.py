@@ -10,7 +10,6 @@ by field: ``parameters(rules)`` turns any ``Rules`` (a preset adjusted as usual)
 
     game = pyspiel.load_game("python_bourre", parameters(Rules.from_options("four_card", num_players=3)))
 
-
 =========================== ================================================================================
 parameter                   meaning
 =========================== ================================================================================
