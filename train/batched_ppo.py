@@ -194,6 +194,9 @@ class Args:
     """steps between snapshots of the learner added to the opponent pool"""
     max_snapshots: int = 8
     """snapshots kept in the pool (the most recent)"""
+    opponent_policy: Path | None = None
+    """a frozen policy file (agents.ppo format) that plays every seat but the learner's, instead of the pool; the
+    learner's snapshots are still saved but never join the pool (bourre exploit: a best response to that policy)"""
 
     eval_every: int = 750_000
     """steps between evaluations against the heuristic field, the first at step 0 (0: none during training)"""
@@ -244,8 +247,12 @@ class Args:
             raise ValueError(f"device: {self.device!r} asked for, but torch sees {torch.cuda.device_count()} CUDA "
                              f"device(s)")
         self.pool()  # raises on bad weights
+        if self.opponent_policy is not None and not Path(self.opponent_policy).is_file():
+            raise ValueError(f"opponent_policy: no policy file at {self.opponent_policy}")
 
     def pool(self) -> SeatPool:
+        if self.opponent_policy is not None:
+            return SeatPool(0.0, 0.0, 0.0, 1.0)  # the one snapshot slot holds opponent_policy
         return SeatPool(self.pool_learner, self.pool_heuristic, self.pool_random, self.pool_snapshot)
 
     def to_json(self) -> dict[str, Any]:
@@ -259,8 +266,9 @@ class Args:
         for name in ("players", "hidden", "eval_players", "imitation_players"):
             if name in values:
                 values[name] = tuple(values[name])
-        if values.get("run_dir") is not None:
-            values["run_dir"] = Path(values["run_dir"])
+        for name in ("run_dir", "opponent_policy"):
+            if values.get(name) is not None:
+                values[name] = Path(values[name])
         args = cls(**values)
         try:
             args.validate()
@@ -493,7 +501,7 @@ def run(args: Args, given: set[str] | None = None) -> Path:
     # ---- the tables; a resumed run deals new ones, seeded by where it stands
     collector = Collector(net, args.players, args.tables, args.pool(), seed=args.seed * 1_000_003 + state.num_timesteps,
                           reward_scale=args.reward_scale, device=device)
-    collector.set_snapshots(state.snapshots)
+    collector.set_snapshots([str(args.opponent_policy)] if args.opponent_policy is not None else state.snapshots)
     rng = np.random.default_rng([args.seed, state.num_timesteps, 5])
     writer = _summary_writer(run_dir / "tb")
     last_eval = ""
@@ -502,7 +510,8 @@ def run(args: Args, given: set[str] | None = None) -> Path:
         path = export(net, run_dir / "snapshots" / f"step_{state.num_timesteps:010d}.npz",
                       {**meta, "num_timesteps": state.num_timesteps})
         state.snapshots = [*state.snapshots, str(path)][-args.max_snapshots:]
-        collector.set_snapshots(state.snapshots)
+        if args.opponent_policy is None:
+            collector.set_snapshots(state.snapshots)
         writer.add_scalar("charts/pool_snapshots", len(state.snapshots), state.num_timesteps)
 
     def evaluate() -> str:

@@ -11,6 +11,9 @@
     self-play training: batched in-process PPO (``train.batched_ppo``, the default) or MaskablePPO over
     subprocess envs (``--trainer sb3``, ``train.ppo_selfplay``); ``bourre train [--trainer sb3] --help``
     lists every argument; ends by printing the new agent's evaluation against the random and heuristic fields.
+``bourre exploit --agent heuristic --players 5 [--steps N]`` / ``bourre exploit --exact [CONFIG ...]``
+    how exploitable an agent is: a trained best response at full size, or exact NashConv on small Bourré
+    (``train.exploit``, ``train.exploitability``; --exact needs the openspiel extra).
 ``bourre bench [throughput|agents|train] [ARGS...]``
     the speed benchmarks of ``benchmarks/`` (from a source checkout), with their own arguments.
 ``bourre serve [--port 8000]``
@@ -131,6 +134,8 @@ def build_parser() -> argparse.ArgumentParser:
     # Listed for --help; main() hands their arguments to the training script and the benchmarks unparsed.
     commands.add_parser("train", help="self-play training: batched PPO, or MaskablePPO with --trainer sb3 "
                                       "(bourre train --help for its arguments)", add_help=False)
+    commands.add_parser("exploit", help="an agent's exploitability: a trained best response, or exact NashConv on "
+                                        "small Bourré (bourre exploit --help)", add_help=False)
     commands.add_parser("bench", help=f"speed benchmarks: bourre bench {{{','.join(BENCHMARKS)}}} [ARGS]",
                         add_help=False)
     return parser
@@ -219,6 +224,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return train_main(rest)
     if argv[:1] == ["bench"]:
         return _cmd_bench(argv[1:])
+    if argv[:1] == ["exploit"]:
+        from train.exploit import main as exploit_main
+
+        return exploit_main(argv[1:])
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
