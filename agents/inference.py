@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit
 
 from agents.heuristic_batch import FLOAT_WORK, INT_WORK, heuristic_action, params_array
-from bourre_env import core, observation
+from bourre_env import core, observation, view
 from bourre_env.sampler import EV_ACTION, EV_DRAW, EV_HIDDEN, WorldSampler
 
 __all__ = ["model_worlds", "public_outcome", "MISMATCH"]
@@ -40,10 +40,10 @@ _HEURISTIC = params_array("default")
 def public_outcome(s: np.ndarray, p: np.ndarray, action: int) -> int:
     """What the others see of a decision: the action, a draw reduced to the number of the hand's cards discarded
     and whether a dealer who may take the turned card left it."""
-    if s[core.S_PHASE] != core.DECIDE or action < core.STAY_BASE:
+    if view.phase_of(s) != core.DECIDE or action < core.STAY_BASE:
         return action
     positions = action - core.STAY_BASE
-    surplus = core._surplus_position(s, p, s[core.S_CUR])
+    surplus = core._surplus_position(s, p, view.to_act(s))
     return core.STAY_BASE + 2 * core.popcount(positions & ~surplus) + (1 if positions & surplus else 0)
 
 
@@ -75,7 +75,7 @@ def _replay_with_model(states: np.ndarray, p: np.ndarray, first: int, kinds: np.
         for e in range(first, kinds.shape[0]):
             q = seats[e]
             if kinds[e] == EV_DRAW:
-                recorded = core.STAY_BASE + _positions(s[core.S_HAND + q], discards[b, q])
+                recorded = core.STAY_BASE + _positions(view.hand_of(s, q), discards[b, q])
             else:
                 recorded = args[e]
             a = recorded
@@ -92,7 +92,7 @@ def _replay_with_model(states: np.ndarray, p: np.ndarray, first: int, kinds: np.
                 break
         if not alive[b]:
             continue
-        s[core.S_POT] = pot
+        core.set_pot(s, pot)
         observation.encode(s.copy(), p, 0, obs)
         for i in range(target.shape[0]):
             if obs[i] != target[i]:

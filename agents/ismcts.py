@@ -43,7 +43,7 @@ from agents.heuristic import HeuristicAgent
 from agents.inference import model_worlds, public_outcome
 from agents.pimc import draw_candidates, parse_options
 from agents.rollout import Rollout
-from bourre_env import core, observation
+from bourre_env import core, observation, view
 from bourre_env.observation import O_PHASE, OBS_SIZE
 from bourre_env.rules import Rules
 from bourre_env.sampler import WorldSampler
@@ -75,10 +75,10 @@ class _Node:
 @njit(cache=True)
 def _settled_for(s: np.ndarray) -> bool:
     """The deal is over for the observer (seat 0): settled, or the observer passed for good."""
-    phase = s[core.S_PHASE]
+    phase = view.phase_of(s)
     if phase == core.DEAL_OVER or phase == core.GAME_OVER:
         return True
-    return s[core.S_DECISION] == core.PASSED and phase != core.DECLARE
+    return view.decision_of(s, 0) == core.PASSED and phase != core.DECLARE
 
 
 class ISMCTSAgent:
@@ -171,7 +171,7 @@ class ISMCTSAgent:
                 pool = np.concatenate([pool, self._worlds(sampler, vector, min(ahead, self.iterations - done))])
             states = np.ascontiguousarray(pool[:size])
             pool = pool[size:]
-            base = states[:, core.S_REWARD].astype(np.float64)
+            base = states[:, view.rewards_column(0)].astype(np.float64)
             paths: list[list[tuple[_Node, int]]] = [[] for _ in range(size)]
             nodes = [root] * size
             walking = [True] * size
@@ -184,7 +184,7 @@ class ISMCTSAgent:
                     if _settled_for(s):
                         walking[b] = False
                         continue
-                    if s[core.S_CUR] != 0:
+                    if view.to_act(s) != 0:
                         others.append(b)
                         continue
                     observation.observe(s, p, 0, obs_row[0], mask_row[0])
@@ -204,17 +204,17 @@ class ISMCTSAgent:
                     obs = np.zeros((rows.size, OBS_SIZE), dtype=np.float32)
                     masks = np.zeros((rows.size, core.NUM_ACTIONS), dtype=np.int8)
                     for i, b in enumerate(others):
-                        observation.observe(states[b], p, int(states[b, core.S_CUR]), obs[i], masks[i])
+                        observation.observe(states[b], p, view.to_act(states[b]), obs[i], masks[i])
                     answers = self.rollout.actions(obs, masks)
                     for i, b in enumerate(others):
                         s = states[b]
-                        seat = int(s[core.S_CUR])
+                        seat = view.to_act(s)
                         key = (seat, int(public_outcome(s, p, int(answers[i]))))
                         if not core.step(s, p, int(answers[i])):
                             raise RuntimeError(f"rollout policy chose the illegal action {int(answers[i])}")
                         nodes[b] = nodes[b].child(key)
             self.rollout.run(states, p, me=0)
-            gains = (states[:, core.S_REWARD] - base) / scale
+            gains = (states[:, view.rewards_column(0)] - base) / scale
             for b in range(size):
                 for node, a in paths[b]:
                     node.total[a] += gains[b]

@@ -35,7 +35,7 @@ from agents.base import Observation, legal_actions
 from agents.heuristic import HeuristicAgent
 from agents.inference import model_worlds
 from agents.rollout import Rollout
-from bourre_env import core
+from bourre_env import core, view
 from bourre_env.observation import O_HAND, O_PHASE, O_TRUMP, OBS_SIZE
 from bourre_env.rules import Rules
 from bourre_env.sampler import WorldSampler
@@ -181,12 +181,12 @@ class PIMCAgent:
         while played < self.worlds:
             chunk = self.worlds - played if self.ms is None else min(CHUNK_WORLDS, self.worlds - played)
             worlds = self.draw_worlds(sampler, vector, chunk)
-            base = worlds[:, core.S_REWARD].astype(np.float64)
+            base = worlds[:, view.rewards_column(0)].astype(np.float64)
             rows = np.repeat(worlds[np.newaxis], len(rolled), axis=0).reshape(-1, core.STATE_SIZE)
             rows = np.ascontiguousarray(rows)
             _apply(rows, params, np.asarray(rolled, dtype=np.int64), chunk)
             self.rollout.run(rows, params, me=0)
-            gains = rows[:, core.S_REWARD].reshape(len(rolled), chunk) - base[np.newaxis]
+            gains = rows[:, view.rewards_column(0)].reshape(len(rolled), chunk) - base[np.newaxis]
             totals += gains.sum(axis=1)
             played += chunk
             if self.ms is not None and (time.perf_counter() - start) * 1000.0 >= self.ms:

@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from agents.heuristic_batch import FLOAT_WORK, INT_WORK, BatchHeuristic, heuristic_action, params_array
-from bourre_env import core, observation
+from bourre_env import core, observation, view
 
 __all__ = ["ROLLOUT_KINDS", "Rollout"]
 
@@ -30,10 +30,10 @@ ROLLOUT_KINDS = ("heuristic", "random")
 def _over(s: np.ndarray, me: int) -> bool:
     """The deal is settled, or seat ``me`` is out of it (its chips for the deal cannot change any more). A pass
     in a secret declaration round is not final: a dealer whom everyone left alone plays after all."""
-    phase = s[core.S_PHASE]
+    phase = view.phase_of(s)
     if phase == core.DEAL_OVER or phase == core.GAME_OVER:
         return True
-    return me >= 0 and s[core.S_DECISION + me] == core.PASSED and phase != core.DECLARE
+    return me >= 0 and view.decision_of(s, me) == core.PASSED and phase != core.DECLARE
 
 
 @njit(cache=True)
@@ -50,8 +50,8 @@ def _random_rollouts(states: np.ndarray, p: np.ndarray, me: int, rng: np.ndarray
         s = states[b]
         while not _over(s, me):
             taken += 1
-            if s[core.S_PHASE] == core.PLAY:
-                legal = core.play_legal(s, p, s[core.S_CUR], True)
+            if view.phase_of(s) == core.PLAY:
+                legal = core.play_legal(s, p, view.to_act(s), True)
                 pick = legal
                 for _ in range(core._splitmix64(rng) % core.popcount(legal)):
                     pick &= pick - 1
@@ -83,7 +83,7 @@ def _heuristic_rollouts(states: np.ndarray, p: np.ndarray, me: int, hparams: np.
     for b in range(states.shape[0]):
         s = states[b]
         while not _over(s, me):
-            observation.observe(s, p, s[core.S_CUR], obs, mask)
+            observation.observe(s, p, view.to_act(s), obs, mask)
             a = heuristic_action(obs, mask, _uniform(rng), hparams, ints, floats)
             if a < 0 or not core.step(s, p, a):
                 return -1 - b

@@ -21,7 +21,7 @@ LONG_MODULES = {"bourre_env/cinch.py"}  # the cinch solver reads better whole
 LONG_MODULES_PENDING: set[str] = set()
 # Agents that still read ``core.S_`` offsets; they are converted to ``bourre_env.view`` accessors separately.
 # Remove a file from this set once it no longer reads an offset: the test then holds it to that.
-OFFSET_READERS_PENDING = {"agents/pimc.py", "agents/ismcts.py", "agents/rollout.py", "agents/inference.py"}
+OFFSET_READERS_PENDING: set[str] = set()
 
 
 def package_imports(path: Path) -> set[str]:
