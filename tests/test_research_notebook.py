@@ -10,21 +10,14 @@ import pytest
 
 pytest.importorskip("pyspiel", reason="OpenSpiel is an optional extra: pip install -e '.[openspiel]'")
 nbformat = pytest.importorskip("nbformat", reason="the notebook test needs the dev extra")
-from nbclient import NotebookClient  # noqa: E402
+from notebook_helpers import assert_stored_without_outputs, draws_an_image, execute  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = ROOT / "notebooks" / "research.ipynb"
 
 
-def code_cells(nb: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
-    return [cell for cell in nb.cells if cell.cell_type == "code"]
-
-
 def test_notebook_is_stored_without_outputs() -> None:
-    nb = nbformat.read(NOTEBOOK, as_version=4)
-    nbformat.validate(nb)
-    dirty = [i for i, cell in enumerate(code_cells(nb)) if cell.outputs or cell.execution_count is not None]
-    assert not dirty, f"code cells {dirty} hold outputs or execution counts: clear them before committing"
+    assert_stored_without_outputs(NOTEBOOK)
 
 
 def test_notebook_runs(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -33,17 +26,11 @@ def test_notebook_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BOURRE_NOTEBOOK_EXPLOIT_DEALS", "8")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
     nb = nbformat.read(NOTEBOOK, as_version=4)
-    client = NotebookClient(nb, timeout=600, kernel_name="python3", extra_arguments=["--colors=nocolor"],
-                            resources={"metadata": {"path": str(NOTEBOOK.parent)}})
-    client.execute()
-
-    text = "\n".join(output.get("text", "") for cell in code_cells(nb) for output in cell.outputs
-                     if output.output_type == "stream")
+    text = execute(nb, NOTEBOOK.parent)
     assert "CFR+ iterations: 50; exploiter steps: 1,024; deals: 8" in text
     assert "returns (chips):" in text
     assert "'states': 429" in text and "CFR+ iteration    50: NashConv" in text
     for agent in ("random", "heuristic", "ppo"):
         assert f"{agent:>9}: NashConv " in text
     assert "exploiter of heuristic at 5 players, 1,024 steps" in text
-    assert any(output.output_type == "display_data" and "image/png" in output.get("data", {})
-               for cell in code_cells(nb) for output in cell.outputs), "the NashConv curve is drawn"
+    assert draws_an_image(nb), "the NashConv curve is drawn"
