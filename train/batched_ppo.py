@@ -460,10 +460,6 @@ def resolve_resume(args: Args, given: set[str]) -> Args:
                                resume=True, overwrite=False)
 
 
-def crossed(before: int, now: int, every: int) -> bool:
-    return every > 0 and now // every > before // every
-
-
 def run(args: Args, given: set[str] | None = None) -> Path:
     """Train (or resume) as ``args`` says; returns the run folder. ``given``: fields set on the command line."""
     if args.resume and args.overwrite:
@@ -560,11 +556,11 @@ def run(args: Args, given: set[str] | None = None) -> Path:
                 writer.add_scalar("charts/learner_share_of_decisions", s["learner_decisions"] / max(s["decisions"], 1),
                                   now)
                 writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], now)
-                if crossed(before, now, args.snapshot_every):
+                if runs.crossed(before, now, args.snapshot_every):
                     snapshot()
-                if crossed(before, now, args.eval_every):
+                if runs.crossed(before, now, args.eval_every):
                     last_eval = evaluate()
-                if crossed(before, now, args.checkpoint_every):
+                if runs.crossed(before, now, args.checkpoint_every):
                     state.train_seconds += time.perf_counter() - started
                     started = time.perf_counter()
                     save_checkpoint(net, optimizer, run_dir, state)
@@ -600,26 +596,11 @@ def parse_args(argv: list[str] | None = None) -> tuple[Args, set[str]]:
     the fields the command line sets (for ``--resume``, which keeps the saved value of every other field)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     description = (__doc__ or "").split("\n\n")[0] + " (bourre train --trainer sb3: the MaskablePPO trainer)"
-    args = tyro.cli(Args, args=argv, description=description)
-    flags = {token.split("=", 1)[0] for token in argv if token.startswith("--")}
-    given = set()
-    for f in dataclasses.fields(Args):
-        flag = "--" + f.name.replace("_", "-")
-        if flag in flags or (f.type in ("bool", bool) and f"--no-{flag[2:]}" in flags):
-            given.add(f.name)
-    return args, given - {"resume", "run_dir", "overwrite"}
+    return tyro.cli(Args, args=argv, description=description), runs.fields_given(Args, argv)
 
 
 def main(argv: list[str] | None = None) -> int:
-    args, given = parse_args(argv)
-    try:
-        run(args, given)
-    except ValueError as e:
-        print(f"train: error: {e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return 130
-    return 0
+    return runs.run_from_command_line(run, *parse_args(argv))
 
 
 if __name__ == "__main__":

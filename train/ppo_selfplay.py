@@ -63,7 +63,16 @@ from train import runs
 from train.imitation import fit_policy, record_decisions
 from train.opponent_pool import PoolEnv, PoolWeights
 from train.run_dir import check_json_fields, claim_run_dir
-from train.runs import CtrlC, RunState, eval_row, evaluate_policy_file, read_json
+from train.runs import (
+    CtrlC,
+    RunState,
+    crossed,
+    eval_row,
+    evaluate_policy_file,
+    fields_given,
+    read_json,
+    run_from_command_line,
+)
 from train.sb3_glue import (
     ACTIVATION,
     ACTIVATIONS,
@@ -255,19 +264,15 @@ class SelfPlayCallback(BaseCallback):
         self.bar = tqdm(total=self.args.total_timesteps, initial=self.num_timesteps, unit="step",
                         desc="ppo", disable=not self.args.progress, dynamic_ncols=True)
 
-    @staticmethod
-    def _crossed(before: int, now: int, every: int) -> bool:
-        return every > 0 and now // every > before // every
-
     def _on_step(self) -> bool:
         before = self.num_timesteps - self.training_env.num_envs
         now = self.num_timesteps
         a = self.args
-        if self._crossed(before, now, a.snapshot_every):
+        if crossed(before, now, a.snapshot_every):
             self.snapshot()
-        if self._crossed(before, now, a.eval_every):
+        if crossed(before, now, a.eval_every):
             self.evaluate()
-        if self._crossed(before, now, a.checkpoint_every):
+        if crossed(before, now, a.checkpoint_every):
             self.checkpoint()
         if self.bar is not None:
             self.bar.update(now - self.bar.n)
@@ -424,26 +429,11 @@ def parse_args(argv: list[str] | None = None) -> tuple[Args, set[str]]:
     """``Args`` from the command line (tyro; ``--help`` lists every field with its docstring) and the names of
     the fields the command line sets (for ``--resume``, which keeps the saved value of every other field)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = tyro.cli(Args, args=argv, description=__doc__.split("\n\n")[0])
-    flags = {token.split("=", 1)[0] for token in argv if token.startswith("--")}
-    given = set()
-    for f in dataclasses.fields(Args):
-        flag = "--" + f.name.replace("_", "-")
-        if flag in flags or (f.type in ("bool", bool) and f"--no-{flag[2:]}" in flags):
-            given.add(f.name)
-    return args, given - {"resume", "run_dir", "overwrite"}
+    return tyro.cli(Args, args=argv, description=__doc__.split("\n\n")[0]), fields_given(Args, argv)
 
 
 def main(argv: list[str] | None = None) -> int:
-    args, given = parse_args(argv)
-    try:
-        run(args, given)
-    except ValueError as e:
-        print(f"train: error: {e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        return 130
-    return 0
+    return run_from_command_line(run, *parse_args(argv))
 
 
 if __name__ == "__main__":

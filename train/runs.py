@@ -14,14 +14,15 @@ import shlex
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from train.evaluate import EvalReport, evaluate
 from train.run_dir import check_json_fields
 
-__all__ = ["CtrlC", "RunState", "eval_row", "evaluate_policy_file", "invocation", "markdown_eval_table",
-           "plot_learning_curve", "read_json", "write_report"]
+__all__ = ["CtrlC", "RunState", "crossed", "eval_row", "evaluate_policy_file", "fields_given", "invocation",
+           "markdown_eval_table", "plot_learning_curve", "read_json", "run_from_command_line", "write_report"]
 
 
 def invocation(module: str) -> str:
@@ -180,3 +181,33 @@ def write_report(run_dir: Path, state: RunState, model_path: Path, command: str,
     print(table)
     print(f"\nreport: {run_dir / 'report.md'}; model: {model_path}")
     return reports
+
+
+# ---------------------------------------------------------------------------- both trainers' command lines
+def crossed(before: int, now: int, every: int) -> bool:
+    """Whether a step count going from ``before`` to ``now`` passed a multiple of ``every`` (0: never)."""
+    return every > 0 and now // every > before // every
+
+
+def fields_given(cls: type, argv: list[str]) -> set[str]:
+    """The fields of the arguments dataclass ``cls`` that ``argv`` sets (``--name``, or ``--no-name`` for a flag),
+    for ``--resume``, which keeps the saved value of every other field; the run-folder fields are not counted."""
+    flags = {token.split("=", 1)[0] for token in argv if token.startswith("--")}
+    given = set()
+    for f in dataclasses.fields(cls):
+        flag = "--" + f.name.replace("_", "-")
+        if flag in flags or (f.type in ("bool", bool) and f"--no-{flag[2:]}" in flags):
+            given.add(f.name)
+    return given - {"resume", "run_dir", "overwrite"}
+
+
+def run_from_command_line(run: Callable[[Any, set[str]], Any], args: Any, given: set[str]) -> int:
+    """``run(args, given)`` as a command: exit status 2 with the message on bad input, 130 on Ctrl-C."""
+    try:
+        run(args, given)
+    except ValueError as e:
+        print(f"train: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return 0
