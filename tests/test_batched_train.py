@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
+from run_helpers import bourre_train, tensorboard_tags
 
 import agents
 from agents.ppo import load_policy, save_policy
@@ -310,22 +311,6 @@ def test_a_checkpoint_is_read_as_tensors_only(tmp_path: Path) -> None:
     path.write_bytes(b"not a checkpoint")
     with pytest.raises(ValueError, match="damaged"):
         batched_ppo.load_checkpoint(net, optimizer, path, torch.device("cpu"))
-
-
-def bourre_train(*argv: str, **kwargs: Any) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "train.cli", "train", *argv], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, **kwargs)
-
-
-def tensorboard_tags(folder: Path) -> set[str]:
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
-    tags: set[str] = set()
-    for events in folder.glob("events.out.tfevents.*"):
-        accumulator = EventAccumulator(str(events))
-        accumulator.Reload()
-        tags |= set(accumulator.Tags()["scalars"])
-    return tags
 
 
 def test_tiny_run_end_to_end_is_the_default_trainer(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from run_helpers import bourre_train, tensorboard_tags
 
 from agents.ppo import load_policy
 from train.ppo_selfplay import Args, parse_args, resolve_resume
@@ -23,19 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def train(*argv: str, **kwargs: object) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "train.cli", "train", "--trainer", "sb3", *argv], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **kwargs)  # type: ignore[call-overload]
-
-
-def tensorboard_tags(folder: Path) -> set[str]:
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
-    tags: set[str] = set()
-    for events in folder.glob("events.out.tfevents.*"):
-        accumulator = EventAccumulator(str(events))
-        accumulator.Reload()
-        tags |= set(accumulator.Tags()["scalars"])
-    return tags
+    return bourre_train("--trainer", "sb3", *argv, **kwargs)
 
 
 def test_tiny_run_end_to_end(tmp_path: Path) -> None:
