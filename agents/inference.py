@@ -40,7 +40,8 @@ _HEURISTIC = params_array("default")
 def public_outcome(s: np.ndarray, p: np.ndarray, action: int) -> int:
     """What the others see of a decision: the action, a draw reduced to the number of the hand's cards discarded
     and whether a dealer who may take the turned card left it."""
-    if view.phase_of(s) != core.DECIDE or action < core.STAY_BASE:
+    phase = view.phase_of(s)
+    if (phase != core.DRAW_OR_PASS and phase != core.DRAW) or action < core.STAY_BASE:
         return action
     positions = action - core.STAY_BASE
     surplus = core._surplus_position(s, p, view.to_act(s))

@@ -11,8 +11,8 @@ imports only the ones above it in this list:
 * ``bourre_env.settlement``: outcomes and payments at the end of a deal;
 * ``bourre_env.deal``: antes, dealing, the stock;
 * ``bourre_env.play``: trick play (phase ``PLAY``);
-* this module: the decision rounds in game order, and ``legal_actions`` and ``step``, which dispatch on the
-  round (``decision_round``) as OpenSpiel's games switch on their phase.
+* this module: the decision phases in game order, and ``legal_actions`` and ``step``, which switch on the
+  phase as OpenSpiel's games do.
 
 Why numba: the rules must be exact (a naive Python oracle in ``tests/`` checks
 them) and the same code must serve the PettingZoo env one decision at a time
@@ -21,18 +21,15 @@ compiled kernel over a flat array gives both without a second copy of any rule;
 numpy vectorisation across a batch would need one (trick play branches per game).
 The compiled functions call one another across these modules; numba compiles them together.
 
-Phases, as the state stores them: ``NAME_TRUMP`` (only with ``Rules.trump_card="named_by_dealer"``: no card is
-turned, the dealer names the trump suit first), ``DECLARE`` (only with ``Rules.declaration``
-"two_rounds" or "simultaneous": each player in turn declares play or pass, before anyone draws; simultaneous
-declarations stay hidden until the last is made), ``DECIDE`` (each player in turn
-passes or plays with a discard; after a declaration round, the playing players in
-turn choose their discards), ``SECOND_PASS`` (only with ``Rules.second_pass_ante``:
-after the draw each playing player in turn stays, paying, or passes), ``PLAY`` (tricks),
-``DEAL_OVER`` (a deal is settled and the episode goes on: call ``next_deal``), ``GAME_OVER`` (the episode is over).
-The stored ``DECIDE`` holds two rounds, draw or pass and the draw after a declaration round; ``decision_round``
-alone tells them apart (``ROUND_*``), and each round has its own pair of functions (``draw_or_pass_mask`` and
-``_step_draw_or_pass``, ``draw_mask`` and ``_step_draw``). The stored values are those of the observation and
-of the callers written against them, so they stay.
+Phases, in game order (``layout``: one phase per decision round, its code the round's slot in the observation):
+``NAME_TRUMP`` (only with ``Rules.trump_card="named_by_dealer"``: no card is turned, the dealer names the trump suit
+first), ``DECLARE`` (only with ``Rules.declaration`` "two_rounds" or "simultaneous": each player in turn declares play
+or pass, before anyone draws; simultaneous declarations stay hidden until the last is made), ``DRAW_OR_PASS`` (without
+a declaration round: each player in turn passes or plays with a discard), ``DRAW`` (after a declaration round: the
+playing players in turn choose their discards, no pass), ``SECOND_PASS`` (only with ``Rules.second_pass_ante``: after
+the draw each playing player in turn stays, paying, or passes), ``PLAY`` (tricks), ``DEAL_OVER`` (a deal is settled
+and the episode goes on: call ``next_deal``), ``GAME_OVER`` (the episode is over). Each decision phase has one
+legal-actions function (``*_mask``) and one step function (``_step_*``).
 """
 
 
@@ -55,17 +52,17 @@ from bourre_env.rules import (
     TRUMP_SEPARATE, make_params,
 )
 from bourre_env.layout import (
-    DEAL_OVER, DECIDE, DECLARE, DECLARE_PLAY, FACE_DEAD, FACE_IN_HAND, FACE_NONE, FACE_PLAYED, GAME_OVER,
-    NAME_TRUMP, NAME_TRUMP_BASE, NUM_ACTIONS, NUM_DISCARD_SETS, OUTCOME_BOURRE, OUTCOME_RENEGED, OUTCOME_TIED,
-    OUTCOME_WON, PASS, PASSED, PENDING, PLAY, PLAYING, ROUND_DECLARE, ROUND_DRAW, ROUND_DRAW_OR_PASS, ROUND_NAMES,
-    ROUND_NAME_TRUMP, ROUND_SECOND_PASS, SCRATCH_SIZE, SECOND_PASS, SECOND_STAY, STATE_SIZE, STAY_BASE, S_ABSENT,
-    S_CHIPS, S_CINCH_ABORTS, S_CINCH_KEY, S_CINCH_NODES, S_CINCH_SEARCHES, S_CINCH_VAL, S_CUR, S_DEALER,
-    S_DEALS_DONE, S_DEAL_NO, S_DECISION, S_DISCARDS, S_EXEMPT, S_FACE, S_FACE_RESHUFFLED, S_FACE_STATE, S_HAND,
-    S_KNOWN_OUT, S_LEADER, S_LED, S_MOVES, S_NACTIVE, S_NDISCARD, S_NPLAYED, S_OUTCOME, S_PHASE, S_PILE, S_PILE_LEN,
-    S_PLAYED, S_POT, S_RAKE_TOTAL, S_RENEGED, S_RESHUFFLES, S_REWARD, S_RNG, S_SCRATCH, S_STAYED, S_STOCK,
-    S_STOCK_LEN, S_STOCK_POS, S_TRICKS, S_TRICK_CARDS, S_TRICK_LEADER, S_TRICK_NO, S_TRICK_WINNER, S_TRUMP,
-    X_CINCH_ABORTS, X_CINCH_HAND, X_CINCH_KEY, X_CINCH_NODES, X_CINCH_PLAYED, X_CINCH_SEARCHES, X_CINCH_VAL,
-    new_scratch, new_state,
+    DEAL_OVER, DECLARE, DECLARE_PLAY, DRAW, DRAW_OR_PASS, DRAW_PHASES, FACE_DEAD, FACE_IN_HAND, FACE_NONE,
+    FACE_PLAYED, GAME_OVER, NAME_TRUMP, NAME_TRUMP_BASE, NUM_ACTIONS, NUM_DISCARD_SETS, OUTCOME_BOURRE,
+    OUTCOME_RENEGED, OUTCOME_TIED, OUTCOME_WON, PASS, PASSED, PENDING, PHASE_NAMES, PLAY, PLAYING, ROUND_DECLARE,
+    ROUND_DRAW, ROUND_DRAW_OR_PASS, ROUND_NAMES, ROUND_NAME_TRUMP, ROUND_SECOND_PASS, SCRATCH_SIZE, SECOND_PASS,
+    SECOND_STAY, STATE_SIZE, STAY_BASE, S_ABSENT, S_CHIPS, S_CINCH_ABORTS, S_CINCH_KEY, S_CINCH_NODES,
+    S_CINCH_SEARCHES, S_CINCH_VAL, S_CUR, S_DEALER, S_DEALS_DONE, S_DEAL_NO, S_DECISION, S_DISCARDS, S_EXEMPT,
+    S_FACE, S_FACE_RESHUFFLED, S_FACE_STATE, S_HAND, S_KNOWN_OUT, S_LEADER, S_LED, S_MOVES, S_NACTIVE, S_NDISCARD,
+    S_NPLAYED, S_OUTCOME, S_PHASE, S_PILE, S_PILE_LEN, S_PLAYED, S_POT, S_RAKE_TOTAL, S_RENEGED, S_RESHUFFLES,
+    S_REWARD, S_RNG, S_SCRATCH, S_STAYED, S_STOCK, S_STOCK_LEN, S_STOCK_POS, S_TRICKS, S_TRICK_CARDS,
+    S_TRICK_LEADER, S_TRICK_NO, S_TRICK_WINNER, S_TRUMP, X_CINCH_ABORTS, X_CINCH_HAND, X_CINCH_KEY, X_CINCH_NODES,
+    X_CINCH_PLAYED, X_CINCH_SEARCHES, X_CINCH_VAL, new_scratch, new_state,
 )
 from bourre_env.bits import (
     ACE, ALL_CARDS, KING, QUEEN, SUIT_MASK0, above_mask, face_bit, highest_card, lowest_card, next_active, popcount,
@@ -219,7 +216,7 @@ def _apply_declare(s: np.ndarray, p: np.ndarray, action: int) -> None:
     if playing == 1:
         _start_play(s, p)  # a lone player wins every trick without play, and without drawing
         return
-    s[S_PHASE] = DECIDE
+    s[S_PHASE] = DRAW
     s[S_CUR] = next_to_draw(s, p)
 
 
@@ -332,10 +329,10 @@ def _after_draw(s: np.ndarray, p: np.ndarray) -> None:
         _start_play(s, p)
 
 
-# ---------------- draw or pass (DECIDE without a declaration round)
+# ---------------- draw or pass (DRAW_OR_PASS, without a declaration round)
 @njit(cache=True)
 def draw_or_pass_mask(s: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
-    """Legal actions of the draw-or-pass round (``DECIDE`` without a declaration round): PASS, and the stays."""
+    """Legal actions of ``DRAW_OR_PASS``: PASS, and the stays."""
     if may_pass(s, p):
         out[PASS] = 1
     if may_play(s, p):
@@ -367,10 +364,10 @@ def _step_draw_or_pass(s: np.ndarray, p: np.ndarray, action: int) -> bool:
     return True
 
 
-# ---------------- the draw after a declaration round (DECIDE)
+# ---------------- the draw after a declaration round (DRAW)
 @njit(cache=True)
 def draw_mask(s: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
-    """Legal actions of the draw round after a declaration round (``DECIDE``): the stays, no pass."""
+    """Legal actions of ``DRAW``, the draw round after a declaration round: the stays, no pass."""
     _stay_mask(s, p, out)
 
 
@@ -388,16 +385,6 @@ def _step_draw(s: np.ndarray, p: np.ndarray, action: int) -> bool:
     else:
         s[S_CUR] = nxt
     return True
-
-
-@njit(cache=True)
-def decide_mask(s: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
-    """Legal PASS / stay actions of the seat to act in ``DECIDE`` (``out`` is zeroed by the caller): the mask of the
-    draw-or-pass round or of the draw round, whichever is under way."""
-    if p[P_DECLARATION] == DECLARATION_WITH_DRAW:
-        draw_or_pass_mask(s, p, out)
-    else:
-        draw_mask(s, p, out)
 
 
 # ---------------- the second chance to pass (SECOND_PASS)
@@ -453,20 +440,9 @@ def _next_second_pass(s: np.ndarray, p: np.ndarray) -> None:
 # ---------------- one decision: the dispatchers
 @njit(cache=True)
 def decision_round(s: np.ndarray, p: np.ndarray) -> int:
-    """Which decision round is under way (``ROUND_*``), or -1 in trick play and after the deal.
-
-    The state's phase ``DECIDE`` holds both draw rounds; the rules tell them apart here, and only here."""
+    """The decision round under way (``ROUND_*``, the code of its phase), or -1 in trick play and after the deal."""
     phase = s[S_PHASE]
-    if phase == NAME_TRUMP:
-        return ROUND_NAME_TRUMP
-    if phase == DECLARE:
-        return ROUND_DECLARE
-    if phase == DECIDE:
-        # after a declaration round only the players who declared play are left to draw, and none may pass
-        return ROUND_DRAW_OR_PASS if p[P_DECLARATION] == DECLARATION_WITH_DRAW else ROUND_DRAW
-    if phase == SECOND_PASS:
-        return ROUND_SECOND_PASS
-    return -1
+    return phase if phase < PLAY else -1
 
 
 @njit(cache=True)
@@ -480,20 +456,19 @@ def legal_actions_with(s: np.ndarray, p: np.ndarray, out: np.ndarray, x: np.ndar
     """Fill ``out`` (int8, NUM_ACTIONS) with the legal-action mask of the seat to act. The state is only read;
     the cinch memo and search statistics go to the game's scratch array ``x`` (``layout.new_scratch``)."""
     out[:] = 0
-    if s[S_PHASE] == PLAY:
-        play_mask(s, p, out, x)
-        return
-    round_ = decision_round(s, p)
-    if round_ == ROUND_NAME_TRUMP:
+    phase = s[S_PHASE]
+    if phase == NAME_TRUMP:
         name_trump_mask(s, p, out)
-    elif round_ == ROUND_DECLARE:
+    elif phase == DECLARE:
         declare_mask(s, p, out)
-    elif round_ == ROUND_DRAW_OR_PASS:
+    elif phase == DRAW_OR_PASS:
         draw_or_pass_mask(s, p, out)
-    elif round_ == ROUND_DRAW:
+    elif phase == DRAW:
         draw_mask(s, p, out)
-    elif round_ == ROUND_SECOND_PASS:
+    elif phase == SECOND_PASS:
         second_pass_mask(s, p, out)
+    elif phase == PLAY:
+        play_mask(s, p, out, x)
 
 
 @njit(cache=True)
@@ -509,17 +484,17 @@ def step_with(s: np.ndarray, p: np.ndarray, action: int, x: np.ndarray) -> bool:
     With ``illegal_action="renege"`` a card of the hand that the rules forbid is played as a renege. ``x`` is the
     game's scratch array (the cinch memo and search statistics).
     """
-    if s[S_PHASE] == PLAY:
-        return _step_play(s, p, action, x)
-    round_ = decision_round(s, p)
-    if round_ == ROUND_NAME_TRUMP:
+    phase = s[S_PHASE]
+    if phase == NAME_TRUMP:
         return _step_name_trump(s, p, action)
-    if round_ == ROUND_DECLARE:
+    if phase == DECLARE:
         return _step_declare(s, p, action)
-    if round_ == ROUND_DRAW_OR_PASS:
+    if phase == DRAW_OR_PASS:
         return _step_draw_or_pass(s, p, action)
-    if round_ == ROUND_DRAW:
+    if phase == DRAW:
         return _step_draw(s, p, action)
-    if round_ == ROUND_SECOND_PASS:
+    if phase == SECOND_PASS:
         return _step_second_pass(s, p, action)
+    if phase == PLAY:
+        return _step_play(s, p, action, x)
     return False

@@ -12,8 +12,8 @@ from numba import njit
 
 from bourre_env.bits import _bit, _n, _splitmix64, lowest_card
 from bourre_env.layout import (
-    DECIDE,
     DECLARE,
+    DRAW_OR_PASS,
     FACE_DEAD,
     FACE_IN_HAND,
     FACE_NONE,
@@ -179,7 +179,7 @@ def _deal(s: np.ndarray, p: np.ndarray, deck: np.ndarray, rng: int) -> None:
 @njit(cache=True)
 def _open_decisions(s: np.ndarray, p: np.ndarray) -> None:
     """The pass-or-play decisions begin at the dealer's left (a declaration round, or draw-or-pass)."""
-    s[S_PHASE] = DECIDE if p[P_DECLARATION] == DECLARATION_WITH_DRAW else DECLARE
+    s[S_PHASE] = DRAW_OR_PASS if p[P_DECLARATION] == DECLARATION_WITH_DRAW else DECLARE
     s[S_CUR] = (s[S_DEALER] + 1) % _n(p)
 
 

@@ -165,7 +165,7 @@ def _results(s: np.ndarray, rules: Rules, laid_down: Mapping[int, list[int]], ra
 
 def _public(action: int, phase: int, seat: int, after: np.ndarray, description: str) -> str:
     """What the other players learn of an action: all of it, but for which cards a draw discards."""
-    if phase == core.DECIDE and action >= core.STAY_BASE:
+    if phase in core.DRAW_PHASES and action >= core.STAY_BASE:
         count = int(after[core.S_NDISCARD + seat])  # the announced count (a turned card left is no card of the hand)
         return "play, stand pat" if count == 0 else f"play, discard {count}"
     return description

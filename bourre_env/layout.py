@@ -24,23 +24,29 @@ DECLARE_PLAY = STAY_BASE  # 53 in the DECLARE phase: declare play (the discards 
 SECOND_STAY = STAY_BASE  # 53 in the SECOND_PASS phase: stay in the deal, paying ``second_pass_ante``
 NAME_TRUMP_BASE = STAY_BASE  # 53 + suit (clubs, diamonds, hearts, spades) in the NAME_TRUMP phase: name trump
 
-# ---------------------------------------------------------------- phases
-DECIDE = 0
-PLAY = 1
-DEAL_OVER = 2
-GAME_OVER = 3
-DECLARE = 4  # the declaration round before the draw (``Rules.declaration`` other than "with_draw")
-SECOND_PASS = 5  # the second chance to pass after the draw (``Rules.second_pass_ante`` set)
-NAME_TRUMP = 6  # the dealer names the trump suit before any decision (``Rules.trump_card="named_by_dealer"``)
+# ---------------------------------------------------------------- phases, in game order
+# One phase per decision round, then trick play and the ends. A decision phase's code is also its slot in the
+# observation's ``decision_round`` field (``ROUND_*``), so the codes below ``PLAY`` keep this order.
+NAME_TRUMP = 0  # the dealer names the trump suit before any decision (``Rules.trump_card="named_by_dealer"``)
+DECLARE = 1  # the declaration round before the draw (``Rules.declaration`` other than "with_draw")
+DRAW_OR_PASS = 2  # each player in turn passes, or plays discarding and drawing (``Rules.declaration="with_draw"``)
+DRAW = 3  # after a declaration round, each declared player in turn discards and draws (no pass)
+SECOND_PASS = 4  # the second chance to pass after the draw (``Rules.second_pass_ante`` set)
+PLAY = 5
+DEAL_OVER = 6
+GAME_OVER = 7
+PHASE_NAMES = ("trump naming", "declaration", "draw or pass", "draw", "second pass", "trick play", "deal over",
+               "episode over")
+"""The phases' names, by code (the first five are the decision rounds of the env docstring's Phases table)."""
+DRAW_PHASES = (DRAW_OR_PASS, DRAW)  # the phases whose stays discard and draw
 
-# decision rounds, in game order (``core.decision_round``): the phases of the decisions, ``DECIDE`` told apart
-# into the draw-or-pass round and the draw round after a declaration round
-ROUND_NAME_TRUMP = 0
-ROUND_DECLARE = 1
-ROUND_DRAW_OR_PASS = 2
-ROUND_DRAW = 3
-ROUND_SECOND_PASS = 4
-ROUND_NAMES = ("trump naming", "declaration", "draw or pass", "draw", "second pass")
+# the decision rounds of the observation's ``decision_round`` field: the decision phases
+ROUND_NAME_TRUMP = NAME_TRUMP
+ROUND_DECLARE = DECLARE
+ROUND_DRAW_OR_PASS = DRAW_OR_PASS
+ROUND_DRAW = DRAW
+ROUND_SECOND_PASS = SECOND_PASS
+ROUND_NAMES = PHASE_NAMES[:PLAY]
 """The names of the decision rounds, in order (the round names of the env docstring's Phases table)."""
 
 # decisions

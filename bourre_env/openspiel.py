@@ -365,7 +365,7 @@ class BourreState(pyspiel.State):
         """How many cards ``action`` draws (0 outside the draw): tried on a copy of the core state."""
         s = self._s
         assert s is not None
-        if _phase(s) != core.DECIDE:
+        if _phase(s) not in core.DRAW_PHASES:
             return 0
         seat = int(s[core.S_CUR])
         trial = s.copy()

@@ -20,7 +20,7 @@ def table_text(s: np.ndarray, p: np.ndarray, rules: Rules, viewer: int) -> str:
     phase = v.phase
     phase_name = {core.DECLARE: "declare play or pass", core.SECOND_PASS: "second chance to pass",
                   core.NAME_TRUMP: "the dealer names trump",
-                  core.DECIDE: "draw or pass" if rules.declaration == "with_draw" else "draw",
+                  core.DRAW_OR_PASS: "draw or pass", core.DRAW: "draw",
                   core.PLAY: f"trick {v.trick_no + 1} of {rules.hand_size}",
                   core.DEAL_OVER: "deal over", core.GAME_OVER: "episode over"}[phase]
     lines = [

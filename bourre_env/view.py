@@ -74,7 +74,8 @@ class StateView:
     # -- the table ---------------------------------------------------------
     @property
     def phase(self) -> int:
-        """``core.NAME_TRUMP``, ``DECLARE``, ``DECIDE``, ``SECOND_PASS``, ``PLAY``, ``DEAL_OVER`` or ``GAME_OVER``."""
+        """``core.NAME_TRUMP``, ``DECLARE``, ``DRAW_OR_PASS``, ``DRAW``, ``SECOND_PASS``, ``PLAY``, ``DEAL_OVER`` or
+        ``GAME_OVER`` (``core.PHASE_NAMES`` names them)."""
         return int(self._s[S_PHASE])
 
     @property

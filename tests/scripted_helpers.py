@@ -174,7 +174,7 @@ class _Driver:
     def decide(self, stays: Mapping[int, str]) -> None:
         """The draw round: seats in ``stays`` play discarding the given cards (``""``: stand pat); the rest pass.
         With a declaration round before it, the seats in ``stays`` declare play there and the rest pass."""
-        while self.phase in (core.DECLARE, core.DECIDE):
+        while self.phase in (core.DECLARE, *core.DRAW_PHASES):
             seat = self.seat
             if self.phase == core.DECLARE:
                 self.act(seat, actions.DECLARE_PLAY if seat in stays else actions.PASS)

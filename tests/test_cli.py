@@ -133,7 +133,7 @@ def test_public_move_text_in_every_phase_of_every_preset(preset: str) -> None:
                     assert "hidden" in cli._public_move(action, phase, True)
             env.step(int(rng.choice(env.legal_actions())))
     rules = presets[preset]
-    expected = {core.PLAY, core.DECLARE if rules.declaration != "with_draw" else core.DECIDE}
+    expected = {core.PLAY, *((core.DECLARE, core.DRAW) if rules.declaration != "with_draw" else (core.DRAW_OR_PASS,))}
     if rules.trump_card == "named_by_dealer":
         expected.add(core.NAME_TRUMP)
     if rules.second_pass_ante is not None:

@@ -120,7 +120,9 @@ class Tracker:
         if self.face >= 0 and self.face not in self.played:
             if self.face_dead or (self.dealer in self.passed and not self.face_reshuffled):
                 known_out.add(self.face)
-            elif seat != self.dealer:
+            elif seat != self.dealer and self.dealer not in self.passed:
+                # (a passed dealer's turned card that a reshuffle put back into the stock is unseen: anyone
+                # drawing after the reshuffle may hold it)
                 known_held[self.dealer] = frozenset({self.face})
         return CinchView(
             seat=seat, hand=frozenset(bits(s[core.S_HAND + seat])), trump=self.trump, active=tuple(self.active),
@@ -260,7 +262,8 @@ def play_deal(rules: Rules, rng: np.random.Generator, on_play: Callable[[np.ndar
             assert s[core.S_PHASE] in (core.DEAL_OVER, core.GAME_OVER)  # a lone player: no draw, no play
     # ---- draw or pass (after a declaration round: the draw of the declared players), from the dealer's left
     for seat in (order if rules.declaration == "with_draw" else declared if len(declared) > 1 else []):
-        assert s[core.S_PHASE] == core.DECIDE and s[core.S_CUR] == seat
+        assert s[core.S_PHASE] == (core.DRAW_OR_PASS if rules.declaration == "with_draw" else core.DRAW)
+        assert s[core.S_CUR] == seat
         core.legal_actions(s, p, mask)
         round_name = "with_draw" if rules.declaration == "with_draw" else "draw"
         all_passed = all(q in tr.passed for q in order if q != dealer)

@@ -430,7 +430,7 @@ def test_separate_trump_card_never_reshuffled_into_the_stock() -> None:
     rules = presets["separate_trump_card"].replace(num_players=8)
     t = CoreTable(rules, {}, dealer=0, turned="AS")
     face = cards.parse_card("AS")
-    while t.phase == core.DECIDE:
+    while t.phase == core.DRAW_OR_PASS:
         t.stay(t.seat, cards.to_strs(t.hand_ids(t.seat)))
         assert sorted(card_locations(t.s, rules)) == list(range(52))
         assert all(face not in t.hand_ids(q) for q in range(8))
@@ -596,7 +596,7 @@ def test_two_rounds_declare_then_draw_in_turn() -> None:
     t.pass_(1)
     assert t.hand(1) == set() and t.pot == 14
     t.declare(2)
-    assert t.phase == core.DECIDE and t.pot == 15 and t.seat == 0
+    assert t.phase == core.DRAW and t.pot == 15 and t.seat == 0
     assert not t.can_pass()
     assert _stay_sizes(t) == set(range(6))
     with pytest.raises(ValueError, match="illegal action"):
@@ -645,7 +645,7 @@ def test_two_rounds_dealer_must_declare_play() -> None:
     u.declare(1)
     assert not u.can_pass()
     u.declare(2)
-    assert u.phase == core.DECIDE and u.seat == 0
+    assert u.phase == core.DRAW and u.seat == 0
 
 
 def test_two_rounds_in_the_batch_api() -> None:
@@ -657,7 +657,7 @@ def test_two_rounds_in_the_batch_api() -> None:
         masks = g.legal_masks()
         assert (np.flatnonzero(masks.any(axis=0)) == [actions.PASS, actions.DECLARE_PLAY]).all()
         g.step(np.full(4, actions.DECLARE_PLAY))
-    assert (g.states[:, core.S_PHASE] == core.DECIDE).all() and (g.states[:, core.S_POT] == 10).all()
+    assert (g.states[:, core.S_PHASE] == core.DRAW).all() and (g.states[:, core.S_POT] == 10).all()
     masks = g.legal_masks()
     assert not masks[:, actions.PASS].any() and masks[:, actions.STAY_BASE: actions.STAY_BASE + 32].all()
 
@@ -692,7 +692,7 @@ def test_simultaneous_declarations_are_secret_until_revealed_together() -> None:
     t.declare(2)
     for viewer in range(3):
         assert _decisions(t, viewer) == [2, 1, 2]
-    assert t.hand(1) == set() and t.phase == core.DECIDE and t.seat == 0 and not t.can_pass()
+    assert t.hand(1) == set() and t.phase == core.DRAW and t.seat == 0 and not t.can_pass()
     t.stay(0, "2C 3C")
     assert t.hand(0) == cardset("AH KH QH 9S 10S")
     t.stay(2, "")
@@ -762,7 +762,7 @@ def test_simultaneous_in_the_batch_api() -> None:
     at = observation.O_DECISION
     assert (obs[:, at: at + 15].reshape(3, 5, 3)[:, 1:, 0] == 1).all()
     g.step(np.full(3, actions.DECLARE_PLAY))
-    assert (g.states[:, core.S_PHASE] == core.DECIDE).all()
+    assert (g.states[:, core.S_PHASE] == core.DRAW).all()
     assert (g.states[:, core.S_DECISION: core.S_DECISION + 5] == core.PLAYING).all()
 
 
@@ -786,7 +786,7 @@ def _four_to_second_pass(**options: Any) -> Table:
         t.declare(1)
     t.pass_(1)
     t.declare(2)
-    assert t.pot == 15 and t.phase == core.DECIDE and t.seat == 0
+    assert t.pot == 15 and t.phase == core.DRAW and t.seat == 0
     stays = np.flatnonzero(t._mask())
     assert len(stays) == 15 and stays.max() == actions.STAY_BASE + 0b0111 + 0b1000 - 1  # up to 3 of the 4
     assert not t._mask()[actions.STAY_BASE + 0b1111] and not t.can_pass()
@@ -898,7 +898,7 @@ def test_dealer_names_trump_before_anyone_decides() -> None:
     with pytest.raises(ValueError):
         t.act(2, actions.PASS)
     t.act(2, actions.NAME_TRUMP_BASE + 2)
-    assert t.trump == "H" and t.phase == core.DECIDE and t.seat == 0
+    assert t.trump == "H" and t.phase == core.DRAW_OR_PASS and t.seat == 0
     for viewer in range(3):
         obs = observation.as_dict(t.env.observe(f"player_{viewer}")["observation"])
         assert obs["trump"].tolist() == [0, 0, 1, 0] and not obs["face_card"].any()
@@ -956,5 +956,5 @@ def test_dealer_picks_trump_in_the_batch_api() -> None:
     masks = g.legal_masks()
     assert (masks.sum(axis=1) == 4).all() and masks[:, actions.NAME_TRUMP_BASE: actions.NAME_TRUMP_BASE + 4].all()
     g.step(np.full(4, actions.NAME_TRUMP_BASE + 3))
-    assert (g.states[:, core.S_PHASE] == core.DECIDE).all() and (g.states[:, core.S_TRUMP] == 3).all()
+    assert (g.states[:, core.S_PHASE] == core.DRAW_OR_PASS).all() and (g.states[:, core.S_TRUMP] == 3).all()
     assert (g.states[:, core.S_CUR] == (g.states[:, core.S_DEALER] + 1) % 5).all()

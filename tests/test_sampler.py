@@ -78,7 +78,7 @@ def rebuild(worlds: Worlds, i: int, params: np.ndarray, deal_no: int, pot: int) 
     s[core.S_DEAL_NO] = deal_no
     orders = [int(c) for c in worlds.reshuffle_orders[i]]
     for action in worlds.actions[i]:
-        if s[core.S_PHASE] != core.DECIDE or action < core.STAY_BASE:
+        if s[core.S_PHASE] not in core.DRAW_PHASES or action < core.STAY_BASE:
             assert core.step(s, params, int(action)), f"action {action} refused in the replay"
             continue
         probe = s.copy()
@@ -213,7 +213,7 @@ def enumerate_worlds(rules: Rules, true_state: np.ndarray, observer: int, histor
         phase = s[core.S_PHASE]
         seat = int(s[core.S_CUR])
         options = [action]
-        if phase == core.DECIDE and action >= core.STAY_BASE:
+        if phase in core.DRAW_PHASES and action >= core.STAY_BASE:
             core.legal_actions(s, p, mask)
             options = [a for a in np.flatnonzero(mask).tolist() if a >= core.STAY_BASE]
         elif phase == core.DECLARE and secret and seat != observer:
@@ -305,10 +305,10 @@ def small_positions(name: str, options: dict[str, Any], seed: int, per_kind: int
     picked: dict[str, list] = {"reshuffle_draw": [], "reshuffle": [], "play": [], "draw": [], "declare": []}
     for s, _, seat, history in decision_points(rules, seed=seed, games=60):
         if s[core.S_RESHUFFLES] > 0:
-            kind = "reshuffle_draw" if s[core.S_PHASE] == core.DECIDE else "reshuffle"
+            kind = "reshuffle_draw" if s[core.S_PHASE] in core.DRAW_PHASES else "reshuffle"
         elif s[core.S_PHASE] == core.PLAY and s[core.S_TRICK_NO] > 0:
             kind = "play"
-        elif s[core.S_PHASE] == core.DECIDE:
+        elif s[core.S_PHASE] in core.DRAW_PHASES:
             kind = "draw"
         elif s[core.S_PHASE] == core.DECLARE:
             kind = "declare"

@@ -275,7 +275,7 @@ def test_stock_exhaustion_and_reshuffle(passers: tuple[int, ...], expected_reshu
     model_stock: list[int] = deck[40:]
     model_pile: set[int] = set()
     reshuffles = 0
-    while t.phase == core.DECIDE:
+    while t.phase == core.DRAW_OR_PASS:
         seat = t.seat
         before = set(t.hand_ids(seat))
         if seat in passers:

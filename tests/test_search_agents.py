@@ -145,7 +145,7 @@ def test_modelled_worlds_keep_the_observation() -> None:
 
 
 def test_rollouts_finish_the_deal() -> None:
-    obs = a_decision(num_players=5, phase=core.DECIDE)
+    obs = a_decision(num_players=5, phase=core.DRAW_OR_PASS)
     sampler = WorldSampler(obs["observation"])
     for kind in ("random", "heuristic"):
         states = sampler.sample(6, seed=1)

@@ -37,7 +37,6 @@ MAX_REPLAY_DEALS = 20
 
 _DECISION_NAMES = ("deciding", "passed", "playing")
 _FACE_NAMES = ("in the dealer's hand", "out of play", "played")
-_ROUND_PHASES = (core.NAME_TRUMP, core.DECLARE, core.DECIDE, core.DECIDE, core.SECOND_PASS)
 
 
 class TableError(Exception):
@@ -97,7 +96,8 @@ def seat_view(s: np.ndarray, p: np.ndarray, rules: Rules, seat: int, open_hands:
         "seats": seats, "tricks": tricks,
         "led": None if _index(d["led_suit"]) is None else cards.SUIT_NAMES[_index(d["led_suit"]) or 0],
         "own_discards": _strs(_ids(d["own_discards"])), "cinch": bool(d["cinch"][0]),
-        "legal": _legal(mask, hand, _ROUND_PHASES[round_] if round_ is not None else core.PLAY),
+        # a decision round's slot in the observation is the code of its phase
+        "legal": _legal(mask, hand, round_ if round_ is not None else core.PLAY),
     }
     if open_hands:
         state = StateView(s, n)
@@ -139,7 +139,7 @@ def _legal(mask: np.ndarray, hand: list[int], phase: int) -> list[dict[str, Any]
         entry: dict[str, Any] = {"action": a, "text": describe(a, hand, phase)}
         if a < core.NUM_CARDS:
             entry["card"] = cards.to_str(a)
-        if phase == core.DECIDE and a >= core.STAY_BASE:
+        if phase in core.DRAW_PHASES and a >= core.STAY_BASE:
             entry["discard"] = _strs(discard_cards(a, hand))
         legal.append(entry)
     return legal
