@@ -71,8 +71,10 @@ def _replay_with_model(states: np.ndarray, p: np.ndarray, first: int, kinds: np.
     mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
     ints = np.zeros(INT_WORK, dtype=np.int64)
     floats = np.zeros(FLOAT_WORK, dtype=np.float64)
+    x = np.zeros(core.SCRATCH_SIZE, dtype=np.int64)  # the cinch memo of the world being replayed
     for b in range(states.shape[0]):
         s = states[b]
+        x[:] = 0
         for e in range(first, kinds.shape[0]):
             q = seats[e]
             if kinds[e] == EV_DRAW:
@@ -81,20 +83,20 @@ def _replay_with_model(states: np.ndarray, p: np.ndarray, first: int, kinds: np.
                 recorded = args[e]
             a = recorded
             if q != 0 and (kinds[e] != EV_ACTION or recorded >= core.PASS):
-                observation.observe(s, p, q, obs, mask)
+                observation.observe_with(s, p, q, obs, mask, x)
                 u = (core._splitmix64(rng) >> 10) * (1.0 / 9007199254740992.0)
                 model = heuristic_action(obs, mask, u, hparams, ints, floats)
                 if model >= 0 and (kinds[e] == EV_HIDDEN or public_outcome(s, p, model) == public_outcome(s, p, a)):
                     a = model
                 else:
                     misses[b] += 1
-            if not core.step(s, p, a):
+            if not core.step_with(s, p, a, x):
                 alive[b] = False
                 break
         if not alive[b]:
             continue
         core.set_pot(s, pot)
-        observation.encode(s.copy(), p, 0, obs)
+        observation.encode_with(s, p, 0, obs, x)
         for i in range(target.shape[0]):
             if obs[i] != target[i]:
                 alive[b] = False

@@ -172,6 +172,7 @@ class ISMCTSAgent:
             states = np.ascontiguousarray(pool[:size])
             pool = pool[size:]
             base = states[:, view.rewards_column(0)].astype(np.float64)
+            scratch = np.zeros((size, core.SCRATCH_SIZE), dtype=np.int64)  # each world's cinch memo
             paths: list[list[tuple[_Node, int]]] = [[] for _ in range(size)]
             nodes = [root] * size
             walking = [True] * size
@@ -187,14 +188,14 @@ class ISMCTSAgent:
                     if view.to_act(s) != 0:
                         others.append(b)
                         continue
-                    observation.observe(s, p, 0, obs_row[0], mask_row[0])
+                    observation.observe_with(s, p, 0, obs_row[0], mask_row[0], scratch[b])
                     options = root_options if nodes[b] is root else self._options(obs_row[0], mask_row[0])
                     a, new = self._select(nodes[b], options)
                     node = nodes[b]
                     node.visits[a] = node.visits.get(a, 0) + 1  # counted now: the rest of the batch spreads out
                     node.total.setdefault(a, 0.0)
                     paths[b].append((node, a))
-                    if not core.step(s, p, a):
+                    if not core.step_with(s, p, a, scratch[b]):
                         raise RuntimeError(f"ismcts: the observer's action {a} is illegal in a sampled world")
                     nodes[b] = node.child(a)
                     if new:
@@ -204,13 +205,13 @@ class ISMCTSAgent:
                     obs = np.zeros((rows.size, OBS_SIZE), dtype=np.float32)
                     masks = np.zeros((rows.size, core.NUM_ACTIONS), dtype=np.int8)
                     for i, b in enumerate(others):
-                        observation.observe(states[b], p, view.to_act(states[b]), obs[i], masks[i])
+                        observation.observe_with(states[b], p, view.to_act(states[b]), obs[i], masks[i], scratch[b])
                     answers = self.rollout.actions(obs, masks)
                     for i, b in enumerate(others):
                         s = states[b]
                         seat = view.to_act(s)
                         key = (seat, int(public_outcome(s, p, int(answers[i]))))
-                        if not core.step(s, p, int(answers[i])):
+                        if not core.step_with(s, p, int(answers[i]), scratch[b]):
                             raise RuntimeError(f"rollout policy chose the illegal action {int(answers[i])}")
                         nodes[b] = nodes[b].child(key)
             self.rollout.run(states, p, me=0)

@@ -50,8 +50,10 @@ CHUNK_WORLDS = 8
 @njit(cache=True)
 def _apply(states: np.ndarray, p: np.ndarray, actions: np.ndarray, per: int) -> None:
     """Row ``r`` takes action ``actions[r // per]`` (the rows of one candidate are contiguous)."""
+    x = np.zeros(core.SCRATCH_SIZE, dtype=np.int64)
     for r in range(states.shape[0]):
-        if not core.step(states[r], p, actions[r // per]):
+        x[:] = 0
+        if not core.step_with(states[r], p, actions[r // per], x):
             raise ValueError("a candidate action is illegal in a sampled world")
 
 

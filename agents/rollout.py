@@ -45,19 +45,21 @@ def _uniform(rng: np.ndarray) -> float:
 def _random_rollouts(states: np.ndarray, p: np.ndarray, me: int, rng: np.ndarray) -> int:
     """Play uniformly random legal actions in every row until ``_over``; returns the decisions taken."""
     mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
+    x = np.zeros(core.SCRATCH_SIZE, dtype=np.int64)  # the cinch memo of the row being played
     taken = 0
     for b in range(states.shape[0]):
         s = states[b]
+        x[:] = 0
         while not _over(s, me):
             taken += 1
             if view.phase_of(s) == core.PLAY:
-                legal = core.play_legal(s, p, view.to_act(s), True)
+                legal = core.play_legal_with(s, p, view.to_act(s), True, x)
                 pick = legal
                 for _ in range(core._splitmix64(rng) % core.popcount(legal)):
                     pick &= pick - 1
                 core.play_card(s, p, core.lowest_card(pick), legal)
                 continue
-            core.legal_actions(s, p, mask)
+            core.legal_actions_with(s, p, mask, x)
             count = 0
             for a in range(core.NUM_ACTIONS):
                 count += mask[a]
@@ -65,7 +67,7 @@ def _random_rollouts(states: np.ndarray, p: np.ndarray, me: int, rng: np.ndarray
             for a in range(core.NUM_ACTIONS):
                 if mask[a]:
                     if k == 0:
-                        core.step(s, p, a)
+                        core.step_with(s, p, a, x)
                         break
                     k -= 1
     return taken
@@ -79,13 +81,15 @@ def _heuristic_rollouts(states: np.ndarray, p: np.ndarray, me: int, hparams: np.
     mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
     ints = np.zeros(INT_WORK, dtype=np.int64)
     floats = np.zeros(FLOAT_WORK, dtype=np.float64)
+    x = np.zeros(core.SCRATCH_SIZE, dtype=np.int64)  # the cinch memo of the row being played
     taken = 0
     for b in range(states.shape[0]):
         s = states[b]
+        x[:] = 0
         while not _over(s, me):
-            observation.observe(s, p, view.to_act(s), obs, mask)
+            observation.observe_with(s, p, view.to_act(s), obs, mask, x)
             a = heuristic_action(obs, mask, _uniform(rng), hparams, ints, floats)
-            if a < 0 or not core.step(s, p, a):
+            if a < 0 or not core.step_with(s, p, a, x):
                 return -1 - b
             taken += 1
     return taken

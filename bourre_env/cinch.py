@@ -46,7 +46,6 @@ from bourre_env.layout import (
     S_NPLAYED,
     S_PHASE,
     S_PLAYED,
-    S_SCRATCH,
     S_TRICK_CARDS,
     S_TRICK_NO,
     S_TRICKS,
@@ -117,8 +116,8 @@ def trump_lower_bound(hand: int, trump: int, killers: int) -> int:
 
 @njit(cache=True)
 def has_cinch(s: np.ndarray, p: np.ndarray, seat: int) -> bool:
-    """``has_cinch_with`` with the state's own scratch block (``S_SCRATCH``)."""
-    return has_cinch_with(s, p, seat, s[S_SCRATCH: S_SCRATCH + SCRATCH_SIZE])
+    """``has_cinch_with`` with a fresh scratch array (nothing is remembered between calls)."""
+    return has_cinch_with(s, p, seat, np.zeros(SCRATCH_SIZE, dtype=np.int64))
 
 
 @njit(cache=True)

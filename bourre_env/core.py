@@ -56,11 +56,10 @@ from bourre_env.layout import (
     FACE_PLAYED, GAME_OVER, NAME_TRUMP, NAME_TRUMP_BASE, NUM_ACTIONS, NUM_DISCARD_SETS, OUTCOME_BOURRE,
     OUTCOME_RENEGED, OUTCOME_TIED, OUTCOME_WON, PASS, PASSED, PENDING, PHASE_NAMES, PLAY, PLAYING, ROUND_DECLARE,
     ROUND_DRAW, ROUND_DRAW_OR_PASS, ROUND_NAMES, ROUND_NAME_TRUMP, ROUND_SECOND_PASS, SCRATCH_SIZE, SECOND_PASS,
-    SECOND_STAY, STATE_SIZE, STAY_BASE, S_ABSENT, S_CHIPS, S_CINCH_ABORTS, S_CINCH_KEY, S_CINCH_NODES,
-    S_CINCH_SEARCHES, S_CINCH_VAL, S_CUR, S_DEALER, S_DEALS_DONE, S_DEAL_NO, S_DECISION, S_DISCARDS, S_EXEMPT,
-    S_FACE, S_FACE_RESHUFFLED, S_FACE_STATE, S_HAND, S_KNOWN_OUT, S_LEADER, S_LED, S_MOVES, S_NACTIVE, S_NDISCARD,
-    S_NPLAYED, S_OUTCOME, S_PHASE, S_PILE, S_PILE_LEN, S_PLAYED, S_POT, S_RAKE_TOTAL, S_RENEGED, S_RESHUFFLES,
-    S_REWARD, S_RNG, S_SCRATCH, S_STAYED, S_STOCK, S_STOCK_LEN, S_STOCK_POS, S_TRICKS, S_TRICK_CARDS,
+    SECOND_STAY, STATE_SIZE, STAY_BASE, S_ABSENT, S_CHIPS, S_CUR, S_DEALER, S_DEALS_DONE, S_DEAL_NO, S_DECISION,
+    S_DISCARDS, S_EXEMPT, S_FACE, S_FACE_RESHUFFLED, S_FACE_STATE, S_HAND, S_KNOWN_OUT, S_LEADER, S_LED, S_MOVES,
+    S_NACTIVE, S_NDISCARD, S_NPLAYED, S_OUTCOME, S_PHASE, S_PILE, S_PILE_LEN, S_PLAYED, S_POT, S_RAKE_TOTAL,
+    S_RENEGED, S_RESHUFFLES, S_REWARD, S_RNG, S_STAYED, S_STOCK, S_STOCK_LEN, S_STOCK_POS, S_TRICKS, S_TRICK_CARDS,
     S_TRICK_LEADER, S_TRICK_NO, S_TRICK_WINNER, S_TRUMP, X_CINCH_ABORTS, X_CINCH_HAND, X_CINCH_KEY, X_CINCH_NODES,
     X_CINCH_PLAYED, X_CINCH_SEARCHES, X_CINCH_VAL, new_scratch, new_state,
 )
@@ -447,8 +446,8 @@ def decision_round(s: np.ndarray, p: np.ndarray) -> int:
 
 @njit(cache=True)
 def legal_actions(s: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
-    """``legal_actions_with`` with the state's own scratch block (``S_SCRATCH``), which it may write."""
-    legal_actions_with(s, p, out, s[S_SCRATCH: S_SCRATCH + SCRATCH_SIZE])
+    """``legal_actions_with`` with a fresh scratch array (nothing is remembered between calls)."""
+    legal_actions_with(s, p, out, np.zeros(SCRATCH_SIZE, dtype=np.int64))
 
 
 @njit(cache=True)
@@ -473,8 +472,8 @@ def legal_actions_with(s: np.ndarray, p: np.ndarray, out: np.ndarray, x: np.ndar
 
 @njit(cache=True)
 def step(s: np.ndarray, p: np.ndarray, action: int) -> bool:
-    """``step_with`` with the state's own scratch block (``S_SCRATCH``)."""
-    return step_with(s, p, action, s[S_SCRATCH: S_SCRATCH + SCRATCH_SIZE])
+    """``step_with`` with a fresh scratch array (nothing is remembered between calls)."""
+    return step_with(s, p, action, np.zeros(SCRATCH_SIZE, dtype=np.int64))
 
 
 @njit(cache=True)

@@ -72,8 +72,7 @@ OUTCOME_RENEGED = 8
 # live in a per-game scratch array (``new_scratch``) that the ``*_with`` functions of the core take beside the
 # state (``core.legal_actions_with``, ``core.step_with``); a scratch serves one game and is cleared when its
 # state is replaced (a new episode, another state). The functions without a scratch argument (``legal_actions``,
-# ``step``, ``has_cinch``...), kept for the callers written against them, use the block ``S_SCRATCH`` at the end
-# of the state vector as theirs, so those calls write to that block and to nothing else.
+# ``step``, ``has_cinch``...) use a fresh one for each call: they remember nothing between calls.
 X_CINCH_KEY = 0  # (S_MOVES * MAX_PLAYERS + seat + 1) of the memoised cinch answer, 0 for none
 X_CINCH_HAND = 1  # the hand of that seat then
 X_CINCH_PLAYED = 2  # the cards played then
@@ -125,13 +124,7 @@ S_RESHUFFLES = S_KNOWN_OUT + MAX_PLAYERS  # times the stock ran out and was rebu
 S_OUTCOME = S_RESHUFFLES + 1  # [MAX_PLAYERS] OUTCOME_* bits of each seat, set when the deal is settled
 S_FACE_RESHUFFLED = S_OUTCOME + MAX_PLAYERS  # 1 once a passed dealer's turned card went back into the stock (public)
 S_ABSENT = S_FACE_RESHUFFLED + 1  # [MAX_PLAYERS] cards each seat's plays this deal prove it does not hold (public)
-S_SCRATCH = S_ABSENT + MAX_PLAYERS  # [SCRATCH_SIZE] the scratch of the functions without one (below)
-STATE_SIZE = S_SCRATCH + SCRATCH_SIZE
-S_CINCH_KEY = S_SCRATCH + X_CINCH_KEY
-S_CINCH_VAL = S_SCRATCH + X_CINCH_VAL
-S_CINCH_SEARCHES = S_SCRATCH + X_CINCH_SEARCHES
-S_CINCH_NODES = S_SCRATCH + X_CINCH_NODES
-S_CINCH_ABORTS = S_SCRATCH + X_CINCH_ABORTS
+STATE_SIZE = S_ABSENT + MAX_PLAYERS
 
 
 def new_scratch() -> np.ndarray:

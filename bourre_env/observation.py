@@ -141,8 +141,8 @@ decision_round = core.decision_round
 
 @njit(cache=True)
 def encode(s: np.ndarray, p: np.ndarray, seat: int, out: np.ndarray) -> None:
-    """``encode_with`` with the state's own scratch block (``core.S_SCRATCH``)."""
-    encode_with(s, p, seat, out, s[core.S_SCRATCH: core.S_SCRATCH + core.SCRATCH_SIZE])
+    """``encode_with`` with a fresh scratch array (nothing is remembered between calls)."""
+    encode_with(s, p, seat, out, np.zeros(core.SCRATCH_SIZE, dtype=np.int64))
 
 
 @njit(cache=True)
@@ -233,8 +233,8 @@ def encode_with(s: np.ndarray, p: np.ndarray, seat: int, out: np.ndarray, x: np.
 
 @njit(cache=True)
 def observe(s: np.ndarray, p: np.ndarray, seat: int, obs: np.ndarray, mask: np.ndarray) -> None:
-    """``observe_with`` with the state's own scratch block (``core.S_SCRATCH``)."""
-    observe_with(s, p, seat, obs, mask, s[core.S_SCRATCH: core.S_SCRATCH + core.SCRATCH_SIZE])
+    """``observe_with`` with a fresh scratch array (nothing is remembered between calls)."""
+    observe_with(s, p, seat, obs, mask, np.zeros(core.SCRATCH_SIZE, dtype=np.int64))
 
 
 @njit(cache=True)

@@ -44,7 +44,6 @@ from bourre_env.layout import (
     S_PHASE,
     S_PLAYED,
     S_RENEGED,
-    S_SCRATCH,
     S_TRICK_CARDS,
     S_TRICK_LEADER,
     S_TRICK_NO,
@@ -122,8 +121,8 @@ def _step_play(s: np.ndarray, p: np.ndarray, action: int, x: np.ndarray) -> bool
 
 @njit(cache=True)
 def play_legal(s: np.ndarray, p: np.ndarray, seat: int, with_cinch: bool) -> int:
-    """``play_legal_with`` with the state's own scratch block (``S_SCRATCH``)."""
-    return play_legal_with(s, p, seat, with_cinch, s[S_SCRATCH: S_SCRATCH + SCRATCH_SIZE])
+    """``play_legal_with`` with a fresh scratch array (nothing is remembered between calls)."""
+    return play_legal_with(s, p, seat, with_cinch, np.zeros(SCRATCH_SIZE, dtype=np.int64))
 
 
 @njit(cache=True)

@@ -370,6 +370,7 @@ def _sample_kernel(p: np.ndarray, n: int, h: int, dealer: int, deck_size: int, d
     order_len = np.zeros(max(nstages, 1), dtype=np.int64)
     disc_mask = np.zeros(MAX_PLAYERS, dtype=np.int64)
     s = np.zeros(core.STATE_SIZE, dtype=np.int64)
+    x = np.zeros(core.SCRATCH_SIZE, dtype=np.int64)  # the cinch memo of the world being replayed
     made = 0
     tries = 0
     refused = 0
@@ -504,6 +505,7 @@ def _sample_kernel(p: np.ndarray, n: int, h: int, dealer: int, deck_size: int, d
         # replay the public record through the rules
         seed = core._splitmix64(rng)
         core.start_episode(s, p, deck, dealer, 0, seed)
+        x[:] = 0
         s[core.S_DEAL_NO] = deal_no
         good = True
         ol = 0
@@ -536,7 +538,7 @@ def _sample_kernel(p: np.ndarray, n: int, h: int, dealer: int, deck_size: int, d
                     ol += k
                     _order_pile(s, p, desired)
             actions[made, e] = a
-            if not core.step(s, p, a):
+            if not core.step_with(s, p, a, x):
                 good = False
                 break
         if not good:

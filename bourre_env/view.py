@@ -26,7 +26,6 @@ from bourre_env.layout import (
     OUTCOME_WON,
     PLAYING,
     S_CHIPS,
-    S_CINCH_ABORTS,
     S_CUR,
     S_DEAL_NO,
     S_DEALER,
@@ -126,13 +125,6 @@ class StateView:
     def played(self) -> list[int]:
         """Every card played to a trick this deal, current trick included, by card id."""
         return _cards(int(self._s[S_PLAYED]))
-
-    @property
-    def cinch_aborts(self) -> int:
-        """Exact cinch searches that hit the node budget (rare; for tests and reports), as counted by the core's
-        functions without a scratch argument in the state's own block; the env and ``BatchGame`` count theirs
-        in their scratch arrays (``raw_env.cinch_aborts``, ``BatchGame.scratch[:, core.X_CINCH_ABORTS]``)."""
-        return int(self._s[S_CINCH_ABORTS])
 
     # -- per seat ----------------------------------------------------------
     def _seat(self, seat: int) -> int:

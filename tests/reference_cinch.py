@@ -3,7 +3,9 @@
 ``tests/test_cinch_speed.py`` holds ``core.has_cinch`` to ``reference_has_cinch`` on many positions:
 the fast path of the core must give the same answer as this search on every position. Everything
 below the imports is the cinch section of ``bourre_env/core.py`` at that commit, unchanged, except
-the entry point ``reference_has_cinch`` at the end (uncached, so that it never reads the core's cache),
+the entry point ``reference_has_cinch`` at the end (uncached, so that it never reads the core's cache; the
+memoising ``has_cinch`` it replaces is dropped), the search statistics, counted in a scratch array ``x`` as the
+core's are (``layout.X_CINCH_*``) rather than in the state,
 and the root of the search, brought to the cinch's present definition (deliberately, with the core):
 a passed dealer's turned card that a reshuffle put back into the stock is unseen (``S_FACE_RESHUFFLED``),
 and each opponent starts with the cards its earlier plays prove it does not hold (``core.proven_absent``)
@@ -30,11 +32,6 @@ from bourre_env.core import (
     PASSED,
     PLAY,
     PLAYING,
-    S_CINCH_ABORTS,
-    S_CINCH_KEY,
-    S_CINCH_NODES,
-    S_CINCH_SEARCHES,
-    S_CINCH_VAL,
     S_CUR,
     S_DEALER,
     S_DECISION,
@@ -44,7 +41,6 @@ from bourre_env.core import (
     S_KNOWN_OUT,
     S_LEADER,
     S_LED,
-    S_MOVES,
     S_NACTIVE,
     S_NPLAYED,
     S_PHASE,
@@ -53,6 +49,9 @@ from bourre_env.core import (
     S_TRICK_NO,
     S_TRICKS,
     S_TRUMP,
+    X_CINCH_ABORTS,
+    X_CINCH_NODES,
+    X_CINCH_SEARCHES,
     _bit,
     _n,
     above_mask,
@@ -96,28 +95,7 @@ def trump_lower_bound(hand: int, trump: int, killers: int) -> int:
 
 
 @njit(cache=True)
-def has_cinch(s: np.ndarray, p: np.ndarray, seat: int) -> bool:
-    """docs/rules.md's cinch: tricks won plus tricks certain to be won from now on is at least 3.
-
-    Certain means: in every placement of the cards ``seat`` has not seen (among the other playing
-    seats, respecting their hand sizes and the dealer's kept face-up card, or out of play) and every
-    continuation that the ordinary rules of trick play allow to anyone, ``seat`` included. Cheap
-    bounds settle almost every position; the rest is an exact search for a continuation in which
-    ``seat`` ends with fewer tricks (``_cinch_search``).
-    """
-    if s[S_PHASE] != PLAY or s[S_DECISION + seat] != PLAYING:
-        return False
-    key = s[S_MOVES] * MAX_PLAYERS + seat + 1
-    if s[S_CINCH_KEY] == key:
-        return s[S_CINCH_VAL] == 1
-    answer = _cinch_uncached(s, p, seat)
-    s[S_CINCH_KEY] = key
-    s[S_CINCH_VAL] = 1 if answer else 0
-    return answer
-
-
-@njit(cache=True)
-def _cinch_uncached(s: np.ndarray, p: np.ndarray, seat: int) -> bool:
+def _cinch_uncached(s: np.ndarray, p: np.ndarray, seat: int, x: np.ndarray) -> bool:
     won = s[S_TRICKS + seat]
     need = CINCH_TRICKS - won
     if need <= 0:
@@ -141,7 +119,7 @@ def _cinch_uncached(s: np.ndarray, p: np.ndarray, seat: int) -> bool:
         others |= face_bit(s)
     if sure_tricks(hand, s[row: row + MAX_PLAYERS], s[S_LEADER], n, seat, s[S_LED], trump, others) >= need:
         return True
-    return not _cinch_search(s, p, seat, pool, need)
+    return not _cinch_search(s, p, seat, pool, need, x)
 
 
 @njit(cache=True)
@@ -181,7 +159,7 @@ def sure_tricks(hand: int, trick: np.ndarray, leader: int, n: int, me: int, led:
 
 
 @njit(cache=True)
-def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int) -> bool:
+def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, x: np.ndarray) -> bool:
     """True if some consistent placement and legal continuation leaves ``me`` with fewer than ``need`` more tricks.
 
     Depth-first over every play from now to the end of the deal. ``me``'s cards are known; an
@@ -267,12 +245,12 @@ def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int) -
         result = _search_round(fs, trick, count, forbid, known, opts, nopt, idx, disc, active, nactive, p, n, me,
                                gone, trump, h, need, must_trump, lead_honors, k, 0, budget, scratch)
         k = k + 1 if k < 2 else 1 << 30
-    s[S_CINCH_SEARCHES] += 1
-    s[S_CINCH_NODES] += p[P_CINCH_BUDGET] - budget[0]
+    x[X_CINCH_SEARCHES] += 1
+    x[X_CINCH_NODES] += p[P_CINCH_BUDGET] - budget[0]
     if result == 3:
         # Out of budget: no proof either way. Report a counterexample, i.e. no cinch, so that an
         # unproven cinch never forces a player's hand (documented in the README; counted for tests).
-        s[S_CINCH_ABORTS] += 1
+        x[X_CINCH_ABORTS] += 1
         return True
     return result == 1
 
@@ -593,11 +571,11 @@ def _strength(c: int, trump: int) -> int:
 
 
 @njit(cache=True)
-def reference_has_cinch(s: np.ndarray, p: np.ndarray, seat: int) -> bool:
-    """``has_cinch`` before the speed work, without its cache (it still counts searches in ``s``)."""
+def reference_has_cinch(s: np.ndarray, p: np.ndarray, seat: int, x: np.ndarray) -> bool:
+    """``has_cinch`` before the speed work, without its cache (it counts its searches in the scratch ``x``)."""
     if s[S_PHASE] != PLAY or s[S_DECISION + seat] != PLAYING:
         return False
-    return _cinch_uncached(s, p, seat)
+    return _cinch_uncached(s, p, seat, x)
 
 
 @njit(cache=True)

@@ -127,15 +127,15 @@ def _compare_games(states: np.ndarray, p: np.ndarray, rngs: np.ndarray, template
     n = p[core.P_NUM_PLAYERS]
     for b in range(states.shape[0]):
         s = states[b]
-        x = s[core.S_SCRATCH: core.S_SCRATCH + core.SCRATCH_SIZE]  # the state's own block: its statistics are read
+        x = np.zeros(core.SCRATCH_SIZE, dtype=np.int64)  # the row's cinch memo and search statistics
         for _ in range(decisions):
             if s[core.S_PHASE] == core.PLAY:
                 for q in range(n):
                     if s[core.S_DECISION + q] != core.PLAYING:
                         continue
-                    _compare_one(s, p, q, counts, bad)
+                    _compare_one(s, p, q, x, counts, bad)
             if s[core.S_PHASE] == core.PLAY and b < low_rows:
-                core.step(s, p, core.lowest_card(core.play_legal(s, p, s[core.S_CUR], True)))
+                core.step_with(s, p, core.lowest_card(core.play_legal_with(s, p, s[core.S_CUR], True, x)), x)
             else:
                 _random_move(s, p, rngs[b], mask, x)
             rewards[:] = 0.0
@@ -143,26 +143,27 @@ def _compare_games(states: np.ndarray, p: np.ndarray, rngs: np.ndarray, template
 
 
 @njit(cache=True)
-def _compare_one(s: np.ndarray, p: np.ndarray, seat: int, counts: np.ndarray, bad: np.ndarray) -> None:
-    """``has_cinch`` of ``seat`` against the reference; where the reference searches, its single-path rounds
-    against ``_probe``."""
-    before = s.copy()
-    r = s.copy()
-    want = ref.reference_has_cinch(r, p, seat)
-    got = core.has_cinch(s, p, seat)  # on the live state, as the env and the batch ask it (cache included)
+def _compare_one(s: np.ndarray, p: np.ndarray, seat: int, x: np.ndarray, counts: np.ndarray,
+                 bad: np.ndarray) -> None:
+    """``has_cinch`` of ``seat`` (with the row's scratch ``x``) against the reference; where the reference
+    searches, its single-path rounds against ``_probe``."""
+    before = x.copy()
+    xr = np.zeros(core.SCRATCH_SIZE, dtype=np.int64)  # the reference's statistics of this query
+    want = ref.reference_has_cinch(s, p, seat, xr)
+    got = core.has_cinch_with(s, p, seat, x)  # as the env and the batch ask it (memo included)
     counts[QUERIES] += 1
     counts[CINCHES] += want
-    counts[ABORTS] += r[core.S_CINCH_ABORTS] - before[core.S_CINCH_ABORTS]
+    counts[ABORTS] += xr[core.X_CINCH_ABORTS]
     if got != want:
         counts[MISMATCHES] += 1
         if bad[-1] < 0:
-            bad[:-1] = r
+            bad[:-1] = s
             bad[-1] = seat
-    # the same work: searches, search nodes and searches given up (a search is run afresh, not cached)
-    for stat in (core.S_CINCH_SEARCHES, core.S_CINCH_NODES, core.S_CINCH_ABORTS):
-        if s[stat] - before[stat] != r[stat] - before[stat]:
+    # the same work: searches, search nodes and searches given up (a search is run afresh, not memoised)
+    for stat in (core.X_CINCH_SEARCHES, core.X_CINCH_NODES, core.X_CINCH_ABORTS):
+        if x[stat] - before[stat] != xr[stat]:
             counts[STAT_MISMATCHES] += 1
-    if r[core.S_CINCH_SEARCHES] == before[core.S_CINCH_SEARCHES]:
+    if xr[core.X_CINCH_SEARCHES] == 0:
         return
     counts[SEARCHED] += 1
     need = CINCH_TRICKS - s[core.S_TRICKS + seat]

@@ -50,9 +50,10 @@ def test_random_games_keep_every_invariant(rules: Rules) -> None:
     mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
     deck = sorted(rules.deck_cards())
     for _ in range(40):
+        scratch = core.new_scratch()  # the game's cinch memo and search statistics
         for s, p in random_game(rules, rng):
             assert sorted(card_locations(s, rules)) == deck, Counter(card_locations(s, rules))
-            core.legal_actions(s, p, mask)
+            core.legal_actions_with(s, p, mask, scratch)
             assert mask.any(), "a player must act but has no legal action"
             if s[core.S_PHASE] == core.PLAY:
                 seat = s[core.S_CUR]
@@ -60,7 +61,7 @@ def test_random_games_keep_every_invariant(rules: Rules) -> None:
         n = rules.num_players
         # chips: the players' changes plus the pot plus the house's rake add up to nothing
         assert s[core.S_CHIPS: core.S_CHIPS + n].sum() + s[core.S_POT] + s[core.S_RAKE_TOTAL] == 0
-        assert s[core.S_CINCH_ABORTS] == 0
+        assert scratch[core.X_CINCH_ABORTS] == 0
 
 
 def popcount_hand(s: np.ndarray, seat: int) -> int:
@@ -89,7 +90,7 @@ def test_batch_rows_match_single_games(preset: str) -> None:
             if s[core.S_PHASE] in (core.DEAL_OVER, core.GAME_OVER):
                 break
         if s[core.S_PHASE] not in (core.DEAL_OVER, core.GAME_OVER):
-            assert np.array_equal(s[: core.S_SCRATCH], g.states[b, : core.S_SCRATCH])
+            assert np.array_equal(s, g.states[b])
 
 
 def test_batch_rejects_illegal_actions_and_bad_sizes() -> None:
@@ -182,8 +183,10 @@ def test_settled_outcomes_agree_with_tricks_and_chips(rules: Rules) -> None:
 
 @pytest.mark.parametrize("preset", ["standard", "four_card", "simultaneous_declaration", "dealer_picks_trump"])
 def test_queries_leave_the_state_unchanged(preset: str) -> None:
-    """``legal_actions_with``, ``encode_with`` and ``observe_with`` only read the state; the cinch memo and the
-    search statistics go to the scratch array (which the queries do use: the memo is written)."""
+    """The queries only read the state: ``legal_actions_with``, ``encode_with`` and ``observe_with`` put the cinch
+    memo and the search statistics in the scratch array (which they do use: the memo is written), and the
+    functions without one (``legal_actions``, ``has_cinch``, ``play_legal``, ``encode``, ``observe``) in a fresh
+    one."""
     rules = presets[preset].replace(num_players=5, deals_per_episode=2)
     rng = np.random.default_rng(3)
     mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
@@ -197,6 +200,13 @@ def test_queries_leave_the_state_unchanged(preset: str) -> None:
                 observation.encode_with(s, p, seat, obs, scratch)
                 observation.observe_with(s, p, seat, obs, mask, scratch)
             core.legal_actions_with(s, p, mask, scratch)
+            core.legal_actions(s, p, mask)
+            for seat in range(rules.num_players):
+                core.has_cinch(s, p, seat)
+                observation.encode(s, p, seat, obs)
+                observation.observe(s, p, seat, obs, mask)
+            if s[core.S_PHASE] == core.PLAY:
+                core.play_legal(s, p, int(s[core.S_CUR]), True)
             assert np.array_equal(s, before), "a query changed the state"
             memo_written += int(scratch[core.X_CINCH_KEY] != 0)
     assert memo_written > 0

@@ -23,5 +23,5 @@ def test_million_random_decisions(num_players: int) -> None:
         assert masks.any(axis=1).all()
         for b in range(g.batch_size):
             assert sorted(card_locations(g.states[b], g.rules)) == deck, Counter(card_locations(g.states[b], g.rules))
-    aborts = int(g.states[:, core.S_CINCH_ABORTS].sum())
+    aborts = int(g.scratch[:, core.X_CINCH_ABORTS].sum())
     print(f"{num_players} players: {total} decisions, cinch searches over budget in live episodes: {aborts}")

@@ -14,7 +14,7 @@ Two families of checks, all seeded:
 2. Cinch. Random positions small enough to enumerate (decks of 3-5 ranks, 2-3 players, deals
    biased to give one seat many trumps) are checked for every active seat: ``core.has_cinch`` must
    equal ``oracle.cinch_exhaustive`` (the definition of docs/rules.md taken literally). Both outcomes
-   must occur in good numbers. The core's search giving up (``S_CINCH_ABORTS``) is a documented
+   must occur in good numbers. The core's search giving up (``X_CINCH_ABORTS``) is a documented
    limitation whose rate is bounded.
 3. Hand-built deals for cases the random sweeps reach rarely (reshuffled discards, a passed
    dealer's turned-up card, equivalent trumps, a led top trump).
@@ -89,6 +89,7 @@ class Tracker:
     trick: list[tuple[int, int]] = field(default_factory=list)
     history: list[tuple[tuple[int, int], ...]] = field(default_factory=list)  # completed tricks, in play order
     tricks_played: int = 0
+    scratch: np.ndarray = field(default_factory=core.new_scratch)  # the core's cinch memo and statistics
     tricks_won: dict[int, int] = field(default_factory=dict)
     played: set[int] = field(default_factory=set)
     reshuffles: int = 0
@@ -337,22 +338,18 @@ def play_deal(rules: Rules, rng: np.random.Generator, on_play: Callable[[np.ndar
         assert s[core.S_PHASE] == core.PLAY and s[core.S_CUR] == seat, "core's turn order differs"
         assert s[core.S_LEADER] == tr.leader
         on_play(s, p, tr)
-        core.legal_actions(s, p, mask)
+        core.legal_actions_with(s, p, mask, tr.scratch)
         legal = np.flatnonzero(mask)
         held = bits(s[core.S_HAND + seat])
         illegal = sorted(held - {int(c) for c in legal})
         if illegal and rules.illegal_action == "error":
             snapshot = s.copy()
-            assert not core.step(s, p, int(rng.choice(illegal)))
-            # the cinch cache and search statistics are not game state (a refused step may rerun the search)
-            for name in ("S_CINCH_ABORTS", "S_CINCH_KEY", "S_CINCH_VAL", "S_CINCH_SEARCHES", "S_CINCH_NODES"):
-                if hasattr(core, name):
-                    snapshot[getattr(core, name)] = s[getattr(core, name)]
+            assert not core.step_with(s, p, int(rng.choice(illegal)), tr.scratch)
             assert np.array_equal(s, snapshot), "a refused step changed the state"
         card = next(actions, None)
         if card is None:
             card = int(rng.choice(legal))
-        assert core.step(s, p, card)
+        assert core.step_with(s, p, card, tr.scratch)
         tr.trick.append((seat, card))
         tr.played.add(card)
         if len(tr.trick) == len(tr.active):
@@ -440,13 +437,13 @@ def check_legality(rules: Rules, rng: np.random.Generator, deals: int, stats: Le
         seat = int(s[core.S_CUR])
         hand = bits(s[core.S_HAND + seat])
         trick = [c for _, c in tr.trick]
-        aborts_at_start = int(s[core.S_CINCH_ABORTS])
-        core.legal_actions(s, p, mask)
+        aborts_at_start = int(tr.scratch[core.X_CINCH_ABORTS])
+        core.legal_actions_with(s, p, mask, tr.scratch)
         assert not mask[core.NUM_CARDS:].any()
         got = {int(c) for c in np.flatnonzero(mask)}
-        cinch = bool(core.has_cinch(s, p, seat))
+        cinch = bool(core.has_cinch_with(s, p, seat, tr.scratch))
         # the core caches the acting seat's cinch answer: a search that gave up here is not seen again below
-        acting_aborted = s[core.S_CINCH_ABORTS] != aborts_at_start
+        acting_aborted = tr.scratch[core.X_CINCH_ABORTS] != aborts_at_start
         expect = oracle.legal_cards(hand, trick, tr.trump, trules, has_cinch=cinch,
                                     is_last=len(trick) == len(tr.active) - 1, played=tr.out_of_play())
         context = (f"{rules}: seat {seat} hand [{describe(hand)}] trick [{describe(trick)}] (in play order "
@@ -458,12 +455,12 @@ def check_legality(rules: Rules, rng: np.random.Generator, deals: int, stats: Le
         assert plain == plain_expect, f"play_legal {describe(plain)} != oracle {describe(plain_expect)}; {context}"
         holders = []
         for q in tr.active:
-            before = int(s[core.S_CINCH_ABORTS])
-            q_cinch = bool(core.has_cinch(s, p, q))
+            before = int(tr.scratch[core.X_CINCH_ABORTS])
+            q_cinch = bool(core.has_cinch_with(s, p, q, tr.scratch))
             holders += [q] if q_cinch else []
             view = tr.view(s, q, trules)
             where = f"has_cinch={q_cinch} ({'to act' if q == seat else 'not to act'}): {describe_view(view)}"
-            aborted = s[core.S_CINCH_ABORTS] != before or (q == seat and acting_aborted)
+            aborted = tr.scratch[core.X_CINCH_ABORTS] != before or (q == seat and acting_aborted)
             if aborted:
                 stats.aborts.append(where)
             # an aborted search answers "no cinch" without proof (README, "Decisions"): kept apart
@@ -633,8 +630,8 @@ class CinchStats:
     skipped: int = 0
     deals: int = 0
     reshuffle_deals: int = 0
-    deal_aborts: int = 0  # S_CINCH_ABORTS summed over the final states of the deals; must stay rare
-    aborts: int = 0  # core cinch searches that hit their node budget (S_CINCH_ABORTS); must stay 0
+    deal_aborts: int = 0  # X_CINCH_ABORTS summed over the deals' scratch arrays; must stay rare
+    aborts: int = 0  # core cinch searches that hit their node budget (X_CINCH_ABORTS); must stay 0
     reshuffled: int = 0  # positions of a seat whose own discards went back into the stock
     face_reshuffled: int = 0  # positions after a passed dealer's turned card went back into the stock
     proofs: int = 0  # positions where an opponent's earlier play proved it lacks a card the seat has not seen
@@ -661,9 +658,9 @@ def cinch_checker(rules: Rules, stats: CinchStats,
             if count > max_placements:
                 stats.skipped += 1
                 continue
-            aborts_before = int(s[core.S_CINCH_ABORTS])
-            got = bool(core.has_cinch(s, p, seat))
-            aborted = s[core.S_CINCH_ABORTS] != aborts_before
+            x = core.new_scratch()
+            got = bool(core.has_cinch_with(s, p, seat, x))
+            aborted = x[core.X_CINCH_ABORTS] > 0
             stats.aborts += aborted
             expect = oracle.cinch_exhaustive(view)
             if got != expect or aborted:
@@ -694,13 +691,12 @@ def cinch_checker(rules: Rules, stats: CinchStats,
 def check_cinch(rules: Rules, rng: np.random.Generator, deals: int, stats: CinchStats, max_placements: int) -> None:
     """Random deals biased towards trump-rich hands; every enumerable (position, seat) is compared with the oracle."""
     on_play = cinch_checker(rules, stats, max_placements)
-    final = core.new_state()
     for _ in range(deals):
         favour = int(rng.integers(rules.num_players))
         tr = play_deal(rules, rng, on_play, favour=favour, extra_trumps=int(rng.integers(1, rules.hand_size + 1)),
-                       pass_prob=0.15, out_state=final)
+                       pass_prob=0.15)
         # searches run by legal_actions / step, including positions too large for the oracle
-        stats.deal_aborts += int(final[core.S_CINCH_ABORTS])
+        stats.deal_aborts += int(tr.scratch[core.X_CINCH_ABORTS])
         stats.deals += 1
         stats.reshuffle_deals += tr.reshuffles > 0
 
@@ -750,7 +746,6 @@ RESHUFFLE_CONFIGS: list[dict[str, Any]] = [
 
 def run_reshuffle_cinch(seed: int, deals: int, max_placements: int) -> CinchStats:
     stats = CinchStats()
-    final = core.new_state()
     for index, config in enumerate(RESHUFFLE_CONFIGS):
         rules = Rules(**config)
         rng = np.random.default_rng(seed + index)
@@ -758,8 +753,8 @@ def run_reshuffle_cinch(seed: int, deals: int, max_placements: int) -> CinchStat
         for _ in range(deals):
             favour = int(rng.integers(rules.num_players))
             tr = play_deal(rules, rng, on_play, favour=favour, extra_trumps=int(rng.integers(2, rules.hand_size + 1)),
-                           pass_prob=0.55, favour_pass_prob=0.05, min_discard=4, out_state=final)
-            stats.deal_aborts += int(final[core.S_CINCH_ABORTS])
+                           pass_prob=0.55, favour_pass_prob=0.05, min_discard=4)
+            stats.deal_aborts += int(tr.scratch[core.X_CINCH_ABORTS])
             stats.deals += 1
             stats.reshuffle_deals += tr.reshuffles > 0
     return stats
@@ -947,8 +942,8 @@ def test_cinch_passed_dealer_face_card_is_out_of_play() -> None:
                      hand_sizes={1: 5, 2: 5}, tricks_won=0, played=frozenset(), deck=frozenset(rules.deck_cards()),
                      known_out=frozenset(parse_many("QH")))
     assert oracle.sure_tricks(view) >= 3
-    aborts = int(s[core.S_CINCH_ABORTS])
-    assert core.has_cinch(s, p, 1), f"no cinch (search aborted: {s[core.S_CINCH_ABORTS] != aborts})"
+    x = core.new_scratch()
+    assert core.has_cinch_with(s, p, 1, x), f"no cinch (search aborted: {x[core.X_CINCH_ABORTS] > 0})"
     mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
     core.legal_actions(s, p, mask)
     assert {int(c) for c in np.flatnonzero(mask)} == set(parse_many("AH KH"))
@@ -1040,8 +1035,8 @@ def test_cinch_after_leading_the_top_trump() -> None:
     plays = ["AC", "2C", "3C", "4C", "5C", "6C", "7C", "8C", "AD", "2D", "3D", "4D", "5D", "6D", "7D", "8D", "AS"]
     s, p = scripted_state(rules, 0, dealt, [core.STAY_BASE] * 8 + plays)
     assert s[core.S_TRICKS + 1] == 2
-    aborts = int(s[core.S_CINCH_ABORTS])
-    assert core.has_cinch(s, p, 1), f"no cinch (search aborted: {s[core.S_CINCH_ABORTS] != aborts})"
+    x = core.new_scratch()
+    assert core.has_cinch_with(s, p, 1, x), f"no cinch (search aborted: {x[core.X_CINCH_ABORTS] > 0})"
 
 
 def iter_configs() -> Iterator[Rules]:
