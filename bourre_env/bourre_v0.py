@@ -278,7 +278,8 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             "action_mask": spaces.Box(low=0, high=1, shape=(core.NUM_ACTIONS,), dtype=np.int8),
         })
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
-        self.action_spaces = {a: spaces.Discrete(core.NUM_ACTIONS) for a in self.possible_agents}
+        self.action_spaces: dict[str, spaces.Space] = {
+            a: spaces.Discrete(core.NUM_ACTIONS) for a in self.possible_agents}
         self.state_vector = core.new_state()
         # the cinch memo and search statistics: no part of the game, so queries (observe, legal_actions) leave
         # state_vector as it is (cinch_aborts reads the statistics)

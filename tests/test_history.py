@@ -262,6 +262,31 @@ def test_bourre_play_save_writes_the_deals_played(monkeypatch: pytest.MonkeyPatc
     assert not (tmp_path / "none.json").exists()
 
 
+def test_bourre_play_save_after_ctrl_c_writes_the_finished_deals(monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str],
+                                                                 tmp_path: Path) -> None:
+    """Ctrl-C in the second deal still writes the first, and exits as an interrupted command does (130)."""
+    from bourre_env import core
+    from train import cli
+
+    draws = []
+
+    def choose_then_interrupt(legal: list[int], hand: list[int], phase: int) -> int:
+        if phase in core.DRAW_PHASES:
+            draws.append(phase)
+            if len(draws) == 2:  # the human's draw of the second deal
+                raise KeyboardInterrupt
+        return legal[0]
+
+    monkeypatch.setattr(cli, "_choose", choose_then_interrupt)
+    path = tmp_path / "game.json"
+    assert cli.main(["play", "--seats", "human,heuristic,random", "--seed", "5", "--deals", "3",
+                     "--save", str(path)]) == 130
+    captured = capsys.readouterr()
+    assert f"wrote {path}" in captured.out and "interrupted" in captured.err
+    assert len(history.read(path)["deals"]) == 1
+
+
 def test_evaluate_saves_every_game_as_a_history(tmp_path: Path) -> None:
     from train.evaluate import evaluate
 

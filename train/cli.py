@@ -20,7 +20,7 @@
     play in the browser at http://127.0.0.1:8000 and replay hand histories (``train.serve``).
 ``bourre play --seats human,heuristic,heuristic,random,heuristic [--seed 7] [--deals 3] [--save game.json]``
     play at the terminal: a ``human`` seat sees its own hand and the table, and chooses among
-    the numbered legal moves; ``--save`` writes the finished deals as a hand history
+    the numbered legal moves; ``--save`` writes the finished deals (also after a quit or Ctrl-C) as a hand history
     (``docs/hand_history.md``), as ``bourre eval --save-histories DIR`` does for every game it plays.
 
 Rule options of ``bourre_env.rules.Rules`` go with ``--rule KEY=VALUE`` (repeatable), e.g.
@@ -428,57 +428,59 @@ def _cmd_play(args: argparse.Namespace) -> int:
     totals = np.zeros(len(seats), dtype=np.int64)
     state = StateView(raw.state_vector, len(seats))
     secret = raw.rules.declaration == "simultaneous"
-    for agent_name in env.agent_iter():
-        obs, _, terminated, truncated, _ = env.last()
-        if terminated or truncated:
-            env.step(None)
-            continue
-        q = raw.agent_name_mapping[agent_name]
-        if q in bots:
-            action = bots[q].act(obs)
-        else:
-            # the numbered menu below lists the legal moves: drop the table's own one-line list
-            table = "\n".join(line for line in str(env.render()).splitlines() if not line.startswith("legal: "))
-            print("\n" + table)
-            chosen = _choose(raw.legal_actions(), raw.hand(agent_name), state.phase)
-            if chosen is None:
-                print("bye")
-                break
-            action = chosen
-        print(f"{names[q]}: {_public_move(action, state.phase, secret and q not in humans)}")
-        before_vector = raw.state_vector.copy()
-        before = StateView(before_vector, len(seats))
-        env.step(action)
-        deal_over = state.deals_done != before.deals_done
-        settled_vector = raw.state_vector
-        if deal_over:
-            # The env starts the next deal at once (or ends the episode), so replay this move on a copy of
-            # the state before it to show the deal as it was settled.
-            settled_vector = before_vector.copy()
-            core.step(settled_vector, params, action)
-        settled = StateView(settled_vector, len(seats))
-        for t in range(raw.rules.hand_size):
-            winner = settled.trick_winner(t)
-            if winner >= 0 and before.trick_winner(t) < 0:
-                print(f"trick {t + 1} goes to {names[winner]}")
-        if deal_over:
-            rewards = settled.rewards
-            totals += rewards
-            print("\n" + render.table_text(settled_vector, params, raw.rules, viewer))
-            print(f"deal {settled.deal_no + 1} over: "
-                  + ", ".join(f"{names[p]} {int(r):+d}" for p, r in enumerate(rewards)))
-            if args.deals > 1:
-                print("totals: " + ", ".join(f"{names[p]} {int(c):+d}" for p, c in enumerate(totals)))
-            if any(raw.truncations.values()):
-                print(f"the pot holds {settled.pot:,} chips, past the bound of {limits.POT_BOUND:,} "
-                      f"(bourre_env.limits): the game stops here")
-            for bot in bots.values():
-                bot.reset()
-    if args.save is not None:  # the deals finished so far, also after a quit
-        try:
-            print(f"wrote {history.write(env.history(), args.save)}")
-        except ValueError as err:
-            print(f"--save: nothing written: {err}")
+    try:
+        for agent_name in env.agent_iter():
+            obs, _, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                env.step(None)
+                continue
+            q = raw.agent_name_mapping[agent_name]
+            if q in bots:
+                action = bots[q].act(obs)
+            else:
+                # the numbered menu below lists the legal moves: drop the table's own one-line list
+                table = "\n".join(line for line in str(env.render()).splitlines() if not line.startswith("legal: "))
+                print("\n" + table)
+                chosen = _choose(raw.legal_actions(), raw.hand(agent_name), state.phase)
+                if chosen is None:
+                    print("bye")
+                    break
+                action = chosen
+            print(f"{names[q]}: {_public_move(action, state.phase, secret and q not in humans)}")
+            before_vector = raw.state_vector.copy()
+            before = StateView(before_vector, len(seats))
+            env.step(action)
+            deal_over = state.deals_done != before.deals_done
+            settled_vector = raw.state_vector
+            if deal_over:
+                # The env starts the next deal at once (or ends the episode), so replay this move on a copy of
+                # the state before it to show the deal as it was settled.
+                settled_vector = before_vector.copy()
+                core.step(settled_vector, params, action)
+            settled = StateView(settled_vector, len(seats))
+            for t in range(raw.rules.hand_size):
+                winner = settled.trick_winner(t)
+                if winner >= 0 and before.trick_winner(t) < 0:
+                    print(f"trick {t + 1} goes to {names[winner]}")
+            if deal_over:
+                rewards = settled.rewards
+                totals += rewards
+                print("\n" + render.table_text(settled_vector, params, raw.rules, viewer))
+                print(f"deal {settled.deal_no + 1} over: "
+                      + ", ".join(f"{names[p]} {int(r):+d}" for p, r in enumerate(rewards)))
+                if args.deals > 1:
+                    print("totals: " + ", ".join(f"{names[p]} {int(c):+d}" for p, c in enumerate(totals)))
+                if any(raw.truncations.values()):
+                    print(f"the pot holds {settled.pot:,} chips, past the bound of {limits.POT_BOUND:,} "
+                          f"(bourre_env.limits): the game stops here")
+                for bot in bots.values():
+                    bot.reset()
+    finally:  # the deals finished so far, also after a quit or Ctrl-C
+        if args.save is not None:
+            try:
+                print(f"wrote {history.write(env.history(), args.save)}")
+            except ValueError as err:
+                print(f"--save: nothing written: {err}")
     return 0
 
 

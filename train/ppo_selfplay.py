@@ -233,7 +233,7 @@ def make_env(k: int, args: Args) -> Any:
     def thunk() -> Any:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the trainer's to handle: it saves first
         env = PoolEnv(args.pool_weights(), seed=args.seed * 1000 + k, num_players=args.players[k % len(args.players)])
-        monitored = Monitor(env)  # episode returns in chips (charts/ep_rew_mean)
+        monitored: Monitor = Monitor(env)  # episode returns in chips (charts/ep_rew_mean)
         scaled = gymnasium.wrappers.TransformReward(monitored, lambda r: float(r) * args.reward_scale)
         return MaskInInfo(scaled)
 
