@@ -232,3 +232,27 @@ def test_env_and_batch_queries_leave_their_states_unchanged() -> None:
         g.observations()
         assert np.array_equal(g.states, before)
         g.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
+
+
+@pytest.mark.parametrize("preset", sorted(presets))
+def test_phases_come_in_the_order_of_their_codes(preset: str) -> None:
+    """One phase per round, numbered in game order: within a deal the stored phase never goes back, each decision
+    phase is the observation's ``decision_round`` slot, and every decision round of the preset is met."""
+    rules = presets[preset].replace(num_players=4)
+    rng = np.random.default_rng(8)
+    obs = np.zeros(observation.OBS_SIZE, dtype=np.float32)
+    seen: set[int] = set()
+    for _ in range(30):
+        last = -1
+        for s, p in random_game(rules, rng):
+            phase = int(s[core.S_PHASE])
+            assert phase >= last, f"{core.PHASE_NAMES[phase]} after {core.PHASE_NAMES[last]}"
+            last = phase
+            seen.add(phase)
+            observation.encode(s, p, int(s[core.S_CUR]), obs)
+            slots = np.flatnonzero(observation.as_dict(obs)["decision_round"]).tolist()
+            assert slots == ([phase] if phase < core.PLAY else [])
+    expected = {core.PLAY, *((core.DECLARE, core.DRAW) if rules.declaration != "with_draw" else (core.DRAW_OR_PASS,))}
+    expected |= {core.NAME_TRUMP} if rules.trump_card == "named_by_dealer" else set()
+    expected |= {core.SECOND_PASS} if rules.second_pass_ante is not None else set()
+    assert seen == expected
