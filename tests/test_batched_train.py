@@ -395,3 +395,30 @@ def test_learning_curve_of_a_run_resumed_with_more_table_sizes(tmp_path: Path) -
     state = RunState(evals=[first, later])
     path = plot_learning_curve(state, (2, 5), tmp_path / "curve.png")  # 2 players from the second evaluation on
     assert path is not None and path.stat().st_size > 0
+
+
+def test_init_policy_starts_the_run_from_a_saved_actor(tmp_path: Path) -> None:
+    """``init_policy`` copies a saved actor into the network in place of the imitation warm start: with a learning
+    rate too small to move it, the run's model is that actor."""
+    torch.manual_seed(5)
+    source = PolicyNet((32, 16))
+    with torch.no_grad():
+        source.actor.weight.normal_()  # far from a fresh network's near-uniform head
+    path = save_policy(tmp_path / "start.npz", source.policy_weights({}))
+    run_dir = tmp_path / "run"
+    run(Args(run_dir=run_dir, total_timesteps=256, init_policy=path, learning_rate=1e-12,  # type: ignore[arg-type]
+             **TINY))
+    start, trained = load_policy(path), load_policy(run_dir / "model.npz")
+    for (w0, b0), (w1, b1) in zip(start.hidden, trained.hidden, strict=True):
+        assert np.allclose(w0, w1, atol=1e-6) and np.allclose(b0, b1, atol=1e-6)
+    assert np.allclose(start.action[0], trained.action[0], atol=1e-6)
+    assert "imitation" not in json.loads((run_dir / "state.json").read_text()) or \
+        not json.loads((run_dir / "state.json").read_text())["imitation"]
+
+
+def test_load_actor_refuses_other_widths(tmp_path: Path) -> None:
+    weights = load_policy(save_policy(tmp_path / "p.npz", PolicyNet((32, 16)).policy_weights({})))
+    with pytest.raises(ValueError, match=r"layers \(32, 16\).*this network has \(32, 8\)"):
+        PolicyNet((32, 8)).load_actor(weights)
+    with pytest.raises(ValueError, match="init_policy: no policy file"):
+        Args(init_policy=tmp_path / "missing.npz").validate()  # type: ignore[arg-type]

@@ -93,7 +93,7 @@ import tyro
 from tqdm.auto import tqdm
 
 from agents.heuristic_batch import BatchHeuristic
-from agents.ppo import save_policy
+from agents.ppo import load_policy, save_policy
 from train import runs
 from train.batched_rollout import Collector, SeatPool, gae
 from train.policy_net import PolicyNet, masked_logits
@@ -197,6 +197,9 @@ class Args:
     opponent_policy: Path | None = None
     """a frozen policy file (agents.ppo format) that plays every seat but the learner's, instead of the pool; the
     learner's snapshots are still saved but never join the pool (bourre exploit: a best response to that policy)"""
+    init_policy: Path | None = None
+    """a policy file (agents.ppo format, layers of --hidden's widths) whose actor the network starts from, instead
+    of the imitation warm start; the critic starts afresh (bourre exploit --from-agent)"""
 
     eval_every: int = 750_000
     """steps between evaluations against the heuristic field, the first at step 0 (0: none during training)"""
@@ -247,8 +250,9 @@ class Args:
             raise ValueError(f"device: {self.device!r} asked for, but torch sees {torch.cuda.device_count()} CUDA "
                              f"device(s)")
         self.pool()  # raises on bad weights
-        if self.opponent_policy is not None and not Path(self.opponent_policy).is_file():
-            raise ValueError(f"opponent_policy: no policy file at {self.opponent_policy}")
+        for name in ("opponent_policy", "init_policy"):
+            if getattr(self, name) is not None and not Path(getattr(self, name)).is_file():
+                raise ValueError(f"{name}: no policy file at {getattr(self, name)}")
 
     def pool(self) -> SeatPool:
         if self.opponent_policy is not None:
@@ -266,7 +270,7 @@ class Args:
         for name in ("players", "hidden", "eval_players", "imitation_players"):
             if name in values:
                 values[name] = tuple(values[name])
-        for name in ("run_dir", "opponent_policy"):
+        for name in ("run_dir", "opponent_policy", "init_policy"):
             if values.get(name) is not None:
                 values[name] = Path(values[name])
         args = cls(**values)
@@ -490,6 +494,9 @@ def run(args: Args, given: set[str] | None = None) -> Path:
         state = saved_state
         load_checkpoint(net, optimizer, run_dir / "checkpoint.pt", device)
         print(f"resuming {run_dir} at step {state.num_timesteps:,} of {args.total_timesteps:,}")
+    elif args.init_policy is not None:
+        net.load_actor(load_policy(args.init_policy))
+        print(f"actor from {args.init_policy} (no imitation warm start)")
     elif args.imitation_decisions:
         state.imitation = imitation_warm_start(net, args, device)
         print("imitation warm start: " + ", ".join(f"{k} {v:.3f}" for k, v in state.imitation.items()))

@@ -265,19 +265,35 @@ class PolicyNet(torch.nn.Module):
     @classmethod
     def from_policy_weights(cls, weights: PolicyWeights) -> PolicyNet:
         """A network playing an exported actor (its critic is left at its initial weights, unused)."""
-        if weights.activation != "relu" or not weights.hidden:
-            raise ValueError(f"a snapshot must be a ReLU network with hidden layers, got {weights.activation!r} "
-                             f"with {len(weights.hidden)} hidden layers")
+        _check_relu(weights)
         net = cls([w.shape[0] for w, _ in weights.hidden], obs_size=weights.obs_size)
+        net.load_actor(weights)
+        return net
+
+    def load_actor(self, weights: PolicyWeights) -> None:
+        """Copy an exported actor (trunk and action head) into this network; the critic keeps its weights.
+        ``ValueError`` if the layer widths or the observation size differ."""
+        _check_relu(weights)
+        widths = tuple(int(w.shape[0]) for w, _ in weights.hidden)
+        if widths != self.hidden_sizes or weights.obs_size != self.obs_size \
+                or weights.action[0].shape[0] != self.actor.out_features:
+            raise ValueError(f"the policy has layers {widths} over {weights.obs_size} inputs and "
+                             f"{weights.action[0].shape[0]} actions; this network has {self.hidden_sizes} over "
+                             f"{self.obs_size} and {self.actor.out_features}")
         with torch.no_grad():
-            net.first_weight.copy_(torch.from_numpy(weights.hidden[0][0].T.copy()))
-            net.first_bias.copy_(torch.from_numpy(weights.hidden[0][1]))
-            for layer, (w, b) in zip(net.dense_layers, weights.hidden[1:], strict=True):
+            self.first_weight.copy_(torch.from_numpy(weights.hidden[0][0].T.copy()))
+            self.first_bias.copy_(torch.from_numpy(weights.hidden[0][1]))
+            for layer, (w, b) in zip(self.dense_layers, weights.hidden[1:], strict=True):
                 layer.weight.copy_(torch.from_numpy(w))
                 layer.bias.copy_(torch.from_numpy(b))
-            net.actor.weight.copy_(torch.from_numpy(weights.action[0]))
-            net.actor.bias.copy_(torch.from_numpy(weights.action[1]))
-        return net
+            self.actor.weight.copy_(torch.from_numpy(weights.action[0]))
+            self.actor.bias.copy_(torch.from_numpy(weights.action[1]))
+
+
+def _check_relu(weights: PolicyWeights) -> None:
+    if weights.activation != "relu" or not weights.hidden:
+        raise ValueError(f"a policy for this trainer must be a ReLU network with hidden layers, got "
+                         f"{weights.activation!r} with {len(weights.hidden)} hidden layers")
 
 
 def masked_logits(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:
