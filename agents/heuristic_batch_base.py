@@ -15,6 +15,11 @@ from numba import njit
 from agents.heuristic_odds import PARAM_SETS, SURE_WIN, WIN_GIVEN, HeuristicParams
 from agents.heuristic_odds import _field as reference_field
 from bourre_env.actions import NAME_TRUMP_BASE, NUM_ACTIONS
+
+# the index of the lowest / highest set bit of a mask > 0 (of an observation field read as bits, not only of cards;
+# ``_high``: a one-hot field's last one, as the Python agent reads it)
+from bourre_env.core import highest_card as _high
+from bourre_env.core import lowest_card as _low
 from bourre_env.core import popcount
 from bourre_env.observation import (
     O_DECISION,
@@ -152,24 +157,6 @@ def _bits(x: np.ndarray, start: int, size: int) -> int:
         if x[start + i] != 0:
             m |= 1 << i
     return m
-
-
-@njit(cache=True)
-def _low(m: int) -> int:
-    """Index of the lowest set bit of ``m`` > 0."""
-    return popcount((m & -m) - 1)
-
-
-@njit(cache=True)
-def _high(m: int) -> int:
-    """Index of the highest set bit of ``m`` > 0 (a one-hot field's last one, as the Python agent reads it)."""
-    m |= m >> 1
-    m |= m >> 2
-    m |= m >> 4
-    m |= m >> 8
-    m |= m >> 16
-    m |= m >> 32
-    return popcount(m) - 1
 
 
 @njit(cache=True)

@@ -49,19 +49,6 @@ def public_outcome(s: np.ndarray, p: np.ndarray, action: int) -> int:
 
 
 @njit(cache=True)
-def _positions(hand: int, cards: int) -> int:
-    """The hand positions (i-th lowest card id = bit i) of ``cards``."""
-    out = np.int64(0)
-    k = 0
-    for c in range(core.NUM_CARDS):
-        if (hand >> c) & 1:
-            if (cards >> c) & 1:
-                out |= np.int64(1) << k
-            k += 1
-    return out
-
-
-@njit(cache=True)
 def _replay_with_model(states: np.ndarray, p: np.ndarray, first: int, kinds: np.ndarray, seats: np.ndarray,
                        args: np.ndarray, discards: np.ndarray, hparams: np.ndarray, rng: np.ndarray, pot: int,
                        target: np.ndarray, misses: np.ndarray, alive: np.ndarray) -> None:
@@ -78,7 +65,7 @@ def _replay_with_model(states: np.ndarray, p: np.ndarray, first: int, kinds: np.
         for e in range(first, kinds.shape[0]):
             q = seats[e]
             if kinds[e] == EV_DRAW:
-                recorded = core.STAY_BASE + _positions(view.hand_of(s, q), discards[b, q])
+                recorded = core.STAY_BASE + core.cards_to_positions(view.hand_of(s, q), discards[b, q])
             else:
                 recorded = args[e]
             a = recorded

@@ -66,6 +66,20 @@ def highest_card(x: int) -> int:
 
 
 @njit(cache=True)
+def cards_to_positions(hand: int, cards: int) -> int:
+    """The hand positions (position i = i-th lowest card id) of the hand's cards in ``cards``, as a bitmask: the
+    inverse of ``positions_to_cards``."""
+    out = np.int64(0)
+    k = 0
+    for c in range(NUM_CARDS):
+        if (hand >> c) & 1:
+            if (cards >> c) & 1:
+                out |= np.int64(1) << k
+            k += 1
+    return out
+
+
+@njit(cache=True)
 def positions_to_cards(hand: int, positions: int) -> int:
     """Card mask of the hand positions set in ``positions`` (position i = i-th lowest card id)."""
     out = np.int64(0)

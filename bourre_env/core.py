@@ -65,7 +65,7 @@ from bourre_env.layout import (
 )
 from bourre_env.bits import (
     ACE, ALL_CARDS, KING, QUEEN, SUIT_MASK0, above_mask, face_bit, highest_card, lowest_card, next_active, popcount,
-    positions_to_cards, suit_mask, _bit, _n, _splitmix64,
+    positions_to_cards, cards_to_positions, suit_mask, _bit, _n, _splitmix64,
 )
 from bourre_env.tricks import (
     highest_trump_equivalents, honors_mask, ordinary_legal, ordinary_plays, proven_absent, trick_winner, _beats,

@@ -300,19 +300,6 @@ def _rejection_assign(counts: np.ndarray, caps: np.ndarray, allowed: np.ndarray,
 
 
 @njit(cache=True)
-def _positions(hand: int, cards: int) -> int:
-    """The hand positions (i-th lowest card id = bit i) of ``cards``."""
-    out = np.int64(0)
-    k = 0
-    for c in range(NUM_CARDS):
-        if (hand >> c) & 1:
-            if (cards >> c) & 1:
-                out |= np.int64(1) << k
-            k += 1
-    return out
-
-
-@njit(cache=True)
 def _order_pile(s: np.ndarray, p: np.ndarray, desired: np.ndarray) -> None:
     """Permute the pile so that the core's reshuffle, with the state's seed, deals ``desired`` in order.
 
@@ -524,7 +511,7 @@ def _sample_kernel(p: np.ndarray, n: int, h: int, dealer: int, deck_size: int, d
                 a = core.PASS if _below(rng, 2) == 0 else core.DECLARE_PLAY
             else:
                 hand = s[core.S_HAND + q]
-                a = core.STAY_BASE + _positions(hand, disc_mask[q])
+                a = core.STAY_BASE + core.cards_to_positions(hand, disc_mask[q])
                 surplus = core._surplus_position(s, p, q)
                 draws = core.popcount(disc_mask[q]) - (1 if surplus != 0 else 0)
                 if s[core.S_STOCK_POS] + draws > s[core.S_STOCK_LEN]:

@@ -189,16 +189,17 @@ def deal_deck(rules: Rules, rng: np.random.Generator, dealer: int, favour: int |
 def play_deal(rules: Rules, rng: np.random.Generator, on_play: Callable[[np.ndarray, np.ndarray, Tracker], None],
               favour: int | None = None, extra_trumps: int = 0, pass_prob: float = 0.25, min_discard: int = 0,
               favour_pass_prob: float | None = None,
-              out_state: np.ndarray | None = None, deck: np.ndarray | None = None, dealer: int | None = None,
+              deck: np.ndarray | None = None, dealer: int | None = None,
               script: list[int] | None = None, reshuffle_seed: int | None = None) -> Tracker:
     """Play one random deal through the core, calling ``on_play`` before every trick-play decision.
 
     ``min_discard`` makes the other seats discard at least that many cards when they may (reshuffles), and
     ``favour_pass_prob`` replaces ``pass_prob`` for the favoured seat.
     ``deck``, ``dealer``, ``script`` (the first actions, in order; random legal ones after it) and
-    ``reshuffle_seed`` fix a deal by hand. The core's final state is copied into ``out_state`` when
-    given. Checks along the way that the core's turn order, trick winners, tricks won and face-up
-    card agree with the driver's own record, and that ``core.step`` refuses an illegal card.
+    ``reshuffle_seed`` fix a deal by hand. The returned tracker keeps the deal's scratch array
+    (``Tracker.scratch``: the cinch memo and search statistics). Checks along the way that the core's turn order,
+    trick winners, tricks won and face-up card agree with the driver's own record, and that ``core.step`` refuses
+    an illegal card.
     """
     p = rules.params()
     s = core.new_state()
@@ -327,8 +328,6 @@ def play_deal(rules: Rules, rng: np.random.Generator, on_play: Callable[[np.ndar
     if len(tr.active) == 1:
         assert s[core.S_PHASE] in (core.DEAL_OVER, core.GAME_OVER)
         assert s[core.S_TRICKS + tr.active[0]] == rules.hand_size
-        if out_state is not None:
-            out_state[:] = s
         return tr
 
     # ---- trick play
@@ -363,8 +362,6 @@ def play_deal(rules: Rules, rng: np.random.Generator, on_play: Callable[[np.ndar
             tr.leader = winner
             if tr.tricks_played == rules.hand_size:
                 assert s[core.S_PHASE] in (core.DEAL_OVER, core.GAME_OVER)
-                if out_state is not None:
-                    out_state[:] = s
                 return tr
 
 
