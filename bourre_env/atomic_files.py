@@ -1,0 +1,51 @@
+"""Files that appear whole or not at all.
+
+Every file the project writes (hand histories, evaluation reports, run folders, checkpoints, models) is
+written to a temporary file in the same folder and then renamed over its name: a rename within one file
+system is atomic, so a reader, or a run interrupted by Ctrl-C or a crash, sees either the old file, or no
+file, or the new file whole, never a 0-byte or half-written one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+__all__ = ["replacing", "write_bytes", "write_text"]
+
+
+@contextlib.contextmanager
+def replacing(path: str | os.PathLike[str], suffix: str = "") -> Iterator[Path]:
+    """A temporary path beside ``path`` to write to; on a clean exit it replaces ``path``, on an error it is removed.
+
+    ``suffix`` is the temporary file's ending, for writers that choose a format by it (``savefig``, ``np.savez``).
+    """
+    target = Path(path)
+    handle, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix or ".tmp", dir=target.parent)
+    os.close(handle)
+    tmp = Path(name)
+    os.chmod(tmp, 0o644)  # mkstemp's 0600 would otherwise become the file's mode
+    try:
+        yield tmp
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+def write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically (flushed to disk before the rename); returns the path."""
+    with replacing(path) as tmp, open(tmp, "wb") as out:
+        out.write(data)
+        out.flush()
+        os.fsync(out.fileno())
+    return Path(path)
+
+
+def write_text(path: str | os.PathLike[str], text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically; returns the path."""
+    return write_bytes(path, text.encode("utf-8"))
