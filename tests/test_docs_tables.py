@@ -1,15 +1,21 @@
-"""The env docstring's tables are the documentation; these tests hold them to the code."""
+"""The env docstring's tables are the documentation; these tests hold them, and the figures that the README and
+the pages under ``docs/`` quote from them, to the code."""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+import agents
 import bourre_env
 from bourre_env import bourre_v0 as env_module
-from bourre_env import core, observation, rules
+from bourre_env import core, limits, observation, rules
+
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _doc_rows(section: str) -> list[str]:
@@ -217,3 +223,30 @@ def test_stayed_marks_the_seats_that_paid_to_stay() -> None:
         if len(stayed) >= 2:
             return
     raise AssertionError("no four_card deal with two players staying at the second pass in 40 seeds")
+
+
+def test_readme_and_environment_page_quote_the_spaces() -> None:
+    """The README's table of contents and docs/environment.md give the action space, the observation size and the
+    layout version as the code has them."""
+    readme = (ROOT / "README.md").read_text()
+    page = " ".join((ROOT / "docs" / "environment.md").read_text().split())
+    for text in (readme, page):
+        assert f"`Discrete({core.NUM_ACTIONS})`" in text
+        assert f"{observation.OBS_SIZE}-float" in text
+    assert f"`0..{core.NUM_CARDS - 1}` play that card, `{core.PASS}` pass, `{core.STAY_BASE} + m`" in page
+    assert f"(`bourre_env.observation.VERSION`, now {observation.VERSION})" in page
+    assert f"after the {observation.VERSION_SIZES[1]} entries of version 1" in page
+    assert f"`POT_BOUND` = 2**20 = {limits.POT_BOUND:,} chips" in page
+
+
+def test_agents_page_lists_every_registered_agent() -> None:
+    """docs/agents.md's table of specs names every agent ``agents.make`` builds, and only those."""
+    page = (ROOT / "docs" / "agents.md").read_text()
+    table = page.split("\n## The specs\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    names = {spec.split(":")[0] for row in rows for spec in re.findall(r"`([^`]+)`", row.split(" | ")[0])}
+    assert names == set(agents.registered())
+    for row in rows:
+        for spec in re.findall(r"`([^`]+)`", row.split(" | ")[0]):
+            if spec.split(":")[1:] in ([], ["tight"], ["loose"]):
+                assert agents.make(spec, 0).act  # the plain names and the named variants build
