@@ -74,7 +74,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +83,7 @@ import numpy as np
 import agents
 import bourre_env
 from agents.base import Agent
+from bourre_env import atomic_files
 from train.evaluate import (
     BOURRE,
     CHIPS,
@@ -92,9 +93,10 @@ from train.evaluate import (
     WON,
     Deals,
     agent_seed,
+    check_outcomes_fit,
     check_specs,
-    chunk_bounds,
-    make_deals,
+    chunk_sizes,
+    iter_deals,
     play_deal,
     run_jobs,
     t_interval,
@@ -339,11 +341,12 @@ class TournamentReport:
             raise ValueError(f"{out} is a file; give a folder (the results are written into it)")
         out.mkdir(parents=True, exist_ok=True)
         paths = [out / "tournament.json", out / "tournament.md"]
-        paths[0].write_text(json.dumps(self.to_dict(), indent=2) + "\n")
-        paths[1].write_text(self.to_markdown())
+        atomic_files.write_text(paths[0], json.dumps(self.to_dict(), indent=2) + "\n")
+        atomic_files.write_text(paths[1], self.to_markdown())
         for t in self.tables:
             paths.append(out / f"tournament_{t.players}p.png")
-            self.plot(t, paths[-1])
+            with atomic_files.replacing(paths[-1], ".png") as tmp:
+                self.plot(t, tmp)
         return paths
 
 
@@ -363,23 +366,24 @@ def tournament(pool: Sequence[str], players: int | Sequence[int] = (5,), deals: 
     reference = pool[0] if baseline is None else baseline
     check_specs([*pool, reference])
     options = dict(rule_options or {})
-    jobs: list[_Job] = []
-    owner: list[int] = []
-    all_lineups = []
-    for i, n in enumerate(sizes):
-        rules = table_rules(n, options)
-        fixed = make_deals(seed, rules, deals)
-        lineups = draw_lineups(seed, n, len(pool), deals)
-        all_lineups.append(lineups)
-        for chunk, (start, stop) in enumerate(chunk_bounds(deals)):
-            jobs.append(_Job(tuple(pool), reference, {**options, "num_players": n}, seed, chunk,
-                             fixed.slice(start, stop), lineups[start:stop]))
-            owner.append(i)
-    results = run_jobs(_run_job, jobs, [len(j.deals) for j in jobs], workers, progress, "tournament", backend,
-                       address)
+    rules = [table_rules(n, options) for n in sizes]
+    # The lineups are kept for the statistics, one row of N pool indices per deal.
+    check_outcomes_fit(deals, sizes, extra_per_deal=8 * max(sizes))
+    all_lineups = [draw_lineups(seed, n, len(pool), deals) for n in sizes]
+
+    def jobs() -> Iterator[_Job]:
+        for n, table_rule, lineups in zip(sizes, rules, all_lineups, strict=True):
+            for chunk, chunk_deals in enumerate(iter_deals(seed, table_rule, deals)):
+                start = chunk * CHUNK_DEALS
+                yield _Job(tuple(pool), reference, {**options, "num_players": n}, seed, chunk, chunk_deals,
+                           lineups[start:start + len(chunk_deals)])
+
+    chunks = -(-deals // CHUNK_DEALS)
+    results = run_jobs(_run_job, jobs(), chunk_sizes(deals, len(sizes)), workers, progress, "tournament", backend,
+                       address, total=deals * len(sizes))
     tables = []
     for i in range(len(sizes)):
-        mine = [r for r, o in zip(results, owner, strict=True) if o == i]
+        mine = results[i * chunks:(i + 1) * chunks]  # jobs go table size by table size, chunk by chunk
         tables.append(TournamentTable.of(pool, all_lineups[i], np.concatenate([r[0] for r in mine]),
                                          np.concatenate([r[1] for r in mine])))
     return TournamentReport(pool=pool, baseline=reference, seed=seed, deals=deals, rule_options=options,
