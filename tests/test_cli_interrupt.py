@@ -59,4 +59,4 @@ def test_ctrl_c_stops_the_workers_and_leaves_whole_histories(tmp_path: Path, wor
     assert files and all(p.suffix == ".json" for p in files), "temporaries left behind"
     for path in files:
         json.loads(path.read_text())  # whole: none is empty or cut short
-    assert not (tmp_path / "out").exists()  # an interrupted evaluation reports nothing
+    assert not (tmp_path / "out" / "eval.json").exists()  # an interrupted evaluation reports nothing
