@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -60,3 +61,39 @@ def test_ctrl_c_stops_the_workers_and_leaves_whole_histories(tmp_path: Path, wor
     for path in files:
         json.loads(path.read_text())  # whole: none is empty or cut short
     assert not (tmp_path / "out" / "eval.json").exists()  # an interrupted evaluation reports nothing
+    _wait_for(lambda: _group_is_gone(process.pid), "the workers to be gone", limit=3.0)
+
+
+def _group_is_gone(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_ctrl_c_stops_a_tournament_and_its_workers(tmp_path: Path) -> None:
+    process = _start("eval", "--tournament", "random", "heuristic", "--players", "4", "--deals", "100000",
+                     "--workers", "2", "--out", "out", cwd=tmp_path)
+    stderr: list[str] = []
+    pipe = process.stderr
+    assert pipe is not None
+    # The progress bar (on stderr) says when the first chunks are done.
+    reader = threading.Thread(target=lambda: stderr.extend(iter(lambda: pipe.read(1), "")), daemon=True)
+    reader.start()
+    try:
+        _wait_for(lambda: "| 40/" in "".join(stderr) or process.poll() is not None, "the first chunks")
+        assert process.poll() is None, "".join(stderr)[-3000:]
+        os.killpg(process.pid, signal.SIGINT)
+        interrupted = time.monotonic()
+        process.wait(timeout=30)
+        took = time.monotonic() - interrupted
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    reader.join(timeout=5)
+    assert process.returncode == 130, "".join(stderr)[-3000:]
+    assert took < 5.0, f"exited {took:.1f} s after Ctrl-C"
+    assert "Traceback" not in "".join(stderr)
+    assert not list((tmp_path / "out").glob("tournament*"))
+    _wait_for(lambda: _group_is_gone(process.pid), "the workers to be gone", limit=3.0)

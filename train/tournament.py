@@ -103,7 +103,8 @@ from train.evaluate import (
     table_rules,
 )
 
-__all__ = ["AgentResult", "TournamentReport", "TournamentTable", "draw_lineups", "pool_names", "tournament"]
+__all__ = ["AgentResult", "TournamentReport", "TournamentTable", "draw_lineups", "iter_lineups", "pool_names",
+           "tournament"]
 
 
 def pool_names(pool: Sequence[str]) -> list[str]:
@@ -117,14 +118,21 @@ def pool_names(pool: Sequence[str]) -> list[str]:
 
 def draw_lineups(seed: int, players: int, pool_size: int, count: int) -> np.ndarray:
     """``(count, players)`` pool indices: one lineup per deal (see the module docstring)."""
+    return np.concatenate(list(iter_lineups(seed, players, pool_size, count)))
+
+
+def iter_lineups(seed: int, players: int, pool_size: int, count: int) -> Iterator[np.ndarray]:
+    """The rows of ``draw_lineups``, ``CHUNK_DEALS`` at a time, each chunk drawn when it is asked for."""
     rng = np.random.default_rng([seed, players, 1])
-    lineups = np.empty((count, players), dtype=np.int64)
     repeats, extra = divmod(players, pool_size)
-    for k in range(count):
-        order = rng.permutation(pool_size)
-        lineup = np.concatenate([np.tile(np.arange(pool_size), repeats), order[:extra]]) if repeats else order[:players]
-        lineups[k] = rng.permutation(lineup)
-    return lineups
+    for start in range(0, count, CHUNK_DEALS):
+        lineups = np.empty((min(CHUNK_DEALS, count - start), players), dtype=np.int64)
+        for k in range(len(lineups)):
+            order = rng.permutation(pool_size)
+            lineup = (np.concatenate([np.tile(np.arange(pool_size), repeats), order[:extra]]) if repeats
+                      else order[:players])
+            lineups[k] = rng.permutation(lineup)
+        yield lineups
 
 
 @dataclasses.dataclass(frozen=True)
@@ -369,14 +377,15 @@ def tournament(pool: Sequence[str], players: int | Sequence[int] = (5,), deals: 
     rules = [table_rules(n, options) for n in sizes]
     # The lineups are kept for the statistics, one row of N pool indices per deal.
     check_outcomes_fit(deals, sizes, extra_per_deal=8 * max(sizes))
-    all_lineups = [draw_lineups(seed, n, len(pool), deals) for n in sizes]
+    lineup_chunks: list[list[np.ndarray]] = [[] for _ in sizes]
 
     def jobs() -> Iterator[_Job]:
-        for n, table_rule, lineups in zip(sizes, rules, all_lineups, strict=True):
-            for chunk, chunk_deals in enumerate(iter_deals(seed, table_rule, deals)):
-                start = chunk * CHUNK_DEALS
-                yield _Job(tuple(pool), reference, {**options, "num_players": n}, seed, chunk, chunk_deals,
-                           lineups[start:start + len(chunk_deals)])
+        for i, (n, table_rule) in enumerate(zip(sizes, rules, strict=True)):
+            chunk_lineups = iter_lineups(seed, n, len(pool), deals)
+            for chunk, (chunk_deals, lineups) in enumerate(zip(iter_deals(seed, table_rule, deals), chunk_lineups,
+                                                               strict=True)):
+                lineup_chunks[i].append(lineups)
+                yield _Job(tuple(pool), reference, {**options, "num_players": n}, seed, chunk, chunk_deals, lineups)
 
     chunks = -(-deals // CHUNK_DEALS)
     results = run_jobs(_run_job, jobs(), chunk_sizes(deals, len(sizes)), workers, progress, "tournament", backend,
@@ -384,7 +393,7 @@ def tournament(pool: Sequence[str], players: int | Sequence[int] = (5,), deals: 
     tables = []
     for i in range(len(sizes)):
         mine = results[i * chunks:(i + 1) * chunks]  # jobs go table size by table size, chunk by chunk
-        tables.append(TournamentTable.of(pool, all_lineups[i], np.concatenate([r[0] for r in mine]),
+        tables.append(TournamentTable.of(pool, np.concatenate(lineup_chunks[i]), np.concatenate([r[0] for r in mine]),
                                          np.concatenate([r[1] for r in mine])))
     return TournamentReport(pool=pool, baseline=reference, seed=seed, deals=deals, rule_options=options,
                             chunk_deals=CHUNK_DEALS, tables=tables)
