@@ -120,3 +120,12 @@ def test_bench_agents_refuses_an_unknown_agent() -> None:
     result = _bench("agents", "--agents", "nosuch", "--seconds", "0.1")
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "--agents: unknown agent 'nosuch'" in result.stderr
+
+
+@pytest.mark.parametrize("script", sorted(cli.BENCHMARKS.values()))
+def test_every_benchmark_runs_as_a_script_from_anywhere(script: str, tmp_path: Path) -> None:
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}  # the script finds the checkout
+    result = subprocess.run([sys.executable, str(REPO / "benchmarks" / script), "--help"], capture_output=True,
+                            text=True, cwd=tmp_path, env=env, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.startswith("usage:")
