@@ -125,7 +125,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--warmup", type=int, default=WARMUP_DECISIONS,
                         help="untimed decisions first (fewer for slow agents)")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    for spec in args.agents:
+        try:  # an unknown spec is a usage error, said before any measurement
+            agents.make(spec, args.seed)
+        except ValueError as err:
+            parser.error(f"--agents: {err}")
+    return args
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import time
 import zlib
+from typing import Any
 
 import numpy as np
 import pytest
@@ -11,8 +13,10 @@ import pytest
 import agents
 import bourre_env
 from agents.base import Observation, legal_actions
+from bourre_env import memory
 from bourre_env.rules import Rules
 from train import evaluate as ev
+from train import tournament as tournament_module
 from train.tournament import TournamentTable, draw_lineups, pool_names, tournament
 
 
@@ -256,3 +260,62 @@ def test_tournament_worker_count_does_not_change_results() -> None:
     args = dict(pool=["random", "random", "random", "random"], players=3, deals=45, seed=1, progress=False)
     assert (tournament(workers=1, **args).to_dict()  # type: ignore[arg-type]
             == tournament(workers=2, **args).to_dict())  # type: ignore[arg-type]
+
+
+def test_deals_drawn_chunk_by_chunk_are_the_deals_of_make_deals() -> None:
+    rules = Rules(num_players=5)
+    whole = ev.make_deals(7, rules, 45)
+    chunks = list(ev.iter_deals(7, rules, 45))
+    assert [len(c) for c in chunks] == [ev.CHUNK_DEALS, ev.CHUNK_DEALS, 5]
+    for name in ("decks", "dealers", "env_seeds"):
+        assert np.array_equal(np.concatenate([getattr(c, name) for c in chunks]), getattr(whole, name))
+
+
+@pytest.mark.parametrize("run", ["evaluate", "tournament"])
+def test_a_run_too_large_for_memory_is_refused_before_it_starts(run: str) -> None:
+    started = time.perf_counter()
+    with pytest.raises(ValueError, match=r"--deals 2000000000 \(at 5 players\) needs about .* TiB of memory"):
+        if run == "evaluate":
+            ev.evaluate("test_hash", "test_hash", players=5, deals=2_000_000_000, progress=False)
+        else:
+            tournament(["test_hash", "random"], players=5, deals=2_000_000_000, progress=False)
+    assert time.perf_counter() - started < 5.0
+
+
+@pytest.mark.parametrize("run", ["evaluate", "tournament"])
+def test_a_long_run_starts_at_once_and_stops_on_ctrl_c(monkeypatch: pytest.MonkeyPatch, run: str) -> None:
+    """Two billion deals, on a machine said to hold their outcomes: the first chunks run at once (no deck or
+    lineup of the later ones is drawn up front), and a Ctrl-C in the third one ends the run."""
+    monkeypatch.setattr(memory, "available_bytes", lambda: 1 << 60)
+    module: Any = ev if run == "evaluate" else tournament_module
+    name = "_run_eval_job" if run == "evaluate" else "_run_job"
+    chunks: list[int] = []
+    play_chunk = getattr(module, name)
+
+    def interrupted_in_the_third(job: Any) -> tuple[np.ndarray, np.ndarray]:
+        chunks.append(job.chunk)
+        if len(chunks) == 3:
+            raise KeyboardInterrupt
+        return play_chunk(job)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(module, name, interrupted_in_the_third)
+    started = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        if run == "evaluate":
+            ev.evaluate("test_hash", "test_hash", players=3, deals=2_000_000_000, progress=False)
+        else:
+            tournament(["test_hash", "random"], players=3, deals=2_000_000_000, progress=False)
+    assert chunks == [0, 1, 2] and time.perf_counter() - started < 10.0
+
+
+def test_lineups_drawn_chunk_by_chunk_are_those_of_one_draw() -> None:
+    """Against the one-draw definition of the module docstring, written out here as the oracle."""
+    rng = np.random.default_rng([4, 5, 1])
+    expected = np.empty((45, 5), dtype=np.int64)
+    for k in range(45):
+        order = rng.permutation(3)
+        expected[k] = rng.permutation(np.concatenate([np.tile(np.arange(3), 1), order[:2]]))
+    chunks = list(tournament_module.iter_lineups(4, 5, 3, 45))
+    assert [len(c) for c in chunks] == [20, 20, 5]
+    assert np.array_equal(np.concatenate(chunks), expected)
+    assert np.array_equal(draw_lineups(4, 5, 3, 45), expected)

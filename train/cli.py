@@ -31,7 +31,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -72,6 +75,49 @@ def _seed(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text}")
     return value
+
+
+def _port(text: str) -> int:
+    value = int(text)
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port from 1 to 65535, got {text}")
+    return value
+
+
+def _minutes(text: str) -> float:
+    """A finite number of minutes above 0: 0 or less would close every table at once, nan or inf never."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of minutes, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number of minutes above 0, got {text}")
+    return value
+
+
+# ---------------------------------------------------------------------------- output paths
+def check_writable_folder(folder: Path, option: str) -> None:
+    """Create ``folder`` if missing and write and remove a temporary file in it, so that a command that will write
+    there says what is wrong (``ValueError`` naming ``option``) before its work, not after it."""
+    for part in (folder, *folder.parents):
+        if part.exists():
+            if not part.is_dir():
+                raise ValueError(f"{option}: {part} is a file, not a folder")
+            break
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle, probe = tempfile.mkstemp(prefix=".bourre-write-check-", dir=folder)
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as err:
+        raise ValueError(f"{option}: cannot write to the folder {folder}: {err.strerror or err}") from None
+
+
+def check_writable_file(path: Path, option: str) -> None:
+    """``check_writable_folder`` for the folder of ``path``; ``ValueError`` too if ``path`` is a folder."""
+    if path.is_dir():
+        raise ValueError(f"{option}: {path} is a folder; give a file name")
+    check_writable_folder(path.parent, option)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -122,9 +168,9 @@ def build_parser() -> argparse.ArgumentParser:
                                 description="A web page to play against agents and replay hand histories; needs "
                                             "the serve extra (pip install -e '.[serve]').")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine)")
-    serve.add_argument("--port", type=_positive, default=8000, help="port (default: 8000)")
+    serve.add_argument("--port", type=_port, default=8000, help="port, 1 to 65535 (default: 8000)")
     serve.add_argument("--max-tables", type=_positive, default=None, help="live tables at most (default: 32)")
-    serve.add_argument("--idle-minutes", type=float, default=None,
+    serve.add_argument("--idle-minutes", type=_minutes, default=None,
                        help="close a table after this many minutes without a request (default: 30)")
     serve.add_argument("--agent", action="append", default=[], metavar="SPEC",
                        help="also offer this agent spec, e.g. ppo:path/to/policy.npz (repeatable)")
@@ -153,14 +199,16 @@ def _cmd_bench(argv: list[str]) -> int:
         print(f"bourre bench: {script} not found; the benchmarks ship with a source checkout "
               f"(git clone, then pip install -e .)", file=sys.stderr)
         return 2
-    saved = sys.argv
+    saved_argv, saved_path = sys.argv, list(sys.path)
     sys.argv = [str(script), *argv[1:]]
+    # As `python benchmarks/x.py` would: the script's folder first on the path, for its sibling `import preamble`.
+    sys.path.insert(0, str(script.parent))
     try:
         runpy.run_path(str(script), run_name="__main__")
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     finally:
-        sys.argv = saved
+        sys.argv, sys.path[:] = saved_argv, saved_path
     return 0
 
 
@@ -251,19 +299,26 @@ def _pct(x: float | None) -> str:
 def _cmd_eval(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from bourre_env import atomic_files
+
     console = Console()
     if not console.is_terminal:
         console = Console(width=120)  # a pipe or file has no width to respect; 80 would wrap the tables
     options = dict(args.rule)
+    if "num_players" in options and any(n != options["num_players"] for n in args.players):
+        raise ValueError(f"--rule num_players={options['num_players']!r} contradicts --players (which makes it "
+                         f"{' and '.join(map(str, args.players))}); --players alone sets it")
+    if args.tournament and args.save_histories is not None:
+        raise ValueError("--save-histories: only with --candidate")
     out = args.out or Path("runs/tournament" if args.tournament else "runs/eval")
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out: {out} is a file; give a folder (the results are written into it)")
+    # Before the work: an evaluation of hours must not end in a path error.
+    check_writable_folder(out, "--out")
+    if args.save_histories is not None:
+        check_writable_folder(args.save_histories, "--save-histories")
     started = time.perf_counter()
     if args.tournament:
         from train.tournament import tournament
 
-        if args.save_histories is not None:
-            raise ValueError("--save-histories: only with --candidate")
         report = tournament(args.tournament, players=args.players, deals=args.deals, seed=args.seed,
                             workers=args.workers, progress=not args.no_progress, rule_options=options,
                             backend=args.backend, address=args.address)
@@ -280,8 +335,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         elapsed = time.perf_counter() - started
         _print_eval(console, ereport)
         out.mkdir(parents=True, exist_ok=True)
-        paths = [out / "eval.json"]
-        paths[0].write_text(json.dumps(ereport.to_dict(), indent=2) + "\n")
+        paths = [atomic_files.write_text(out / "eval.json", json.dumps(ereport.to_dict(), indent=2) + "\n")]
     where = (f"the Ray cluster at {args.address}" if args.address else
              f"a local Ray instance of {args.workers} CPU(s)" if args.backend == "ray" else f"{args.workers} worker(s)")
     console.print(f"{elapsed:.1f} s with {where}; wrote {', '.join(str(p) for p in paths)}")
@@ -412,6 +466,8 @@ def _cmd_play(args: argparse.Namespace) -> int:
         if key in options and options[key] != value:
             raise ValueError(f"--rule {key}={options[key]!r} contradicts {flag} (which makes it {value}); "
                              f"{flag} alone sets it")
+    if args.save is not None:
+        check_writable_file(args.save, "--save")
     seed = args.seed if args.seed is not None else int(np.random.SeedSequence().generate_state(1)[0])
     env = history.Recording(bourre_env.env(render_mode="ansi", **{**options, "num_players": len(seats),
                                                                    "deals_per_episode": args.deals}), seats=seats)

@@ -36,6 +36,9 @@ candidate that is the field's agent replays the all-field table exactly in every
 agents (the random agent, the heuristic's tie-breaks) included. Chunks run in ``workers``
 processes (or as Ray tasks: ``backend="ray"``, ``train.ray_backend``) and are combined in order, so the
 report depends neither on the number of workers nor on the backend.
+Each chunk's deals are drawn when its job is handed out, so the decks of a long evaluation are
+never all in memory; the outcome rows are (``(N + 1) * N`` rows per deal), and a run whose rows
+cannot fit is refused before it starts (``check_outcomes_fit``). Ctrl-C stops the workers at once.
 Workers are *spawned* (fresh interpreters: forking a process that holds threads can deadlock),
 so they know only the agents that ``import agents`` registers, and a script that calls
 ``evaluate(workers=2)`` needs the usual ``if __name__ == "__main__":`` guard.
@@ -107,11 +110,14 @@ Per-deal outcomes are read from the env's state after the deal, through ``bourre
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import multiprocessing
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+import queue
+import signal
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
+from types import FrameType
 from typing import Any, TypeVar
 
 import numpy as np
@@ -120,13 +126,13 @@ from tqdm import tqdm
 import agents
 import bourre_env
 from agents.base import Agent
-from bourre_env import history
+from bourre_env import atomic_files, history, memory
 from bourre_env.rules import Rules
 from bourre_env.view import StateView
 
 __all__ = [
-    "BACKENDS", "CHUNK_DEALS", "Deals", "EvalReport", "SideStats", "TableReport", "evaluate", "make_deals", "play_deal",
-    "run_jobs", "seat_outcomes", "t_interval", "t_quantile",
+    "BACKENDS", "CHUNK_DEALS", "Deals", "EvalReport", "SideStats", "TableReport", "check_outcomes_fit", "evaluate",
+    "iter_deals", "make_deals", "play_deal", "run_jobs", "seat_outcomes", "t_interval", "t_quantile",
 ]
 
 CHUNK_DEALS = 20
@@ -153,19 +159,42 @@ class Deals:
         return Deals(self.decks[start:stop], self.dealers[start:stop], self.env_seeds[start:stop])
 
 
-def make_deals(seed: int, rules: Rules, count: int) -> Deals:
-    """``count`` deals for ``rules.num_players`` players, drawn in order from ``default_rng([seed, N])``."""
-    rng = np.random.default_rng([seed, rules.num_players])
-    deck_cards = np.asarray(rules.deck_cards(), dtype=np.int64)
+def _draw_deals(rng: np.random.Generator, deck_cards: np.ndarray, players: int, count: int) -> Deals:
+    """The next ``count`` deals of ``rng``, one at a time, so that deal k does not depend on how many are drawn."""
     decks = np.empty((count, len(deck_cards)), dtype=np.int64)
     dealers = np.empty(count, dtype=np.int64)
     env_seeds = np.empty(count, dtype=np.int64)
-    # One deal at a time, so that deal k does not depend on how many deals are asked for.
     for k in range(count):
         decks[k] = rng.permutation(deck_cards)
-        dealers[k] = rng.integers(rules.num_players)
+        dealers[k] = rng.integers(players)
         env_seeds[k] = rng.integers(2**62)
     return Deals(decks, dealers, env_seeds)
+
+
+def make_deals(seed: int, rules: Rules, count: int) -> Deals:
+    """``count`` deals for ``rules.num_players`` players, drawn in order from ``default_rng([seed, N])``."""
+    rng = np.random.default_rng([seed, rules.num_players])
+    return _draw_deals(rng, np.asarray(rules.deck_cards(), dtype=np.int64), rules.num_players, count)
+
+
+def iter_deals(seed: int, rules: Rules, count: int) -> Iterator[Deals]:
+    """The deals of ``make_deals(seed, rules, count)``, ``CHUNK_DEALS`` at a time, each chunk drawn when it is
+    asked for: an evaluation of many deals never holds all their decks at once."""
+    rng = np.random.default_rng([seed, rules.num_players])
+    deck_cards = np.asarray(rules.deck_cards(), dtype=np.int64)
+    for start in range(0, count, CHUNK_DEALS):
+        yield _draw_deals(rng, deck_cards, rules.num_players, min(CHUNK_DEALS, count - start))
+
+
+def check_outcomes_fit(deals: int, sizes: Sequence[int], extra_per_deal: int = 0) -> None:
+    """``ValueError`` (naming ``--deals``) before a run whose outcome arrays cannot fit in memory.
+
+    Every game's outcome rows are kept until the statistics are taken: ``(N + 1) * N`` rows of ``NUM_OUTCOMES``
+    int64 per deal at ``N`` players, plus ``extra_per_deal`` bytes; the largest table size's arrays are copied
+    twice more on the way (concatenated, then split into the candidate's and the field's seats)."""
+    per_size = [deals * ((n + 1) * n * NUM_OUTCOMES * 8 + extra_per_deal) for n in sizes]
+    memory.check_fits(sum(per_size) + 2 * max(per_size, default=0),
+                      f"--deals {deals} (at {', '.join(map(str, sizes))} players)")
 
 
 def seat_outcomes(state: np.ndarray, num_players: int) -> np.ndarray:
@@ -216,36 +245,107 @@ def check_backend(backend: str, address: str | None) -> None:
         raise ValueError(f"address: a Ray cluster's address goes with backend 'ray', got backend {backend!r}")
 
 
-def run_jobs(fn: Callable[[_Job], _Result], jobs: Sequence[_Job], sizes: Sequence[int], workers: int,
-             progress: bool, desc: str, backend: str = "local", address: str | None = None) -> list[_Result]:
-    """``[fn(job) for job in jobs]``, in ``workers`` processes, with a progress bar counting ``sizes``; with
-    ``backend="ray"``, as Ray tasks on a local instance of ``workers`` CPUs or the cluster at ``address``."""
+def run_jobs(fn: Callable[[_Job], _Result], jobs: Iterable[_Job], sizes: Iterable[int], workers: int,
+             progress: bool, desc: str, backend: str = "local", address: str | None = None,
+             total: int | None = None) -> list[_Result]:
+    """``[fn(job) for job in jobs]``, in ``workers`` processes, with a progress bar counting ``sizes`` (one per
+    job; ``total`` is their sum, needed when ``sizes`` is not a sequence); with ``backend="ray"``, as Ray tasks
+    on a local instance of ``workers`` CPUs or the cluster at ``address``.
+
+    ``jobs`` may be a generator: it is drawn a few jobs ahead of the workers, so that the jobs of a long run
+    are never all in memory. On Ctrl-C (``KeyboardInterrupt``) the workers are stopped at once, before the
+    interrupt goes on."""
     check_backend(backend, address)
     if backend == "ray":
         from train.ray_backend import run_jobs_ray  # local: Ray is an optional extra
 
-        return run_jobs_ray(fn, jobs, sizes, workers, progress, desc, address)
-    results: list[Any] = [None] * len(jobs)
-    with tqdm(total=sum(sizes), disable=not progress, unit="deal", desc=desc, dynamic_ncols=True) as bar:
-        if workers <= 1 or len(jobs) <= 1:
-            for i, job in enumerate(jobs):
-                results[i] = fn(job)
-                bar.update(sizes[i])
-        else:
-            # spawn, not fork: the parent may hold threads (tqdm's monitor, BLAS), and forking a threaded
-            # process can deadlock; a spawned worker reloads the cached compiled core in about a second.
-            context = multiprocessing.get_context("spawn")
-            with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context) as pool:
-                futures = {pool.submit(fn, job): i for i, job in enumerate(jobs)}
-                for future in as_completed(futures):
-                    i = futures[future]
-                    results[i] = future.result()
-                    bar.update(sizes[i])
+        job_list, size_list = list(jobs), list(sizes)
+        return run_jobs_ray(fn, job_list, size_list, workers, progress, desc, address)
+    if total is None:
+        sizes = list(sizes)
+        total = sum(sizes)
+    with tqdm(total=total, disable=not progress, unit="deal", desc=desc, dynamic_ncols=True) as bar:
+        if workers <= 1 or (isinstance(jobs, Sequence) and len(jobs) <= 1):
+            results = []
+            for job, size in zip(jobs, sizes, strict=True):
+                results.append(fn(job))
+                bar.update(size)
+            return results
+        return _run_in_pool(fn, jobs, sizes, workers, bar)
+
+
+def _ignore_interrupts() -> None:
+    """Worker start-up: Ctrl-C reaches every process of the terminal's group, and only the parent decides what
+    it means; a terminate from the parent unwinds the worker (``SystemExit``), so that a file it is writing
+    through ``atomic_files`` leaves no temporary behind."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def unwind(signum: int, frame: FrameType | None) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, unwind)
+
+
+def _run_in_pool(fn: Callable[[_Job], _Result], jobs: Iterable[_Job], sizes: Iterable[int], workers: int,
+                 bar: Any) -> list[_Result]:
+    # spawn, not fork: the parent may hold threads (tqdm's monitor, BLAS), and forking a threaded process can
+    # deadlock; a spawned worker reloads the cached compiled core in about a second.
+    context = multiprocessing.get_context("spawn")
+    done: queue.Queue[tuple[int, Any, BaseException | None]] = queue.Queue()
+    results: list[Any] = []
+    sizes_of: list[int] = []
+    pool = context.Pool(processes=workers, initializer=_ignore_interrupts)
+    try:
+        pending = 0
+        for job, size in zip(jobs, sizes, strict=True):
+            i = len(results)
+            results.append(None)
+            sizes_of.append(size)
+            pool.apply_async(fn, (job,), callback=functools.partial(_finished, done, i),
+                             error_callback=functools.partial(_failed, done, i))
+            pending += 1
+            # Two jobs per worker in flight: enough to keep them busy, few enough to draw jobs as they are needed.
+            while pending >= 2 * workers:
+                pending -= _collect(done, results, sizes_of, bar)
+        while pending:
+            pending -= _collect(done, results, sizes_of, bar)
+        pool.close()
+    except BaseException:
+        pool.terminate()  # at once: the jobs in flight are abandoned, queued ones never start
+        raise
+    finally:
+        pool.join()
     return results
+
+
+def _finished(done: queue.Queue[tuple[int, Any, BaseException | None]], i: int, result: Any) -> None:
+    done.put((i, result, None))
+
+
+def _failed(done: queue.Queue[tuple[int, Any, BaseException | None]], i: int, error: BaseException) -> None:
+    done.put((i, None, error))
+
+
+def _collect(done: queue.Queue[tuple[int, Any, BaseException | None]], results: list[Any], sizes: list[int],
+             bar: Any) -> int:
+    """Wait for one finished job, store its result (or raise its error); returns 1."""
+    i, result, error = done.get()
+    if error is not None:
+        raise error
+    results[i] = result
+    bar.update(sizes[i])
+    return 1
 
 
 def chunk_bounds(count: int) -> list[tuple[int, int]]:
     return [(start, min(start + CHUNK_DEALS, count)) for start in range(0, count, CHUNK_DEALS)]
+
+
+def chunk_sizes(count: int, repeats: int = 1) -> Iterator[int]:
+    """Deals in each chunk of ``count`` deals, for ``repeats`` table sizes in turn, drawn as they are needed."""
+    for _ in range(repeats):
+        for start in range(0, count, CHUNK_DEALS):
+            yield min(CHUNK_DEALS, count - start)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -289,7 +389,10 @@ def _save_history(env: Any, job: _EvalJob, k: int, table: str, seats: list[str])
     ``field`` (the all-field table)."""
     if job.histories is not None:
         folder = Path(job.histories) / f"{len(seats)}p"
-        history.write(env.history(seats), folder / f"deal{job.chunk * CHUNK_DEALS + k:05d}_{table}.json")
+        folder.mkdir(parents=True, exist_ok=True)
+        # Whole or not at all, also when the run is interrupted while writing (history.write may not be atomic).
+        atomic_files.write_text(folder / f"deal{job.chunk * CHUNK_DEALS + k:05d}_{table}.json",
+                                history.dumps(env.history(seats)))
 
 
 # ---------------------------------------------------------------------------- statistics
@@ -493,22 +596,25 @@ def evaluate(candidate: str, field: str | Sequence[str] = "random", players: int
     if seed < 0:
         raise ValueError(f"seed: expected an integer >= 0, got {seed}")
     options = dict(rule_options or {})
-    jobs: list[_EvalJob] = []
-    owner: list[int] = []  # index into sizes of each job
-    for i, n in enumerate(sizes):
-        rules = table_rules(n, options)
-        per_seat = field_per_seat(field, n)
-        check_specs([candidate, *per_seat])
-        all_deals = make_deals(seed, rules, deals)
-        for chunk, (start, stop) in enumerate(chunk_bounds(deals)):
-            jobs.append(_EvalJob(candidate, per_seat, {**options, "num_players": n}, seed, chunk,
-                                 all_deals.slice(start, stop), None if histories is None else str(histories)))
-            owner.append(i)
-    results = run_jobs(_run_eval_job, jobs, [len(j.deals) for j in jobs], workers, progress,
-                       f"eval {candidate}", backend, address)
+    rules = [table_rules(n, options) for n in sizes]
+    per_seat = [field_per_seat(field, n) for n in sizes]
+    for specs in per_seat:
+        check_specs([candidate, *specs])
+    check_outcomes_fit(deals, sizes)
+    history_folder = None if histories is None else str(histories)
+
+    def jobs() -> Iterator[_EvalJob]:
+        for n, table_rule, specs in zip(sizes, rules, per_seat, strict=True):
+            for chunk, chunk_deals in enumerate(iter_deals(seed, table_rule, deals)):
+                yield _EvalJob(candidate, specs, {**options, "num_players": n}, seed, chunk, chunk_deals,
+                               history_folder)
+
+    chunks = -(-deals // CHUNK_DEALS)
+    results = run_jobs(_run_eval_job, jobs(), chunk_sizes(deals, len(sizes)), workers, progress,
+                       f"eval {candidate}", backend, address, total=deals * len(sizes))
     tables = []
     for i in range(len(sizes)):
-        mine = [r for r, o in zip(results, owner, strict=True) if o == i]
+        mine = results[i * chunks:(i + 1) * chunks]  # jobs go table size by table size, chunk by chunk
         tables.append(TableReport.of(np.concatenate([r[0] for r in mine]), np.concatenate([r[1] for r in mine])))
     return EvalReport(candidate=candidate, field=field if isinstance(field, str) else list(field), seed=seed,
                       deals=deals, rule_options=options, chunk_deals=CHUNK_DEALS, tables=tables)

@@ -74,7 +74,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +83,7 @@ import numpy as np
 import agents
 import bourre_env
 from agents.base import Agent
+from bourre_env import atomic_files
 from train.evaluate import (
     BOURRE,
     CHIPS,
@@ -92,16 +93,18 @@ from train.evaluate import (
     WON,
     Deals,
     agent_seed,
+    check_outcomes_fit,
     check_specs,
-    chunk_bounds,
-    make_deals,
+    chunk_sizes,
+    iter_deals,
     play_deal,
     run_jobs,
     t_interval,
     table_rules,
 )
 
-__all__ = ["AgentResult", "TournamentReport", "TournamentTable", "draw_lineups", "pool_names", "tournament"]
+__all__ = ["AgentResult", "TournamentReport", "TournamentTable", "draw_lineups", "iter_lineups", "pool_names",
+           "tournament"]
 
 
 def pool_names(pool: Sequence[str]) -> list[str]:
@@ -115,14 +118,21 @@ def pool_names(pool: Sequence[str]) -> list[str]:
 
 def draw_lineups(seed: int, players: int, pool_size: int, count: int) -> np.ndarray:
     """``(count, players)`` pool indices: one lineup per deal (see the module docstring)."""
+    return np.concatenate(list(iter_lineups(seed, players, pool_size, count)))
+
+
+def iter_lineups(seed: int, players: int, pool_size: int, count: int) -> Iterator[np.ndarray]:
+    """The rows of ``draw_lineups``, ``CHUNK_DEALS`` at a time, each chunk drawn when it is asked for."""
     rng = np.random.default_rng([seed, players, 1])
-    lineups = np.empty((count, players), dtype=np.int64)
     repeats, extra = divmod(players, pool_size)
-    for k in range(count):
-        order = rng.permutation(pool_size)
-        lineup = np.concatenate([np.tile(np.arange(pool_size), repeats), order[:extra]]) if repeats else order[:players]
-        lineups[k] = rng.permutation(lineup)
-    return lineups
+    for start in range(0, count, CHUNK_DEALS):
+        lineups = np.empty((min(CHUNK_DEALS, count - start), players), dtype=np.int64)
+        for k in range(len(lineups)):
+            order = rng.permutation(pool_size)
+            lineup = (np.concatenate([np.tile(np.arange(pool_size), repeats), order[:extra]]) if repeats
+                      else order[:players])
+            lineups[k] = rng.permutation(lineup)
+        yield lineups
 
 
 @dataclasses.dataclass(frozen=True)
@@ -339,11 +349,12 @@ class TournamentReport:
             raise ValueError(f"{out} is a file; give a folder (the results are written into it)")
         out.mkdir(parents=True, exist_ok=True)
         paths = [out / "tournament.json", out / "tournament.md"]
-        paths[0].write_text(json.dumps(self.to_dict(), indent=2) + "\n")
-        paths[1].write_text(self.to_markdown())
+        atomic_files.write_text(paths[0], json.dumps(self.to_dict(), indent=2) + "\n")
+        atomic_files.write_text(paths[1], self.to_markdown())
         for t in self.tables:
             paths.append(out / f"tournament_{t.players}p.png")
-            self.plot(t, paths[-1])
+            with atomic_files.replacing(paths[-1], ".png") as tmp:
+                self.plot(t, tmp)
         return paths
 
 
@@ -363,24 +374,26 @@ def tournament(pool: Sequence[str], players: int | Sequence[int] = (5,), deals: 
     reference = pool[0] if baseline is None else baseline
     check_specs([*pool, reference])
     options = dict(rule_options or {})
-    jobs: list[_Job] = []
-    owner: list[int] = []
-    all_lineups = []
-    for i, n in enumerate(sizes):
-        rules = table_rules(n, options)
-        fixed = make_deals(seed, rules, deals)
-        lineups = draw_lineups(seed, n, len(pool), deals)
-        all_lineups.append(lineups)
-        for chunk, (start, stop) in enumerate(chunk_bounds(deals)):
-            jobs.append(_Job(tuple(pool), reference, {**options, "num_players": n}, seed, chunk,
-                             fixed.slice(start, stop), lineups[start:stop]))
-            owner.append(i)
-    results = run_jobs(_run_job, jobs, [len(j.deals) for j in jobs], workers, progress, "tournament", backend,
-                       address)
+    rules = [table_rules(n, options) for n in sizes]
+    # The lineups are kept for the statistics, one row of N pool indices per deal.
+    check_outcomes_fit(deals, sizes, extra_per_deal=8 * max(sizes))
+    lineup_chunks: list[list[np.ndarray]] = [[] for _ in sizes]
+
+    def jobs() -> Iterator[_Job]:
+        for i, (n, table_rule) in enumerate(zip(sizes, rules, strict=True)):
+            chunk_lineups = iter_lineups(seed, n, len(pool), deals)
+            for chunk, (chunk_deals, lineups) in enumerate(zip(iter_deals(seed, table_rule, deals), chunk_lineups,
+                                                               strict=True)):
+                lineup_chunks[i].append(lineups)
+                yield _Job(tuple(pool), reference, {**options, "num_players": n}, seed, chunk, chunk_deals, lineups)
+
+    chunks = -(-deals // CHUNK_DEALS)
+    results = run_jobs(_run_job, jobs(), chunk_sizes(deals, len(sizes)), workers, progress, "tournament", backend,
+                       address, total=deals * len(sizes))
     tables = []
     for i in range(len(sizes)):
-        mine = [r for r, o in zip(results, owner, strict=True) if o == i]
-        tables.append(TournamentTable.of(pool, all_lineups[i], np.concatenate([r[0] for r in mine]),
+        mine = results[i * chunks:(i + 1) * chunks]  # jobs go table size by table size, chunk by chunk
+        tables.append(TournamentTable.of(pool, np.concatenate(lineup_chunks[i]), np.concatenate([r[0] for r in mine]),
                                          np.concatenate([r[1] for r in mine])))
     return TournamentReport(pool=pool, baseline=reference, seed=seed, deals=deals, rule_options=options,
                             chunk_deals=CHUNK_DEALS, tables=tables)
