@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["replacing", "write_bytes", "write_text"]
+__all__ = ["check_writable_file", "check_writable_folder", "replacing", "write_bytes", "write_text"]
 
 
 @contextlib.contextmanager
@@ -49,3 +49,29 @@ def write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
 def write_text(path: str | os.PathLike[str], text: str) -> Path:
     """Write ``text`` (UTF-8) to ``path`` atomically; returns the path."""
     return write_bytes(path, text.encode("utf-8"))
+
+
+def check_writable_folder(folder: str | os.PathLike[str], option: str) -> None:
+    """Create ``folder`` if missing and write and remove a temporary file in it, so that a command that will write
+    there says what is wrong (``ValueError`` naming ``option``) before its work, not after it."""
+    folder = Path(folder)
+    for part in (folder, *folder.parents):
+        if part.exists():
+            if not part.is_dir():
+                raise ValueError(f"{option}: {part} is a file, not a folder")
+            break
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle, probe = tempfile.mkstemp(prefix=".bourre-write-check-", dir=folder)
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as err:
+        raise ValueError(f"{option}: cannot write to the folder {folder}: {err.strerror or err}") from None
+
+
+def check_writable_file(path: str | os.PathLike[str], option: str) -> None:
+    """``check_writable_folder`` for the folder of ``path``; ``ValueError`` too if ``path`` is a folder."""
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{option}: {path} is a folder; give a file name")
+    check_writable_folder(path.parent, option)

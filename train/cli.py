@@ -32,9 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -96,30 +94,6 @@ def _minutes(text: str) -> float:
 
 
 # ---------------------------------------------------------------------------- output paths
-def check_writable_folder(folder: Path, option: str) -> None:
-    """Create ``folder`` if missing and write and remove a temporary file in it, so that a command that will write
-    there says what is wrong (``ValueError`` naming ``option``) before its work, not after it."""
-    for part in (folder, *folder.parents):
-        if part.exists():
-            if not part.is_dir():
-                raise ValueError(f"{option}: {part} is a file, not a folder")
-            break
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        handle, probe = tempfile.mkstemp(prefix=".bourre-write-check-", dir=folder)
-        os.close(handle)
-        os.unlink(probe)
-    except OSError as err:
-        raise ValueError(f"{option}: cannot write to the folder {folder}: {err.strerror or err}") from None
-
-
-def check_writable_file(path: Path, option: str) -> None:
-    """``check_writable_folder`` for the folder of ``path``; ``ValueError`` too if ``path`` is a folder."""
-    if path.is_dir():
-        raise ValueError(f"{option}: {path} is a folder; give a file name")
-    check_writable_folder(path.parent, option)
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bourre", description="Bourré (Booray): evaluate agents and play.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -312,9 +286,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         raise ValueError("--save-histories: only with --candidate")
     out = args.out or Path("runs/tournament" if args.tournament else "runs/eval")
     # Before the work: an evaluation of hours must not end in a path error.
-    check_writable_folder(out, "--out")
+    atomic_files.check_writable_folder(out, "--out")
     if args.save_histories is not None:
-        check_writable_folder(args.save_histories, "--save-histories")
+        atomic_files.check_writable_folder(args.save_histories, "--save-histories")
     started = time.perf_counter()
     if args.tournament:
         from train.tournament import tournament
@@ -454,7 +428,7 @@ def _choose(legal: list[int], hand: list[int], phase: int) -> int | None:
 def _cmd_play(args: argparse.Namespace) -> int:
     import agents
     import bourre_env
-    from bourre_env import core, history, limits, render
+    from bourre_env import atomic_files, core, history, limits, render
     from bourre_env.view import StateView
     from train.evaluate import agent_seed
 
@@ -467,7 +441,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
             raise ValueError(f"--rule {key}={options[key]!r} contradicts {flag} (which makes it {value}); "
                              f"{flag} alone sets it")
     if args.save is not None:
-        check_writable_file(args.save, "--save")
+        atomic_files.check_writable_file(args.save, "--save")
     seed = args.seed if args.seed is not None else int(np.random.SeedSequence().generate_state(1)[0])
     env = history.Recording(bourre_env.env(render_mode="ansi", **{**options, "num_players": len(seats),
                                                                    "deals_per_episode": args.deals}), seats=seats)
