@@ -94,6 +94,7 @@ from tqdm.auto import tqdm
 
 from agents.heuristic_batch import BatchHeuristic
 from agents.ppo import load_policy, save_policy
+from bourre_env.atomic_files import replacing, write_text
 from train import runs
 from train.batched_rollout import Collector, SeatPool, gae
 from train.policy_net import PolicyNet, masked_logits
@@ -409,11 +410,45 @@ def export(net: PolicyNet, path: Path, meta: dict[str, Any]) -> Path:
     return save_policy(path, net.policy_weights(meta))
 
 
+def non_finite_tensor(tensors: Any, prefix: str = "") -> str | None:
+    """The name of the first floating-point tensor in ``tensors`` (nested dicts and lists, as a ``state_dict``)
+    that holds NaN or infinity, or None."""
+    if isinstance(tensors, torch.Tensor):
+        if tensors.is_floating_point() and not bool(torch.isfinite(tensors).all()):
+            return prefix or "a tensor"
+        return None
+    if isinstance(tensors, dict):
+        items: Any = tensors.items()
+    elif isinstance(tensors, (list, tuple)):
+        items = enumerate(tensors)
+    else:
+        return None
+    for key, value in items:
+        found = non_finite_tensor(value, f"{prefix}.{key}" if prefix else str(key))
+        if found is not None:
+            return found
+    return None
+
+
+class TrainingDivergedError(ValueError):
+    """The network's weights became NaN or infinite: the run stops, and its last good files stay as they are."""
+
+
+def check_finite(net: PolicyNet, step: int) -> None:
+    """``TrainingDivergedError`` if the network holds a non-finite weight, checked before anything is saved from it."""
+    name = non_finite_tensor(net.state_dict())
+    if name is not None:
+        raise TrainingDivergedError(f"training diverged at step {step:,}: the network's {name} holds non-finite "
+                                    f"numbers (NaN or infinity); nothing was saved from it, and the run folder keeps "
+                                    f"its last checkpoint and model; try a lower --learning-rate or --max-grad-norm")
+
+
 def save_checkpoint(net: PolicyNet, optimizer: torch.optim.Optimizer, run_dir: Path, state: RunState) -> None:
-    """``checkpoint.pt`` then ``state.json``, each replaced atomically: an interrupted save keeps the last pair."""
-    tmp = run_dir / "checkpoint.tmp.pt"
-    torch.save({"net": net.state_dict(), "optimizer": optimizer.state_dict()}, tmp)
-    tmp.replace(run_dir / "checkpoint.pt")
+    """``checkpoint.pt`` then ``state.json``, each replaced atomically: an interrupted save keeps the last pair, and a
+    network gone non-finite (``TrainingDivergedError``) never replaces a good checkpoint."""
+    check_finite(net, state.num_timesteps)
+    with replacing(run_dir / "checkpoint.pt", suffix=".pt") as tmp:
+        torch.save({"net": net.state_dict(), "optimizer": optimizer.state_dict()}, tmp)
     state.save(run_dir / "state.json")
 
 
@@ -434,6 +469,12 @@ def load_checkpoint(net: PolicyNet, optimizer: torch.optim.Optimizer, path: Path
         optimizer.load_state_dict(saved["optimizer"])
     except (RuntimeError, ValueError, KeyError, TypeError, IndexError) as e:
         raise ValueError(f"{path}: does not fit the network of args.json, or is damaged ({_first_line(e)})") from None
+    found = non_finite_tensor(saved)
+    if found is not None:
+        # training on from NaN weights only spreads them, to the checkpoint and the model of the run on its next save
+        raise ValueError(f"{path}: {found} holds non-finite numbers (NaN or infinity), so the run cannot go on from "
+                         f"it; the run's model.npz and snapshots/ are left as they are (start a new run with "
+                         f"--init-policy from one of them)")
 
 
 def _first_line(error: BaseException) -> str:
@@ -477,10 +518,8 @@ def run(args: Args, given: set[str] | None = None) -> Path:
     saved_state = RunState.load(run_dir / "state.json") if args.resume else None  # read before building anything
     if not args.resume:
         run_dir.mkdir(parents=True, exist_ok=True)
-        (run_dir / "args.json").write_text(json.dumps(args.to_json(), indent=2) + "\n")
+        write_text(run_dir / "args.json", json.dumps(args.to_json(), indent=2) + "\n")
     command = runs.invocation(MODULE)
-    with (run_dir / "commands.txt").open("a") as f:
-        f.write(command + "\n")
 
     # ---- seeding and the network
     torch.set_num_threads(args.torch_threads or min(4, os.cpu_count() or 1))
@@ -493,12 +532,16 @@ def run(args: Args, given: set[str] | None = None) -> Path:
     if saved_state is not None:
         state = saved_state
         load_checkpoint(net, optimizer, run_dir / "checkpoint.pt", device)
+    with (run_dir / "commands.txt").open("a") as f:  # only a run that was accepted, resumed or new, is recorded
+        f.write(command + "\n")
+    if saved_state is not None:
         print(f"resuming {run_dir} at step {state.num_timesteps:,} of {args.total_timesteps:,}")
     elif args.init_policy is not None:
         net.load_actor(load_policy(args.init_policy))
         print(f"actor from {args.init_policy} (no imitation warm start)")
     elif args.imitation_decisions:
         state.imitation = imitation_warm_start(net, args, device)
+        check_finite(net, 0)
         print("imitation warm start: " + ", ".join(f"{k} {v:.3f}" for k, v in state.imitation.items()))
 
     # ---- the tables; a resumed run deals new ones, seeded by where it stands
@@ -551,6 +594,7 @@ def run(args: Args, given: set[str] | None = None) -> Path:
                 stats = ppo_update(net, optimizer, collector, args, rng, device)
                 t2 = time.perf_counter()
                 before, state.num_timesteps = state.num_timesteps, state.num_timesteps + steps
+                check_finite(net, state.num_timesteps)
                 now = state.num_timesteps
                 s = collector.stats
                 chips = s["learner_chips"] / max(s["learner_deals"], 1)
@@ -603,7 +647,8 @@ def parse_args(argv: list[str] | None = None) -> tuple[Args, set[str]]:
     the fields the command line sets (for ``--resume``, which keeps the saved value of every other field)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     description = (__doc__ or "").split("\n\n")[0] + " (bourre train --trainer sb3: the MaskablePPO trainer)"
-    return tyro.cli(Args, args=argv, description=description), runs.fields_given(Args, argv)
+    return (tyro.cli(Args, args=argv, prog="bourre train", description=description),
+            runs.fields_given(Args, argv))
 
 
 def main(argv: list[str] | None = None) -> int:

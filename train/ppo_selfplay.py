@@ -59,6 +59,7 @@ from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 from tqdm.auto import tqdm
 
+from bourre_env.atomic_files import write_text
 from train import runs
 from train.imitation import fit_policy, record_decisions
 from train.opponent_pool import PoolEnv, PoolWeights
@@ -368,10 +369,12 @@ def run(args: Args, given: set[str] | None = None) -> Path:
     torch.distributions.Distribution.set_default_validate_args(False)
     if not args.resume:
         run_dir.mkdir(parents=True, exist_ok=True)
-        (run_dir / "args.json").write_text(json.dumps(args.to_json(), indent=2) + "\n")
+        write_text(run_dir / "args.json", json.dumps(args.to_json(), indent=2) + "\n")
     command = invocation()
-    with (run_dir / "commands.txt").open("a") as f:
-        f.write(command + "\n")
+
+    def record_command() -> None:  # only a run that was accepted, resumed or new, is recorded
+        with (run_dir / "commands.txt").open("a") as f:
+            f.write(command + "\n")
 
     env = make_vec_env(args)
     try:
@@ -381,8 +384,10 @@ def run(args: Args, given: set[str] | None = None) -> Path:
             load_checkpoint(model, run_dir / "checkpoint.zip", args.device)
             model.num_timesteps = state.num_timesteps
             env.env_method("set_snapshots", state.snapshots)
+            record_command()
             print(f"resuming {run_dir} at step {state.num_timesteps:,} of {args.total_timesteps:,}")
         else:
+            record_command()
             state = RunState()
             if args.imitation_decisions:
                 started = time.perf_counter()
@@ -429,7 +434,8 @@ def parse_args(argv: list[str] | None = None) -> tuple[Args, set[str]]:
     """``Args`` from the command line (tyro; ``--help`` lists every field with its docstring) and the names of
     the fields the command line sets (for ``--resume``, which keeps the saved value of every other field)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    return tyro.cli(Args, args=argv, description=__doc__.split("\n\n")[0]), fields_given(Args, argv)
+    return (tyro.cli(Args, args=argv, prog="bourre train --trainer sb3", description=__doc__.split("\n\n")[0]),
+            fields_given(Args, argv))
 
 
 def main(argv: list[str] | None = None) -> int:
