@@ -124,3 +124,22 @@ def test_program_name_of_the_help_is_bourre_train() -> None:
                          text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.lstrip().startswith("usage: bourre train"), out.stdout[:200]
+
+
+# ---------------------------------------------------------------------------- sizes that cannot fit
+@pytest.mark.parametrize(("field", "flag"), [("tables", "--tables"), ("rollout_decisions", "--rollout-decisions"),
+                                             ("imitation_decisions", "--imitation-decisions")])
+def test_sizes_that_cannot_fit_in_memory_are_refused_by_name(field: str, flag: str) -> None:
+    huge = 10**12  # terabytes of tables or decisions on any machine
+    with pytest.raises(ValueError, match=rf"^{flag} {huge} needs about [\d.]+ TiB of memory"):
+        Args(**{field: huge}).validate()  # type: ignore[arg-type]
+    Args(tables=4096, rollout_decisions=65536).validate()  # sizes of real runs pass
+
+
+def test_the_command_line_refuses_a_size_that_cannot_fit_before_any_work(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    proc = bourre_train("--run-dir", str(run_dir), "--tables", "20000000000", "--no-progress")
+    out, _ = proc.communicate(timeout=300)
+    assert proc.returncode == 2, out
+    assert "--tables 20000000000 needs about" in out and "Traceback" not in out and "MemoryError" not in out
+    assert not run_dir.exists()

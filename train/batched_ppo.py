@@ -95,8 +95,9 @@ from tqdm.auto import tqdm
 from agents.heuristic_batch import BatchHeuristic
 from agents.ppo import load_policy, save_policy
 from bourre_env.atomic_files import replacing, write_text
+from bourre_env.memory import check_fits
 from train import runs
-from train.batched_rollout import Collector, SeatPool, gae
+from train.batched_rollout import DECISION_BYTES, TABLE_BYTES, Collector, SeatPool, gae, rollout_bytes
 from train.policy_net import PolicyNet, masked_logits
 from train.run_dir import check_json_fields, claim_run_dir
 from train.runs import CtrlC, RunState, eval_row, evaluate_policy_file, read_json
@@ -250,10 +251,23 @@ class Args:
                                       or (device.index or 0) >= torch.cuda.device_count()):
             raise ValueError(f"device: {self.device!r} asked for, but torch sees {torch.cuda.device_count()} CUDA "
                              f"device(s)")
+        self.check_memory()
         self.pool()  # raises on bad weights
         for name in ("opponent_policy", "init_policy"):
             if getattr(self, name) is not None and not Path(getattr(self, name)).is_file():
                 raise ValueError(f"{name}: no policy file at {getattr(self, name)}")
+
+    def check_memory(self) -> None:
+        """``ValueError`` naming the option if the tables and the decisions a rollout (or the imitation data) holds
+        cannot fit in this machine's memory: checked before anything is allocated, not a MemoryError later."""
+        decisions = max(self.rollout_decisions, self.imitation_decisions)
+        if self.tables * TABLE_BYTES >= decisions * DECISION_BYTES:
+            what = f"--tables {self.tables}"
+        elif self.rollout_decisions >= self.imitation_decisions:
+            what = f"--rollout-decisions {self.rollout_decisions}"
+        else:
+            what = f"--imitation-decisions {self.imitation_decisions}"
+        check_fits(rollout_bytes(self.tables, decisions), what)
 
     def pool(self) -> SeatPool:
         if self.opponent_policy is not None:
