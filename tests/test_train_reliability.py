@@ -3,6 +3,7 @@ folders and options, sizes that cannot fit."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -143,3 +144,43 @@ def test_the_command_line_refuses_a_size_that_cannot_fit_before_any_work(tmp_pat
     assert proc.returncode == 2, out
     assert "--tables 20000000000 needs about" in out and "Traceback" not in out and "MemoryError" not in out
     assert not run_dir.exists()
+
+
+# ---------------------------------------------------------------------------- stopped early, bad inputs
+def test_resume_of_a_run_stopped_before_its_first_checkpoint_starts_afresh(tmp_path: Path,
+                                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """What Ctrl-C during the imitation warm start leaves: args.json, commands.txt, maybe a step-0 evaluation."""
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    args = Args(run_dir=run_dir, total_timesteps=256, seed=6, **QUICK)  # type: ignore[arg-type]
+    (run_dir / "args.json").write_text(json.dumps(args.to_json()))
+    (run_dir / "commands.txt").write_text("bourre train ...\n")
+    (run_dir / "eval_policy.npz").write_bytes(b"left by the stopped start")
+    with pytest.raises(ValueError, match="not empty.*--resume"):  # a new run is pointed at --resume
+        run(Args(run_dir=run_dir, **QUICK))  # type: ignore[arg-type]
+    resume(run_dir, 256)
+    assert "starting its run afresh" in capsys.readouterr().out
+    assert json.loads((run_dir / "state.json").read_text())["num_timesteps"] >= 256
+    assert (run_dir / "model.npz").is_file() and (run_dir / "checkpoint.pt").is_file()
+    assert not (run_dir / "eval_policy.npz").exists()
+    assert (run_dir / "commands.txt").read_text().count("\n") == 2
+
+
+def test_policy_files_are_read_before_any_work(tmp_path: Path) -> None:
+    damaged = tmp_path / "damaged.npz"
+    damaged.write_bytes(b"not a policy")
+    with pytest.raises(ValueError, match=r"^opponent_policy: .*damaged\.npz: not a readable \.npz policy file"):
+        Args(opponent_policy=damaged).validate()
+    other_widths = save_policy(tmp_path / "wide.npz", PolicyNet((64,)).policy_weights({}))
+    with pytest.raises(ValueError, match=r"^init_policy: .*wide\.npz: the policy has layers \(64,\)"):
+        Args(init_policy=other_widths, hidden=(32, 16)).validate()
+
+
+@pytest.mark.parametrize("where", ["/proc/forbidden/run", "file"])
+def test_a_run_folder_that_cannot_be_made_is_refused_before_any_work(tmp_path: Path, where: str) -> None:
+    run_dir = Path(where) if where.startswith("/") else tmp_path / "a_file" / "run"
+    (tmp_path / "a_file").write_text("")
+    proc = bourre_train("--run-dir", str(run_dir), "--no-progress")
+    out, _ = proc.communicate(timeout=300)
+    assert proc.returncode == 2, out
+    assert f"run_dir: cannot create {run_dir}" in out and "Traceback" not in out

@@ -32,7 +32,10 @@ What happens, in order:
    evaluations). ``--resume`` continues from them with the arguments of ``args.json``; arguments given
    again on the command line override the saved ones (for example a larger ``--total-timesteps``), except
    ``--hidden``: the network is the checkpoint's. A checkpoint holding anything but tensors, or one that
-   does not fit the network, is refused with ``ValueError``.
+   does not fit the network, is refused with ``ValueError``, and so is one holding NaN or infinity; a network
+   that turns non-finite during training stops the run before anything is saved from it, so the last good
+   checkpoint and model stay. A run stopped before its first checkpoint (Ctrl-C during the imitation warm
+   start: nothing was trained) has only its arguments: ``--resume`` starts it afresh from them.
 5. At the end, in the run folder: ``model.npz`` (the actor, for ``agents.make("ppo:PATH")``),
    ``report.md`` / ``report.json`` (final evaluation against the random and heuristic fields, the
    command, seed and timings), ``learning_curve.png`` and the TensorBoard logs in ``tb/``.
@@ -97,7 +100,15 @@ from agents.ppo import load_policy, save_policy
 from bourre_env.atomic_files import replacing, write_text
 from bourre_env.memory import check_fits
 from train import runs
-from train.batched_rollout import DECISION_BYTES, TABLE_BYTES, Collector, SeatPool, gae, rollout_bytes
+from train.batched_rollout import (
+    DECISION_BYTES,
+    TABLE_BYTES,
+    Collector,
+    PolicyOpponent,
+    SeatPool,
+    gae,
+    rollout_bytes,
+)
 from train.policy_net import PolicyNet, masked_logits
 from train.run_dir import check_json_fields, claim_run_dir
 from train.runs import CtrlC, RunState, eval_row, evaluate_policy_file, read_json
@@ -118,7 +129,8 @@ class Args:
     run_dir: Path | None = None
     """run folder (default: runs/ppo/seed{seed}); it holds checkpoints, logs, snapshots and the report"""
     resume: bool = False
-    """continue the run in run_dir from its last checkpoint (see the module docstring)"""
+    """continue the run in run_dir from its last checkpoint, or start afresh a run stopped before its first one
+    (see the module docstring)"""
     overwrite: bool = False
     """start a new run in a run_dir that holds one, deleting the earlier run's files first (else a run_dir that is
     not empty is refused)"""
@@ -256,6 +268,17 @@ class Args:
         for name in ("opponent_policy", "init_policy"):
             if getattr(self, name) is not None and not Path(getattr(self, name)).is_file():
                 raise ValueError(f"{name}: no policy file at {getattr(self, name)}")
+        # read now, not after minutes of imitation: a damaged or mismatched file is refused before any work
+        if self.opponent_policy is not None:
+            try:
+                PolicyOpponent(self.opponent_policy)
+            except ValueError as e:
+                raise ValueError(f"opponent_policy: {e}") from None
+        if self.init_policy is not None:
+            try:
+                PolicyNet(self.hidden).load_actor(load_policy(self.init_policy))
+            except ValueError as e:
+                raise ValueError(f"init_policy: {self.init_policy}: {e}") from None
 
     def check_memory(self) -> None:
         """``ValueError`` naming the option if the tables and the decisions a rollout (or the imitation data) holds
@@ -496,6 +519,13 @@ def _first_line(error: BaseException) -> str:
     return text.splitlines()[0] if text else type(error).__name__
 
 
+def nothing_trained(run_dir: Path) -> bool:
+    """Whether ``run_dir`` holds a run stopped before its first checkpoint (Ctrl-C during the imitation warm start):
+    its arguments, but no checkpoint and no run state. ``--resume`` starts such a run afresh, from its arguments."""
+    return ((run_dir / "args.json").is_file() and not (run_dir / "checkpoint.pt").exists()
+            and not (run_dir / "state.json").exists())
+
+
 def resolve_resume(args: Args, given: set[str]) -> Args:
     """The saved arguments of ``args.run_dir``, with the fields in ``given`` taken from ``args``."""
     if args.run_dir is None:
@@ -504,7 +534,7 @@ def resolve_resume(args: Args, given: set[str]) -> Args:
         raise ValueError(f"resume: {args.run_dir} is a run of the sb3 trainer; resume it with bourre train --trainer "
                          f"sb3 --run-dir {args.run_dir} --resume")
     saved_path = args.run_dir / "args.json"
-    if not (args.run_dir / "checkpoint.pt").is_file() or not saved_path.is_file():
+    if not saved_path.is_file() or not ((args.run_dir / "checkpoint.pt").is_file() or nothing_trained(args.run_dir)):
         raise ValueError(f"resume: {args.run_dir} has no checkpoint.pt and args.json to resume from")
     saved = Args.from_json(read_json(saved_path, "the run's arguments"), saved_path)
     if "hidden" in given and tuple(args.hidden) != saved.hidden:
@@ -529,9 +559,14 @@ def run(args: Args, given: set[str] | None = None) -> Path:
     run_dir = args.run_dir or Path("runs/ppo") / f"seed{args.seed}"
     args = dataclasses.replace(args, run_dir=run_dir)
     claim_run_dir(run_dir, resume=args.resume, overwrite=args.overwrite, outputs=RUN_OUTPUTS)
-    saved_state = RunState.load(run_dir / "state.json") if args.resume else None  # read before building anything
-    if not args.resume:
-        run_dir.mkdir(parents=True, exist_ok=True)
+    afresh = args.resume and nothing_trained(run_dir)
+    if afresh:  # nothing to resume: whatever the stopped start left beside its arguments goes
+        print(f"{run_dir} stopped before its first checkpoint: starting its run afresh")
+        claim_run_dir(run_dir, resume=False, overwrite=True,
+                      outputs=[name for name in RUN_OUTPUTS if name not in ("args.json", "commands.txt")])
+    # read before building anything
+    saved_state = RunState.load(run_dir / "state.json") if args.resume and not afresh else None
+    if saved_state is None:
         write_text(run_dir / "args.json", json.dumps(args.to_json(), indent=2) + "\n")
     command = runs.invocation(MODULE)
 

@@ -11,6 +11,7 @@ Shared by the trainers of ``train/``.
 from __future__ import annotations
 
 import dataclasses
+import os
 import shutil
 import types
 import typing
@@ -26,13 +27,21 @@ def claim_run_dir(run_dir: Path, *, resume: bool, overwrite: bool, outputs: Iter
 
     ``outputs``: names of the files and folders the trainer writes in a run folder. ``ValueError`` when a new run
     (neither flag) would start in a folder that is not empty, when both flags are given, or when ``run_dir`` is a
-    file. With ``resume`` nothing is checked or changed here: resuming needs the earlier run's files.
+    file, or when the folder cannot be created or written to (checked here, before any work, by creating it). With
+    ``resume`` nothing else is checked or changed here: resuming needs the earlier run's files.
     """
     if resume and overwrite:
         raise ValueError("--resume continues the run in the run folder and --overwrite replaces it: give one")
     if run_dir.exists() and not run_dir.is_dir():
         raise ValueError(f"run_dir: {run_dir} is a file, not a folder")
-    if resume or not run_dir.is_dir():
+    existed = run_dir.is_dir()
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ValueError(f"run_dir: cannot create {run_dir} ({e.strerror or e}); choose another --run-dir") from None
+    if not os.access(run_dir, os.W_OK | os.X_OK):
+        raise ValueError(f"run_dir: {run_dir} is not writable; choose another --run-dir")
+    if resume or not existed:
         return
     entries = sorted(p.name for p in run_dir.iterdir())
     if not entries:
