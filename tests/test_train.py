@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 from run_helpers import bourre_train, tensorboard_tags
 
 from agents.ppo import load_policy
@@ -111,3 +112,26 @@ def test_cli_help_lists_train_and_bench() -> None:
     out = subprocess.run([sys.executable, "-m", "train.cli", "bench", "nonsense"], cwd=ROOT, capture_output=True,
                          text=True)
     assert out.returncode == 2 and "usage: bourre bench" in out.stderr
+
+
+def test_sb3_checkpoints_with_non_finite_weights_are_neither_written_nor_read(tmp_path: Path) -> None:
+    from train.ppo_selfplay import build_model, make_vec_env
+    from train.runs import RunState
+    from train.sb3_glue import load_checkpoint, save_checkpoint
+
+    args = Args(num_envs=1, n_steps=64, batch_size=64, hidden=(32, 32), imitation_decisions=0, progress=False)
+    env = make_vec_env(args)
+    try:
+        model = build_model(args, env, tmp_path)
+        save_checkpoint(model, tmp_path, RunState(), 0.0)
+        good = (tmp_path / "checkpoint.zip").read_bytes()
+        with torch.no_grad():
+            next(model.policy.parameters()).fill_(float("nan"))
+        with pytest.raises(ValueError, match="training diverged at step 0"):
+            save_checkpoint(model, tmp_path, RunState(), 0.0)
+        assert (tmp_path / "checkpoint.zip").read_bytes() == good
+        model.save(tmp_path / "nan.zip")
+        with pytest.raises(ValueError, match=r"nan\.zip: .* holds non-finite numbers"):
+            load_checkpoint(build_model(args, env, tmp_path), tmp_path / "nan.zip", "cpu")
+    finally:
+        env.close()

@@ -124,7 +124,11 @@ def test_program_name_of_the_help_is_bourre_train() -> None:
     out = subprocess.run([sys.executable, "-m", "train.cli", "train", "--help"], cwd=ROOT, capture_output=True,
                          text=True)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.lstrip().startswith("usage: bourre train"), out.stdout[:200]
+    assert out.stdout.lstrip().startswith("usage: bourre train [-h]"), out.stdout[:200]
+    out = subprocess.run([sys.executable, "-m", "train.cli", "train", "--trainer", "sb3", "--help"], cwd=ROOT,
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.lstrip().startswith("usage: bourre train --trainer sb3 [-h]"), out.stdout[:200]
 
 
 # ---------------------------------------------------------------------------- sizes that cannot fit
