@@ -122,6 +122,24 @@ def test_an_address_that_does_not_answer_gives_up_after_the_timeout(monkeypatch:
     assert asked == [(("10.1.2.3", 6379), 0.5)]
 
 
+def test_a_port_that_answers_but_is_not_ray_is_given_up_at_the_timeout() -> None:
+    """A listener that accepts and says nothing: ray.init itself would retry it for minutes."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        address = f"127.0.0.1:{listener.getsockname()[1]}"
+        started = time.monotonic()
+        with pytest.raises(rb.ClusterUnreachableError, match=f"--address {address}: a port answers there, but no "
+                                                             f"Ray cluster could be joined within 8 s"):
+            rb.check_cluster(address, connect_timeout=8.0)
+        assert time.monotonic() - started < 20
+
+
+def test_the_address_of_a_running_cluster_passes_the_check() -> None:
+    """This module's Ray instance, joined from another process as a cluster would be."""
+    rb.check_cluster(ray.get_runtime_context().gcs_address, connect_timeout=60.0)
+
+
 @pytest.mark.parametrize("address", ["localhost", "ray://", "host:port", "127.0.0.1:70000"])
 def test_a_malformed_address_is_refused(address: str) -> None:
     with pytest.raises(rb.ClusterUnreachableError, match="expected auto, HOST:PORT or ray://HOST:PORT"):

@@ -21,11 +21,11 @@ Which Ray instance
   end. Every node needs bourre-rl installed, at the driver's version.
 * Neither: a local instance with ``workers`` CPUs is started for the call and shut down after it.
 
-Before connecting to an ``address``, the cluster's port is probed with a plain TCP connection of at most
-``connect_timeout`` seconds (default ``CONNECT_TIMEOUT``, 60; ``"auto"`` first looks for the address of a
-cluster on this machine): Ray itself would retry an address where nothing listens for minutes, or end in a
-traceback. No answer is a ``ClusterUnreachableError`` (a ``ValueError``, exit status 2 on the command line)
-naming the address.
+Before connecting to an ``address``, the cluster is tried within ``connect_timeout`` seconds (default
+``CONNECT_TIMEOUT``, 60; ``"auto"`` first looks for the address of a cluster on this machine): a plain TCP
+connection to its port, then a throwaway process that joins it. Ray itself would retry an address where
+nothing (or something other than Ray) listens for minutes, or end in a traceback. No cluster there is a
+``ClusterUnreachableError`` (a ``ValueError``, exit status 2 on the command line) naming the address.
 
 Agents that read files
 ----------------------
@@ -43,7 +43,10 @@ import dataclasses
 import hashlib
 import os
 import socket
+import subprocess
+import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -105,14 +108,30 @@ def check_cluster(address: str, connect_timeout: float = CONNECT_TIMEOUT) -> Non
                                           "ray start --head, or give its address)")
         target = found
     host, port = _host_port(target)
+    shown = address if target == address else f"{address} ({target})"
+    started = time.monotonic()
     try:
         with socket.create_connection((host, port), timeout=connect_timeout):
             pass
     except OSError as err:
-        shown = address if target == address else f"{address} ({target})"
         raise ClusterUnreachableError(f"--address {shown}: no Ray cluster answers there within {connect_timeout:g} s "
                                       f"({err.strerror or err}); check the address, or start the cluster with "
                                       f"ray start --head") from None
+    # Something listens; whether it is Ray only a connection tells, and ray.init retries one that is not for
+    # minutes in compiled code that cannot be interrupted: a throwaway process connects first, killed at the
+    # deadline. It costs the seconds of one more connection, once per evaluation.
+    left = max(connect_timeout - (time.monotonic() - started), 1.0)
+    code = (f"import ray; ray.init(address={target if address == 'auto' else address!r}, configure_logging=False, "
+            f"log_to_driver=False); ray.shutdown()")
+    try:
+        probe = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=left)
+    except subprocess.TimeoutExpired:
+        raise ClusterUnreachableError(f"--address {shown}: a port answers there, but no Ray cluster could be joined "
+                                      f"within {connect_timeout:g} s; check the address") from None
+    if probe.returncode != 0:
+        lines = [line for line in probe.stderr.splitlines() if line.strip() and not line.startswith((" ", "["))]
+        reason = lines[-1] if lines else f"exit status {probe.returncode}"
+        raise ClusterUnreachableError(f"--address {shown}: no Ray cluster could be joined there ({reason})")
 
 
 @contextmanager
