@@ -110,7 +110,7 @@ from train.batched_rollout import (
     rollout_bytes,
 )
 from train.policy_net import PolicyNet, masked_logits
-from train.run_dir import check_json_fields, claim_run_dir
+from train.run_dir import check_json_fields, claim_run_dir, nothing_trained
 from train.runs import CtrlC, RunState, eval_row, evaluate_policy_file, read_json
 
 __all__ = ["Args", "main", "run", "parse_args", "resolve_resume", "ppo_update", "imitation_warm_start"]
@@ -519,13 +519,6 @@ def _first_line(error: BaseException) -> str:
     return text.splitlines()[0] if text else type(error).__name__
 
 
-def nothing_trained(run_dir: Path) -> bool:
-    """Whether ``run_dir`` holds a run stopped before its first checkpoint (Ctrl-C during the imitation warm start):
-    its arguments, but no checkpoint and no run state. ``--resume`` starts such a run afresh, from its arguments."""
-    return ((run_dir / "args.json").is_file() and not (run_dir / "checkpoint.pt").exists()
-            and not (run_dir / "state.json").exists())
-
-
 def resolve_resume(args: Args, given: set[str]) -> Args:
     """The saved arguments of ``args.run_dir``, with the fields in ``given`` taken from ``args``."""
     if args.run_dir is None:
@@ -534,9 +527,14 @@ def resolve_resume(args: Args, given: set[str]) -> Args:
         raise ValueError(f"resume: {args.run_dir} is a run of the sb3 trainer; resume it with bourre train --trainer "
                          f"sb3 --run-dir {args.run_dir} --resume")
     saved_path = args.run_dir / "args.json"
-    if not saved_path.is_file() or not ((args.run_dir / "checkpoint.pt").is_file() or nothing_trained(args.run_dir)):
+    afresh = nothing_trained(args.run_dir, "checkpoint.pt")
+    if not saved_path.is_file() or not ((args.run_dir / "checkpoint.pt").is_file() or afresh):
         raise ValueError(f"resume: {args.run_dir} has no checkpoint.pt and args.json to resume from")
-    saved = Args.from_json(read_json(saved_path, "the run's arguments"), saved_path)
+    data = read_json(saved_path, "the run's arguments")
+    if afresh and isinstance(data, dict) and "num_envs" in data:  # only the sb3 trainer has num_envs
+        raise ValueError(f"resume: {args.run_dir} is a run of the sb3 trainer; resume it with bourre train --trainer "
+                         f"sb3 --run-dir {args.run_dir} --resume")
+    saved = Args.from_json(data, saved_path)
     if "hidden" in given and tuple(args.hidden) != saved.hidden:
         raise ValueError(f"--hidden {' '.join(map(str, args.hidden))}: the run in {args.run_dir} has hidden layers "
                          f"{' '.join(map(str, saved.hidden))}, and a resumed run keeps its network; drop --hidden, "
@@ -559,7 +557,7 @@ def run(args: Args, given: set[str] | None = None) -> Path:
     run_dir = args.run_dir or Path("runs/ppo") / f"seed{args.seed}"
     args = dataclasses.replace(args, run_dir=run_dir)
     claim_run_dir(run_dir, resume=args.resume, overwrite=args.overwrite, outputs=RUN_OUTPUTS)
-    afresh = args.resume and nothing_trained(run_dir)
+    afresh = args.resume and nothing_trained(run_dir, "checkpoint.pt")
     if afresh:  # nothing to resume: whatever the stopped start left beside its arguments goes
         print(f"{run_dir} stopped before its first checkpoint: starting its run afresh")
         claim_run_dir(run_dir, resume=False, overwrite=True,

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["claim_run_dir", "check_json_fields"]
+__all__ = ["claim_run_dir", "check_json_fields", "nothing_trained"]
 
 
 def claim_run_dir(run_dir: Path, *, resume: bool, overwrite: bool, outputs: Iterable[str]) -> None:
@@ -56,6 +56,14 @@ def claim_run_dir(run_dir: Path, *, resume: bool, overwrite: bool, outputs: Iter
             shutil.rmtree(path)
         elif path.exists() or path.is_symlink():
             path.unlink()
+
+
+def nothing_trained(run_dir: Path, checkpoint: str) -> bool:
+    """Whether ``run_dir`` holds a run stopped before its first checkpoint (Ctrl-C during the imitation warm start):
+    its ``args.json``, but neither the trainer's ``checkpoint`` file nor a run state. Nothing was trained, so
+    ``--resume`` starts such a run afresh from its arguments (a new run there is refused: the folder is not empty)."""
+    return ((run_dir / "args.json").is_file() and not (run_dir / checkpoint).exists()
+            and not (run_dir / "state.json").exists())
 
 
 def _fits(value: Any, hint: Any) -> bool:
