@@ -215,21 +215,20 @@ class Rules:
         need(isinstance(self.must_trump_when_cannot_win, bool), "must_trump_when_cannot_win", "True or False",
              self.must_trump_when_cannot_win)
         need(isinstance(self.lead_trump_honors, bool), "lead_trump_honors", "True or False", self.lead_trump_honors)
-        need(self.pot_limit is None or (is_int(self.pot_limit) and 1 <= self.pot_limit <= _INT64_MAX),
-             "pot_limit", f"None or an integer in 1..{_INT64_MAX}", self.pot_limit)
+        need(self.pot_limit is None or (is_int(self.pot_limit) and self.pot_limit >= 1),
+             "pot_limit", "None or an integer >= 1", self.pot_limit)
         need(self.tie in TIE_VALUES, "tie", " or ".join(repr(v) for v in TIE_VALUES), self.tie)
         need(isinstance(self.rake, (int, float, Fraction)) and not isinstance(self.rake, bool) and 0 <= self.rake < 1,
              "rake", "a number with 0 <= rake < 1", self.rake)
         need(self.illegal_action in ILLEGAL_ACTION_VALUES, "illegal_action",
              " or ".join(repr(v) for v in ILLEGAL_ACTION_VALUES), self.illegal_action)
-        need(is_int(self.deals_per_episode) and 1 <= self.deals_per_episode <= _INT64_MAX,
-             "deals_per_episode", f"an integer in 1..{_INT64_MAX}", self.deals_per_episode)
+        need(is_int(self.deals_per_episode) and self.deals_per_episode >= 1,
+             "deals_per_episode", "an integer >= 1", self.deals_per_episode)
         need(self.max_discard_large_table is None
              or (is_int(self.max_discard_large_table) and 0 <= self.max_discard_large_table <= self.hand_size),
              "max_discard_large_table", f"None or an integer in 0..hand_size ({self.hand_size})",
              self.max_discard_large_table)
-        need(is_int(self.play_ante) and 0 <= self.play_ante <= _INT64_MAX, "play_ante",
-             f"an integer in 0..{_INT64_MAX}", self.play_ante)
+        need(is_int(self.play_ante) and self.play_ante >= 0, "play_ante", "an integer >= 0", self.play_ante)
         need(isinstance(self.ante_exemptions, bool), "ante_exemptions", "True or False", self.ante_exemptions)
         need(self.ante_payer in ANTE_PAYER_VALUES, "ante_payer",
              " or ".join(repr(v) for v in ANTE_PAYER_VALUES), self.ante_payer)
@@ -239,11 +238,13 @@ class Rules:
              " or ".join(repr(v) for v in DECLARATION_VALUES), self.declaration)
         need(self.entry_requirement in ENTRY_REQUIREMENT_VALUES, "entry_requirement",
              " or ".join(repr(v) for v in ENTRY_REQUIREMENT_VALUES), self.entry_requirement)
-        need(self.second_pass_ante is None
-             or (is_int(self.second_pass_ante) and 0 <= self.second_pass_ante <= _INT64_MAX),
-             "second_pass_ante", f"None or an integer in 0..{_INT64_MAX}", self.second_pass_ante)
-        need(is_int(self.renege_multiple) and 1 <= self.renege_multiple <= _INT64_MAX, "renege_multiple",
-             f"an integer in 1..{_INT64_MAX}", self.renege_multiple)
+        need(self.second_pass_ante is None or (is_int(self.second_pass_ante) and self.second_pass_ante >= 0),
+             "second_pass_ante", "None or an integer >= 0", self.second_pass_ante)
+        need(is_int(self.renege_multiple) and self.renege_multiple >= 1, "renege_multiple", "an integer >= 1",
+             self.renege_multiple)
+        for name in _INT_OPTIONS:
+            value = getattr(self, name)
+            need(value is None or value <= _INT64_MAX, name, f"at most {_INT64_MAX} (2**63 - 1)", value)
         # A dealer who may take the turned card holds one card more than a hand while deciding (action positions).
         need(self.trump_card != "separate_dealer_may_take" or self.hand_size < MAX_HAND_SIZE, "trump_card",
              f"'dealer' or 'separate' with hand_size {self.hand_size}: 'separate_dealer_may_take' gives the dealer "
