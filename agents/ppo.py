@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import Observation, legal_actions
+from bourre_env.atomic_files import replacing
 from bourre_env.core import NUM_ACTIONS
 from bourre_env.observation import VERSION_SIZES
 
@@ -89,14 +90,17 @@ def save_policy(path: str | Path, weights: PolicyWeights) -> Path:
     if weights.obs_size not in VERSION_SIZES.values():
         raise ValueError(f"the network reads {weights.obs_size} observation entries; an observation version has "
                          f"one of {sorted(VERSION_SIZES.values())}")
+    arrays = {name: np.ascontiguousarray(a, dtype=np.float32) for name, a in weights.arrays().items()}
+    for name, array in arrays.items():
+        # load_policy refuses such a file, so writing it would only replace a working policy with an unusable one
+        if not np.all(np.isfinite(array)):
+            raise ValueError(f"{path}: not written, {name} holds non-finite numbers (NaN or infinity)")
     path.parent.mkdir(parents=True, exist_ok=True)
     meta = {**weights.meta, "format": FORMAT, "version": VERSION, "obs_size": weights.obs_size,
             "num_actions": NUM_ACTIONS, "activation": weights.activation}
-    arrays = {name: np.ascontiguousarray(a, dtype=np.float32) for name, a in weights.arrays().items()}
-    tmp = path.with_name(path.name + ".tmp.npz")
     arrays["meta"] = np.array(json.dumps(meta, sort_keys=True))
-    np.savez_compressed(tmp, **arrays)  # type: ignore[arg-type]  # numpy's stub mistypes **kwds
-    tmp.replace(path)  # a reader never sees a half-written file
+    with replacing(path, suffix=".npz") as tmp:
+        np.savez_compressed(tmp, **arrays)  # type: ignore[arg-type]  # numpy's stub mistypes **kwds
     return path
 
 

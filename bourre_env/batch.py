@@ -31,6 +31,7 @@ import numpy as np
 from numba import njit
 
 from bourre_env import core, limits, observation
+from bourre_env.memory import check_fits
 from bourre_env.rules import Rules
 
 
@@ -60,6 +61,9 @@ def _reset_all(states: np.ndarray, p: np.ndarray, rngs: np.ndarray, template: np
 
 
 # how a row's episode stands after a move (``_after_move``)
+BYTES_PER_ROW = 8 * (core.STATE_SIZE + core.SCRATCH_SIZE + 2) + 1
+"""Memory of one row of a ``BatchGame``: its state, its scratch, its random stream and seed, its truncation flag."""
+
 _GOING_ON = 0
 _TERMINATED = 1  # its last deal ended
 _TRUNCATED = 2  # a deal left more than limits.POT_BOUND chips in the pot
@@ -194,6 +198,7 @@ class BatchGame:
     def __init__(self, batch_size: int, seed: int = 0, rules: Rules | str | None = None, **options: Any) -> None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
             raise ValueError(f"batch_size: expected an integer >= 1, got {batch_size!r}")
+        check_fits(int(batch_size) * BYTES_PER_ROW, f"batch_size {batch_size}")
         self.rules = Rules.from_options(rules, **options)
         limits.check_rules(self.rules)
         self.params = self.rules.params()

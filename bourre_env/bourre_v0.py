@@ -286,6 +286,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self.scratch = core.new_scratch()
         self.np_random, self.np_random_seed = seeding.np_random(None)
         self._mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
+        self._started = False  # state_vector is a blank state until reset, whose "player to act" means nothing
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
@@ -320,6 +321,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self.truncations = {a: False for a in self.agents}
         self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         self._rewards_pending = False
+        self._started = True
         self._after_step()
 
     def _reshuffle_seed(self) -> int:
@@ -355,19 +357,37 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         return {"observation": obs, "action_mask": mask}
 
     def legal_actions(self) -> list[int]:
-        """Legal action ids of the player to act (empty when nobody is to act)."""
+        """Legal action ids of the player to act (empty when nobody is to act); ``ValueError`` before ``reset``."""
+        if not self._started:
+            raise ValueError("legal_actions: no game yet; call reset() first")
         if self.state_vector[core.S_CUR] < 0:
             return []
         core.legal_actions_with(self.state_vector, self._params, self._mask, self.scratch)
         return np.flatnonzero(self._mask).tolist()
 
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """PettingZoo's ``last``; ``ValueError`` once the episode is over (every agent is gone), where PettingZoo's
+        own would raise a bare ``KeyError`` for the last agent's name."""
+        self._check_episode_running("last")
+        return super().last(observe)
+
+    def _check_episode_running(self, call: str) -> None:
+        if not self._started:
+            raise ValueError(f"{call}: no game yet; call reset() first")
+        if not self.agents:
+            raise ValueError(f"{call}: the episode is over (every agent is done); call reset() to start a new one")
+
     def step(self, action: int | None) -> None:
+        self._check_episode_running("step")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
         if action is None or isinstance(action, bool) or not isinstance(action, (int, np.integer)):
             raise ValueError(f"{agent} must act: expected an action id, got {action!r}; legal: {self._legal_text()}")
+        if not 0 <= action < core.NUM_ACTIONS:  # before the compiled core, which takes int64 only
+            raise ValueError(f"action: expected an action id in 0..{core.NUM_ACTIONS - 1} for {agent}, got {action!r}; "
+                             f"legal: {self._legal_text()}")
         if not core.step_with(self.state_vector, self._params, int(action), self.scratch):
             raise ValueError(f"illegal action {action!r} for {agent}; legal: {self._legal_text()}")
         self._cumulative_rewards[agent] = 0.0

@@ -36,6 +36,9 @@ ANTE_PAYER_VALUES = ("each", "dealer")
 TRUMP_CARD_VALUES = ("dealer", "separate", "separate_dealer_may_take", "named_by_dealer")
 DECLARATION_VALUES = ("with_draw", "two_rounds", "simultaneous")
 ENTRY_REQUIREMENT_VALUES = ("none", "trump_or_club")
+_INT_OPTIONS = ("num_players", "hand_size", "max_discard", "pot_limit", "deals_per_episode", "max_discard_large_table",
+                "play_ante", "second_pass_ante", "renege_multiple")
+_INT64_MAX = 2**63 - 1  # the compiled core keeps every option in an int64 parameter vector
 LARGE_TABLE = 7
 """Tables of this many players or more use ``max_discard_large_table`` (the Wikipedia rule: "7 or 8 play")."""
 
@@ -186,6 +189,12 @@ class Rules:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ranks", _normalize_ranks(self.ranks))
+        # numpy integers are accepted as the numbers they hold: kept as numpy scalars they would carry their width
+        # into the arithmetic of the checks and the core (np.int16(5) * 2**20 overflows)
+        for name in _INT_OPTIONS:
+            value = getattr(self, name)
+            if isinstance(value, np.integer):
+                object.__setattr__(self, name, int(value))
         self._validate()
 
     # -- validation ---------------------------------------------------------
@@ -233,6 +242,9 @@ class Rules:
              "second_pass_ante", "None or an integer >= 0", self.second_pass_ante)
         need(is_int(self.renege_multiple) and self.renege_multiple >= 1, "renege_multiple", "an integer >= 1",
              self.renege_multiple)
+        for name in _INT_OPTIONS:
+            value = getattr(self, name)
+            need(value is None or value <= _INT64_MAX, name, f"at most {_INT64_MAX} (2**63 - 1)", value)
         # A dealer who may take the turned card holds one card more than a hand while deciding (action positions).
         need(self.trump_card != "separate_dealer_may_take" or self.hand_size < MAX_HAND_SIZE, "trump_card",
              f"'dealer' or 'separate' with hand_size {self.hand_size}: 'separate_dealer_may_take' gives the dealer "

@@ -107,7 +107,10 @@ class BourreSingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         self.observation_space = self.aec.observation_spaces[self.aec.possible_agents[0]]["observation"]
         self.action_space = spaces.Discrete(core.NUM_ACTIONS)
         self._agent_factory = agent_factory
-        self._opponent_seed = opponent_seed
+        if isinstance(opponent_seed, bool) or not isinstance(opponent_seed, (int, np.integer)) or opponent_seed < 0:
+            raise ValueError(f"opponent_seed: expected an integer >= 0, got {opponent_seed!r}")
+        # a numpy integer would keep its width in opponent_seed + k (np.int8(127) + 1 overflows)
+        self._opponent_seed = int(opponent_seed)
         self._opponents: list[Policy] = []
         self._pending_opponents: list[Policy] | None = None
         self.set_opponents(opponents)

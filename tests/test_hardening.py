@@ -225,7 +225,10 @@ def test_batch_legality_check_agrees_with_core_step(rules: Rules) -> None:
 # ---------------------------------------------------------------------------- run folders
 def test_a_new_run_needs_an_empty_run_folder(tmp_path: Path) -> None:
     outputs = ("model.npz", "tb")
-    claim_run_dir(tmp_path / "new", resume=False, overwrite=False, outputs=outputs)  # absent: fine
+    claim_run_dir(tmp_path / "new" / "run", resume=False, overwrite=False, outputs=outputs)  # absent: made
+    assert (tmp_path / "new" / "run").is_dir()
+    (tmp_path / "new" / "run").rmdir()
+    (tmp_path / "new").rmdir()
     claim_run_dir(tmp_path, resume=False, overwrite=False, outputs=outputs)  # empty: fine
     (tmp_path / "model.npz").write_text("old")
     (tmp_path / "tb").mkdir()

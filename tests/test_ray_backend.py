@@ -6,8 +6,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
+import socket
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,6 +23,8 @@ from train import cli  # noqa: E402
 from train import ray_backend as rb  # noqa: E402
 from train.evaluate import evaluate  # noqa: E402
 from train.tournament import tournament  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -81,3 +88,81 @@ def test_bad_backend_arguments_are_refused(tmp_path: Path) -> None:
         evaluate("random", deals=2, backend="ray", histories=tmp_path, progress=False)
     with pytest.raises(ValueError, match="backend"):
         tournament(["random", "heuristic"], deals=2, backend="spark", progress=False)
+
+
+# ---------------------------------------------------------------------------- addresses where no cluster answers
+def free_port() -> int:
+    """A TCP port of this machine where nothing listens (bound, then let go)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.parametrize("scheme", ["", "ray://"])
+def test_an_address_where_nothing_listens_is_refused_at_once(scheme: str) -> None:
+    address = f"{scheme}127.0.0.1:{free_port()}"
+    started = time.monotonic()
+    with pytest.raises(rb.ClusterUnreachableError, match=f"--address {address}: no Ray cluster answers there"):
+        rb.check_cluster(address, connect_timeout=2.0)
+    assert time.monotonic() - started < 10
+
+
+def test_an_address_that_does_not_answer_gives_up_after_the_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A host that drops the connection attempt (neither accepts nor refuses): the probe waits ``connect_timeout``,
+    then gives up. Whether a real address is dropped depends on the network, so the socket layer stands in."""
+    asked: list[Any] = []
+
+    def dropped(host_port: tuple[str, int], timeout: float) -> socket.socket:
+        asked.append((host_port, timeout))
+        raise TimeoutError("timed out")
+
+    monkeypatch.setattr(rb.socket, "create_connection", dropped)
+    with pytest.raises(rb.ClusterUnreachableError, match=r"--address 10\.1\.2\.3:6379: .* within 0\.5 s"):
+        rb.check_cluster("10.1.2.3:6379", connect_timeout=0.5)
+    assert asked == [(("10.1.2.3", 6379), 0.5)]
+
+
+def test_a_port_that_answers_but_is_not_ray_is_given_up_at_the_timeout() -> None:
+    """A listener that accepts and says nothing: ray.init itself would retry it for minutes."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        address = f"127.0.0.1:{listener.getsockname()[1]}"
+        started = time.monotonic()
+        with pytest.raises(rb.ClusterUnreachableError, match=f"--address {address}: a port answers there, but no "
+                                                             f"Ray cluster could be joined within 8 s"):
+            rb.check_cluster(address, connect_timeout=8.0)
+        assert time.monotonic() - started < 20
+
+
+def test_the_address_of_a_running_cluster_passes_the_check() -> None:
+    """This module's Ray instance, joined from another process as a cluster would be."""
+    rb.check_cluster(ray.get_runtime_context().gcs_address, connect_timeout=60.0)
+
+
+@pytest.mark.parametrize("address", ["localhost", "ray://", "host:port", "127.0.0.1:70000"])
+def test_a_malformed_address_is_refused(address: str) -> None:
+    with pytest.raises(rb.ClusterUnreachableError, match="expected auto, HOST:PORT or ray://HOST:PORT"):
+        rb.check_cluster(address, connect_timeout=0.5)
+
+
+def test_auto_without_a_cluster_on_this_machine_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rb, "_local_cluster", lambda: None)
+    with pytest.raises(rb.ClusterUnreachableError, match="--address auto: no Ray cluster runs on this machine"):
+        rb.check_cluster("auto", connect_timeout=0.5)
+    monkeypatch.setattr(rb, "_local_cluster", lambda: f"127.0.0.1:{free_port()}")
+    with pytest.raises(rb.ClusterUnreachableError, match=r"--address auto \(127\.0\.0\.1:\d+\): no Ray cluster"):
+        rb.check_cluster("auto", connect_timeout=0.5)
+
+
+def test_the_command_line_exits_2_naming_the_address() -> None:
+    """``bourre eval --backend ray --address`` where nothing listens: one line and exit status 2, in seconds (it
+    used to retry for minutes); in a new process, which has no Ray instance of this module's to fall back on."""
+    address = f"127.0.0.1:{free_port()}"
+    started = time.monotonic()
+    out = subprocess.run([sys.executable, "-m", "train.cli", "eval", "--candidate", "random", "--deals", "2",
+                          "--backend", "ray", "--address", address, "--no-progress"], cwd=ROOT, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert f"--address {address}: no Ray cluster answers there" in out.stderr and "Traceback" not in out.stderr
+    assert time.monotonic() - started < 60

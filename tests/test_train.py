@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 from run_helpers import bourre_train, tensorboard_tags
 
 from agents.ppo import load_policy
@@ -111,3 +112,46 @@ def test_cli_help_lists_train_and_bench() -> None:
     out = subprocess.run([sys.executable, "-m", "train.cli", "bench", "nonsense"], cwd=ROOT, capture_output=True,
                          text=True)
     assert out.returncode == 2 and "usage: bourre bench" in out.stderr
+
+
+def test_sb3_checkpoints_with_non_finite_weights_are_neither_written_nor_read(tmp_path: Path) -> None:
+    from train.ppo_selfplay import build_model, make_vec_env
+    from train.runs import RunState
+    from train.sb3_glue import load_checkpoint, save_checkpoint
+
+    args = Args(num_envs=1, n_steps=64, batch_size=64, hidden=(32, 32), imitation_decisions=0, progress=False)
+    env = make_vec_env(args)
+    try:
+        model = build_model(args, env, tmp_path)
+        save_checkpoint(model, tmp_path, RunState(), 0.0)
+        good = (tmp_path / "checkpoint.zip").read_bytes()
+        with torch.no_grad():
+            next(model.policy.parameters()).fill_(float("nan"))
+        with pytest.raises(ValueError, match="training diverged at step 0"):
+            save_checkpoint(model, tmp_path, RunState(), 0.0)
+        assert (tmp_path / "checkpoint.zip").read_bytes() == good
+        model.save(tmp_path / "nan.zip")
+        with pytest.raises(ValueError, match=r"nan\.zip: .* holds non-finite numbers"):
+            load_checkpoint(build_model(args, env, tmp_path), tmp_path / "nan.zip", "cpu")
+    finally:
+        env.close()
+
+
+def test_resume_of_a_run_stopped_before_its_first_checkpoint_starts_afresh(tmp_path: Path) -> None:
+    """What Ctrl-C during the imitation warm start leaves: args.json and commands.txt only. ``bourre train --resume``
+    without --trainer points at the sb3 trainer; with it, the run starts afresh from its arguments."""
+    run_dir = tmp_path / "run"
+    args, _ = parse_args(["--run-dir", str(run_dir), "--total-timesteps", "128", "--num-envs", "1", *TINY[2:]])
+    run_dir.mkdir()
+    (run_dir / "args.json").write_text(json.dumps(args.to_json()))
+    (run_dir / "commands.txt").write_text("bourre train --trainer sb3 ...\n")
+    proc = bourre_train("--run-dir", str(run_dir), "--resume")
+    out, _ = proc.communicate(timeout=300)
+    assert proc.returncode == 2 and "--trainer sb3" in out, out
+    proc = train("--run-dir", str(run_dir), "--resume", "--eval-every", "0")
+    out, _ = proc.communicate(timeout=600)
+    assert proc.returncode == 0, out
+    assert "starting its run afresh" in out
+    assert json.loads((run_dir / "state.json").read_text())["num_timesteps"] >= 128
+    assert (run_dir / "model.npz").is_file()
+    assert (run_dir / "commands.txt").read_text().count("\n") == 2

@@ -32,7 +32,10 @@ What happens, in order:
    evaluations). ``--resume`` continues from them with the arguments of ``args.json``; arguments given
    again on the command line override the saved ones (for example a larger ``--total-timesteps``), except
    ``--hidden``: the network is the checkpoint's. A checkpoint holding anything but tensors, or one that
-   does not fit the network, is refused with ``ValueError``.
+   does not fit the network, is refused with ``ValueError``, and so is one holding NaN or infinity; a network
+   that turns non-finite during training stops the run before anything is saved from it, so the last good
+   checkpoint and model stay. A run stopped before its first checkpoint (Ctrl-C during the imitation warm
+   start: nothing was trained) has only its arguments: ``--resume`` starts it afresh from them.
 5. At the end, in the run folder: ``model.npz`` (the actor, for ``agents.make("ppo:PATH")``),
    ``report.md`` / ``report.json`` (final evaluation against the random and heuristic fields, the
    command, seed and timings), ``learning_curve.png`` and the TensorBoard logs in ``tb/``.
@@ -94,10 +97,20 @@ from tqdm.auto import tqdm
 
 from agents.heuristic_batch import BatchHeuristic
 from agents.ppo import load_policy, save_policy
+from bourre_env.atomic_files import replacing, write_text
+from bourre_env.memory import check_fits
 from train import runs
-from train.batched_rollout import Collector, SeatPool, gae
+from train.batched_rollout import (
+    DECISION_BYTES,
+    TABLE_BYTES,
+    Collector,
+    PolicyOpponent,
+    SeatPool,
+    gae,
+    rollout_bytes,
+)
 from train.policy_net import PolicyNet, masked_logits
-from train.run_dir import check_json_fields, claim_run_dir
+from train.run_dir import check_json_fields, claim_run_dir, nothing_trained
 from train.runs import CtrlC, RunState, eval_row, evaluate_policy_file, read_json
 
 __all__ = ["Args", "main", "run", "parse_args", "resolve_resume", "ppo_update", "imitation_warm_start"]
@@ -116,7 +129,8 @@ class Args:
     run_dir: Path | None = None
     """run folder (default: runs/ppo/seed{seed}); it holds checkpoints, logs, snapshots and the report"""
     resume: bool = False
-    """continue the run in run_dir from its last checkpoint (see the module docstring)"""
+    """continue the run in run_dir from its last checkpoint, or start afresh a run stopped before its first one
+    (see the module docstring)"""
     overwrite: bool = False
     """start a new run in a run_dir that holds one, deleting the earlier run's files first (else a run_dir that is
     not empty is refused)"""
@@ -249,10 +263,34 @@ class Args:
                                       or (device.index or 0) >= torch.cuda.device_count()):
             raise ValueError(f"device: {self.device!r} asked for, but torch sees {torch.cuda.device_count()} CUDA "
                              f"device(s)")
+        self.check_memory()
         self.pool()  # raises on bad weights
         for name in ("opponent_policy", "init_policy"):
             if getattr(self, name) is not None and not Path(getattr(self, name)).is_file():
                 raise ValueError(f"{name}: no policy file at {getattr(self, name)}")
+        # read now, not after minutes of imitation: a damaged or mismatched file is refused before any work
+        if self.opponent_policy is not None:
+            try:
+                PolicyOpponent(self.opponent_policy)
+            except ValueError as e:
+                raise ValueError(f"opponent_policy: {e}") from None
+        if self.init_policy is not None:
+            try:
+                PolicyNet(self.hidden).load_actor(load_policy(self.init_policy))
+            except ValueError as e:
+                raise ValueError(f"init_policy: {self.init_policy}: {e}") from None
+
+    def check_memory(self) -> None:
+        """``ValueError`` naming the option if the tables and the decisions a rollout (or the imitation data) holds
+        cannot fit in this machine's memory: checked before anything is allocated, not a MemoryError later."""
+        decisions = max(self.rollout_decisions, self.imitation_decisions)
+        if self.tables * TABLE_BYTES >= decisions * DECISION_BYTES:
+            what = f"--tables {self.tables}"
+        elif self.rollout_decisions >= self.imitation_decisions:
+            what = f"--rollout-decisions {self.rollout_decisions}"
+        else:
+            what = f"--imitation-decisions {self.imitation_decisions}"
+        check_fits(rollout_bytes(self.tables, decisions), what)
 
     def pool(self) -> SeatPool:
         if self.opponent_policy is not None:
@@ -409,11 +447,45 @@ def export(net: PolicyNet, path: Path, meta: dict[str, Any]) -> Path:
     return save_policy(path, net.policy_weights(meta))
 
 
+def non_finite_tensor(tensors: Any, prefix: str = "") -> str | None:
+    """The name of the first floating-point tensor in ``tensors`` (nested dicts and lists, as a ``state_dict``)
+    that holds NaN or infinity, or None."""
+    if isinstance(tensors, torch.Tensor):
+        if tensors.is_floating_point() and not bool(torch.isfinite(tensors).all()):
+            return prefix or "a tensor"
+        return None
+    if isinstance(tensors, dict):
+        items: Any = tensors.items()
+    elif isinstance(tensors, (list, tuple)):
+        items = enumerate(tensors)
+    else:
+        return None
+    for key, value in items:
+        found = non_finite_tensor(value, f"{prefix}.{key}" if prefix else str(key))
+        if found is not None:
+            return found
+    return None
+
+
+class TrainingDivergedError(ValueError):
+    """The network's weights became NaN or infinite: the run stops, and its last good files stay as they are."""
+
+
+def check_finite(net: PolicyNet, step: int) -> None:
+    """``TrainingDivergedError`` if the network holds a non-finite weight, checked before anything is saved from it."""
+    name = non_finite_tensor(net.state_dict())
+    if name is not None:
+        raise TrainingDivergedError(f"training diverged at step {step:,}: the network's {name} holds non-finite "
+                                    f"numbers (NaN or infinity); nothing was saved from it, and the run folder keeps "
+                                    f"its last checkpoint and model; try a lower --learning-rate or --max-grad-norm")
+
+
 def save_checkpoint(net: PolicyNet, optimizer: torch.optim.Optimizer, run_dir: Path, state: RunState) -> None:
-    """``checkpoint.pt`` then ``state.json``, each replaced atomically: an interrupted save keeps the last pair."""
-    tmp = run_dir / "checkpoint.tmp.pt"
-    torch.save({"net": net.state_dict(), "optimizer": optimizer.state_dict()}, tmp)
-    tmp.replace(run_dir / "checkpoint.pt")
+    """``checkpoint.pt`` then ``state.json``, each replaced atomically: an interrupted save keeps the last pair, and a
+    network gone non-finite (``TrainingDivergedError``) never replaces a good checkpoint."""
+    check_finite(net, state.num_timesteps)
+    with replacing(run_dir / "checkpoint.pt", suffix=".pt") as tmp:
+        torch.save({"net": net.state_dict(), "optimizer": optimizer.state_dict()}, tmp)
     state.save(run_dir / "state.json")
 
 
@@ -434,6 +506,12 @@ def load_checkpoint(net: PolicyNet, optimizer: torch.optim.Optimizer, path: Path
         optimizer.load_state_dict(saved["optimizer"])
     except (RuntimeError, ValueError, KeyError, TypeError, IndexError) as e:
         raise ValueError(f"{path}: does not fit the network of args.json, or is damaged ({_first_line(e)})") from None
+    found = non_finite_tensor(saved)
+    if found is not None:
+        # training on from NaN weights only spreads them, to the checkpoint and the model of the run on its next save
+        raise ValueError(f"{path}: {found} holds non-finite numbers (NaN or infinity), so the run cannot go on from "
+                         f"it; the run's model.npz and snapshots/ are left as they are (start a new run with "
+                         f"--init-policy from one of them)")
 
 
 def _first_line(error: BaseException) -> str:
@@ -449,9 +527,14 @@ def resolve_resume(args: Args, given: set[str]) -> Args:
         raise ValueError(f"resume: {args.run_dir} is a run of the sb3 trainer; resume it with bourre train --trainer "
                          f"sb3 --run-dir {args.run_dir} --resume")
     saved_path = args.run_dir / "args.json"
-    if not (args.run_dir / "checkpoint.pt").is_file() or not saved_path.is_file():
+    afresh = nothing_trained(args.run_dir, "checkpoint.pt")
+    if not saved_path.is_file() or not ((args.run_dir / "checkpoint.pt").is_file() or afresh):
         raise ValueError(f"resume: {args.run_dir} has no checkpoint.pt and args.json to resume from")
-    saved = Args.from_json(read_json(saved_path, "the run's arguments"), saved_path)
+    data = read_json(saved_path, "the run's arguments")
+    if afresh and isinstance(data, dict) and "num_envs" in data:  # only the sb3 trainer has num_envs
+        raise ValueError(f"resume: {args.run_dir} is a run of the sb3 trainer; resume it with bourre train --trainer "
+                         f"sb3 --run-dir {args.run_dir} --resume")
+    saved = Args.from_json(data, saved_path)
     if "hidden" in given and tuple(args.hidden) != saved.hidden:
         raise ValueError(f"--hidden {' '.join(map(str, args.hidden))}: the run in {args.run_dir} has hidden layers "
                          f"{' '.join(map(str, saved.hidden))}, and a resumed run keeps its network; drop --hidden, "
@@ -474,13 +557,16 @@ def run(args: Args, given: set[str] | None = None) -> Path:
     run_dir = args.run_dir or Path("runs/ppo") / f"seed{args.seed}"
     args = dataclasses.replace(args, run_dir=run_dir)
     claim_run_dir(run_dir, resume=args.resume, overwrite=args.overwrite, outputs=RUN_OUTPUTS)
-    saved_state = RunState.load(run_dir / "state.json") if args.resume else None  # read before building anything
-    if not args.resume:
-        run_dir.mkdir(parents=True, exist_ok=True)
-        (run_dir / "args.json").write_text(json.dumps(args.to_json(), indent=2) + "\n")
+    afresh = args.resume and nothing_trained(run_dir, "checkpoint.pt")
+    if afresh:  # nothing to resume: whatever the stopped start left beside its arguments goes
+        print(f"{run_dir} stopped before its first checkpoint: starting its run afresh")
+        claim_run_dir(run_dir, resume=False, overwrite=True,
+                      outputs=[name for name in RUN_OUTPUTS if name not in ("args.json", "commands.txt")])
+    # read before building anything
+    saved_state = RunState.load(run_dir / "state.json") if args.resume and not afresh else None
+    if saved_state is None:
+        write_text(run_dir / "args.json", json.dumps(args.to_json(), indent=2) + "\n")
     command = runs.invocation(MODULE)
-    with (run_dir / "commands.txt").open("a") as f:
-        f.write(command + "\n")
 
     # ---- seeding and the network
     torch.set_num_threads(args.torch_threads or min(4, os.cpu_count() or 1))
@@ -493,12 +579,16 @@ def run(args: Args, given: set[str] | None = None) -> Path:
     if saved_state is not None:
         state = saved_state
         load_checkpoint(net, optimizer, run_dir / "checkpoint.pt", device)
+    with (run_dir / "commands.txt").open("a") as f:  # only a run that was accepted, resumed or new, is recorded
+        f.write(command + "\n")
+    if saved_state is not None:
         print(f"resuming {run_dir} at step {state.num_timesteps:,} of {args.total_timesteps:,}")
     elif args.init_policy is not None:
         net.load_actor(load_policy(args.init_policy))
         print(f"actor from {args.init_policy} (no imitation warm start)")
     elif args.imitation_decisions:
         state.imitation = imitation_warm_start(net, args, device)
+        check_finite(net, 0)
         print("imitation warm start: " + ", ".join(f"{k} {v:.3f}" for k, v in state.imitation.items()))
 
     # ---- the tables; a resumed run deals new ones, seeded by where it stands
@@ -551,6 +641,7 @@ def run(args: Args, given: set[str] | None = None) -> Path:
                 stats = ppo_update(net, optimizer, collector, args, rng, device)
                 t2 = time.perf_counter()
                 before, state.num_timesteps = state.num_timesteps, state.num_timesteps + steps
+                check_finite(net, state.num_timesteps)
                 now = state.num_timesteps
                 s = collector.stats
                 chips = s["learner_chips"] / max(s["learner_deals"], 1)
@@ -603,7 +694,8 @@ def parse_args(argv: list[str] | None = None) -> tuple[Args, set[str]]:
     the fields the command line sets (for ``--resume``, which keeps the saved value of every other field)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     description = (__doc__ or "").split("\n\n")[0] + " (bourre train --trainer sb3: the MaskablePPO trainer)"
-    return tyro.cli(Args, args=argv, description=description), runs.fields_given(Args, argv)
+    return (tyro.cli(Args, args=argv, prog="bourre train", description=description),
+            runs.fields_given(Args, argv))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -37,6 +37,7 @@ from numba import njit
 
 from agents.heuristic_batch import BatchHeuristic
 from agents.ppo import PolicyWeights, load_policy
+from bourre_env.batch import BYTES_PER_ROW as BATCH_ROW_BYTES
 from bourre_env.batch import BatchGame
 from bourre_env.core import NUM_ACTIONS
 from bourre_env.observation import OBS_SIZE
@@ -54,7 +55,7 @@ from train.policy_net import (
 
 __all__ = [
     "LEARNER", "HEURISTIC", "RANDOM", "SNAPSHOT", "BatchRandom", "Collector", "PolicyOpponent", "SeatPool",
-    "SparseStore", "StepRecord", "Transitions", "gae",
+    "SparseStore", "StepRecord", "Transitions", "gae", "rollout_bytes",
 ]
 
 LEARNER, HEURISTIC, RANDOM, SNAPSHOT = 0, 1, 2, 3
@@ -326,6 +327,18 @@ class StepRecord(NamedTuple):
     done: np.ndarray  # (tables,) the deal ended (the table already holds a new one)
     learner_rows: np.ndarray  # tables where the learner acted
     learner_ids: np.ndarray  # their decisions' indices in Transitions
+
+
+# Arrays per table: its game row, seat owners and last decisions (8 seats at most), the observation and mask buffers
+# with their torch copies and the logits of a forward pass; arrays per decision held: the sparse observation of
+# Transitions (capacity doubles as it grows, hence the 2), its mask and scalars.
+TABLE_BYTES = BATCH_ROW_BYTES + 2 * 8 * 8 + 2 * 4 * OBS_SIZE + NUM_ACTIONS * (1 + 1 + 4)
+DECISION_BYTES = 2 * (80 * (2 + 4) + 8 + NUM_ACTIONS + 8 + 4 * 4 + 2 + 8)
+
+
+def rollout_bytes(tables: int, decisions: int) -> int:
+    """About the memory a ``Collector`` of ``tables`` tables takes to hold ``decisions`` decisions."""
+    return tables * TABLE_BYTES + decisions * DECISION_BYTES
 
 
 class Collector:

@@ -59,10 +59,11 @@ from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 from tqdm.auto import tqdm
 
+from bourre_env.atomic_files import write_text
 from train import runs
 from train.imitation import fit_policy, record_decisions
 from train.opponent_pool import PoolEnv, PoolWeights
-from train.run_dir import check_json_fields, claim_run_dir
+from train.run_dir import check_json_fields, claim_run_dir, nothing_trained
 from train.runs import (
     CtrlC,
     RunState,
@@ -327,7 +328,8 @@ def resolve_resume(args: Args, given: set[str]) -> Args:
     if args.run_dir is None:
         raise ValueError("resume: give the run folder with --run-dir")
     saved_path = args.run_dir / "args.json"
-    if not (args.run_dir / "checkpoint.zip").is_file() or not saved_path.is_file():
+    has_checkpoint = (args.run_dir / "checkpoint.zip").is_file()
+    if not saved_path.is_file() or not (has_checkpoint or nothing_trained(args.run_dir, "checkpoint.zip")):
         raise ValueError(f"resume: {args.run_dir} has no checkpoint.zip and args.json to resume from")
     saved = Args.from_json(read_json(saved_path, "the run's arguments"), saved_path)
     if "hidden" in given and tuple(args.hidden) != saved.hidden:
@@ -361,17 +363,24 @@ def run(args: Args, given: set[str] | None = None) -> Path:
     run_dir = args.run_dir or Path("runs/ppo") / f"seed{args.seed}"
     args = dataclasses.replace(args, run_dir=run_dir)
     claim_run_dir(run_dir, resume=args.resume, overwrite=args.overwrite, outputs=RUN_OUTPUTS)
-    saved_state = RunState.load(run_dir / "state.json") if args.resume else None  # read before building anything
+    afresh = args.resume and nothing_trained(run_dir, "checkpoint.zip")
+    if afresh:  # nothing to resume: whatever the stopped start left beside its arguments goes
+        print(f"{run_dir} stopped before its first checkpoint: starting its run afresh")
+        claim_run_dir(run_dir, resume=False, overwrite=True,
+                      outputs=[name for name in RUN_OUTPUTS if name not in ("args.json", "commands.txt")])
+    # read before building anything
+    saved_state = RunState.load(run_dir / "state.json") if args.resume and not afresh else None
 
     torch.set_num_threads(args.torch_threads or min(4, os.cpu_count() or 1))
     # The masks already guarantee valid distributions; checking every one costs about a fifth of the update.
     torch.distributions.Distribution.set_default_validate_args(False)
-    if not args.resume:
-        run_dir.mkdir(parents=True, exist_ok=True)
-        (run_dir / "args.json").write_text(json.dumps(args.to_json(), indent=2) + "\n")
+    if saved_state is None:
+        write_text(run_dir / "args.json", json.dumps(args.to_json(), indent=2) + "\n")
     command = invocation()
-    with (run_dir / "commands.txt").open("a") as f:
-        f.write(command + "\n")
+
+    def record_command() -> None:  # only a run that was accepted, resumed or new, is recorded
+        with (run_dir / "commands.txt").open("a") as f:
+            f.write(command + "\n")
 
     env = make_vec_env(args)
     try:
@@ -381,8 +390,10 @@ def run(args: Args, given: set[str] | None = None) -> Path:
             load_checkpoint(model, run_dir / "checkpoint.zip", args.device)
             model.num_timesteps = state.num_timesteps
             env.env_method("set_snapshots", state.snapshots)
+            record_command()
             print(f"resuming {run_dir} at step {state.num_timesteps:,} of {args.total_timesteps:,}")
         else:
+            record_command()
             state = RunState()
             if args.imitation_decisions:
                 started = time.perf_counter()
@@ -429,7 +440,8 @@ def parse_args(argv: list[str] | None = None) -> tuple[Args, set[str]]:
     """``Args`` from the command line (tyro; ``--help`` lists every field with its docstring) and the names of
     the fields the command line sets (for ``--resume``, which keeps the saved value of every other field)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    return tyro.cli(Args, args=argv, description=__doc__.split("\n\n")[0]), fields_given(Args, argv)
+    return (tyro.cli(Args, args=argv, prog="bourre train --trainer sb3", description=__doc__.split("\n\n")[0]),
+            fields_given(Args, argv))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,6 +21,12 @@ Which Ray instance
   end. Every node needs bourre-rl installed, at the driver's version.
 * Neither: a local instance with ``workers`` CPUs is started for the call and shut down after it.
 
+Before connecting to an ``address``, the cluster is tried within ``connect_timeout`` seconds (default
+``CONNECT_TIMEOUT``, 60; ``"auto"`` first looks for the address of a cluster on this machine): a plain TCP
+connection to its port, then a throwaway process that joins it. Ray itself would retry an address where
+nothing (or something other than Ray) listens for minutes, or end in a traceback. No cluster there is a
+``ClusterUnreachableError`` (a ``ValueError``, exit status 2 on the command line) naming the address.
+
 Agents that read files
 ----------------------
 A spec whose variant names a file on the driver (``ppo:runs/x/policy.npz``) cannot be opened as
@@ -36,7 +42,11 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import socket
+import subprocess
+import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -44,12 +54,19 @@ from typing import Any, TypeVar
 
 from tqdm import tqdm
 
-__all__ = ["file_specs", "localize_job", "ray_instance", "run_jobs_ray"]
+__all__ = ["CONNECT_TIMEOUT", "ClusterUnreachableError", "check_cluster", "file_specs", "localize_job", "ray_instance",
+           "run_jobs_ray"]
 
 _Job = TypeVar("_Job")
 _Result = TypeVar("_Result")
 
 INSTALL_HINT = 'the Ray backend needs Ray: pip install "bourre-rl[ray]"'
+CONNECT_TIMEOUT = 60.0
+"""Seconds to wait for a Ray cluster's port to answer before giving up on its address."""
+
+
+class ClusterUnreachableError(ValueError):
+    """No Ray cluster answers at the address given (or, for ``"auto"``, none runs on this machine)."""
 
 
 def import_ray() -> Any:
@@ -61,10 +78,67 @@ def import_ray() -> Any:
     return ray
 
 
+def _local_cluster() -> str | None:
+    """The address of the Ray cluster that ``"auto"`` would join (``RAY_ADDRESS``, else the last ``ray start`` of
+    this machine, else a running one), or None."""
+    from ray._private import services
+
+    try:
+        return str(services.get_ray_address_from_environment("auto", None))
+    except ConnectionError:
+        return None
+
+
+def _host_port(address: str) -> tuple[str, int]:
+    """Host and port of ``HOST:PORT`` or ``ray://HOST:PORT``; ``ClusterUnreachableError`` if it is neither."""
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ClusterUnreachableError(f"--address {address}: expected auto, HOST:PORT or ray://HOST:PORT")
+    return host.strip("[]"), int(port)
+
+
+def check_cluster(address: str, connect_timeout: float = CONNECT_TIMEOUT) -> None:
+    """``ClusterUnreachableError`` naming ``address`` unless a Ray cluster's port answers there within
+    ``connect_timeout`` seconds (for ``"auto"``: unless a cluster runs on this machine and answers)."""
+    target = address
+    if address == "auto":
+        found = _local_cluster()
+        if found is None:
+            raise ClusterUnreachableError("--address auto: no Ray cluster runs on this machine (start one with "
+                                          "ray start --head, or give its address)")
+        target = found
+    host, port = _host_port(target)
+    shown = address if target == address else f"{address} ({target})"
+    started = time.monotonic()
+    try:
+        with socket.create_connection((host, port), timeout=connect_timeout):
+            pass
+    except OSError as err:
+        raise ClusterUnreachableError(f"--address {shown}: no Ray cluster answers there within {connect_timeout:g} s "
+                                      f"({err.strerror or err}); check the address, or start the cluster with "
+                                      f"ray start --head") from None
+    # Something listens; whether it is Ray only a connection tells, and ray.init retries one that is not for
+    # minutes in compiled code that cannot be interrupted: a throwaway process connects first, killed at the
+    # deadline. It costs the seconds of one more connection, once per evaluation.
+    left = max(connect_timeout - (time.monotonic() - started), 1.0)
+    code = (f"import ray; ray.init(address={target if address == 'auto' else address!r}, configure_logging=False, "
+            f"log_to_driver=False); ray.shutdown()")
+    try:
+        probe = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=left)
+    except subprocess.TimeoutExpired:
+        raise ClusterUnreachableError(f"--address {shown}: a port answers there, but no Ray cluster could be joined "
+                                      f"within {connect_timeout:g} s; check the address") from None
+    if probe.returncode != 0:
+        lines = [line for line in probe.stderr.splitlines() if line.strip() and not line.startswith((" ", "["))]
+        reason = lines[-1] if lines else f"exit status {probe.returncode}"
+        raise ClusterUnreachableError(f"--address {shown}: no Ray cluster could be joined there ({reason})")
+
+
 @contextmanager
-def ray_instance(address: str | None, num_cpus: int) -> Iterator[Any]:
+def ray_instance(address: str | None, num_cpus: int, connect_timeout: float = CONNECT_TIMEOUT) -> Iterator[Any]:
     """The Ray instance to submit to (module docstring), as the ``ray`` module; started and stopped here unless
-    the caller had already initialised Ray."""
+    the caller had already initialised Ray. ``ClusterUnreachableError`` if ``address`` does not answer within
+    ``connect_timeout`` seconds."""
     ray = import_ray()
     if ray.is_initialized():
         yield ray
@@ -73,7 +147,12 @@ def ray_instance(address: str | None, num_cpus: int) -> Iterator[Any]:
     if address is None:
         ray.init(num_cpus=num_cpus, include_dashboard=False, configure_logging=False)
     else:
-        ray.init(address=address, configure_logging=False)
+        check_cluster(address, connect_timeout)
+        try:
+            ray.init(address=address, configure_logging=False)
+        except (ConnectionError, RuntimeError, TimeoutError) as err:  # a port that answers, but not as Ray
+            reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            raise ClusterUnreachableError(f"--address {address}: no Ray cluster there ({reason})") from None
     try:
         yield ray
     finally:
@@ -140,14 +219,18 @@ def _run_localized(fn: Callable[[_Job], _Result], job: _Job, files: Mapping[str,
 
 # ---------------------------------------------------------------------------- the tasks
 def run_jobs_ray(fn: Callable[[_Job], _Result], jobs: Sequence[_Job], sizes: Sequence[int], workers: int,
-                 progress: bool, desc: str, address: str | None = None) -> list[_Result]:
+                 progress: bool, desc: str, address: str | None = None,
+                 connect_timeout: float = CONNECT_TIMEOUT) -> list[_Result]:
     """``[fn(job) for job in jobs]`` as Ray tasks, one CPU each, with a progress bar counting ``sizes``.
 
     ``fn`` must be a module-level function that the workers can import; ``jobs`` are dataclasses whose string
-    fields (alone or in tuples) are agent specs or plain values (module docstring, Agents that read files)."""
+    fields (alone or in tuples) are agent specs or plain values (module docstring, Agents that read files);
+    ``connect_timeout``: seconds to wait for the cluster at ``address`` (module docstring, Which Ray instance)."""
     if workers < 1:
         raise ValueError(f"workers: expected at least 1, got {workers}")
-    with ray_instance(address, workers) as ray:
+    if connect_timeout <= 0:
+        raise ValueError(f"connect_timeout: expected > 0 seconds, got {connect_timeout}")
+    with ray_instance(address, workers, connect_timeout) as ray:
         # One object for all the files, put once: every task that names it reads the same copy from its node.
         files = {spec: (path.suffix, path.read_bytes()) for spec, path in file_specs(jobs).items()}
         files_ref = ray.put(files)

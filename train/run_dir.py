@@ -11,6 +11,7 @@ Shared by the trainers of ``train/``.
 from __future__ import annotations
 
 import dataclasses
+import os
 import shutil
 import types
 import typing
@@ -18,7 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["claim_run_dir", "check_json_fields"]
+__all__ = ["claim_run_dir", "check_json_fields", "nothing_trained"]
 
 
 def claim_run_dir(run_dir: Path, *, resume: bool, overwrite: bool, outputs: Iterable[str]) -> None:
@@ -26,13 +27,21 @@ def claim_run_dir(run_dir: Path, *, resume: bool, overwrite: bool, outputs: Iter
 
     ``outputs``: names of the files and folders the trainer writes in a run folder. ``ValueError`` when a new run
     (neither flag) would start in a folder that is not empty, when both flags are given, or when ``run_dir`` is a
-    file. With ``resume`` nothing is checked or changed here: resuming needs the earlier run's files.
+    file, or when the folder cannot be created or written to (checked here, before any work, by creating it). With
+    ``resume`` nothing else is checked or changed here: resuming needs the earlier run's files.
     """
     if resume and overwrite:
         raise ValueError("--resume continues the run in the run folder and --overwrite replaces it: give one")
     if run_dir.exists() and not run_dir.is_dir():
         raise ValueError(f"run_dir: {run_dir} is a file, not a folder")
-    if resume or not run_dir.is_dir():
+    existed = run_dir.is_dir()
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ValueError(f"run_dir: cannot create {run_dir} ({e.strerror or e}); choose another --run-dir") from None
+    if not os.access(run_dir, os.W_OK | os.X_OK):
+        raise ValueError(f"run_dir: {run_dir} is not writable; choose another --run-dir")
+    if resume or not existed:
         return
     entries = sorted(p.name for p in run_dir.iterdir())
     if not entries:
@@ -47,6 +56,14 @@ def claim_run_dir(run_dir: Path, *, resume: bool, overwrite: bool, outputs: Iter
             shutil.rmtree(path)
         elif path.exists() or path.is_symlink():
             path.unlink()
+
+
+def nothing_trained(run_dir: Path, checkpoint: str) -> bool:
+    """Whether ``run_dir`` holds a run stopped before its first checkpoint (Ctrl-C during the imitation warm start):
+    its ``args.json``, but neither the trainer's ``checkpoint`` file nor a run state. Nothing was trained, so
+    ``--resume`` starts such a run afresh from its arguments (a new run there is refused: the folder is not empty)."""
+    return ((run_dir / "args.json").is_file() and not (run_dir / checkpoint).exists()
+            and not (run_dir / "state.json").exists())
 
 
 def _fits(value: Any, hint: Any) -> bool:

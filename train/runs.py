@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bourre_env.atomic_files import replacing, write_text
 from train.evaluate import EvalReport, evaluate
 from train.run_dir import check_json_fields
 
@@ -46,9 +47,7 @@ class RunState:
     train_seconds: float = 0.0
 
     def save(self, path: Path) -> None:
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(dataclasses.asdict(self), indent=2) + "\n")
-        tmp.replace(path)
+        write_text(path, json.dumps(dataclasses.asdict(self), indent=2) + "\n")
 
     @classmethod
     def load(cls, path: Path) -> RunState:
@@ -148,7 +147,8 @@ def plot_learning_curve(state: RunState, players: tuple[int, ...], path: Path,
     ax.set_title("Duplicate evaluation during training (95% CI)")
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    with replacing(path, suffix=path.suffix) as tmp:
+        fig.savefig(tmp, dpi=120)
     plt.close(fig)
     return path
 
@@ -173,8 +173,8 @@ def write_report(run_dir: Path, state: RunState, model_path: Path, command: str,
             f"## Final duplicate evaluation (candidate: this model; seed {seed + 2})", "", table, ""]
     if curve:
         text += ["## Learning curve", "", f"![learning curve]({curve.name})", ""]
-    (run_dir / "report.md").write_text("\n".join(text))
-    (run_dir / "report.json").write_text(json.dumps({
+    write_text(run_dir / "report.md", "\n".join(text))
+    write_text(run_dir / "report.json", json.dumps({
         "command": command, "args": args_json, "state": dataclasses.asdict(state), "model": str(model_path),
         "final_eval": [r.to_dict() for r in reports], "final_eval_seconds": eval_seconds}, indent=2) + "\n")
     print()

@@ -22,6 +22,7 @@ from stable_baselines3.common.logger import Logger, TensorBoardOutputFormat
 from stable_baselines3.common.vec_env import VecEnvWrapper
 
 from agents.ppo import PolicyWeights, save_policy
+from bourre_env.atomic_files import replacing
 from train.runs import RunState
 
 __all__ = ["ACTIVATION", "ACTIVATIONS", "MaskInInfo", "MasksFromInfos", "export_policy", "load_checkpoint",
@@ -113,10 +114,22 @@ def save_checkpoint(model: Any, run_dir: Path, state: RunState, seconds: float) 
     """``checkpoint.zip`` then ``state.json``, each replaced atomically: an interrupted save keeps the last pair."""
     state.num_timesteps = int(model.num_timesteps)
     state.train_seconds += seconds
-    tmp = run_dir / "checkpoint.tmp.zip"
-    model.save(tmp)
-    tmp.replace(run_dir / "checkpoint.zip")
+    bad = non_finite_parameter(model)
+    if bad is not None:
+        raise ValueError(f"training diverged at step {state.num_timesteps:,}: the network's {bad} holds non-finite "
+                         f"numbers (NaN or infinity); nothing was saved from it, and the run folder keeps its last "
+                         f"checkpoint and model; try a lower --learning-rate")
+    with replacing(run_dir / "checkpoint.zip", suffix=".zip") as tmp:
+        model.save(tmp)
     state.save(run_dir / "state.json")
+
+
+def non_finite_parameter(model: Any) -> str | None:
+    """The name of the first parameter of ``model``'s policy that holds NaN or infinity, or None."""
+    for name, tensor in model.policy.state_dict().items():
+        if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+            return str(name)
+    return None
 
 
 def load_checkpoint(model: MaskablePPO, path: Path, device: str) -> None:
@@ -134,3 +147,8 @@ def load_checkpoint(model: MaskablePPO, path: Path, device: str) -> None:
         if "weights_only" in reason:
             reason = "it holds objects other than tensors"
         raise ValueError(f"{path}: does not fit the network of args.json, or is damaged ({reason})") from None
+    bad = non_finite_parameter(model)
+    if bad is not None:
+        # training on from NaN weights only spreads them, to the checkpoint and the model of the run on its next save
+        raise ValueError(f"{path}: {bad} holds non-finite numbers (NaN or infinity), so the run cannot go on from it; "
+                         f"the run's model.npz and snapshots/ are left as they are")
