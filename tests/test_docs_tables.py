@@ -9,7 +9,8 @@ import pytest
 
 import bourre_env
 from bourre_env import bourre_v0 as env_module
-from bourre_env import core, observation, rules
+from bourre_env import core, observation
+from bourre_env.core import rules
 
 
 def _doc_rows(section: str) -> list[str]:
@@ -40,7 +41,7 @@ def test_summary_table_matches_spaces() -> None:
 
 
 def test_preset_table_matches_presets() -> None:
-    """Every preset of ``bourre_env.rules.presets`` is documented, with exactly the fields it changes."""
+    """Every preset of ``bourre_env.core.rules.presets`` is documented, with exactly the fields it changes."""
     rows: dict[str, str] = {}
     last = ""
     lines = _doc_rows("Rule presets")

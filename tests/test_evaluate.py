@@ -11,9 +11,9 @@ import pytest
 import agents
 import bourre_env
 from agents.base import Observation, legal_actions
-from bourre_env.rules import Rules
-from train import evaluate as ev
-from train.tournament import TournamentTable, draw_lineups, pool_names, tournament
+from bourre_env.core.rules import Rules
+from train.eval import duplicate as ev
+from train.eval.tournament import TournamentTable, draw_lineups, pool_names, tournament
 
 
 class HashAgent:

@@ -14,7 +14,7 @@ import pytest
 from run_helpers import bourre_train, tensorboard_tags
 
 from agents.ppo import load_policy
-from train.ppo_selfplay import Args, parse_args, resolve_resume
+from train.sb3.trainer import Args, parse_args, resolve_resume
 
 TINY = ["--num-envs", "2", "--n-steps", "64", "--batch-size", "64", "--n-epochs", "1", "--hidden", "32", "32",
         "--imitation-decisions", "1500", "--imitation-epochs", "1", "--snapshot-every", "128", "--eval-every", "256",
