@@ -268,7 +268,7 @@ def test_bourre_play_save_after_ctrl_c_writes_the_finished_deals(monkeypatch: py
                                                                  tmp_path: Path) -> None:
     """Ctrl-C in the second deal still writes the first, and exits as an interrupted command does (130)."""
     from bourre_env import core
-    from train import cli
+    from train import cli, terminal_game
 
     draws = []
 
@@ -279,7 +279,7 @@ def test_bourre_play_save_after_ctrl_c_writes_the_finished_deals(monkeypatch: py
                 raise KeyboardInterrupt
         return legal[0]
 
-    monkeypatch.setattr(cli, "_choose", choose_then_interrupt)
+    monkeypatch.setattr(terminal_game, "_choose", choose_then_interrupt)
     path = tmp_path / "game.json"
     assert cli.main(["play", "--seats", "human,heuristic,random", "--seed", "5", "--deals", "3",
                      "--save", str(path)]) == 130
