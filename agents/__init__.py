@@ -11,10 +11,9 @@ from collections.abc import Callable
 
 from agents.base import Agent, Observation, legal_actions
 from agents.heuristic import HeuristicAgent, HeuristicParams, make_heuristic
-from agents.ismcts import ISMCTSAgent, make_ismcts
-from agents.pimc import PIMCAgent, make_pimc
 from agents.ppo import PPOAgent, make_ppo
 from agents.random_agent import RandomAgent
+from agents.search import ISMCTSAgent, PIMCAgent, make_ismcts, make_pimc
 
 __all__ = [
     "Agent",
@@ -46,7 +45,7 @@ def registered() -> list[str]:
 def make(spec: str, seed: int | None = 0) -> Agent:
     """An agent from a spec string: ``"random"``, ``"heuristic"``, ``"heuristic:tight"``, ``"ppo"``, ``"ppo:PATH"``,
     ``"pimc"``, ``"pimc:WORLDS"``, ``"ismcts"``, ``"ismcts:ITERATIONS"`` (search options after commas: see
-    ``agents.pimc`` and ``agents.ismcts``)."""
+    ``agents.search.pimc`` and ``agents.search.ismcts``)."""
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"agent spec must be a non-empty string, got {spec!r}; known: {registered()}")
     name, _, variant = spec.strip().partition(":")

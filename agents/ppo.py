@@ -1,4 +1,4 @@
-"""``ppo``: a policy trained by ``bourre train`` (``train/batched_ppo.py``, or ``train/ppo_selfplay.py``), played
+"""``ppo``: a policy trained by ``bourre train`` (``train/ppo/trainer.py``, or ``train/sb3/trainer.py``), played
 from its exported weights with numpy.
 
 ``agents.make("ppo")`` loads the shipped model (``agents/models/ppo.npz``, trained by the batched trainer
@@ -108,7 +108,7 @@ def load_policy(path: str | Path) -> PolicyWeights:
     """Read an exported policy; ``ValueError`` naming the file and the problem if it is not a valid one."""
     path = Path(path)
     if not path.is_file():
-        raise ValueError(f"{path}: no such policy file (export one with train/ppo_selfplay.py, or use "
+        raise ValueError(f"{path}: no such policy file (export one with train/sb3/trainer.py, or use "
                          f"agents.make('ppo') for the shipped model)")
     try:
         _check_entries(path)

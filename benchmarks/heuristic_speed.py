@@ -1,4 +1,4 @@
-"""Decision speed of the batched heuristic (``agents.heuristic_batch``) against the Python agent it ports.
+"""Decision speed of the batched heuristic (``agents.heuristic.batch``) against the Python agent it ports.
 
 What is measured
 ----------------
@@ -42,11 +42,11 @@ from collections.abc import Callable
 import numpy as np
 
 from agents.heuristic import PARAM_SETS, HeuristicAgent
-from agents.heuristic_batch import BatchHeuristic
+from agents.heuristic.batch import BatchHeuristic
 from bourre_env.actions import NUM_ACTIONS
 from bourre_env.batch import BatchGame
+from bourre_env.core.rules import presets
 from bourre_env.observation import OBS_SIZE
-from bourre_env.rules import presets
 
 TARGET = 1_000_000.0
 """Decisions per second the batch kernel must reach on one core."""

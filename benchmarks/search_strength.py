@@ -1,7 +1,7 @@
 """Strength of the search agents against their budget: the plot ``docs/search_strength.png``.
 
 For each budget, ``pimc:WORLDS`` and ``ismcts:ITERATIONS`` are evaluated against the heuristic field by duplicate
-evaluation (``train.evaluate``, replacement advantage with its 95% interval, chips per deal), and their time per
+evaluation (``train.eval.duplicate``, replacement advantage with its 95% interval, chips per deal), and their time per
 decision is measured as ``benchmarks/agents_speed.py`` does (``act`` calls in their own games, one process, by the
 wall clock and by the CPU time of the thread: the cost on one core, which other processes on a shared machine do not
 inflate). The figures go to a JSON file and the plot to a PNG: advantage against budget on the left, against the
@@ -35,7 +35,7 @@ if _REPO_ROOT not in sys.path:
 import numpy as np  # noqa: E402 - after the thread settings
 
 from benchmarks.agents_speed import measure  # noqa: E402 - after the thread settings and the path
-from train.evaluate import evaluate  # noqa: E402
+from train.eval.duplicate import evaluate  # noqa: E402
 
 
 def run(specs: list[tuple[str, str, int]], players: int, deals: int, seed: int, workers: int, seconds: float

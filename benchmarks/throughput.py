@@ -28,7 +28,7 @@ Peers that are not installed are reported as such; install them with
 ``pip install .[bench]`` (``open-spiel``, ``rlcard``, ``pettingzoo[classic]``).
 
 ``--rules PRESET`` measures our env and batch under a rule preset of
-``bourre_env.rules.presets`` (every preset runs in both; the peers are unchanged).
+``bourre_env.core.rules.presets`` (every preset runs in both; the peers are unchanged).
 
 The figures are single-process, single-thread numbers: one core is the
 reference unit (scale-out is by running more processes).  The thread-count
@@ -548,7 +548,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--rules",
         default="standard",
-        help="rule preset of bourre_env (bourre_env.rules.presets; default: standard)",
+        help="rule preset of bourre_env (bourre_env.core.rules.presets; default: standard)",
     )
     parser.add_argument(
         "--json", metavar="PATH", help="also write the results as JSON to PATH"

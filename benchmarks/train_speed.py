@@ -1,8 +1,8 @@
 """Training speed of PPO self-play: learner steps/s of both trainers' loops, their ratio, and where the time goes.
 
 Both trainers are measured in one run (``--trainer both``, the default): the batched trainer of
-``bourre train`` (``train/batched_ppo.py``) and the MaskablePPO trainer of ``bourre train --trainer
-sb3`` (``train/ppo_selfplay.py``), each with its own default arguments and a fresh network, on the
+``bourre train`` (``train/ppo/trainer.py``) and the MaskablePPO trainer of ``bourre train --trainer
+sb3`` (``train/sb3/trainer.py``), each with its own default arguments and a fresh network, on the
 same machine one after the other; the last table gives both figures and the ratio.
 
 What is measured (MaskablePPO)
@@ -11,7 +11,7 @@ A *learner step* is one decision of the learner seat: one ``step`` of one traini
 the rollout buffer (opponent moves are played inside the env's ``step`` and are not counted).
 
 * **The loop.** The envs and the model are built exactly as the training script builds them
-  (``train.ppo_selfplay``: ``Args``, ``make_vec_env``, ``build_model``: MaskablePPO over
+  (``train.sb3.trainer``: ``Args``, ``make_vec_env``, ``build_model``: MaskablePPO over
   ``num_envs`` SubprocVecEnv workers behind ``MasksFromInfos``, its TensorBoard logger, and its
   ``SelfPlayCallback`` with the periodic snapshots, evaluations and checkpoints switched off).
   A warm-up ``model.learn`` runs first (process and env start-up, the first reset, torch's first
@@ -31,7 +31,7 @@ the rollout buffer (opponent moves are played inside the env's ``step`` and are 
   ``learn`` (the logger). A timing ``VecEnvWrapper`` goes around the env the training script
   builds, and ``collect_rollouts``, ``train`` and the policy's ``forward`` are wrapped on the
   instance: nothing of the training code is changed.
-* **The raw env, as the ceiling**: ``train.opponent_pool.PoolEnv`` (a ``BourreSingleAgentEnv``
+* **The raw env, as the ceiling**: ``train.ppo.opponent_pool.PoolEnv`` (a ``BourreSingleAgentEnv``
   with the training script's opponent pool) stepped in this process with uniformly random legal
   learner actions for ``--seconds``, resets included: learner steps per second on one core, with
   no policy, no subprocess and no PPO. Printed with the ratio loop / raw env, and loop / (raw env
@@ -57,13 +57,13 @@ for each other); the time per forward call and per update is printed to compare.
 What is measured (the batched trainer)
 --------------------------------------
 A *learner step* is one decision the learner takes, at whichever seat of whichever table (one
-row of ``train.batched_rollout.Transitions``). The network, the optimizer and the ``Collector`` are
-built as ``train.batched_ppo.run`` builds them (its ``Args`` defaults: ``tables``, the seat pool,
+row of ``train.ppo.rollout.Transitions``). The network, the optimizer and the ``Collector`` are
+built as ``train.ppo.trainer.run`` builds them (its ``Args`` defaults: ``tables``, the seat pool,
 ``rollout_decisions``, the update); one rollout and update run untimed, then rollouts and
 ``ppo_update`` calls alternate, timed end to end, until ``--batched-steps`` learner steps or
 ``--max-seconds``. The split of the wall time comes from the collector's own timers (the env:
 observations, masks, stepping and paying finished deals; the learner's forward pass and sampling;
-the opponents' batched calls: the compiled ``agents.heuristic_batch.BatchHeuristic``, the random agent,
+the opponents' batched calls: the compiled ``agents.heuristic.batch.BatchHeuristic``, the random agent,
 snapshots) and the update's. ``--pool L H R S`` measures another seat pool (learner, heuristic, random,
 snapshot weights); ``--snapshot`` fills one snapshot slot with the fresh network.
 
@@ -98,7 +98,7 @@ from typing import Any
 
 import numpy as np
 
-from train.ppo_selfplay import Args
+from train.sb3.trainer import Args
 
 _STARTED = time.perf_counter()
 NEVER = 10**15
@@ -175,7 +175,7 @@ def timed_vec_env(venv: Any, watch: EnvStopwatch) -> Any:
 # ---------------------------------------------------------------------------- the raw env
 def measure_raw_env(args: Args, players: int, seconds: float, snapshots: list[str]) -> tuple[int, int, float]:
     """``(learner steps, episodes, seconds)`` of one ``PoolEnv`` stepped with random legal learner actions."""
-    from train.opponent_pool import PoolEnv
+    from train.ppo.opponent_pool import PoolEnv
 
     env = PoolEnv(args.pool_weights(), seed=args.seed * 1000, num_players=players)
     if snapshots:
@@ -209,7 +209,7 @@ def measure(opts: argparse.Namespace) -> dict[str, Any]:
     """Build the training envs and model, time the raw env and the loop; the figures as a dict."""
     import torch
 
-    from train.ppo_selfplay import RunState, SelfPlayCallback, build_model, export_policy, make_vec_env
+    from train.sb3.trainer import RunState, SelfPlayCallback, build_model, export_policy, make_vec_env
 
     args = Args(seed=opts.seed, players=tuple(opts.players), num_envs=opts.num_envs, n_steps=opts.n_steps,
                 torch_threads=opts.torch_threads, progress=False, imitation_decisions=0, eval_every=0,
@@ -313,10 +313,10 @@ def measure_batched(opts: argparse.Namespace) -> dict[str, Any]:
     import torch
 
     from agents.ppo import save_policy
-    from train.batched_ppo import Args as BatchedArgs
-    from train.batched_ppo import ppo_update
-    from train.batched_rollout import Collector
-    from train.policy_net import PolicyNet
+    from train.ppo.policy_net import PolicyNet
+    from train.ppo.rollout import Collector
+    from train.ppo.trainer import Args as BatchedArgs
+    from train.ppo.trainer import ppo_update
 
     pool = dict(zip(("pool_learner", "pool_heuristic", "pool_random", "pool_snapshot"), opts.pool or (), strict=False))
     args = BatchedArgs(seed=opts.seed, players=tuple(opts.players), torch_threads=opts.torch_threads, progress=False,

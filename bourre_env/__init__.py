@@ -6,13 +6,13 @@ _jit_cache.configure()
 
 from bourre_env import (  # noqa: E402 - after the compile cache is configured
     actions,
-    bourre_v0,  # noqa: E402
-    cards,
-    rules,
+    bourre_v0,
+    core,
 )
+from bourre_env.batch import BatchGame  # noqa: E402
 from bourre_env.bourre_v0 import env, raw_env  # noqa: E402
-from bourre_env.rules import Rules  # noqa: E402
+from bourre_env.core.rules import Rules, presets  # noqa: E402
 from bourre_env.single_agent import BourreSingleAgentEnv  # noqa: E402
 
-__all__ = ["actions", "bourre_v0", "cards", "rules", "Rules", "env", "raw_env", "BourreSingleAgentEnv"]
+__all__ = ["actions", "bourre_v0", "core", "Rules", "presets", "env", "raw_env", "BourreSingleAgentEnv", "BatchGame"]
 __version__ = "0.1.0"

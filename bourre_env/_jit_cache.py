@@ -1,8 +1,8 @@
 """Where numba keeps compiled code: a folder named after a hash of this package's sources.
 
 numba checks a cached function only against the file that defines it, not against the
-functions it compiled in from other modules; an edited ``core.py`` would leave the batch
-kernels running stale code. Keying the folder on every source file of the package makes
+functions it compiled in from other modules; an edited ``core/rounds.py`` would leave the batch
+kernels running stale code. Keying the folder on every source file of the package, subpackages included, makes
 any change, or a different installed version, compile afresh. The compiled agents of the
 repository (``agents/``, beside this package when run from a checkout) call one another's
 kernels across files too, so their sources are part of the key. A ``NUMBA_CACHE_DIR`` set by
@@ -23,9 +23,9 @@ def configure() -> None:
 
     package = Path(__file__).resolve().parent
     digest = hashlib.sha256()
-    sources = sorted(package.glob("*.py")) + sorted((package.parent / "agents").glob("*.py"))
+    sources = sorted(package.rglob("*.py")) + sorted((package.parent / "agents").rglob("*.py"))
     for source in sources:
-        digest.update(source.name.encode())
+        digest.update(source.relative_to(package.parent).as_posix().encode())
         digest.update(source.read_bytes())
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     folder = base / "bourre_env" / "numba" / digest.hexdigest()[:16]

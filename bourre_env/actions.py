@@ -3,7 +3,7 @@
 =========  ===========================================================
 id         meaning
 =========  ===========================================================
-0 .. 51    play the card with this id (``bourre_env.cards``)
+0 .. 51    play the card with this id (``bourre_env.core.cards``)
 52         ``PASS``: pass the deal (lay the hand down, out of the deal)
 53 .. 116  ``STAY_BASE + m``: play the deal, discarding the hand positions set in the bitmask ``m``;
            position ``i`` is the ``i``-th lowest card id of the hand; ``m = 0`` stands pat
@@ -24,7 +24,6 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from bourre_env import cards
 from bourre_env.core import (
     DECLARE,
     DECLARE_PLAY,
@@ -37,6 +36,7 @@ from bourre_env.core import (
     SECOND_PASS,
     SECOND_STAY,
     STAY_BASE,
+    cards,
 )
 
 __all__ = ["NUM_ACTIONS", "PASS", "STAY_BASE", "DECLARE_PLAY", "SECOND_STAY", "NAME_TRUMP_BASE", "play", "stay",

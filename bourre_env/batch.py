@@ -31,15 +31,15 @@ import numpy as np
 from numba import njit
 
 from bourre_env import core, limits, observation
+from bourre_env.core.rules import Rules
 from bourre_env.memory import check_fits
-from bourre_env.rules import Rules
 
 
 @njit(cache=True)
 def _shuffled_deck(template: np.ndarray, rng: np.ndarray) -> np.ndarray:
     deck = template.copy()
     for i in range(deck.shape[0] - 1, 0, -1):
-        j = core._splitmix64(rng) % (i + 1)
+        j = core.splitmix64(rng) % (i + 1)
         a = deck[i]
         deck[i] = deck[j]
         deck[j] = a
@@ -49,8 +49,8 @@ def _shuffled_deck(template: np.ndarray, rng: np.ndarray) -> np.ndarray:
 @njit(cache=True)
 def _new_episode(s: np.ndarray, p: np.ndarray, rng: np.ndarray, template: np.ndarray, x: np.ndarray) -> None:
     deck = _shuffled_deck(template, rng)
-    dealer = core._splitmix64(rng) % p[core.P_NUM_PLAYERS]
-    core.start_episode(s, p, deck, dealer, 0, core._splitmix64(rng))
+    dealer = core.splitmix64(rng) % p[core.P_NUM_PLAYERS]
+    core.start_episode(s, p, deck, dealer, 0, core.splitmix64(rng))
     x[:] = 0  # a new game: the row's cinch memo and statistics start afresh, as the state does
 
 
@@ -84,7 +84,7 @@ def _after_move(s: np.ndarray, p: np.ndarray, rng: np.ndarray, template: np.ndar
         if limits.pot_passed_bound(s):
             _new_episode(s, p, rng, template, x)
             return _TRUNCATED
-        core.next_deal(s, p, _shuffled_deck(template, rng), core._splitmix64(rng))
+        core.next_deal(s, p, _shuffled_deck(template, rng), core.splitmix64(rng))
     return _GOING_ON
 
 
@@ -137,7 +137,7 @@ def _random_move(s: np.ndarray, p: np.ndarray, rng: np.ndarray, mask: np.ndarray
     if s[core.S_PHASE] == core.PLAY:
         legal = core.play_legal_with(s, p, s[core.S_CUR], True, x)
         pick = legal
-        for _ in range(core._splitmix64(rng) % core.popcount(legal)):
+        for _ in range(core.splitmix64(rng) % core.popcount(legal)):
             pick &= pick - 1
         core.play_card(s, p, core.lowest_card(pick), legal)
         return
@@ -145,7 +145,7 @@ def _random_move(s: np.ndarray, p: np.ndarray, rng: np.ndarray, mask: np.ndarray
     count = 0
     for a in range(mask.shape[0]):
         count += mask[a]
-    k = core._splitmix64(rng) % count
+    k = core.splitmix64(rng) % count
     for a in range(mask.shape[0]):
         if mask[a]:
             if k == 0:

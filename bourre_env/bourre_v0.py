@@ -15,7 +15,7 @@ Observation values  [0, 1] except the pot fields (chips / 100) and the rules' ch
 The rules are those of ``docs/rules.md``, the project's rule book (the ``standard`` game), with
 every option a keyword: ``bourre_env.env(num_players=7, tie="divide", pot_limit=20)``, or one of
 its presets by name, adjustable in the same way: ``bourre_env.env(rules="double_ante",
-num_players=7)``. See ``docs/rules.md`` and ``bourre_env.rules.Rules`` for the fields, their values
+num_players=7)``. See ``docs/rules.md`` and ``bourre_env.core.rules.Rules`` for the fields, their values
 and defaults, and the README for a summary.
 
 Arguments
@@ -34,7 +34,7 @@ stock runs out and the decks of later deals of an episode.
 
 Rule presets
 ------------
-``bourre_env.rules.presets``; each is the ``standard`` game with these fields changed.
+``bourre_env.core.rules.presets``; each is the ``standard`` game with these fields changed.
 A row with an empty first column continues the row above.
 
 =================================== ========================================================
@@ -56,7 +56,7 @@ four_card                           hand_size=4, max_discard=3, play_ante=1, tru
 =================================== ========================================================
 
 What each preset changes, where it is published and its rules in full are in ``docs/rules.md``
-(Presets); ``bourre_env.rules.preset_descriptions`` has a line on each. What the env adds: with a
+(Presets); ``bourre_env.core.rules.preset_descriptions`` has a line on each. What the env adds: with a
 separate trump card the ``deck`` given to ``reset`` holds it right after the hands; with
 ``separate_trump_card_dealer_may_take`` the dealer decides holding it as a sixth card (in the
 dealer's ``hand``, face status "dealer's hand"), and the announced discard count is of the hand's
@@ -93,7 +93,7 @@ Actions
 ======== ========================================================================
 id       meaning
 ======== ========================================================================
-0..51    play the card with this id (``bourre_env.cards``: suit * 13 + rank, 2 = 0 .. A = 12)
+0..51    play the card with this id (``bourre_env.core.cards``: suit * 13 + rank, 2 = 0 .. A = 12)
 52       pass: lay the hand down and sit out the deal
 53..116  stay: play the deal discarding the hand positions in the bitmask ``id - 53``;
          in a declaration round only 53, "declare play" (the discards come in the draw round);
@@ -207,9 +207,10 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from bourre_env import cards, core, limits, observation, render
+from bourre_env import core, limits, observation, render
 from bourre_env.actions import describe
-from bourre_env.rules import Rules
+from bourre_env.core import cards
+from bourre_env.core.rules import Rules
 
 ENV_NAME = "bourre_v0"
 

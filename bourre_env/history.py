@@ -41,10 +41,11 @@ import numpy as np
 from pettingzoo import AECEnv
 from pettingzoo.utils.wrappers import BaseWrapper
 
-from bourre_env import cards, core, observation
+from bourre_env import core, observation
 from bourre_env.actions import describe
 from bourre_env.bourre_v0 import raw_env
-from bourre_env.rules import Rules, presets
+from bourre_env.core import cards
+from bourre_env.core.rules import Rules, presets
 
 __all__ = ["FORMAT", "VERSION", "SCHEMA_PATH", "PHASES", "HistoryError", "Recording", "Replay", "ReplayStep",
            "read", "write", "dumps", "rules_of", "check", "dealing_order", "rules_record"]

@@ -22,7 +22,7 @@ trainers read it:
 * The integers never come near overflow: a settlement can at most multiply the pot by
   ``1 + num_players * renege_multiple`` (every playing seat reneged or bourré), and
   ``check_rules`` refuses rules under which one deal from the bound could pass 2**53, or under which
-  the rake's product ``stake * numerator`` (``core._rake``) could pass 2**62.
+  the rake's product ``stake * numerator`` (``core.rake``) could pass 2**62.
 
 The pot of the last settlement may exceed the bound (that is what ends the episode); it is still
 exact, and the observation of a truncated episode's last position is finite.
@@ -38,7 +38,7 @@ from numba import njit
 from bourre_env import core
 
 if TYPE_CHECKING:
-    from bourre_env.rules import Rules
+    from bourre_env.core.rules import Rules
 
 POT_BOUND = 2**20
 """The largest pot (chips) a deal may start with; a settlement that leaves more ends the episode, truncated."""

@@ -4,7 +4,7 @@ OpenSpiel (``pip install bourre-rl[openspiel]``) gives imperfect-information res
 variants, exact best responses, NashConv. This module registers Bourré with it as a Python game over the same
 compiled rules core as ``bourre_v0``; no rule is written twice.
 
-Parameters are the fields of ``bourre_env.rules.Rules`` under the same names, with the ``standard`` game's
+Parameters are the fields of ``bourre_env.core.rules.Rules`` under the same names, with the ``standard`` game's
 defaults, plus ``dealer``. OpenSpiel hands a game every parameter, defaults included, so a preset is given field
 by field: ``parameters(rules)`` turns any ``Rules`` (a preset adjusted as usual) into them::
 
@@ -62,8 +62,9 @@ from typing import Any
 import numpy as np
 import pyspiel
 
-from bourre_env import actions, cards, core, limits, observation
-from bourre_env.rules import Rules
+from bourre_env import actions, core, limits, observation
+from bourre_env.core import cards
+from bourre_env.core.rules import Rules
 
 GAME_NAME = "python_bourre"
 _NONE_AS = -1  # an optional integer ``Rules`` field given as -1 is ``None``

@@ -3,7 +3,7 @@
 A critic that also reads the other seats' hands predicts a deal's chips far better than one that reads the
 observation alone, so the advantages it gives the policy are less noisy (the "oracle" or "perfect
 information" critic of PerfectDou and Suphx). The policy never reads these features: the batched trainer
-(``train.batched_ppo``, ``--privileged-critic``) feeds them to a separate value network, and the exported
+(``train.ppo.trainer``, ``--privileged-critic``) feeds them to a separate value network, and the exported
 actor is the same observation-only network as always.
 
 Features: ``(MAX_PLAYERS - 1) * 52`` indicators, block ``r - 1`` for the seat ``r`` places after the acting

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from bourre_env import cards, core
+from bourre_env import core
 from bourre_env.actions import describe
-from bourre_env.rules import Rules
+from bourre_env.core import cards
+from bourre_env.core.rules import Rules
 from bourre_env.view import StateView
 
 _DECISIONS = ("deciding", "passed", "playing")

@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from bourre_env import cards
-from bourre_env.layout import (
+from bourre_env.core import cards
+from bourre_env.core.layout import (
     OUTCOME_BOURRE,
     OUTCOME_RENEGED,
     OUTCOME_TIED,
@@ -48,7 +48,7 @@ from bourre_env.layout import (
     S_TRUMP,
     STATE_SIZE,
 )
-from bourre_env.rules import MAX_HAND_SIZE, MAX_PLAYERS
+from bourre_env.core.rules import MAX_HAND_SIZE, MAX_PLAYERS
 
 __all__ = ["StateView", "phase_of", "to_act", "dealer_of", "pot_of", "hand_of", "decision_of", "reward_of",
            "tricks_of", "trick_card", "played_cards", "rewards_column"]

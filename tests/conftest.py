@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from bourre_env import core
-from bourre_env.rules import Rules
+from bourre_env.core.rules import Rules
 
 
 def cards_of(mask: int) -> list[int]:

@@ -2,7 +2,7 @@
 
 Each record holds the rule options, the seed, every (agent, action) in order, every reward
 received, and a SHA-256 of all observations and masks seen, so any change of behaviour shows.
-One file per rule preset (``bourre_env.rules.presets``): ``golden/playthroughs.json`` for
+One file per rule preset (``bourre_env.core.rules.presets``): ``golden/playthroughs.json`` for
 ``standard``, ``golden/playthroughs_<preset>.json`` for the others. Regenerate deliberately
 (after a documented rule change), all files or one preset's, with::
 

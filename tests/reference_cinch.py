@@ -52,8 +52,6 @@ from bourre_env.core import (
     X_CINCH_ABORTS,
     X_CINCH_NODES,
     X_CINCH_SEARCHES,
-    _bit,
-    _n,
     above_mask,
     face_bit,
     highest_card,
@@ -65,6 +63,7 @@ from bourre_env.core import (
     suit_mask,
     trick_winner,
 )
+from bourre_env.core.bits import _bit, _n
 
 
 @njit(cache=True)

@@ -22,8 +22,9 @@ from typing import Any
 import numpy as np
 
 import bourre_env
-from bourre_env import actions, cards, core
-from bourre_env.rules import Rules
+from bourre_env import actions, core
+from bourre_env.core import cards
+from bourre_env.core.rules import Rules
 from bourre_env.view import StateView
 
 

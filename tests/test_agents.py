@@ -12,9 +12,10 @@ import agents
 import bourre_env
 from agents.base import Agent
 from agents.heuristic import PARAM_SETS, HeuristicAgent
-from bourre_env import actions, cards
+from bourre_env import actions
+from bourre_env.core import cards
 from tests.scripted_helpers import Table, cardset, names
-from train.evaluate import evaluate
+from train.eval.duplicate import evaluate
 
 # Every agent the registry builds, variants included; the search agents with small budgets and random rollouts
 # (tests/test_search_agents.py plays them with their model of the others).
@@ -165,7 +166,7 @@ def test_the_highest_trump_is_cashed_on_lead() -> None:
 
 # ---------------------------------------------------------------------- strength
 def test_heuristic_beats_random_by_a_clear_margin() -> None:
-    """Duplicate evaluation (``train.evaluate``), fixed seed: the 95% t-interval of the heuristic's
+    """Duplicate evaluation (``train.eval.duplicate``), fixed seed: the 95% t-interval of the heuristic's
     advantage over a random field excludes 0 at 4 and at 7 players."""
     report = evaluate("heuristic", "random", players=(4, 7), deals=100, seed=0, workers=1, progress=False)
     for table in report.tables:

@@ -22,10 +22,10 @@ from bourre_env import core
 from bourre_env.batch import BatchGame
 from bourre_env.bourre_v0 import raw_env
 from bourre_env.observation import OBS_SIZE
-from train import batched_ppo
-from train.batched_ppo import Args, parse_args, resolve_resume, run
-from train.batched_rollout import LEARNER, SNAPSHOT, Collector, SeatPool, Transitions, gae
-from train.policy_net import PolicyNet, gather_batch, masked_logits, sample_actions, sparse_rows
+from train.ppo import trainer as batched_ppo
+from train.ppo.policy_net import PolicyNet, gather_batch, masked_logits, sample_actions, sparse_rows
+from train.ppo.rollout import LEARNER, SNAPSHOT, Collector, SeatPool, Transitions, gae
+from train.ppo.trainer import Args, parse_args, resolve_resume, run
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = {"tables": 16, "rollout_decisions": 256, "minibatch_size": 128, "imitation_decisions": 600,

@@ -11,12 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bourre_env import cards, core
+from bourre_env import core
 from bourre_env.actions import describe
 from bourre_env.bourre_v0 import raw_env
-from bourre_env.rules import presets
+from bourre_env.core import cards
+from bourre_env.core.rules import presets
 from bourre_env.view import StateView
-from train import cli
+from train import cli, terminal_game
 
 
 def _bourre(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -127,10 +128,10 @@ def test_public_move_text_in_every_phase_of_every_preset(preset: str) -> None:
             phases_seen.add(phase)
             hand = env.hand(env.agent_selection)
             for action in env.legal_actions():
-                assert cli._public_move(action, phase, False) == _public_text_expected(action, phase)
+                assert terminal_game._public_move(action, phase, False) == _public_text_expected(action, phase)
                 assert describe(action, hand, phase).startswith(_public_text_expected(action, phase).split(",")[0])
                 if secret and phase == core.DECLARE:
-                    assert "hidden" in cli._public_move(action, phase, True)
+                    assert "hidden" in terminal_game._public_move(action, phase, True)
             env.step(int(rng.choice(env.legal_actions())))
     rules = presets[preset]
     expected = {core.PLAY, *((core.DECLARE, core.DRAW) if rules.declaration != "with_draw" else (core.DRAW_OR_PASS,))}
@@ -163,3 +164,15 @@ def test_play_prints_each_phase_in_its_own_words(preset: str, monkeypatch: pytes
     if rules.declaration == "simultaneous":
         assert any(m.startswith("declares (hidden") for m in moves)
         assert "declare play" in out  # the human's own menu names the declaration
+
+
+def test_invocation_names_the_package_a_trainer_runs_as(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``python -m train.ppo`` runs ``train/ppo/__main__.py``: the run folder's commands.txt names the package."""
+    from train import runs
+
+    monkeypatch.setattr(sys, "argv", ["/repo/train/ppo/__main__.py", "--seed", "1"])
+    assert runs.invocation("train.ppo") == "python -m train.ppo --seed 1"
+    monkeypatch.setattr(sys, "argv", ["/repo/train/sb3/__main__.py"])
+    assert runs.invocation("train.ppo") == "/repo/train/sb3/__main__.py"
+    monkeypatch.setattr(sys, "argv", ["/usr/bin/bourre", "train", "--seed", "1"])
+    assert runs.invocation("train.ppo") == "bourre train --seed 1"

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from train import cli, evaluate, tournament
+from train import cli
+from train.eval import duplicate as evaluate
+from train.eval import tournament
 
 REPO = Path(__file__).resolve().parent.parent
 

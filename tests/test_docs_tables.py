@@ -12,8 +12,8 @@ import pytest
 import agents
 import bourre_env
 from bourre_env import bourre_v0 as env_module
-from bourre_env import core, limits, observation, rules
-
+from bourre_env import core, limits, observation
+from bourre_env.core import rules
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -46,7 +46,7 @@ def test_summary_table_matches_spaces() -> None:
 
 
 def test_preset_table_matches_presets() -> None:
-    """Every preset of ``bourre_env.rules.presets`` is documented, with exactly the fields it changes."""
+    """Every preset of ``bourre_env.core.rules.presets`` is documented, with exactly the fields it changes."""
     rows: dict[str, str] = {}
     last = ""
     lines = _doc_rows("Rule presets")

@@ -9,7 +9,8 @@ import pytest
 from pettingzoo.test import api_test, seed_test
 
 import bourre_env
-from bourre_env import actions, cards, core
+from bourre_env import actions, core
+from bourre_env.core import cards
 
 CONFIGS = [
     {"num_players": 2},

@@ -13,7 +13,7 @@ import agents
 import bourre_env
 from bourre_env.batch import BYTES_PER_ROW, BatchGame
 from bourre_env.bourre_v0 import raw_env
-from bourre_env.rules import Rules
+from bourre_env.core.rules import Rules
 from bourre_env.single_agent import BourreSingleAgentEnv
 
 NUMPY_INTS = [np.int8, np.int16, np.uint8, np.int64, np.uint64]

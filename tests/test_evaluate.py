@@ -14,10 +14,10 @@ import agents
 import bourre_env
 from agents.base import Observation, legal_actions
 from bourre_env import memory
-from bourre_env.rules import Rules
-from train import evaluate as ev
-from train import tournament as tournament_module
-from train.tournament import TournamentTable, draw_lineups, pool_names, tournament
+from bourre_env.core.rules import Rules
+from train.eval import duplicate as ev
+from train.eval import tournament as tournament_module
+from train.eval.tournament import TournamentTable, draw_lineups, pool_names, tournament
 
 
 class HashAgent:

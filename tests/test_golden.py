@@ -7,7 +7,7 @@ import json
 import pytest
 from golden_playthrough import CASES, golden_path, play
 
-from bourre_env.rules import presets
+from bourre_env.core.rules import presets
 
 RECORDS = {preset: json.loads(golden_path(preset).read_text()) for preset in CASES}
 

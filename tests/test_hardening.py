@@ -23,7 +23,7 @@ from agents.ppo import load_policy, save_policy
 from bourre_env import batch, core, limits, observation
 from bourre_env import bourre_v0 as env_module
 from bourre_env.batch import BatchGame
-from bourre_env.rules import Rules, presets
+from bourre_env.core.rules import Rules, presets
 from bourre_env.single_agent import BourreSingleAgentEnv
 from train import cli
 from train.run_dir import claim_run_dir
@@ -248,7 +248,7 @@ def test_a_new_run_needs_an_empty_run_folder(tmp_path: Path) -> None:
 
 def test_bourre_train_refuses_a_finished_run_without_its_checkpoint(tmp_path: Path,
                                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    from train import ppo_selfplay
+    from train.sb3 import trainer as ppo_selfplay
 
     (tmp_path / "model.npz").write_text("the earlier run's model")
     (tmp_path / "args.json").write_text("{}")
@@ -308,7 +308,7 @@ TINY = {"num_envs": 1, "n_steps": 64, "batch_size": 64, "n_epochs": 1, "hidden":
 
 
 def _run_folder(tmp_path: Path, checkpoint: bytes | None = None, **changes: Any) -> Path:
-    from train.ppo_selfplay import Args, RunState
+    from train.sb3.trainer import Args, RunState
 
     run_dir = tmp_path / "run"
     run_dir.mkdir()
@@ -339,7 +339,7 @@ def test_resume_refuses_a_checkpoint_holding_objects(tmp_path: Path, capsys: pyt
 
 
 def test_resume_refuses_a_checkpoint_of_another_network(tmp_path: Path) -> None:
-    from train.ppo_selfplay import Args, build_model, make_vec_env, run
+    from train.sb3.trainer import Args, build_model, make_vec_env, run
 
     run_dir = _run_folder(tmp_path)
     args = Args.from_json({**json.loads((run_dir / "args.json").read_text()), "hidden": [16]})
@@ -351,7 +351,7 @@ def test_resume_refuses_a_checkpoint_of_another_network(tmp_path: Path) -> None:
 
 
 def test_resume_keeps_the_network_of_the_run(tmp_path: Path) -> None:
-    from train.ppo_selfplay import Args, resolve_resume
+    from train.sb3.trainer import Args, resolve_resume
 
     run_dir = _run_folder(tmp_path)
     with pytest.raises(ValueError, match="--hidden 32 32: the run in .* has hidden layers 8"):
@@ -386,7 +386,7 @@ def test_bad_args_json_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[st
     ("", "cannot read the run state"),
 ])
 def test_bad_state_json_is_named(tmp_path: Path, text: str, message: str) -> None:
-    from train.ppo_selfplay import Args, run
+    from train.sb3.trainer import Args, run
 
     run_dir = _run_folder(tmp_path)
     (run_dir / "state.json").write_text(text)

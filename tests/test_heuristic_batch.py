@@ -1,6 +1,6 @@
 """The batched heuristic against the Python agent it ports: identical actions, and its buffer checks.
 
-``agents.heuristic_batch`` must make exactly ``agents.heuristic``'s decisions. The observations
+``agents.heuristic.batch`` must make exactly ``agents.heuristic``'s decisions. The observations
 come from real play through ``BatchGame``: every rule preset at every table size from 2 to 8
 (and a few rule options that reach other branches: pot limits over several deals, a small deck,
 six cards, optional trumping, reneging), with tables of heuristic players of the three parameter
@@ -20,10 +20,11 @@ import pytest
 
 import bourre_env
 from agents.heuristic import PARAM_SETS, HeuristicAgent
-from agents.heuristic_batch import FLOAT_WORK, INT_WORK, BatchHeuristic, heuristic_action, params_array
-from agents.heuristic_knowledge import _own_discards_out, _Table
+from agents.heuristic.batch import FLOAT_WORK, INT_WORK, BatchHeuristic, heuristic_action, params_array
+from agents.heuristic.knowledge import _own_discards_out, _Table
 from bourre_env.actions import NUM_ACTIONS
 from bourre_env.batch import BatchGame
+from bourre_env.core.rules import presets
 from bourre_env.observation import (
     O_FACE,
     O_PHASE,
@@ -36,7 +37,6 @@ from bourre_env.observation import (
     ROUND_NAME_TRUMP,
     ROUND_SECOND_PASS,
 )
-from bourre_env.rules import presets
 
 KEYS = list(PARAM_SETS)
 CONFIGS: list[dict[str, Any]] = [

@@ -13,8 +13,9 @@ import pytest
 
 import agents
 import bourre_env
-from bourre_env import cards, core, history
-from bourre_env.rules import presets
+from bourre_env import core, history
+from bourre_env.core import cards
+from bourre_env.core.rules import presets
 
 CONFIGS = [
     ("standard", 2), ("standard", 5), ("standard", 8), ("double_ante", 4), ("dealer_antes_for_all", 3),
@@ -267,7 +268,7 @@ def test_bourre_play_save_after_ctrl_c_writes_the_finished_deals(monkeypatch: py
                                                                  tmp_path: Path) -> None:
     """Ctrl-C in the second deal still writes the first, and exits as an interrupted command does (130)."""
     from bourre_env import core
-    from train import cli
+    from train import cli, terminal_game
 
     draws = []
 
@@ -278,7 +279,7 @@ def test_bourre_play_save_after_ctrl_c_writes_the_finished_deals(monkeypatch: py
                 raise KeyboardInterrupt
         return legal[0]
 
-    monkeypatch.setattr(cli, "_choose", choose_then_interrupt)
+    monkeypatch.setattr(terminal_game, "_choose", choose_then_interrupt)
     path = tmp_path / "game.json"
     assert cli.main(["play", "--seats", "human,heuristic,random", "--seed", "5", "--deals", "3",
                      "--save", str(path)]) == 130
@@ -288,7 +289,7 @@ def test_bourre_play_save_after_ctrl_c_writes_the_finished_deals(monkeypatch: py
 
 
 def test_evaluate_saves_every_game_as_a_history(tmp_path: Path) -> None:
-    from train.evaluate import evaluate
+    from train.eval.duplicate import evaluate
 
     report = evaluate("random", "heuristic", players=3, deals=2, seed=0, progress=False, histories=tmp_path)
     files = sorted(p.name for p in (tmp_path / "3p").iterdir())

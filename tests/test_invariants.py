@@ -11,7 +11,7 @@ from conftest import card_locations, random_game
 import bourre_env
 from bourre_env import core, observation
 from bourre_env.batch import BatchGame
-from bourre_env.rules import Rules, presets
+from bourre_env.core.rules import Rules, presets
 
 SETTINGS = [
     Rules(num_players=2),

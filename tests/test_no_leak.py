@@ -14,7 +14,7 @@ from conftest import random_game
 
 import bourre_env
 from bourre_env import core, observation
-from bourre_env.rules import Rules, presets
+from bourre_env.core.rules import Rules, presets
 
 
 def _relabel_hidden(s: np.ndarray, rules: Rules, viewer: int, rng: np.random.Generator) -> np.ndarray:

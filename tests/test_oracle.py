@@ -33,7 +33,7 @@ import numpy as np
 import pytest
 
 from bourre_env import core
-from bourre_env.rules import Rules
+from bourre_env.core.rules import Rules
 from tests import oracle
 from tests.oracle import CinchView, TrickRules
 
@@ -53,7 +53,7 @@ def sorted_cards(mask: int) -> list[int]:
 
 def describe(cards_: Any) -> str:
     """Card notation of ids, for failure messages."""
-    from bourre_env.cards import to_strs
+    from bourre_env.core.cards import to_strs
 
     return to_strs(sorted(cards_))
 
@@ -530,7 +530,7 @@ def test_legality_matches_oracle_slow(index: int) -> None:
 
 def test_oracle_legality_examples() -> None:
     """Hand-made cases fixing the oracle's reading of docs/rules.md (a wrong oracle cannot agree with a wrong core)."""
-    from bourre_env.cards import parse_many
+    from bourre_env.core.cards import parse_many
 
     def cs(text: str) -> set[int]:
         return set(parse_many(text))
@@ -576,7 +576,7 @@ def test_oracle_legality_examples() -> None:
 
 def test_oracle_cinch_examples() -> None:
     """Hand-made cinch cases from docs/rules.md's examples and their negations, for the exhaustive oracle."""
-    from bourre_env.cards import parse_many
+    from bourre_env.core.cards import parse_many
 
     deck = frozenset(c for s in range(4) for c in range(s * 13 + 9, s * 13 + 13))  # J Q K A, 16 cards
     spades = 3
@@ -779,7 +779,7 @@ def test_cinch_matches_exhaustive_search_with_reshuffles_slow() -> None:
 
 def stacked_deck(rules: Rules, dealer: int, hands: dict[int, str], stock: str) -> np.ndarray:
     """A deck dealing ``hands`` (seat -> cards; the dealer's last card is turned up for trump), then ``stock``."""
-    from bourre_env.cards import parse_many
+    from bourre_env.core.cards import parse_many
 
     n, h = rules.num_players, rules.hand_size
     deck = np.full(n * h, -1, dtype=np.int64)
@@ -823,7 +823,7 @@ def test_cinch_unseen_pool_exactly_fills_opponent() -> None:
     AC over QC and leads KC holding JH QS AS: the opponent must hold exactly JC AD AH JS, so it must
     follow with JC, and QS-AS vs JS wins another: a cinch.
     """
-    from bourre_env.cards import parse_many
+    from bourre_env.core.cards import parse_many
 
     rules = Rules(num_players=2, hand_size=5, ranks=(9, 10, 11, 12))
     deck = stacked_deck(rules, 1, {0: "JD QD QH KH KS", 1: "QC JC AD AH KD"}, "AC KC JH QS AS JS")
@@ -840,7 +840,7 @@ def test_cinch_equivalent_trump_must_still_be_ordinarily_legal() -> None:
     Three players, spades trump. Seat 0 leads JS; seat 1 (not last) holds AS KS QS 10S 2D, a cinch. The JS in the
     trick makes the 10S "equivalent" to the AS, but the ordinary rules demand a trump beating the JS.
     """
-    from bourre_env.cards import parse_many, to_strs
+    from bourre_env.core.cards import parse_many, to_strs
 
     rules = Rules(num_players=3)
     dealt = {0: "JS 2C 3C 4C 5C", 1: "AS KS QS 10S 2D", 2: "3D 4D 5D 6D 2S"}
@@ -867,7 +867,7 @@ def test_cinch_dead_face_card_joins_a_run() -> None:
     Two players, spades trump, the dealer discards the turned KS face up. Seat 0 holds AS QS JS (a cinch: KS is
     dead) and may lead any of them: the KS between AS and QS is out of play.
     """
-    from bourre_env.cards import parse_many, to_strs
+    from bourre_env.core.cards import parse_many, to_strs
 
     rules = Rules(num_players=2)
     dealt = {0: "AS QS JS 2C 3C", 1: "2D 3D 4D 5D KS"}
@@ -896,7 +896,7 @@ def test_cinch_dead_face_queen_makes_king_jack_equivalent() -> None:
     rules = Rules(num_players=2)
     dealt = {0: "AS KS JS 2C 3C", 1: "2D 3D 4D 5D QS"}
     s, p = scripted_state(rules, 1, dealt, [core.STAY_BASE, core.STAY_BASE + 0b10000, "AS", "2D"])
-    from bourre_env.cards import parse_many
+    from bourre_env.core.cards import parse_many
 
     assert s[core.S_FACE_STATE] == core.FACE_DEAD and s[core.S_CUR] == 0 and s[core.S_TRICKS] == 1
     assert core.has_cinch(s, p, 0)
@@ -909,7 +909,7 @@ def scripted_state(rules: Rules, dealer: int, dealt: dict[int, str], actions: li
                    stock: str = "") -> tuple[np.ndarray, np.ndarray]:
     """The core state after dealing ``dealt`` (rest of the deck after ``stock``) and applying ``actions`` (cards
     may be given in notation); every action must be accepted."""
-    from bourre_env.cards import parse_many, to_strs
+    from bourre_env.core.cards import parse_many, to_strs
 
     used = set(parse_many(" ".join([*dealt.values(), stock])))
     rest = to_strs(c for c in rules.deck_cards() if c not in used)
@@ -933,7 +933,7 @@ def test_cinch_passed_dealer_face_card_is_out_of_play() -> None:
     dealt = {1: "AH KH JH 2D 3D", 2: "4C 5C 6C 7C 8C", 0: "2S 3S 4S 5S QH"}
     s, p = scripted_state(rules, 0, dealt, [core.STAY_BASE, core.STAY_BASE, core.PASS])
     assert s[core.S_PHASE] == core.PLAY and s[core.S_CUR] == 1
-    from bourre_env.cards import parse_many
+    from bourre_env.core.cards import parse_many
 
     view = CinchView(seat=1, hand=frozenset(bits(s[core.S_HAND + 1])), trump=2, active=(1, 2), leader=1, trick=(),
                      hand_sizes={1: 5, 2: 5}, tricks_won=0, played=frozenset(), deck=frozenset(rules.deck_cards()),
@@ -954,7 +954,7 @@ def test_cinch_reshuffled_face_card_is_unseen_again() -> None:
     seat 4, and the reshuffle (seed 10) deals the KS to seat 4. Seat 1 holds AC KH JS QS AS: with the KS in an
     opponent's hand it has two sure trump tricks, not three, so no cinch, and any card may be led.
     """
-    from bourre_env.cards import parse_many
+    from bourre_env.core.cards import parse_many
 
     rules = Rules.from_options("two_round_declaration", num_players=8)
     dealt = {1: "AS QS JS 2C 3C", 2: "4C 5C 6C 7C 8C", 3: "9C 10C JC QC KC", 4: "2D 3D 4D 5D 6D",
@@ -985,7 +985,7 @@ def test_cinch_counts_what_earlier_plays_prove() -> None:
     hand): a cinch, so it must lead the AS (the QS is not equivalent: the KS between them is unseen). With
     reneges allowed, the club proves nothing and there is no cinch.
     """
-    from bourre_env.cards import parse_many
+    from bourre_env.core.cards import parse_many
 
     dealt = {1: "AS QS 3S 4H 5H", 2: "2C 3C 4C 5C 6C", 0: "7D 8D 9D 10D 2S"}
     actions: list[int | str] = [core.STAY_BASE, core.STAY_BASE, core.PASS, "3S", "2C"]
@@ -1007,7 +1007,7 @@ def test_cinch_counts_what_earlier_plays_prove() -> None:
 def test_proven_absent_beat_and_honours() -> None:
     """What plays prove: no card that beats when beating was due, no higher trump under an overtrump duty, and
     with lead_trump_honors, no honour behind a lead that is not one."""
-    from bourre_env.cards import parse_many
+    from bourre_env.core.cards import parse_many
 
     rules = Rules(num_players=3, lead_trump_honors=True)
     # hearts trump (QH turned by dealer 0, who plays). Seat 1 leads 5D (proves: no AH KH QH), seat 2 plays 3D

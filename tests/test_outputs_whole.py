@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from train import exploit
-from train.tournament import TournamentReport, tournament
+from train.eval.tournament import TournamentReport, tournament
+from train.research import exploiter as exploit
 
 
 def _half_written(path: str | Path) -> None:
@@ -46,7 +46,7 @@ def test_an_exploit_curve_that_fails_leaves_no_piece_of_a_png(monkeypatch: pytes
 def test_exact_nashconv_files_are_whole_and_a_bad_out_is_refused_first(monkeypatch: pytest.MonkeyPatch,
                                                                        tmp_path: Path,
                                                                        capsys: pytest.CaptureFixture[str]) -> None:
-    exploitability = pytest.importorskip("train.exploitability")
+    exploitability = pytest.importorskip("train.research.nashconv")
     solved: list[str] = []
 
     def run_config(name: str, iterations: int, progress: bool = False) -> dict[str, Any]:

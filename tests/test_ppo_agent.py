@@ -12,8 +12,8 @@ import agents
 import bourre_env
 from agents.ppo import SHIPPED_MODEL, PolicyWeights, load_policy, save_policy
 from bourre_env.core import NUM_ACTIONS
+from bourre_env.core.rules import presets
 from bourre_env.observation import OBS_SIZE, VERSION_SIZES
-from bourre_env.rules import presets
 
 
 def tiny_policy(seed: int = 0, width: int = 16, obs_size: int = OBS_SIZE) -> PolicyWeights:

@@ -15,9 +15,10 @@ import pytest
 from conftest import card_locations
 
 import bourre_env
-from bourre_env import actions, cards, core, observation
+from bourre_env import actions, core, observation
 from bourre_env.batch import BatchGame
-from bourre_env.rules import Rules, presets
+from bourre_env.core import cards
+from bourre_env.core.rules import Rules, presets
 from tests.scripted_helpers import CoreTable, Table, build_deck, cardset
 
 PRESET_CHANGES: dict[str, dict[str, Any]] = {

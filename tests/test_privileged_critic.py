@@ -11,12 +11,13 @@ import torch
 
 import agents
 from agents.ppo import load_policy
-from bourre_env import cards, core
+from bourre_env import core
 from bourre_env.batch import BatchGame
+from bourre_env.core import cards
 from bourre_env.privileged import HIDDEN_HAND_SIZE, hidden_hand_entries
-from train.batched_ppo import Args, parse_args, resolve_resume, run
-from train.batched_rollout import Collector, SeatPool
-from train.policy_net import PolicyNet, batch_from_counts, sparse_rows
+from train.ppo.policy_net import PolicyNet, batch_from_counts, sparse_rows
+from train.ppo.rollout import Collector, SeatPool
+from train.ppo.trainer import Args, parse_args, resolve_resume, run
 
 TINY = {"tables": 16, "rollout_decisions": 256, "minibatch_size": 128, "imitation_decisions": 600,
         "imitation_epochs": 1, "hidden": (32, 16), "snapshot_every": 512, "eval_every": 0, "eval_deals": 4,

@@ -20,9 +20,9 @@ ray = pytest.importorskip("ray", reason='the Ray backend needs the ray extra: pi
 
 from agents.ppo import SHIPPED_MODEL  # noqa: E402
 from train import cli  # noqa: E402
-from train import ray_backend as rb  # noqa: E402
-from train.evaluate import evaluate  # noqa: E402
-from train.tournament import tournament  # noqa: E402
+from train.eval import ray_backend as rb  # noqa: E402
+from train.eval.duplicate import evaluate  # noqa: E402
+from train.eval.tournament import tournament  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,4 +1,4 @@
-"""The RLlib example (train/rllib_ppo.py): the masking module, two training iterations on a local Ray instance,
+"""The RLlib example (train/research/rllib_ppo.py): the masking module, two training iterations on a local Ray instance,
 and the legality check that closes every run."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from ray.rllib.core.columns import Columns  # noqa: E402
 from ray.rllib.core.rl_module.rl_module import RLModule, RLModuleSpec  # noqa: E402
 
 import bourre_env  # noqa: E402
-from train import rllib_ppo  # noqa: E402
+from train.research import rllib_ppo  # noqa: E402
 
 
 @pytest.fixture(scope="module")

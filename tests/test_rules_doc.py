@@ -1,4 +1,4 @@
-"""``docs/rules.md`` is the rule book: its tables of options and presets are held to ``bourre_env.rules``."""
+"""``docs/rules.md`` is the rule book: its tables of options and presets are held to ``bourre_env.core.rules``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from bourre_env.rules import Rules, option_names, preset_descriptions, presets
+from bourre_env.core.rules import Rules, option_names, preset_descriptions, presets
 
 RULES_DOC = Path(__file__).resolve().parent.parent / "docs" / "rules.md"
 

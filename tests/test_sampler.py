@@ -24,8 +24,8 @@ import pytest
 from conftest import card_locations
 
 from bourre_env import core
+from bourre_env.core.rules import Rules, presets
 from bourre_env.observation import O_DEALER, O_HAND
-from bourre_env.rules import Rules, presets
 from bourre_env.sampler import (
     Worlds,
     WorldSampler,

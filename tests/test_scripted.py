@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 import bourre_env
-from bourre_env import actions, cards, core, observation
-from bourre_env.rules import Rules
+from bourre_env import actions, core, observation
+from bourre_env.core import cards
+from bourre_env.core.rules import Rules
 from tests.scripted_helpers import CoreTable, Table, build_deck, cardset, ids, mask_cards, names
 
 HEARTS = cards.SUITS.index("H")

@@ -11,12 +11,13 @@ import pytest
 
 import agents
 import bourre_env
-from agents.inference import model_worlds
-from agents.ismcts import ISMCTSAgent
-from agents.pimc import PIMCAgent, draw_candidates, parse_options
-from agents.rollout import Rollout
-from bourre_env import actions, cards, core
-from bourre_env.rules import presets
+from agents.search.inference import model_worlds
+from agents.search.ismcts import ISMCTSAgent
+from agents.search.pimc import PIMCAgent, draw_candidates, parse_options
+from agents.search.rollout import Rollout
+from bourre_env import actions, core
+from bourre_env.core import cards
+from bourre_env.core.rules import presets
 from bourre_env.sampler import WorldSampler, observer_view
 from tests.scripted_helpers import Table
 

@@ -15,7 +15,8 @@ try:
 except (ImportError, RuntimeError) as err:  # RuntimeError: Starlette without httpx2 (or httpx) for its client
     pytest.skip(f"the server tests need the serve extra (pip install -e '.[serve]'): {err}", allow_module_level=True)
 
-from bourre_env import cards, core, history  # noqa: E402
+from bourre_env import core, history  # noqa: E402
+from bourre_env.core import cards
 from train.serve import app as serve_app  # noqa: E402
 from train.serve import tables as tb  # noqa: E402
 

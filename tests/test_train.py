@@ -15,7 +15,7 @@ import torch
 from run_helpers import bourre_train, tensorboard_tags
 
 from agents.ppo import load_policy
-from train.ppo_selfplay import Args, parse_args, resolve_resume
+from train.sb3.trainer import Args, parse_args, resolve_resume
 
 TINY = ["--num-envs", "2", "--n-steps", "64", "--batch-size", "64", "--n-epochs", "1", "--hidden", "32", "32",
         "--imitation-decisions", "1500", "--imitation-epochs", "1", "--snapshot-every", "128", "--eval-every", "256",
@@ -115,9 +115,9 @@ def test_cli_help_lists_train_and_bench() -> None:
 
 
 def test_sb3_checkpoints_with_non_finite_weights_are_neither_written_nor_read(tmp_path: Path) -> None:
-    from train.ppo_selfplay import build_model, make_vec_env
     from train.runs import RunState
-    from train.sb3_glue import load_checkpoint, save_checkpoint
+    from train.sb3.glue import load_checkpoint, save_checkpoint
+    from train.sb3.trainer import build_model, make_vec_env
 
     args = Args(num_envs=1, n_steps=64, batch_size=64, hidden=(32, 32), imitation_decisions=0, progress=False)
     env = make_vec_env(args)

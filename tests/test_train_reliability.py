@@ -15,9 +15,9 @@ import torch
 from run_helpers import bourre_train
 
 from agents.ppo import save_policy
-from train import batched_ppo
-from train.batched_ppo import Args, TrainingDivergedError, parse_args, run
-from train.policy_net import PolicyNet
+from train.ppo import trainer as batched_ppo
+from train.ppo.policy_net import PolicyNet
+from train.ppo.trainer import Args, TrainingDivergedError, parse_args, run
 
 ROOT = Path(__file__).resolve().parent.parent
 # No imitation, no evaluation during training: the smallest run that writes a checkpoint and a model.

@@ -7,7 +7,7 @@ import pytest
 from conftest import random_game
 
 from bourre_env import core, view
-from bourre_env.rules import Rules
+from bourre_env.core.rules import Rules
 from bourre_env.view import StateView
 
 

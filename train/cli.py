@@ -1,29 +1,29 @@
 """The ``bourre`` command line: evaluate agents, run tournaments, play at the terminal.
 
 ``bourre eval --candidate heuristic --field random --players 4 7 --deals 500 --seed 0 --workers 2``
-    duplicate evaluation (``train.evaluate``); prints a table, writes ``eval.json`` to ``--out``.
+    duplicate evaluation (``train.eval.duplicate``); prints a table, writes ``eval.json`` to ``--out``.
 ``bourre eval ... --backend ray [--address auto]``
-    the same, as Ray tasks on a local Ray instance or a cluster (``train.ray_backend``); the same results.
+    the same, as Ray tasks on a local Ray instance or a cluster (``train.eval.ray_backend``); the same results.
 ``bourre eval --tournament random heuristic heuristic:tight --players 5 --deals 500``
-    a tournament (``train.tournament``); prints ratings and the payoff matrix, writes
+    a tournament (``train.eval.tournament``); prints ratings and the payoff matrix, writes
     ``tournament.json``, ``tournament.md`` and one ``tournament_{N}p.png`` per table size.
 ``bourre train [--trainer batched|sb3] [--seed 0] [--total-timesteps N] [--run-dir DIR] [--resume] ...``
-    self-play training: batched in-process PPO (``train.batched_ppo``, the default) or MaskablePPO over
-    subprocess envs (``--trainer sb3``, ``train.ppo_selfplay``); ``bourre train [--trainer sb3] --help``
+    self-play training: batched in-process PPO (``train.ppo.trainer``, the default) or MaskablePPO over
+    subprocess envs (``--trainer sb3``, ``train.sb3.trainer``); ``bourre train [--trainer sb3] --help``
     lists every argument; ends by printing the new agent's evaluation against the random and heuristic fields.
 ``bourre exploit --agent heuristic --players 5 [--steps N]`` / ``bourre exploit --exact [CONFIG ...]``
     how exploitable an agent is: a trained best response at full size, or exact NashConv on small Bourré
-    (``train.exploit``, ``train.exploitability``; --exact needs the openspiel extra).
+    (``train.research.exploiter``, ``train.research.nashconv``; --exact needs the openspiel extra).
 ``bourre bench [throughput|agents|train] [ARGS...]``
     the speed benchmarks of ``benchmarks/`` (from a source checkout), with their own arguments.
 ``bourre serve [--port 8000]``
     play in the browser at http://127.0.0.1:8000 and replay hand histories (``train.serve``).
 ``bourre play --seats human,heuristic,heuristic,random,heuristic [--seed 7] [--deals 3] [--save game.json]``
-    play at the terminal: a ``human`` seat sees its own hand and the table, and chooses among
+    play at the terminal (``train.terminal_game``): a ``human`` seat sees its own hand and the table, and chooses among
     the numbered legal moves; ``--save`` writes the finished deals (also after a quit or Ctrl-C) as a hand history
     (``docs/hand_history.md``), as ``bourre eval --save-histories DIR`` does for every game it plays.
 
-Rule options of ``bourre_env.rules.Rules`` go with ``--rule KEY=VALUE`` (repeatable), e.g.
+Rule options of ``bourre_env.core.rules.Rules`` go with ``--rule KEY=VALUE`` (repeatable), e.g.
 ``--rule tie=divide --rule pot_limit=20``.
 """
 
@@ -38,12 +38,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from train.terminal_game import HUMAN, _cmd_play
 
 __all__ = ["build_parser", "main"]
-
-HUMAN = "human"
-
 
 # ---------------------------------------------------------------------------- arguments
 def _rule_option(text: str) -> tuple[str, Any]:
@@ -188,8 +185,8 @@ def _cmd_bench(argv: list[str]) -> int:
 
 BENCHMARKS = {"throughput": "throughput.py", "agents": "agents_speed.py", "train": "train_speed.py"}
 TRAINERS = ("batched", "sb3")
-"""``bourre train --trainer``: the batched trainer (``train.batched_ppo``, the default) or MaskablePPO
-(``train.ppo_selfplay``)."""
+"""``bourre train --trainer``: the batched trainer (``train.ppo.trainer``, the default) or MaskablePPO
+(``train.sb3.trainer``)."""
 
 
 def _trainer(argv: list[str]) -> tuple[str | None, list[str]]:
@@ -240,14 +237,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if trainer is None:
             return 2
         if trainer == "sb3":
-            from train.ppo_selfplay import main as train_main
+            from train.sb3.trainer import main as train_main
         else:
-            from train.batched_ppo import main as train_main
+            from train.ppo.trainer import main as train_main
         return train_main(rest)
     if argv[:1] == ["bench"]:
         return _cmd_bench(argv[1:])
     if argv[:1] == ["exploit"]:
-        from train.exploit import main as exploit_main
+        from train.research.exploiter import main as exploit_main
 
         return exploit_main(argv[1:])
     args = build_parser().parse_args(argv)
@@ -291,7 +288,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         atomic_files.check_writable_folder(args.save_histories, "--save-histories")
     started = time.perf_counter()
     if args.tournament:
-        from train.tournament import tournament
+        from train.eval.tournament import tournament
 
         report = tournament(args.tournament, players=args.players, deals=args.deals, seed=args.seed,
                             workers=args.workers, progress=not args.no_progress, rule_options=options,
@@ -300,7 +297,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         _print_tournament(console, report)
         paths = report.save(out)
     else:
-        from train.evaluate import evaluate
+        from train.eval.duplicate import evaluate
 
         field = args.field[0] if len(args.field) == 1 else args.field
         ereport = evaluate(args.candidate, field, players=args.players, deals=args.deals, seed=args.seed,
@@ -386,132 +383,6 @@ def _print_tournament(console: Any, report: Any) -> None:
             for name, row in zip(t.names, matrix, strict=True):
                 grid.add_row(name, *("-" if v is None else f"{v:+.3f}" for v in row))
             console.print(grid)
-
-
-# ---------------------------------------------------------------------------- play
-def _public_move(action: int, phase: int, secret: bool) -> str:
-    """What the table sees of a move made in ``phase``: ``actions.describe``'s public text, or nothing but that
-    a declaration was made while declarations are ``secret`` (a simultaneous declaration round)."""
-    from bourre_env import core
-    from bourre_env.actions import describe
-
-    if secret and phase == core.DECLARE:
-        return "declares (hidden until everyone has declared)"
-    return describe(action, None, phase, public=True)
-
-
-def _choose(legal: list[int], hand: list[int], phase: int) -> int | None:
-    """The human's choice among ``legal`` by number; ``None`` on EOF or quit."""
-    from bourre_env.actions import describe
-
-    items = [f"{i:>2}) {describe(a, hand, phase)}" for i, a in enumerate(legal, 1)]
-    # Columns, so that the 33 draw choices of a five-card hand fit on one screen.
-    width = max(len(item) for item in items) + 3
-    per_row = max(1, 96 // width)
-    menu = "\n".join("  " + "".join(item.ljust(width) for item in items[i:i + per_row]).rstrip()
-                     for i in range(0, len(items), per_row))
-    print(menu)
-    while True:
-        try:
-            text = input(f"your move [1-{len(legal)}, q to quit]: ").strip()
-        except EOFError:
-            print()
-            return None
-        if text.lower() in ("q", "quit", "exit"):
-            return None
-        if text.isdigit() and 1 <= int(text) <= len(legal):
-            return legal[int(text) - 1]
-        print(f"{text!r} is not one of the choices; enter a number from 1 to {len(legal)}:")
-        print(menu)
-
-
-def _cmd_play(args: argparse.Namespace) -> int:
-    import agents
-    import bourre_env
-    from bourre_env import atomic_files, core, history, limits, render
-    from bourre_env.view import StateView
-    from train.evaluate import agent_seed
-
-    seats = [s.strip() for s in args.seats.split(",")]
-    if not 2 <= len(seats) <= 8 or not all(seats):
-        raise ValueError(f"--seats: 2 to 8 comma-separated specs, got {args.seats!r}")
-    options = dict(args.rule)
-    for key, value, flag in (("num_players", len(seats), "--seats"), ("deals_per_episode", args.deals, "--deals")):
-        if key in options and options[key] != value:
-            raise ValueError(f"--rule {key}={options[key]!r} contradicts {flag} (which makes it {value}); "
-                             f"{flag} alone sets it")
-    if args.save is not None:
-        atomic_files.check_writable_file(args.save, "--save")
-    seed = args.seed if args.seed is not None else int(np.random.SeedSequence().generate_state(1)[0])
-    env = history.Recording(bourre_env.env(render_mode="ansi", **{**options, "num_players": len(seats),
-                                                                   "deals_per_episode": args.deals}), seats=seats)
-    raw = env.unwrapped
-    params = raw.rules.params()
-    bots = {q: agents.make(spec, agent_seed(seed, len(seats), q)) for q, spec in enumerate(seats) if spec != HUMAN}
-    humans = [q for q, spec in enumerate(seats) if spec == HUMAN]
-    viewer = humans[0] if humans else 0  # whose view the end of a deal is shown from
-    names = [f"player_{q} ({'you' if spec == HUMAN and len(humans) == 1 else spec})" for q, spec in enumerate(seats)]
-    print(f"Bourré, {len(seats)} players, {args.deals} deal(s), seed {seed}: " + ", ".join(names))
-    env.reset(seed=seed)
-    for bot in bots.values():
-        bot.reset()
-    totals = np.zeros(len(seats), dtype=np.int64)
-    state = StateView(raw.state_vector, len(seats))
-    secret = raw.rules.declaration == "simultaneous"
-    try:
-        for agent_name in env.agent_iter():
-            obs, _, terminated, truncated, _ = env.last()
-            if terminated or truncated:
-                env.step(None)
-                continue
-            q = raw.agent_name_mapping[agent_name]
-            if q in bots:
-                action = bots[q].act(obs)
-            else:
-                # the numbered menu below lists the legal moves: drop the table's own one-line list
-                table = "\n".join(line for line in str(env.render()).splitlines() if not line.startswith("legal: "))
-                print("\n" + table)
-                chosen = _choose(raw.legal_actions(), raw.hand(agent_name), state.phase)
-                if chosen is None:
-                    print("bye")
-                    break
-                action = chosen
-            print(f"{names[q]}: {_public_move(action, state.phase, secret and q not in humans)}")
-            before_vector = raw.state_vector.copy()
-            before = StateView(before_vector, len(seats))
-            env.step(action)
-            deal_over = state.deals_done != before.deals_done
-            settled_vector = raw.state_vector
-            if deal_over:
-                # The env starts the next deal at once (or ends the episode), so replay this move on a copy of
-                # the state before it to show the deal as it was settled.
-                settled_vector = before_vector.copy()
-                core.step(settled_vector, params, action)
-            settled = StateView(settled_vector, len(seats))
-            for t in range(raw.rules.hand_size):
-                winner = settled.trick_winner(t)
-                if winner >= 0 and before.trick_winner(t) < 0:
-                    print(f"trick {t + 1} goes to {names[winner]}")
-            if deal_over:
-                rewards = settled.rewards
-                totals += rewards
-                print("\n" + render.table_text(settled_vector, params, raw.rules, viewer))
-                print(f"deal {settled.deal_no + 1} over: "
-                      + ", ".join(f"{names[p]} {int(r):+d}" for p, r in enumerate(rewards)))
-                if args.deals > 1:
-                    print("totals: " + ", ".join(f"{names[p]} {int(c):+d}" for p, c in enumerate(totals)))
-                if any(raw.truncations.values()):
-                    print(f"the pot holds {settled.pot:,} chips, past the bound of {limits.POT_BOUND:,} "
-                          f"(bourre_env.limits): the game stops here")
-                for bot in bots.values():
-                    bot.reset()
-    finally:  # the deals finished so far, also after a quit or Ctrl-C
-        if args.save is not None:
-            try:
-                print(f"wrote {history.write(env.history(), args.save)}")
-            except ValueError as err:
-                print(f"--save: nothing written: {err}")
-    return 0
 
 
 # ---------------------------------------------------------------------------- serve

@@ -1,6 +1,6 @@
 """What every trainer keeps in its run folder: the run state, Ctrl-C handling, evaluations and the report.
 
-Both trainers (``train.batched_ppo``, the default of ``bourre train``, and ``train.ppo_selfplay``, ``bourre
+Both trainers (``train.ppo.trainer``, the default of ``bourre train``, and ``train.sb3.trainer``, ``bourre
 train --trainer sb3``) write the same files: ``state.json`` (``RunState``), ``report.md`` / ``report.json``
 (``write_report``: the final duplicate evaluation against the random and heuristic fields, the command and
 timings) and ``learning_curve.png`` (``plot_learning_curve``, from the evaluations during training).
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from bourre_env.atomic_files import replacing, write_text
-from train.evaluate import EvalReport, evaluate
+from train.eval.duplicate import EvalReport, evaluate
 from train.run_dir import check_json_fields
 
 __all__ = ["CtrlC", "RunState", "crossed", "eval_row", "evaluate_policy_file", "fields_given", "invocation",
@@ -27,9 +27,12 @@ __all__ = ["CtrlC", "RunState", "crossed", "eval_row", "evaluate_policy_file", "
 
 
 def invocation(module: str) -> str:
-    """The command line as a user would type it again (``python -m`` shows the script's path in ``sys.argv[0]``)."""
-    program = Path(sys.argv[0]).name
-    if program == module.rpartition(".")[2] + ".py":
+    """The command line as a user would type it again (``python -m`` shows the script's path in ``sys.argv[0]``:
+    the module's file, or the ``__main__.py`` of a package such as ``train.ppo``)."""
+    script = Path(sys.argv[0])
+    program = script.name
+    name = module.rpartition(".")[2]
+    if program == name + ".py" or (program == "__main__.py" and script.parent.name == name):
         return shlex.join(["python", "-m", module, *sys.argv[1:]])
     if program in ("bourre", "cli.py"):
         return shlex.join(["bourre", *sys.argv[1:]])

@@ -76,7 +76,7 @@ def warm_up() -> None:
     """Deal a table and let its agents act, so that the compiled rules are loaded before the first person arrives."""
     import numpy as np
 
-    from bourre_env.rules import Rules
+    from bourre_env.core.rules import Rules
     from train.serve.tables import Table
 
     Table(Rules(num_players=3), "standard", 0, ["human", "heuristic", "ppo"], np.random.default_rng(0))

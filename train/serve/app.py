@@ -17,7 +17,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from bourre_env import history
-from bourre_env.rules import MAX_PLAYERS, MIN_PLAYERS, presets
+from bourre_env.core.rules import MAX_PLAYERS, MIN_PLAYERS, presets
 from train.serve import tables as tb
 
 STATIC = Path(__file__).resolve().parent / "static"

@@ -20,9 +20,10 @@ import numpy as np
 
 import agents
 import bourre_env
-from bourre_env import cards, core, history, observation
+from bourre_env import core, history, observation
 from bourre_env.actions import describe, discard_cards
-from bourre_env.rules import MAX_PLAYERS, MIN_PLAYERS, Rules, presets
+from bourre_env.core import cards
+from bourre_env.core.rules import MAX_PLAYERS, MIN_PLAYERS, Rules, presets
 from bourre_env.view import StateView
 
 HUMAN = "human"

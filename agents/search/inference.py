@@ -1,0 +1,133 @@
+"""Worlds weighed by a model of the other players: what they did before says something about what they hold.
+
+``bourre_env.sampler`` draws the worlds a seat cannot rule out uniformly: an opponent who came in and kept
+two cards is as likely to hold junk as trumps, and its discards are any cards of its hand. Against players
+who choose (the heuristic keeps trumps and aces and comes in on good hands), uniform worlds are too kind to
+the searcher. ``model_worlds`` corrects this with the heuristic (compiled, ``agents.heuristic.batch``), the
+rollout policy of the search agents, as the model of every other seat:
+
+1. draw ``oversample * count`` uniform worlds, each cut just before the first decision of another player
+   (``WorldSampler.sample(until=...)``);
+2. replay the deal from there, asking the model at every decision of another player: where it would have
+   made the same public choice (pass or play, the number of cards discarded, a declaration, a second pass),
+   its own choice is played (its discards, not the uniform ones); where it would not, the recorded choice is
+   played and the world's weight is multiplied by ``mismatch``; a secret declaration is the model's;
+3. keep the worlds that still give the observer its observation (a card an opponent played must be in the
+   hand the model kept, an opponent's cinch must allow its plays), and draw ``count`` of them in proportion to
+   their weights (systematic resampling).
+
+With ``mismatch = 0`` this is the posterior of the deal given the observation, for players who play like the
+model; a small positive ``mismatch`` keeps worlds available when the model rarely agrees.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from agents.heuristic.batch import FLOAT_WORK, INT_WORK, heuristic_action, params_array
+from bourre_env import core, observation, view
+from bourre_env.sampler import EV_ACTION, EV_DRAW, EV_HIDDEN, WorldSampler
+
+__all__ = ["model_worlds", "public_outcome", "MISMATCH"]
+
+MISMATCH = 0.02
+"""Weight factor of a world for each earlier decision of another player that the model takes differently there."""
+_HEURISTIC = params_array("default")
+
+
+@njit(cache=True)
+def public_outcome(s: np.ndarray, p: np.ndarray, action: int) -> int:
+    """What the others see of a decision: the action, a draw reduced to the number of the hand's cards discarded
+    and whether a dealer who may take the turned card left it."""
+    phase = view.phase_of(s)
+    if (phase != core.DRAW_OR_PASS and phase != core.DRAW) or action < core.STAY_BASE:
+        return action
+    positions = action - core.STAY_BASE
+    surplus = core.surplus_position(s, p, view.to_act(s))
+    return core.STAY_BASE + 2 * core.popcount(positions & ~surplus) + (1 if positions & surplus else 0)
+
+
+@njit(cache=True)
+def _replay_with_model(states: np.ndarray, p: np.ndarray, first: int, kinds: np.ndarray, seats: np.ndarray,
+                       args: np.ndarray, discards: np.ndarray, hparams: np.ndarray, rng: np.ndarray, pot: int,
+                       target: np.ndarray, misses: np.ndarray, alive: np.ndarray) -> None:
+    """Replay events ``first..`` in every world, the compiled heuristic deciding for the other players where
+    the others would see the same (module docstring), then keep the worlds that give seat 0 ``target``."""
+    obs = np.zeros(observation.OBS_SIZE, dtype=np.float32)
+    mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
+    ints = np.zeros(INT_WORK, dtype=np.int64)
+    floats = np.zeros(FLOAT_WORK, dtype=np.float64)
+    x = np.zeros(core.SCRATCH_SIZE, dtype=np.int64)  # the cinch memo of the world being replayed
+    for b in range(states.shape[0]):
+        s = states[b]
+        x[:] = 0
+        for e in range(first, kinds.shape[0]):
+            q = seats[e]
+            if kinds[e] == EV_DRAW:
+                recorded = core.STAY_BASE + core.cards_to_positions(view.hand_of(s, q), discards[b, q])
+            else:
+                recorded = args[e]
+            a = recorded
+            if q != 0 and (kinds[e] != EV_ACTION or recorded >= core.PASS):
+                observation.observe_with(s, p, q, obs, mask, x)
+                u = (core.splitmix64(rng) >> 10) * (1.0 / 9007199254740992.0)
+                model = heuristic_action(obs, mask, u, hparams, ints, floats)
+                if model >= 0 and (kinds[e] == EV_HIDDEN or public_outcome(s, p, model) == public_outcome(s, p, a)):
+                    a = model
+                else:
+                    misses[b] += 1
+            if not core.step_with(s, p, a, x):
+                alive[b] = False
+                break
+        if not alive[b]:
+            continue
+        core.set_pot(s, pot)
+        observation.encode_with(s, p, 0, obs, x)
+        for i in range(target.shape[0]):
+            if obs[i] != target[i]:
+                alive[b] = False
+                break
+
+
+def model_worlds(sampler: WorldSampler, target: np.ndarray, count: int, rng: np.random.Generator,
+                 oversample: int = 8, mismatch: float = MISMATCH) -> np.ndarray:
+    """``count`` worlds (``(count, core.STATE_SIZE)``) drawn from up to ``oversample * count`` uniform ones, weighed
+    by how well the heuristic explains the other players' earlier decisions (module docstring). Proposals come in
+    rounds of ``2 * count`` until the weights are worth ``count`` independent worlds (effective sample size).
+    ``target`` is the observer's observation vector. Falls back to uniform worlds when none survives."""
+    events = sampler.events
+    decisions = [e for e, (kind, seat, action) in enumerate(events)
+                 if seat != 0 and (kind != EV_ACTION or action >= core.PASS)]
+    if not decisions or oversample <= 1:
+        return sampler.sample(count, seed=rng)
+    first = decisions[0]
+    kinds = np.array([e[0] for e in events], dtype=np.int64)
+    seats = np.array([e[1] for e in events], dtype=np.int64)
+    args = np.array([e[2] for e in events], dtype=np.int64)
+    target = np.asarray(target, dtype=np.float32)
+    kept_states, kept_weights = [], []
+    drawn_so_far = 0
+    ess = 0.0
+    # rounds of 2 * count proposals, until the weights are worth ``count`` independent worlds or the budget is spent
+    while drawn_so_far < oversample * count and ess < count:
+        size = min(2 * count, oversample * count - drawn_so_far)
+        drawn = sampler.sample(size, seed=rng, until=first)
+        states = np.ascontiguousarray(drawn.states)
+        alive = np.ones(size, dtype=np.bool_)
+        misses = np.zeros(size, dtype=np.int64)
+        seed = np.array([rng.integers(0, 2**62)], dtype=np.int64)
+        _replay_with_model(states, sampler.params, first, kinds, seats, args, drawn.discards, _HEURISTIC, seed,
+                           sampler.record.pot, target, misses, alive)
+        kept_states.append(states[alive])
+        kept_weights.append(mismatch ** misses[alive].astype(np.float64))
+        drawn_so_far += size
+        w = np.concatenate(kept_weights)
+        ess = float(w.sum() ** 2 / (w ** 2).sum()) if w.size and w.sum() > 0 else 0.0
+    states = np.concatenate(kept_states)
+    weights = np.concatenate(kept_weights)
+    if weights.size == 0 or weights.sum() <= 0.0:
+        return sampler.sample(count, seed=rng)
+    cum = np.cumsum(weights / weights.sum())
+    picks = np.searchsorted(cum, (rng.random() + np.arange(count)) / count)
+    return states[np.minimum(picks, weights.size - 1)]

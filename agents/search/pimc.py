@@ -1,0 +1,212 @@
+"""``pimc``: Perfect Information Monte Carlo, the determinized search of Skat and Bridge programs.
+
+At each decision the agent draws worlds it cannot rule out (``bourre_env.sampler.WorldSampler``: complete
+hidden states consistent with its observation, uniformly), and for each candidate action plays every world
+to the end of the deal with a rollout policy for every seat (``agents.search.rollout``), itself included. It takes
+the action with the best mean chip result for itself. Every candidate is played out on the same worlds
+(common random numbers), so the comparison between actions is not blurred by the luck of the worlds.
+
+Candidates: every legal card in trick play; pass and every legal draw when there are few, else pass and the
+``draws`` most promising draws by the heuristic's order of what to keep (trumps, then side aces, then
+kings, then the rest by rank): discarding the ``j`` least valuable cards for each ``j``, nearest the
+heuristic's own choice first, which is always among them. Passing needs no rollout: a player who passes
+pays nothing more in the deal.
+
+Rules: read from the observation's rule fields (``rules_from_observation``); ``PIMCAgent(rules=...)``
+overrides them (the only field the observation rounds is an exotic rake).
+
+Specs for ``agents.make``: ``pimc`` (64 worlds, 32 proposals per world), ``pimc:WORLDS``, and options after commas:
+``pimc:64,rollout=random,ms=20,draws=4,infer=8``. ``rollout`` is a kind of ``agents.search.rollout`` (the compiled
+heuristic by default, or ``random``); ``infer`` is how many uniform worlds are drawn per world kept by the
+model of the others (``agents.search.inference``; 0 or 1: uniform worlds); ``ms`` caps the time of a decision:
+worlds are played in chunks until the budget is spent (at least one chunk), which makes decisions depend on
+the machine's speed; without it the agent is deterministic given its seed.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from agents.base import Observation, legal_actions
+from agents.heuristic import HeuristicAgent
+from agents.search.inference import model_worlds
+from agents.search.rollout import Rollout
+from bourre_env import core, view
+from bourre_env.core.rules import Rules
+from bourre_env.observation import O_HAND, O_PHASE, O_TRUMP, OBS_SIZE
+from bourre_env.sampler import WorldSampler
+
+__all__ = ["PIMCAgent", "make_pimc", "parse_options", "draw_candidates"]
+
+CHUNK_WORLDS = 8
+"""Worlds played per chunk under a time budget."""
+
+
+
+@njit(cache=True)
+def _apply(states: np.ndarray, p: np.ndarray, actions: np.ndarray, per: int) -> None:
+    """Row ``r`` takes action ``actions[r // per]`` (the rows of one candidate are contiguous)."""
+    x = np.zeros(core.SCRATCH_SIZE, dtype=np.int64)
+    for r in range(states.shape[0]):
+        x[:] = 0
+        if not core.step_with(states[r], p, actions[r // per], x):
+            raise ValueError("a candidate action is illegal in a sampled world")
+
+
+def keep_values(hand: list[int], trump: int) -> list[float]:
+    """The heuristic's order of what to keep at the draw: trumps, side aces, side kings, then the rest by rank."""
+    out = []
+    for c in hand:
+        suit, rank = divmod(c, 13)
+        out.append(100.0 + rank if suit == trump else 50.0 if rank == 12 else 40.0 if rank == 11 else float(rank))
+    return out
+
+
+def draw_candidates(vector: np.ndarray, mask: np.ndarray, preferred: int, limit: int) -> list[int]:
+    """The legal draws worth searching: all when at most ``limit``, else the ``limit`` prefixes of the hand sorted by
+    ``keep_values`` (discard the ``j`` least valuable cards) nearest ``preferred`` in size, ``preferred`` first."""
+    stays = [a for a in np.flatnonzero(mask).tolist() if a >= core.STAY_BASE]
+    if len(stays) <= limit:
+        return stays
+    hand = np.flatnonzero(vector[O_HAND:O_HAND + 52] > 0.5).tolist()
+    trump = int(np.argmax(vector[O_TRUMP:O_TRUMP + 4]))
+    values = keep_values(hand, trump)
+    order = sorted(range(len(hand)), key=lambda i: (values[i], hand[i]))
+    prefixes = []
+    positions = 0
+    for j in range(len(hand) + 1):
+        if j:
+            positions |= 1 << order[j - 1]
+        a = core.STAY_BASE + positions
+        if mask[a]:
+            prefixes.append((j, a))
+    size = bin(preferred - core.STAY_BASE).count("1") if preferred >= core.STAY_BASE else len(hand) // 2
+    prefixes.sort(key=lambda ja: abs(ja[0] - size))
+    chosen = [preferred] if preferred in stays else []
+    for _, a in prefixes:
+        if a not in chosen:
+            chosen.append(a)
+    return chosen[:max(limit, 1)]
+
+
+def parse_options(variant: str | None, defaults: dict[str, Any]) -> dict[str, Any]:
+    """``"64"`` or ``"64,rollout=random,ms=20"`` or ``"worlds=64"`` into options; ``ValueError`` naming a bad one."""
+    options = dict(defaults)
+    if not variant:
+        return options
+    first_key = next(iter(defaults))
+    for k, item in enumerate(variant.split(",")):
+        key, sep, value = item.partition("=")
+        if not sep:
+            if k > 0:
+                raise ValueError(f"expected KEY=VALUE after the first option, got {item!r}")
+            key, value = first_key, item
+        key = key.strip()
+        if key not in defaults:
+            raise ValueError(f"unknown option {key!r}; options: {sorted(defaults)}")
+        kind = type(defaults[key]) if defaults[key] is not None else float
+        try:
+            options[key] = kind(value.strip())
+        except ValueError:
+            wanted = "an integer" if kind is int else "a number" if kind is float else "a string"
+            raise ValueError(f"option {key}: expected {wanted}, got {value!r}") from None
+    return options
+
+
+class PIMCAgent:
+    """Determinized Monte Carlo search over sampled worlds (module docstring)."""
+
+    def __init__(self, worlds: int = 64, seed: int | None = 0, rollout: str = "heuristic", draws: int = 4,
+                 ms: float | None = None, infer: int = 32, rules: Rules | None = None, name: str = "pimc") -> None:
+        if isinstance(worlds, bool) or not isinstance(worlds, (int, np.integer)) or worlds < 1:
+            raise ValueError(f"worlds: expected an integer >= 1, got {worlds!r}")
+        if isinstance(draws, bool) or not isinstance(draws, (int, np.integer)) or draws < 1:
+            raise ValueError(f"draws: expected an integer >= 1, got {draws!r}")
+        if isinstance(infer, bool) or not isinstance(infer, (int, np.integer)) or infer < 0:
+            raise ValueError(f"infer: expected an integer >= 0 (0: uniform worlds), got {infer!r}")
+        if ms is not None and not ms > 0:
+            raise ValueError(f"ms: expected a positive time budget in milliseconds, got {ms!r}")
+        self.name = name
+        self.worlds = int(worlds)
+        self.draws = int(draws)
+        self.ms = ms
+        self.infer = int(infer)
+        self.rules = rules
+        seq = np.random.SeedSequence(0 if seed is None else seed)
+        self._rng = np.random.default_rng(seq.spawn(1)[0])
+        self.rollout = Rollout(rollout, seed=int(seq.generate_state(1)[0]))
+        self._heuristic = HeuristicAgent(seed=int(seq.generate_state(2)[1]))
+        self.last_values: dict[int, float] = {}  # mean chips of each candidate at the last search (diagnostics)
+        self.last_worlds = 0
+
+    def reset(self) -> None:
+        """Nothing carries from one deal to the next."""
+
+    def candidates(self, vector: np.ndarray, mask: np.ndarray) -> list[int]:
+        """The actions to search: every legal one, unless the draw offers more than ``draws`` discard sets."""
+        legal = np.flatnonzero(mask).tolist()
+        stays = [a for a in legal if a >= core.STAY_BASE]
+        if vector[O_PHASE] < 0.5 or len(stays) <= self.draws:
+            return legal
+        preferred = self._heuristic.act({"observation": vector, "action_mask": mask})
+        return ([core.PASS] if mask[core.PASS] else []) + draw_candidates(vector, mask, preferred, self.draws)
+
+    def draw_worlds(self, sampler: WorldSampler, target: np.ndarray, count: int) -> np.ndarray:
+        """``count`` worlds: uniform (``infer`` 0 or 1, or random rollouts), else weighed by the rollout policy as
+        the model of the other players' earlier decisions (``agents.search.inference``, ``infer`` times oversampled)."""
+        if self.infer <= 1 or self.rollout.kind == "random":
+            return sampler.sample(count, seed=self._rng)
+        return model_worlds(sampler, target, count, self._rng, oversample=self.infer)
+
+    def act(self, observation: Observation) -> int:
+        legal = legal_actions(observation)
+        if legal.size == 1:
+            return int(legal[0])
+        vector = np.asarray(observation["observation"], dtype=np.float32)
+        mask = np.asarray(observation["action_mask"], dtype=np.int8)
+        if vector.shape != (OBS_SIZE,):
+            raise ValueError(f"observation: expected {OBS_SIZE} entries, got {vector.shape}")
+        start = time.perf_counter()
+        cands = self.candidates(vector, mask)
+        if len(cands) == 1:
+            return int(cands[0])
+        sampler = WorldSampler(vector, rules=self.rules)
+        params = sampler.params
+        # rows where we pass stop at once (the rollout ends when our chips for the deal are final)
+        rolled = cands
+        totals = np.zeros(len(rolled))
+        played = 0
+        while played < self.worlds:
+            chunk = self.worlds - played if self.ms is None else min(CHUNK_WORLDS, self.worlds - played)
+            worlds = self.draw_worlds(sampler, vector, chunk)
+            base = worlds[:, view.rewards_column(0)].astype(np.float64)
+            rows = np.repeat(worlds[np.newaxis], len(rolled), axis=0).reshape(-1, core.STATE_SIZE)
+            rows = np.ascontiguousarray(rows)
+            _apply(rows, params, np.asarray(rolled, dtype=np.int64), chunk)
+            self.rollout.run(rows, params, me=0)
+            gains = rows[:, view.rewards_column(0)].reshape(len(rolled), chunk) - base[np.newaxis]
+            totals += gains.sum(axis=1)
+            played += chunk
+            if self.ms is not None and (time.perf_counter() - start) * 1000.0 >= self.ms:
+                break
+        values = {a: totals[i] / played for i, a in enumerate(rolled)}
+        self.last_values = values
+        self.last_worlds = played
+        best = max(values.values())
+        ties = [a for a in cands if values[a] >= best - 1e-12]
+        return int(ties[0])
+
+
+DEFAULTS: dict[str, Any] = {"worlds": 64, "rollout": "heuristic", "ms": None, "draws": 4, "infer": 32}
+
+
+def make_pimc(variant: str | None, seed: int | None) -> PIMCAgent:
+    """``agents.make`` factory: ``pimc``, ``pimc:WORLDS``, ``pimc:WORLDS,rollout=KIND,ms=MS,draws=K``."""
+    options = parse_options(variant, DEFAULTS)
+    return PIMCAgent(worlds=int(options["worlds"]), seed=seed, rollout=str(options["rollout"]),
+                     draws=int(options["draws"]), ms=options["ms"], infer=int(options["infer"]),
+                     name="pimc" if not variant else f"pimc:{variant}")

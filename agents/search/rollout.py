@@ -1,0 +1,137 @@
+"""Rollout policies of the search agents: many core states played to the end of the deal at once.
+
+A rollout plays every seat of a world (a core state, ``bourre_env.sampler``) with one policy until the
+deal is settled, and the chips each seat made are read from the state. ``Rollout(kind).run(states, params)``
+plays a batch of worlds in one compiled call; the kinds:
+
+* ``"heuristic"`` (the default): the heuristic, compiled (``agents.heuristic.batch.heuristic_action``, the
+  batch port of ``agents.heuristic``: the same decisions from the same observation rows). Each decision
+  encodes the observation of the seat to act and asks the kernel, all inside one compiled loop.
+* ``"random"``: uniformly random legal actions (the cheapest, and the weakest model of the other players).
+
+``Rollout.actions(observations, masks)`` asks the same policy for a batch of observation rows, which is how
+the search agents consult it as the model of the other players outside the rollouts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from agents.heuristic.batch import FLOAT_WORK, INT_WORK, BatchHeuristic, heuristic_action, params_array
+from bourre_env import core, observation, view
+
+__all__ = ["ROLLOUT_KINDS", "Rollout"]
+
+ROLLOUT_KINDS = ("heuristic", "random")
+
+
+@njit(cache=True)
+def _over(s: np.ndarray, me: int) -> bool:
+    """The deal is settled, or seat ``me`` is out of it (its chips for the deal cannot change any more). A pass
+    in a secret declaration round is not final: a dealer whom everyone left alone plays after all."""
+    phase = view.phase_of(s)
+    if phase == core.DEAL_OVER or phase == core.GAME_OVER:
+        return True
+    return me >= 0 and view.decision_of(s, me) == core.PASSED and phase != core.DECLARE
+
+
+@njit(cache=True)
+def _uniform(rng: np.ndarray) -> float:
+    return (core.splitmix64(rng) >> 10) * (1.0 / 9007199254740992.0)
+
+
+@njit(cache=True)
+def _random_rollouts(states: np.ndarray, p: np.ndarray, me: int, rng: np.ndarray) -> int:
+    """Play uniformly random legal actions in every row until ``_over``; returns the decisions taken."""
+    mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
+    x = np.zeros(core.SCRATCH_SIZE, dtype=np.int64)  # the cinch memo of the row being played
+    taken = 0
+    for b in range(states.shape[0]):
+        s = states[b]
+        x[:] = 0
+        while not _over(s, me):
+            taken += 1
+            if view.phase_of(s) == core.PLAY:
+                legal = core.play_legal_with(s, p, view.to_act(s), True, x)
+                pick = legal
+                for _ in range(core.splitmix64(rng) % core.popcount(legal)):
+                    pick &= pick - 1
+                core.play_card(s, p, core.lowest_card(pick), legal)
+                continue
+            core.legal_actions_with(s, p, mask, x)
+            count = 0
+            for a in range(core.NUM_ACTIONS):
+                count += mask[a]
+            k = core.splitmix64(rng) % count
+            for a in range(core.NUM_ACTIONS):
+                if mask[a]:
+                    if k == 0:
+                        core.step_with(s, p, a, x)
+                        break
+                    k -= 1
+    return taken
+
+
+@njit(cache=True)
+def _heuristic_rollouts(states: np.ndarray, p: np.ndarray, me: int, hparams: np.ndarray, rng: np.ndarray) -> int:
+    """Play the compiled heuristic for every seat in every row until ``_over``; returns the decisions taken, or
+    -1 - row for the first row where the heuristic could not answer (not expected of a legal state)."""
+    obs = np.zeros(observation.OBS_SIZE, dtype=np.float32)
+    mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
+    ints = np.zeros(INT_WORK, dtype=np.int64)
+    floats = np.zeros(FLOAT_WORK, dtype=np.float64)
+    x = np.zeros(core.SCRATCH_SIZE, dtype=np.int64)  # the cinch memo of the row being played
+    taken = 0
+    for b in range(states.shape[0]):
+        s = states[b]
+        x[:] = 0
+        while not _over(s, me):
+            observation.observe_with(s, p, view.to_act(s), obs, mask, x)
+            a = heuristic_action(obs, mask, _uniform(rng), hparams, ints, floats)
+            if a < 0 or not core.step_with(s, p, a, x):
+                return -1 - b
+            taken += 1
+    return taken
+
+
+class Rollout:
+    """A rollout policy for every seat (module docstring), seeded: the same seed plays the same rollouts."""
+
+    def __init__(self, kind: str = "heuristic", seed: int = 0) -> None:
+        if kind not in ROLLOUT_KINDS:
+            raise ValueError(f"rollout: expected one of {ROLLOUT_KINDS}, got {kind!r}")
+        self.kind = kind
+        seq = np.random.SeedSequence(seed)
+        self._rng = (seq.generate_state(1, dtype=np.uint64) >> np.uint64(1)).astype(np.int64)
+        self._model = BatchHeuristic("default", seed=int(seq.generate_state(2)[1]))
+        self._hparams = params_array("default")
+        self.decisions = 0  # rollout decisions taken (statistics)
+
+    def actions(self, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The policy's action for each row of observations (float32) and masks (int8); ``"random"``: uniform among
+        the legal actions."""
+        if self.kind == "heuristic":
+            return self._model.act(np.ascontiguousarray(obs), np.ascontiguousarray(masks))
+        out = np.zeros(obs.shape[0], dtype=np.int64)
+        for i in range(obs.shape[0]):
+            legal = np.flatnonzero(masks[i])
+            out[i] = legal[core.splitmix64(self._rng) % legal.size]
+        return out
+
+    def run(self, states: np.ndarray, params: np.ndarray, me: int = -1) -> None:
+        """Play every row of ``states`` (``(B, core.STATE_SIZE)`` int64, changed in place) until the deal is settled,
+        or, with ``me >= 0``, until seat ``me`` has passed (its chips for the deal are then final)."""
+        if not isinstance(states, np.ndarray) or states.ndim != 2 or states.shape[1] != core.STATE_SIZE \
+                or states.dtype != np.int64:
+            raise ValueError(f"states: expected an int64 array of shape (B, {core.STATE_SIZE}), got "
+                             f"{getattr(states, 'dtype', type(states).__name__)} {getattr(states, 'shape', '')}")
+        if not states.flags.c_contiguous or not states.flags.writeable:
+            raise ValueError("states: expected a writeable C-contiguous array (the rows are stepped in place)")
+        if self.kind == "random":
+            self.decisions += _random_rollouts(states, params, me, self._rng)
+            return
+        taken = _heuristic_rollouts(states, params, me, self._hparams, self._rng)
+        if taken < 0:
+            raise RuntimeError(f"the heuristic could not play row {-1 - taken} of the rollouts")
+        self.decisions += taken

@@ -1,0 +1,620 @@
+"""Duplicate evaluation: a candidate agent against a field, every deal played once from every seat.
+
+This docstring is the page that documents the evaluation.
+
+=================== ========================================================================
+Import              ``from train.eval.duplicate import evaluate``
+Call                ``evaluate("heuristic", "random", players=(4, 7), deals=500, seed=0, workers=2)``
+Command line        ``bourre eval --candidate heuristic --field random --players 4 7 --deals 500``
+Result              ``EvalReport`` (a dataclass; ``to_dict()`` is JSON-serialisable)
+=================== ========================================================================
+
+Method
+------
+For each table size ``N`` the seed fixes ``deals`` deals: a shuffled deck, a dealer and an env
+reset seed (which fixes the stock reshuffle), drawn in order from
+``numpy.random.default_rng([seed, N])``; deal ``k`` is the same whatever ``deals`` is, and the
+same decks are used by ``train.eval.tournament``. Each deal is played ``N`` times. In rotation ``r``
+the candidate sits in seat ``r``; every other seat ``s`` holds the field's agent for seat ``s``
+(``field`` is one spec for every seat, or a list of ``N`` specs, one per seat, of which the one
+at the candidate's seat sits out). Deck, dealer and reset seed are identical in the ``N``
+rotations, so the candidate holds every hand of the deal once and seat and card luck cancel.
+Each deal is then played once more at the *all-field table*, the field's agent for seat ``s``
+in every seat ``s``: what the field makes of the deal without the candidate, the reference of
+the replacement advantage. That is ``N + 1`` games per deal, ``1/N`` more than the rotations
+alone (a quarter more at 4 players, a seventh at 7).
+
+Every deal starts with an empty pot, everyone antes 1 chip, and the deal is settled on its own
+(``deals_per_episode`` must be 1). Chips are in antes.
+
+Agents are built with ``agents.make(spec, seed)`` and ``reset()`` before every deal. Deals are
+processed in fixed chunks of ``CHUNK_DEALS``; each chunk builds one table of agents per rotation
+and one all-field table, and seeds every agent by its seat: whoever sits in seat ``s``, the
+candidate or the field's agent, is seeded from ``(seed, N, chunk, 1 + s)``. The candidate thus
+draws the random stream that the field's agent of its seat draws at every other table, and a
+candidate that is the field's agent replays the all-field table exactly in every rotation, seeded
+agents (the random agent, the heuristic's tie-breaks) included. Chunks run in ``workers``
+processes (or as Ray tasks: ``backend="ray"``, ``train.eval.ray_backend``) and are combined in order, so the
+report depends neither on the number of workers nor on the backend.
+Each chunk's deals are drawn when its job is handed out, so the decks of a long evaluation are
+never all in memory; the outcome rows are (``(N + 1) * N`` rows per deal), and a run whose rows
+cannot fit is refused before it starts (``check_outcomes_fit``). Ctrl-C stops the workers at once.
+Workers are *spawned* (fresh interpreters: forking a process that holds threads can deadlock),
+so they know only the agents that ``import agents`` registers, and a script that calls
+``evaluate(workers=2)`` needs the usual ``if __name__ == "__main__":`` guard.
+
+Statistics (``TableReport``, one per table size)
+-----------------------------------------------
+Three sides, each a ``SideStats``: ``candidate`` pools the candidate's ``N`` seats (one per
+rotation); ``field`` pools the other ``N - 1`` seats of every rotation; ``baseline`` pools the
+``N`` seats of the all-field table.
+
+========================== ==================================================================
+field                      meaning
+========================== ==================================================================
+``chips``                  chips per deal: mean over deals of the mean over the deal's seats
+``chips_ci95``             95% t-interval of ``chips`` with the deal as the unit (``None`` if 1 deal)
+``pot_win_rate``           share of seats that took the pot (strictly most tricks, no renege)
+``play_rate``              share of seats that played rather than passed
+``bourre_rate_played``     share of played seats that took no trick (``None`` if none played)
+``bourre_rate_dealt``      share of all seats that were bourré
+``tie_rate``               share of seats tied for most tricks (a split pot)
+``mean_tricks``            tricks per seat and deal
+========================== ==================================================================
+
+Two measures of advantage
+-------------------------
+With ``c[r][s]`` the chips of seat ``s`` in rotation ``r`` and ``b[s]`` those of seat ``s`` at
+the all-field table, each deal gives
+
+=================================== ==============================================================
+``advantage`` (table advantage)     ``mean over r of (c[r][r] - mean over s != r of c[r][s])``
+``replacement_advantage``           ``mean over r of (c[r][r] - b[r])``
+=================================== ==============================================================
+
+and ``TableReport`` holds the mean over deals, in chips per deal, with a 95% t-interval that
+takes the deal as the unit (``advantage_ci95``, ``replacement_advantage_ci95``). Both come from
+integer chip sums divided once, so a candidate that is the field's agent scores exactly 0 on
+both, to the bit. Since the candidate sits in every seat once, the replacement advantage is also
+``candidate.chips - baseline.chips``, deal by deal.
+
+The **table advantage** is the candidate's chips minus the other seats' chips at the same
+table: who comes out ahead of whom. It grows with the candidate's own gain, and also with
+whatever the others lose, wherever those chips go: to the candidate, or into a pot that carries
+over (a tied pot, a bourré player's payment), since a single deal is not zero-sum.
+
+The **replacement advantage** is the duplicate measure of bridge: how many more chips the seat
+makes with the candidate in it than with the field's own agent in it, on the same cards at a
+table of the same agents. It counts the candidate's own gain only (what its play earns,
+including what it makes the others give it), not what the others lose elsewhere, and it answers
+"is this agent a better player to put in a seat of this field?".
+
+The two can disagree. At 3 players a tight candidate that passes hands the field would play
+keeps the chips the field's agent loses when bourré, and so wins on the replacement advantage,
+while the two others at its table, with fewer players in the pot, take more than it does, and it
+loses on the table advantage: ``evaluate("heuristic:tight", "heuristic", players=3, deals=2000,
+seed=1)`` gives a table advantage of -0.056 [-0.084, -0.028] and a replacement advantage of
++0.084 [+0.064, +0.104].
+
+Hand histories
+--------------
+``evaluate(..., histories=DIR)`` (``bourre eval --save-histories DIR``) writes every game it plays
+as a hand history (``docs/hand_history.md``): ``DIR/{N}p/deal{k}_seat{r}.json`` for deal ``k``
+(five digits) with the candidate in seat ``r``, and ``DIR/{N}p/deal{k}_field.json`` for the
+all-field table; each file's ``seats`` name the agent in every seat. ``N + 1`` files per deal.
+
+Per-deal outcomes are read from the env's state after the deal, through ``bourre_env.view.StateView``
+(each seat's decision, tricks, reward and outcome bits).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import multiprocessing
+import queue
+import signal
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from types import FrameType
+from typing import Any, TypeVar
+
+import numpy as np
+from tqdm import tqdm
+
+import agents
+import bourre_env
+from agents.base import Agent
+from bourre_env import atomic_files, history, memory
+from bourre_env.core.rules import Rules
+from bourre_env.view import StateView
+
+__all__ = [
+    "BACKENDS", "CHUNK_DEALS", "Deals", "EvalReport", "SideStats", "TableReport", "check_outcomes_fit", "evaluate",
+    "iter_deals", "make_deals", "play_deal", "run_jobs", "seat_outcomes", "t_interval", "t_quantile",
+]
+
+CHUNK_DEALS = 20
+"""Deals per work unit. Part of the definition of a result (agents are built once per chunk)."""
+
+# Columns of the per-seat outcome rows returned by ``seat_outcomes``.
+CHIPS, PLAYED, TRICKS, WON, TIED, BOURRE = range(6)
+NUM_OUTCOMES = 6
+
+
+# ---------------------------------------------------------------------------- deals and play
+@dataclasses.dataclass(frozen=True)
+class Deals:
+    """Fixed deals for one table size: row ``k`` of each array is deal ``k``."""
+
+    decks: np.ndarray  # (deals, deck size) card ids in dealing order
+    dealers: np.ndarray  # (deals,)
+    env_seeds: np.ndarray  # (deals,) seeds for env.reset: they fix the stock reshuffle
+
+    def __len__(self) -> int:
+        return len(self.dealers)
+
+    def slice(self, start: int, stop: int) -> Deals:
+        return Deals(self.decks[start:stop], self.dealers[start:stop], self.env_seeds[start:stop])
+
+
+def _draw_deals(rng: np.random.Generator, deck_cards: np.ndarray, players: int, count: int) -> Deals:
+    """The next ``count`` deals of ``rng``, one at a time, so that deal k does not depend on how many are drawn."""
+    decks = np.empty((count, len(deck_cards)), dtype=np.int64)
+    dealers = np.empty(count, dtype=np.int64)
+    env_seeds = np.empty(count, dtype=np.int64)
+    for k in range(count):
+        decks[k] = rng.permutation(deck_cards)
+        dealers[k] = rng.integers(players)
+        env_seeds[k] = rng.integers(2**62)
+    return Deals(decks, dealers, env_seeds)
+
+
+def make_deals(seed: int, rules: Rules, count: int) -> Deals:
+    """``count`` deals for ``rules.num_players`` players, drawn in order from ``default_rng([seed, N])``."""
+    rng = np.random.default_rng([seed, rules.num_players])
+    return _draw_deals(rng, np.asarray(rules.deck_cards(), dtype=np.int64), rules.num_players, count)
+
+
+def iter_deals(seed: int, rules: Rules, count: int) -> Iterator[Deals]:
+    """The deals of ``make_deals(seed, rules, count)``, ``CHUNK_DEALS`` at a time, each chunk drawn when it is
+    asked for: an evaluation of many deals never holds all their decks at once."""
+    rng = np.random.default_rng([seed, rules.num_players])
+    deck_cards = np.asarray(rules.deck_cards(), dtype=np.int64)
+    for start in range(0, count, CHUNK_DEALS):
+        yield _draw_deals(rng, deck_cards, rules.num_players, min(CHUNK_DEALS, count - start))
+
+
+def check_outcomes_fit(deals: int, sizes: Sequence[int], extra_per_deal: int = 0) -> None:
+    """``ValueError`` (naming ``--deals``) before a run whose outcome arrays cannot fit in memory.
+
+    Every game's outcome rows are kept until the statistics are taken: ``(N + 1) * N`` rows of ``NUM_OUTCOMES``
+    int64 per deal at ``N`` players, plus ``extra_per_deal`` bytes; the largest table size's arrays are copied
+    twice more on the way (concatenated, then split into the candidate's and the field's seats)."""
+    per_size = [deals * ((n + 1) * n * NUM_OUTCOMES * 8 + extra_per_deal) for n in sizes]
+    memory.check_fits(sum(per_size) + 2 * max(per_size, default=0),
+                      f"--deals {deals} (at {', '.join(map(str, sizes))} players)")
+
+
+def seat_outcomes(state: np.ndarray, num_players: int) -> np.ndarray:
+    """``(N, 6)`` int64 rows (chips, played, tricks, won pot, tied for most, bourré) of a settled deal."""
+    v = StateView(state, num_players)
+    return np.array([[v.reward(q), v.playing(q), v.tricks(q), v.won(q), v.tied(q), v.bourre(q)]
+                     for q in range(num_players)], dtype=np.int64).reshape(num_players, 6)
+
+
+def play_deal(env: Any, table: Sequence[Agent], deals: Deals, k: int) -> np.ndarray:
+    """Play deal ``k`` of ``deals`` with ``table[s]`` in seat ``s``; the ``seat_outcomes`` rows."""
+    env.reset(seed=int(deals.env_seeds[k]), options={"deck": deals.decks[k].tolist(), "dealer": int(deals.dealers[k])})
+    for agent in table:
+        agent.reset()
+    seat_of = env.unwrapped.agent_name_mapping
+    for name in env.agent_iter():
+        obs, _, terminated, truncated, _ = env.last()
+        env.step(None if terminated or truncated else int(table[seat_of[name]].act(obs)))
+    return seat_outcomes(env.unwrapped.state_vector, len(table))
+
+
+def agent_seed(*key: int) -> int:
+    """A 32-bit agent seed derived from integers (evaluation seed, table size, chunk, role, ...)."""
+    return int(np.random.SeedSequence(list(key)).generate_state(1)[0])
+
+
+def table_rules(players: int, rule_options: Mapping[str, Any]) -> Rules:
+    """The rules of one table size; evaluations settle every deal on its own."""
+    rules = Rules.from_options(**{**rule_options, "num_players": players})
+    if rules.deals_per_episode != 1:
+        raise ValueError(f"deals_per_episode: evaluation plays single deals, got {rules.deals_per_episode}")
+    return rules
+
+
+# ---------------------------------------------------------------------------- parallel chunks
+_Job = TypeVar("_Job")
+_Result = TypeVar("_Result")
+
+
+BACKENDS = ("local", "ray")
+"""Where chunks run: ``local``, a process pool on this machine; ``ray``, Ray tasks (``train.eval.ray_backend``)."""
+
+
+def check_backend(backend: str, address: str | None) -> None:
+    if backend not in BACKENDS:
+        raise ValueError(f"backend: expected one of {BACKENDS}, got {backend!r}")
+    if address is not None and backend != "ray":
+        raise ValueError(f"address: a Ray cluster's address goes with backend 'ray', got backend {backend!r}")
+
+
+def run_jobs(fn: Callable[[_Job], _Result], jobs: Iterable[_Job], sizes: Iterable[int], workers: int,
+             progress: bool, desc: str, backend: str = "local", address: str | None = None,
+             total: int | None = None) -> list[_Result]:
+    """``[fn(job) for job in jobs]``, in ``workers`` processes, with a progress bar counting ``sizes`` (one per
+    job; ``total`` is their sum, needed when ``sizes`` is not a sequence); with ``backend="ray"``, as Ray tasks
+    on a local instance of ``workers`` CPUs or the cluster at ``address``.
+
+    ``jobs`` may be a generator: it is drawn a few jobs ahead of the workers, so that the jobs of a long run
+    are never all in memory. On Ctrl-C (``KeyboardInterrupt``) the workers are stopped at once, before the
+    interrupt goes on."""
+    check_backend(backend, address)
+    if backend == "ray":
+        from train.eval.ray_backend import run_jobs_ray  # local: Ray is an optional extra
+
+        job_list, size_list = list(jobs), list(sizes)
+        return run_jobs_ray(fn, job_list, size_list, workers, progress, desc, address)
+    if total is None:
+        sizes = list(sizes)
+        total = sum(sizes)
+    with tqdm(total=total, disable=not progress, unit="deal", desc=desc, dynamic_ncols=True) as bar:
+        if workers <= 1 or (isinstance(jobs, Sequence) and len(jobs) <= 1):
+            results = []
+            for job, size in zip(jobs, sizes, strict=True):
+                results.append(fn(job))
+                bar.update(size)
+            return results
+        return _run_in_pool(fn, jobs, sizes, workers, bar)
+
+
+def _ignore_interrupts() -> None:
+    """Worker start-up: Ctrl-C reaches every process of the terminal's group, and only the parent decides what
+    it means; a terminate from the parent unwinds the worker (``SystemExit``), so that a file it is writing
+    through ``atomic_files`` leaves no temporary behind."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def unwind(signum: int, frame: FrameType | None) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, unwind)
+
+
+def _run_in_pool(fn: Callable[[_Job], _Result], jobs: Iterable[_Job], sizes: Iterable[int], workers: int,
+                 bar: Any) -> list[_Result]:
+    # spawn, not fork: the parent may hold threads (tqdm's monitor, BLAS), and forking a threaded process can
+    # deadlock; a spawned worker reloads the cached compiled core in about a second.
+    context = multiprocessing.get_context("spawn")
+    done: queue.Queue[tuple[int, Any, BaseException | None]] = queue.Queue()
+    results: list[Any] = []
+    sizes_of: list[int] = []
+    pool = context.Pool(processes=workers, initializer=_ignore_interrupts)
+    try:
+        pending = 0
+        for job, size in zip(jobs, sizes, strict=True):
+            i = len(results)
+            results.append(None)
+            sizes_of.append(size)
+            pool.apply_async(fn, (job,), callback=functools.partial(_finished, done, i),
+                             error_callback=functools.partial(_failed, done, i))
+            pending += 1
+            # Two jobs per worker in flight: enough to keep them busy, few enough to draw jobs as they are needed.
+            while pending >= 2 * workers:
+                pending -= _collect(done, results, sizes_of, bar)
+        while pending:
+            pending -= _collect(done, results, sizes_of, bar)
+        pool.close()
+    except BaseException:
+        pool.terminate()  # at once: the jobs in flight are abandoned, queued ones never start
+        raise
+    finally:
+        pool.join()
+    return results
+
+
+def _finished(done: queue.Queue[tuple[int, Any, BaseException | None]], i: int, result: Any) -> None:
+    done.put((i, result, None))
+
+
+def _failed(done: queue.Queue[tuple[int, Any, BaseException | None]], i: int, error: BaseException) -> None:
+    done.put((i, None, error))
+
+
+def _collect(done: queue.Queue[tuple[int, Any, BaseException | None]], results: list[Any], sizes: list[int],
+             bar: Any) -> int:
+    """Wait for one finished job, store its result (or raise its error); returns 1."""
+    i, result, error = done.get()
+    if error is not None:
+        raise error
+    results[i] = result
+    bar.update(sizes[i])
+    return 1
+
+
+def chunk_bounds(count: int) -> list[tuple[int, int]]:
+    return [(start, min(start + CHUNK_DEALS, count)) for start in range(0, count, CHUNK_DEALS)]
+
+
+def chunk_sizes(count: int, repeats: int = 1) -> Iterator[int]:
+    """Deals in each chunk of ``count`` deals, for ``repeats`` table sizes in turn, drawn as they are needed."""
+    for _ in range(repeats):
+        for start in range(0, count, CHUNK_DEALS):
+            yield min(CHUNK_DEALS, count - start)
+
+
+@dataclasses.dataclass(frozen=True)
+class _EvalJob:
+    candidate: str
+    field: tuple[str, ...]  # one spec per seat
+    rule_options: dict[str, Any]  # num_players included
+    seed: int
+    chunk: int
+    deals: Deals
+    histories: str | None = None  # folder for one hand history per game, or None
+
+
+def _run_eval_job(job: _EvalJob) -> tuple[np.ndarray, np.ndarray]:
+    """Outcomes of one chunk: the rotations ``(deals, rotation, seat, 6)``, rotation ``r`` with the candidate
+    in seat ``r``, and the all-field table ``(deals, seat, 6)``."""
+    n = len(job.field)
+    env = bourre_env.env(**job.rule_options)
+    if job.histories is not None:
+        env = history.Recording(env)
+    # Seeds go by seat, whoever sits there: the candidate in seat r draws the stream that the field's agent of
+    # seat r draws at every other table, so a candidate equal to the field replays the all-field table exactly.
+    seeds = [agent_seed(job.seed, n, job.chunk, 1 + s) for s in range(n)]
+    # One table per rotation, and one all-field table, so that each table's agents see only their own deals.
+    tables = [[agents.make(job.candidate if s == r else job.field[s], seeds[s]) for s in range(n)]
+              for r in range(n)]
+    baseline_table = [agents.make(job.field[s], seeds[s]) for s in range(n)]
+    out = np.empty((len(job.deals), n, n, NUM_OUTCOMES), dtype=np.int64)
+    baseline = np.empty((len(job.deals), n, NUM_OUTCOMES), dtype=np.int64)
+    for k in range(len(job.deals)):
+        for r in range(n):
+            out[k, r] = play_deal(env, tables[r], job.deals, k)
+            _save_history(env, job, k, f"seat{r}", [job.candidate if s == r else job.field[s] for s in range(n)])
+        baseline[k] = play_deal(env, baseline_table, job.deals, k)
+        _save_history(env, job, k, "field", list(job.field))
+    return out, baseline
+
+
+def _save_history(env: Any, job: _EvalJob, k: int, table: str, seats: list[str]) -> None:
+    """``{histories}/{N}p/deal{index}_{table}.json``: ``table`` is ``seat{r}`` (the candidate in seat ``r``) or
+    ``field`` (the all-field table)."""
+    if job.histories is not None:
+        folder = Path(job.histories) / f"{len(seats)}p"
+        folder.mkdir(parents=True, exist_ok=True)
+        # Whole or not at all, also when the run is interrupted while writing (history.write may not be atomic).
+        atomic_files.write_text(folder / f"deal{job.chunk * CHUNK_DEALS + k:05d}_{table}.json",
+                                history.dumps(env.history(seats)))
+
+
+# ---------------------------------------------------------------------------- statistics
+def _betacf(a: float, b: float, x: float) -> float:
+    """Continued fraction of the incomplete beta function (modified Lentz; Numerical Recipes 6.4)."""
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 500):
+        for aa in (m * (b - m) * x / ((a - 1.0 + 2 * m) * (a + 2 * m)),
+                   -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 1.0 + 2 * m))):
+            d = 1.0 + aa * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + aa / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1.0) < 1e-15:
+            break
+    return h
+
+
+def _betainc(a: float, b: float, x: float) -> float:
+    """Regularized incomplete beta function I_x(a, b)."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _betacf(a, b, x) / a
+    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
+
+
+def t_quantile(q: float, df: int) -> float:
+    """Quantile ``q`` (0.5 < q < 1) of Student's t with ``df`` degrees of freedom.
+
+    Written here (bisection on the t tail) so that evaluation needs no scipy."""
+    if not 0.5 < q < 1.0 or df < 1:
+        raise ValueError(f"t_quantile: need 0.5 < q < 1 and df >= 1, got q={q}, df={df}")
+    tail = 1.0 - q
+
+    def upper_tail(t: float) -> float:
+        return 0.5 * _betainc(df / 2.0, 0.5, df / (df + t * t))
+
+    lo, hi = 0.0, 1.0
+    while upper_tail(hi) > tail:
+        lo, hi = hi, hi * 2.0
+    while hi - lo > 1e-12 * hi:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if upper_tail(mid) > tail else (lo, mid)
+    return 0.5 * (lo + hi)
+
+
+def t_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, float] | None:
+    """Two-sided t confidence interval of the mean of ``values``; ``None`` with fewer than two values."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.size < 2:
+        return None
+    mean = float(values.mean())
+    half = t_quantile(0.5 + level / 2.0, values.size - 1) * float(values.std(ddof=1)) / math.sqrt(values.size)
+    return (mean - half, mean + half)
+
+
+def _ratio(numerator: int, denominator: int) -> float | None:
+    return numerator / denominator if denominator else None
+
+
+@dataclasses.dataclass(frozen=True)
+class SideStats:
+    """One side's statistics (the candidate's seats, or the field's); see the module docstring."""
+
+    chips: float
+    chips_ci95: tuple[float, float] | None
+    pot_win_rate: float
+    play_rate: float
+    bourre_rate_played: float | None
+    bourre_rate_dealt: float
+    tie_rate: float
+    mean_tricks: float
+
+    @classmethod
+    def of(cls, rows: np.ndarray, per_deal_chips: np.ndarray) -> SideStats:
+        """From outcome rows ``(deals, seats, 6)`` and the side's chips per deal."""
+        seats = rows.shape[0] * rows.shape[1]
+        played = int(rows[..., PLAYED].sum())
+        return cls(
+            chips=float(per_deal_chips.mean()),
+            chips_ci95=t_interval(per_deal_chips),
+            pot_win_rate=int(rows[..., WON].sum()) / seats,
+            play_rate=played / seats,
+            bourre_rate_played=_ratio(int(rows[..., BOURRE].sum()), played),
+            bourre_rate_dealt=int(rows[..., BOURRE].sum()) / seats,
+            tie_rate=int(rows[..., TIED].sum()) / seats,
+            mean_tricks=int(rows[..., TRICKS].sum()) / seats,
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class TableReport:
+    """Results at one table size; the two advantages are defined in the module docstring."""
+
+    players: int
+    deals: int
+    games: int  # deals * players: every deal once per rotation (the all-field table not counted)
+    candidate: SideStats
+    field: SideStats  # the field's seats at the candidate's tables
+    advantage: float  # table advantage: candidate minus the other seats, chips per deal
+    advantage_ci95: tuple[float, float] | None
+    baseline: SideStats  # the all-field table: every seat the field's own agent
+    replacement_advantage: float  # candidate minus the field's agent in the same seat, chips per deal
+    replacement_advantage_ci95: tuple[float, float] | None
+
+    @classmethod
+    def of(cls, outcomes: np.ndarray, baseline: np.ndarray) -> TableReport:
+        """From outcomes ``(deals, rotation, seat, 6)`` with the candidate in seat ``rotation``, and the all-field
+        table's ``(deals, seat, 6)``."""
+        d, n = outcomes.shape[0], outcomes.shape[1]
+        own = np.eye(n, dtype=bool)
+        candidate = outcomes[:, own]  # (deals, n): seat r of rotation r
+        field = outcomes[:, ~own]  # (deals, n * (n - 1))
+        candidate_sum = candidate[..., CHIPS].sum(axis=1)
+        field_sum = field[..., CHIPS].sum(axis=1)
+        # Integer numerators over one division: a candidate identical to the field gives exactly 0.
+        advantage = ((n - 1) * candidate_sum - field_sum) / (n * (n - 1))
+        # Seat r of rotation r against seat r of the all-field table, summed over the seats before dividing.
+        replacement = (candidate[..., CHIPS] - baseline[..., CHIPS]).sum(axis=1) / n
+        return cls(
+            players=n, deals=d, games=d * n,
+            candidate=SideStats.of(candidate, candidate_sum / n),
+            field=SideStats.of(field, field_sum / (n * (n - 1))),
+            advantage=float(advantage.mean()),
+            advantage_ci95=t_interval(advantage),
+            baseline=SideStats.of(baseline, baseline[..., CHIPS].sum(axis=1) / n),
+            replacement_advantage=float(replacement.mean()),
+            replacement_advantage_ci95=t_interval(replacement),
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class EvalReport:
+    """A duplicate evaluation: the settings and one ``TableReport`` per table size."""
+
+    candidate: str
+    field: str | list[str]
+    seed: int
+    deals: int
+    rule_options: dict[str, Any]
+    chunk_deals: int
+    tables: list[TableReport]
+
+    def table(self, players: int) -> TableReport:
+        for t in self.tables:
+            if t.players == players:
+                return t
+        raise KeyError(f"no table of {players} players; have {[t.players for t in self.tables]}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain types only (tuples become lists in JSON), for ``json.dump``."""
+        return dataclasses.asdict(self)
+
+
+# ---------------------------------------------------------------------------- entry point
+def field_per_seat(field: str | Sequence[str], players: int) -> tuple[str, ...]:
+    """The field's spec for each seat of a table of ``players``."""
+    if isinstance(field, str):
+        return (field,) * players
+    specs = tuple(field)
+    if len(specs) == 1:
+        return specs * players
+    if len(specs) != players:
+        raise ValueError(f"field: one spec for every seat, or exactly {players} specs (one per seat) for "
+                         f"{players} players, got {len(specs)}: {list(specs)}")
+    return specs
+
+
+def check_specs(specs: Sequence[str]) -> None:
+    """Build each agent once here, so that a bad spec fails before any worker starts."""
+    for spec in dict.fromkeys(specs):
+        agents.make(spec, 0)
+
+
+def evaluate(candidate: str, field: str | Sequence[str] = "random", players: int | Sequence[int] = (5,),
+             deals: int = 500, seed: int = 0, workers: int = 1, progress: bool = True,
+             rule_options: Mapping[str, Any] | None = None, histories: str | Path | None = None,
+             backend: str = "local", address: str | None = None) -> EvalReport:
+    """Duplicate evaluation of ``candidate`` against ``field`` at each table size (see the module docstring).
+
+    ``rule_options`` are ``Rules`` fields (``{"tie": "divide"}``) applied at every table size; ``histories``, a
+    folder for one hand history per game (``bourre_env.history``; see Hand histories in the module docstring);
+    ``backend``, ``"local"`` (processes) or ``"ray"`` (Ray tasks, on the cluster at ``address`` if given:
+    ``train.eval.ray_backend``), which does not change the report."""
+    check_backend(backend, address)
+    if histories is not None and backend != "local":
+        raise ValueError("histories: only with backend 'local' (Ray workers would write them on their own disks)")
+    sizes = [players] if isinstance(players, int) else list(players)
+    if not sizes:
+        raise ValueError("players: at least one table size is needed")
+    if deals < 1:
+        raise ValueError(f"deals: expected at least 1, got {deals}")
+    if seed < 0:
+        raise ValueError(f"seed: expected an integer >= 0, got {seed}")
+    options = dict(rule_options or {})
+    rules = [table_rules(n, options) for n in sizes]
+    per_seat = [field_per_seat(field, n) for n in sizes]
+    for specs in per_seat:
+        check_specs([candidate, *specs])
+    check_outcomes_fit(deals, sizes)
+    history_folder = None if histories is None else str(histories)
+
+    def jobs() -> Iterator[_EvalJob]:
+        for n, table_rule, specs in zip(sizes, rules, per_seat, strict=True):
+            for chunk, chunk_deals in enumerate(iter_deals(seed, table_rule, deals)):
+                yield _EvalJob(candidate, specs, {**options, "num_players": n}, seed, chunk, chunk_deals,
+                               history_folder)
+
+    chunks = -(-deals // CHUNK_DEALS)
+    results = run_jobs(_run_eval_job, jobs(), chunk_sizes(deals, len(sizes)), workers, progress,
+                       f"eval {candidate}", backend, address, total=deals * len(sizes))
+    tables = []
+    for i in range(len(sizes)):
+        mine = results[i * chunks:(i + 1) * chunks]  # jobs go table size by table size, chunk by chunk
+        tables.append(TableReport.of(np.concatenate([r[0] for r in mine]), np.concatenate([r[1] for r in mine])))
+    return EvalReport(candidate=candidate, field=field if isinstance(field, str) else list(field), seed=seed,
+                      deals=deals, rule_options=options, chunk_deals=CHUNK_DEALS, tables=tables)

@@ -1,0 +1,399 @@
+"""Tournament: a pool of agents at mixed tables over fixed deals: payoffs, replacement advantages, OpenSkill ratings.
+
+=================== ========================================================================
+Import              ``from train.eval.tournament import tournament``
+Call                ``tournament(["random", "heuristic", "heuristic:tight"], players=(5,), deals=500)``
+Command line        ``bourre eval --tournament random heuristic heuristic:tight --players 5``
+Result              ``TournamentReport``; ``save(folder)`` writes JSON, Markdown and a PNG per table size
+=================== ========================================================================
+
+Method
+------
+The deals are those of ``train.eval.duplicate.make_deals`` (same seed, same decks). For each deal a
+*lineup* of ``N`` agents is drawn from ``default_rng([seed, N, 1])``: ``N`` distinct agents
+when the pool has at least ``N``, otherwise every agent ``N // K`` times and ``N % K`` more
+distinct ones, in a shuffled order. The deal is then played ``N`` times, the lineup rotated one
+seat each time, so every lineup member holds every seat's cards once (each agent sits in each
+seat position equally, and seat luck cancels within the deal). Agents are built per chunk of
+``CHUNK_DEALS`` deals, seeded from ``(seed, N, chunk, agent, copy)``, and reset before every
+deal; chunks run in ``workers`` processes (or as Ray tasks: ``backend="ray"``) and are combined in order.
+
+One deal is one *match*. An agent's *score* in a match is its chips per deal (in antes),
+averaged over its seats and the rotations.
+
+Payoff matrices
+---------------
+``payoff[i][j]`` (``i != j``) is agent ``i``'s mean score over the matches in which agent ``j``
+also sat: how ``i`` fares at tables with ``j``; the diagonal is ``i``'s mean score over all its
+matches. It reads straight off the mixed tables, but when the pool is no larger than the table
+every agent sits at every table and each row is constant.
+
+``margin[i][j]`` is the mean over the same matches of ``i``'s score minus ``j``'s: since both
+held the cards of every seat of the deal, this is a duplicate comparison of ``i`` and ``j`` at
+one table, and it removes the chips that leave the table (carried and bourré pots make a
+single deal lose chips on the whole). It is antisymmetric with a zero diagonal, and it is the
+matrix drawn in the heatmap. ``counts[i][j]`` is the number of matches behind both; entries are
+``None`` where two agents never met.
+
+Ratings
+-------
+OpenSkill's Plackett-Luce model (default parameters), one match at a time in deal order, each
+agent a team of one, ranked by score (equal scores share a rank). Agents are listed by
+``mu - 3 * sigma`` (``ordinal``), a conservative skill estimate.
+
+Replacement advantage
+---------------------
+Each deal is also played once at an *all-baseline table*: the ``baseline`` agent (the first
+agent of the pool unless named; the command line uses the first) in every seat, built per chunk
+and seeded from ``(seed, N, chunk, 2, seat)``, apart from the lineup's agents. An agent's
+``replacement_advantage`` is the mean over its matches of its score minus the all-baseline
+table's chips per seat on the same deal. Each lineup member held every seat of the deal once, so
+this is, seat by seat, the agent's chips minus the baseline agent's chips in the same seat on
+the same cards, the replacement advantage of ``train.eval.duplicate``; it is computed from integer
+chip sums and has a t-interval with the match as the unit.
+
+Why this form: ``train.eval.duplicate`` puts the candidate in one seat of an all-field table, but a
+tournament has no field, and its tables are mixed by design. Replacing each lineup member by
+the baseline agent at its own table would take ``N`` more games per member, ``N * N`` per deal:
+a set of evaluations rather than one tournament (``bourre eval --candidate A --field X`` is that
+measurement for one agent). One all-baseline table per deal costs ``1/N`` more games, as in the
+evaluation, and gives every deal a par. The measure is then how many more chips per deal an
+agent makes at the tournament's tables than the baseline agent makes among copies of itself on
+the same cards. The par takes out the luck of the deals an agent happened to sit in (how many
+chips leave a table varies from deal to deal), so agents that met on different deals compare
+fairly, which their chips alone do not when the pool is larger than the table. Unlike the
+evaluation's measure it credits an agent with the tablemates it drew, so the baseline agent
+itself does not score 0 in general; it does when the pool is copies of one deterministic agent
+that ignores its seed.
+
+Duplicate specs in the pool (``["random", "random"]``) are allowed and named ``random#1``,
+``random#2``: two copies of one agent show the noise floor of the ratings.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import agents
+import bourre_env
+from agents.base import Agent
+from bourre_env import atomic_files
+from train.eval.duplicate import (
+    BOURRE,
+    CHIPS,
+    CHUNK_DEALS,
+    NUM_OUTCOMES,
+    PLAYED,
+    WON,
+    Deals,
+    agent_seed,
+    check_outcomes_fit,
+    check_specs,
+    chunk_sizes,
+    iter_deals,
+    play_deal,
+    run_jobs,
+    t_interval,
+    table_rules,
+)
+
+__all__ = ["AgentResult", "TournamentReport", "TournamentTable", "draw_lineups", "iter_lineups", "pool_names",
+           "tournament"]
+
+
+def pool_names(pool: Sequence[str]) -> list[str]:
+    """Display names: the spec, with ``#k`` appended when a spec appears more than once."""
+    names = []
+    for i, spec in enumerate(pool):
+        copies = [j for j, other in enumerate(pool) if other == spec]
+        names.append(spec if len(copies) == 1 else f"{spec}#{copies.index(i) + 1}")
+    return names
+
+
+def draw_lineups(seed: int, players: int, pool_size: int, count: int) -> np.ndarray:
+    """``(count, players)`` pool indices: one lineup per deal (see the module docstring)."""
+    return np.concatenate(list(iter_lineups(seed, players, pool_size, count)))
+
+
+def iter_lineups(seed: int, players: int, pool_size: int, count: int) -> Iterator[np.ndarray]:
+    """The rows of ``draw_lineups``, ``CHUNK_DEALS`` at a time, each chunk drawn when it is asked for."""
+    rng = np.random.default_rng([seed, players, 1])
+    repeats, extra = divmod(players, pool_size)
+    for start in range(0, count, CHUNK_DEALS):
+        lineups = np.empty((min(CHUNK_DEALS, count - start), players), dtype=np.int64)
+        for k in range(len(lineups)):
+            order = rng.permutation(pool_size)
+            lineup = (np.concatenate([np.tile(np.arange(pool_size), repeats), order[:extra]]) if repeats
+                      else order[:players])
+            lineups[k] = rng.permutation(lineup)
+        yield lineups
+
+
+@dataclasses.dataclass(frozen=True)
+class _Job:
+    pool: tuple[str, ...]
+    baseline: str
+    rule_options: dict[str, Any]  # num_players included
+    seed: int
+    chunk: int
+    deals: Deals
+    lineups: np.ndarray  # (deals, N)
+
+
+def _run_job(job: _Job) -> tuple[np.ndarray, np.ndarray]:
+    """Outcomes ``(deals, rotation, member, 6)``, in rotation ``r`` lineup member ``j`` in seat ``(j + r) % N``,
+    and the all-baseline table's ``(deals, seat, 6)``."""
+    n = job.lineups.shape[1]
+    env = bourre_env.env(**job.rule_options)
+    instances: dict[tuple[int, int], Agent] = {}  # (pool index, copy within the lineup), built on first use
+
+    def instance(agent: int, copy: int) -> Agent:
+        if (agent, copy) not in instances:
+            instances[agent, copy] = agents.make(job.pool[agent], agent_seed(job.seed, n, job.chunk, 1, agent, copy))
+        return instances[agent, copy]
+
+    # Its own instances, so that the mixed tables play as they would without it.
+    baseline_table = [agents.make(job.baseline, agent_seed(job.seed, n, job.chunk, 2, s)) for s in range(n)]
+    out = np.empty((len(job.deals), n, n, NUM_OUTCOMES), dtype=np.int64)
+    baseline = np.empty((len(job.deals), n, NUM_OUTCOMES), dtype=np.int64)
+    for k, lineup in enumerate(job.lineups):
+        members = [instance(int(a), int(np.count_nonzero(lineup[:j] == a))) for j, a in enumerate(lineup)]
+        for r in range(n):
+            table = [members[(s - r) % n] for s in range(n)]
+            rows = play_deal(env, table, job.deals, k)
+            out[k, r] = rows[(np.arange(n) + r) % n]  # back to member order
+        baseline[k] = play_deal(env, baseline_table, job.deals, k)
+    return out, baseline
+
+
+@dataclasses.dataclass(frozen=True)
+class AgentResult:
+    """One agent at one table size."""
+
+    name: str
+    spec: str
+    matches: int
+    chips: float | None  # mean score per match: chips per deal (None if the agent never sat)
+    chips_ci95: tuple[float, float] | None
+    pot_win_rate: float
+    play_rate: float
+    bourre_rate_dealt: float
+    replacement_advantage: float | None  # score minus the all-baseline table's chips per seat, same deals
+    replacement_advantage_ci95: tuple[float, float] | None
+    mu: float
+    sigma: float
+    ordinal: float  # mu - 3 sigma
+
+
+@dataclasses.dataclass(frozen=True)
+class TournamentTable:
+    """Results at one table size; ``agents`` sorted by ``ordinal``, matrices in pool order."""
+
+    players: int
+    deals: int
+    agents: list[AgentResult]
+    names: list[str]  # pool order: the rows and columns of the matrices
+    payoff: list[list[float | None]]  # row agent's chips per deal at tables with the column agent
+    margin: list[list[float | None]]  # row minus column agent's chips per deal, at the same tables
+    counts: list[list[int]]
+    baseline_chips: float  # the all-baseline table: chips per seat and deal
+    baseline_chips_ci95: tuple[float, float] | None
+
+    @classmethod
+    def of(cls, pool: Sequence[str], lineups: np.ndarray, outcomes: np.ndarray,
+           baseline: np.ndarray) -> TournamentTable:
+        """From the lineups, the outcomes ``(deals, rotation, member, 6)`` and the all-baseline table's
+        ``(deals, seat, 6)``."""
+        from openskill.models import PlackettLuce  # local: only the tournament needs it
+
+        k, (d, n) = len(pool), lineups.shape
+        names = pool_names(pool)
+        present = np.zeros((d, k), dtype=bool)
+        score = np.zeros((d, k))
+        replacement = np.zeros((d, k))
+        par_sum = baseline[..., CHIPS].sum(axis=1)  # (d,) chips of the all-baseline table
+        for a in range(k):
+            seated = lineups == a  # (d, n) members that are agent a
+            present[:, a] = seated.any(axis=1)
+            chips = (outcomes[..., CHIPS] * seated[:, None, :]).sum(axis=(1, 2))
+            slots = seated.sum(axis=1)
+            score[:, a] = np.where(present[:, a], chips / np.maximum(slots * n, 1), 0.0)
+            # Each slot held every seat once: its par is the whole all-baseline table; integers up to one division.
+            replacement[:, a] = np.where(present[:, a], (chips - slots * par_sum) / np.maximum(slots * n, 1), 0.0)
+        payoff: list[list[float | None]] = [[None] * k for _ in range(k)]
+        margin: list[list[float | None]] = [[None] * k for _ in range(k)]
+        counts = [[0] * k for _ in range(k)]
+        for i in range(k):
+            for j in range(k):
+                together = present[:, i] & present[:, j]
+                counts[i][j] = int(together.sum())
+                if counts[i][j]:
+                    payoff[i][j] = float(score[together, i].mean())
+                    margin[i][j] = float((score[together, i] - score[together, j]).mean())
+
+        model = PlackettLuce()
+        ratings = [model.rating(name=name) for name in names]
+        for m in range(d):
+            seated = [a for a in range(k) if present[m, a]]
+            # Rank 1 is best; equal scores share a rank.
+            ranks = [1.0 + sum(float(score[m, b] > score[m, a]) for b in seated) for a in seated]
+            for a, (new,) in zip(seated, model.rate([[ratings[a]] for a in seated], ranks=ranks), strict=True):
+                ratings[a] = new
+
+        results = []
+        for a in range(k):
+            rows = outcomes.transpose(0, 2, 1, 3)[lineups == a]  # (member slots, rotations, 6)
+            slots = max(rows.shape[0] * n, 1)
+            sat = present[:, a]
+            results.append(AgentResult(
+                name=names[a], spec=pool[a], matches=int(sat.sum()),
+                chips=float(score[sat, a].mean()) if sat.any() else None,
+                chips_ci95=t_interval(score[sat, a]),
+                pot_win_rate=int(rows[..., WON].sum()) / slots, play_rate=int(rows[..., PLAYED].sum()) / slots,
+                bourre_rate_dealt=int(rows[..., BOURRE].sum()) / slots,
+                replacement_advantage=float(replacement[sat, a].mean()) if sat.any() else None,
+                replacement_advantage_ci95=t_interval(replacement[sat, a]),
+                mu=float(ratings[a].mu), sigma=float(ratings[a].sigma), ordinal=float(ratings[a].ordinal())))
+        results.sort(key=lambda r: -r.ordinal)
+        return cls(players=n, deals=d, agents=results, names=names, payoff=payoff, margin=margin, counts=counts,
+                   baseline_chips=float((par_sum / n).mean()), baseline_chips_ci95=t_interval(par_sum / n))
+
+
+@dataclasses.dataclass(frozen=True)
+class TournamentReport:
+    """A tournament: the settings and one ``TournamentTable`` per table size."""
+
+    pool: list[str]
+    baseline: str  # the agent of the all-baseline table
+    seed: int
+    deals: int
+    rule_options: dict[str, Any]
+    chunk_deals: int
+    tables: list[TournamentTable]
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def to_markdown(self) -> str:
+        lines = [f"# Tournament: {', '.join(self.pool)}", "",
+                 f"{self.deals} deals per table size, each played once per seat rotation and once at a table of "
+                 f"{self.baseline} only; seed {self.seed}"
+                 + (f"; rules {self.rule_options}" if self.rule_options else "") + ".", ""]
+        for t in self.tables:
+            lines += [f"## {t.players} players", "",
+                      "| rank | agent | mu | sigma | mu - 3 sigma | chips/deal | 95% CI "
+                      f"| replacement vs all-{self.baseline} | 95% CI | matches | pot won | played |",
+                      "|---:|---|---:|---:|---:|---:|---|---:|---|---:|---:|---:|"]
+            for rank, a in enumerate(t.agents, 1):
+                ci = f"[{a.chips_ci95[0]:+.3f}, {a.chips_ci95[1]:+.3f}]" if a.chips_ci95 else "-"
+                chips = "-" if a.chips is None else f"{a.chips:+.3f}"
+                rci = (f"[{a.replacement_advantage_ci95[0]:+.3f}, {a.replacement_advantage_ci95[1]:+.3f}]"
+                       if a.replacement_advantage_ci95 else "-")
+                repl = "-" if a.replacement_advantage is None else f"{a.replacement_advantage:+.3f}"
+                lines.append(f"| {rank} | {a.name} | {a.mu:.2f} | {a.sigma:.2f} | {a.ordinal:.2f} | {chips} | "
+                             f"{ci} | {repl} | {rci} | {a.matches} | {a.pot_win_rate:.1%} | {a.play_rate:.1%} |")
+            lines += ["", f"Replacement: the agent's chips per deal minus {self.baseline}'s in the same seat at a "
+                          f"table of {self.baseline} only, on the same deals ({t.baseline_chips:+.3f} chips per "
+                          "seat and deal there)."]
+            for title, matrix in (
+                    ("Payoff: chips per deal of the row agent at tables with the column agent "
+                     "(diagonal: over all its tables).", t.payoff),
+                    ("Margin: chips per deal of the row agent minus the column agent's, on the same deals at the "
+                     "same tables.", t.margin)):
+                lines += ["", title, "", "| | " + " | ".join(t.names) + " |", "|---|" + "---:|" * len(t.names)]
+                for name, row in zip(t.names, matrix, strict=True):
+                    lines.append(f"| {name} | " + " | ".join("-" if v is None else f"{v:+.3f}" for v in row) + " |")
+            lines.append("")
+        return "\n".join(lines)
+
+    def plot(self, table: TournamentTable, path: str | Path) -> None:
+        """A heatmap of one table size's ``margin`` matrix, written as PNG."""
+        import matplotlib
+
+        matplotlib.use("Agg")  # files only: no display on servers and in workers
+        import matplotlib.pyplot as plt
+
+        values = np.array([[np.nan if v is None else v for v in row] for row in table.margin], dtype=float)
+        k = len(table.names)
+        # Symmetric limits: the matrix is antisymmetric, so white means even.
+        limit = float(np.nanmax(np.abs(values))) if np.isfinite(values).any() else 0.0
+        limit = limit if limit > 0 else 1.0
+        fig, ax = plt.subplots(figsize=(2.2 + 1.1 * k, 1.6 + 0.9 * k))
+        image = ax.imshow(values, cmap="RdBu", vmin=-limit, vmax=limit)
+        ax.set_xticks(range(k), table.names, rotation=30, ha="right")
+        ax.set_yticks(range(k), table.names)
+        ax.set_xlabel("minus chips of")
+        ax.set_ylabel("chips of")
+        ax.set_title(f"{table.players} players, {table.deals} deals: chips per deal, row minus column")
+        for i in range(k):
+            for j in range(k):
+                if np.isfinite(values[i, j]):
+                    ax.text(j, i, f"{values[i, j]:+.2f}", ha="center", va="center", fontsize=9,
+                            color="white" if abs(values[i, j]) > 0.6 * limit else "black")
+        fig.colorbar(image, ax=ax, label="chips per deal (antes)")
+        fig.tight_layout()
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+
+    def save(self, folder: str | Path) -> list[Path]:
+        """Write ``tournament.json``, ``tournament.md`` and ``tournament_{N}p.png``; the paths written. ``ValueError``
+        if ``folder`` is a file."""
+        out = Path(folder)
+        if out.exists() and not out.is_dir():
+            raise ValueError(f"{out} is a file; give a folder (the results are written into it)")
+        out.mkdir(parents=True, exist_ok=True)
+        paths = [out / "tournament.json", out / "tournament.md"]
+        atomic_files.write_text(paths[0], json.dumps(self.to_dict(), indent=2) + "\n")
+        atomic_files.write_text(paths[1], self.to_markdown())
+        for t in self.tables:
+            paths.append(out / f"tournament_{t.players}p.png")
+            with atomic_files.replacing(paths[-1], ".png") as tmp:
+                self.plot(t, tmp)
+        return paths
+
+
+def tournament(pool: Sequence[str], players: int | Sequence[int] = (5,), deals: int = 500, seed: int = 0,
+               workers: int = 1, progress: bool = True, rule_options: Mapping[str, Any] | None = None,
+               baseline: str | None = None, backend: str = "local", address: str | None = None) -> TournamentReport:
+    """Mixed tables of ``pool`` agents over fixed deals at each table size (see the module docstring).
+
+    ``baseline`` is the agent of the all-baseline table behind the replacement advantage (default: ``pool[0]``);
+    ``backend`` and ``address`` choose where chunks run, as in ``train.eval.duplicate.evaluate``."""
+    pool = list(pool)
+    if len(pool) < 2:
+        raise ValueError(f"pool: a tournament needs at least 2 agents, got {pool}")
+    sizes = [players] if isinstance(players, int) else list(players)
+    if not sizes or deals < 1 or seed < 0:
+        raise ValueError(f"need at least one table size, deals >= 1 and seed >= 0; got {sizes}, {deals}, {seed}")
+    reference = pool[0] if baseline is None else baseline
+    check_specs([*pool, reference])
+    options = dict(rule_options or {})
+    rules = [table_rules(n, options) for n in sizes]
+    # The lineups are kept for the statistics, one row of N pool indices per deal.
+    check_outcomes_fit(deals, sizes, extra_per_deal=8 * max(sizes))
+    lineup_chunks: list[list[np.ndarray]] = [[] for _ in sizes]
+
+    def jobs() -> Iterator[_Job]:
+        for i, (n, table_rule) in enumerate(zip(sizes, rules, strict=True)):
+            chunk_lineups = iter_lineups(seed, n, len(pool), deals)
+            for chunk, (chunk_deals, lineups) in enumerate(zip(iter_deals(seed, table_rule, deals), chunk_lineups,
+                                                               strict=True)):
+                lineup_chunks[i].append(lineups)
+                yield _Job(tuple(pool), reference, {**options, "num_players": n}, seed, chunk, chunk_deals, lineups)
+
+    chunks = -(-deals // CHUNK_DEALS)
+    results = run_jobs(_run_job, jobs(), chunk_sizes(deals, len(sizes)), workers, progress, "tournament", backend,
+                       address, total=deals * len(sizes))
+    tables = []
+    for i in range(len(sizes)):
+        mine = results[i * chunks:(i + 1) * chunks]  # jobs go table size by table size, chunk by chunk
+        tables.append(TournamentTable.of(pool, np.concatenate(lineup_chunks[i]), np.concatenate([r[0] for r in mine]),
+                                         np.concatenate([r[1] for r in mine])))
+    return TournamentReport(pool=pool, baseline=reference, seed=seed, deals=deals, rule_options=options,
+                            chunk_deals=CHUNK_DEALS, tables=tables)

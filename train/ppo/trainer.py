@@ -1,0 +1,706 @@
+"""Self-play PPO with batched in-process rollouts, CleanRL-style: one ``Args``, one loop (``bourre train``).
+
+    bourre train --seed 0                                  # or: python -m train.ppo --seed 0
+    bourre train --run-dir runs/ppo/seed0 --resume
+    bourre train --trainer sb3 ...                         # the MaskablePPO trainer (train.sb3.trainer)
+
+What happens, in order:
+
+1. **Imitation warm start**: the heuristic plays every seat of ``tables`` tables until
+   ``imitation_decisions`` decisions of finished deals are recorded; the network's policy is fitted to
+   its actions and its value head to each seat's chips for the deal. Skipped with
+   ``--imitation-decisions 0``.
+2. **PPO** on batched rollouts (``train.ppo.rollout``): one ``BatchGame`` per table size in
+   ``players`` with ``tables`` tables in all. One seat of every table is the learner's; every other seat
+   is drawn deal by deal from the pool: the learner again (``pool_learner``: self-play, its decisions
+   trained on as well), the heuristic, the random agent or one of the last ``max_snapshots`` frozen
+   snapshots of the learner (taken every ``snapshot_every`` steps). At each step the acting seat of
+   every table is one row: the learner's rows go through one masked forward pass, the other rows to
+   their players, one batched call each. Each learner seat's decisions in a deal form a trajectory
+   whose reward is the seat's chip change for the deal (times ``reward_scale``), also when the deal
+   ends on another seat's move; GAE runs along each trajectory. A rollout adds ``rollout_decisions``
+   learner decisions; the update uses those of finished deals, and the decisions of deals still under
+   way wait for the next rollout (their log-probabilities stay those of the policy that acted, their
+   values are recomputed). ``update_epochs`` passes of minibatches of ``minibatch_size``, clipped
+   objective, value loss, entropy bonus, early stop at ``target_kl``.
+3. At the start and every ``eval_every`` steps a duplicate evaluation (``train.eval.duplicate``) against the
+   heuristic field (table and replacement advantage, chips, play and bourré rates), logged to
+   TensorBoard (``tensorboard --logdir runs/ppo``) under ``eval/``, next to ``charts/`` (learner
+   steps/s, chips per deal, the time of rollouts and updates) and ``losses/``, and shown in the progress bar.
+4. Every ``checkpoint_every`` steps, at the end and on Ctrl-C: ``checkpoint.pt`` (network and optimizer,
+   tensors only: read back with torch ``weights_only=True``) and ``state.json`` (step count, snapshots,
+   evaluations). ``--resume`` continues from them with the arguments of ``args.json``; arguments given
+   again on the command line override the saved ones (for example a larger ``--total-timesteps``), except
+   ``--hidden``: the network is the checkpoint's. A checkpoint holding anything but tensors, or one that
+   does not fit the network, is refused with ``ValueError``, and so is one holding NaN or infinity; a network
+   that turns non-finite during training stops the run before anything is saved from it, so the last good
+   checkpoint and model stay. A run stopped before its first checkpoint (Ctrl-C during the imitation warm
+   start: nothing was trained) has only its arguments: ``--resume`` starts it afresh from them.
+5. At the end, in the run folder: ``model.npz`` (the actor, for ``agents.make("ppo:PATH")``),
+   ``report.md`` / ``report.json`` (final evaluation against the random and heuristic fields, the
+   command, seed and timings), ``learning_curve.png`` and the TensorBoard logs in ``tb/``.
+
+A new run needs an empty (or new) run folder: ``--overwrite`` replaces the run in a folder that holds one
+(``train.run_dir``), ``--resume`` continues it.
+
+The network
+-----------
+``hidden`` widths of ReLU layers on one trunk shared by the actor (117 logits, illegal actions masked)
+and the critic. The first layer reads only the observation's nonzero entries (``embedding_bag``; its
+weights are still the dense ``(hidden[0], 1174)`` matrix that ``agents.ppo`` reads), so the exported
+actor is a plain MLP in the existing policy file format. With ``--privileged-critic`` the critic is a second
+trunk of the same widths that also reads the other seats' hands (``bourre_env.privileged``), as PerfectDou's
+and Suphx's critics do; the actor never reads them. It predicts the deal's chips far better (imitation value
+loss 0.007 instead of 0.017 at 3 players) but costs a second trunk per step, and its gain in strength was
+within the noise in the comparison of the README, so it is off by default.
+
+Cost per learner step, and the limit it sets (defaults: ``hidden=(256, 128)``, 5 players, about 66
+nonzero observation entries of 1174, ``update_epochs=2``). Arithmetic: one forward pass is 66*256
+(sparse first layer) + 256*128 + 128*(117 + 1) = 64,768 multiply-adds, 0.13 MFLOP; forward and
+backward are about three times that, so the rollout's forward pass and two epochs make 0.13 + 2 *
+0.39 = 0.91 MFLOP per learner step, 0.67 of it in the dense products. (One forward pass of the SB3
+trainer's separate dense 256-256 actor and critic is 762,368 multiply-adds, 1.5 MFLOP, 601,088 of
+them in their 1174-wide first layers.) Bytes: the sparse first layer reads one 1 kB weight row (256
+floats) per nonzero entry, and its backward pass one 1 kB gradient row per entry, so 5 passes * 66
+kB = 330 kB per learner step, from cache (the weight matrix is 1.2 MB); a stored decision is about
+0.55 kB (sparse observation 66 * 6 bytes, mask 117, 21 bytes of action, log-probability, value,
+reward and links), read once per epoch; the env writes and scans a dense 4.7 kB observation per
+table decision. Measured on one core of this machine, the update runs its matrix products at about
+50 GFLOP/s and the sparse layer's row gathers at about 40 GB/s, so the network alone is bounded at
+about 0.67 MFLOP / 50 GFLOP/s + 330 kB / 40 GB/s = 13 + 8 = 21 us per learner step (48,000 steps/s).
+The loop spends 28-41 us per learner step in the network, depending on the machine's load (the rest
+of it: masking, softmax, minibatch gathers, Adam, Python calls), 3-5 us in the env and about 1.5 us
+in the opponents' batched calls; ``benchmarks/train_speed.py`` prints the split.
+
+A run is reproducible from its seed on the same machine and thread count. A resumed run continues the
+network, the optimizer and the step count but deals new tables, so it is not bit-identical to an
+uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import pickle
+import shlex
+import sys
+import time
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import tyro
+from tqdm.auto import tqdm
+
+from agents.heuristic.batch import BatchHeuristic
+from agents.ppo import load_policy, save_policy
+from bourre_env.atomic_files import replacing, write_text
+from bourre_env.memory import check_fits
+from train import runs
+from train.ppo.policy_net import PolicyNet, masked_logits
+from train.ppo.rollout import (
+    DECISION_BYTES,
+    TABLE_BYTES,
+    Collector,
+    PolicyOpponent,
+    SeatPool,
+    gae,
+    rollout_bytes,
+)
+from train.run_dir import check_json_fields, claim_run_dir, nothing_trained
+from train.runs import CtrlC, RunState, eval_row, evaluate_policy_file, read_json
+
+__all__ = ["Args", "main", "run", "parse_args", "resolve_resume", "ppo_update", "imitation_warm_start"]
+
+MODULE = "train.ppo"
+RUN_OUTPUTS = ("args.json", "commands.txt", "checkpoint.pt", "checkpoint.tmp.pt", "state.json", "state.tmp",
+               "model.npz", "model.npz.tmp.npz", "eval_policy.npz", "eval_policy.npz.tmp.npz", "report.md",
+               "report.json", "learning_curve.png", "snapshots", "tb")
+"""Everything a run writes in its folder (what ``--overwrite`` deletes first)."""
+
+
+@dataclasses.dataclass
+class Args:
+    seed: int = 0
+    """seed of the deals, the seat draws, the network initialisation, the sampling and the evaluations"""
+    run_dir: Path | None = None
+    """run folder (default: runs/ppo/seed{seed}); it holds checkpoints, logs, snapshots and the report"""
+    resume: bool = False
+    """continue the run in run_dir from its last checkpoint, or start afresh a run stopped before its first one
+    (see the module docstring)"""
+    overwrite: bool = False
+    """start a new run in a run_dir that holds one, deleting the earlier run's files first (else a run_dir that is
+    not empty is refused)"""
+    players: tuple[int, ...] = (5,)
+    """table sizes trained on, mixed in one run: the tables are shared out in proportion to how often a size is
+    listed (5 5 7: two thirds at 5 players)"""
+    tables: int = 1024
+    """tables stepped together, all sizes included"""
+    total_timesteps: int = 3_000_000
+    """PPO learner decisions to train for (the imitation warm start is not counted)"""
+    torch_threads: int = 1
+    """torch threads (0: the number of CPU cores, at most 4). One is fastest on a small machine: the compiled
+    env runs in the same process, between the forward passes"""
+    device: str = "cpu"
+    """torch device of the network ("cuda" where a GPU exists); rollouts and opponents stay on the CPU"""
+    progress: bool = True
+    """show progress bars"""
+
+    imitation_decisions: int = 300_000
+    """heuristic decisions recorded for the imitation warm start (0: start PPO from a random network)"""
+    imitation_players: tuple[int, ...] = ()
+    """table sizes of the imitation data (empty: the sizes of players)"""
+    imitation_epochs: int = 4
+    """passes over the recorded decisions"""
+    imitation_learning_rate: float = 1e-3
+    """Adam learning rate of the warm start"""
+    imitation_batch_size: int = 512
+    """decisions per minibatch of the warm start (larger ones fit the teacher worse in the same time: fewer steps)"""
+
+    hidden: tuple[int, ...] = (256, 128)
+    """widths of the trunk's ReLU layers (the first reads the observation sparsely), shared by actor and critic"""
+    privileged_critic: bool = False
+    """give the critic its own trunk of the same widths that reads the observation and the other seats' hands
+    (``bourre_env.privileged``); training only: the policy never reads the hands, and the exported actor is the
+    same network"""
+    learning_rate: float = 5e-4
+    """Adam learning rate of PPO"""
+    anneal_lr: bool = True
+    """decay the learning rate linearly to 0 at total_timesteps"""
+    rollout_decisions: int = 32_768
+    """learner decisions added per rollout (one update per rollout)"""
+    minibatch_size: int = 2048
+    """decisions per minibatch of the update"""
+    update_epochs: int = 2
+    """passes over each rollout's decisions"""
+    gamma: float = 1.0
+    """discount; a deal is short and only its end pays, so there is nothing to discount"""
+    gae_lambda: float = 0.95
+    """GAE lambda"""
+    clip_coef: float = 0.1
+    """PPO clip range of the probability ratio"""
+    ent_coef: float = 0.003
+    """entropy bonus"""
+    vf_coef: float = 0.5
+    """weight of the value loss"""
+    max_grad_norm: float = 0.5
+    """gradient clipping"""
+    target_kl: float | None = 0.03
+    """stop an update's epochs early when the approximate KL divergence from the rollout policy passes 1.5 times
+    this"""
+    norm_adv: bool = True
+    """normalise the advantages of each minibatch"""
+    reward_scale: float = 0.1
+    """rewards (chips) are multiplied by this before PPO sees them"""
+
+    pool_learner: float = 0.5
+    """weight of the learner itself in each seat besides the one it always holds (self-play)"""
+    pool_heuristic: float = 0.3
+    """weight of the heuristic"""
+    pool_random: float = 0.05
+    """weight of the random agent"""
+    pool_snapshot: float = 0.15
+    """weight of a snapshot of the learner (goes to the heuristic until the first snapshot)"""
+    snapshot_every: int = 500_000
+    """steps between snapshots of the learner added to the opponent pool"""
+    max_snapshots: int = 8
+    """snapshots kept in the pool (the most recent)"""
+    opponent_policy: Path | None = None
+    """a frozen policy file (agents.ppo format) that plays every seat but the learner's, instead of the pool; the
+    learner's snapshots are still saved but never join the pool (bourre exploit: a best response to that policy)"""
+    init_policy: Path | None = None
+    """a policy file (agents.ppo format, layers of --hidden's widths) whose actor the network starts from, instead
+    of the imitation warm start; the critic starts afresh (bourre exploit --from-agent)"""
+
+    eval_every: int = 750_000
+    """steps between evaluations against the heuristic field, the first at step 0 (0: none during training)"""
+    eval_deals: int = 300
+    """deals per table size of each evaluation during training"""
+    eval_players: tuple[int, ...] = (5,)
+    """table sizes of the evaluations"""
+    final_eval_deals: int = 1000
+    """deals per table size and field of the final evaluation (fields: random and heuristic)"""
+    eval_workers: int = 2
+    """processes of the final evaluation (the results do not depend on it)"""
+    checkpoint_every: int = 1_000_000
+    """steps between checkpoints (a checkpoint is also written at the end and on Ctrl-C)"""
+
+    def validate(self) -> None:
+        positive = ("total_timesteps", "tables", "rollout_decisions", "minibatch_size", "update_epochs",
+                    "snapshot_every", "max_snapshots", "eval_deals", "final_eval_deals", "eval_workers",
+                    "checkpoint_every", "imitation_epochs", "imitation_batch_size")
+        for name in positive:
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name}: expected at least 1, got {getattr(self, name)}")
+        for name in ("imitation_decisions", "eval_every", "torch_threads", "seed"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name}: expected >= 0, got {getattr(self, name)}")
+        for name in ("players", "eval_players"):
+            sizes = getattr(self, name)
+            if not sizes or any(not 2 <= n <= 8 for n in sizes):
+                raise ValueError(f"{name}: table sizes between 2 and 8, got {sizes}")
+        if any(not 2 <= n <= 8 for n in self.imitation_players):
+            raise ValueError(f"imitation_players: table sizes between 2 and 8, got {self.imitation_players}")
+        if self.tables < len(set(self.players)):
+            raise ValueError(f"tables: at least one per table size, got {self.tables} for players {self.players}")
+        if not self.hidden or any(w < 1 for w in self.hidden):
+            raise ValueError(f"hidden: positive layer widths, got {self.hidden}")
+        if not 0 < self.gamma <= 1 or not 0 <= self.gae_lambda <= 1:
+            raise ValueError(f"gamma in (0, 1] and gae_lambda in [0, 1], got {self.gamma}, {self.gae_lambda}")
+        for name in ("reward_scale", "learning_rate", "imitation_learning_rate", "clip_coef", "max_grad_norm"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name}: expected > 0, got {getattr(self, name)}")
+        if self.ent_coef < 0 or self.vf_coef < 0 or (self.target_kl is not None and self.target_kl <= 0):
+            raise ValueError("ent_coef and vf_coef must be >= 0, target_kl > 0 (or None)")
+        try:
+            device = torch.device(self.device)
+        except RuntimeError:
+            raise ValueError(f"device: not a torch device, {self.device!r} (e.g. cpu, cuda, cuda:1)") from None
+        if device.type == "cuda" and (not torch.cuda.is_available()
+                                      or (device.index or 0) >= torch.cuda.device_count()):
+            raise ValueError(f"device: {self.device!r} asked for, but torch sees {torch.cuda.device_count()} CUDA "
+                             f"device(s)")
+        self.check_memory()
+        self.pool()  # raises on bad weights
+        for name in ("opponent_policy", "init_policy"):
+            if getattr(self, name) is not None and not Path(getattr(self, name)).is_file():
+                raise ValueError(f"{name}: no policy file at {getattr(self, name)}")
+        # read now, not after minutes of imitation: a damaged or mismatched file is refused before any work
+        if self.opponent_policy is not None:
+            try:
+                PolicyOpponent(self.opponent_policy)
+            except ValueError as e:
+                raise ValueError(f"opponent_policy: {e}") from None
+        if self.init_policy is not None:
+            try:
+                PolicyNet(self.hidden).load_actor(load_policy(self.init_policy))
+            except ValueError as e:
+                raise ValueError(f"init_policy: {self.init_policy}: {e}") from None
+
+    def check_memory(self) -> None:
+        """``ValueError`` naming the option if the tables and the decisions a rollout (or the imitation data) holds
+        cannot fit in this machine's memory: checked before anything is allocated, not a MemoryError later."""
+        decisions = max(self.rollout_decisions, self.imitation_decisions)
+        if self.tables * TABLE_BYTES >= decisions * DECISION_BYTES:
+            what = f"--tables {self.tables}"
+        elif self.rollout_decisions >= self.imitation_decisions:
+            what = f"--rollout-decisions {self.rollout_decisions}"
+        else:
+            what = f"--imitation-decisions {self.imitation_decisions}"
+        check_fits(rollout_bytes(self.tables, decisions), what)
+
+    def pool(self) -> SeatPool:
+        if self.opponent_policy is not None:
+            return SeatPool(0.0, 0.0, 0.0, 1.0)  # the one snapshot slot holds opponent_policy
+        return SeatPool(self.pool_learner, self.pool_heuristic, self.pool_random, self.pool_snapshot)
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: (str(v) if isinstance(v, Path) else v) for k, v in dataclasses.asdict(self).items()}
+
+    @classmethod
+    def from_json(cls, data: Any, source: Path | str = "args.json") -> Args:
+        """The arguments saved in ``source`` (read as JSON into ``data``); ``ValueError`` naming ``source`` if a field
+        is unknown, of the wrong type or invalid."""
+        values = check_json_fields(data, cls, source)
+        for name in ("players", "hidden", "eval_players", "imitation_players"):
+            if name in values:
+                values[name] = tuple(values[name])
+        for name in ("run_dir", "opponent_policy", "init_policy"):
+            if values.get(name) is not None:
+                values[name] = Path(values[name])
+        args = cls(**values)
+        try:
+            args.validate()
+        except ValueError as e:
+            raise ValueError(f"{source}: {e}") from None
+        return args
+
+
+# ---------------------------------------------------------------------------- imitation warm start
+def imitation_warm_start(net: PolicyNet, args: Args, device: torch.device) -> dict[str, float]:
+    """Record the heuristic in every seat, then fit the policy to its actions and the value to each seat's chips
+    (scaled); returns the last epoch's mean losses and the accuracy (the teacher's action is the most probable)."""
+    started = time.perf_counter()
+    players = args.imitation_players or args.players
+    teacher = BatchHeuristic("default", args.seed + 101)
+    # The learner's seats are every seat, played by the teacher: the collector records them with their chips.
+    recorder = Collector(net, players, min(args.tables, max(len(set(players)), args.imitation_decisions // 40)),
+                         SeatPool(1.0, 0.0, 0.0, 0.0), seed=args.seed + 100, reward_scale=args.reward_scale,
+                         device=device, teacher=teacher)
+    t = recorder.transitions
+    complete = np.zeros(0, np.bool_)
+    with tqdm(total=args.imitation_decisions, disable=not args.progress, unit="decision", desc="record heuristic",
+              dynamic_ncols=True) as bar:
+        while int(complete.sum()) < args.imitation_decisions:
+            recorder.collect(min(4096, args.imitation_decisions))
+            _, _, complete = gae(t.next[:t.n], t.done[:t.n], t.rewards[:t.n], np.zeros(t.n, np.float32), 1.0, 1.0)
+            bar.update(min(int(complete.sum()), args.imitation_decisions) - bar.n)
+    returns, _, complete = gae(t.next[:t.n], t.done[:t.n], t.rewards[:t.n], np.zeros(t.n, np.float32), 1.0, 1.0)
+    ids = np.flatnonzero(complete)[:args.imitation_decisions]
+
+    optimizer = torch.optim.Adam(net.parameters(), lr=args.imitation_learning_rate)
+    rng = np.random.default_rng([args.seed, 11])
+    stats: dict[str, float] = {}
+    with tqdm(total=args.imitation_epochs * len(ids), disable=not args.progress, unit="decision", desc="imitate",
+              dynamic_ncols=True) as bar:
+        for _ in range(args.imitation_epochs):
+            totals = np.zeros(3)
+            order = rng.permutation(ids)
+            for start in range(0, len(ids), args.imitation_batch_size):
+                mb = order[start:start + args.imitation_batch_size]
+                logits, values = net(*t.inputs(mb, device, grad=True))
+                logits = masked_logits(logits, torch.from_numpy(t.masks[mb]).to(device))
+                actions = torch.from_numpy(t.actions[mb]).to(device)
+                policy_loss = torch.nn.functional.cross_entropy(logits, actions)
+                value_loss = torch.nn.functional.mse_loss(values, torch.from_numpy(returns[mb]).to(device))
+                loss = policy_loss + args.vf_coef * value_loss
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                correct = (logits.detach().argmax(dim=1) == actions).sum().item()
+                totals += (policy_loss.item() * len(mb), value_loss.item() * len(mb), correct)
+                bar.update(len(mb))
+            stats = {"policy_loss": totals[0] / len(ids), "value_loss": totals[1] / len(ids),
+                     "accuracy": totals[2] / len(ids)}
+            bar.set_postfix(accuracy=f"{stats['accuracy']:.3f}", value_loss=f"{stats['value_loss']:.3f}")
+    stats["decisions"] = float(len(ids))
+    stats["seconds"] = time.perf_counter() - started
+    return stats
+
+
+# ---------------------------------------------------------------------------- the PPO update
+@torch.no_grad()
+def refresh_values(net: PolicyNet, collector: Collector, device: torch.device, chunk: int = 8192) -> None:
+    """New values for the decisions kept from an earlier rollout (their deals were under way at its update)."""
+    t = collector.transitions
+    stale = np.flatnonzero(t.stale[:t.n])
+    for start in range(0, len(stale), chunk):
+        ids = stale[start:start + chunk]
+        _, values = net(*t.inputs(ids, device, grad=False))
+        t.values[ids] = values.cpu().numpy()
+    t.stale[stale] = False
+
+
+def ppo_update(net: PolicyNet, optimizer: torch.optim.Optimizer, collector: Collector, args: Args,
+               rng: np.random.Generator, device: torch.device) -> dict[str, float]:
+    """One PPO update on the decisions of finished deals; the others are kept for the next rollout."""
+    refresh_values(net, collector, device)
+    advantages, returns, complete = collector.complete(args.gamma, args.gae_lambda)
+    t = collector.transitions
+    ids = np.flatnonzero(complete)
+    sums: dict[str, float] = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0, "approx_kl": 0.0,
+                              "clipfrac": 0.0}
+    minibatches = 0
+    stopped = False
+    for _ in range(args.update_epochs):
+        order = rng.permutation(ids)
+        for start in range(0, len(order), args.minibatch_size):
+            mb = order[start:start + args.minibatch_size]
+            logits, values = net(*t.inputs(mb, device, grad=True))
+            masked = masked_logits(logits, torch.from_numpy(t.masks[mb]).to(device))
+            logp_all = torch.log_softmax(masked, dim=1)
+            actions = torch.from_numpy(t.actions[mb]).to(device)
+            new_logp = logp_all.gather(1, actions[:, None]).squeeze(1)
+            # softmax, not logp_all.exp(): exp of the masked entries' -1e9 takes a slow path ten times as long
+            entropy = -(torch.softmax(masked, dim=1) * logp_all).sum(dim=1).mean()
+            log_ratio = new_logp - torch.from_numpy(t.logp[mb]).to(device)
+            ratio = log_ratio.exp()
+            adv = torch.from_numpy(advantages[mb]).to(device)
+            if args.norm_adv and len(mb) > 1:
+                adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+            policy_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
+            value_loss = 0.5 * (values - torch.from_numpy(returns[mb]).to(device)).pow(2).mean()
+            loss = policy_loss - args.ent_coef * entropy + args.vf_coef * value_loss
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), args.max_grad_norm)
+            optimizer.step()
+            with torch.no_grad():
+                approx_kl = ((ratio - 1) - log_ratio).mean().item()  # Schulman's low-variance estimator
+                clipfrac = ((ratio - 1).abs() > args.clip_coef).float().mean().item()
+            for key, value in (("policy_loss", policy_loss.item()), ("value_loss", value_loss.item()),
+                               ("entropy", entropy.item()), ("approx_kl", approx_kl), ("clipfrac", clipfrac)):
+                sums[key] += value
+            minibatches += 1
+            if args.target_kl is not None and approx_kl > 1.5 * args.target_kl:
+                stopped = True
+                break
+        if stopped:
+            break
+    used_values = t.values[ids]
+    variance = float(np.var(returns[ids])) if len(ids) else 0.0
+    stats = {key: value / max(minibatches, 1) for key, value in sums.items()}
+    stats["explained_variance"] = (1.0 - float(np.var(returns[ids] - used_values)) / variance) if variance > 0 else 0.0
+    stats["decisions_used"] = float(len(ids))
+    stats["decisions_kept"] = float(t.n - len(ids))
+    stats["minibatches"] = float(minibatches)
+    stats["early_stop"] = float(stopped)
+    collector.carry_over(complete)
+    return stats
+
+
+# ---------------------------------------------------------------------------- checkpoints and the run
+def export(net: PolicyNet, path: Path, meta: dict[str, Any]) -> Path:
+    return save_policy(path, net.policy_weights(meta))
+
+
+def non_finite_tensor(tensors: Any, prefix: str = "") -> str | None:
+    """The name of the first floating-point tensor in ``tensors`` (nested dicts and lists, as a ``state_dict``)
+    that holds NaN or infinity, or None."""
+    if isinstance(tensors, torch.Tensor):
+        if tensors.is_floating_point() and not bool(torch.isfinite(tensors).all()):
+            return prefix or "a tensor"
+        return None
+    if isinstance(tensors, dict):
+        items: Any = tensors.items()
+    elif isinstance(tensors, (list, tuple)):
+        items = enumerate(tensors)
+    else:
+        return None
+    for key, value in items:
+        found = non_finite_tensor(value, f"{prefix}.{key}" if prefix else str(key))
+        if found is not None:
+            return found
+    return None
+
+
+class TrainingDivergedError(ValueError):
+    """The network's weights became NaN or infinite: the run stops, and its last good files stay as they are."""
+
+
+def check_finite(net: PolicyNet, step: int) -> None:
+    """``TrainingDivergedError`` if the network holds a non-finite weight, checked before anything is saved from it."""
+    name = non_finite_tensor(net.state_dict())
+    if name is not None:
+        raise TrainingDivergedError(f"training diverged at step {step:,}: the network's {name} holds non-finite "
+                                    f"numbers (NaN or infinity); nothing was saved from it, and the run folder keeps "
+                                    f"its last checkpoint and model; try a lower --learning-rate or --max-grad-norm")
+
+
+def save_checkpoint(net: PolicyNet, optimizer: torch.optim.Optimizer, run_dir: Path, state: RunState) -> None:
+    """``checkpoint.pt`` then ``state.json``, each replaced atomically: an interrupted save keeps the last pair, and a
+    network gone non-finite (``TrainingDivergedError``) never replaces a good checkpoint."""
+    check_finite(net, state.num_timesteps)
+    with replacing(run_dir / "checkpoint.pt", suffix=".pt") as tmp:
+        torch.save({"net": net.state_dict(), "optimizer": optimizer.state_dict()}, tmp)
+    state.save(run_dir / "state.json")
+
+
+def load_checkpoint(net: PolicyNet, optimizer: torch.optim.Optimizer, path: Path, device: torch.device) -> None:
+    """The network and optimizer of ``path``, tensors only; ``ValueError`` naming the file otherwise.
+
+    torch's own message for a file holding other objects suggests unpickling it (``weights_only=False``), which
+    could run any code the file carries: that advice is never passed on here."""
+    try:
+        saved = torch.load(path, map_location=device, weights_only=True)
+    except pickle.UnpicklingError:
+        raise ValueError(f"{path}: holds objects other than tensors (or is damaged), and a checkpoint is only read "
+                         f"as tensors; resume from a checkpoint this trainer wrote, or start a new run") from None
+    except (RuntimeError, OSError, EOFError, zipfile.BadZipFile) as e:
+        raise ValueError(f"{path}: not a readable checkpoint ({_first_line(e)})") from None
+    try:
+        net.load_state_dict(saved["net"])
+        optimizer.load_state_dict(saved["optimizer"])
+    except (RuntimeError, ValueError, KeyError, TypeError, IndexError) as e:
+        raise ValueError(f"{path}: does not fit the network of args.json, or is damaged ({_first_line(e)})") from None
+    found = non_finite_tensor(saved)
+    if found is not None:
+        # training on from NaN weights only spreads them, to the checkpoint and the model of the run on its next save
+        raise ValueError(f"{path}: {found} holds non-finite numbers (NaN or infinity), so the run cannot go on from "
+                         f"it; the run's model.npz and snapshots/ are left as they are (start a new run with "
+                         f"--init-policy from one of them)")
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+def resolve_resume(args: Args, given: set[str]) -> Args:
+    """The saved arguments of ``args.run_dir``, with the fields in ``given`` taken from ``args``."""
+    if args.run_dir is None:
+        raise ValueError("resume: give the run folder with --run-dir")
+    if (args.run_dir / "checkpoint.zip").is_file() and not (args.run_dir / "checkpoint.pt").is_file():
+        raise ValueError(f"resume: {args.run_dir} is a run of the sb3 trainer; resume it with bourre train --trainer "
+                         f"sb3 --run-dir {args.run_dir} --resume")
+    saved_path = args.run_dir / "args.json"
+    afresh = nothing_trained(args.run_dir, "checkpoint.pt")
+    if not saved_path.is_file() or not ((args.run_dir / "checkpoint.pt").is_file() or afresh):
+        raise ValueError(f"resume: {args.run_dir} has no checkpoint.pt and args.json to resume from")
+    data = read_json(saved_path, "the run's arguments")
+    if afresh and isinstance(data, dict) and "num_envs" in data:  # only the sb3 trainer has num_envs
+        raise ValueError(f"resume: {args.run_dir} is a run of the sb3 trainer; resume it with bourre train --trainer "
+                         f"sb3 --run-dir {args.run_dir} --resume")
+    saved = Args.from_json(data, saved_path)
+    if "hidden" in given and tuple(args.hidden) != saved.hidden:
+        raise ValueError(f"--hidden {' '.join(map(str, args.hidden))}: the run in {args.run_dir} has hidden layers "
+                         f"{' '.join(map(str, saved.hidden))}, and a resumed run keeps its network; drop --hidden, "
+                         f"or start a new run")
+    if "privileged_critic" in given and args.privileged_critic != saved.privileged_critic:
+        raise ValueError(f"--privileged-critic: the run in {args.run_dir} was started with privileged_critic="
+                         f"{saved.privileged_critic}, and a resumed run keeps its network; drop the flag, or start a "
+                         f"new run")
+    return dataclasses.replace(saved, **{name: getattr(args, name) for name in given}, run_dir=args.run_dir,
+                               resume=True, overwrite=False)
+
+
+def run(args: Args, given: set[str] | None = None) -> Path:
+    """Train (or resume) as ``args`` says; returns the run folder. ``given``: fields set on the command line."""
+    if args.resume and args.overwrite:
+        raise ValueError("--resume continues the run in the run folder and --overwrite replaces it: give one")
+    if args.resume:
+        args = resolve_resume(args, given or set())
+    args.validate()
+    run_dir = args.run_dir or Path("runs/ppo") / f"seed{args.seed}"
+    args = dataclasses.replace(args, run_dir=run_dir)
+    claim_run_dir(run_dir, resume=args.resume, overwrite=args.overwrite, outputs=RUN_OUTPUTS)
+    afresh = args.resume and nothing_trained(run_dir, "checkpoint.pt")
+    if afresh:  # nothing to resume: whatever the stopped start left beside its arguments goes
+        print(f"{run_dir} stopped before its first checkpoint: starting its run afresh")
+        claim_run_dir(run_dir, resume=False, overwrite=True,
+                      outputs=[name for name in RUN_OUTPUTS if name not in ("args.json", "commands.txt")])
+    # read before building anything
+    saved_state = RunState.load(run_dir / "state.json") if args.resume and not afresh else None
+    if saved_state is None:
+        write_text(run_dir / "args.json", json.dumps(args.to_json(), indent=2) + "\n")
+    command = runs.invocation(MODULE)
+
+    # ---- seeding and the network
+    torch.set_num_threads(args.torch_threads or min(4, os.cpu_count() or 1))
+    torch.manual_seed(args.seed)
+    device = torch.device(args.device)
+    net = PolicyNet(args.hidden, privileged_critic=args.privileged_critic).to(device)
+    optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
+    meta = {"seed": args.seed, "players": list(args.players), "trainer": "batched", "command": command}
+    state = RunState()
+    if saved_state is not None:
+        state = saved_state
+        load_checkpoint(net, optimizer, run_dir / "checkpoint.pt", device)
+    with (run_dir / "commands.txt").open("a") as f:  # only a run that was accepted, resumed or new, is recorded
+        f.write(command + "\n")
+    if saved_state is not None:
+        print(f"resuming {run_dir} at step {state.num_timesteps:,} of {args.total_timesteps:,}")
+    elif args.init_policy is not None:
+        net.load_actor(load_policy(args.init_policy))
+        print(f"actor from {args.init_policy} (no imitation warm start)")
+    elif args.imitation_decisions:
+        state.imitation = imitation_warm_start(net, args, device)
+        check_finite(net, 0)
+        print("imitation warm start: " + ", ".join(f"{k} {v:.3f}" for k, v in state.imitation.items()))
+
+    # ---- the tables; a resumed run deals new ones, seeded by where it stands
+    collector = Collector(net, args.players, args.tables, args.pool(), seed=args.seed * 1_000_003 + state.num_timesteps,
+                          reward_scale=args.reward_scale, device=device)
+    collector.set_snapshots([str(args.opponent_policy)] if args.opponent_policy is not None else state.snapshots)
+    rng = np.random.default_rng([args.seed, state.num_timesteps, 5])
+    writer = _summary_writer(run_dir / "tb")
+    last_eval = ""
+
+    def snapshot() -> None:
+        path = export(net, run_dir / "snapshots" / f"step_{state.num_timesteps:010d}.npz",
+                      {**meta, "num_timesteps": state.num_timesteps})
+        state.snapshots = [*state.snapshots, str(path)][-args.max_snapshots:]
+        if args.opponent_policy is None:
+            collector.set_snapshots(state.snapshots)
+        writer.add_scalar("charts/pool_snapshots", len(state.snapshots), state.num_timesteps)
+
+    def evaluate() -> str:
+        path = export(net, run_dir / "eval_policy.npz", {**meta, "num_timesteps": state.num_timesteps})
+        report = evaluate_policy_file(path, "heuristic", args.eval_players, args.eval_deals, args.seed + 1, 1, False)
+        state.evals.append(eval_row(state.num_timesteps, report))
+        now = state.num_timesteps
+        for t in report.tables:
+            writer.add_scalar(f"eval/advantage_vs_heuristic_{t.players}p", t.advantage, now)
+            writer.add_scalar(f"eval/replacement_advantage_vs_heuristic_{t.players}p", t.replacement_advantage, now)
+            writer.add_scalar(f"eval/chips_vs_heuristic_{t.players}p", t.candidate.chips, now)
+            writer.add_scalar(f"eval/play_rate_{t.players}p", t.candidate.play_rate, now)
+            writer.add_scalar(f"eval/bourre_rate_{t.players}p", t.candidate.bourre_rate_dealt, now)
+        first = report.tables[0]
+        return (f", vs heuristic {first.players}p {first.advantage:+.3f} "
+                f"(replacement {first.replacement_advantage:+.3f})")
+
+    # ---- the loop: rollout, update, then whatever the step count calls for
+    if args.eval_every and not state.evals:  # where PPO starts from (the warm start), for the learning curve
+        last_eval = evaluate()
+    started = time.perf_counter()
+    bar = tqdm(total=args.total_timesteps, initial=min(state.num_timesteps, args.total_timesteps), unit="step",
+               desc="ppo", disable=not args.progress, dynamic_ncols=True)
+    try:
+        with CtrlC() as ctrl_c:
+            while state.num_timesteps < args.total_timesteps and not ctrl_c.pressed:
+                if args.anneal_lr:
+                    for group in optimizer.param_groups:
+                        group["lr"] = args.learning_rate * max(0.0, 1.0 - state.num_timesteps / args.total_timesteps)
+                t0 = time.perf_counter()
+                collector.reset_stats()
+                steps = collector.collect(args.rollout_decisions)
+                t1 = time.perf_counter()
+                stats = ppo_update(net, optimizer, collector, args, rng, device)
+                t2 = time.perf_counter()
+                before, state.num_timesteps = state.num_timesteps, state.num_timesteps + steps
+                check_finite(net, state.num_timesteps)
+                now = state.num_timesteps
+                s = collector.stats
+                chips = s["learner_chips"] / max(s["learner_deals"], 1)
+                for key, value in stats.items():
+                    writer.add_scalar(f"losses/{key}", value, now)
+                writer.add_scalar("charts/learner_steps_per_second", steps / (t2 - t0), now)
+                writer.add_scalar("charts/rollout_seconds", t1 - t0, now)
+                writer.add_scalar("charts/update_seconds", t2 - t1, now)
+                writer.add_scalar("charts/chips_per_deal", chips, now)
+                writer.add_scalar("charts/learner_share_of_decisions", s["learner_decisions"] / max(s["decisions"], 1),
+                                  now)
+                writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], now)
+                if runs.crossed(before, now, args.snapshot_every):
+                    snapshot()
+                if runs.crossed(before, now, args.eval_every):
+                    last_eval = evaluate()
+                if runs.crossed(before, now, args.checkpoint_every):
+                    state.train_seconds += time.perf_counter() - started
+                    started = time.perf_counter()
+                    save_checkpoint(net, optimizer, run_dir, state)
+                bar.update(min(now, args.total_timesteps) - bar.n)
+                bar.set_postfix_str(f"chips/deal {chips:+.2f}{last_eval}", refresh=False)
+            state.train_seconds += time.perf_counter() - started
+            save_checkpoint(net, optimizer, run_dir, state)
+            if ctrl_c.pressed:
+                bar.close()
+                print(f"\ninterrupted at step {state.num_timesteps:,}: checkpoint saved; continue with\n"
+                      f"  bourre train --run-dir {shlex.quote(str(run_dir))} --resume", file=sys.stderr)
+                raise KeyboardInterrupt
+    finally:
+        bar.close()
+        writer.close()
+    model_path = export(net, run_dir / "model.npz", {**meta, "num_timesteps": state.num_timesteps})
+    runs.write_report(run_dir, state, model_path, command, args.to_json(), seed=args.seed,
+                      eval_players=args.eval_players, final_eval_deals=args.final_eval_deals,
+                      eval_workers=args.eval_workers, progress=args.progress, title="Batched PPO self-play run")
+    return run_dir
+
+
+def _summary_writer(folder: Path) -> Any:
+    from torch.utils.tensorboard import SummaryWriter
+
+    folder.mkdir(parents=True, exist_ok=True)
+    return SummaryWriter(str(folder))
+
+
+# ---------------------------------------------------------------------------- command line
+def parse_args(argv: list[str] | None = None) -> tuple[Args, set[str]]:
+    """``Args`` from the command line (tyro; ``--help`` lists every field with its docstring) and the names of
+    the fields the command line sets (for ``--resume``, which keeps the saved value of every other field)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    description = (__doc__ or "").split("\n\n")[0] + " (bourre train --trainer sb3: the MaskablePPO trainer)"
+    return (tyro.cli(Args, args=argv, prog="bourre train", description=description),
+            runs.fields_given(Args, argv))
+
+
+def main(argv: list[str] | None = None) -> int:
+    return runs.run_from_command_line(run, *parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
