@@ -7,8 +7,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
+from agents import ismcts, pimc
 from agents.base import Agent, Observation, legal_actions
 from agents.heuristic import HeuristicAgent, HeuristicParams, make_heuristic
 from agents.ismcts import ISMCTSAgent, make_ismcts
@@ -21,6 +23,7 @@ __all__ = [
     "Observation",
     "legal_actions",
     "make",
+    "check_budget",
     "register",
     "registered",
     "RandomAgent",
@@ -53,6 +56,19 @@ def make(spec: str, seed: int | None = 0) -> Agent:
     if name not in _FACTORIES:
         raise ValueError(f"unknown agent {name!r}; known: {registered()}")
     return _FACTORIES[name](variant or None, seed)
+
+
+_BUDGETS: dict[str, tuple[Mapping[str, Any], Mapping[str, float]]] = {
+    "pimc": (pimc.DEFAULTS, pimc.LIMITS), "ismcts": (ismcts.DEFAULTS, ismcts.LIMITS)}
+
+
+def check_budget(spec: str) -> None:
+    """Refuse (``ValueError`` naming the option and its maximum) a spec whose search budget is past the limits for
+    specs from an untrusted source (``agents.pimc.LIMITS``, ``agents.ismcts.LIMITS``); other agents have no budget."""
+    name, _, variant = spec.strip().partition(":")
+    if name in _BUDGETS:
+        defaults, limits = _BUDGETS[name]
+        pimc.parse_options(variant or None, dict(defaults), limits)
 
 
 def _random(variant: str | None, seed: int | None) -> Agent:
