@@ -50,7 +50,9 @@ __all__ = ["run"]
 
 def run(host: str = "127.0.0.1", port: int = 8000, max_tables: int | None = None, idle_minutes: float | None = None,
         offered: Sequence[str] = (), seed: int | None = None) -> None:
-    """Serve until interrupted (Ctrl-C)."""
+    """Serve until interrupted (Ctrl-C); ``ValueError`` for a port outside 1..65535 or a bad limit."""
+    if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+        raise ValueError(f"port: expected an integer in 1..65535, got {port!r}")
     import uvicorn
 
     from train.serve import app, tables
