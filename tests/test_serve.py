@@ -393,6 +393,26 @@ def test_run_refuses_a_port_outside_1_to_65535(port: int) -> None:
         serve.run(port=port)
 
 
+def test_the_documented_limits_are_the_servers() -> None:
+    import agents
+    from train import serve
+
+    doc = " ".join((serve.__doc__ or "").split())
+    for name, value in (("tables.MAX_TABLES", tb.MAX_TABLES),
+                        ("tables.MAX_TABLES_PER_CLIENT", tb.MAX_TABLES_PER_CLIENT),
+                        ("tables.IDLE_SECONDS", f"{tb.IDLE_SECONDS // 60} minutes"),
+                        ("app.MAX_BODY", f"{serve_app.MAX_BODY // 1024} KiB"),
+                        ("app.MAX_UPLOAD", f"{serve_app.MAX_UPLOAD // 1024 // 1024} MiB"),
+                        ("tables.MAX_REPLAY_DEALS", tb.MAX_REPLAY_DEALS),
+                        ("app.TABLE_THREADS", serve_app.TABLE_THREADS), ("tables.MOVE_MS", f"{tb.MOVE_MS // 1000} s")):
+        assert f"``{name}`` ({value}" in doc, name
+    pimc, ismcts = agents.pimc.LIMITS, agents.ismcts.LIMITS
+    assert (f"(at most {pimc['worlds']:g} worlds, ``infer`` {pimc['infer']:g}, ``draws`` {pimc['draws']:g}, "
+            f"``ms`` {pimc['ms']:g})") in doc
+    assert (f"({ismcts['iterations']:g} iterations, ``batch`` {ismcts['batch']:g}, ``infer`` {ismcts['infer']:g}, "
+            f"``draws`` {ismcts['draws']:g}, ``ms`` {ismcts['ms']:g})") in doc
+
+
 def test_bourre_serve_starts_on_this_machine_and_answers(tmp_path: Any) -> None:
     import socket
     import subprocess
