@@ -7,19 +7,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from agents.base import Agent, Observation, legal_actions
 from agents.heuristic import HeuristicAgent, HeuristicParams, make_heuristic
 from agents.ppo import PPOAgent, make_ppo
 from agents.random_agent import RandomAgent
-from agents.search import ISMCTSAgent, PIMCAgent, make_ismcts, make_pimc
+from agents.search import ISMCTSAgent, PIMCAgent, ismcts, make_ismcts, make_pimc, pimc
 
 __all__ = [
     "Agent",
     "Observation",
     "legal_actions",
     "make",
+    "check_budget",
     "register",
     "registered",
     "RandomAgent",
@@ -52,6 +54,20 @@ def make(spec: str, seed: int | None = 0) -> Agent:
     if name not in _FACTORIES:
         raise ValueError(f"unknown agent {name!r}; known: {registered()}")
     return _FACTORIES[name](variant or None, seed)
+
+
+_BUDGETS: dict[str, tuple[Mapping[str, Any], Mapping[str, float]]] = {
+    "pimc": (pimc.DEFAULTS, pimc.LIMITS), "ismcts": (ismcts.DEFAULTS, ismcts.LIMITS)}
+
+
+def check_budget(spec: str) -> None:
+    """Refuse (``ValueError`` naming the option and its maximum) a spec whose search budget is past the limits for
+    specs from an untrusted source (``agents.search.pimc.LIMITS``, ``agents.search.ismcts.LIMITS``); other agents
+    have no budget."""
+    name, _, variant = spec.strip().partition(":")
+    if name in _BUDGETS:
+        defaults, limits = _BUDGETS[name]
+        pimc.parse_options(variant or None, dict(defaults), limits)
 
 
 def _random(variant: str | None, seed: int | None) -> Agent:

@@ -14,8 +14,8 @@ the deals finished so far in the current episode::
     ...                                    # play the episode
     history.write(env.history(), "deal.json")
 
-Reading and replaying: ``read`` checks a file (or text, or a parsed dict) against the format and the
-rules it names, without any third-party package, and raises ``HistoryError`` naming the first bad
+Reading and replaying: ``read`` checks a file (or a parsed dict), and ``loads`` JSON text or bytes, against
+the format and the rules it names, without any third-party package, and raises ``HistoryError`` naming the first bad
 entry (``deals[0].actions[7].action``). ``Replay`` steps a history through a fresh env whose decks
 and reshuffle seeds are pinned to the recorded ones, so that every observation, mask and reward is
 the one of the game that was played; it checks each action against the rules as it goes, and each
@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from fractions import Fraction
@@ -41,14 +42,14 @@ import numpy as np
 from pettingzoo import AECEnv
 from pettingzoo.utils.wrappers import BaseWrapper
 
-from bourre_env import core, observation
+from bourre_env import atomic_files, core, limits, observation
 from bourre_env.actions import describe
 from bourre_env.bourre_v0 import raw_env
 from bourre_env.core import cards
 from bourre_env.core.rules import Rules, presets
 
 __all__ = ["FORMAT", "VERSION", "SCHEMA_PATH", "PHASES", "HistoryError", "Recording", "Replay", "ReplayStep",
-           "read", "write", "dumps", "rules_of", "check", "dealing_order", "rules_record"]
+           "read", "loads", "write", "dumps", "rules_of", "check", "dealing_order", "rules_record"]
 
 FORMAT = "bourre-hand-history"
 VERSION = 1
@@ -284,27 +285,41 @@ def dumps(history: Mapping[str, Any]) -> str:
 
 
 def write(history: Mapping[str, Any], path: str | Path) -> Path:
-    """Write a history to ``path`` (folders created as needed); returns the path."""
+    """Write a history to ``path`` (folders created as needed), whole or not at all; returns the path."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(dumps(history), encoding="utf-8")
-    return target
+    return atomic_files.write_text(target, dumps(history))
 
 
-def read(source: str | Path | bytes | Mapping[str, Any]) -> dict[str, Any]:
-    """A history from a file path, JSON text or bytes, or a parsed dict, checked with ``check``."""
+def read(source: str | os.PathLike[str] | Mapping[str, Any]) -> dict[str, Any]:
+    """A history from a file path, or a parsed dict, checked with ``check``; JSON text or bytes go to ``loads``."""
     if isinstance(source, Mapping):
-        data: Any = source
-    else:
-        if isinstance(source, Path) or (isinstance(source, str) and not source.lstrip().startswith("{")):
-            try:
-                source = Path(source).read_bytes()
-            except OSError as err:
-                raise HistoryError("", f"cannot read the history file: {err}") from None
-        try:
-            data = json.loads(source)
-        except (json.JSONDecodeError, UnicodeDecodeError) as err:
-            raise HistoryError("", f"not JSON: {err}") from None
+        check(source)
+        return dict(source)
+    if isinstance(source, (bytes, bytearray)):
+        raise TypeError("history.read takes a file path; for JSON bytes or text use history.loads")
+    path = Path(source)
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        if isinstance(source, str) and source.lstrip()[:1] in ("{", "["):
+            # text that was meant as a history, not a file name
+            raise HistoryError("", "history.read takes a file path, and this looks like JSON text: "
+                                   "use history.loads(text)") from None
+        raise HistoryError("", f"cannot read the history file: {err}") from None
+    return loads(data)
+
+
+def loads(text: str | bytes) -> dict[str, Any]:
+    """A history from JSON text or bytes (UTF-8), checked with ``check``."""
+    if not isinstance(text, (str, bytes, bytearray)):
+        raise TypeError(f"history.loads takes JSON text or bytes, got {type(text).__name__}")
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as err:
+        # ValueError: not JSON, not UTF-8, or an integer past Python's digit limit; RecursionError: nested too deep
+        problem = "nested too deep" if isinstance(err, RecursionError) else str(err)
+        raise HistoryError("", f"not JSON: {problem}") from None
     check(data)
     return dict(data)
 
@@ -330,6 +345,15 @@ def _object(value: Any, path: str, keys: Sequence[str]) -> None:
 def _int_in(value: Any, path: str, lo: int, hi: int | None = None) -> None:
     _need(_is_int(value) and value >= lo and (hi is None or value <= hi), path,
           f"expected an integer {'>= ' + str(lo) if hi is None else f'in {lo}..{hi}'}, got {value!r}")
+
+
+def _text(value: Any, path: str) -> None:
+    """A string that UTF-8 can write (JSON allows lone surrogates such as ``"\\udcff"``; UTF-8 does not)."""
+    _need(isinstance(value, str), path, f"expected a string, got {value!r}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise HistoryError(path, f"not valid Unicode text (a lone surrogate): {value!r}") from None
 
 
 def _seed(value: Any, path: str) -> None:
@@ -379,6 +403,8 @@ def check(data: Any) -> None:
         _need(seat["seat"] == q and _is_int(seat["seat"]), f"seats[{q}].seat", f"expected {q}, got {seat['seat']!r}")
         _need(seat["agent"] is None or isinstance(seat["agent"], str), f"seats[{q}].agent",
               f"expected a string or null, got {seat['agent']!r}")
+        if seat["agent"] is not None:
+            _text(seat["agent"], f"seats[{q}].agent")
     if data["seed"] is not None:
         _seed(data["seed"], "seed")
     deals = data["deals"]
@@ -391,7 +417,7 @@ def check(data: Any) -> None:
         _object(deal, at, ("deal", "dealer", "pot_before", "deck", "reshuffle_seed", "actions", "results"))
         _need(_is_int(deal["deal"]) and deal["deal"] == k, f"{at}.deal", f"expected {k}, got {deal['deal']!r}")
         _int_in(deal["dealer"], f"{at}.dealer", 0, n - 1)
-        _int_in(deal["pot_before"], f"{at}.pot_before", 0)
+        _int_in(deal["pot_before"], f"{at}.pot_before", 0, limits.POT_BOUND)  # the env deals no larger pot
         deck = deal["deck"]
         _need(isinstance(deck, list) and len(deck) == rules.deck_size, f"{at}.deck",
               f"expected a list of the {rules.deck_size} cards of the deck")
@@ -414,7 +440,7 @@ def check(data: Any) -> None:
             _need(act["phase"] in PHASES, f"{where}.phase", f"expected one of {list(PHASES)}, got {act['phase']!r}")
             _int_in(act["action"], f"{where}.action", 0, core.NUM_ACTIONS - 1)
             for key in ("description", "public"):
-                _need(isinstance(act[key], str), f"{where}.{key}", f"expected a string, got {act[key]!r}")
+                _text(act[key], f"{where}.{key}")
         _check_results(deal["results"], f"{at}.results", n)
 
 
@@ -428,8 +454,9 @@ def _check_results(res: Any, at: str, n: int) -> None:
         _need(_is_int(res["payments"][q]), f"{at}.payments[{q}]", f"expected an integer, got {res['payments'][q]!r}")
         _need(isinstance(res["outcomes"][q], list) and all(o in OUTCOMES for o in res["outcomes"][q]),
               f"{at}.outcomes[{q}]", f"expected a list of {list(OUTCOMES)}")
-        _need(isinstance(res["hands"][q], list) and all(isinstance(c, str) for c in res["hands"][q]),
-              f"{at}.hands[{q}]", "expected a list of card strings")
+        _need(isinstance(res["hands"][q], list), f"{at}.hands[{q}]", "expected a list of card strings")
+        for i, c in enumerate(res["hands"][q]):
+            _text(c, f"{at}.hands[{q}][{i}]")
     _int_in(res["pot"], f"{at}.pot", 0)
     _int_in(res["rake"], f"{at}.rake", 0)
 

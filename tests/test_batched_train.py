@@ -22,6 +22,7 @@ from bourre_env import core
 from bourre_env.batch import BatchGame
 from bourre_env.bourre_v0 import raw_env
 from bourre_env.observation import OBS_SIZE
+from train.ppo import checkpoint
 from train.ppo import trainer as batched_ppo
 from train.ppo.policy_net import PolicyNet, gather_batch, masked_logits, sample_actions, sparse_rows
 from train.ppo.rollout import LEARNER, SNAPSHOT, Collector, SeatPool, Transitions, gae
@@ -302,15 +303,15 @@ def test_a_checkpoint_is_read_as_tensors_only(tmp_path: Path) -> None:
     path = tmp_path / "checkpoint.pt"
     torch.save({"net": net.state_dict(), "optimizer": optimizer.state_dict(), "note": Path("not a tensor")}, path)
     with pytest.raises(ValueError, match="objects other than tensors") as raised:
-        batched_ppo.load_checkpoint(net, optimizer, path, torch.device("cpu"))
+        checkpoint.load_checkpoint(net, optimizer, path, torch.device("cpu"))
     assert "weights_only=False" not in str(raised.value)  # torch's advice to unpickle is not passed on
     other = PolicyNet((16,))
     torch.save({"net": other.state_dict(), "optimizer": torch.optim.Adam(other.parameters()).state_dict()}, path)
     with pytest.raises(ValueError, match="does not fit the network"):
-        batched_ppo.load_checkpoint(net, optimizer, path, torch.device("cpu"))
+        checkpoint.load_checkpoint(net, optimizer, path, torch.device("cpu"))
     path.write_bytes(b"not a checkpoint")
     with pytest.raises(ValueError, match="damaged"):
-        batched_ppo.load_checkpoint(net, optimizer, path, torch.device("cpu"))
+        checkpoint.load_checkpoint(net, optimizer, path, torch.device("cpu"))
 
 
 def test_tiny_run_end_to_end_is_the_default_trainer(tmp_path: Path) -> None:

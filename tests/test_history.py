@@ -169,6 +169,8 @@ BAD = {
     "dealer range": (lambda h: h["deals"][0].update(dealer=4), "deals[0].dealer"),
     "too many deals": (lambda h: h["deals"].append(copy.deepcopy(h["deals"][1])), "deals[2]"),
     "action range": (lambda h: h["deals"][0]["actions"][0].update(action=117), "deals[0].actions[0].action"),
+    "pot past the bound": (lambda h: h["deals"][0].update(pot_before=2**62), "deals[0].pot_before"),
+    "lone surrogate": (lambda h: h["seats"][0].update(agent="h\udcffuman"), "seats[0].agent"),
 }
 BAD_IN_PLAY = {
     "wrong seat": (_swap_seat, "deals[0].actions[1].seat"),
@@ -196,10 +198,12 @@ def test_a_malformed_history_names_its_first_bad_entry(good: dict[str, Any], nam
     spoil, path = BAD[name]
     spoil(bad)
     with pytest.raises(history.HistoryError) as err:
-        history.read(json.dumps(bad))
+        history.loads(json.dumps(bad))
     assert err.value.path == path, str(err.value)
     assert str(err.value).startswith(path + ": ")
-    if name not in ("option", "field", "seats", "too many deals", "dealer range"):  # need the rules' values
+    # the schema cannot hold the rules' values, the env's pot bound, or UTF-8 validity
+    if name not in ("option", "field", "seats", "too many deals", "dealer range", "pot past the bound",
+                    "lone surrogate"):
         schema = json.loads(history.SCHEMA_PATH.read_text())
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(bad, schema)
@@ -211,7 +215,7 @@ def test_a_history_that_its_rules_contradict_names_its_first_bad_entry(good: dic
     spoil, path = BAD_IN_PLAY[name]
     spoil(bad)
     path = path.format(first_play=_first_card_play(good["deals"][0]), n=len(good["deals"][0]["actions"]))
-    replay = history.Replay(history.read(json.dumps(bad)))  # well-formed: the replay finds what is wrong
+    replay = history.Replay(history.loads(json.dumps(bad)))  # well-formed: the replay finds what is wrong
     with pytest.raises(history.HistoryError) as err:
         replay.run()
     assert err.value.path == path, str(err.value)
@@ -236,6 +240,49 @@ def test_read_reports_a_file_that_is_not_json(tmp_path: Path) -> None:
         history.read(path)
     with pytest.raises(history.HistoryError, match="cannot read"):
         history.read(tmp_path / "missing.json")
+
+
+@pytest.mark.parametrize(("text", "problem"), [
+    ("[" * 8000 + "]" * 8000, "nested too deep"),
+    ('{"format": ' + "7" * 5000 + "}", "digits"),
+    (b"\xff\xfe{}", "not JSON"),
+    ("[1, 2, 3]", "expected a JSON object"),
+])
+def test_loads_names_what_is_wrong_with_text_that_is_no_history(text: str | bytes, problem: str) -> None:
+    with pytest.raises(history.HistoryError, match=problem):
+        history.loads(text)
+
+
+def test_read_takes_a_path_and_loads_takes_text(good: dict[str, Any], tmp_path: Path) -> None:
+    text = history.dumps(good)
+    assert history.loads(text) == history.loads(text.encode()) == history.read(history.write(good, tmp_path / "a"))
+    with pytest.raises(history.HistoryError, match=r"looks like JSON text: use history.loads"):
+        history.read("[1,2,3]")
+    with pytest.raises(history.HistoryError, match=r"use history.loads"):
+        history.read(text)
+    with pytest.raises(TypeError, match="history.loads"):
+        history.read(text.encode())  # type: ignore[arg-type]
+    (tmp_path / "[1]").write_text(text)  # an existing file is read, whatever its name
+    assert history.read(str(tmp_path / "[1]")) == good
+
+
+def test_write_leaves_the_old_file_or_none_never_a_part(good: dict[str, Any], tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    unwritable = copy.deepcopy(good)
+    unwritable["seats"][0]["agent"] = "h\udcffuman"  # UTF-8 cannot encode it: the write fails part way
+    target = tmp_path / "deal.json"
+    with pytest.raises(UnicodeEncodeError):
+        history.write(unwritable, target)
+    assert not target.exists()
+    history.write(good, target)
+
+    def full_disk(fd: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("os.fsync", full_disk)
+    with pytest.raises(OSError, match="No space"):
+        history.write(good, target)
+    assert history.read(target) == good and [p.name for p in tmp_path.iterdir()] == ["deal.json"]
 
 
 # ---------------------------------------------------------------------------- the command line

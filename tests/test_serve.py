@@ -23,9 +23,13 @@ from train.serve import tables as tb  # noqa: E402
 CARD = re.compile(r"\b(?:10|[2-9JQKA])[CDHS]\b")
 
 
+JSON = {"content-type": "application/json"}
+
+
 def _client(**kwargs: Any) -> tuple[TestClient, tb.Tables]:
     state = tb.Tables(seed=kwargs.pop("seed", 0), **kwargs)
-    return TestClient(serve_app.create_app(state), base_url="http://127.0.0.1"), state
+    # every POST is JSON, as the page sends it
+    return TestClient(serve_app.create_app(state), base_url="http://127.0.0.1", headers=JSON), state
 
 
 def _new(client: TestClient, **body: Any) -> dict[str, Any]:
@@ -69,10 +73,10 @@ def test_deal_after_deal_against_the_shipped_agents() -> None:
         assert view["totals"] == totals
         saved = client.get(result["history"])
         assert saved.status_code == 200 and "attachment" in saved.headers["content-disposition"]
-        replay = history.Replay(history.read(saved.content))
+        replay = history.Replay(history.loads(saved.content))
         replay.run()
-        assert history.read(saved.content)["deals"][0]["results"]["payments"] == result["payments"]
-        assert [s["agent"] for s in history.read(saved.content)["seats"]] == view["agents"]
+        assert history.loads(saved.content)["deals"][0]["results"]["payments"] == result["payments"]
+        assert [s["agent"] for s in history.loads(saved.content)["seats"]] == view["agents"]
         carried = result["pot"]
         view = client.post(f"/api/tables/{view['table']}/deals").json()
         assert view["pot"] == carried + 5  # the pot carries, and everyone antes
@@ -192,6 +196,15 @@ def test_refusals_are_4xx_with_a_message_and_change_nothing() -> None:
     ({"agents": "human"}, "one seat is the person's"),
     ({"agents": "ppo:/etc/passwd"}, "file paths are not taken from the page"),
     ({"agents": "ppo:model.npz"}, "file paths are not taken from the page"),
+    ({"agents": "pimc:1000000"}, "option worlds: at most 256"),
+    ({"agents": "pimc:64,ms=100000"}, "option ms: at most 1000"),
+    ({"agents": "pimc:64,infer=1000"}, "option infer: at most 32"),
+    ({"agents": "pimc:64,draws=32"}, "option draws: at most 8"),
+    ({"agents": "ismcts:100000"}, "option iterations: at most 1024"),
+    ({"agents": "ismcts:64,batch=5000"}, "option batch: at most 64"),
+    ({"agents": "ismcts:64,ms=nan"}, "option ms: at most 1000"),
+    ({"preset": ["standard"]}, "preset: expected one of"),
+    ({"preset": {}}, "preset: expected one of"),
     ({"colour": "red"}, "unknown field(s) ['colour']"),
     ({"preset": "standard", "players": 8, "agents": "random", "seat": -1}, "seat: expected your seat"),
 ])
@@ -223,7 +236,7 @@ def test_the_replay_view_steps_through_a_history() -> None:
     client, _ = _client()
     view = _finish(client, _new(client, seat=1), np.random.default_rng(2))
     text = client.get(view["result"]["history"]).content
-    saved = history.read(text)
+    saved = history.loads(text)
     actions = saved["deals"][0]["actions"]
     seat_view = client.post("/api/replays", content=text).json()
     assert seat_view["seat"] == 1 and len(seat_view["frames"]) == len(actions) + 1
@@ -240,6 +253,8 @@ def test_the_replay_view_steps_through_a_history() -> None:
     assert client.post("/api/replays", content=b"{}").status_code == 422
     assert client.post("/api/replays?seat=9", content=text).status_code == 400
     assert client.post("/api/replays?seat=x", content=text).status_code == 400
+    arabic_three = client.post("/api/replays?seat=\u0663", content=text)  # str.isdigit takes it for 3
+    assert arabic_three.status_code == 400 and "seat" in arabic_three.json()["error"]
     too_long = json.loads(text)
     too_long["deals"] = too_long["deals"] * 2
     assert client.post("/api/replays", content=json.dumps(too_long)).status_code == 422  # more deals than the rules
@@ -260,6 +275,143 @@ def test_the_replay_view_refuses_long_histories() -> None:
     assert response.status_code == 413 and f"this one has {deals}" in response.json()["error"]
     big = client.post("/api/replays", content=b" " * (serve_app.MAX_UPLOAD + 1))
     assert big.status_code == 413
+
+
+@pytest.fixture(scope="module")
+def saved_text() -> str:
+    """The hand history of a deal played to its end at a table."""
+    client, _ = _client()
+    view = _finish(client, _new(client, seat=1), np.random.default_rng(3))
+    return client.get(view["result"]["history"]).text
+
+
+def _spoiled(text: str, spoil: Any) -> bytes:
+    saved = json.loads(text)
+    spoil(saved)
+    return json.dumps(saved).encode()  # ensure_ascii: a lone surrogate travels as an escape, as a page can send it
+
+
+@pytest.mark.parametrize(("route", "body", "status", "text"), [
+    ("actions", b'{"action": ' + b"[" * 8000 + b"]" * 8000 + b"}", 400, "nested too deep"),
+    ("actions", b'{"action": ' + b"7" * 5000 + b"}", 400, "malformed JSON body"),
+    ("replays", b"[" * 8000 + b"]" * 8000, 422, "nested too deep"),
+    ("replays", b'{"format": ' + b"7" * 5000 + b"}", 422, "not JSON"),
+    ("replays", lambda h: h["deals"][0].update(pot_before=2**62), 422, "deals[0].pot_before"),
+    ("replays", lambda h: h["seats"][0].update(agent="h\udcffuman"), 422, "seats[0].agent"),
+])
+def test_bodies_that_broke_the_server_are_refused_naming_the_problem(saved_text: str, route: str, body: Any,
+                                                                      status: int, text: str) -> None:
+    client, _ = _client()
+    view = _new(client)
+    data = _spoiled(saved_text, body) if callable(body) else body
+    path = f"/api/tables/{view['table']}/actions" if route == "actions" else "/api/replays"
+    response = client.post(path, content=data)
+    assert response.status_code == status and text in response.json()["error"], response.text[:300]
+    assert client.get(f"/api/tables/{view['table']}").json()["turn"] == view["turn"]  # nothing changed
+    huge_deal = client.get(f"/api/tables/{view['table']}/deals/{'9' * 5000}/history")
+    assert huge_deal.status_code == 404
+
+
+def test_an_unexpected_error_is_a_500_without_a_traceback(monkeypatch: pytest.MonkeyPatch, saved_text: str,
+                                                          caplog: pytest.LogCaptureFixture) -> None:
+    def broken(*args: Any) -> None:
+        raise RuntimeError("a secret detail of the server")
+
+    monkeypatch.setattr(tb, "replay_frames", broken)
+    client, _ = _client()
+    response = client.post("/api/replays", content=saved_text)
+    assert response.status_code == 500 and response.json() == {"error": "internal error"}
+    assert "secret" not in response.text
+    assert "a secret detail of the server" in caplog.text  # the operator sees it in the log
+
+
+def test_posts_are_json_from_this_origin_only() -> None:
+    client, state = _client()
+    body = json.dumps({"players": 3, "agents": "random"})
+    for kind in ("text/plain", "application/x-www-form-urlencoded", ""):  # what a page elsewhere sends unasked
+        response = client.post("/api/tables", content=body, headers={"content-type": kind})
+        assert response.status_code == 415 and "Content-Type" in response.json()["error"], kind
+    for origin in ("http://evil.example", "null", "http://127.0.0.1.evil.example", "https://127.0.0.1:8000"):
+        response = client.post("/api/tables", content=body, headers={"origin": origin})
+        assert response.status_code == 403 and "Origin" in response.json()["error"], origin
+    assert len(state) == 0
+    own = client.post("/api/tables", content=body, headers={"origin": "http://127.0.0.1",
+                                                            "content-type": "application/json; charset=utf-8"})
+    assert own.status_code == 201, own.text
+    table = own.json()["table"]
+    assert client.delete(f"/api/tables/{table}", headers={"origin": "http://evil.example"}).status_code == 403
+    assert client.get(f"/api/tables/{table}").status_code == 200
+    assert '"Content-Type": "application/json"' in (serve_app.STATIC / "table.js").read_text()
+
+
+def test_tables_are_bounded_per_client_as_well_as_in_all() -> None:
+    state = tb.Tables(seed=0, max_tables=3, per_client=2)
+    app = serve_app.create_app(state)
+    first, second = (TestClient(app, base_url="http://127.0.0.1", headers=JSON, client=(f"10.0.0.{k}", 5000))
+                     for k in (1, 2))
+    mine = [_new(first), _new(first)]
+    refused = first.post("/api/tables", json={"players": 3})
+    assert refused.status_code == 429 and "limit for one client" in refused.json()["error"]
+    _new(second)
+    full = second.post("/api/tables", json={"players": 3})
+    assert full.status_code == 429 and "the server has 3 tables open" in full.json()["error"]
+    assert first.delete(f"/api/tables/{mine[0]['table']}").status_code == 204
+    _new(first)
+
+
+def test_search_agents_are_capped_in_time_but_offered_specs_are_trusted() -> None:
+    state = tb.Tables(seed=0, offered=["pimc:300,infer=0"])
+    table = state.create({"players": 4, "agents": ["pimc:8,infer=0", "pimc:8,infer=0,ms=50", "pimc:300,infer=0"]},
+                         client="10.0.0.1")
+    assert [bot.ms for _, bot in sorted(table.bots.items())] == [tb.MOVE_MS, 50, None]  # type: ignore[attr-defined]
+    assert tb.check_agent("pimc:300,infer=0", state.offered) == "pimc:300,infer=0"
+    with pytest.raises(tb.TableError, match="option worlds: at most 256"):
+        tb.check_agent("pimc:300,infer=0")
+
+
+def test_a_busy_table_is_refused_at_once() -> None:
+    client, state = _client()
+    view = _new(client)
+    table = state.get(view["table"])
+    with table.lock:  # as if its agents were thinking
+        response = client.get(f"/api/tables/{view['table']}")
+        assert response.status_code == 409 and "busy" in response.json()["error"]
+        assert client.get("/api/options").status_code == 200
+    assert client.get(f"/api/tables/{view['table']}").status_code == 200
+
+
+@pytest.mark.parametrize("idle", [-1.0, 0.0, float("nan"), float("inf")])
+def test_the_idle_lifetime_must_be_finite_and_positive(idle: float) -> None:
+    with pytest.raises(ValueError, match="idle_minutes"):
+        tb.Tables(idle_seconds=idle)
+
+
+@pytest.mark.parametrize("port", [0, -1, 65536, True])
+def test_run_refuses_a_port_outside_1_to_65535(port: int) -> None:
+    from train import serve
+
+    with pytest.raises(ValueError, match="port"):
+        serve.run(port=port)
+
+
+def test_the_documented_limits_are_the_servers() -> None:
+    import agents
+    from train import serve
+
+    doc = " ".join((serve.__doc__ or "").split())
+    for name, value in (("tables.MAX_TABLES", tb.MAX_TABLES),
+                        ("tables.MAX_TABLES_PER_CLIENT", tb.MAX_TABLES_PER_CLIENT),
+                        ("tables.IDLE_SECONDS", f"{tb.IDLE_SECONDS // 60} minutes"),
+                        ("app.MAX_BODY", f"{serve_app.MAX_BODY // 1024} KiB"),
+                        ("app.MAX_UPLOAD", f"{serve_app.MAX_UPLOAD // 1024 // 1024} MiB"),
+                        ("tables.MAX_REPLAY_DEALS", tb.MAX_REPLAY_DEALS),
+                        ("app.TABLE_THREADS", serve_app.TABLE_THREADS), ("tables.MOVE_MS", f"{tb.MOVE_MS // 1000} s")):
+        assert f"``{name}`` ({value}" in doc, name
+    pimc, ismcts = agents.search.pimc.LIMITS, agents.search.ismcts.LIMITS
+    assert (f"(at most {pimc['worlds']:g} worlds, ``infer`` {pimc['infer']:g}, ``draws`` {pimc['draws']:g}, "
+            f"``ms`` {pimc['ms']:g})") in doc
+    assert (f"({ismcts['iterations']:g} iterations, ``batch`` {ismcts['batch']:g}, ``infer`` {ismcts['infer']:g}, "
+            f"``draws`` {ismcts['draws']:g}, ``ms`` {ismcts['ms']:g})") in doc
 
 
 def test_bourre_serve_starts_on_this_machine_and_answers(tmp_path: Any) -> None:

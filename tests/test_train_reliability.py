@@ -15,9 +15,11 @@ import torch
 from run_helpers import bourre_train
 
 from agents.ppo import save_policy
+from train.ppo import checkpoint
 from train.ppo import trainer as batched_ppo
+from train.ppo.checkpoint import TrainingDivergedError
 from train.ppo.policy_net import PolicyNet
-from train.ppo.trainer import Args, TrainingDivergedError, parse_args, run
+from train.ppo.trainer import Args, parse_args, run
 
 ROOT = Path(__file__).resolve().parent.parent
 # No imitation, no evaluation during training: the smallest run that writes a checkpoint and a model.
@@ -105,9 +107,9 @@ def test_save_policy_refuses_non_finite_weights_and_keeps_the_file(tmp_path: Pat
 
 
 def test_non_finite_tensor_names_the_first_bad_tensor() -> None:
-    assert batched_ppo.non_finite_tensor({"a": torch.zeros(2), "b": [torch.ones(1), torch.arange(3)]}) is None
+    assert checkpoint.non_finite_tensor({"a": torch.zeros(2), "b": [torch.ones(1), torch.arange(3)]}) is None
     bad = {"net": {"w": torch.zeros(2)}, "optimizer": {"state": {0: {"exp_avg": torch.tensor([1.0, np.nan])}}}}
-    assert batched_ppo.non_finite_tensor(bad) == "optimizer.state.0.exp_avg"
+    assert checkpoint.non_finite_tensor(bad) == "optimizer.state.0.exp_avg"
 
 
 # ---------------------------------------------------------------------------- the run folder and the options

@@ -27,6 +27,10 @@ Specs for ``agents.make``: ``ismcts`` (128 iterations, up to 32 proposals per de
 ``ismcts:512,rollout=random,ms=20,c=0.7,batch=16,draws=4,infer=32``. With ``ms`` iterations stop when the
 budget is spent (after at least one batch), which makes decisions depend on the machine's speed; without it
 the agent is deterministic given its seed. Rules: from the observation, or ``ISMCTSAgent(rules=...)``.
+
+Specs from an untrusted source (the web server's page) are held to ``LIMITS`` by ``agents.check_budget``:
+at most 1024 iterations, ``batch`` 64, ``infer`` 32, ``draws`` 8 and ``ms`` 1000. ``agents.make`` itself takes
+any budget.
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ from bourre_env.core.rules import Rules
 from bourre_env.observation import O_PHASE, OBS_SIZE
 from bourre_env.sampler import WorldSampler
 
-__all__ = ["ISMCTSAgent", "make_ismcts"]
+__all__ = ["ISMCTSAgent", "make_ismcts", "DEFAULTS", "LIMITS"]
 
 POOL_AHEAD = 64
 """Determinizations drawn at a time under a time budget (without one, all of them are drawn at once)."""
@@ -229,6 +233,8 @@ class ISMCTSAgent:
 
 DEFAULTS: dict[str, Any] = {"iterations": 128, "rollout": "heuristic", "ms": None, "c": 0.7, "batch": 16, "draws": 4,
                             "infer": 32}
+LIMITS: dict[str, float] = {"iterations": 1024, "ms": 1000, "batch": 64, "draws": 8, "infer": 32}
+"""The largest budgets of a spec from an untrusted source (``agents.check_budget``)."""
 
 
 def make_ismcts(variant: str | None, seed: int | None) -> ISMCTSAgent:

@@ -21,11 +21,15 @@ heuristic by default, or ``random``); ``infer`` is how many uniform worlds are d
 model of the others (``agents.search.inference``; 0 or 1: uniform worlds); ``ms`` caps the time of a decision:
 worlds are played in chunks until the budget is spent (at least one chunk), which makes decisions depend on
 the machine's speed; without it the agent is deterministic given its seed.
+
+Specs from an untrusted source (the web server's page) are held to ``LIMITS`` by ``agents.check_budget``:
+at most 256 worlds, ``infer`` 32, ``draws`` 8 and ``ms`` 1000. ``agents.make`` itself takes any budget.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -40,7 +44,7 @@ from bourre_env.core.rules import Rules
 from bourre_env.observation import O_HAND, O_PHASE, O_TRUMP, OBS_SIZE
 from bourre_env.sampler import WorldSampler
 
-__all__ = ["PIMCAgent", "make_pimc", "parse_options", "draw_candidates"]
+__all__ = ["PIMCAgent", "make_pimc", "parse_options", "draw_candidates", "DEFAULTS", "LIMITS"]
 
 CHUNK_WORLDS = 8
 """Worlds played per chunk under a time budget."""
@@ -93,8 +97,12 @@ def draw_candidates(vector: np.ndarray, mask: np.ndarray, preferred: int, limit:
     return chosen[:max(limit, 1)]
 
 
-def parse_options(variant: str | None, defaults: dict[str, Any]) -> dict[str, Any]:
-    """``"64"`` or ``"64,rollout=random,ms=20"`` or ``"worlds=64"`` into options; ``ValueError`` naming a bad one."""
+def parse_options(variant: str | None, defaults: dict[str, Any],
+                  limits: Mapping[str, float] | None = None) -> dict[str, Any]:
+    """``"64"`` or ``"64,rollout=random,ms=20"`` or ``"worlds=64"`` into options; ``ValueError`` naming a bad one.
+
+    ``limits``: the largest value each named option may take (a budget from an untrusted spec); past it,
+    ``ValueError`` names the option and its maximum."""
     options = dict(defaults)
     if not variant:
         return options
@@ -114,6 +122,11 @@ def parse_options(variant: str | None, defaults: dict[str, Any]) -> dict[str, An
         except ValueError:
             wanted = "an integer" if kind is int else "a number" if kind is float else "a string"
             raise ValueError(f"option {key}: expected {wanted}, got {value!r}") from None
+    for key, most in (limits or {}).items():
+        budget: Any = options.get(key)
+        # NaN compares false both ways: a NaN budget is refused along with a large one
+        if budget is not None and not budget <= most:
+            raise ValueError(f"option {key}: at most {most:g} in a spec from an untrusted source, got {budget!r}")
     return options
 
 
@@ -202,6 +215,8 @@ class PIMCAgent:
 
 
 DEFAULTS: dict[str, Any] = {"worlds": 64, "rollout": "heuristic", "ms": None, "draws": 4, "infer": 32}
+LIMITS: dict[str, float] = {"worlds": 256, "ms": 1000, "draws": 8, "infer": 32}
+"""The largest budgets of a spec from an untrusted source (``agents.check_budget``): about 0.3 s a decision."""
 
 
 def make_pimc(variant: str | None, seed: int | None) -> PIMCAgent:

@@ -33,12 +33,31 @@ HTTP API (JSON; a refusal is a 4xx with ``{"error": message}`` and changes nothi
 ``POST /api/replays?seat=k&open=0|1``       body: a hand history file; every position of it, to step through
 =========================================== =====================================================================
 
-Limits: at most ``tables.MAX_TABLES`` live tables (``--max-tables``; one more is refused with 429), each
-closed after ``tables.IDLE_SECONDS`` without a request (``--idle-minutes``); request bodies of at most
-``app.MAX_BODY`` bytes, history uploads of ``app.MAX_UPLOAD`` bytes and ``tables.MAX_REPLAY_DEALS`` deals
-(413 past them); on 127.0.0.1 (the default) only requests naming this machine (``Host`` 127.0.0.1 or
-localhost); a ``ppo:PATH`` agent only when the server offers it (``--agent ppo:PATH``), so that a page cannot
-make the server open files.
+Limits and checks (each refusal a 4xx JSON error naming what is wrong; a failure of the server itself is a 500
+``{"error": "internal error"}``, its traceback only in the server's log):
+
+* Tables: at most ``tables.MAX_TABLES`` (32) live tables in all (``--max-tables``) and
+  ``tables.MAX_TABLES_PER_CLIENT`` (8) for one client IP address (429 past either; behind a proxy every client
+  has the proxy's address), each closed after ``tables.IDLE_SECONDS`` (30 minutes) without a request
+  (``--idle-minutes``: finite and positive).
+* Bodies: requests of at most ``app.MAX_BODY`` (16 KiB) bytes, history uploads of ``app.MAX_UPLOAD`` (1 MiB)
+  bytes and ``tables.MAX_REPLAY_DEALS`` (20) deals (413 past them); JSON nested too deep or with an integer past
+  Python's digit limit is a 400 (a 422 in an upload).
+* Agents' budgets: a search agent chosen on the page is held to ``agents.search.pimc.LIMITS`` (at most 256 worlds,
+  ``infer`` 32, ``draws`` 8, ``ms`` 1000) and ``agents.search.ismcts.LIMITS`` (1024 iterations, ``batch`` 64,
+  ``infer`` 32, ``draws`` 8, ``ms`` 1000) by ``agents.check_budget`` (400 past them, naming the option and its
+  maximum), and each of its moves is capped at ``tables.MOVE_MS`` (1 s: its ``ms`` option).
+* Threads: a table's work (its agents' moves) runs off the event loop in at most ``app.TABLE_THREADS`` (16)
+  threads, one request per table at a time; a request to a table already busy is refused at once (409), so
+  one slow table holds up neither the other tables nor ``GET /api/options``.
+* Senders: every ``POST`` must be ``Content-Type: application/json`` (415 otherwise: a page elsewhere can post
+  a form or text without the browser asking the server first, but not JSON), and a request that changes
+  something with an ``Origin`` header naming another host than the request's ``Host`` is refused (403).
+  On 127.0.0.1 (the default) only requests naming this machine (``Host`` 127.0.0.1 or localhost) are answered.
+
+What it trusts: nothing from the page. The page names no file (a ``ppo:PATH`` agent only when the server offers
+it), no budget past the limits above, and no rule, seat or action the server does not check. The operator's
+``--agent`` specs are trusted: offered specs may name files and take any budget, and their moves are not capped.
 """
 
 from __future__ import annotations
@@ -50,7 +69,9 @@ __all__ = ["run"]
 
 def run(host: str = "127.0.0.1", port: int = 8000, max_tables: int | None = None, idle_minutes: float | None = None,
         offered: Sequence[str] = (), seed: int | None = None) -> None:
-    """Serve until interrupted (Ctrl-C)."""
+    """Serve until interrupted (Ctrl-C); ``ValueError`` for a port outside 1..65535 or a bad limit."""
+    if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+        raise ValueError(f"port: expected an integer in 1..65535, got {port!r}")
     import uvicorn
 
     from train.serve import app, tables

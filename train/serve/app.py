@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import json
+import logging
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
+import anyio.to_thread
+from anyio import CapacityLimiter
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
@@ -16,6 +21,7 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+import agents
 from bourre_env import history
 from bourre_env.core.rules import MAX_PLAYERS, MIN_PLAYERS, presets
 from train.serve import tables as tb
@@ -26,6 +32,14 @@ MAX_BODY = 16 * 1024
 MAX_UPLOAD = 1024 * 1024
 """Bytes a history file sent to the replay view may have."""
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+TABLE_THREADS = 16
+"""Threads that tables' work (agents' moves) may hold at once; the other requests have the rest of the pool, so
+tables that think cannot hold up the options, the replays, or the event loop."""
+
+_LOG = logging.getLogger(__name__)
+_LENGTH = re.compile(r"[0-9]{1,12}")
+_DEAL = re.compile(r"[0-9]{1,9}")
+_SEAT = re.compile(r"[0-9]{1,2}")  # ASCII digits only: str.isdigit would take "٣" for 3
 
 _HEADERS = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
 _PAGE_HEADERS = {
@@ -47,7 +61,7 @@ def _ok(payload: Any, status: int = 200) -> JSONResponse:
 async def _body(request: Request, limit: int) -> bytes:
     """The request body, refused past ``limit`` bytes, whether or not the client announced its length."""
     declared = request.headers.get("content-length")
-    if declared is not None and (not declared.isdigit() or int(declared) > limit):
+    if declared is not None and (not _LENGTH.fullmatch(declared) or int(declared) > limit):
         raise tb.TableError(413, f"request body too large: at most {limit} bytes")
     chunks, size = [], 0
     async for chunk in request.stream():
@@ -64,35 +78,61 @@ async def _json(request: Request) -> Any:
         return {}
     try:
         return json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+    except RecursionError:
+        raise tb.TableError(400, "malformed JSON body: nested too deep") from None
+    except ValueError as err:  # not JSON, not UTF-8, or an integer past Python's digit limit
         raise tb.TableError(400, f"malformed JSON body: {err}") from None
 
 
+def _check_sender(request: Request) -> None:
+    """A request that changes something comes from the server's own page: refuse another origin (403), and a POST
+    that is not JSON (415; a page elsewhere can send a form or text/plain without asking, but not JSON)."""
+    origin = request.headers.get("origin")
+    if origin is not None:
+        parts = urlsplit(origin)
+        own = request.headers.get("host", "").lower()
+        if parts.scheme not in ("http", "https") or parts.netloc.lower() != own:
+            raise tb.TableError(403, f"Origin {origin!r} is not this server ({own}): requests from other sites' pages "
+                                     f"are refused")
+    if request.method == "POST":
+        kind = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+        if kind != "application/json":
+            raise tb.TableError(415, f"Content-Type: expected application/json, got {kind or 'none'!r}")
+
+
 def _handled(endpoint: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
-    """Refusals become a 4xx JSON ``{"error": message}``."""
+    """Refusals become a 4xx JSON ``{"error": message}``; anything unexpected a 500 ``{"error": "internal error"}``,
+    logged here with its traceback, which never reaches the client."""
 
     async def run(request: Request) -> Response:
         try:
+            if request.method not in ("GET", "HEAD"):
+                _check_sender(request)
             return await endpoint(request)
         except tb.TableError as err:
             return _error(err.status, err.message)
+        except Exception:
+            _LOG.exception("bourre serve: %s %s failed", request.method, request.url.path)
+            return _error(500, "internal error")
 
     return run
-
-
-async def _locked(table: tb.Table, work: Callable[[], Any]) -> Any:
-    """``work`` under the table's lock, off the event loop: agents may be thinking under that lock."""
-
-    def run() -> Any:
-        with table.lock:
-            return work()
-
-    return await run_in_threadpool(run)
 
 
 def create_app(tables: tb.Tables | None = None, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> Starlette:
     """The app; ``allowed_hosts``: the ``Host`` names it answers (a web page elsewhere cannot rebind a name to it)."""
     state = tables if tables is not None else tb.Tables()
+    table_threads = CapacityLimiter(TABLE_THREADS)
+
+    async def locked(table: tb.Table, work: Callable[[], Any]) -> Any:
+        """``work`` under the table's lock, in one of the tables' threads: agents may be thinking under that lock.
+        A table busy with another request is refused (409) at once rather than waited for, so that requests
+        queued on one table cannot hold threads."""
+        if not table.lock.acquire(blocking=False):
+            raise tb.TableError(409, "the table is busy with another request (its agents are thinking); try again")
+        try:
+            return await anyio.to_thread.run_sync(work, limiter=table_threads)
+        finally:
+            table.lock.release()
 
     async def page(request: Request) -> Response:
         return FileResponse(STATIC / "index.html", headers=_PAGE_HEADERS)
@@ -100,20 +140,24 @@ def create_app(tables: tb.Tables | None = None, allowed_hosts: Sequence[str] = L
     async def options(request: Request) -> Response:
         return _ok({"presets": list(presets), "players": list(range(MIN_PLAYERS, MAX_PLAYERS + 1)),
                     "agents": sorted(set(tb.agent_options()) | set(state.offered)), "default_agent": "heuristic",
-                    "limits": {"tables": state.max_tables, "idle_seconds": state.idle_seconds,
-                               "replay_deals": tb.MAX_REPLAY_DEALS, "upload_bytes": MAX_UPLOAD}})
+                    "limits": {"tables": state.max_tables, "tables_per_client": state.per_client,
+                               "idle_seconds": state.idle_seconds, "replay_deals": tb.MAX_REPLAY_DEALS,
+                               "upload_bytes": MAX_UPLOAD, "body_bytes": MAX_BODY, "move_ms": state.move_ms,
+                               "budgets": {"pimc": agents.search.pimc.LIMITS, "ismcts": agents.search.ismcts.LIMITS}}})
 
     async def create(request: Request) -> Response:
         body = await _json(request)
-        table = await run_in_threadpool(state.create, body)
-        return _ok(await _locked(table, table.view), status=201)
+        client = request.client.host if request.client is not None else None
+        # a new table plays its agents' first moves: in the tables' threads
+        table = await anyio.to_thread.run_sync(state.create, body, client, limiter=table_threads)
+        return _ok(await locked(table, table.view), status=201)
 
     def _table(request: Request) -> tb.Table:
         return state.get(request.path_params["table"])
 
     async def show(request: Request) -> Response:
         table = _table(request)
-        return _ok(await _locked(table, table.view))
+        return _ok(await locked(table, table.view))
 
     async def act(request: Request) -> Response:
         table = _table(request)
@@ -125,7 +169,7 @@ def create_app(tables: tb.Tables | None = None, allowed_hosts: Sequence[str] = L
             table.act(body["action"], body.get("turn"))
             return table.view()
 
-        return _ok(await _locked(table, apply))
+        return _ok(await locked(table, apply))
 
     async def next_deal(request: Request) -> Response:
         table = _table(request)
@@ -134,7 +178,7 @@ def create_app(tables: tb.Tables | None = None, allowed_hosts: Sequence[str] = L
             table.next_deal()
             return table.view()
 
-        return _ok(await _locked(table, deal))
+        return _ok(await locked(table, deal))
 
     async def close(request: Request) -> Response:
         state.close(request.path_params["table"])
@@ -142,8 +186,12 @@ def create_app(tables: tb.Tables | None = None, allowed_hosts: Sequence[str] = L
 
     async def download(request: Request) -> Response:
         table = _table(request)
-        deal = request.path_params["deal"]
-        saved = await _locked(table, lambda: table.history(deal))
+        deal_text = request.path_params["deal"]
+        # read here, not by the route's int convertor, which a number of 5,000 digits makes raise
+        if not _DEAL.fullmatch(deal_text):
+            raise tb.TableError(404, f"no deal {deal_text[:20]!r}: deals are numbered 1, 2, ...")
+        deal = int(deal_text)
+        saved = await locked(table, lambda: table.history(deal))
         name = f"bourre-deal-{deal}.json"
         return Response(history.dumps(saved), media_type="application/json",
                         headers={**_HEADERS, "Content-Disposition": f'attachment; filename="{name}"'})
@@ -151,7 +199,7 @@ def create_app(tables: tb.Tables | None = None, allowed_hosts: Sequence[str] = L
     async def replay(request: Request) -> Response:
         data = await _body(request, MAX_UPLOAD)
         seat_text = request.query_params.get("seat", "")
-        if seat_text and not seat_text.isdigit():
+        if seat_text and not _SEAT.fullmatch(seat_text):
             raise tb.TableError(400, f"seat: expected a seat number, got {seat_text!r}")
         open_text = request.query_params.get("open", "0")
         if open_text not in ("0", "1"):
@@ -168,7 +216,7 @@ def create_app(tables: tb.Tables | None = None, allowed_hosts: Sequence[str] = L
         Route("/api/tables/{table}", _handled(close), methods=["DELETE"]),
         Route("/api/tables/{table}/actions", _handled(act), methods=["POST"]),
         Route("/api/tables/{table}/deals", _handled(next_deal), methods=["POST"]),
-        Route("/api/tables/{table}/deals/{deal:int}/history", _handled(download), methods=["GET"]),
+        Route("/api/tables/{table}/deals/{deal}/history", _handled(download), methods=["GET"]),
         Route("/api/replays", _handled(replay), methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]

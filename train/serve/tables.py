@@ -10,6 +10,7 @@ never holds a card its seat cannot see.
 
 from __future__ import annotations
 
+import math
 import secrets
 import threading
 import time
@@ -29,6 +30,10 @@ from bourre_env.view import StateView
 HUMAN = "human"
 MAX_TABLES = 32
 """Live tables at most; a request for one more is refused (429) until one closes or expires."""
+MAX_TABLES_PER_CLIENT = 8
+"""Live tables that one client (one IP address) may hold at most, so that one client cannot take every table."""
+MOVE_MS = 1000
+"""The time cap (milliseconds) of one search agent's move at a table set from the page (its ``ms`` option)."""
 IDLE_SECONDS = 30 * 60
 """A table untouched this long is closed."""
 KEPT_HISTORIES = 100
@@ -170,7 +175,8 @@ def agent_options() -> list[str]:
 
 
 def check_agent(spec: Any, offered: Sequence[str] = ()) -> str:
-    """A spec that ``agents.make`` accepts; a file path (``ppo:PATH``) only if the server offers it."""
+    """A spec that ``agents.make`` accepts; a file path (``ppo:PATH``) or a search budget past the limits for
+    untrusted specs (``agents.check_budget``) only if the server offers it."""
     if not isinstance(spec, str) or not spec.strip() or len(spec) > 200:
         raise TableError(400, f"agent: expected an agents.make spec such as 'heuristic', got {spec!r}")
     spec = spec.strip()
@@ -181,6 +187,8 @@ def check_agent(spec: Any, offered: Sequence[str] = ()) -> str:
         raise TableError(400, f"agent {spec!r}: file paths are not taken from the page; start the server with "
                               f"--agent {spec} to offer it")
     try:
+        if spec not in offered:
+            agents.check_budget(spec)
         agents.make(spec, 0)
     except (ValueError, OSError) as err:
         raise TableError(400, f"agent {spec!r}: {err}") from None
@@ -195,7 +203,7 @@ def table_settings(body: Any, offered: Sequence[str] = ()) -> tuple[Rules, str, 
     if unknown:
         raise TableError(400, f"unknown field(s) {unknown}; expected preset, players, seat, agents")
     preset = body.get("preset", "standard")
-    if preset not in presets:
+    if not isinstance(preset, str) or preset not in presets:
         raise TableError(400, f"preset: expected one of {sorted(presets)}, got {preset!r}")
     players = body.get("players", 5)
     if isinstance(players, bool) or not isinstance(players, int) or not MIN_PLAYERS <= players <= MAX_PLAYERS:
@@ -222,13 +230,19 @@ class Table:
     """One person and agents at a table, deal after deal. Each deal is an episode of one deal: the pot carries
     to the next deal (the ``pot`` reset option) and the deal passes left; every player antes every deal."""
 
-    def __init__(self, rules: Rules, preset: str, seat: int, specs: list[str], rng: np.random.Generator) -> None:
+    def __init__(self, rules: Rules, preset: str, seat: int, specs: list[str], rng: np.random.Generator,
+                 move_ms: float | None = None, trusted: Sequence[str] = ()) -> None:
+        """``move_ms``: the time cap of a search agent's move (its ``ms`` option), but for the ``trusted`` specs."""
         self.id = secrets.token_urlsafe(16)  # 128 random bits: a table's id is what lets a client use it
         self.rules, self.preset, self.seat, self.specs = rules, preset, seat, specs
         self.params = rules.params()
         self.rng = rng
         self.env = history.Recording(bourre_env.raw_env(rules=rules), seats=specs, preset=preset)
         self.bots = {q: agents.make(spec, int(rng.integers(2**31))) for q, spec in enumerate(specs) if q != seat}
+        for q, bot in self.bots.items():
+            # a search agent thinks within its ms option (pimc, ismcts): capped, so no move holds a table long
+            if move_ms is not None and specs[q] not in trusted and hasattr(bot, "ms"):
+                bot.ms = move_ms if bot.ms is None else min(bot.ms, move_ms)
         self.totals = [0] * rules.num_players
         self.histories: dict[int, dict[str, Any]] = {}  # deal number (from 1) -> its history
         self.deal = 0
@@ -326,17 +340,30 @@ class Table:
 
 
 class Tables:
-    """The live tables, at most ``max_tables``, each closed after ``idle_seconds`` without a request."""
+    """The live tables, at most ``max_tables`` in all and ``per_client`` for one client, each closed after
+    ``idle_seconds`` without a request; search agents' moves capped at ``move_ms`` (but for the ``offered`` specs)."""
 
     def __init__(self, max_tables: int = MAX_TABLES, idle_seconds: float = IDLE_SECONDS, seed: int | None = None,
-                 offered: Sequence[str] = (), clock: Callable[[], float] = time.monotonic) -> None:
+                 offered: Sequence[str] = (), clock: Callable[[], float] = time.monotonic,
+                 per_client: int = MAX_TABLES_PER_CLIENT, move_ms: float = MOVE_MS) -> None:
+        for name, count in (("max_tables", max_tables), ("per_client", per_client)):
+            if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+                raise ValueError(f"{name}: expected an integer >= 1, got {count!r}")
+        if isinstance(idle_seconds, bool) or not isinstance(idle_seconds, (int, float)) \
+                or not 0 < idle_seconds < math.inf:
+            raise ValueError(f"idle_seconds (idle_minutes * 60): expected a finite number > 0, got {idle_seconds!r}")
+        if isinstance(move_ms, bool) or not isinstance(move_ms, (int, float)) or not 0 < move_ms < math.inf:
+            raise ValueError(f"move_ms: expected a finite number > 0, got {move_ms!r}")
         self.max_tables = max_tables
+        self.per_client = per_client
         self.idle_seconds = idle_seconds
+        self.move_ms = move_ms
         self.offered = list(offered)
         self.clock = clock
         self.rng = np.random.default_rng(seed)  # seeds the tables' deals and agents; secret from the clients
         self._tables: dict[str, Table] = {}
         self._used: dict[str, float] = {}
+        self._owner: dict[str, str | None] = {}  # the client that opened each table
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -345,22 +372,29 @@ class Tables:
     def _sweep(self) -> None:
         now = self.clock()
         for key in [k for k, used in self._used.items() if now - used > self.idle_seconds]:
-            del self._tables[key], self._used[key]
+            del self._tables[key], self._used[key], self._owner[key]
 
-    def create(self, body: Any) -> Table:
+    def _check_room(self, client: str | None) -> None:
+        if len(self._tables) >= self.max_tables:
+            raise TableError(429, f"the server has {self.max_tables} tables open, its limit; close one or "
+                                  f"wait until an idle one expires")
+        if client is not None and sum(owner == client for owner in self._owner.values()) >= self.per_client:
+            raise TableError(429, f"you have {self.per_client} tables open, the limit for one client; close one "
+                                  f"(or wait until an idle one expires) to open another")
+
+    def create(self, body: Any, client: str | None = None) -> Table:
+        """A new table for ``client`` (its address; ``None``: no per-client limit) from a request body."""
         rules, preset, seat, specs = table_settings(body, self.offered)
         with self._lock:
             self._sweep()
-            if len(self._tables) >= self.max_tables:
-                raise TableError(429, f"the server has {self.max_tables} tables open, its limit; close one or "
-                                      f"wait until an idle one expires")
+            self._check_room(client)
             rng = np.random.default_rng(self.rng.integers(2**63))
-        table = Table(rules, preset, seat, specs, rng)
+        table = Table(rules, preset, seat, specs, rng, move_ms=self.move_ms, trusted=self.offered)
         with self._lock:
-            if len(self._tables) >= self.max_tables:  # filled while this table was being dealt
-                raise TableError(429, f"the server has {self.max_tables} tables open, its limit")
+            self._check_room(client)  # filled while this table was being dealt
             self._tables[table.id] = table
             self._used[table.id] = self.clock()
+            self._owner[table.id] = client
         return table
 
     def get(self, table_id: str) -> Table:
@@ -376,7 +410,7 @@ class Tables:
         with self._lock:
             if self._tables.pop(table_id, None) is None:
                 raise TableError(404, "no such table")
-            del self._used[table_id]
+            del self._used[table_id], self._owner[table_id]
 
 
 # ---------------------------------------------------------------------------- replays
@@ -384,7 +418,7 @@ def replay_frames(data: bytes, seat: int | None, open_hands: bool) -> dict[str, 
     """Every position of a history file, as ``seat`` saw it (default: the person's seat, else 0) or with every hand
     open: a frame before each action (naming it) and one after each deal with its results."""
     try:
-        saved = history.read(data)
+        saved = history.loads(data)
     except history.HistoryError as err:
         raise TableError(422, f"not a valid hand history: {err}") from None
     if len(saved["deals"]) > MAX_REPLAY_DEALS:

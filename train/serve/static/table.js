@@ -34,11 +34,9 @@ function showMessage(text) {
 }
 
 async function api(method, path, body, raw = false) {
-  const init = { method, headers: {} };
-  if (body !== undefined) {
-    init.headers["Content-Type"] = "application/json";
-    init.body = raw ? body : JSON.stringify(body);
-  }
+  // the server takes only JSON posts (a page elsewhere cannot send JSON to it without asking)
+  const init = { method, headers: method === "POST" ? { "Content-Type": "application/json" } : {} };
+  if (body !== undefined) init.body = raw ? body : JSON.stringify(body);
   const response = await fetch(path, init);
   const text = await response.text();
   let payload = null;
