@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -103,6 +104,15 @@ def test_serve_refuses_ports_and_idle_times_out_of_range(capsys: pytest.CaptureF
 def test_serve_accepts_ports_and_idle_times_in_range() -> None:
     args = cli.build_parser().parse_args(["serve", "--port", "65535", "--idle-minutes", "0.5"])
     assert (args.port, args.idle_minutes) == (65535, 0.5)
+
+
+def test_serve_passes_the_per_client_table_limit_to_the_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    import train.serve
+
+    calls: list[tuple[Any, ...]] = []
+    monkeypatch.setattr(train.serve, "run", lambda *args: calls.append(args))
+    assert cli.main(["serve", "--max-tables", "20", "--max-tables-per-client", "3"]) == 0
+    assert calls and calls[0][2] == 20 and calls[0][-1] == 3
 
 
 def _bench(*args: str) -> subprocess.CompletedProcess[str]:

@@ -166,3 +166,25 @@ def test_the_command_line_exits_2_naming_the_address() -> None:
     assert out.returncode == 2, out.stdout + out.stderr
     assert f"--address {address}: no Ray cluster answers there" in out.stderr and "Traceback" not in out.stderr
     assert time.monotonic() - started < 60
+
+
+def test_the_command_line_gives_up_on_a_silent_cluster_after_connect_timeout() -> None:
+    """``--connect-timeout`` reaches the check: a listener that never answers is given up after it, not after 60 s."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        address = f"127.0.0.1:{listener.getsockname()[1]}"
+        started = time.monotonic()
+        out = subprocess.run([sys.executable, "-m", "train.cli", "eval", "--candidate", "random", "--deals", "2",
+                              "--backend", "ray", "--address", address, "--connect-timeout", "3", "--no-progress"],
+                             cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert address in out.stderr and "within 3 s" in out.stderr and "Traceback" not in out.stderr
+    assert time.monotonic() - started < 40
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "soon"])
+def test_a_connect_timeout_that_is_not_a_positive_number_is_refused(value: str) -> None:
+    out = subprocess.run([sys.executable, "-m", "train.cli", "eval", "--candidate", "random", "--backend", "ray",
+                          "--connect-timeout", value], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "--connect-timeout" in out.stderr and "Traceback" not in out.stderr

@@ -90,7 +90,17 @@ def _minutes(text: str) -> float:
     return value
 
 
-# ---------------------------------------------------------------------------- output paths
+def _seconds(text: str) -> float:
+    """A finite number of seconds above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number of seconds above 0, got {text}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bourre", description="Bourré (Booray): evaluate agents and play.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -111,6 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--address", default=None, metavar="ADDRESS",
                     help="with --backend ray: the cluster (auto, ray://HOST:10001); default: a local Ray instance "
                          "of --workers CPUs")
+    ev.add_argument("--connect-timeout", type=_seconds, default=60.0, metavar="SECONDS",
+                    help="with --address: give up on a cluster that does not answer within this time (default: 60)")
     ev.add_argument("--out", type=Path, default=None,
                     help="output folder, created if missing; files of an earlier evaluation in it are replaced "
                          "(default: runs/eval, or runs/tournament with --tournament)")
@@ -141,6 +153,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine)")
     serve.add_argument("--port", type=_port, default=8000, help="port, 1 to 65535 (default: 8000)")
     serve.add_argument("--max-tables", type=_positive, default=None, help="live tables at most (default: 32)")
+    serve.add_argument("--max-tables-per-client", type=_positive, default=None, metavar="N",
+                       help="live tables of one client address at most (default: 8)")
     serve.add_argument("--idle-minutes", type=_minutes, default=None,
                        help="close a table after this many minutes without a request (default: 30)")
     serve.add_argument("--agent", action="append", default=[], metavar="SPEC",
@@ -292,7 +306,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
         report = tournament(args.tournament, players=args.players, deals=args.deals, seed=args.seed,
                             workers=args.workers, progress=not args.no_progress, rule_options=options,
-                            backend=args.backend, address=args.address)
+                            backend=args.backend, address=args.address, connect_timeout=args.connect_timeout)
         elapsed = time.perf_counter() - started
         _print_tournament(console, report)
         paths = report.save(out)
@@ -302,7 +316,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         field = args.field[0] if len(args.field) == 1 else args.field
         ereport = evaluate(args.candidate, field, players=args.players, deals=args.deals, seed=args.seed,
                            workers=args.workers, progress=not args.no_progress, rule_options=options,
-                           histories=args.save_histories, backend=args.backend, address=args.address)
+                           histories=args.save_histories, backend=args.backend, address=args.address,
+                           connect_timeout=args.connect_timeout)
         elapsed = time.perf_counter() - started
         _print_eval(console, ereport)
         out.mkdir(parents=True, exist_ok=True)
@@ -394,7 +409,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         raise ValueError(f"{err}; bourre serve needs the serve extra: pip install -e '.[serve]'") from None
     from train import serve
 
-    serve.run(args.host, args.port, args.max_tables, args.idle_minutes, args.agent, args.seed)
+    serve.run(args.host, args.port, args.max_tables, args.idle_minutes, args.agent, args.seed,
+              args.max_tables_per_client)
     return 0
 
 

@@ -126,7 +126,7 @@ from tqdm import tqdm
 import agents
 import bourre_env
 from agents.base import Agent
-from bourre_env import atomic_files, history, memory
+from bourre_env import history, memory
 from bourre_env.core.rules import Rules
 from bourre_env.view import StateView
 
@@ -247,10 +247,11 @@ def check_backend(backend: str, address: str | None) -> None:
 
 def run_jobs(fn: Callable[[_Job], _Result], jobs: Iterable[_Job], sizes: Iterable[int], workers: int,
              progress: bool, desc: str, backend: str = "local", address: str | None = None,
-             total: int | None = None) -> list[_Result]:
+             total: int | None = None, connect_timeout: float = 60.0) -> list[_Result]:
     """``[fn(job) for job in jobs]``, in ``workers`` processes, with a progress bar counting ``sizes`` (one per
     job; ``total`` is their sum, needed when ``sizes`` is not a sequence); with ``backend="ray"``, as Ray tasks
-    on a local instance of ``workers`` CPUs or the cluster at ``address``.
+    on a local instance of ``workers`` CPUs or the cluster at ``address`` (given up, with a ``ValueError``, if it
+    does not answer within ``connect_timeout`` seconds).
 
     ``jobs`` may be a generator: it is drawn a few jobs ahead of the workers, so that the jobs of a long run
     are never all in memory. On Ctrl-C (``KeyboardInterrupt``) the workers are stopped at once, before the
@@ -260,7 +261,7 @@ def run_jobs(fn: Callable[[_Job], _Result], jobs: Iterable[_Job], sizes: Iterabl
         from train.eval.ray_backend import run_jobs_ray  # local: Ray is an optional extra
 
         job_list, size_list = list(jobs), list(sizes)
-        return run_jobs_ray(fn, job_list, size_list, workers, progress, desc, address)
+        return run_jobs_ray(fn, job_list, size_list, workers, progress, desc, address, connect_timeout)
     if total is None:
         sizes = list(sizes)
         total = sum(sizes)
@@ -390,9 +391,7 @@ def _save_history(env: Any, job: _EvalJob, k: int, table: str, seats: list[str])
     if job.histories is not None:
         folder = Path(job.histories) / f"{len(seats)}p"
         folder.mkdir(parents=True, exist_ok=True)
-        # Whole or not at all, also when the run is interrupted while writing (history.write may not be atomic).
-        atomic_files.write_text(folder / f"deal{job.chunk * CHUNK_DEALS + k:05d}_{table}.json",
-                                history.dumps(env.history(seats)))
+        history.write(env.history(seats), folder / f"deal{job.chunk * CHUNK_DEALS + k:05d}_{table}.json")
 
 
 # ---------------------------------------------------------------------------- statistics
@@ -578,13 +577,14 @@ def check_specs(specs: Sequence[str]) -> None:
 def evaluate(candidate: str, field: str | Sequence[str] = "random", players: int | Sequence[int] = (5,),
              deals: int = 500, seed: int = 0, workers: int = 1, progress: bool = True,
              rule_options: Mapping[str, Any] | None = None, histories: str | Path | None = None,
-             backend: str = "local", address: str | None = None) -> EvalReport:
+             backend: str = "local", address: str | None = None, connect_timeout: float = 60.0) -> EvalReport:
     """Duplicate evaluation of ``candidate`` against ``field`` at each table size (see the module docstring).
 
     ``rule_options`` are ``Rules`` fields (``{"tie": "divide"}``) applied at every table size; ``histories``, a
     folder for one hand history per game (``bourre_env.history``; see Hand histories in the module docstring);
     ``backend``, ``"local"`` (processes) or ``"ray"`` (Ray tasks, on the cluster at ``address`` if given:
-    ``train.eval.ray_backend``), which does not change the report."""
+    ``train.eval.ray_backend``; given up after ``connect_timeout`` seconds without an answer), which does not
+    change the report."""
     check_backend(backend, address)
     if histories is not None and backend != "local":
         raise ValueError("histories: only with backend 'local' (Ray workers would write them on their own disks)")
@@ -611,7 +611,8 @@ def evaluate(candidate: str, field: str | Sequence[str] = "random", players: int
 
     chunks = -(-deals // CHUNK_DEALS)
     results = run_jobs(_run_eval_job, jobs(), chunk_sizes(deals, len(sizes)), workers, progress,
-                       f"eval {candidate}", backend, address, total=deals * len(sizes))
+                       f"eval {candidate}", backend, address, total=deals * len(sizes),
+                       connect_timeout=connect_timeout)
     tables = []
     for i in range(len(sizes)):
         mine = results[i * chunks:(i + 1) * chunks]  # jobs go table size by table size, chunk by chunk

@@ -360,11 +360,13 @@ class TournamentReport:
 
 def tournament(pool: Sequence[str], players: int | Sequence[int] = (5,), deals: int = 500, seed: int = 0,
                workers: int = 1, progress: bool = True, rule_options: Mapping[str, Any] | None = None,
-               baseline: str | None = None, backend: str = "local", address: str | None = None) -> TournamentReport:
+               baseline: str | None = None, backend: str = "local", address: str | None = None,
+               connect_timeout: float = 60.0) -> TournamentReport:
     """Mixed tables of ``pool`` agents over fixed deals at each table size (see the module docstring).
 
     ``baseline`` is the agent of the all-baseline table behind the replacement advantage (default: ``pool[0]``);
-    ``backend`` and ``address`` choose where chunks run, as in ``train.eval.duplicate.evaluate``."""
+    ``backend``, ``address`` and ``connect_timeout`` choose where chunks run, as in
+    ``train.eval.duplicate.evaluate``."""
     pool = list(pool)
     if len(pool) < 2:
         raise ValueError(f"pool: a tournament needs at least 2 agents, got {pool}")
@@ -389,7 +391,7 @@ def tournament(pool: Sequence[str], players: int | Sequence[int] = (5,), deals: 
 
     chunks = -(-deals // CHUNK_DEALS)
     results = run_jobs(_run_job, jobs(), chunk_sizes(deals, len(sizes)), workers, progress, "tournament", backend,
-                       address, total=deals * len(sizes))
+                       address, total=deals * len(sizes), connect_timeout=connect_timeout)
     tables = []
     for i in range(len(sizes)):
         mine = results[i * chunks:(i + 1) * chunks]  # jobs go table size by table size, chunk by chunk
