@@ -37,7 +37,7 @@ from bourre_env.memory import check_fits
 
 @njit(cache=True)
 def _shuffled_deck(template: np.ndarray, rng: np.ndarray) -> np.ndarray:
-    deck = template.copy()
+    deck = np.copy(template)  # np.copy, not .copy(): numpy's stubs type the method's result as Any
     for i in range(deck.shape[0] - 1, 0, -1):
         j = core.splitmix64(rng) % (i + 1)
         a = deck[i]
@@ -95,9 +95,9 @@ def _accepts(s: np.ndarray, p: np.ndarray, action: int, mask: np.ndarray, x: np.
     if action < 0 or action >= core.NUM_ACTIONS:
         return False
     if s[core.S_PHASE] == core.PLAY and p[core.P_RENEGE]:
-        return action < core.NUM_CARDS and (s[core.S_HAND + s[core.S_CUR]] >> action) & 1 == 1
+        return bool(action < core.NUM_CARDS and (s[core.S_HAND + s[core.S_CUR]] >> action) & 1 == 1)
     core.legal_actions_with(s, p, mask, x)
-    return mask[action] == 1
+    return bool(mask[action] == 1)
 
 
 @njit(cache=True)
@@ -226,7 +226,7 @@ class BatchGame:
 
     def current_players(self) -> np.ndarray:
         """Seat to act in each row, ``(batch_size,)``."""
-        return self.states[:, core.S_CUR].copy()
+        return np.copy(self.states[:, core.S_CUR])
 
     def legal_masks(self, out: np.ndarray | None = None) -> np.ndarray:
         """Legal-action masks of the player to act, ``(batch_size, NUM_ACTIONS)`` int8.
