@@ -629,9 +629,9 @@ def main(argv: list[str] | None = None) -> int:
             "results": [r.to_json() for r in results],
             "ratios": [asdict(q) for q in ratios],
         }
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(payload, fh, indent=2)
-            fh.write("\n")
+        from bourre_env import atomic_files
+
+        atomic_files.write_text(args.json, json.dumps(payload, indent=2) + "\n")
     return 0
 
 

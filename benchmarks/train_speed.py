@@ -587,9 +587,9 @@ def main(argv: list[str] | None = None) -> int:
         machine = {"cpu_count": os.cpu_count(), "load_average_at_start": list(load),
                    "python": platform.python_version(), "platform": platform.platform()}
         payload = {"command": command, "config": vars(opts), "machine": machine, "figures": results}
-        with open(opts.json, "w", encoding="utf-8") as fh:
-            json.dump(payload, fh, indent=2)
-            fh.write("\n")
+        from bourre_env import atomic_files
+
+        atomic_files.write_text(opts.json, json.dumps(payload, indent=2) + "\n")
     return 0
 
 
