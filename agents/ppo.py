@@ -25,6 +25,7 @@ version-1 policy does not see the decision round and the variant rules that vers
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import json
 import math
@@ -39,7 +40,8 @@ from bourre_env.atomic_files import replacing
 from bourre_env.core import NUM_ACTIONS
 from bourre_env.observation import VERSION_SIZES
 
-__all__ = ["PolicyWeights", "PPOAgent", "load_policy", "save_policy", "make_ppo", "SHIPPED_MODEL", "FORMAT"]
+__all__ = ["PolicyWeights", "PPOAgent", "cached_policy", "load_policy", "save_policy", "make_ppo", "SHIPPED_MODEL",
+           "FORMAT"]
 
 FORMAT = "bourre-ppo-policy"
 VERSION = 1
@@ -108,8 +110,8 @@ def load_policy(path: str | Path) -> PolicyWeights:
     """Read an exported policy; ``ValueError`` naming the file and the problem if it is not a valid one."""
     path = Path(path)
     if not path.is_file():
-        raise ValueError(f"{path}: no such policy file (export one with train/sb3/trainer.py, or use "
-                         f"agents.make('ppo') for the shipped model)")
+        raise ValueError(f"{path}: no such policy file (train one with bourre train: its run folder's model.npz; or "
+                         f"use agents.make('ppo') for the shipped model)")
     try:
         _check_entries(path)
         with np.load(path, allow_pickle=False) as data:
@@ -217,10 +219,38 @@ class PPOAgent:
     __call__ = act
 
 
+_CACHE_SIZE = 8
+_cache: collections.OrderedDict[tuple[str, int, int, int], PolicyWeights] = collections.OrderedDict()
+
+
+def cached_policy(path: str | Path) -> PolicyWeights:
+    """``load_policy(path)``, read and checked once per process while the file stays the same.
+
+    An evaluation builds its agents per chunk of deals and per seat, so without this a policy file would be read
+    and checked once per agent (125 times in 500 deals at 5 players). The file is known by its resolved path,
+    inode, size and modification time: a policy rewritten in place (a training run's ``eval_policy.npz``) is read
+    again. The arrays are read-only, since every agent of the process shares them."""
+    try:
+        stat = Path(path).stat()
+        key = (str(Path(path).resolve()), stat.st_ino, stat.st_size, stat.st_mtime_ns)
+    except OSError:
+        return load_policy(path)  # its message says what is wrong
+    weights = _cache.get(key)
+    if weights is None:
+        weights = load_policy(path)
+        for array in weights.arrays().values():
+            array.flags.writeable = False
+        _cache[key] = weights
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    _cache.move_to_end(key)
+    return dataclasses.replace(weights, meta=dict(weights.meta))  # the arrays shared, the provenance each its own
+
+
 def make_ppo(variant: str | None, seed: int | None) -> PPOAgent:
     """``agents.make("ppo")``: the shipped model; ``agents.make("ppo:PATH")``: the policy at ``PATH``."""
     if not variant and not SHIPPED_MODEL.is_file():
         raise ValueError(f"the shipped model {SHIPPED_MODEL} is missing from this installation; reinstall bourre-rl, "
                          f"or give a policy file: agents.make('ppo:PATH')")
     path = Path(variant) if variant else SHIPPED_MODEL
-    return PPOAgent(path, seed=seed, name=f"ppo:{variant}" if variant else "ppo")
+    return PPOAgent(cached_policy(path), seed=seed, name=f"ppo:{variant}" if variant else "ppo")

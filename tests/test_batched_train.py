@@ -22,8 +22,7 @@ from bourre_env import core
 from bourre_env.batch import BatchGame
 from bourre_env.bourre_v0 import raw_env
 from bourre_env.observation import OBS_SIZE
-from train.ppo import checkpoint
-from train.ppo import trainer as batched_ppo
+from train.ppo import checkpoint, trainer
 from train.ppo.policy_net import PolicyNet, gather_batch, masked_logits, sample_actions, sparse_rows
 from train.ppo.rollout import LEARNER, SNAPSHOT, Collector, SeatPool, Transitions, gae
 from train.ppo.trainer import Args, parse_args, resolve_resume, run
@@ -258,7 +257,7 @@ def test_resume_continues_the_step_count_and_the_optimizer(tmp_path: Path, monke
     assert len(saved_adam_steps) == 1 and saved_adam_steps.pop() > 0
 
     seen: dict[str, Any] = {}
-    update = batched_ppo.ppo_update
+    update = trainer.ppo_update
 
     def first_update(net: Any, optimizer: Any, *rest: Any) -> Any:
         if not seen:
@@ -266,7 +265,7 @@ def test_resume_continues_the_step_count_and_the_optimizer(tmp_path: Path, monke
             seen["first_weight"] = net.first_weight.detach().clone()
         return update(net, optimizer, *rest)
 
-    monkeypatch.setattr(batched_ppo, "ppo_update", first_update)
+    monkeypatch.setattr(trainer, "ppo_update", first_update)
     args, given = parse_args(["--run-dir", str(run_dir), "--resume", "--total-timesteps", str(saved_steps + 256),
                               "--no-progress"])
     run(args, given)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 import zlib
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -15,6 +16,7 @@ import bourre_env
 from agents.base import Observation, legal_actions
 from bourre_env import memory
 from bourre_env.core.rules import Rules
+from bourre_env.observation import OBS_SIZE
 from train.eval import duplicate as ev
 from train.eval import tournament as tournament_module
 from train.eval.tournament import TournamentTable, draw_lineups, pool_names, tournament
@@ -319,3 +321,34 @@ def test_lineups_drawn_chunk_by_chunk_are_those_of_one_draw() -> None:
     assert [len(c) for c in chunks] == [20, 20, 5]
     assert np.array_equal(np.concatenate(chunks), expected)
     assert np.array_equal(draw_lineups(4, 5, 3, 45), expected)
+
+
+
+def test_a_policy_file_is_read_once_per_evaluation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Agents are built per chunk and per rotation; the policy file behind them is read and checked once, and the
+    report is the one of agents that each read it."""
+    import agents.ppo as ppo_module
+
+    rng = np.random.default_rng(0)
+    width, actions = 8, bourre_env.core.NUM_ACTIONS
+    hidden = ((rng.normal(size=(width, OBS_SIZE)).astype(np.float32), np.zeros(width, np.float32)),)
+    action = (rng.normal(size=(actions, width)).astype(np.float32), np.zeros(actions, np.float32))
+    path = ppo_module.save_policy(tmp_path / "p.npz", ppo_module.PolicyWeights(hidden, action, "relu", {}))
+    loads: list[object] = []
+    load = ppo_module.load_policy
+    monkeypatch.setattr(ppo_module, "load_policy", lambda p: loads.append(p) or load(p))
+
+    def report(**reads: object) -> dict[str, object]:
+        loads.clear()
+        with monkeypatch.context() as m:
+            for name, value in reads.items():
+                m.setattr(ppo_module, name, value)
+            result = ev.evaluate(f"ppo:{path}", "random", players=3, deals=2 * ev.CHUNK_DEALS + 5, seed=2, workers=1,
+                                 progress=False)
+        return result.to_dict()
+
+    each_agent_reads = report(cached_policy=ppo_module.load_policy)
+    assert len(loads) == 1 + 3 * 3  # the spec checked, then three chunks of three rotations
+    ppo_module._cache.clear()
+    assert report() == each_agent_reads
+    assert len(loads) == 1

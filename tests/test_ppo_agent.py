@@ -139,3 +139,18 @@ def test_bad_files_give_clear_errors(tmp_path: Path) -> None:
         load_policy(_write_npz(tmp_path / "nan.npz", meta, **nan))
     with pytest.raises(ValueError, match="no such policy file"):
         agents.make(f"ppo:{tmp_path / 'nope.npz'}")
+
+
+def test_a_policy_file_is_read_again_once_rewritten(tmp_path: Path) -> None:
+    """agents.make shares one checked read of a file per process, read-only, until the file changes."""
+    from agents.ppo import cached_policy
+
+    path = save_policy(tmp_path / "p.npz", tiny_policy(seed=1))
+    first, second = agents.make(f"ppo:{path}", seed=0), agents.make(f"ppo:{path}", seed=1)
+    assert first.policy.action[0] is second.policy.action[0]
+    assert not first.policy.action[0].flags.writeable
+    save_policy(path, tiny_policy(seed=2))  # a new file in its place
+    obs = np.random.default_rng(1).random(OBS_SIZE).astype(np.float32)
+    np.testing.assert_allclose(cached_policy(path).logits(obs), tiny_policy(seed=2).logits(obs), rtol=1e-6)
+    with pytest.raises(ValueError, match="bourre train"):
+        agents.make(f"ppo:{tmp_path / 'missing.npz'}")

@@ -15,8 +15,7 @@ import torch
 from run_helpers import bourre_train
 
 from agents.ppo import save_policy
-from train.ppo import checkpoint
-from train.ppo import trainer as batched_ppo
+from train.ppo import checkpoint, trainer
 from train.ppo.checkpoint import TrainingDivergedError
 from train.ppo.policy_net import PolicyNet
 from train.ppo.trainer import Args, parse_args, run
@@ -77,7 +76,7 @@ def test_the_command_line_refuses_a_non_finite_checkpoint_with_exit_2(finished_r
 def test_training_that_diverges_stops_and_keeps_the_last_good_files(finished_run: Path, tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     run_dir = copy_run(finished_run, tmp_path / "run")
-    update = batched_ppo.ppo_update
+    update = trainer.ppo_update
 
     def diverging_update(net: PolicyNet, *rest: Any) -> Any:
         stats = update(net, *rest)
@@ -85,7 +84,7 @@ def test_training_that_diverges_stops_and_keeps_the_last_good_files(finished_run
             net.first_weight.fill_(float("nan"))
         return stats
 
-    monkeypatch.setattr(batched_ppo, "ppo_update", diverging_update)
+    monkeypatch.setattr(trainer, "ppo_update", diverging_update)
     lines_before = (run_dir / "commands.txt").read_text().count("\n")
     before = {name: data for name, data in contents(run_dir).items() if name != "commands.txt"}
     with pytest.raises(TrainingDivergedError, match="training diverged at step"):

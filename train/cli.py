@@ -273,14 +273,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 # ---------------------------------------------------------------------------- eval
-def _ci(ci: tuple[float, float] | None) -> str:
-    return f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else ""
-
-
-def _pct(x: float | None) -> str:
-    return "-" if x is None else f"{x:.1%}"
-
-
 def _cmd_eval(args: argparse.Namespace) -> int:
     from rich.console import Console
 
@@ -328,76 +320,53 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_eval(console: Any, report: Any) -> None:
+def _rich_table(table: Any, title: str, caption: str | None = None, no_wrap: bool = False, **style: Any) -> Any:
+    """A ``train.eval.report.TextTable`` as a rich table; its label columns (left-aligned) never wrap."""
     from rich.table import Table
 
-    field = report.field if isinstance(report.field, str) else ",".join(report.field)
+    out = Table(title=title, caption=caption, **style)
+    for name, right in zip(table.columns, table.right, strict=True):
+        out.add_column(name, justify="right" if right else "left", no_wrap=no_wrap or not right)
+    for row in table.rows:
+        out.add_row(*row)
+    return out
+
+
+def _print_eval(console: Any, report: Any) -> None:
+    from train.eval.report import advantage_table, field_name, side_table
+
+    field = field_name(report)
     for t in report.tables:
-        table = Table(title=f"{report.candidate} vs {field}: {t.players} players, {t.deals} deals x {t.players} "
-                            f"seats (duplicate) + 1 all-field table, seed {report.seed}")
-        table.add_column("per seat and deal")
-        table.add_column(f"candidate: {report.candidate}", justify="right")
-        table.add_column(f"field: {field}", justify="right")
-        table.add_column("all-field table", justify="right")
-        sides = (t.candidate, t.field, t.baseline)
-        table.add_row("chips (antes) [95% CI]", *(f"{x.chips:+.3f}{_ci(x.chips_ci95)}" for x in sides))
-        table.add_row("pot won", *(_pct(x.pot_win_rate) for x in sides))
-        table.add_row("played", *(_pct(x.play_rate) for x in sides))
-        table.add_row("bourré / deal played", *(_pct(x.bourre_rate_played) for x in sides))
-        table.add_row("bourré / deal dealt", *(_pct(x.bourre_rate_dealt) for x in sides))
-        table.add_row("tied for most tricks", *(_pct(x.tie_rate) for x in sides))
-        table.add_row("tricks", *(f"{x.mean_tricks:.3f}" for x in sides))
-        console.print(table)
-    summary = Table(title=f"Advantage of {report.candidate} over {field}, chips per deal [95% CI]",
-                    caption="table: minus the other seats at its table; replacement: minus the field's agent "
-                            "in its seat at the all-field table")
-    summary.add_column("players", justify="right")
-    summary.add_column("table advantage", justify="right")
-    summary.add_column("replacement advantage", justify="right")
-    for t in report.tables:
-        summary.add_row(str(t.players), f"{t.advantage:+.3f}{_ci(t.advantage_ci95)}",
-                        f"{t.replacement_advantage:+.3f}{_ci(t.replacement_advantage_ci95)}")
-    console.print(summary)
+        console.print(_rich_table(side_table(report, t),
+                                  f"{report.candidate} vs {field}: {t.players} players, {t.deals} deals x {t.players} "
+                                  f"seats (duplicate) + 1 all-field table, seed {report.seed}"))
+    console.print(_rich_table(advantage_table([report], compact=True),
+                              f"Advantage of {report.candidate} over {field}, chips per deal [95% CI]",
+                              caption="table: minus the other seats at its table; replacement: minus the field's "
+                                      "agent in its seat at the all-field table"))
 
 
 def _print_tournament(console: Any, report: Any) -> None:
     from rich import box
-    from rich.table import Table
+
+    from train.eval.report import matrix_table, rating_table
 
     for t in report.tables:
         # Compact (a simple frame, +-half-widths), to fit narrow terminals.
-        ratings = Table(title=f"Tournament: {t.players} players, {t.deals} deals x {t.players} rotations, "
-                              f"seed {report.seed}", box=box.SIMPLE_HEAD, pad_edge=False,
-                        caption="OpenSkill Plackett-Luce; matches ranked by chips; chips per deal in antes; "
-                                f"vs all-{report.baseline}: chips minus {report.baseline}'s in the same seat at a "
-                                f"table of {report.baseline} only ({t.baseline_chips:+.3f} there)")
-        for name in ("#", "agent", "mu", "sigma", "mu-3sig", "chips", "+-95%", f"vs all-{report.baseline}", "+-95%",
-                     "deals", "pot won", "played"):
-            ratings.add_column(name, justify="left" if name == "agent" else "right", no_wrap=True)
-
-        def half(ci: tuple[float, float] | None) -> str:
-            return f"{(ci[1] - ci[0]) / 2:.3f}" if ci else "-"
-
-        for rank, a in enumerate(t.agents, 1):
-            ratings.add_row(str(rank), a.name, f"{a.mu:.2f}", f"{a.sigma:.2f}", f"{a.ordinal:.2f}",
-                            "-" if a.chips is None else f"{a.chips:+.3f}", half(a.chips_ci95),
-                            "-" if a.replacement_advantage is None else f"{a.replacement_advantage:+.3f}",
-                            half(a.replacement_advantage_ci95), str(a.matches),
-                            _pct(a.pot_win_rate), _pct(a.play_rate))
-        console.print(ratings)
+        console.print(_rich_table(
+            rating_table(report, t, compact=True),
+            f"Tournament: {t.players} players, {t.deals} deals x {t.players} rotations, seed {report.seed}",
+            caption="OpenSkill Plackett-Luce; matches ranked by chips; chips per deal in antes; "
+                    f"vs all-{report.baseline}: chips minus {report.baseline}'s in the same seat at a "
+                    f"table of {report.baseline} only ({t.baseline_chips:+.3f} there)",
+            no_wrap=True, box=box.SIMPLE_HEAD, pad_edge=False))
         grids = [("margin: chips per deal of the row agent minus the column agent's", "same deals, same tables",
                   t.margin)]
         if len(t.names) > t.players:  # otherwise everyone sits at every table and its rows are constant
             grids.insert(0, ("chips per deal of the row agent at tables with the column agent",
                              "diagonal: over all the row agent's tables", t.payoff))
         for title, caption, matrix in grids:
-            grid = Table(title=title, caption=caption, box=box.SIMPLE_HEAD)
-            grid.add_column("", no_wrap=True)
-            for name in t.names:
-                grid.add_column(name, justify="right")
-            for name, row in zip(t.names, matrix, strict=True):
-                grid.add_row(name, *("-" if v is None else f"{v:+.3f}" for v in row))
-            console.print(grid)
+            console.print(_rich_table(matrix_table(t, matrix), title, caption=caption, box=box.SIMPLE_HEAD))
 
 
 # ---------------------------------------------------------------------------- serve

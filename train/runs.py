@@ -20,10 +20,11 @@ from typing import Any
 
 from bourre_env.atomic_files import replacing, write_text
 from train.eval.duplicate import EvalReport, evaluate
+from train.eval.report import advantage_table, markdown_table
 from train.run_dir import check_json_fields
 
 __all__ = ["CtrlC", "RunState", "crossed", "eval_row", "evaluate_policy_file", "fields_given", "invocation",
-           "markdown_eval_table", "plot_learning_curve", "read_json", "run_from_command_line", "write_report"]
+           "plot_learning_curve", "read_json", "run_from_command_line", "write_report"]
 
 
 def invocation(module: str) -> str:
@@ -107,23 +108,6 @@ def eval_row(step: int, report: EvalReport) -> dict[str, Any]:
     return row
 
 
-def markdown_eval_table(reports: list[EvalReport]) -> str:
-    lines = ["| field | players | deals | table advantage (chips/deal) [95% CI] | replacement advantage [95% CI] "
-             "| own chips/deal | played | pot won | bourré |",
-             "|---|---|---|---|---|---|---|---|---|"]
-
-    def ci_text(ci: tuple[float, float] | None) -> str:
-        return f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else ""
-
-    for report in reports:
-        for t in report.tables:
-            c = t.candidate
-            lines.append(f"| {report.field} | {t.players} | {t.deals} | {t.advantage:+.3f}{ci_text(t.advantage_ci95)} "
-                         f"| {t.replacement_advantage:+.3f}{ci_text(t.replacement_advantage_ci95)} | {c.chips:+.3f} | "
-                         f"{c.play_rate:.1%} | {c.pot_win_rate:.1%} | {c.bourre_rate_dealt:.1%} |")
-    return "\n".join(lines)
-
-
 def plot_learning_curve(state: RunState, players: tuple[int, ...], path: Path,
                         xlabel: str = "PPO steps (learner decisions)") -> Path | None:
     if not state.evals:
@@ -166,7 +150,7 @@ def write_report(run_dir: Path, state: RunState, model_path: Path, command: str,
                                     progress) for field in ("random", "heuristic")]
     eval_seconds = time.perf_counter() - started
     curve = plot_learning_curve(state, eval_players, run_dir / "learning_curve.png")
-    table = markdown_eval_table(reports)
+    table = "\n".join(markdown_table(advantage_table(reports)))
     text = [f"# {title} `{run_dir}`", "",
             f"Command: `{command}`  ", f"Seed: {seed}  ",
             f"PPO steps: {state.num_timesteps:,}; training time {state.train_seconds / 60:.1f} min "

@@ -281,23 +281,14 @@ class TournamentReport:
         return dataclasses.asdict(self)
 
     def to_markdown(self) -> str:
+        from train.eval.report import markdown_table, matrix_table, rating_table  # it imports this module
+
         lines = [f"# Tournament: {', '.join(self.pool)}", "",
                  f"{self.deals} deals per table size, each played once per seat rotation and once at a table of "
                  f"{self.baseline} only; seed {self.seed}"
                  + (f"; rules {self.rule_options}" if self.rule_options else "") + ".", ""]
         for t in self.tables:
-            lines += [f"## {t.players} players", "",
-                      "| rank | agent | mu | sigma | mu - 3 sigma | chips/deal | 95% CI "
-                      f"| replacement vs all-{self.baseline} | 95% CI | matches | pot won | played |",
-                      "|---:|---|---:|---:|---:|---:|---|---:|---|---:|---:|---:|"]
-            for rank, a in enumerate(t.agents, 1):
-                ci = f"[{a.chips_ci95[0]:+.3f}, {a.chips_ci95[1]:+.3f}]" if a.chips_ci95 else "-"
-                chips = "-" if a.chips is None else f"{a.chips:+.3f}"
-                rci = (f"[{a.replacement_advantage_ci95[0]:+.3f}, {a.replacement_advantage_ci95[1]:+.3f}]"
-                       if a.replacement_advantage_ci95 else "-")
-                repl = "-" if a.replacement_advantage is None else f"{a.replacement_advantage:+.3f}"
-                lines.append(f"| {rank} | {a.name} | {a.mu:.2f} | {a.sigma:.2f} | {a.ordinal:.2f} | {chips} | "
-                             f"{ci} | {repl} | {rci} | {a.matches} | {a.pot_win_rate:.1%} | {a.play_rate:.1%} |")
+            lines += [f"## {t.players} players", "", *markdown_table(rating_table(self, t))]
             lines += ["", f"Replacement: the agent's chips per deal minus {self.baseline}'s in the same seat at a "
                           f"table of {self.baseline} only, on the same deals ({t.baseline_chips:+.3f} chips per "
                           "seat and deal there)."]
@@ -306,9 +297,7 @@ class TournamentReport:
                      "(diagonal: over all its tables).", t.payoff),
                     ("Margin: chips per deal of the row agent minus the column agent's, on the same deals at the "
                      "same tables.", t.margin)):
-                lines += ["", title, "", "| | " + " | ".join(t.names) + " |", "|---|" + "---:|" * len(t.names)]
-                for name, row in zip(t.names, matrix, strict=True):
-                    lines.append(f"| {name} | " + " | ".join("-" if v is None else f"{v:+.3f}" for v in row) + " |")
+                lines += ["", title, "", *markdown_table(matrix_table(t, matrix))]
             lines.append("")
         return "\n".join(lines)
 

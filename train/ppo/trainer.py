@@ -112,7 +112,8 @@ from train.ppo.rollout import (
 from train.run_dir import check_json_fields, claim_run_dir, nothing_trained
 from train.runs import CtrlC, RunState, eval_row, evaluate_policy_file, read_json
 
-__all__ = ["Args", "main", "run", "parse_args", "resolve_resume", "ppo_update", "imitation_warm_start"]
+__all__ = ["Args", "Training", "build_network", "claim_run", "imitation_warm_start", "main", "parse_args", "ppo_update",
+           "resolve_resume", "run", "start_network"]
 
 MODULE = "train.ppo"
 RUN_OUTPUTS = ("args.json", "commands.txt", "checkpoint.pt", "checkpoint.tmp.pt", "state.json", "state.tmp",
@@ -476,10 +477,32 @@ def resolve_resume(args: Args, given: set[str]) -> Args:
 
 def run(args: Args, given: set[str] | None = None) -> Path:
     """Train (or resume) as ``args`` says; returns the run folder. ``given``: fields set on the command line."""
+    args, saved_state = claim_run(args, given or set())
+    run_dir = args.run_dir
+    assert run_dir is not None  # claim_run sets it
+    command = runs.invocation(MODULE)
+    device = torch.device(args.device)
+    net, optimizer, state = build_network(args, saved_state, device)
+    with (run_dir / "commands.txt").open("a") as f:  # only a run that was accepted, resumed or new, is recorded
+        f.write(command + "\n")
+    start_network(net, args, state, resumed=saved_state is not None, device=device)
+    meta = {"seed": args.seed, "players": list(args.players), "trainer": "batched", "command": command}
+    training = Training(args, run_dir, net, optimizer, state, meta, device)
+    training.train()
+    model_path = export(net, run_dir / "model.npz", {**meta, "num_timesteps": state.num_timesteps})
+    runs.write_report(run_dir, state, model_path, command, args.to_json(), seed=args.seed,
+                      eval_players=args.eval_players, final_eval_deals=args.final_eval_deals,
+                      eval_workers=args.eval_workers, progress=args.progress, title="Batched PPO self-play run")
+    return run_dir
+
+
+def claim_run(args: Args, given: set[str]) -> tuple[Args, RunState | None]:
+    """The arguments of the run (the saved ones on ``--resume``, with ``run_dir`` set) and the state it resumes
+    from (None for a new run), once the run folder is claimed; everything is read before anything is built."""
     if args.resume and args.overwrite:
         raise ValueError("--resume continues the run in the run folder and --overwrite replaces it: give one")
     if args.resume:
-        args = resolve_resume(args, given or set())
+        args = resolve_resume(args, given)
     args.validate()
     run_dir = args.run_dir or Path("runs/ppo") / f"seed{args.seed}"
     args = dataclasses.replace(args, run_dir=run_dir)
@@ -489,27 +512,32 @@ def run(args: Args, given: set[str] | None = None) -> Path:
         print(f"{run_dir} stopped before its first checkpoint: starting its run afresh")
         claim_run_dir(run_dir, resume=False, overwrite=True,
                       outputs=[name for name in RUN_OUTPUTS if name not in ("args.json", "commands.txt")])
-    # read before building anything
     saved_state = RunState.load(run_dir / "state.json") if args.resume and not afresh else None
     if saved_state is None:
         write_text(run_dir / "args.json", json.dumps(args.to_json(), indent=2) + "\n")
-    command = runs.invocation(MODULE)
+    return args, saved_state
 
-    # ---- seeding and the network
+
+def build_network(args: Args, saved_state: RunState | None,
+                  device: torch.device) -> tuple[PolicyNet, torch.optim.Optimizer, RunState]:
+    """The seeded network and its optimizer, and the run state: the checkpoint's where ``saved_state`` is given
+    (a checkpoint that does not fit is refused here, before the command is recorded)."""
     torch.set_num_threads(args.torch_threads or min(4, os.cpu_count() or 1))
     torch.manual_seed(args.seed)
-    device = torch.device(args.device)
     net = PolicyNet(args.hidden, privileged_critic=args.privileged_critic).to(device)
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
-    meta = {"seed": args.seed, "players": list(args.players), "trainer": "batched", "command": command}
-    state = RunState()
-    if saved_state is not None:
-        state = saved_state
-        load_checkpoint(net, optimizer, run_dir / "checkpoint.pt", device)
-    with (run_dir / "commands.txt").open("a") as f:  # only a run that was accepted, resumed or new, is recorded
-        f.write(command + "\n")
-    if saved_state is not None:
-        print(f"resuming {run_dir} at step {state.num_timesteps:,} of {args.total_timesteps:,}")
+    if saved_state is None:
+        return net, optimizer, RunState()
+    assert args.run_dir is not None
+    load_checkpoint(net, optimizer, args.run_dir / "checkpoint.pt", device)
+    return net, optimizer, saved_state
+
+
+def start_network(net: PolicyNet, args: Args, state: RunState, resumed: bool, device: torch.device) -> None:
+    """Where PPO starts from: the checkpoint (already loaded), the actor of ``init_policy``, or the imitation warm
+    start (recorded in ``state.imitation``)."""
+    if resumed:
+        print(f"resuming {args.run_dir} at step {state.num_timesteps:,} of {args.total_timesteps:,}")
     elif args.init_policy is not None:
         net.load_actor(load_policy(args.init_policy))
         print(f"actor from {args.init_policy} (no imitation warm start)")
@@ -518,94 +546,120 @@ def run(args: Args, given: set[str] | None = None) -> Path:
         check_finite(net, 0)
         print("imitation warm start: " + ", ".join(f"{k} {v:.3f}" for k, v in state.imitation.items()))
 
-    # ---- the tables; a resumed run deals new ones, seeded by where it stands
-    collector = Collector(net, args.players, args.tables, args.pool(), seed=args.seed * 1_000_003 + state.num_timesteps,
-                          reward_scale=args.reward_scale, device=device)
-    collector.set_snapshots([str(args.opponent_policy)] if args.opponent_policy is not None else state.snapshots)
-    rng = np.random.default_rng([args.seed, state.num_timesteps, 5])
-    writer = _summary_writer(run_dir / "tb")
-    last_eval = ""
 
-    def snapshot() -> None:
-        path = export(net, run_dir / "snapshots" / f"step_{state.num_timesteps:010d}.npz",
-                      {**meta, "num_timesteps": state.num_timesteps})
-        state.snapshots = [*state.snapshots, str(path)][-args.max_snapshots:]
-        if args.opponent_policy is None:
-            collector.set_snapshots(state.snapshots)
-        writer.add_scalar("charts/pool_snapshots", len(state.snapshots), state.num_timesteps)
+class Training:
+    """The rollout-update loop and what it does as the step count passes its marks: snapshots for the opponent
+    pool, evaluations, checkpoints; the TensorBoard logs and the progress bar."""
 
-    def evaluate() -> str:
-        path = export(net, run_dir / "eval_policy.npz", {**meta, "num_timesteps": state.num_timesteps})
+    def __init__(self, args: Args, run_dir: Path, net: PolicyNet, optimizer: torch.optim.Optimizer, state: RunState,
+                 meta: dict[str, Any], device: torch.device) -> None:
+        self.args, self.run_dir, self.net, self.optimizer, self.state = args, run_dir, net, optimizer, state
+        self.meta, self.device = meta, device
+        # a resumed run deals new tables, seeded by where it stands
+        self.collector = Collector(net, args.players, args.tables, args.pool(),
+                                   seed=args.seed * 1_000_003 + state.num_timesteps, reward_scale=args.reward_scale,
+                                   device=device)
+        self.collector.set_snapshots([str(args.opponent_policy)] if args.opponent_policy is not None
+                                     else state.snapshots)
+        self.rng = np.random.default_rng([args.seed, state.num_timesteps, 5])
+        self.writer = _summary_writer(run_dir / "tb")
+        self.last_eval = ""  # the progress bar's summary of the last evaluation
+        self.started = time.perf_counter()  # since the training time was last added to state.train_seconds
+
+    def train(self) -> None:
+        """Roll out and update until ``total_timesteps``; a checkpoint at the end, and on Ctrl-C (then
+        ``KeyboardInterrupt``)."""
+        args, state = self.args, self.state
+        if args.eval_every and not state.evals:  # where PPO starts from (the warm start), for the learning curve
+            self.evaluate()
+        self.started = time.perf_counter()
+        bar = tqdm(total=args.total_timesteps, initial=min(state.num_timesteps, args.total_timesteps), unit="step",
+                   desc="ppo", disable=not args.progress, dynamic_ncols=True)
+        try:
+            with CtrlC() as ctrl_c:
+                while state.num_timesteps < args.total_timesteps and not ctrl_c.pressed:
+                    before = state.num_timesteps
+                    chips = self.iteration()
+                    self.on_schedule(before, state.num_timesteps)
+                    bar.update(min(state.num_timesteps, args.total_timesteps) - bar.n)
+                    bar.set_postfix_str(f"chips/deal {chips:+.2f}{self.last_eval}", refresh=False)
+                self.checkpoint()
+                if ctrl_c.pressed:
+                    bar.close()
+                    print(f"\ninterrupted at step {state.num_timesteps:,}: checkpoint saved; continue with\n"
+                          f"  bourre train --run-dir {shlex.quote(str(self.run_dir))} --resume", file=sys.stderr)
+                    raise KeyboardInterrupt
+        finally:
+            bar.close()
+            self.writer.close()
+
+    def iteration(self) -> float:
+        """One rollout and one update, logged; returns the learner's chips per deal in the rollout."""
+        args, state, optimizer = self.args, self.state, self.optimizer
+        if args.anneal_lr:
+            for group in optimizer.param_groups:
+                group["lr"] = args.learning_rate * max(0.0, 1.0 - state.num_timesteps / args.total_timesteps)
+        t0 = time.perf_counter()
+        self.collector.reset_stats()
+        steps = self.collector.collect(args.rollout_decisions)
+        t1 = time.perf_counter()
+        stats = ppo_update(self.net, optimizer, self.collector, args, self.rng, self.device)
+        t2 = time.perf_counter()
+        state.num_timesteps += steps
+        check_finite(self.net, state.num_timesteps)
+        now, s = state.num_timesteps, self.collector.stats
+        chips = s["learner_chips"] / max(s["learner_deals"], 1)
+        for key, value in stats.items():
+            self.writer.add_scalar(f"losses/{key}", value, now)
+        for key, value in (("learner_steps_per_second", steps / (t2 - t0)), ("rollout_seconds", t1 - t0),
+                           ("update_seconds", t2 - t1), ("chips_per_deal", chips),
+                           ("learner_share_of_decisions", s["learner_decisions"] / max(s["decisions"], 1)),
+                           ("learning_rate", optimizer.param_groups[0]["lr"])):
+            self.writer.add_scalar(f"charts/{key}", value, now)
+        return chips
+
+    def on_schedule(self, before: int, now: int) -> None:
+        """The snapshot, evaluation and checkpoint whose marks the step count passed going from ``before`` to
+        ``now``."""
+        if runs.crossed(before, now, self.args.snapshot_every):
+            self.snapshot()
+        if runs.crossed(before, now, self.args.eval_every):
+            self.evaluate()
+        if runs.crossed(before, now, self.args.checkpoint_every):
+            self.checkpoint()
+
+    def snapshot(self) -> None:
+        """A frozen copy of the learner, joining the opponent pool (not when ``opponent_policy`` holds it)."""
+        state = self.state
+        path = export(self.net, self.run_dir / "snapshots" / f"step_{state.num_timesteps:010d}.npz",
+                      {**self.meta, "num_timesteps": state.num_timesteps})
+        state.snapshots = [*state.snapshots, str(path)][-self.args.max_snapshots:]
+        if self.args.opponent_policy is None:
+            self.collector.set_snapshots(state.snapshots)
+        self.writer.add_scalar("charts/pool_snapshots", len(state.snapshots), state.num_timesteps)
+
+    def evaluate(self) -> None:
+        """A duplicate evaluation against the heuristic field, kept in ``state.evals`` and logged under ``eval/``."""
+        args, now = self.args, self.state.num_timesteps
+        path = export(self.net, self.run_dir / "eval_policy.npz", {**self.meta, "num_timesteps": now})
         report = evaluate_policy_file(path, "heuristic", args.eval_players, args.eval_deals, args.seed + 1, 1, False)
-        state.evals.append(eval_row(state.num_timesteps, report))
-        now = state.num_timesteps
+        self.state.evals.append(eval_row(now, report))
         for t in report.tables:
-            writer.add_scalar(f"eval/advantage_vs_heuristic_{t.players}p", t.advantage, now)
-            writer.add_scalar(f"eval/replacement_advantage_vs_heuristic_{t.players}p", t.replacement_advantage, now)
-            writer.add_scalar(f"eval/chips_vs_heuristic_{t.players}p", t.candidate.chips, now)
-            writer.add_scalar(f"eval/play_rate_{t.players}p", t.candidate.play_rate, now)
-            writer.add_scalar(f"eval/bourre_rate_{t.players}p", t.candidate.bourre_rate_dealt, now)
+            for key, value in ((f"advantage_vs_heuristic_{t.players}p", t.advantage),
+                               (f"replacement_advantage_vs_heuristic_{t.players}p", t.replacement_advantage),
+                               (f"chips_vs_heuristic_{t.players}p", t.candidate.chips),
+                               (f"play_rate_{t.players}p", t.candidate.play_rate),
+                               (f"bourre_rate_{t.players}p", t.candidate.bourre_rate_dealt)):
+                self.writer.add_scalar(f"eval/{key}", value, now)
         first = report.tables[0]
-        return (f", vs heuristic {first.players}p {first.advantage:+.3f} "
-                f"(replacement {first.replacement_advantage:+.3f})")
+        self.last_eval = (f", vs heuristic {first.players}p {first.advantage:+.3f} "
+                          f"(replacement {first.replacement_advantage:+.3f})")
 
-    # ---- the loop: rollout, update, then whatever the step count calls for
-    if args.eval_every and not state.evals:  # where PPO starts from (the warm start), for the learning curve
-        last_eval = evaluate()
-    started = time.perf_counter()
-    bar = tqdm(total=args.total_timesteps, initial=min(state.num_timesteps, args.total_timesteps), unit="step",
-               desc="ppo", disable=not args.progress, dynamic_ncols=True)
-    try:
-        with CtrlC() as ctrl_c:
-            while state.num_timesteps < args.total_timesteps and not ctrl_c.pressed:
-                if args.anneal_lr:
-                    for group in optimizer.param_groups:
-                        group["lr"] = args.learning_rate * max(0.0, 1.0 - state.num_timesteps / args.total_timesteps)
-                t0 = time.perf_counter()
-                collector.reset_stats()
-                steps = collector.collect(args.rollout_decisions)
-                t1 = time.perf_counter()
-                stats = ppo_update(net, optimizer, collector, args, rng, device)
-                t2 = time.perf_counter()
-                before, state.num_timesteps = state.num_timesteps, state.num_timesteps + steps
-                check_finite(net, state.num_timesteps)
-                now = state.num_timesteps
-                s = collector.stats
-                chips = s["learner_chips"] / max(s["learner_deals"], 1)
-                for key, value in stats.items():
-                    writer.add_scalar(f"losses/{key}", value, now)
-                writer.add_scalar("charts/learner_steps_per_second", steps / (t2 - t0), now)
-                writer.add_scalar("charts/rollout_seconds", t1 - t0, now)
-                writer.add_scalar("charts/update_seconds", t2 - t1, now)
-                writer.add_scalar("charts/chips_per_deal", chips, now)
-                writer.add_scalar("charts/learner_share_of_decisions", s["learner_decisions"] / max(s["decisions"], 1),
-                                  now)
-                writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], now)
-                if runs.crossed(before, now, args.snapshot_every):
-                    snapshot()
-                if runs.crossed(before, now, args.eval_every):
-                    last_eval = evaluate()
-                if runs.crossed(before, now, args.checkpoint_every):
-                    state.train_seconds += time.perf_counter() - started
-                    started = time.perf_counter()
-                    save_checkpoint(net, optimizer, run_dir, state)
-                bar.update(min(now, args.total_timesteps) - bar.n)
-                bar.set_postfix_str(f"chips/deal {chips:+.2f}{last_eval}", refresh=False)
-            state.train_seconds += time.perf_counter() - started
-            save_checkpoint(net, optimizer, run_dir, state)
-            if ctrl_c.pressed:
-                bar.close()
-                print(f"\ninterrupted at step {state.num_timesteps:,}: checkpoint saved; continue with\n"
-                      f"  bourre train --run-dir {shlex.quote(str(run_dir))} --resume", file=sys.stderr)
-                raise KeyboardInterrupt
-    finally:
-        bar.close()
-        writer.close()
-    model_path = export(net, run_dir / "model.npz", {**meta, "num_timesteps": state.num_timesteps})
-    runs.write_report(run_dir, state, model_path, command, args.to_json(), seed=args.seed,
-                      eval_players=args.eval_players, final_eval_deals=args.final_eval_deals,
-                      eval_workers=args.eval_workers, progress=args.progress, title="Batched PPO self-play run")
-    return run_dir
+    def checkpoint(self) -> None:
+        """``checkpoint.pt`` and ``state.json``, the training time since the last one added."""
+        self.state.train_seconds += time.perf_counter() - self.started
+        self.started = time.perf_counter()
+        save_checkpoint(self.net, self.optimizer, self.run_dir, self.state)
 
 
 def _summary_writer(folder: Path) -> Any:
