@@ -248,16 +248,16 @@ def test_a_new_run_needs_an_empty_run_folder(tmp_path: Path) -> None:
 
 def test_bourre_train_refuses_a_finished_run_without_its_checkpoint(tmp_path: Path,
                                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    from train.sb3 import trainer as ppo_selfplay
+    from train.sb3 import trainer as sb3_trainer
 
     (tmp_path / "model.npz").write_text("the earlier run's model")
     (tmp_path / "args.json").write_text("{}")
     assert cli.main(["train", "--run-dir", str(tmp_path), "--no-progress"]) == 2
     assert "is not empty" in capsys.readouterr().err
     assert (tmp_path / "model.npz").read_text() == "the earlier run's model"
-    args, given = ppo_selfplay.parse_args(["--overwrite", "--seed", "1"])
+    args, given = sb3_trainer.parse_args(["--overwrite", "--seed", "1"])
     assert args.overwrite and given == {"seed"}
-    assert {"model.npz", "args.json", "report.md", "checkpoint.zip", "tb"} <= set(ppo_selfplay.RUN_OUTPUTS)
+    assert {"model.npz", "args.json", "report.md", "checkpoint.zip", "tb"} <= set(sb3_trainer.RUN_OUTPUTS)
 
 
 # ---------------------------------------------------------------------------- policy files
