@@ -13,6 +13,8 @@ from bourre_env.batch import BatchGame  # noqa: E402
 from bourre_env.bourre_v0 import env, raw_env  # noqa: E402
 from bourre_env.core.rules import Rules, presets  # noqa: E402
 from bourre_env.single_agent import BourreSingleAgentEnv  # noqa: E402
+from bourre_env.vector_env import BourreVectorEnv  # noqa: E402
 
-__all__ = ["actions", "bourre_v0", "core", "Rules", "presets", "env", "raw_env", "BourreSingleAgentEnv", "BatchGame"]
+__all__ = ["actions", "bourre_v0", "core", "Rules", "presets", "env", "raw_env", "BourreSingleAgentEnv", "BatchGame",
+           "BourreVectorEnv"]
 __version__ = "0.1.0"
