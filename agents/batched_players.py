@@ -77,7 +77,7 @@ class BatchedPolicyPlayer:
             return np.argmax(logits, axis=1).astype(np.int64)
         p = np.exp(logits - logits.max(axis=1, keepdims=True))
         cdf = np.cumsum(p, axis=1)
-        u = self.rng.random(masks.shape[0])[:, None] * cdf[:, -1:]
+        u = self.rng.random((masks.shape[0], 1)) * cdf[:, -1:]
         return np.minimum(np.argmax(cdf > u, axis=1), masks.shape[1] - 1).astype(np.int64)
 
     def __repr__(self) -> str:
