@@ -224,3 +224,18 @@ def test_gymnasium_vector_conventions() -> None:
     assert obs in venv.observation_space
     assert rewards.dtype == np.float32 and term.dtype == trunc.dtype == np.bool_ and rewards.shape == (8,)
     venv.close()
+
+
+def test_cleanrl_example_runs_in_a_subprocess() -> None:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    done = subprocess.run([sys.executable, "-m", "train.examples.cleanrl_ppo", "--num-envs", "16", "--num-steps", "8",
+                           "--total-timesteps", "256", "--hidden", "16"], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "iteration 2/2 step 256" in done.stdout and "losses/value_loss" in done.stdout
