@@ -14,7 +14,8 @@ from bourre_env.bourre_v0 import env, raw_env  # noqa: E402
 from bourre_env.core import cards  # noqa: E402 - card notation, for fixed decks and hands: bourre_env.cards
 from bourre_env.core.rules import Rules, presets  # noqa: E402
 from bourre_env.single_agent import BourreSingleAgentEnv  # noqa: E402
+from bourre_env.vector_env import BourreVectorEnv  # noqa: E402
 
 __all__ = ["actions", "bourre_v0", "cards", "core", "Rules", "presets", "env", "raw_env", "BourreSingleAgentEnv",
-           "BatchGame"]
+           "BatchGame", "BourreVectorEnv"]
 __version__ = "0.1.0"

@@ -1,0 +1,241 @@
+"""``BourreVectorEnv``: the learner's view equals ``BourreSingleAgentEnv``'s on the same decks; autoreset, truncation,
+the batched players and Gymnasium's vector checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import agents
+from agents.batched_players import BatchedPolicyPlayer, BatchedRandomPlayer, make_batched
+from agents.heuristic import HeuristicAgent
+from agents.heuristic.batch import BatchHeuristic
+from bourre_env import batch, core, limits
+from bourre_env.single_agent import BourreSingleAgentEnv
+from bourre_env.vector_env import BourreVectorEnv, PerRowPlayer
+
+
+class TieZeroHeuristic:
+    """The batched heuristic with every tie broken by u = 0: deterministic, like ``choose(obs, mask, 0.0)``."""
+
+    def __init__(self) -> None:
+        self.bot = BatchHeuristic("default", seed=0)
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        return self.bot.act(observations, masks, tie_breaks=np.zeros(rows.shape[0]))
+
+
+class FirstLegal:
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        return np.argmax(masks, axis=1)
+
+
+class RowStream:
+    """A ``BatchGame`` row's random stream replayed: its decks, dealers and reshuffle seeds in the order drawn."""
+
+    def __init__(self, rng: np.ndarray, template: np.ndarray) -> None:
+        self.rng, self.template = rng.copy(), template
+
+    def deck(self) -> np.ndarray:
+        return batch._shuffled_deck(self.template, self.rng)
+
+    def draw(self) -> int:
+        return int(core.splitmix64(self.rng))
+
+
+def _row_streams(env: BourreVectorEnv, seed: int) -> list[RowStream]:
+    seeds = np.random.SeedSequence(seed).generate_state(env.num_envs, dtype=np.uint64)  # as BatchGame.seed
+    rngs = (seeds >> np.uint64(1)).astype(np.int64).reshape(env.num_envs, 1)
+    return [RowStream(rngs[b], env.game._template) for b in range(env.num_envs)]
+
+
+def _single_env(stream: RowStream, opponents: list, **options: object) -> BourreSingleAgentEnv:
+    """A single-agent env whose AEC env draws its decks and reshuffle seeds from ``stream``."""
+    env = BourreSingleAgentEnv(opponents=opponents, **options)
+    original = env.aec._deck
+    env.aec._deck = lambda given: stream.deck() if given is None else original(given)  # type: ignore[method-assign]
+    env.aec._reshuffle_seed = stream.draw  # type: ignore[method-assign]
+    return env
+
+
+def _reset_single(env: BourreSingleAgentEnv, stream: RowStream, seat: int) -> np.ndarray:
+    deck = [int(c) for c in stream.deck()]
+    dealer = stream.draw() % env.num_players
+    obs, info = env.reset(options={"learner_seat": seat, "deck": deck, "dealer": dealer})
+    assert info["learner_seat"] == seat
+    return obs
+
+
+def _heuristic_seat(obs: dict) -> int:
+    return _REFERENCE.choose(obs["observation"], obs["action_mask"], 0.0)
+
+
+_REFERENCE = HeuristicAgent(seed=0)
+
+
+@pytest.mark.parametrize("num_players, deals, mixed", [(5, 1, False), (3, 3, True), (4, 2, False)])
+def test_learner_sees_what_the_single_agent_env_shows(num_players: int, deals: int, mixed: bool) -> None:
+    tables, seed = 6, 11
+    heuristic = TieZeroHeuristic()
+    if mixed:  # two kinds of player: one call each per round
+        vec_opp: object = [heuristic, FirstLegal()]
+        single_opp: list = [_heuristic_seat, lambda o: int(np.argmax(o["action_mask"]))]
+    else:
+        vec_opp, single_opp = heuristic, [_heuristic_seat]
+    options = {"num_players": num_players, "deals_per_episode": deals}
+    venv = BourreVectorEnv(tables, vec_opp, **options)
+    obs, infos = venv.reset(seed=seed)
+    streams = _row_streams(venv, seed)
+    singles = [_single_env(streams[b], single_opp, **options) for b in range(tables)]
+    for b in range(tables):
+        np.testing.assert_array_equal(_reset_single(singles[b], streams[b], int(infos["learner_seat"][b])), obs[b])
+    rng = np.random.default_rng(0)
+    endings = 0
+    for _ in range(120):
+        masks = venv.action_masks()
+        np.testing.assert_array_equal(masks, infos["action_mask"])
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        obs, rewards, terminated, truncated, infos = venv.step(actions)
+        for b in range(tables):
+            np.testing.assert_array_equal(singles[b].action_masks(), masks[b])
+            s_obs, s_rew, s_term, s_trunc, _ = singles[b].step(int(actions[b]))
+            assert (s_rew, s_term, s_trunc) == (rewards[b], terminated[b], truncated[b])
+            if s_term or s_trunc:
+                endings += 1
+                assert infos["_final_obs"][b] and infos["final_info"]["learner_seat"][b] == singles[b].seat
+                np.testing.assert_array_equal(infos["final_obs"][b], s_obs)
+                s_obs = _reset_single(singles[b], streams[b], int(infos["learner_seat"][b]))
+            else:
+                assert "_final_obs" not in infos or not infos["_final_obs"][b]
+            np.testing.assert_array_equal(s_obs, obs[b])
+    assert endings >= tables  # autoreset was exercised at every table, most of them several times
+
+
+def test_learner_seat_rotates_per_table_and_can_be_fixed() -> None:
+    venv = BourreVectorEnv(4, FirstLegal(), num_players=3)
+    _, infos = venv.reset(seed=3)
+    seen = [[int(s)] for s in infos["learner_seat"]]
+    for _ in range(200):
+        _, _, term, trunc, infos = venv.step(venv.action_masks().argmax(axis=1))
+        for b in np.flatnonzero(term | trunc):
+            seen[b].append(int(infos["learner_seat"][b]))
+    for seats in seen:
+        assert len(seats) > 3 and all((b - a) % 3 == 1 for a, b in zip(seats, seats[1:], strict=False))
+    fixed = BourreVectorEnv(4, FirstLegal(), num_players=3, learner_seat=2)
+    _, infos = fixed.reset(seed=0)
+    assert (infos["learner_seat"] == 2).all()
+    _, infos = fixed.reset(options={"learner_seat": 1})
+    assert (infos["learner_seat"] == 1).all()
+    with pytest.raises(ValueError, match="learner_seat"):
+        BourreVectorEnv(2, FirstLegal(), num_players=3, learner_seat=3)
+
+
+def test_truncation_at_the_pot_bound() -> None:
+    venv = BourreVectorEnv(64, BatchedRandomPlayer(0), num_players=4, deals_per_episode=5)
+    venv.reset(seed=0)
+    venv.game.states[:, core.S_POT] += limits.POT_BOUND  # privileged: every table's pot at the bound
+    learner = BatchedRandomPlayer(1)
+    truncations = 0
+    for _ in range(60):
+        masks = venv.action_masks().astype(np.int8)
+        _, rewards, term, trunc, infos = venv.step(learner.act_batch(masks.astype(np.float32), masks, np.arange(64)))
+        assert not (term & trunc).any()
+        if trunc.any():
+            truncations += int(trunc.sum())
+            assert (infos["final_info"]["_pot"] == trunc).all()
+            assert (infos["final_info"]["pot"][trunc] > limits.POT_BOUND).all()
+            assert infos["_final_obs"][trunc].all()
+    assert truncations > 0
+    assert (venv.game.states[:, core.S_POT] <= limits.POT_BOUND + 5).all()  # truncated tables were dealt anew
+
+
+def test_illegal_actions_and_bad_players_raise() -> None:
+    venv = BourreVectorEnv(3, FirstLegal(), num_players=3)
+    with pytest.raises(RuntimeError, match="reset"):
+        venv.step(np.zeros(3, dtype=np.int64))
+    venv.reset(seed=0)
+    illegal = np.where(venv.action_masks(), -1, np.arange(117)).max(axis=1)
+    state = venv.game.states.copy()
+    with pytest.raises(ValueError, match="illegal action .* learner at table 0"):
+        venv.step(illegal)
+    np.testing.assert_array_equal(venv.game.states, state)  # all or nothing
+    for bad in (np.zeros(2, dtype=np.int64), np.zeros(3), np.zeros(3, dtype=bool)):
+        with pytest.raises(ValueError, match="actions"):
+            venv.step(bad)
+
+    class Floats:
+        def act_batch(self, observations: np.ndarray, masks: np.ndarray, rows: np.ndarray) -> np.ndarray:
+            return np.argmax(masks, axis=1).astype(np.float64)
+
+    with pytest.raises(ValueError, match="integer action ids"):
+        BourreVectorEnv(3, Floats(), num_players=3).reset(seed=0)
+    with pytest.raises(ValueError, match="agent_factory"):
+        BourreVectorEnv(3, "heuristic", num_players=3)
+    with pytest.raises(ValueError, match="1 or 2"):
+        BourreVectorEnv(3, [FirstLegal()] * 3, num_players=3)
+
+
+def test_agent_specs_build_batched_players_and_per_seat_agents_still_work() -> None:
+    venv = BourreVectorEnv(num_envs=32, num_players=5, opponents="heuristic", agent_factory=make_batched)
+    assert len({id(p) for p in venv.opponents}) == 1 and hasattr(venv.opponents[0], "act_batch")
+    with pytest.warns(UserWarning, match="once per row"):
+        slow = BourreVectorEnv(num_envs=4, num_players=5, opponents="heuristic", agent_factory=agents.make)
+    assert isinstance(slow.opponents[0], PerRowPlayer)
+    for env in (venv, slow):
+        env.reset(seed=1)
+        for _ in range(30):
+            env.step(env.action_masks().argmax(axis=1))
+    assert isinstance(make_batched("random", 0), BatchedRandomPlayer)
+    assert isinstance(make_batched("ppo", 0), BatchedPolicyPlayer)
+    with pytest.raises(ValueError):
+        make_batched("nonsense")
+
+
+def test_batched_players_play_legal_actions_like_their_per_seat_agents() -> None:
+    venv = BourreVectorEnv(16, FirstLegal(), num_players=4)
+    obs, infos = venv.reset(seed=2)
+    masks = infos["action_mask"].astype(np.int8)
+    rows = np.arange(16)
+    picks = BatchedRandomPlayer(0).act_batch(obs, masks, rows)
+    assert masks[rows, picks].all()
+    many = np.repeat(masks, 3000, axis=0)  # the random player reads the masks only
+    draws = BatchedRandomPlayer(1).act_batch(np.zeros((many.shape[0], 1), np.float32), many, np.arange(many.shape[0]))
+    draws = draws.reshape(16, 3000).T
+    for b in rows:  # every legal action turns up, and nothing else
+        assert set(draws[:, b]) == set(np.flatnonzero(masks[b]))
+    ppo = make_batched("ppo", 0)
+    reference = agents.make("ppo", 0)
+    expected = [reference.act({"observation": obs[b], "action_mask": masks[b]}) for b in rows]
+    np.testing.assert_array_equal(ppo.act_batch(obs, masks, rows), expected)
+    sampled = BatchedPolicyPlayer(ppo.policy, seed=0, sample=True).act_batch(obs, masks, rows)
+    assert masks[rows, sampled].all()
+
+
+def test_gymnasium_vector_conventions() -> None:
+    from gymnasium.vector import AutoresetMode
+
+    venv = BourreVectorEnv(8, FirstLegal(), num_players=5)
+    assert venv.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+    obs, infos = venv.reset(seed=5)
+    assert obs in venv.observation_space and venv.action_space.shape == (8,)
+    again, _ = BourreVectorEnv(8, FirstLegal(), num_players=5).reset(seed=5)
+    np.testing.assert_array_equal(obs, again)  # seeded
+    obs, rewards, term, trunc, infos = venv.step(venv.action_masks().argmax(axis=1))
+    assert obs in venv.observation_space
+    assert rewards.dtype == np.float32 and term.dtype == trunc.dtype == np.bool_ and rewards.shape == (8,)
+    venv.close()
+
+
+def test_cleanrl_example_runs_in_a_subprocess() -> None:
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    done = subprocess.run([sys.executable, "-m", "train.examples.cleanrl_ppo", "--num-envs", "16", "--num-steps", "8",
+                           "--total-timesteps", "256", "--hidden", "16"], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "iteration 2/2 step 256" in done.stdout and "losses/value_loss" in done.stdout

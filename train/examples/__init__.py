@@ -1,0 +1,1 @@
+"""Small, self-contained training scripts on the project's environments (CleanRL style: one file each)."""
