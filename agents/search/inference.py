@@ -18,6 +18,15 @@ rollout policy of the search agents, as the model of every other seat:
 
 With ``mismatch = 0`` this is the posterior of the deal given the observation, for players who play like the
 model; a small positive ``mismatch`` keeps worlds available when the model rarely agrees.
+
+``policy_worlds`` is the same with an exported policy (``agents.search.policy.PolicyModel``, the shipped network
+by default) as the model, and no mismatch factor: a world's weight is the product, over every decision another
+player took since the observer's deal began (pass or play, the exact discards, a declaration, every card
+played), of the policy's probability of that action in that world. The uniform proposals keep their own
+discards, so the weights are exact importance weights and the resampled worlds follow the posterior of the deal
+for players who play the policy (up to the resampling's finite size); a declaration still secret is drawn from
+the policy itself, which needs no weight. Each event of the deal is replayed in all the proposals at once, with
+one forward pass over the rows where another player decides.
 """
 
 from __future__ import annotations
@@ -26,10 +35,14 @@ import numpy as np
 from numba import njit
 
 from agents.heuristic.batch import FLOAT_WORK, INT_WORK, heuristic_action, params_array
+from agents.search.policy import PolicyModel, observe_rows
 from bourre_env import core, observation, view
 from bourre_env.sampler import EV_ACTION, EV_DRAW, EV_HIDDEN, WorldSampler
 
-__all__ = ["model_worlds", "public_outcome", "MISMATCH"]
+__all__ = ["model_worlds", "policy_worlds", "public_outcome", "MISMATCH", "MODELS"]
+
+MODELS = ("heuristic", "ppo")
+"""Models of the other players (option ``model`` of the search agents); ``"ppo"`` also as ``"ppo:PATH"``."""
 
 MISMATCH = 0.02
 """Weight factor of a world for each earlier decision of another player that the model takes differently there."""
@@ -128,6 +141,117 @@ def model_worlds(sampler: WorldSampler, target: np.ndarray, count: int, rng: np.
     weights = np.concatenate(kept_weights)
     if weights.size == 0 or weights.sum() <= 0.0:
         return sampler.sample(count, seed=rng)
+    cum = np.cumsum(weights / weights.sum())
+    picks = np.searchsorted(cum, (rng.random() + np.arange(count)) / count)
+    return states[np.minimum(picks, weights.size - 1)]
+
+
+@njit(cache=True)
+def _recorded_actions(states: np.ndarray, rows: np.ndarray, seat: int, discards: np.ndarray,
+                      out: np.ndarray) -> None:
+    """The draw of ``seat`` in each listed world: discarding that world's discards of the seat."""
+    for i in range(rows.shape[0]):
+        b = rows[i]
+        out[i] = core.STAY_BASE + core.cards_to_positions(view.hand_of(states[b], seat), discards[b, seat])
+
+
+@njit(cache=True)
+def _step_listed(states: np.ndarray, p: np.ndarray, rows: np.ndarray, actions: np.ndarray, scratch: np.ndarray,
+                 alive: np.ndarray) -> None:
+    """Step each listed world; a world that refuses its action is no longer ``alive``."""
+    for i in range(rows.shape[0]):
+        b = rows[i]
+        if not core.step_with(states[b], p, actions[i], scratch[b]):
+            alive[b] = False
+
+
+@njit(cache=True)
+def _keep_matching(states: np.ndarray, p: np.ndarray, pot: int, target: np.ndarray, scratch: np.ndarray,
+                   alive: np.ndarray) -> None:
+    """Worlds that do not give the observer (seat 0) the observation ``target`` are no longer ``alive``."""
+    obs = np.zeros(observation.OBS_SIZE, dtype=np.float32)
+    for b in range(states.shape[0]):
+        if not alive[b]:
+            continue
+        core.set_pot(states[b], pot)
+        observation.encode_with(states[b], p, 0, obs, scratch[b])
+        for i in range(target.shape[0]):
+            if obs[i] != target[i]:
+                alive[b] = False
+                break
+
+
+def _policy_log_weights(states: np.ndarray, p: np.ndarray, first: int, events: list[tuple[int, int, int]],
+                        discards: np.ndarray, policy: PolicyModel, rng: np.random.Generator, pot: int,
+                        target: np.ndarray) -> np.ndarray:
+    """Replay events ``first..`` in every world (changed in place); the log of each world's weight under the
+    policy (module docstring), ``-inf`` for the worlds that do not give seat 0 ``target``."""
+    size = states.shape[0]
+    scratch = np.zeros((size, core.SCRATCH_SIZE), dtype=np.int64)
+    alive = np.ones(size, dtype=np.bool_)
+    log_w = np.zeros(size)
+    obs = np.zeros((size, observation.OBS_SIZE), dtype=np.float32)
+    masks = np.zeros((size, core.NUM_ACTIONS), dtype=np.int8)
+    acts = np.zeros(size, dtype=np.int64)
+    for s in states:
+        core.set_pot(s, pot)  # the pot the others saw: the deal's pot, which stays the same until settlement
+    # every world has the same events, so event by event all worlds step together: one forward pass per event
+    for kind, seat, arg in events[first:]:
+        rows = np.flatnonzero(alive)
+        if rows.size == 0:
+            break
+        a = acts[:rows.size]
+        if kind == EV_DRAW:
+            _recorded_actions(states, rows, seat, discards, a)
+        else:
+            a[:] = arg
+        if seat != 0:
+            o, m = obs[:rows.size], masks[:rows.size]
+            observe_rows(states, p, rows, o, m, scratch)
+            if kind == EV_HIDDEN:
+                a[:] = policy.choose(o, m, rng)  # drawn from the model: its probability and the proposal's cancel
+            else:
+                log_w[rows] += policy.log_probs(o, m)[np.arange(rows.size), a]
+        _step_listed(states, p, rows, a, scratch, alive)
+    _keep_matching(states, p, pot, target, scratch, alive)
+    log_w[~alive] = -np.inf
+    return log_w
+
+
+def policy_worlds(sampler: WorldSampler, target: np.ndarray, count: int, rng: np.random.Generator,
+                  policy: PolicyModel, oversample: int = 8) -> np.ndarray:
+    """``count`` worlds (``(count, core.STATE_SIZE)``) drawn from up to ``oversample * count`` uniform ones, weighed
+    by the policy's probability of every decision the other players took (module docstring); proposals in rounds
+    of ``2 * count`` until the weights are worth ``count`` independent worlds. Falls back to uniform worlds when
+    none survives."""
+    events = sampler.events
+    decisions = [e for e, (_, seat, _) in enumerate(events) if seat != 0]
+    if not decisions or oversample <= 1:
+        return sampler.sample(count, seed=rng)
+    first = decisions[0]
+    target = np.asarray(target, dtype=np.float32)
+    kept_states, kept_logs = [], []
+    drawn_so_far = 0
+    ess = 0.0
+    while drawn_so_far < oversample * count and ess < count:
+        size = min(2 * count, oversample * count - drawn_so_far)
+        drawn = sampler.sample(size, seed=rng, until=first)
+        states = np.ascontiguousarray(drawn.states)
+        log_w = _policy_log_weights(states, sampler.params, first, events, drawn.discards, policy, rng,
+                                    sampler.record.pot, target)
+        keep = np.isfinite(log_w)
+        kept_states.append(states[keep])
+        kept_logs.append(log_w[keep])
+        drawn_so_far += size
+        logs = np.concatenate(kept_logs)
+        if logs.size:
+            w = np.exp(logs - logs.max())  # relative weights: the product of many probabilities underflows
+            ess = float(w.sum() ** 2 / (w ** 2).sum())
+    logs = np.concatenate(kept_logs)
+    if logs.size == 0:
+        return sampler.sample(count, seed=rng)
+    states = np.concatenate(kept_states)
+    weights = np.exp(logs - logs.max())
     cum = np.cumsum(weights / weights.sum())
     picks = np.searchsorted(cum, (rng.random() + np.arange(count)) / count)
     return states[np.minimum(picks, weights.size - 1)]

@@ -24,9 +24,11 @@ heuristic's order are searched, at the root and deeper.
 
 Specs for ``agents.make``: ``ismcts`` (128 iterations, up to 32 proposals per determinization),
 ``ismcts:ITERATIONS``, and options after commas:
-``ismcts:512,rollout=random,ms=20,c=0.7,batch=16,draws=4,infer=32``. With ``ms`` iterations stop when the
-budget is spent (after at least one batch), which makes decisions depend on the machine's speed; without it
-the agent is deterministic given its seed. Rules: from the observation, or ``ISMCTSAgent(rules=...)``.
+``ismcts:512,rollout=random,ms=20,c=0.7,batch=16,draws=4,infer=32``; ``rollout``, ``model`` and ``sample`` as in
+``pimc`` (``rollout=ppo``: the policy file plays the rollouts and the other seats in the tree). With ``ms``
+iterations stop when the budget is spent (after at least one batch), which makes decisions depend on the
+machine's speed; without it the agent is deterministic given its seed. Rules: from the observation, or
+``ISMCTSAgent(rules=...)``.
 
 Specs from an untrusted source (the web server's page) are held to ``LIMITS`` by ``agents.check_budget``:
 at most 1024 iterations, ``batch`` 64, ``infer`` 32, ``draws`` 8 and ``ms`` 1000. ``agents.make`` itself takes
@@ -44,8 +46,8 @@ from numba import njit
 
 from agents.base import Observation, legal_actions
 from agents.heuristic import HeuristicAgent
-from agents.search.inference import model_worlds, public_outcome
-from agents.search.pimc import draw_candidates, parse_options
+from agents.search.inference import public_outcome
+from agents.search.pimc import WorldModel, draw_candidates, parse_options
 from agents.search.rollout import Rollout
 from bourre_env import core, observation, view
 from bourre_env.core.rules import Rules
@@ -90,7 +92,8 @@ class ISMCTSAgent:
 
     def __init__(self, iterations: int = 128, seed: int | None = 0, rollout: str = "heuristic", c: float = 0.7,
                  batch: int = 16, draws: int = 4, ms: float | None = None, infer: int = 32,
-                 rules: Rules | None = None, name: str = "ismcts") -> None:
+                 rules: Rules | None = None, name: str = "ismcts", model: str = "heuristic",
+                 sample: bool = False) -> None:
         for key, value in (("iterations", iterations), ("batch", batch), ("draws", draws)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
                 raise ValueError(f"{key}: expected an integer >= 1, got {value!r}")
@@ -110,7 +113,8 @@ class ISMCTSAgent:
         self.rules = rules
         seq = np.random.SeedSequence(0 if seed is None else seed)
         self._rng = np.random.default_rng(seq.spawn(1)[0])
-        self.rollout = Rollout(rollout, seed=int(seq.generate_state(1)[0]))
+        self.rollout = Rollout(rollout, seed=int(seq.generate_state(1)[0]), sample=sample)
+        self.world_model = WorldModel(model, self.infer, self.rollout)
         self._heuristic = HeuristicAgent(seed=int(seq.generate_state(2)[1]))
         self.last_visits: dict[int, int] = {}  # root visits of the last search (diagnostics)
         self.last_iterations = 0
@@ -128,9 +132,7 @@ class ISMCTSAgent:
         return ([core.PASS] if mask[core.PASS] else []) + draw_candidates(vector, mask, preferred, self.draws)
 
     def _worlds(self, sampler: WorldSampler, vector: np.ndarray, count: int) -> np.ndarray:
-        if self.infer <= 1 or self.rollout.kind == "random":
-            return sampler.sample(count, seed=self._rng)
-        return model_worlds(sampler, vector, count, self._rng, oversample=self.infer)
+        return self.world_model.draw(sampler, vector, count, self._rng)
 
     def _select(self, node: _Node, options: list[int]) -> tuple[int, bool]:
         """An untried option at random, else the best upper confidence bound; True when it is a new edge."""
@@ -232,7 +234,7 @@ class ISMCTSAgent:
 
 
 DEFAULTS: dict[str, Any] = {"iterations": 128, "rollout": "heuristic", "ms": None, "c": 0.7, "batch": 16, "draws": 4,
-                            "infer": 32}
+                            "infer": 32, "model": "heuristic", "sample": 0}
 LIMITS: dict[str, float] = {"iterations": 1024, "ms": 1000, "batch": 64, "draws": 8, "infer": 32}
 """The largest budgets of a spec from an untrusted source (``agents.check_budget``)."""
 
@@ -242,4 +244,5 @@ def make_ismcts(variant: str | None, seed: int | None) -> ISMCTSAgent:
     o = parse_options(variant, DEFAULTS)
     return ISMCTSAgent(iterations=int(o["iterations"]), seed=seed, rollout=str(o["rollout"]), c=float(o["c"]),
                        batch=int(o["batch"]), draws=int(o["draws"]), ms=o["ms"], infer=int(o["infer"]),
+                       model=str(o["model"]), sample=bool(o["sample"]),
                        name="ismcts" if not variant else f"ismcts:{variant}")

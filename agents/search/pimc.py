@@ -17,8 +17,11 @@ overrides them (the only field the observation rounds is an exotic rake).
 
 Specs for ``agents.make``: ``pimc`` (64 worlds, 32 proposals per world), ``pimc:WORLDS``, and options after commas:
 ``pimc:64,rollout=random,ms=20,draws=4,infer=8``. ``rollout`` is a kind of ``agents.search.rollout`` (the compiled
-heuristic by default, or ``random``); ``infer`` is how many uniform worlds are drawn per world kept by the
-model of the others (``agents.search.inference``; 0 or 1: uniform worlds); ``ms`` caps the time of a decision:
+heuristic by default, ``random``, or ``ppo`` / ``ppo:PATH``: a policy file for every seat, greedy, or drawn from
+its softmax with ``sample=1``); ``model`` is the model of the others' earlier decisions that weighs the worlds
+(``heuristic`` by default, or ``ppo`` / ``ppo:PATH``: the product of the policy's probabilities of their
+actions), and ``infer`` how many uniform worlds are drawn per world kept by it (``agents.search.inference``; 0 or
+1: uniform worlds); ``ms`` caps the time of a decision:
 worlds are played in chunks until the budget is spent (at least one chunk), which makes decisions depend on
 the machine's speed; without it the agent is deterministic given its seed.
 
@@ -37,14 +40,15 @@ from numba import njit
 
 from agents.base import Observation, legal_actions
 from agents.heuristic import HeuristicAgent
-from agents.search.inference import model_worlds
+from agents.search.inference import MODELS, model_worlds, policy_worlds
+from agents.search.policy import PolicyModel
 from agents.search.rollout import Rollout
 from bourre_env import core, view
 from bourre_env.core.rules import Rules
 from bourre_env.observation import O_HAND, O_PHASE, O_TRUMP, OBS_SIZE
 from bourre_env.sampler import WorldSampler
 
-__all__ = ["PIMCAgent", "make_pimc", "parse_options", "draw_candidates", "DEFAULTS", "LIMITS"]
+__all__ = ["PIMCAgent", "make_pimc", "parse_options", "draw_candidates", "WorldModel", "DEFAULTS", "LIMITS"]
 
 CHUNK_WORLDS = 8
 """Worlds played per chunk under a time budget."""
@@ -127,14 +131,44 @@ def parse_options(variant: str | None, defaults: dict[str, Any],
         # NaN compares false both ways: a NaN budget is refused along with a large one
         if budget is not None and not budget <= most:
             raise ValueError(f"option {key}: at most {most:g} in a spec from an untrusted source, got {budget!r}")
+    if limits is not None:
+        for key, value in options.items():
+            # a policy file named by an untrusted spec would have the server read any path it can reach
+            if isinstance(value, str) and ":" in value:
+                raise ValueError(f"option {key}: no file path ({value!r}) in a spec from an untrusted source")
     return options
+
+
+class WorldModel:
+    """How a search agent draws its worlds: uniformly, weighed by the heuristic (``model_worlds``) or by a policy
+    file (``policy_worlds``), ``infer`` uniform proposals per world kept (``agents.search.inference``)."""
+
+    def __init__(self, model: str, infer: int, rollout: Rollout) -> None:
+        if isinstance(infer, bool) or not isinstance(infer, (int, np.integer)) or infer < 0:
+            raise ValueError(f"infer: expected an integer >= 0 (0: uniform worlds), got {infer!r}")
+        if model.partition(":")[0] not in MODELS or (model != "heuristic" and not model.startswith("ppo")):
+            raise ValueError(f"model: expected one of {MODELS} or 'ppo:PATH', got {model!r}")
+        self.model = model
+        self.infer = int(infer)
+        self.policy = PolicyModel(model) if model != "heuristic" else None
+        # random rollouts model nobody: their worlds stay uniform, as before policy models existed
+        self.uniform = self.infer <= 1 or (self.policy is None and rollout.kind == "random")
+
+    def draw(self, sampler: WorldSampler, target: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:
+        """``count`` worlds of ``sampler`` for the observation vector ``target``."""
+        if self.uniform:
+            return sampler.sample(count, seed=rng)
+        if self.policy is not None:
+            return policy_worlds(sampler, target, count, rng, self.policy, oversample=self.infer)
+        return model_worlds(sampler, target, count, rng, oversample=self.infer)
 
 
 class PIMCAgent:
     """Determinized Monte Carlo search over sampled worlds (module docstring)."""
 
     def __init__(self, worlds: int = 64, seed: int | None = 0, rollout: str = "heuristic", draws: int = 4,
-                 ms: float | None = None, infer: int = 32, rules: Rules | None = None, name: str = "pimc") -> None:
+                 ms: float | None = None, infer: int = 32, rules: Rules | None = None, name: str = "pimc",
+                 model: str = "heuristic", sample: bool = False) -> None:
         if isinstance(worlds, bool) or not isinstance(worlds, (int, np.integer)) or worlds < 1:
             raise ValueError(f"worlds: expected an integer >= 1, got {worlds!r}")
         if isinstance(draws, bool) or not isinstance(draws, (int, np.integer)) or draws < 1:
@@ -151,7 +185,8 @@ class PIMCAgent:
         self.rules = rules
         seq = np.random.SeedSequence(0 if seed is None else seed)
         self._rng = np.random.default_rng(seq.spawn(1)[0])
-        self.rollout = Rollout(rollout, seed=int(seq.generate_state(1)[0]))
+        self.rollout = Rollout(rollout, seed=int(seq.generate_state(1)[0]), sample=sample)
+        self.world_model = WorldModel(model, self.infer, self.rollout)
         self._heuristic = HeuristicAgent(seed=int(seq.generate_state(2)[1]))
         self.last_values: dict[int, float] = {}  # mean chips of each candidate at the last search (diagnostics)
         self.last_worlds = 0
@@ -169,11 +204,9 @@ class PIMCAgent:
         return ([core.PASS] if mask[core.PASS] else []) + draw_candidates(vector, mask, preferred, self.draws)
 
     def draw_worlds(self, sampler: WorldSampler, target: np.ndarray, count: int) -> np.ndarray:
-        """``count`` worlds: uniform (``infer`` 0 or 1, or random rollouts), else weighed by the rollout policy as
-        the model of the other players' earlier decisions (``agents.search.inference``, ``infer`` times oversampled)."""
-        if self.infer <= 1 or self.rollout.kind == "random":
-            return sampler.sample(count, seed=self._rng)
-        return model_worlds(sampler, target, count, self._rng, oversample=self.infer)
+        """``count`` worlds: uniform (``infer`` 0 or 1, or random rollouts with the heuristic model), else weighed by
+        the model of the other players' earlier decisions (``WorldModel``, ``infer`` times oversampled)."""
+        return self.world_model.draw(sampler, target, count, self._rng)
 
     def act(self, observation: Observation) -> int:
         legal = legal_actions(observation)
@@ -214,7 +247,8 @@ class PIMCAgent:
         return int(ties[0])
 
 
-DEFAULTS: dict[str, Any] = {"worlds": 64, "rollout": "heuristic", "ms": None, "draws": 4, "infer": 32}
+DEFAULTS: dict[str, Any] = {"worlds": 64, "rollout": "heuristic", "ms": None, "draws": 4, "infer": 32,
+                            "model": "heuristic", "sample": 0}
 LIMITS: dict[str, float] = {"worlds": 256, "ms": 1000, "draws": 8, "infer": 32}
 """The largest budgets of a spec from an untrusted source (``agents.check_budget``): about 0.3 s a decision."""
 
@@ -224,4 +258,5 @@ def make_pimc(variant: str | None, seed: int | None) -> PIMCAgent:
     options = parse_options(variant, DEFAULTS)
     return PIMCAgent(worlds=int(options["worlds"]), seed=seed, rollout=str(options["rollout"]),
                      draws=int(options["draws"]), ms=options["ms"], infer=int(options["infer"]),
+                     model=str(options["model"]), sample=bool(options["sample"]),
                      name="pimc" if not variant else f"pimc:{variant}")

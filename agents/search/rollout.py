@@ -8,6 +8,10 @@ plays a batch of worlds in one compiled call; the kinds:
   batch port of ``agents.heuristic``: the same decisions from the same observation rows). Each decision
   encodes the observation of the seat to act and asks the kernel, all inside one compiled loop.
 * ``"random"``: uniformly random legal actions (the cheapest, and the weakest model of the other players).
+* ``"ppo"`` (the shipped network, ``agents/models/ppo.npz``) or ``"ppo:PATH"`` (any exported policy file): the
+  policy for every seat (``agents.search.policy.policy_rollouts``), one batched forward pass per step over the
+  rows still playing; greedy (the action ``agents.make("ppo")`` plays), or with ``sample=True`` drawn from the
+  masked softmax.
 
 ``Rollout.actions(observations, masks)`` asks the same policy for a batch of observation rows, which is how
 the search agents consult it as the model of the other players outside the rollouts.
@@ -19,21 +23,13 @@ import numpy as np
 from numba import njit
 
 from agents.heuristic.batch import FLOAT_WORK, INT_WORK, BatchHeuristic, heuristic_action, params_array
+from agents.search.policy import PolicyModel, deal_over, policy_rollouts
 from bourre_env import core, observation, view
 
 __all__ = ["ROLLOUT_KINDS", "Rollout"]
 
-ROLLOUT_KINDS = ("heuristic", "random")
-
-
-@njit(cache=True)
-def _over(s: np.ndarray, me: int) -> bool:
-    """The deal is settled, or seat ``me`` is out of it (its chips for the deal cannot change any more). A pass
-    in a secret declaration round is not final: a dealer whom everyone left alone plays after all."""
-    phase = view.phase_of(s)
-    if phase == core.DEAL_OVER or phase == core.GAME_OVER:
-        return True
-    return me >= 0 and view.decision_of(s, me) == core.PASSED and phase != core.DECLARE
+ROLLOUT_KINDS = ("heuristic", "random", "ppo")
+"""The kinds of rollout; ``"ppo"`` also as ``"ppo:PATH"`` (a policy file)."""
 
 
 @njit(cache=True)
@@ -43,14 +39,14 @@ def _uniform(rng: np.ndarray) -> float:
 
 @njit(cache=True)
 def _random_rollouts(states: np.ndarray, p: np.ndarray, me: int, rng: np.ndarray) -> int:
-    """Play uniformly random legal actions in every row until ``_over``; returns the decisions taken."""
+    """Play uniformly random legal actions in every row until ``deal_over``; returns the decisions taken."""
     mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
     x = np.zeros(core.SCRATCH_SIZE, dtype=np.int64)  # the cinch memo of the row being played
     taken = 0
     for b in range(states.shape[0]):
         s = states[b]
         x[:] = 0
-        while not _over(s, me):
+        while not deal_over(s, me):
             taken += 1
             if view.phase_of(s) == core.PLAY:
                 legal = core.play_legal_with(s, p, view.to_act(s), True, x)
@@ -75,7 +71,7 @@ def _random_rollouts(states: np.ndarray, p: np.ndarray, me: int, rng: np.ndarray
 
 @njit(cache=True)
 def _heuristic_rollouts(states: np.ndarray, p: np.ndarray, me: int, hparams: np.ndarray, rng: np.ndarray) -> int:
-    """Play the compiled heuristic for every seat in every row until ``_over``; returns the decisions taken, or
+    """Play the compiled heuristic for every seat in every row until ``deal_over``; returns the decisions taken, or
     -1 - row for the first row where the heuristic could not answer (not expected of a legal state)."""
     obs = np.zeros(observation.OBS_SIZE, dtype=np.float32)
     mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
@@ -86,7 +82,7 @@ def _heuristic_rollouts(states: np.ndarray, p: np.ndarray, me: int, hparams: np.
     for b in range(states.shape[0]):
         s = states[b]
         x[:] = 0
-        while not _over(s, me):
+        while not deal_over(s, me):
             observation.observe_with(s, p, view.to_act(s), obs, mask, x)
             a = heuristic_action(obs, mask, _uniform(rng), hparams, ints, floats)
             if a < 0 or not core.step_with(s, p, a, x):
@@ -98,11 +94,16 @@ def _heuristic_rollouts(states: np.ndarray, p: np.ndarray, me: int, hparams: np.
 class Rollout:
     """A rollout policy for every seat (module docstring), seeded: the same seed plays the same rollouts."""
 
-    def __init__(self, kind: str = "heuristic", seed: int = 0) -> None:
-        if kind not in ROLLOUT_KINDS:
-            raise ValueError(f"rollout: expected one of {ROLLOUT_KINDS}, got {kind!r}")
-        self.kind = kind
+    def __init__(self, kind: str = "heuristic", seed: int = 0, sample: bool = False) -> None:
+        base = kind.partition(":")[0]
+        if base not in ROLLOUT_KINDS or (base != "ppo" and kind != base):
+            raise ValueError(f"rollout: expected one of {ROLLOUT_KINDS} or 'ppo:PATH', got {kind!r}")
+        self.kind = base
+        self.spec = kind
+        self.sample = bool(sample)
+        self.policy = PolicyModel(kind) if base == "ppo" else None
         seq = np.random.SeedSequence(seed)
+        self._generator = np.random.default_rng(seq.spawn(1)[0])  # the policy's draws, with sample=True
         self._rng = (seq.generate_state(1, dtype=np.uint64) >> np.uint64(1)).astype(np.int64)
         self._model = BatchHeuristic("default", seed=int(seq.generate_state(2)[1]))
         self._hparams = params_array("default")
@@ -113,6 +114,8 @@ class Rollout:
         the legal actions."""
         if self.kind == "heuristic":
             return self._model.act(np.ascontiguousarray(obs), np.ascontiguousarray(masks))
+        if self.policy is not None:
+            return self.policy.choose(obs, masks, self._generator if self.sample else None)
         out = np.zeros(obs.shape[0], dtype=np.int64)
         for i in range(obs.shape[0]):
             legal = np.flatnonzero(masks[i])
@@ -130,6 +133,10 @@ class Rollout:
             raise ValueError("states: expected a writeable C-contiguous array (the rows are stepped in place)")
         if self.kind == "random":
             self.decisions += _random_rollouts(states, params, me, self._rng)
+            return
+        if self.policy is not None:
+            self.decisions += policy_rollouts(states, params, self.policy, me,
+                                              self._generator if self.sample else None)
             return
         taken = _heuristic_rollouts(states, params, me, self._hparams, self._rng)
         if taken < 0:
