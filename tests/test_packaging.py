@@ -37,3 +37,20 @@ def test_the_wheel_carries_the_model_the_schema_and_the_web_page(wheel_build: tu
         assert any(name.endswith(suffix) for name in names), f"the wheel lacks {suffix}"
     metadata = next(name for name in names if name.endswith(".dist-info/METADATA"))
     assert "License-Expression: MIT" in zipfile.ZipFile(wheel).read(metadata).decode()
+
+
+def test_ci_runs_the_linters_of_the_pre_commit_hooks_before_the_tests() -> None:
+    """The pre-commit hooks and CI run the same checks, and CI runs them before the README's test command."""
+    hooks = (ROOT / ".pre-commit-config.yaml").read_text()
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    commands = [line.strip() for line in ci if line.strip() and not line.lstrip().startswith("#")]
+    tests = commands.index("python -m pytest -q")
+    for linter in ("ruff check .", "ruff format --check .", "mypy"):
+        assert linter in commands[:tests], f".ci/run does not run {linter!r} before the tests"
+        assert f"entry: {linter.removesuffix(' .')}" in hooks, f"the pre-commit hooks do not run {linter!r}"
+
+
+def test_the_linters_are_pinned_so_ci_checks_the_same_rules_every_run() -> None:
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    dev = next(line for line in pyproject.splitlines() if line.startswith("dev = "))
+    assert '"ruff==' in dev and '"mypy==' in dev
