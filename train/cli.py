@@ -34,7 +34,7 @@ import json
 import math
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -79,26 +79,20 @@ def _port(text: str) -> int:
     return value
 
 
-def _minutes(text: str) -> float:
-    """A finite number of minutes above 0: 0 or less would close every table at once, nan or inf never."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of minutes, got {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a finite number of minutes above 0, got {text}")
-    return value
+def _duration(unit: str) -> Callable[[str], float]:
+    """An argparse type: a finite number of ``unit`` above 0 (0 or less would close every table at once or give up
+    at once; nan or inf never)."""
 
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number of {unit}, got {text!r}") from None
+        if not math.isfinite(value) or value <= 0:
+            raise argparse.ArgumentTypeError(f"expected a finite number of {unit} above 0, got {text}")
+        return value
 
-def _seconds(text: str) -> float:
-    """A finite number of seconds above 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a finite number of seconds above 0, got {text}")
-    return value
+    return parse
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -121,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--address", default=None, metavar="ADDRESS",
                     help="with --backend ray: the cluster (auto, ray://HOST:10001); default: a local Ray instance "
                          "of --workers CPUs")
-    ev.add_argument("--connect-timeout", type=_seconds, default=60.0, metavar="SECONDS",
+    ev.add_argument("--connect-timeout", type=_duration("seconds"), default=60.0, metavar="SECONDS",
                     help="with --address: give up on a cluster that does not answer within this time (default: 60)")
     ev.add_argument("--out", type=Path, default=None,
                     help="output folder, created if missing; files of an earlier evaluation in it are replaced "
@@ -155,7 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--max-tables", type=_positive, default=None, help="live tables at most (default: 32)")
     serve.add_argument("--max-tables-per-client", type=_positive, default=None, metavar="N",
                        help="live tables of one client address at most (default: 8)")
-    serve.add_argument("--idle-minutes", type=_minutes, default=None,
+    serve.add_argument("--idle-minutes", type=_duration("minutes"), default=None,
                        help="close a table after this many minutes without a request (default: 30)")
     serve.add_argument("--agent", action="append", default=[], metavar="SPEC",
                        help="also offer this agent spec, e.g. ppo:path/to/policy.npz (repeatable)")
