@@ -27,7 +27,11 @@ alone (a quarter more at 4 players, a seventh at 7).
 Every deal starts with an empty pot, everyone antes 1 chip, and the deal is settled on its own
 (``deals_per_episode`` must be 1). Chips are in antes.
 
-Agents are built with ``agents.make(spec, seed)`` and ``reset()`` before every deal. Deals are
+Agents are built with ``agents.make(spec, seed)`` and ``reset()`` (when they have one) before every deal. The
+candidate and the field may also be given as Python objects (``AgentSource``): a factory ``seed -> agent`` (an
+agent class is one) is called where a spec would be built; an agent instance is used as it is in every seat it
+fills, at every table, so it must keep no per-seat state across seats (give its class or a factory otherwise).
+Processes and Ray tasks need a spec or a picklable factory: an instance, or a lambda, is refused there. Deals are
 processed in fixed chunks of ``CHUNK_DEALS``; each chunk builds one table of agents per rotation
 and one all-field table, and seeds every agent by its seat: whoever sits in seat ``s``, the
 candidate or the field's agent, is seeded from ``(seed, N, chunk, 1 + s)``. The candidate thus
@@ -113,6 +117,7 @@ import dataclasses
 import functools
 import math
 import multiprocessing
+import pickle
 import queue
 import signal
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -131,6 +136,7 @@ from bourre_env.core.rules import Rules
 from bourre_env.view import StateView
 
 __all__ = [
+    "AgentSource", "agent_label", "build_agent", "check_sources",
     "BACKENDS", "CHUNK_DEALS", "Deals", "EvalReport", "SideStats", "TableReport", "check_outcomes_fit", "evaluate",
     "iter_deals", "make_deals", "play_deal", "run_jobs", "seat_outcomes", "t_interval", "t_quantile",
 ]
@@ -141,6 +147,62 @@ CHUNK_DEALS = 20
 # Columns of the per-seat outcome rows returned by ``seat_outcomes``.
 CHIPS, PLAYED, TRICKS, WON, TIED, BOURRE = range(6)
 NUM_OUTCOMES = 6
+
+
+# ---------------------------------------------------------------------------- agents
+AgentSource = str | Agent | Callable[[int], Any]
+"""An ``agents.make`` spec, an agent instance (used as it is), or a factory ``seed -> agent`` (an agent class)."""
+
+
+def _is_instance(source: object) -> bool:
+    return not isinstance(source, str | type) and callable(getattr(source, "act", None))
+
+
+def agent_label(source: AgentSource) -> str:
+    """The name a report gives an agent source: the spec itself, else the agent's ``name`` or its class name."""
+    if isinstance(source, str):
+        return source
+    name = getattr(source, "name", None) if _is_instance(source) else None
+    if isinstance(name, str):
+        return name
+    return getattr(source, "__qualname__", None) or type(source).__name__
+
+
+def build_agent(source: AgentSource, seed: int) -> Agent:
+    """The agent of a spec, a factory called with ``seed``, or the instance itself (``UserAgent``-wrapped when it
+    lacks ``reset()`` or ``name``)."""
+    if isinstance(source, str):
+        return agents.make(source, seed)
+    label = agent_label(source)
+    if _is_instance(source):
+        return agents.user_code.as_agent(source, label)
+    if not callable(source):
+        raise ValueError(f"agent: expected an agents.make spec, an agent or a factory seed -> agent, got {source!r}")
+    return agents.user_code.as_agent(source(seed), f"factory {label}")
+
+
+def check_sources(sources: Sequence[AgentSource], workers: int, backend: str) -> None:
+    """Build each agent once here, so that a bad spec or factory fails before any worker starts; ``ValueError``
+    for a source that cannot reach worker processes (``workers > 1`` or Ray): an instance, or a factory that
+    does not pickle."""
+    parallel = workers > 1 or backend != "local"
+    seen: set[int] = set()
+    for source in sources:
+        if id(source) in seen:
+            continue
+        seen.add(id(source))
+        if parallel and not isinstance(source, str):
+            where = "Ray tasks" if backend != "local" else f"workers={workers}"
+            if _is_instance(source):
+                raise ValueError(f"agent {agent_label(source)}: an agent instance cannot be shared by {where}; give "
+                                 "a spec (module:Class, path/to/file.py:Class) or a picklable factory such as the "
+                                 "class itself, or run with workers=1")
+            try:
+                pickle.dumps(source)
+            except Exception as err:  # pickle raises several types (PicklingError, AttributeError, TypeError)
+                raise ValueError(f"agent {agent_label(source)}: {where} need a spec or a picklable factory (a "
+                                 f"module-level class or function, not a lambda or a local one): {err}") from None
+        build_agent(source, 0)
 
 
 # ---------------------------------------------------------------------------- deals and play
@@ -208,7 +270,9 @@ def play_deal(env: Any, table: Sequence[Agent], deals: Deals, k: int) -> np.ndar
     """Play deal ``k`` of ``deals`` with ``table[s]`` in seat ``s``; the ``seat_outcomes`` rows."""
     env.reset(seed=int(deals.env_seeds[k]), options={"deck": deals.decks[k].tolist(), "dealer": int(deals.dealers[k])})
     for agent in table:
-        agent.reset()
+        reset = getattr(agent, "reset", None)  # optional: an agent without memory need not have one
+        if callable(reset):
+            reset()
     seat_of = env.unwrapped.agent_name_mapping
     for name in env.agent_iter():
         obs, _, terminated, truncated, _ = env.last()
@@ -351,8 +415,8 @@ def chunk_sizes(count: int, repeats: int = 1) -> Iterator[int]:
 
 @dataclasses.dataclass(frozen=True)
 class _EvalJob:
-    candidate: str
-    field: tuple[str, ...]  # one spec per seat
+    candidate: AgentSource
+    field: tuple[AgentSource, ...]  # one per seat
     rule_options: dict[str, Any]  # num_players included
     seed: int
     chunk: int
@@ -371,17 +435,19 @@ def _run_eval_job(job: _EvalJob) -> tuple[np.ndarray, np.ndarray]:
     # seat r draws at every other table, so a candidate equal to the field replays the all-field table exactly.
     seeds = [agent_seed(job.seed, n, job.chunk, 1 + s) for s in range(n)]
     # One table per rotation, and one all-field table, so that each table's agents see only their own deals.
-    tables = [[agents.make(job.candidate if s == r else job.field[s], seeds[s]) for s in range(n)]
+    tables = [[build_agent(job.candidate if s == r else job.field[s], seeds[s]) for s in range(n)]
               for r in range(n)]
-    baseline_table = [agents.make(job.field[s], seeds[s]) for s in range(n)]
+    baseline_table = [build_agent(job.field[s], seeds[s]) for s in range(n)]
+    names = [agent_label(source) for source in job.field]
     out = np.empty((len(job.deals), n, n, NUM_OUTCOMES), dtype=np.int64)
     baseline = np.empty((len(job.deals), n, NUM_OUTCOMES), dtype=np.int64)
     for k in range(len(job.deals)):
         for r in range(n):
             out[k, r] = play_deal(env, tables[r], job.deals, k)
-            _save_history(env, job, k, f"seat{r}", [job.candidate if s == r else job.field[s] for s in range(n)])
+            _save_history(env, job, k, f"seat{r}", [agent_label(job.candidate) if s == r else names[s]
+                                                   for s in range(n)])
         baseline[k] = play_deal(env, baseline_table, job.deals, k)
-        _save_history(env, job, k, "field", list(job.field))
+        _save_history(env, job, k, "field", names)
     return out, baseline
 
 
@@ -555,9 +621,9 @@ class EvalReport:
 
 
 # ---------------------------------------------------------------------------- entry point
-def field_per_seat(field: str | Sequence[str], players: int) -> tuple[str, ...]:
-    """The field's spec for each seat of a table of ``players``."""
-    if isinstance(field, str):
+def field_per_seat(field: AgentSource | Sequence[AgentSource], players: int) -> tuple[AgentSource, ...]:
+    """The field's agent for each seat of a table of ``players``."""
+    if isinstance(field, str) or not isinstance(field, Sequence):
         return (field,) * players
     specs = tuple(field)
     if len(specs) == 1:
@@ -568,18 +634,14 @@ def field_per_seat(field: str | Sequence[str], players: int) -> tuple[str, ...]:
     return specs
 
 
-def check_specs(specs: Sequence[str]) -> None:
-    """Build each agent once here, so that a bad spec fails before any worker starts."""
-    for spec in dict.fromkeys(specs):
-        agents.make(spec, 0)
-
-
-def evaluate(candidate: str, field: str | Sequence[str] = "random", players: int | Sequence[int] = (5,),
-             deals: int = 500, seed: int = 0, workers: int = 1, progress: bool = True,
-             rule_options: Mapping[str, Any] | None = None, histories: str | Path | None = None,
+def evaluate(candidate: AgentSource, field: AgentSource | Sequence[AgentSource] = "random",
+             players: int | Sequence[int] = (5,), deals: int = 500, seed: int = 0, workers: int = 1,
+             progress: bool = True, rule_options: Mapping[str, Any] | None = None, histories: str | Path | None = None,
              backend: str = "local", address: str | None = None, connect_timeout: float = 60.0) -> EvalReport:
     """Duplicate evaluation of ``candidate`` against ``field`` at each table size (see the module docstring).
 
+    Each agent is a spec (``"heuristic"``, ``"mybot.py:TwoTrumpBot"``), a factory ``seed -> agent`` (an agent
+    class), or an agent instance (used as it is in every seat it fills; ``workers=1`` only).
     ``rule_options`` are ``Rules`` fields (``{"tie": "divide"}``) applied at every table size; ``histories``, a
     folder for one hand history per game (``bourre_env.history``; see Hand histories in the module docstring);
     ``backend``, ``"local"`` (processes) or ``"ray"`` (Ray tasks, on the cluster at ``address`` if given:
@@ -598,8 +660,7 @@ def evaluate(candidate: str, field: str | Sequence[str] = "random", players: int
     options = dict(rule_options or {})
     rules = [table_rules(n, options) for n in sizes]
     per_seat = [field_per_seat(field, n) for n in sizes]
-    for specs in per_seat:
-        check_specs([candidate, *specs])
+    check_sources([candidate, *(source for specs in per_seat for source in specs)], workers, backend)
     check_outcomes_fit(deals, sizes)
     history_folder = None if histories is None else str(histories)
 
@@ -611,11 +672,13 @@ def evaluate(candidate: str, field: str | Sequence[str] = "random", players: int
 
     chunks = -(-deals // CHUNK_DEALS)
     results = run_jobs(_run_eval_job, jobs(), chunk_sizes(deals, len(sizes)), workers, progress,
-                       f"eval {candidate}", backend, address, total=deals * len(sizes),
+                       f"eval {agent_label(candidate)}", backend, address, total=deals * len(sizes),
                        connect_timeout=connect_timeout)
     tables = []
     for i in range(len(sizes)):
         mine = results[i * chunks:(i + 1) * chunks]  # jobs go table size by table size, chunk by chunk
         tables.append(TableReport.of(np.concatenate([r[0] for r in mine]), np.concatenate([r[1] for r in mine])))
-    return EvalReport(candidate=candidate, field=field if isinstance(field, str) else list(field), seed=seed,
+    field_label = (agent_label(field) if isinstance(field, str) or not isinstance(field, Sequence)
+                   else [agent_label(source) for source in field])
+    return EvalReport(candidate=agent_label(candidate), field=field_label, seed=seed,
                       deals=deals, rule_options=options, chunk_deals=CHUNK_DEALS, tables=tables)

@@ -80,7 +80,6 @@ from typing import Any
 
 import numpy as np
 
-import agents
 import bourre_env
 from agents.base import Agent
 from bourre_env import atomic_files
@@ -91,10 +90,13 @@ from train.eval.duplicate import (
     NUM_OUTCOMES,
     PLAYED,
     WON,
+    AgentSource,
     Deals,
+    agent_label,
     agent_seed,
+    build_agent,
     check_outcomes_fit,
-    check_specs,
+    check_sources,
     chunk_sizes,
     iter_deals,
     play_deal,
@@ -107,11 +109,12 @@ __all__ = ["AgentResult", "TournamentReport", "TournamentTable", "draw_lineups",
            "tournament"]
 
 
-def pool_names(pool: Sequence[str]) -> list[str]:
-    """Display names: the spec, with ``#k`` appended when a spec appears more than once."""
+def pool_names(pool: Sequence[AgentSource]) -> list[str]:
+    """Display names: the spec (``agent_label``), with ``#k`` appended when a name appears more than once."""
+    labels = [agent_label(source) for source in pool]
     names = []
-    for i, spec in enumerate(pool):
-        copies = [j for j, other in enumerate(pool) if other == spec]
+    for i, spec in enumerate(labels):
+        copies = [j for j, other in enumerate(labels) if other == spec]
         names.append(spec if len(copies) == 1 else f"{spec}#{copies.index(i) + 1}")
     return names
 
@@ -137,8 +140,8 @@ def iter_lineups(seed: int, players: int, pool_size: int, count: int) -> Iterato
 
 @dataclasses.dataclass(frozen=True)
 class _Job:
-    pool: tuple[str, ...]
-    baseline: str
+    pool: tuple[AgentSource, ...]
+    baseline: AgentSource
     rule_options: dict[str, Any]  # num_players included
     seed: int
     chunk: int
@@ -155,11 +158,11 @@ def _run_job(job: _Job) -> tuple[np.ndarray, np.ndarray]:
 
     def instance(agent: int, copy: int) -> Agent:
         if (agent, copy) not in instances:
-            instances[agent, copy] = agents.make(job.pool[agent], agent_seed(job.seed, n, job.chunk, 1, agent, copy))
+            instances[agent, copy] = build_agent(job.pool[agent], agent_seed(job.seed, n, job.chunk, 1, agent, copy))
         return instances[agent, copy]
 
     # Its own instances, so that the mixed tables play as they would without it.
-    baseline_table = [agents.make(job.baseline, agent_seed(job.seed, n, job.chunk, 2, s)) for s in range(n)]
+    baseline_table = [build_agent(job.baseline, agent_seed(job.seed, n, job.chunk, 2, s)) for s in range(n)]
     out = np.empty((len(job.deals), n, n, NUM_OUTCOMES), dtype=np.int64)
     baseline = np.empty((len(job.deals), n, NUM_OUTCOMES), dtype=np.int64)
     for k, lineup in enumerate(job.lineups):
@@ -347,12 +350,14 @@ class TournamentReport:
         return paths
 
 
-def tournament(pool: Sequence[str], players: int | Sequence[int] = (5,), deals: int = 500, seed: int = 0,
+def tournament(pool: Sequence[AgentSource], players: int | Sequence[int] = (5,), deals: int = 500, seed: int = 0,
                workers: int = 1, progress: bool = True, rule_options: Mapping[str, Any] | None = None,
-               baseline: str | None = None, backend: str = "local", address: str | None = None,
+               baseline: AgentSource | None = None, backend: str = "local", address: str | None = None,
                connect_timeout: float = 60.0) -> TournamentReport:
     """Mixed tables of ``pool`` agents over fixed deals at each table size (see the module docstring).
 
+    Agents are specs, factories ``seed -> agent`` (agent classes) or instances, as in
+    ``train.eval.duplicate.evaluate`` (an instance plays every copy of itself at a table: ``workers=1`` only).
     ``baseline`` is the agent of the all-baseline table behind the replacement advantage (default: ``pool[0]``);
     ``backend``, ``address`` and ``connect_timeout`` choose where chunks run, as in
     ``train.eval.duplicate.evaluate``."""
@@ -363,7 +368,7 @@ def tournament(pool: Sequence[str], players: int | Sequence[int] = (5,), deals: 
     if not sizes or deals < 1 or seed < 0:
         raise ValueError(f"need at least one table size, deals >= 1 and seed >= 0; got {sizes}, {deals}, {seed}")
     reference = pool[0] if baseline is None else baseline
-    check_specs([*pool, reference])
+    check_sources([*pool, reference], workers, backend)
     options = dict(rule_options or {})
     rules = [table_rules(n, options) for n in sizes]
     # The lineups are kept for the statistics, one row of N pool indices per deal.
@@ -379,12 +384,13 @@ def tournament(pool: Sequence[str], players: int | Sequence[int] = (5,), deals: 
                 yield _Job(tuple(pool), reference, {**options, "num_players": n}, seed, chunk, chunk_deals, lineups)
 
     chunks = -(-deals // CHUNK_DEALS)
+    labels = [agent_label(source) for source in pool]
     results = run_jobs(_run_job, jobs(), chunk_sizes(deals, len(sizes)), workers, progress, "tournament", backend,
                        address, total=deals * len(sizes), connect_timeout=connect_timeout)
     tables = []
     for i in range(len(sizes)):
         mine = results[i * chunks:(i + 1) * chunks]  # jobs go table size by table size, chunk by chunk
-        tables.append(TournamentTable.of(pool, np.concatenate(lineup_chunks[i]), np.concatenate([r[0] for r in mine]),
+        tables.append(TournamentTable.of(labels, np.concatenate(lineup_chunks[i]), np.concatenate([r[0] for r in mine]),
                                          np.concatenate([r[1] for r in mine])))
-    return TournamentReport(pool=pool, baseline=reference, seed=seed, deals=deals, rule_options=options,
+    return TournamentReport(pool=labels, baseline=agent_label(reference), seed=seed, deals=deals, rule_options=options,
                             chunk_deals=CHUNK_DEALS, tables=tables)
