@@ -93,7 +93,7 @@ def unseen_cards(s: np.ndarray, p: np.ndarray, seat: int) -> int:
     known = s[S_HAND + seat] | s[S_PLAYED] | s[S_KNOWN_OUT + seat]
     if s[S_FACE_RESHUFFLED] == 0:
         known |= face_bit(s)
-    return p[P_DECK_MASK] & ~known
+    return int(p[P_DECK_MASK] & ~known)
 
 
 @njit(cache=True)
@@ -140,7 +140,7 @@ def has_cinch_with(s: np.ndarray, p: np.ndarray, seat: int, x: np.ndarray) -> bo
     key = s[S_MOVES] * MAX_PLAYERS + seat + 1
     hand = s[S_HAND + seat]
     if x[X_CINCH_KEY] == key and x[X_CINCH_HAND] == hand and x[X_CINCH_PLAYED] == s[S_PLAYED]:
-        return x[X_CINCH_VAL] == 1
+        return bool(x[X_CINCH_VAL] == 1)
     answer = _cinch_uncached(s, p, seat, x)
     x[X_CINCH_KEY] = key
     x[X_CINCH_HAND] = hand
@@ -189,7 +189,7 @@ def _cinch_uncached(s: np.ndarray, p: np.ndarray, seat: int, x: np.ndarray) -> b
 def _face_held_by_other(s: np.ndarray, seat: int) -> bool:
     """The turned card is known to be in another playing seat's hand (a passed dealer laid it down)."""
     dealer = s[S_DEALER]
-    return s[S_FACE_STATE] == FACE_IN_HAND and dealer != seat and s[S_DECISION + dealer] == PLAYING
+    return bool(s[S_FACE_STATE] == FACE_IN_HAND and dealer != seat and s[S_DECISION + dealer] == PLAYING)
 
 
 @njit(cache=True)
@@ -485,7 +485,7 @@ def _gone_for(s: np.ndarray, p: np.ndarray, me: int) -> int:
     if s[S_FACE_STATE] == FACE_DEAD or (s[S_FACE_STATE] == FACE_IN_HAND and s[S_DECISION + s[S_DEALER]] == PASSED
                                         and s[S_FACE_RESHUFFLED] == 0):
         gone |= face_bit(s)
-    return gone
+    return int(gone)
 
 
 @njit(cache=True)
@@ -762,7 +762,7 @@ def _lowest_cards(mask: int, k: int) -> int:
         low = mask & -mask
         out |= low
         mask &= ~low
-    return out
+    return int(out)
 
 
 @njit(cache=True)
@@ -841,7 +841,7 @@ def _mix(x: int) -> int:
     """A cheap deterministic integer hash (for the shuffled probe orderings)."""
     z = np.uint64(x) * np.uint64(0x9E3779B97F4A7C15)
     z = (z ^ (z >> np.uint64(29))) * np.uint64(0xBF58476D1CE4E5B9)
-    return np.int64((z ^ (z >> np.uint64(32))) >> np.uint64(1))
+    return int(np.int64((z ^ (z >> np.uint64(32))) >> np.uint64(1)))
 
 
 @njit(cache=True)
