@@ -220,7 +220,7 @@ def env(**kwargs: Any) -> AECEnv:
     return _OrderEnforcing(raw_env(**kwargs))
 
 
-class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
+class _OrderEnforcing(wrappers.OrderEnforcingWrapper):  # type: ignore[misc]  # untyped base: PettingZoo has no py.typed
     """PettingZoo's order-enforcing wrapper with the per-decision calls delegated directly.
 
     The stock wrapper runs ``last()`` on itself, so every attribute it reads passes through two
@@ -231,7 +231,8 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         if not self._has_reset:
             raise AttributeError("agent_selection cannot be accessed before reset")
-        return self.env.last(observe)
+        last: tuple[Any, float, bool, bool, dict[str, Any]] = self.env.last(observe)
+        return last
 
     def step(self, action: Any) -> None:
         if self._has_reset and self.env.agents:
@@ -241,19 +242,20 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
             super().step(action)  # the stock checks: step before reset, or after the episode
 
     @property
-    def agent_selection(self) -> str:  # type: ignore[override]
+    def agent_selection(self) -> str:
         if not self._has_reset:
             raise AttributeError("agent_selection cannot be accessed before reset")
-        return self.env.agent_selection
+        return str(self.env.agent_selection)
 
     @property
-    def agents(self) -> list[str]:  # type: ignore[override]
+    def agents(self) -> list[str]:
         if not self._has_reset:
             raise AttributeError("agents cannot be accessed before reset")
-        return self.env.agents
+        agents: list[str] = self.env.agents
+        return agents
 
 
-class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
+class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 - AECEnv is untyped (PettingZoo has no py.typed); PettingZoo's naming
     """Bourré as a PettingZoo AEC environment over the compiled rules core (see the module docstring).
 
     ``state_vector`` (the whole game state, every hand and the stock order included), ``hand(agent)`` for
@@ -279,7 +281,7 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
             "action_mask": spaces.Box(low=0, high=1, shape=(core.NUM_ACTIONS,), dtype=np.int8),
         })
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
-        self.action_spaces: dict[str, spaces.Space] = {
+        self.action_spaces: dict[str, spaces.Space[Any]] = {
             a: spaces.Discrete(core.NUM_ACTIONS) for a in self.possible_agents}
         self.state_vector = core.new_state()
         # the cinch memo and search statistics: no part of the game, so queries (observe, legal_actions) leave
@@ -289,10 +291,10 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         self._mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
         self._started = False  # state_vector is a blank state until reset, whose "player to act" means nothing
 
-    def observation_space(self, agent: str) -> spaces.Space:
+    def observation_space(self, agent: str) -> spaces.Space[Any]:
         return self.observation_spaces[agent]
 
-    def action_space(self, agent: str) -> spaces.Space:
+    def action_space(self, agent: str) -> spaces.Space[Any]:
         return self.action_spaces[agent]
 
     # ------------------------------------------------------------------ reset
@@ -364,13 +366,15 @@ class raw_env(AECEnv):  # noqa: N801 - PettingZoo's naming convention
         if self.state_vector[core.S_CUR] < 0:
             return []
         core.legal_actions_with(self.state_vector, self._params, self._mask, self.scratch)
-        return np.flatnonzero(self._mask).tolist()
+        actions: list[int] = np.flatnonzero(self._mask).tolist()
+        return actions
 
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """PettingZoo's ``last``; ``ValueError`` once the episode is over (every agent is gone), where PettingZoo's
         own would raise a bare ``KeyError`` for the last agent's name."""
         self._check_episode_running("last")
-        return super().last(observe)
+        last: tuple[Any, float, bool, bool, dict[str, Any]] = super().last(observe)
+        return last
 
     def _check_episode_running(self, call: str) -> None:
         if not self._started:

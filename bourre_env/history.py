@@ -173,7 +173,7 @@ def _public(action: int, phase: int, seat: int, after: np.ndarray, description: 
     return description
 
 
-class Recording(BaseWrapper):
+class Recording(BaseWrapper):  # type: ignore[misc]  # untyped base: PettingZoo has no py.typed
     """An AEC env wrapper that records each deal as it is played (see the module docstring).
 
     ``seats``: who sits in each seat (an ``agents.make`` spec, ``"human"``, or ``None`` for unknown);

@@ -51,7 +51,7 @@ _RAKE_PRODUCT_LIMIT = 2**62
 @njit(cache=True)
 def pot_passed_bound(s: np.ndarray) -> bool:
     """Whether the pot of state ``s`` is above ``POT_BOUND`` (checked after a deal settles)."""
-    return s[core.S_POT] > POT_BOUND
+    return bool(s[core.S_POT] > POT_BOUND)
 
 
 def truncation_info(s: np.ndarray) -> dict[str, Any]:

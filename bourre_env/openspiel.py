@@ -173,7 +173,7 @@ def _game_type() -> pyspiel.GameType:
 _GAME_TYPE = _game_type()
 
 
-class BourreGame(pyspiel.Game):
+class BourreGame(pyspiel.Game):  # type: ignore[misc]  # untyped base: pyspiel is a C++ extension without stubs
     """Bourré under one ``Rules`` configuration (see the module docstring for the parameters)."""
 
     def __init__(self, params: dict[str, Any] | None = None) -> None:
@@ -267,7 +267,7 @@ def _chips(s: np.ndarray, n: int) -> list[float]:
     return [float(v) for v in s[core.S_CHIPS: core.S_CHIPS + n]]
 
 
-class BourreState(pyspiel.State):
+class BourreState(pyspiel.State):  # type: ignore[misc]  # untyped base: pyspiel is a C++ extension without stubs
     """One point of an episode: the core state, plus the chance nodes of a deal or a draw under way."""
 
     def __init__(self, game: BourreGame) -> None:
@@ -469,9 +469,9 @@ class BourreState(pyspiel.State):
 
     def current_player(self) -> int:
         if self._terminal:
-            return pyspiel.PlayerId.TERMINAL
+            return int(pyspiel.PlayerId.TERMINAL)
         if self._is_chance():
-            return pyspiel.PlayerId.CHANCE
+            return int(pyspiel.PlayerId.CHANCE)
         assert self._s is not None
         return int(self._s[core.S_CUR])
 

@@ -183,7 +183,8 @@ class BourreSingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
                     reset()
 
     # ------------------------------------------------------------------ episode
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
+    def reset(self, *, seed: int | None = None,
+              options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
         options = dict(options or {})
         if self._pending_opponents is not None:
@@ -213,7 +214,7 @@ class BourreSingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
             raise RuntimeError("the episode went on without the learner's first decision")
         return self._observe(), {"learner_seat": self.seat}
 
-    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if self._done:
             raise RuntimeError("step() after the episode ended: call reset()")
         if isinstance(action, np.ndarray) and action.size == 1:

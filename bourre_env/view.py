@@ -166,7 +166,8 @@ class StateView:
     @property
     def rewards(self) -> np.ndarray:
         """Every seat's chip change in the current deal (int64, one per seat; a copy)."""
-        return self._s[S_REWARD: S_REWARD + self.num_players].copy()
+        rewards: np.ndarray = self._s[S_REWARD: S_REWARD + self.num_players].copy()
+        return rewards
 
     def outcome(self, seat: int) -> int:
         """``core.OUTCOME_*`` bits of ``seat``, set when the deal is settled (0 for a seat that passed)."""
@@ -218,55 +219,55 @@ def rewards_column(seat: int = 0) -> int:
 # ---------------------------------------------------------------- for compiled code
 @njit(cache=True)
 def phase_of(s: np.ndarray) -> int:
-    return s[S_PHASE]
+    return int(s[S_PHASE])
 
 
 @njit(cache=True)
 def to_act(s: np.ndarray) -> int:
     """The seat to act, -1 when none."""
-    return s[S_CUR]
+    return int(s[S_CUR])
 
 
 @njit(cache=True)
 def dealer_of(s: np.ndarray) -> int:
-    return s[S_DEALER]
+    return int(s[S_DEALER])
 
 
 @njit(cache=True)
 def pot_of(s: np.ndarray) -> int:
-    return s[S_POT]
+    return int(s[S_POT])
 
 
 @njit(cache=True)
 def hand_of(s: np.ndarray, seat: int) -> int:
     """The card bitmask of ``seat``'s hand."""
-    return s[S_HAND + seat]
+    return int(s[S_HAND + seat])
 
 
 @njit(cache=True)
 def decision_of(s: np.ndarray, seat: int) -> int:
     """``PENDING``, ``PASSED`` or ``PLAYING`` (the true decision; ``core.decision_seen`` is what a seat sees)."""
-    return s[S_DECISION + seat]
+    return int(s[S_DECISION + seat])
 
 
 @njit(cache=True)
 def reward_of(s: np.ndarray, seat: int) -> int:
     """Chip change of ``seat`` in the current (or just settled) deal."""
-    return s[S_REWARD + seat]
+    return int(s[S_REWARD + seat])
 
 
 @njit(cache=True)
 def tricks_of(s: np.ndarray, seat: int) -> int:
-    return s[S_TRICKS + seat]
+    return int(s[S_TRICKS + seat])
 
 
 @njit(cache=True)
 def trick_card(s: np.ndarray, trick: int, seat: int) -> int:
     """The card ``seat`` played to ``trick``, -1 if none."""
-    return s[S_TRICK_CARDS + trick * MAX_PLAYERS + seat]
+    return int(s[S_TRICK_CARDS + trick * MAX_PLAYERS + seat])
 
 
 @njit(cache=True)
 def played_cards(s: np.ndarray) -> int:
     """Bitmask of every card played to a trick this deal."""
-    return s[S_PLAYED]
+    return int(s[S_PLAYED])

@@ -23,12 +23,20 @@ from agents.heuristic.odds import (
     ACE,
     ALL_CARDS,
     DECK_SIZE,
+    DRAW_FLOORS,
     FULL_SUIT,
+    KEEP_SIDE_ACE,
+    KEEP_SIDE_KING,
+    KEEP_TRUMP,
     KING,
+    KING_PER_ACE,
+    MAX_LIVE,
+    MIN_COUNT_WEIGHT,
+    NAME_TRUMP_CARD,
     NUM_CARDS,
+    NUM_RANKS,
     PARAM_SETS,
     PLAYING,
-    RANKS,
     SEATS,
     SURE_WIN,
     WIN_GIVEN,
@@ -156,7 +164,7 @@ class HeuristicAgent:
         hand = np.flatnonzero(obs[:NUM_CARDS] > 0.5).tolist()
         strength = [0.0] * 4
         for c in hand:
-            strength[c // RANKS] += 10.0 + c % RANKS
+            strength[c // NUM_RANKS] += NAME_TRUMP_CARD + c % NUM_RANKS
         for suit in sorted(range(4), key=lambda s: -strength[s]):
             if mask[NAME_TRUMP_BASE + suit]:
                 return NAME_TRUMP_BASE + suit
@@ -172,17 +180,17 @@ class HeuristicAgent:
         # What to keep: trumps and side aces; a king beside its ace, or any king at a small table.
         aces = 0
         for c in hand:
-            if c % RANKS == ACE:
-                aces |= 1 << (c // RANKS)
+            if c % NUM_RANKS == ACE:
+                aces |= 1 << (c // NUM_RANKS)
         value: list[float] = []
         for c in hand:
-            s, r = divmod(c, RANKS)
+            s, r = divmod(c, NUM_RANKS)
             if s == trump:
-                v = 100.0 + r
+                v = KEEP_TRUMP + r
             elif r == ACE:
-                v = 50.0
+                v = KEEP_SIDE_ACE
             elif r == KING and (tb.n <= prm.keep_kings_upto or (prm.keep_kings_with_ace and aces >> s & 1)):
-                v = 40.0
+                v = KEEP_SIDE_KING
             else:
                 v = float(r)  # discarded, unless max_discard makes us keep the best of these
             value.append(v)
@@ -198,10 +206,10 @@ class HeuristicAgent:
         if obs[O_ROUND + ROUND_SECOND_PASS] > 0.5:
             # The second chance to pass after the draw (four_card): PASS drops out, SECOND_STAY stays paying a
             # chip. Stay iff the hand as it is now is worth more than the chip: gains are in pots, the chip is 1 / pot.
-            trumps_now = [c % RANKS for c in hand if c // RANKS == trump]
+            trumps_now = [c % NUM_RANKS for c in hand if c // NUM_RANKS == trump]
             if self._sure_trick(tb, hand):
                 return SECOND_STAY
-            side_now = [c % RANKS for c in hand if c // RANKS != trump]
+            side_now = [c % NUM_RANKS for c in hand if c // NUM_RANKS != trump]
             p_win, p_bourre = self._outlook(tb, trumps_now, [(side_now.count(ACE), side_now.count(KING), 0)])[0]
             return SECOND_STAY if p_win - p_bourre * cost > prm.margin + 1.0 / max(pot, 1.0) else PASS
         # Candidate draws: keep trumps, aces and kings; or let the side honours go to draw more
@@ -213,7 +221,7 @@ class HeuristicAgent:
         declaring = tb.decision[0] == 0 and not mask[STAY_BASE + 1:].any()
         stays: list[int] = []
         options: list[tuple[int, int, int]] = []
-        for floor in (40.0, 50.0, 100.0) if prm.choose_draw else (40.0,):
+        for floor in DRAW_FLOORS if prm.choose_draw else DRAW_FLOORS[:1]:
             drop = [i for i in order if value[i] < floor][:max_discard]
             stay = STAY_BASE + sum(1 << i for i in drop)
             if stay in stays or not (mask[stay] or declaring):
@@ -222,11 +230,11 @@ class HeuristicAgent:
             if self._sure_trick(tb, kept):
                 return DECLARE_PLAY if declaring else stay  # playing cannot cost anything: bourré cannot come
             stays.append(stay)
-            side = [c % RANKS for c in kept if c // RANKS != trump]
+            side = [c % NUM_RANKS for c in kept if c // NUM_RANKS != trump]
             options.append((side.count(ACE), side.count(KING), len(drop)))
         if not stays:
             return int(np.flatnonzero(mask)[-1])  # no candidate draw is legal: any legal stay
-        trumps = [c % RANKS for c in hand if c // RANKS == trump]
+        trumps = [c % NUM_RANKS for c in hand if c // NUM_RANKS == trump]
         gains = [p_win - p_bourre * cost for p_win, p_bourre in self._outlook(tb, trumps, options)]
         k = max(range(len(gains)), key=gains.__getitem__)
         play = DECLARE_PLAY if declaring else stays[k]
@@ -237,11 +245,11 @@ class HeuristicAgent:
     @staticmethod
     def _sure_trick(tb: _Table, kept: list[int]) -> bool:
         """Whether ``kept`` holds the highest trump that anyone could hold (the turned card included)."""
-        top = max((c for c in kept if c // RANKS == tb.trump), default=-1)
+        top = max((c for c in kept if c // NUM_RANKS == tb.trump), default=-1)
         if top < 0:
             return False
         # every trump above ours is ours too (the dealer's turned card is not ours unless we deal)
-        return all(c in kept for c in range(top + 1, RANKS * (tb.trump + 1)))
+        return all(c in kept for c in range(top + 1, NUM_RANKS * (tb.trump + 1)))
 
     def _outlook(self, tb: _Table, trumps: list[int], options: list[tuple[int, int, int]]) -> list[tuple[float, float]]:
         """(P(win the pot), P(bourré)) of playing each of ``options``.
@@ -266,7 +274,7 @@ class HeuristicAgent:
         ruff_credit = prm.ruff_credit + u * (prm.loose_ruff_credit - prm.ruff_credit)
         live_scale = 1.0 + u * (prm.loose_live - 1.0)
         face_mine = dealer == 0
-        face_rank = face % RANKS if face >= 0 else -1  # -1: no card turned
+        face_rank = face % NUM_RANKS if face >= 0 else -1  # -1: no card turned
         # the dealer holds the turned trump, so is likelier to play than others; must on an ace
         q_dealer = 0.0 if face_mine else (1.0 if face_rank == ACE else max(q_play, 0.5))
 
@@ -275,12 +283,12 @@ class HeuristicAgent:
         for c in tb.hand:
             seen |= 1 << c
         unseen_total = max(DECK_SIZE - seen.bit_count(), 1)
-        trump_bits = ((ALL_CARDS & ~seen) >> (RANKS * trump)) & FULL_SUIT
+        trump_bits = ((ALL_CARDS & ~seen) >> (NUM_RANKS * trump)) & FULL_SUIT
         n_unseen_trumps = trump_bits.bit_count()
         my_trumps = sorted(trumps, reverse=True)
         above = [(trump_bits >> (r + 1)).bit_count() for r in my_trumps]  # unseen trumps above ours
         face_above = [not face_mine and face_rank > r for r in my_trumps]
-        unseen_side_aces = sum(1 for s in range(4) if s != trump and not (seen >> (s * RANKS + ACE)) & 1)
+        unseen_side_aces = sum(1 for s in range(4) if s != trump and not (seen >> (s * NUM_RANKS + ACE)) & 1)
         p_draw_trump = n_unseen_trumps / unseen_total
         p_draw_ace = unseen_side_aces / unseen_total
         # unseen trumps above the turned card (the rest have it above them, when the dealer has it)
@@ -308,7 +316,7 @@ class HeuristicAgent:
         bourre = [0.0] * len(options)
         total_w = 0.0
         for m, w in enumerate(dist):
-            if w < 0.02:
+            if w < MIN_COUNT_WEIGHT:
                 continue  # too unlikely a number of opponents to be worth the arithmetic
             total_w += w
             if m == 0:
@@ -316,7 +324,7 @@ class HeuristicAgent:
                     win[k] += w  # a lone player takes every trick without play
                 continue
             # chance that one given unseen trump is live (in a playing opponent's hand)
-            live = min(0.95, live_scale * (known_trumps + (m - playing) * pending_trumps) / max(n_unseen_trumps, 1))
+            live = min(MAX_LIVE, live_scale * (known_trumps + (m - playing) * pending_trumps) / max(n_unseen_trumps, 1))
             ruff = ruff_credit ** (m / 3.0)
             # distribution of our tricks, the cards taken as independent: the trumps first
             row = WIN_GIVEN[h][min(m, SEATS - 1)]
@@ -342,7 +350,7 @@ class HeuristicAgent:
                 draw += p_draw_trump * (stand + (1.0 - stand) * ruff)
             for k, (aces, kings, draws) in enumerate(options):
                 low = base
-                for p, count in ((ace, aces), (ace * 0.5, kings), (draw, draws)):
+                for p, count in ((ace, aces), (ace * KING_PER_ACE, kings), (draw, draws)):
                     for _ in range(count):
                         low = _add_card(low, p)
                 # added left to right, not with sum(): from Python 3.12 on sum() compensates rounding,
@@ -369,7 +377,7 @@ class HeuristicAgent:
         choice: list[int] = []
         for c in legal:
             now = st.win_now(c)
-            later = now * prm.later_discount if st.leading and c // RANKS != st.trump else st.keep_worth(c, prm)
+            later = now * prm.later_discount if st.leading and c // NUM_RANKS != st.trump else st.keep_worth(c, prm)
             score = now * bonus - later + st.shed_tiebreak(c)
             if score > best + 1e-9:
                 best = score

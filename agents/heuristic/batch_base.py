@@ -12,7 +12,17 @@ import math
 import numpy as np
 from numba import njit
 
-from agents.heuristic.odds import PARAM_SETS, SURE_WIN, WIN_GIVEN, HeuristicParams
+from agents.heuristic.odds import (
+    NAME_TRUMP_CARD,
+    NUM_CARDS,
+    NUM_RANKS,
+    PARAM_SETS,
+    SEATS,
+    SURE_WIN,
+    TRICKS,
+    WIN_GIVEN,
+    HeuristicParams,
+)
 from agents.heuristic.odds import _field as reference_field
 from bourre_env.actions import NAME_TRUMP_BASE, NUM_ACTIONS
 
@@ -26,18 +36,6 @@ from bourre_env.observation import (
     O_NDISCARD,
 )
 
-NUM_CARDS = 52
-RANKS = 13
-ACE = 12
-KING = 11
-SEATS = 8
-TRICKS = 6
-FULL_SUIT = (1 << RANKS) - 1
-ALL_CARDS = (1 << NUM_CARDS) - 1
-DECK_SIZE = 52
-PASSED = 1
-PLAYING = 2
-FACE_IN_HAND = 0
 _HALF = (NUM_ACTIONS + 1) // 2  # a mask is read as two bitmasks, of 59 and 58 bits
 NO_LEGAL = -1
 MALFORMED = -2
@@ -138,11 +136,11 @@ F_BASE = F_DIST + SEATS + 1  # trick-count distribution of the trumps kept
 F_LOW = F_BASE + TRICKS + 1  # the same with an option's other cards
 F_WIN = F_LOW + TRICKS + 1
 F_BOURRE = F_WIN + 3
-F_XPOW = F_BOURRE + 3  # (1 - live) ** k, k = 0..RANKS (NaN until computed)
-F_VOID = F_XPOW + RANKS + 1  # void chance per seat and suit (NaN until computed)
+F_XPOW = F_BOURRE + 3  # (1 - live) ** k, k = 0..NUM_RANKS (NaN until computed)
+F_VOID = F_XPOW + NUM_RANKS + 1  # void chance per seat and suit (NaN until computed)
 F_ANY_TRUMP = F_VOID + SEATS * 4  # chance per seat of holding any trump (NaN until computed)
-F_POW = F_ANY_TRUMP + SEATS  # (1 - w) ** k per seat, trump and side weight, k = 0..RANKS (NaN until computed)
-FLOAT_WORK = F_POW + SEATS * 2 * (RANKS + 1)
+F_POW = F_ANY_TRUMP + SEATS  # (1 - w) ** k per seat, trump and side weight, k = 0..NUM_RANKS (NaN until computed)
+FLOAT_WORK = F_POW + SEATS * 2 * (NUM_RANKS + 1)
 """Entries of the float64 scratch buffer of ``heuristic_action``."""
 
 
@@ -252,8 +250,8 @@ def _name_trump(obs: np.ndarray, mask: np.ndarray) -> int:
     s0 = s1 = s2 = s3 = 0.0
     for c in range(NUM_CARDS):
         if obs[c] > 0.5:
-            v = 10.0 + c % RANKS
-            s = c // RANKS
+            v = NAME_TRUMP_CARD + c % NUM_RANKS
+            s = c // NUM_RANKS
             if s == 0:
                 s0 += v
             elif s == 1:

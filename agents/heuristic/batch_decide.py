@@ -11,9 +11,6 @@ from numba import njit
 from agents.heuristic.batch_base import (
     _COMB,
     _HALF,
-    ACE,
-    ALL_CARDS,
-    DECK_SIZE,
     F_BASE,
     F_BOURRE,
     F_DIST,
@@ -28,7 +25,6 @@ from agents.heuristic.batch_base import (
     FB_RUFF,
     FB_SIZE,
     FB_U,
-    FULL_SUIT,
     I_DEC,
     I_DISC,
     I_HAND,
@@ -41,16 +37,10 @@ from agents.heuristic.batch_base import (
     K_KEEP_KINGS_WITH_ACE,
     K_LOOSE_LIVE,
     K_MARGIN,
-    KING,
     MALFORMED,
-    NUM_CARDS,
     P_FIELD,
     P_SURE_WIN,
     P_WIN_GIVEN,
-    PLAYING,
-    RANKS,
-    SEATS,
-    TRICKS,
     _bits,
     _cdf,
     _decode_hand,
@@ -60,6 +50,25 @@ from agents.heuristic.batch_base import (
     _first_legal,
     _pow_cached,
     _round6,
+)
+from agents.heuristic.odds import (
+    ACE,
+    ALL_CARDS,
+    DECK_SIZE,
+    DRAW_FLOORS,
+    FULL_SUIT,
+    KEEP_SIDE_ACE,
+    KEEP_SIDE_KING,
+    KEEP_TRUMP,
+    KING,
+    KING_PER_ACE,
+    MAX_LIVE,
+    MIN_COUNT_WEIGHT,
+    NUM_CARDS,
+    NUM_RANKS,
+    PLAYING,
+    SEATS,
+    TRICKS,
 )
 from bourre_env.actions import DECLARE_PLAY, NUM_ACTIONS, PASS, SECOND_STAY, STAY_BASE
 from bourre_env.core import popcount
@@ -97,7 +106,7 @@ def _outlook(prm: np.ndarray, n: int, h: int, trump: int, dealer: int, face: int
     q_play = prm[field + FB_Q_PLAY]
     live_scale = 1.0 + u * (prm[K_LOOSE_LIVE] - 1.0)
     face_mine = dealer == 0
-    face_rank = face % RANKS if face >= 0 else -1
+    face_rank = face % NUM_RANKS if face >= 0 else -1
     if face_mine:
         q_dealer = 0.0
     elif face_rank == ACE:
@@ -109,11 +118,11 @@ def _outlook(prm: np.ndarray, n: int, h: int, trump: int, dealer: int, face: int
     if face >= 0:
         seen |= 1 << face
     unseen_total = max(DECK_SIZE - popcount(seen), 1)
-    trump_bits = ((ALL_CARDS & ~seen) >> (RANKS * trump)) & FULL_SUIT
+    trump_bits = ((ALL_CARDS & ~seen) >> (NUM_RANKS * trump)) & FULL_SUIT
     n_unseen_trumps = popcount(trump_bits)
     unseen_side_aces = 0
     for s in range(4):
-        if s != trump and not (seen >> (s * RANKS + ACE)) & 1:
+        if s != trump and not (seen >> (s * NUM_RANKS + ACE)) & 1:
             unseen_side_aces += 1
     p_draw_trump = n_unseen_trumps / unseen_total
     p_draw_ace = unseen_side_aces / unseen_total
@@ -141,7 +150,7 @@ def _outlook(prm: np.ndarray, n: int, h: int, trump: int, dealer: int, face: int
     total_w = 0.0
     for m in range(n + 1):
         w = fl[F_DIST + m]
-        if w < 0.02:
+        if w < MIN_COUNT_WEIGHT:
             continue
         total_w += w
         if m == 0:
@@ -149,10 +158,10 @@ def _outlook(prm: np.ndarray, n: int, h: int, trump: int, dealer: int, face: int
                 fl[F_WIN + k] += w
             continue
         live = live_scale * (known_trumps + (m - playing) * pending_trumps) / max(n_unseen_trumps, 1)
-        if not live < 0.95:
-            live = 0.95
+        if not live < MAX_LIVE:
+            live = MAX_LIVE
         x = 1.0 - live
-        for k in range(RANKS + 1):
+        for k in range(NUM_RANKS + 1):
             fl[F_XPOW + k] = np.nan
         ruff = prm[field + FB_RUFF + m]
         mm = min(m, SEATS - 1)
@@ -187,7 +196,7 @@ def _outlook(prm: np.ndarray, n: int, h: int, trump: int, dealer: int, face: int
             for _ in range(iw[I_OPTS + 3 * k]):
                 _add_card(fl, F_LOW, track, ace)
             for _ in range(iw[I_OPTS + 3 * k + 1]):
-                _add_card(fl, F_LOW, track, ace * 0.5)
+                _add_card(fl, F_LOW, track, ace * KING_PER_ACE)
             for _ in range(iw[I_OPTS + 3 * k + 2]):
                 _add_card(fl, F_LOW, track, draw)
             lose = 0.0
@@ -210,6 +219,68 @@ def _add_card(fl: np.ndarray, at: int, size: int, p: float) -> None:
 
 
 @njit(cache=True)
+def _keep_values(prm: np.ndarray, n: int, nh: int, trump: int, iw: np.ndarray, fl: np.ndarray) -> None:
+    """What to keep at the draw, as a value per hand position at ``F_VALUE`` (``HeuristicAgent._decide``'s)."""
+    aces = 0
+    for i in range(nh):
+        if iw[I_HAND + i] % NUM_RANKS == ACE:
+            aces |= 1 << (iw[I_HAND + i] // NUM_RANKS)
+    kings_kept = n <= prm[K_KEEP_KINGS_UPTO]
+    with_ace = prm[K_KEEP_KINGS_WITH_ACE] != 0.0
+    for i in range(nh):
+        s = iw[I_HAND + i] // NUM_RANKS
+        r = iw[I_HAND + i] % NUM_RANKS
+        if s == trump:
+            v = KEEP_TRUMP + r
+        elif r == ACE:
+            v = KEEP_SIDE_ACE
+        elif r == KING and (kings_kept or (with_ace and (aces >> s) & 1 != 0)):
+            v = KEEP_SIDE_KING
+        else:
+            v = float(r)
+        fl[F_VALUE + i] = v
+
+
+@njit(cache=True)
+def _pot_and_cost(obs: np.ndarray) -> tuple[float, float]:
+    """(the pot in chips, capped by the pot limit; the bourré payment in pots: a bourré player skips the next ante if
+    another deal follows)."""
+    pot = np.float64(obs[O_POT]) * 100.0
+    if obs[O_POT_LIMIT] > 0.5:
+        limit = np.float64(obs[O_POT_LIMIT + 1]) * 100.0
+        if limit < pot:
+            pot = limit
+    deals_left = int(np.round(np.float64(obs[O_DEAL + 1]) * 10.0))
+    cost = 1.0 - (1.0 / pot if deals_left > 0 and pot >= 1.0 else 0.0)
+    return pot, cost
+
+
+@njit(cache=True)
+def _side_honours(nh: int, kept: int, trump: int, iw: np.ndarray) -> tuple[int, int]:
+    """(side aces, side kings) among the hand's cards in ``kept``."""
+    side_aces = side_kings = 0
+    for i in range(nh):
+        c = iw[I_HAND + i]
+        if (kept >> c) & 1 and c // NUM_RANKS != trump:
+            if c % NUM_RANKS == ACE:
+                side_aces += 1
+            elif c % NUM_RANKS == KING:
+                side_kings += 1
+    return side_aces, side_kings
+
+
+@njit(cache=True)
+def _order_by_value(nh: int, iw: np.ndarray, fl: np.ndarray) -> None:
+    """The hand's positions by value at ``I_ORDER``, ascending, equal values in hand order (a stable sort)."""
+    for i in range(nh):
+        j = i
+        while j > 0 and fl[F_VALUE + iw[I_ORDER + j - 1]] > fl[F_VALUE + i]:
+            iw[I_ORDER + j] = iw[I_ORDER + j - 1]
+            j -= 1
+        iw[I_ORDER + j] = i
+
+
+@njit(cache=True)
 def _decide(obs: np.ndarray, mask: np.ndarray, prm: np.ndarray, iw: np.ndarray, fl: np.ndarray) -> int:
     nh, hand_bits = _decode_hand(obs, iw)
     n = _decode_seats(obs, iw)
@@ -221,50 +292,20 @@ def _decide(obs: np.ndarray, mask: np.ndarray, prm: np.ndarray, iw: np.ndarray, 
     if nh < 0 or n < 0 or trump < 0 or not 0 <= dealer < n or not 1 <= h <= TRICKS or max_discard < 0:
         return MALFORMED
 
-    aces = 0
-    for i in range(nh):
-        if iw[I_HAND + i] % RANKS == ACE:
-            aces |= 1 << (iw[I_HAND + i] // RANKS)
-    kings_kept = n <= prm[K_KEEP_KINGS_UPTO]
-    with_ace = prm[K_KEEP_KINGS_WITH_ACE] != 0.0
-    for i in range(nh):
-        s = iw[I_HAND + i] // RANKS
-        r = iw[I_HAND + i] % RANKS
-        if s == trump:
-            v = 100.0 + r
-        elif r == ACE:
-            v = 50.0
-        elif r == KING and (kings_kept or (with_ace and (aces >> s) & 1 != 0)):
-            v = 40.0
-        else:
-            v = float(r)
-        fl[F_VALUE + i] = v
-    pot = np.float64(obs[O_POT]) * 100.0
-    if obs[O_POT_LIMIT] > 0.5:
-        limit = np.float64(obs[O_POT_LIMIT + 1]) * 100.0
-        if limit < pot:
-            pot = limit
-    deals_left = int(np.round(np.float64(obs[O_DEAL + 1]) * 10.0))
-    cost = 1.0 - (1.0 / pot if deals_left > 0 and pot >= 1.0 else 0.0)
+    _keep_values(prm, n, nh, trump, iw, fl)
+    pot, cost = _pot_and_cost(obs)
 
     if popcount(_bits(mask, 0, _HALF)) + popcount(_bits(mask, _HALF, NUM_ACTIONS - _HALF)) == 1:
         return _first_legal(mask)
     n_trumps = 0
     for i in range(nh - 1, -1, -1):
-        if iw[I_HAND + i] // RANKS == trump:
-            iw[I_TRUMPS + n_trumps] = iw[I_HAND + i] % RANKS
+        if iw[I_HAND + i] // NUM_RANKS == trump:
+            iw[I_TRUMPS + n_trumps] = iw[I_HAND + i] % NUM_RANKS
             n_trumps += 1
     if obs[O_ROUND + ROUND_SECOND_PASS] > 0.5:
         if _sure_trick(hand_bits, trump):
             return SECOND_STAY
-        side_aces = side_kings = 0
-        for i in range(nh):
-            c = iw[I_HAND + i]
-            if c // RANKS != trump:
-                if c % RANKS == ACE:
-                    side_aces += 1
-                elif c % RANKS == KING:
-                    side_kings += 1
+        side_aces, side_kings = _side_honours(nh, hand_bits, trump, iw)
         iw[I_OPTS] = side_aces
         iw[I_OPTS + 1] = side_kings
         iw[I_OPTS + 2] = 0
@@ -272,19 +313,12 @@ def _decide(obs: np.ndarray, mask: np.ndarray, prm: np.ndarray, iw: np.ndarray, 
         pot1 = pot if pot > 1.0 else 1.0  # Python's max(pot, 1.0)
         return SECOND_STAY if fl[F_WIN] - fl[F_BOURRE] * cost > prm[K_MARGIN] + 1.0 / pot1 else PASS
 
-    # the hand's positions by value, ascending, equal values in hand order (a stable sort)
-    for i in range(nh):
-        j = i
-        while j > 0 and fl[F_VALUE + iw[I_ORDER + j - 1]] > fl[F_VALUE + i]:
-            iw[I_ORDER + j] = iw[I_ORDER + j - 1]
-            j -= 1
-        iw[I_ORDER + j] = i
+    _order_by_value(nh, iw, fl)
     # only PASS and DECLARE_PLAY allowed: a declaration round
     declaring = iw[I_DEC] == 0 and _bits(mask, STAY_BASE + 1, NUM_ACTIONS - STAY_BASE - 1) == 0
     n_opts = 0
-    floors = (40.0, 50.0, 100.0)
     for f in range(3 if prm[K_CHOOSE_DRAW] != 0.0 else 1):
-        floor = floors[f]
+        floor = DRAW_FLOORS[f]
         # the values below the floor are a prefix of the order
         below = 0
         while below < nh and fl[F_VALUE + iw[I_ORDER + below]] < floor:
@@ -305,14 +339,7 @@ def _decide(obs: np.ndarray, mask: np.ndarray, prm: np.ndarray, iw: np.ndarray, 
         if _sure_trick(kept, trump):
             return DECLARE_PLAY if declaring else stay
         iw[I_STAYS + n_opts] = stay
-        side_aces = side_kings = 0
-        for i in range(nh):
-            c = iw[I_HAND + i]
-            if (kept >> c) & 1 and c // RANKS != trump:
-                if c % RANKS == ACE:
-                    side_aces += 1
-                elif c % RANKS == KING:
-                    side_kings += 1
+        side_aces, side_kings = _side_honours(nh, kept, trump, iw)
         iw[I_OPTS + 3 * n_opts] = side_aces
         iw[I_OPTS + 3 * n_opts + 1] = side_kings
         iw[I_OPTS + 3 * n_opts + 2] = n_drop
@@ -339,4 +366,4 @@ def _decide(obs: np.ndarray, mask: np.ndarray, prm: np.ndarray, iw: np.ndarray, 
 def _sure_trick(kept: int, trump: int) -> bool:
     """Whether ``kept`` holds the highest trump anyone could hold: the Python agent's test, which
     asks that every trump above our highest be ours, holds exactly when that trump is the ace."""
-    return bool((kept >> (trump * RANKS + ACE)) & 1)
+    return bool((kept >> (trump * NUM_RANKS + ACE)) & 1)

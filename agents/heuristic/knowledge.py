@@ -16,9 +16,9 @@ from agents.heuristic.odds import (
     DECK_SIZE,
     FACE_IN_HAND,
     FULL_SUIT,
+    NUM_RANKS,
     PASSED,
     PLAYING,
-    RANKS,
     SEATS,
     TRICKS,
     HeuristicParams,
@@ -103,7 +103,7 @@ class _PlayState:
         active = [q for q in range(1, n) if playing[q]]
         self.active = active
         self.my_tricks = tb.tricks[0]
-        self.face_rank = tb.face % RANKS
+        self.face_rank = tb.face % NUM_RANKS
         # the turned card is known to be in the dealer's hand while the dealer plays and holds it
         self.face_holder = dealer if tb.face_status == FACE_IN_HAND and dealer != 0 and playing[dealer] else -1
         # how loose the field is: the share of the other players who came in this deal
@@ -120,11 +120,11 @@ class _PlayState:
             for c in tb.own_discards:
                 seen |= 1 << c
         unseen_all = ALL_CARDS & ~seen
-        self.unseen = [(unseen_all >> (RANKS * s)) & FULL_SUIT for s in range(4)]
+        self.unseen = [(unseen_all >> (NUM_RANKS * s)) & FULL_SUIT for s in range(4)]
         unseen_total = unseen_all.bit_count()
         self.hand_suits = [0, 0, 0, 0]
         for c in tb.hand:
-            self.hand_suits[c // RANKS] += 1
+            self.hand_suits[c // NUM_RANKS] += 1
 
         # Inference from the tricks so far: caps[q][s] is the highest rank q can still hold in s.
         caps = {q: [ACE, ACE, ACE, ACE] for q in active}
@@ -133,7 +133,7 @@ class _PlayState:
         for c, q, tt in tb.played:
             if tt <= t:
                 per_trick[tt][q] = c
-            if c // RANKS == trump and q in trumps_played:
+            if c // NUM_RANKS == trump and q in trumps_played:
                 trumps_played[q] += 1
         cards_left = dict.fromkeys(active, h - t)
         self.leading = True
@@ -145,12 +145,12 @@ class _PlayState:
             if not cards_in or lead_seat not in cards_in:
                 continue
             start = order_all.index(lead_seat)
-            led = cards_in[lead_seat] // RANKS
+            led = cards_in[lead_seat] // NUM_RANKS
             best_led = best_trump = -1
             for q in order_all[start:] + order_all[:start]:
                 if q not in cards_in:
                     break
-                s, r = divmod(cards_in[q], RANKS)
+                s, r = divmod(cards_in[q], NUM_RANKS)
                 if q != 0 and q != lead_seat:
                     cap = caps[q]
                     if s == led:
@@ -182,7 +182,7 @@ class _PlayState:
         # announced discards, less the trumps it has played), the rest of its hand side cards.
         n_trumps = self.unseen[trump].bit_count()
         n_side = unseen_total - n_trumps
-        p_trump = (RANKS - 1) / (DECK_SIZE - h - 1)
+        p_trump = (NUM_RANKS - 1) / (DECK_SIZE - h - 1)
         self.w_trump: dict[int, float] = {}
         self.w_side: dict[int, float] = {}
         for q in active:
@@ -217,7 +217,7 @@ class _PlayState:
 
     def beaten_by(self, q: int, card: int, led: int) -> float:
         """Chance that ``q``, playing after us, beats ``card`` (then the best card of the trick)."""
-        s, r = divmod(card, RANKS)
+        s, r = divmod(card, NUM_RANKS)
         trump = self.trump
         if s == trump:
             if led == trump:
@@ -227,7 +227,7 @@ class _PlayState:
 
     def win_now(self, card: int) -> float:
         """Chance that ``card`` wins the current trick."""
-        s, r = divmod(card, RANKS)
+        s, r = divmod(card, NUM_RANKS)
         if self.leading:
             led = s
         else:
@@ -244,7 +244,7 @@ class _PlayState:
 
     def keep_worth(self, card: int, prm: HeuristicParams) -> float:
         """What ``card`` is worth if kept for a later trick."""
-        s, r = divmod(card, RANKS)
+        s, r = divmod(card, NUM_RANKS)
         p = 1.0
         if s == self.trump:
             for q in self.active:
@@ -257,7 +257,7 @@ class _PlayState:
     def shed_tiebreak(self, card: int) -> float:
         """Small preferences among otherwise equal cards: lower ranks first, and a singleton side
         card first when we hold trumps (the void lets us ruff later)."""
-        s, r = divmod(card, RANKS)
+        s, r = divmod(card, NUM_RANKS)
         out = -0.001 * r
         if s != self.trump and self.hand_suits[s] == 1 and self.hand_suits[self.trump] > 0:
             out += 0.002

@@ -11,23 +11,36 @@ from math import factorial
 
 import numpy as np
 
+from bourre_env.core import ACE, ALL_CARDS, FACE_IN_HAND, KING, MAX_HAND_SIZE, MAX_PLAYERS, NUM_CARDS, PASSED, PLAYING
+from bourre_env.core.cards import NUM_RANKS
 from bourre_env.observation import (
     O_OWN_DISCARDS,
     OFFSETS,
 )
 
-NUM_CARDS = 52
-RANKS = 13
-ACE = 12
-KING = 11
-SEATS = 8  # seat slots of the observation (relative seats 0..7; 0 is us)
-TRICKS = 6  # trick slots of the observation
-FULL_SUIT = (1 << RANKS) - 1
-ALL_CARDS = (1 << NUM_CARDS) - 1
-DECK_SIZE = 52  # the observation does not carry the deck size: a small deck is read as a full one
-PASSED = 1
-PLAYING = 2
-FACE_IN_HAND = 0
+__all__ = ["ACE", "ALL_CARDS", "DECK_SIZE", "FACE_IN_HAND", "FULL_SUIT", "KING", "NUM_CARDS", "NUM_RANKS", "PASSED",
+           "PLAYING", "SEATS", "TRICKS", "HeuristicParams", "PARAM_SETS", "WIN_GIVEN", "SURE_WIN", "NAME_TRUMP_CARD",
+           "KEEP_TRUMP", "KEEP_SIDE_ACE", "KEEP_SIDE_KING", "DRAW_FLOORS", "MIN_COUNT_WEIGHT", "MAX_LIVE",
+           "KING_PER_ACE"]
+
+# The constants of the heuristic and of its compiled port (which imports them from here: numba reads module globals
+# as compile-time constants), with the core's that they read re-exported, so that both name each the same way.
+SEATS = MAX_PLAYERS  # seat slots of the observation (relative seats 0..7; 0 is us)
+TRICKS = MAX_HAND_SIZE  # trick slots of the observation
+FULL_SUIT = (1 << NUM_RANKS) - 1  # the rank bits of one suit
+DECK_SIZE = NUM_CARDS  # the observation does not carry the deck size: a small deck is read as a full one
+
+# The fixed numbers of the strategy (the tunable ones are in HeuristicParams), read by both implementations.
+NAME_TRUMP_CARD = 10.0  # a card's worth to its suit when naming trump, plus its rank: most cards first, then ranks
+# Keep values at the draw: a card stays when its value reaches the floor of the candidate draw; any other card is
+# worth its rank (below every floor), so that max_discard keeps the best of them
+KEEP_TRUMP = 100.0  # plus the rank
+KEEP_SIDE_ACE = 50.0
+KEEP_SIDE_KING = 40.0  # kept beside its ace, or at a small table
+DRAW_FLOORS = (KEEP_SIDE_KING, KEEP_SIDE_ACE, KEEP_TRUMP)  # keep honours; let kings go; let aces go too
+MIN_COUNT_WEIGHT = 0.02  # opponent counts less likely than this are left out of the outlook
+MAX_LIVE = 0.95  # cap on the chance that an opponent's trump beats ours
+KING_PER_ACE = 0.5  # a side king's chance of a trick, against a side ace's
 
 # The one-hot fields from ``hand`` to ``own_discards`` are decoded from a single ``flatnonzero``:
 # the positions of the ones, split at the field offsets (the layout is ``bourre_env.observation``'s).

@@ -22,19 +22,19 @@ ALL_CARDS = (1 << NUM_CARDS) - 1
 
 @njit(cache=True)
 def _bit(c: int) -> int:
-    return np.int64(1) << c
+    return int(np.int64(1) << c)
 
 
 @njit(cache=True)
 def suit_mask(suit: int) -> int:
-    return np.int64(SUIT_MASK0) << (13 * suit)
+    return int(np.int64(SUIT_MASK0) << (13 * suit))
 
 
 @njit(cache=True)
 def above_mask(card: int) -> int:
     """Cards of ``card``'s suit ranked above it."""
     suit_top = np.int64(1) << (13 * (card // 13 + 1))
-    return suit_top - (np.int64(1) << (card + 1))
+    return int(suit_top - (np.int64(1) << (card + 1)))
 
 
 @njit(cache=True)
@@ -44,7 +44,7 @@ def popcount(x: int) -> int:
     v = v - ((v >> np.uint64(1)) & np.uint64(0x5555555555555555))
     v = (v & np.uint64(0x3333333333333333)) + ((v >> np.uint64(2)) & np.uint64(0x3333333333333333))
     v = (v + (v >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
-    return np.int64((v * np.uint64(0x0101010101010101)) >> np.uint64(56))
+    return int(np.int64((v * np.uint64(0x0101010101010101)) >> np.uint64(56)))
 
 
 @njit(cache=True)
@@ -76,7 +76,7 @@ def cards_to_positions(hand: int, cards: int) -> int:
             if (cards >> c) & 1:
                 out |= np.int64(1) << k
             k += 1
-    return out
+    return int(out)
 
 
 @njit(cache=True)
@@ -89,7 +89,7 @@ def positions_to_cards(hand: int, positions: int) -> int:
             if (positions >> k) & 1:
                 out |= _bit(c)
             k += 1
-    return out
+    return int(out)
 
 
 @njit(cache=True)
@@ -100,12 +100,12 @@ def splitmix64(state: np.ndarray) -> int:
     z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     z = z ^ (z >> np.uint64(31))
-    return np.int64(z >> np.uint64(1))
+    return int(np.int64(z >> np.uint64(1)))
 
 
 @njit(cache=True)
 def _n(p: np.ndarray) -> int:
-    return p[P_NUM_PLAYERS]
+    return int(p[P_NUM_PLAYERS])
 
 
 @njit(cache=True)

@@ -211,7 +211,7 @@ def draw_card(s: np.ndarray) -> int:
         s[S_RESHUFFLES] += 1
     c = s[S_STOCK + s[S_STOCK_POS]]
     s[S_STOCK_POS] += 1
-    return c
+    return int(c)
 
 
 @njit(cache=True)

@@ -158,7 +158,7 @@ def meets_entry(s: np.ndarray, p: np.ndarray, seat: int) -> bool:
     least one trump or at least one club (a 'dirty club') to play"), judged on the hand held when declaring."""
     if p[P_ENTRY] == ENTRY_NONE:
         return True
-    return (s[S_HAND + seat] & (suit_mask(s[S_TRUMP]) | suit_mask(CLUBS))) != 0
+    return bool((s[S_HAND + seat] & (suit_mask(s[S_TRUMP]) | suit_mask(CLUBS))) != 0)
 
 
 @njit(cache=True)
@@ -260,7 +260,7 @@ def decision_seen(s: np.ndarray, p: np.ndarray, viewer: int, seat: int) -> int:
     declaration shows PENDING until all are revealed."""
     if (seat != viewer and s[S_PHASE] == DECLARE and p[P_DECLARATION] == DECLARATION_SIMULTANEOUS):
         return PENDING
-    return s[S_DECISION + seat]
+    return int(s[S_DECISION + seat])
 
 
 # ---------------- discarding and drawing (both draw rounds)
@@ -273,7 +273,7 @@ def surplus_position(s: np.ndarray, p: np.ndarray, seat: int) -> int:
     hand = s[S_HAND + seat]
     if popcount(hand) <= p[P_HAND_SIZE]:
         return 0
-    return np.int64(1) << popcount(hand & (_bit(s[S_FACE]) - 1))
+    return int(np.int64(1) << popcount(hand & (_bit(s[S_FACE]) - 1)))
 
 
 @njit(cache=True)
@@ -286,7 +286,7 @@ def stay_allowed(s: np.ndarray, p: np.ndarray, seat: int, positions: int) -> boo
     surplus = surplus_position(s, p, seat)
     if surplus and positions == 0:
         return False
-    return popcount(positions & ~surplus) <= p[P_MAX_DISCARD]
+    return bool(popcount(positions & ~surplus) <= p[P_MAX_DISCARD])
 
 
 @njit(cache=True)
@@ -328,7 +328,7 @@ def next_to_draw(s: np.ndarray, p: np.ndarray) -> int:
     for k in range(1, n + 1):
         q = (s[S_DEALER] + k) % n
         if s[S_DECISION + q] == PLAYING and s[S_NDISCARD + q] < 0:
-            return q
+            return int(q)
     return -1
 
 

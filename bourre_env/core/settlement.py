@@ -34,7 +34,7 @@ from bourre_env.core.rules import P_DEALS, P_POT_LIMIT, P_RAKE_DEN, P_RAKE_NUM, 
 
 @njit(cache=True)
 def rake(p: np.ndarray, amount: int) -> int:
-    return (amount * p[P_RAKE_NUM]) // p[P_RAKE_DEN]
+    return int((amount * p[P_RAKE_NUM]) // p[P_RAKE_DEN])
 
 
 @njit(cache=True)

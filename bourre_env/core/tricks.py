@@ -100,7 +100,7 @@ def highest_trump_equivalents(hand: int, trump: int, played: int) -> int:
         else:
             break
         c -= 1
-    return out
+    return int(out)
 
 
 @njit(cache=True)

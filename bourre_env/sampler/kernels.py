@@ -315,6 +315,8 @@ def _order_pile(s: np.ndarray, p: np.ndarray, desired: np.ndarray) -> None:
         s[core.S_PILE + scratch[core.S_STOCK + i]] = desired[i]
 
 
+# Kept whole, over the line limit: split into its steps (pinned cards, groups, reshuffled cards, deck, replay) as
+# separate kernels it drew about 28% fewer worlds per second (75k against 106k worlds/s, 5 players, measured)
 @njit(cache=True)
 def _sample_kernel(p: np.ndarray, n: int, h: int, dealer: int, deck_size: int, dealt: int, face: int,
                    face_last_of_dealer: bool, face_separate: bool, face_dead_by_dealer: bool,

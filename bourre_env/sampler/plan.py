@@ -78,7 +78,10 @@ def _bits(mask: int) -> list[int]:
 
 
 class _Plan:
-    """Bins, the replay events and the reshuffle stages of one observation (built once, used for every world)."""
+    """Bins, the replay events and the reshuffle stages of one observation (built once, used for every world).
+
+    Built in steps: the replay events, the bins and stock stages, the observer's own cards pinned to their bins, the
+    bins each hidden card may go to, and the groups and card types the kernels count over."""
 
     def __init__(self, rec: PublicRecord, rules: Rules, params: np.ndarray) -> None:
         n, h, d = rec.num_players, rec.hand_size, rec.dealer
@@ -86,8 +89,6 @@ class _Plan:
         trump_card = int(params[core.P_TRUMP_CARD])
         declaration = int(params[core.P_DECLARATION])
         face = rec.face
-        dealers_card = trump_card == core.TRUMP_DEALERS_CARD
-        takes = trump_card == core.TRUMP_DEALER_MAY_TAKE
         if (face >= 0) == (trump_card == core.TRUMP_NAMED):
             raise ValueError("observation: the turned card does not fit the trump_card rule")
         secret_round = declaration == core.DECLARATION_SIMULTANEOUS and rec.decision_round == ROUND_DECLARE
@@ -98,103 +99,48 @@ class _Plan:
         self.bin_seat: list[int] = []
         self.bin_stage: list[int] = []
         self.bin_size: list[int] = []
-
-        def new_bin(kind: int, seat: int, size: int, stage: int = 0) -> int:
-            if size < 0:
-                raise ValueError("observation: announced counts do not fit the hands")
-            self.bin_kind.append(kind)
-            self.bin_seat.append(seat)
-            self.bin_stage.append(stage)
-            self.bin_size.append(size)
-            return len(self.bin_size) - 1
-
-        face_bin = new_bin(B_FACE, d, 1) if face >= 0 else -1
-        face_dead = face >= 0 and rec.face_status == core.FACE_DEAD
-        # cards of a dealt hand, less the turned card where it is the dealer's last card (held in face_bin)
-        dealt = [h - (1 if dealers_card and q == d else 0) for q in range(n)]
+        self.face = face
+        self.face_bin = self._new_bin(B_FACE, d, 1) if face >= 0 else -1
 
         # who did what: laid down before the draw, drew, or still holds the hand as dealt
-        drew = [rec.ndiscard[q] >= 0 for q in range(n)]
-        laid_early = [rec.decisions[q] == core.PASSED and not drew[q] and not secret_round for q in range(n)]
-        seat_order = [(d + k) % n for k in range(1, n + 1)]
+        self._drew = [rec.ndiscard[q] >= 0 for q in range(n)]
+        self._laid_early = [rec.decisions[q] == core.PASSED and not self._drew[q] and not secret_round
+                            for q in range(n)]
+        self.events, timeline = _replay_events(rec, params, secret_round, self._drew, self._laid_early)
+        pf_of = self._lay_out_bins(rec, rules, trump_card, timeline)
+        final = [b for b in range(len(self.bin_size)) if b not in pf_of]
+        pool, fully_pinned = self._pin_own_cards(rec, params, pf_of)
+        candidates, column = self._places(rec, params, pool, final, fully_pinned, pf_of)
+        self._group(pool, candidates, column)
 
-        # the public actions in order, and the pile's history (lay-downs and draws) for the stock stages
-        events: list[tuple[int, int, int]] = []
-        timeline: list[tuple[str, int]] = []
-        if trump_card == core.TRUMP_NAMED and rec.decision_round != ROUND_NAME_TRUMP:
-            if rec.trump < 0:
-                raise ValueError("observation: trump is not named after the naming round")
-            events.append((EV_ACTION, d, core.NAME_TRUMP_BASE + rec.trump))
-        if rec.decision_round != ROUND_NAME_TRUMP:
-            if declaration == core.DECLARATION_WITH_DRAW:
-                for q in seat_order:
-                    if rec.decisions[q] == core.PENDING:
-                        break
-                    if laid_early[q]:
-                        events.append((EV_ACTION, q, core.PASS))
-                        timeline.append(("lay", q))
-                    elif drew[q]:
-                        events.append((EV_DRAW, q, 0))
-                        timeline.append(("draw", q))
-                    else:
-                        raise ValueError(f"observation: seat {q} plays without an announced discard count")
-            else:
-                for q in seat_order:
-                    if secret_round and q == rec.to_act:
-                        break
-                    if secret_round:
-                        if q == 0:
-                            events.append((EV_ACTION, q, core.PASS if rec.decisions[0] == core.PASSED
-                                           else core.DECLARE_PLAY))
-                        else:
-                            events.append((EV_HIDDEN, q, 0))
-                        continue
-                    if rec.decisions[q] == core.PENDING:
-                        break
-                    events.append((EV_ACTION, q, core.PASS if laid_early[q] else core.DECLARE_PLAY))
-                if not secret_round:
-                    timeline += [("lay", q) for q in seat_order if laid_early[q]]
-                    for q in seat_order:
-                        if drew[q]:
-                            events.append((EV_DRAW, q, 0))
-                            timeline.append(("draw", q))
-            if params[core.P_SECOND_PASS] >= 0:
-                for q in seat_order:
-                    if not drew[q]:
-                        continue
-                    if (rec.stayed >> q) & 1:
-                        events.append((EV_ACTION, q, core.SECOND_STAY))
-                    elif rec.decisions[q] == core.PASSED:
-                        events.append((EV_ACTION, q, core.PASS))
-                    else:
-                        break
-        if rec.in_play:
-            playing = [q for q in range(n) if rec.decisions[q] == core.PLAYING]
-            for t in range(T):
-                leader = rec.trick_leaders[t]
-                if leader < 0:
-                    break
-                k0 = playing.index(leader)
-                for k in range(len(playing)):
-                    q = playing[(k0 + k) % len(playing)]
-                    c = rec.trick_cards[t][q]
-                    if c < 0:
-                        break
-                    events.append((EV_ACTION, q, c))
-        self.events = events
+    def _new_bin(self, kind: int, seat: int, size: int, stage: int = 0) -> int:
+        if size < 0:
+            raise ValueError("observation: announced counts do not fit the hands")
+        self.bin_kind.append(kind)
+        self.bin_seat.append(seat)
+        self.bin_stage.append(stage)
+        self.bin_size.append(size)
+        return len(self.bin_size) - 1
 
-        # bins of every seat, and the stock stages
+    def _lay_out_bins(self, rec: PublicRecord, rules: Rules, trump_card: int, timeline: list[tuple[str, int]]
+                      ) -> dict[int, int]:
+        """The bins of every seat and the stock stages, in the pile's history; returns each reshuffled bin's stage."""
+        n, h, d, face, face_bin = self.n, self.h, self.dealer, self.face, self.face_bin
+        dealers_card = trump_card == core.TRUMP_DEALERS_CARD
+        takes = trump_card == core.TRUMP_DEALER_MAY_TAKE
+        face_dead = face >= 0 and rec.face_status == core.FACE_DEAD
+        self.face_dead_by_dealer = face_dead and trump_card in (core.TRUMP_DEALERS_CARD, core.TRUMP_DEALER_MAY_TAKE)
+        face_kept = face >= 0 and not face_dead and trump_card != core.TRUMP_SEPARATE
         hand_bins: list[list[int]] = [[] for _ in range(n)]  # bins of the hand held now (or laid down late)
         init_bins: list[list[int]] = [[] for _ in range(n)]  # bins of the hand as dealt
         disc_bin = [-1] * n
-        self.face_dead_by_dealer = face_dead and trump_card in (core.TRUMP_DEALERS_CARD, core.TRUMP_DEALER_MAY_TAKE)
-        face_kept = face >= 0 and not face_dead and trump_card != core.TRUMP_SEPARATE
         for q in range(n):
-            if laid_early[q]:
-                b = new_bin(B_PASSED, q, dealt[q])
-                init_bins[q].append(b)
-            elif not drew[q]:
-                b = new_bin(B_INIT, q, dealt[q])
+            # cards of a dealt hand, less the turned card where it is the dealer's last card (held in face_bin)
+            dealt = h - (1 if dealers_card and q == d else 0)
+            if self._laid_early[q]:
+                init_bins[q].append(self._new_bin(B_PASSED, q, dealt))
+            elif not self._drew[q]:
+                b = self._new_bin(B_INIT, q, dealt)
                 init_bins[q].append(b)
                 hand_bins[q].append(b)
         stock_left = rules.deck_size - n * h - (1 if trump_card in (core.TRUMP_SEPARATE, core.TRUMP_DEALER_MAY_TAKE)
@@ -209,19 +155,10 @@ class _Plan:
                 if q == d and face >= 0 and (dealers_card or takes):
                     pile.append(face_bin)  # the turned card is laid down with the dealer's hand
                 continue
-            k = rec.ndiscard[q]
-            draws = k
-            kept = h - k
-            disc = k
-            if q == d and dealers_card:
-                if face_dead:
-                    disc = k - 1  # the dead turned card is one of the announced discards, not a pile card
-                else:
-                    kept = h - 1 - k
-            elif q == d and takes and face_kept:
-                draws = k - 1  # keeping the turned card, the dealer draws one card fewer
-            kb = new_bin(B_KEPT, q, kept)
-            db = new_bin(B_DISC, q, disc)
+            draws, kept, disc = _draw_counts(rec.ndiscard[q], h, q == d and dealers_card, face_dead,
+                                             q == d and takes and face_kept)
+            kb = self._new_bin(B_KEPT, q, kept)
+            db = self._new_bin(B_DISC, q, disc)
             init_bins[q] += [kb, db]
             hand_bins[q].append(kb)
             disc_bin[q] = db
@@ -229,7 +166,7 @@ class _Plan:
                 raise ValueError("observation: the dealer kept the turned card and discarded nothing")
             take = min(draws, stock_left)
             if take > 0:
-                b = new_bin(B_DRAWN, q, take, stage)
+                b = self._new_bin(B_DRAWN, q, take, stage)
                 stage_order[stage].append(b)
                 hand_bins[q].append(b)
                 stock_left -= take
@@ -242,13 +179,12 @@ class _Plan:
                 pile = []
                 if stock_left < rest:
                     raise ValueError("observation: the stock cannot serve the announced draws")
-                b = new_bin(B_DRAWN, q, rest, stage)
+                b = self._new_bin(B_DRAWN, q, rest, stage)
                 stage_order[stage].append(b)
                 hand_bins[q].append(b)
                 stock_left -= rest
             pile.append(db)
-        stock_bin = new_bin(B_STOCK, -1, stock_left, stage)
-        stage_order[stage].append(stock_bin)
+        stage_order[stage].append(self._new_bin(B_STOCK, -1, stock_left, stage))
         if rec.reshuffled != (stage > 0):
             raise ValueError("observation: the reshuffled flag disagrees with the announced draws")
         self.stages = stage
@@ -257,16 +193,16 @@ class _Plan:
         self.init_bins = init_bins
         self.hand_bins = hand_bins
         self.disc_bin = disc_bin
-        self.face_bin = face_bin
-        self.face = face
-        pf_of = {b: r for r in range(1, stage + 1) for b in pf[r]}
-        final = [b for b in range(len(self.bin_size)) if b not in pf_of]
+        return {b: r for r in range(1, stage + 1) for b in pf[r]}
 
-        # what the observer knows of its own cards
+    def _pin_own_cards(self, rec: PublicRecord, params: np.ndarray, pf_of: dict[int, int]) -> tuple[int, set[int]]:
+        """What the observer knows of its own cards (``pinned``, ``card_pf_bin``); returns the cards left to place
+        and the bins the pinned cards fill."""
+        face, face_bin, hand_bins, disc_bin, drew = self.face, self.face_bin, self.hand_bins, self.disc_bin, self._drew
         own_played = rec.played_by(0)
         face_bit = (1 << face) if face >= 0 else 0
         face_reshuffled = face >= 0 and face_bin in pf_of
-        known_hand = not laid_early[0] and not (drew[0] and rec.decisions[0] == core.PASSED)
+        known_hand = not self._laid_early[0] and not (drew[0] and rec.decisions[0] == core.PASSED)
         pinned: list[tuple[int, list[int]]] = []  # (card mask, bins whose free places it fills), in this order
         fully_pinned: set[int] = set()
         card_pf_bin = [-1] * NUM_CARDS
@@ -306,24 +242,27 @@ class _Plan:
             fully_pinned.add(face_bin)
         self.pinned = pinned
         self.card_pf_bin = card_pf_bin
-
-        # the cards left to place, each with the bins it may go to
         deck_mask = int(params[core.P_DECK_MASK])
         placed = a_o | (0 if face_reshuffled else face_bit)
         if drew[0] and disc_bin[0] not in pf_of:
             placed |= d_o
-        pool = deck_mask & ~placed
         if (a_o | d_o) & ~deck_mask:
             raise ValueError("observation: cards outside the deck")
+        return deck_mask & ~placed, fully_pinned
+
+    def _places(self, rec: PublicRecord, params: np.ndarray, pool: int, final: list[int], fully_pinned: set[int],
+                pf_of: dict[int, int]) -> tuple[list[int], dict[int, int]]:
+        """The bins that take hidden cards, and for each the mask of the cards of ``pool`` it may hold."""
+        n = self.n
         absent = np.zeros(MAX_PLAYERS, dtype=np.int64)
         if rec.in_play:
             absent[:] = _proven_absent(rec, params)
         played_by = [rec.played_by(q) for q in range(n)]
         candidates = [b for b in final if b not in fully_pinned and self.bin_size[b] > 0]
         stage_final = {r: [b for b in final if self.bin_stage[b] == r and self.bin_kind[b] in (B_DRAWN, B_STOCK)]
-                       for r in range(1, stage + 1)}
+                       for r in range(1, self.stages + 1)}
         self.stage_final = stage_final
-        hand_set = [set(hand_bins[q]) for q in range(n)]
+        hand_set = [set(self.hand_bins[q]) for q in range(n)]
         restricted = [q for q in range(1, n) if rec.in_play and rec.decisions[q] == core.PLAYING]
         column = {b: 0 for b in candidates}
         for c in _bits(pool):
@@ -331,9 +270,9 @@ class _Plan:
             allowed = list(candidates)
             if owner >= 0:
                 allowed = [b for b in allowed if b in hand_set[owner]]
-            if card_pf_bin[c] >= 0:
+            if self.card_pf_bin[c] >= 0:
                 # a reshuffled card of the observer's (or the turned card): it went through that stock
-                allowed = [b for b in allowed if b in stage_final[pf_of[card_pf_bin[c]]]]
+                allowed = [b for b in allowed if b in stage_final[pf_of[self.card_pf_bin[c]]]]
             for q in restricted:
                 if q != owner and (int(absent[q]) >> c) & 1:
                     allowed = [b for b in allowed if b not in hand_set[q]]
@@ -341,7 +280,10 @@ class _Plan:
                 raise ValueError(f"observation: no world is consistent with it (card {c} has no place)")
             for b in allowed:
                 column[b] |= 1 << c
-        # groups: bins that allow the same cards; types: cards allowed in the same groups
+        return candidates, column
+
+    def _group(self, pool: int, candidates: list[int], column: dict[int, int]) -> None:
+        """Groups (bins that allow the same cards) and types (cards allowed in the same groups), in counting order."""
         groups: dict[int, list[int]] = {}
         for b in candidates:
             groups.setdefault(column[b], []).append(b)
@@ -387,6 +329,99 @@ class _Plan:
                                 dtype=np.int8).reshape(len(type_keys), len(group_cols))
         self.below = np.array([[int(u & ~k == 0) for u in type_keys] for k in type_keys],
                               dtype=np.int8).reshape(len(type_keys), len(type_keys))
+
+
+def _draw_counts(k: int, h: int, dealer_with_face: bool, face_dead: bool, dealer_took_face: bool
+                 ) -> tuple[int, int, int]:
+    """(cards drawn, cards kept, cards discarded to the pile) of a seat that announced ``k`` discards."""
+    draws, kept, disc = k, h - k, k
+    if dealer_with_face:
+        if face_dead:
+            disc = k - 1  # the dead turned card is one of the announced discards, not a pile card
+        else:
+            kept = h - 1 - k
+    elif dealer_took_face:
+        draws = k - 1  # keeping the turned card, the dealer draws one card fewer
+    return draws, kept, disc
+
+
+def _replay_events(rec: PublicRecord, params: np.ndarray, secret_round: bool, drew: list[bool],
+                   laid_early: list[bool]) -> tuple[list[tuple[int, int, int]], list[tuple[str, int]]]:
+    """The public actions in order, and the pile's history (lay-downs and draws) for the stock stages."""
+    n, d = rec.num_players, rec.dealer
+    trump_card = int(params[core.P_TRUMP_CARD])
+    declaration = int(params[core.P_DECLARATION])
+    seat_order = [(d + k) % n for k in range(1, n + 1)]
+    events: list[tuple[int, int, int]] = []
+    timeline: list[tuple[str, int]] = []
+    if trump_card == core.TRUMP_NAMED and rec.decision_round != ROUND_NAME_TRUMP:
+        if rec.trump < 0:
+            raise ValueError("observation: trump is not named after the naming round")
+        events.append((EV_ACTION, d, core.NAME_TRUMP_BASE + rec.trump))
+    if rec.decision_round != ROUND_NAME_TRUMP:
+        if declaration == core.DECLARATION_WITH_DRAW:
+            for q in seat_order:
+                if rec.decisions[q] == core.PENDING:
+                    break
+                if laid_early[q]:
+                    events.append((EV_ACTION, q, core.PASS))
+                    timeline.append(("lay", q))
+                elif drew[q]:
+                    events.append((EV_DRAW, q, 0))
+                    timeline.append(("draw", q))
+                else:
+                    raise ValueError(f"observation: seat {q} plays without an announced discard count")
+        else:
+            for q in seat_order:
+                if secret_round and q == rec.to_act:
+                    break
+                if secret_round:
+                    if q == 0:
+                        events.append((EV_ACTION, q, core.PASS if rec.decisions[0] == core.PASSED
+                                       else core.DECLARE_PLAY))
+                    else:
+                        events.append((EV_HIDDEN, q, 0))
+                    continue
+                if rec.decisions[q] == core.PENDING:
+                    break
+                events.append((EV_ACTION, q, core.PASS if laid_early[q] else core.DECLARE_PLAY))
+            if not secret_round:
+                timeline += [("lay", q) for q in seat_order if laid_early[q]]
+                for q in seat_order:
+                    if drew[q]:
+                        events.append((EV_DRAW, q, 0))
+                        timeline.append(("draw", q))
+        if params[core.P_SECOND_PASS] >= 0:
+            for q in seat_order:
+                if not drew[q]:
+                    continue
+                if (rec.stayed >> q) & 1:
+                    events.append((EV_ACTION, q, core.SECOND_STAY))
+                elif rec.decisions[q] == core.PASSED:
+                    events.append((EV_ACTION, q, core.PASS))
+                else:
+                    break
+    if rec.in_play:
+        events += _trick_events(rec)
+    return events, timeline
+
+
+def _trick_events(rec: PublicRecord) -> list[tuple[int, int, int]]:
+    """The cards played to the tricks, in play order."""
+    events: list[tuple[int, int, int]] = []
+    playing = [q for q in range(rec.num_players) if rec.decisions[q] == core.PLAYING]
+    for t in range(T):
+        leader = rec.trick_leaders[t]
+        if leader < 0:
+            break
+        k0 = playing.index(leader)
+        for k in range(len(playing)):
+            q = playing[(k0 + k) % len(playing)]
+            c = rec.trick_cards[t][q]
+            if c < 0:
+                break
+            events.append((EV_ACTION, q, c))
+    return events
 
 
 def _flat(lists: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:

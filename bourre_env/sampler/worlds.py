@@ -273,7 +273,8 @@ class WorldSampler:
 def sample_worlds(observation: np.ndarray, count: int, seed: int | np.random.Generator | None = 0,
                   rules: Rules | None = None) -> np.ndarray:
     """``WorldSampler(observation, rules).sample(count, seed)``: worlds as core states, the observer in seat 0."""
-    return WorldSampler(observation, rules).sample(count, seed)
+    states: np.ndarray = WorldSampler(observation, rules).sample(count, seed)  # sample's plain form: states only
+    return states
 
 
 def observer_view(state: np.ndarray, params: np.ndarray, seat: int) -> np.ndarray:
