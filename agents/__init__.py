@@ -38,8 +38,10 @@ __all__ = [
 
 _FACTORIES: dict[str, Callable[[str | None, int | None], Agent]] = {}
 
-HOW_TO_ADD = ("to use your own agent, give module:Class or path/to/file.py:Class (a class built with the seed, or a "
-              "factory (variant, seed) -> agent), or call agents.register(name, factory) (docs/agents.md)")
+HOW_TO_ADD = (
+    "to use your own agent, give module:Class or path/to/file.py:Class (a class built with the seed, or a "
+    "factory (variant, seed) -> agent), or call agents.register(name, factory) (docs/agents.md)"
+)
 
 
 def register(name: str, factory: Callable[[str | None, int | None], Agent]) -> None:
@@ -81,8 +83,10 @@ def make(spec: str, seed: int | None = 0) -> Agent:
     Whatever the factory builds is returned as an ``Agent``: one without ``reset()`` or ``name`` is wrapped in
     ``agents.user_code.UserAgent``, which supplies them."""
     if not isinstance(spec, str) or not spec.strip():
-        raise ValueError(f"agent spec must be a non-empty string, got {spec!r:.80}; known: {registered()} (an agent "
-                         "object or a factory goes to evaluate and tournament directly, not through agents.make)")
+        raise ValueError(
+            f"agent spec must be a non-empty string, got {spec!r:.80}; known: {registered()} (an agent "
+            "object or a factory goes to evaluate and tournament directly, not through agents.make)"
+        )
     name, _, variant = spec.strip().partition(":")
     factory = _factory(name)
     if factory is not None:
@@ -93,7 +97,9 @@ def make(spec: str, seed: int | None = 0) -> Agent:
 
 
 _BUDGETS: dict[str, tuple[Mapping[str, Any], Mapping[str, float]]] = {
-    "pimc": (pimc.DEFAULTS, pimc.LIMITS), "ismcts": (ismcts.DEFAULTS, ismcts.LIMITS)}
+    "pimc": (pimc.DEFAULTS, pimc.LIMITS),
+    "ismcts": (ismcts.DEFAULTS, ismcts.LIMITS),
+}
 
 
 def check_budget(spec: str) -> None:
@@ -101,8 +107,10 @@ def check_budget(spec: str) -> None:
     loads code (``is_user_code``), or one whose search budget is past the limits for such specs (naming the option
     and its maximum: ``agents.search.pimc.LIMITS``, ``agents.search.ismcts.LIMITS``); other agents have no budget."""
     if is_user_code(spec):
-        raise ValueError("names code to load (module:attr or file.py:attr), which is only taken from whoever runs "
-                         "the program (bourre serve --agent SPEC offers it), never from a page")
+        raise ValueError(
+            "names code to load (module:attr or file.py:attr), which is only taken from whoever runs "
+            "the program (bourre serve --agent SPEC offers it), never from a page"
+        )
     name, _, variant = spec.strip().partition(":")
     if name in _BUDGETS:
         defaults, limits = _BUDGETS[name]

@@ -64,8 +64,9 @@ class BatchedPolicyPlayer:
     """A policy file (``agents.ppo``) for many rows: one forward pass, then the most probable legal action (or a
     sample from the masked softmax with ``sample``), as ``PPOAgent`` plays."""
 
-    def __init__(self, policy: PolicyWeights | str | Path, seed: int | None = 0, sample: bool = False,
-                 name: str = "ppo") -> None:
+    def __init__(
+        self, policy: PolicyWeights | str | Path, seed: int | None = 0, sample: bool = False, name: str = "ppo"
+    ) -> None:
         self.policy = policy if isinstance(policy, PolicyWeights) else load_policy(policy)
         self.sample = sample
         self.rng = np.random.default_rng(seed)

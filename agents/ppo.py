@@ -40,8 +40,16 @@ from bourre_env.atomic_files import replacing
 from bourre_env.core import NUM_ACTIONS
 from bourre_env.observation import VERSION_SIZES
 
-__all__ = ["PolicyWeights", "PPOAgent", "cached_policy", "load_policy", "save_policy", "make_ppo", "SHIPPED_MODEL",
-           "FORMAT"]
+__all__ = [
+    "PolicyWeights",
+    "PPOAgent",
+    "cached_policy",
+    "load_policy",
+    "save_policy",
+    "make_ppo",
+    "SHIPPED_MODEL",
+    "FORMAT",
+]
 
 FORMAT = "bourre-ppo-policy"
 VERSION = 1
@@ -69,7 +77,7 @@ class PolicyWeights:
     def logits(self, observations: np.ndarray) -> np.ndarray:
         """Action logits for an observation vector or an ``(n, size)`` batch; entries past ``obs_size`` (fields
         of a later observation version) are not read."""
-        x = np.asarray(observations, dtype=np.float32)[..., :self.obs_size]
+        x = np.asarray(observations, dtype=np.float32)[..., : self.obs_size]
         for weight, bias in self.hidden:
             x = x @ weight.T + bias
             x = np.maximum(x, 0.0, out=x) if self.activation == "relu" else np.tanh(x, out=x)
@@ -90,16 +98,24 @@ def save_policy(path: str | Path, weights: PolicyWeights) -> Path:
     if path.suffix != ".npz":
         path = path.with_name(path.name + ".npz")
     if weights.obs_size not in VERSION_SIZES.values():
-        raise ValueError(f"the network reads {weights.obs_size} observation entries; an observation version has "
-                         f"one of {sorted(VERSION_SIZES.values())}")
+        raise ValueError(
+            f"the network reads {weights.obs_size} observation entries; an observation version has "
+            f"one of {sorted(VERSION_SIZES.values())}"
+        )
     arrays = {name: np.ascontiguousarray(a, dtype=np.float32) for name, a in weights.arrays().items()}
     for name, array in arrays.items():
         # load_policy refuses such a file, so writing it would only replace a working policy with an unusable one
         if not np.all(np.isfinite(array)):
             raise ValueError(f"{path}: not written, {name} holds non-finite numbers (NaN or infinity)")
     path.parent.mkdir(parents=True, exist_ok=True)
-    meta = {**weights.meta, "format": FORMAT, "version": VERSION, "obs_size": weights.obs_size,
-            "num_actions": NUM_ACTIONS, "activation": weights.activation}
+    meta = {
+        **weights.meta,
+        "format": FORMAT,
+        "version": VERSION,
+        "obs_size": weights.obs_size,
+        "num_actions": NUM_ACTIONS,
+        "activation": weights.activation,
+    }
     arrays["meta"] = np.array(json.dumps(meta, sort_keys=True))
     with replacing(path, suffix=".npz") as tmp:
         np.savez_compressed(tmp, **arrays)  # type: ignore[arg-type]  # numpy's stub mistypes **kwds
@@ -110,8 +126,10 @@ def load_policy(path: str | Path) -> PolicyWeights:
     """Read an exported policy; ``ValueError`` naming the file and the problem if it is not a valid one."""
     path = Path(path)
     if not path.is_file():
-        raise ValueError(f"{path}: no such policy file (train one with bourre train: its run folder's model.npz; or "
-                         f"use agents.make('ppo') for the shipped model)")
+        raise ValueError(
+            f"{path}: no such policy file (train one with bourre train: its run folder's model.npz; or "
+            f"use agents.make('ppo') for the shipped model)"
+        )
     try:
         _check_entries(path)
         with np.load(path, allow_pickle=False) as data:
@@ -123,8 +141,9 @@ def load_policy(path: str | Path) -> PolicyWeights:
     except (KeyError, json.JSONDecodeError):
         raise ValueError(f"{path}: no valid 'meta' entry; is this a {FORMAT} file?") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise ValueError(f"{path}: meta format is {meta.get('format') if isinstance(meta, dict) else meta!r}, "
-                         f"expected {FORMAT!r}")
+        raise ValueError(
+            f"{path}: meta format is {meta.get('format') if isinstance(meta, dict) else meta!r}, expected {FORMAT!r}"
+        )
     if meta.get("version") != VERSION:
         raise ValueError(f"{path}: format version {meta.get('version')!r}; this bourre-rl reads version {VERSION}")
     activation = meta.get("activation")
@@ -132,8 +151,10 @@ def load_policy(path: str | Path) -> PolicyWeights:
         raise ValueError(f"{path}: activation {activation!r}, expected one of {_ACTIVATIONS}")
     obs_size = meta.get("obs_size")
     if obs_size not in VERSION_SIZES.values() or meta.get("num_actions") != NUM_ACTIONS:
-        raise ValueError(f"{path}: made for observations of {obs_size} and {meta.get('num_actions')} actions; this "
-                         f"env has observations of {sorted(VERSION_SIZES.values())} (by version) and {NUM_ACTIONS}")
+        raise ValueError(
+            f"{path}: made for observations of {obs_size} and {meta.get('num_actions')} actions; this "
+            f"env has observations of {sorted(VERSION_SIZES.values())} (by version) and {NUM_ACTIONS}"
+        )
 
     def pair(prefix: str) -> tuple[np.ndarray, np.ndarray]:
         try:
@@ -141,11 +162,14 @@ def load_policy(path: str | Path) -> PolicyWeights:
         except KeyError:
             raise ValueError(f"{path}: missing {prefix}.weight or {prefix}.bias") from None
         if weight.ndim != 2 or bias.shape != (weight.shape[0],):
-            raise ValueError(f"{path}: {prefix} has weight {weight.shape} and bias {bias.shape}; "
-                             f"expected (out, in) and (out,)")
+            raise ValueError(
+                f"{path}: {prefix} has weight {weight.shape} and bias {bias.shape}; expected (out, in) and (out,)"
+            )
         if weight.dtype.kind != "f" or bias.dtype.kind != "f":
-            raise ValueError(f"{path}: {prefix} has weight of dtype {weight.dtype} and bias of dtype {bias.dtype}; "
-                             f"expected floating-point numbers")
+            raise ValueError(
+                f"{path}: {prefix} has weight of dtype {weight.dtype} and bias of dtype {bias.dtype}; "
+                f"expected floating-point numbers"
+            )
         if not (np.all(np.isfinite(weight)) and np.all(np.isfinite(bias))):
             raise ValueError(f"{path}: {prefix} holds non-finite numbers")
         return weight.astype(np.float32), bias.astype(np.float32)
@@ -188,8 +212,9 @@ def _check_entries(path: Path) -> None:
                 raise ValueError(f"entry {info.filename!r} holds Python objects")
             claimed = math.prod(shape) * dtype.itemsize
             if claimed > held:
-                raise ValueError(f"entry {info.filename!r} claims {shape} {dtype} ({claimed:,} bytes) but holds "
-                                 f"{held:,} bytes")
+                raise ValueError(
+                    f"entry {info.filename!r} claims {shape} {dtype} ({claimed:,} bytes) but holds {held:,} bytes"
+                )
             total += claimed
             if total > MAX_POLICY_BYTES:
                 raise ValueError(f"the arrays take more than MAX_POLICY_BYTES ({MAX_POLICY_BYTES:,} bytes)")
@@ -198,8 +223,9 @@ def _check_entries(path: Path) -> None:
 class PPOAgent:
     """Plays an exported policy: the most probable legal action, or a sample from the masked softmax."""
 
-    def __init__(self, policy: PolicyWeights | str | Path, seed: int | None = 0, sample: bool = False,
-                 name: str = "ppo") -> None:
+    def __init__(
+        self, policy: PolicyWeights | str | Path, seed: int | None = 0, sample: bool = False, name: str = "ppo"
+    ) -> None:
         self.policy = policy if isinstance(policy, PolicyWeights) else load_policy(policy)
         self.sample = sample
         self.rng = np.random.default_rng(seed)
@@ -250,7 +276,9 @@ def cached_policy(path: str | Path) -> PolicyWeights:
 def make_ppo(variant: str | None, seed: int | None) -> PPOAgent:
     """``agents.make("ppo")``: the shipped model; ``agents.make("ppo:PATH")``: the policy at ``PATH``."""
     if not variant and not SHIPPED_MODEL.is_file():
-        raise ValueError(f"the shipped model {SHIPPED_MODEL} is missing from this installation; reinstall bourre-rl, "
-                         f"or give a policy file: agents.make('ppo:PATH')")
+        raise ValueError(
+            f"the shipped model {SHIPPED_MODEL} is missing from this installation; reinstall bourre-rl, "
+            f"or give a policy file: agents.make('ppo:PATH')"
+        )
     path = Path(variant) if variant else SHIPPED_MODEL
     return PPOAgent(cached_policy(path), seed=seed, name=f"ppo:{variant}" if variant else "ppo")

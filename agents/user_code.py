@@ -32,8 +32,16 @@ from typing import Any
 
 from agents.base import Agent, Observation
 
-__all__ = ["ENTRY_POINT_GROUP", "UserAgent", "as_agent", "entry_point_names", "entry_point_factory", "factory_of",
-           "looks_like_code", "make"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "UserAgent",
+    "as_agent",
+    "entry_point_names",
+    "entry_point_factory",
+    "factory_of",
+    "looks_like_code",
+    "make",
+]
 
 ENTRY_POINT_GROUP = "bourre.agents"
 """Installed packages declare agents here (``[project.entry-points."bourre.agents"] name = "module:attr"``)."""
@@ -85,13 +93,18 @@ def _build_class(cls: type, variant: str | None, seed: int | None, label: str) -
     kwargs: dict[str, Any] = {}
     if variant is not None:
         if "variant" not in params and not accepts_keywords:
-            raise ValueError(f"{label} is a class without a 'variant' parameter, so it takes no variant (got "
-                             f"{variant!r}); give it a variant parameter, or name a factory (variant, seed) -> agent")
+            raise ValueError(
+                f"{label} is a class without a 'variant' parameter, so it takes no variant (got "
+                f"{variant!r}); give it a variant parameter, or name a factory (variant, seed) -> agent"
+            )
         kwargs["variant"] = variant
     if "seed" in params:
         return cls(seed=seed, **kwargs)
-    positional = [p for p in params.values() if p.name != "variant" and p.kind in (
-        p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+    positional = [
+        p
+        for p in params.values()
+        if p.name != "variant" and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
+    ]
     return cls(seed, **kwargs) if positional else cls(**kwargs)
 
 
@@ -138,8 +151,9 @@ def _load_module(name: str, spec: str) -> Any:
     except ModuleNotFoundError as err:
         # The module named (or a package above it) is missing, not a module that its code imports.
         if err.name is not None and (name == err.name or name.startswith(err.name + ".")):
-            raise ValueError(f"agent {spec!r}: no module named {name!r} (is its folder on PYTHONPATH, or is it "
-                             "installed?)") from None
+            raise ValueError(
+                f"agent {spec!r}: no module named {name!r} (is its folder on PYTHONPATH, or is it installed?)"
+            ) from None
         raise
 
 

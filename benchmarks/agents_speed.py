@@ -65,8 +65,9 @@ WARMUP_DECISIONS = 500
 CLOCKS = ("wall", "cpu", "both")
 
 
-def measure(spec: str, players: int, driver: str, seconds: float, seed: int,
-            warmup: int = WARMUP_DECISIONS, clock: str = "wall") -> np.ndarray:
+def measure(
+    spec: str, players: int, driver: str, seconds: float, seed: int, warmup: int = WARMUP_DECISIONS, clock: str = "wall"
+) -> np.ndarray:
     """Seconds of every timed ``act`` call over random deals until ``seconds`` of wall time pass: by the wall
     clock (``clock="wall"``), or the CPU time of this thread (``"cpu"``), or both as rows ``(wall, cpu)``
     (``"both"``, shape ``(2, decisions)``)."""
@@ -119,12 +120,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--agents", nargs="+", default=["random", "heuristic"], help="agent specs (agents.make)")
     parser.add_argument("--players", nargs="+", type=int, default=[5, 7], help="table sizes")
-    parser.add_argument("--drivers", nargs="+", choices=["self", "random"], default=["self", "random"],
-                        help="who drives the games: the agent under test, or random legal actions")
+    parser.add_argument(
+        "--drivers",
+        nargs="+",
+        choices=["self", "random"],
+        default=["self", "random"],
+        help="who drives the games: the agent under test, or random legal actions",
+    )
     parser.add_argument("--seconds", type=float, default=3.0, help="wall time per configuration")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--warmup", type=int, default=WARMUP_DECISIONS,
-                        help="untimed decisions first (fewer for slow agents)")
+    parser.add_argument(
+        "--warmup", type=int, default=WARMUP_DECISIONS, help="untimed decisions first (fewer for slow agents)"
+    )
     args = parser.parse_args(argv)
     for spec in args.agents:
         try:  # an unknown spec is a usage error, said before any measurement
@@ -137,18 +144,24 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     print(f"uptime: {load_average()}")
-    print(f"{'agent':<34} {'players':>7} {'driver':>7} {'decisions':>10} {'decisions/s':>12} {'median ms':>10} "
-          f"{'p95 ms':>8} {'cpu median ms':>14} {'cpu p95 ms':>11}")
+    print(
+        f"{'agent':<34} {'players':>7} {'driver':>7} {'decisions':>10} {'decisions/s':>12} {'median ms':>10} "
+        f"{'p95 ms':>8} {'cpu median ms':>14} {'cpu p95 ms':>11}"
+    )
     for spec in args.agents:
         for players in args.players:
             for driver in args.drivers:
                 wall, cpu = measure(spec, players, driver, args.seconds, args.seed, args.warmup, clock="both")
                 rate = wall.size / wall.sum()
-                median, p95, cpu_median, cpu_p95 = (float(np.percentile(t, q)) * 1000.0
-                                                    for t in (wall, cpu) for q in (50, 95))
+                median, p95, cpu_median, cpu_p95 = (
+                    float(np.percentile(t, q)) * 1000.0 for t in (wall, cpu) for q in (50, 95)
+                )
                 flag = "" if not spec.startswith("heuristic") or rate >= TARGET else f"  (below {TARGET:,.0f})"
-                print(f"{spec:<34} {players:>7} {driver:>7} {wall.size:>10,} {rate:>12,.0f} {median:>10.3f} "
-                      f"{p95:>8.2f} {cpu_median:>14.3f} {cpu_p95:>11.2f}{flag}", flush=True)
+                print(
+                    f"{spec:<34} {players:>7} {driver:>7} {wall.size:>10,} {rate:>12,.0f} {median:>10.3f} "
+                    f"{p95:>8.2f} {cpu_median:>14.3f} {cpu_p95:>11.2f}{flag}",
+                    flush=True,
+                )
     print(f"uptime: {load_average()}")
     return 0
 

@@ -110,7 +110,7 @@ def measure_python(args: argparse.Namespace, recorded: list[tuple[np.ndarray, np
     """``(decisions, time spent in act)`` of ``HeuristicAgent`` over the recorded observations, in chunks of 500."""
     agent = HeuristicAgent(args.seed, PARAM_SETS[args.params])
     rows = [{"observation": o, "action_mask": m} for obs, masks in recorded for o, m in zip(obs, masks, strict=True)]
-    chunks = [rows[i:i + 500] for i in range(0, len(rows), 500)]
+    chunks = [rows[i : i + 500] for i in range(0, len(rows), 500)]
 
     def play(chunk: list[dict[str, np.ndarray]]) -> None:
         for row in chunk:
@@ -135,25 +135,39 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--rules", choices=sorted(presets), default="standard", help="rule preset")
     parser.add_argument("--params", choices=sorted(PARAM_SETS), default="default", help="heuristic parameter set")
     parser.add_argument("--batch-size", type=int, default=1024, help="rows per BatchHeuristic.act call")
-    parser.add_argument("--driver", choices=["self", "random"], default="self",
-                        help="who plays the games: the heuristic in every seat, or random legal actions")
+    parser.add_argument(
+        "--driver",
+        choices=["self", "random"],
+        default="self",
+        help="who plays the games: the heuristic in every seat, or random legal actions",
+    )
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    print(f"{args.players} players, {args.rules} rules, heuristic:{args.params}, driver {args.driver}, "
-          f"batch {args.batch_size}; load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs", flush=True)
+    print(
+        f"{args.players} players, {args.rules} rules, heuristic:{args.params}, driver {args.driver}, "
+        f"batch {args.batch_size}; load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs",
+        flush=True,
+    )
     print(f"{'decisions/s':<28} {'CPU time':>12} {'wall time':>12} {'decisions':>12}")
     decisions, batch, recorded = measure_batch(args)
     flag = "" if decisions / batch.cpu >= TARGET else f"  (below the target, {TARGET:,.0f})"
-    print(f"{'batch (BatchHeuristic.act)':<28} {decisions / batch.cpu:>12,.0f} {decisions / batch.wall:>12,.0f} "
-          f"{decisions:>12,}{flag}", flush=True)
+    print(
+        f"{'batch (BatchHeuristic.act)':<28} {decisions / batch.cpu:>12,.0f} {decisions / batch.wall:>12,.0f} "
+        f"{decisions:>12,}{flag}",
+        flush=True,
+    )
     py_decisions, python = measure_python(args, recorded)
-    print(f"{'python (HeuristicAgent.act)':<28} {py_decisions / python.cpu:>12,.0f} "
-          f"{py_decisions / python.wall:>12,.0f} {py_decisions:>12,}")
-    print(f"{'ratio':<28} {(decisions / batch.cpu) / (py_decisions / python.cpu):>11,.1f}x "
-          f"{(decisions / batch.wall) / (py_decisions / python.wall):>11,.1f}x")
+    print(
+        f"{'python (HeuristicAgent.act)':<28} {py_decisions / python.cpu:>12,.0f} "
+        f"{py_decisions / python.wall:>12,.0f} {py_decisions:>12,}"
+    )
+    print(
+        f"{'ratio':<28} {(decisions / batch.cpu) / (py_decisions / python.cpu):>11,.1f}x "
+        f"{(decisions / batch.wall) / (py_decisions / python.wall):>11,.1f}x"
+    )
     print(f"load average {os.getloadavg()[0]:.2f} at the end (CPU time counts only the time this process ran)")
     return 0
 

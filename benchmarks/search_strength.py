@@ -38,21 +38,32 @@ from benchmarks.agents_speed import measure  # noqa: E402 - after the thread set
 from train.eval.duplicate import evaluate  # noqa: E402
 
 
-def run(specs: list[tuple[str, str, int]], players: int, deals: int, seed: int, workers: int, seconds: float
-        ) -> list[dict]:
+def run(
+    specs: list[tuple[str, str, int]], players: int, deals: int, seed: int, workers: int, seconds: float
+) -> list[dict]:
     rows = []
     for family, spec, budget in specs:
         report = evaluate(spec, "heuristic", players=players, deals=deals, seed=seed, workers=workers, progress=True)
         table = report.tables[0]
         wall, cpu = measure(spec, players, "self", seconds, seed, warmup=20, clock="both")
-        row = {"family": family, "spec": spec, "budget": budget, "players": players, "deals": deals, "seed": seed,
-               "replacement_advantage": table.replacement_advantage,
-               "replacement_advantage_ci95": list(table.replacement_advantage_ci95 or (None, None)),
-               "advantage": table.advantage, "advantage_ci95": list(table.advantage_ci95 or (None, None)),
-               "median_ms": float(np.percentile(wall, 50) * 1000), "p95_ms": float(np.percentile(wall, 95) * 1000),
-               "cpu_median_ms": float(np.percentile(cpu, 50) * 1000),
-               "cpu_p95_ms": float(np.percentile(cpu, 95) * 1000), "decisions_timed": int(wall.size),
-               "load_average": list(os.getloadavg())}
+        row = {
+            "family": family,
+            "spec": spec,
+            "budget": budget,
+            "players": players,
+            "deals": deals,
+            "seed": seed,
+            "replacement_advantage": table.replacement_advantage,
+            "replacement_advantage_ci95": list(table.replacement_advantage_ci95 or (None, None)),
+            "advantage": table.advantage,
+            "advantage_ci95": list(table.advantage_ci95 or (None, None)),
+            "median_ms": float(np.percentile(wall, 50) * 1000),
+            "p95_ms": float(np.percentile(wall, 95) * 1000),
+            "cpu_median_ms": float(np.percentile(cpu, 50) * 1000),
+            "cpu_p95_ms": float(np.percentile(cpu, 95) * 1000),
+            "decisions_timed": int(wall.size),
+            "load_average": list(os.getloadavg()),
+        }
         rows.append(row)
         print(json.dumps(row), flush=True)
     return rows
@@ -70,12 +81,15 @@ def plot(rows: list[dict], path: Path) -> None:
         if not part:
             continue
         adv = [r["replacement_advantage"] for r in part]
-        err = [[r["replacement_advantage"] - r["replacement_advantage_ci95"][0] for r in part],
-               [r["replacement_advantage_ci95"][1] - r["replacement_advantage"] for r in part]]
+        err = [
+            [r["replacement_advantage"] - r["replacement_advantage_ci95"][0] for r in part],
+            [r["replacement_advantage_ci95"][1] - r["replacement_advantage"] for r in part],
+        ]
         label = "pimc (worlds)" if family == "pimc" else "ismcts (iterations)"
         axes[0].errorbar([r["budget"] for r in part], adv, yerr=err, marker="o", capsize=3, color=color, label=label)
-        axes[1].errorbar([r["cpu_median_ms"] for r in part], adv, yerr=err, marker="o", capsize=3, color=color,
-                         label=family)
+        axes[1].errorbar(
+            [r["cpu_median_ms"] for r in part], adv, yerr=err, marker="o", capsize=3, color=color, label=family
+        )
     for ax in axes:
         ax.axhline(0.0, color="grey", lw=0.8)
         ax.set_xscale("log", base=2)

@@ -211,9 +211,18 @@ def measure(opts: argparse.Namespace) -> dict[str, Any]:
 
     from train.sb3.trainer import RunState, SelfPlayCallback, build_model, export_policy, make_vec_env
 
-    args = Args(seed=opts.seed, players=tuple(opts.players), num_envs=opts.num_envs, n_steps=opts.n_steps,
-                torch_threads=opts.torch_threads, progress=False, imitation_decisions=0, eval_every=0,
-                snapshot_every=NEVER, checkpoint_every=NEVER)
+    args = Args(
+        seed=opts.seed,
+        players=tuple(opts.players),
+        num_envs=opts.num_envs,
+        n_steps=opts.n_steps,
+        torch_threads=opts.torch_threads,
+        progress=False,
+        imitation_decisions=0,
+        eval_every=0,
+        snapshot_every=NEVER,
+        checkpoint_every=NEVER,
+    )
     args.validate()
     threads = args.torch_threads or min(4, os.cpu_count() or 1)  # the training script's rule
     torch.set_num_threads(threads)
@@ -240,11 +249,20 @@ def measure(opts: argparse.Namespace) -> dict[str, Any]:
             # The raw env first, while the idle workers wait on their pipes.
             progress(f"raw env: {opts.seconds:g} s per table size")
             raw = {n: measure_raw_env(args, n, opts.seconds, snapshots) for n in sorted(set(args.players))}
-            figures["raw"] = {str(n): {"steps": s, "episodes": e, "seconds": t, "steps_per_second": s / t,
-                                       "steps_per_episode": s / max(e, 1)} for n, (s, e, t) in raw.items()}
+            figures["raw"] = {
+                str(n): {
+                    "steps": s,
+                    "episodes": e,
+                    "seconds": t,
+                    "steps_per_second": s / t,
+                    "steps_per_episode": s / max(e, 1),
+                }
+                for n, (s, e, t) in raw.items()
+            }
             # In lockstep, one vec step costs each worker one env step: the ceiling per step is the mean time.
-            per_step = np.mean([raw[n][2] / raw[n][0] for n in (args.players[k % len(args.players)]
-                                                                 for k in range(args.num_envs))])
+            per_step = np.mean(
+                [raw[n][2] / raw[n][0] for n in (args.players[k % len(args.players)] for k in range(args.num_envs))]
+            )
             figures["raw_steps_per_second"] = float(1.0 / per_step)
 
             model.collect_rollouts = rollout_watch.wrap(model.collect_rollouts)
@@ -285,21 +303,23 @@ def measure(opts: argparse.Namespace) -> dict[str, Any]:
         "ppo_update": train_watch.seconds,
         "learn_other": total - rollout_watch.seconds - train_watch.seconds,
     }
-    figures.update({
-        "steps": steps,
-        "seconds": total,
-        "steps_per_second": steps / total,
-        "rollouts": rollout_watch.calls,
-        "stopped_by_max_seconds": bool(opts.max_seconds) and steps < opts.steps,
-        "forward_calls": forward_watch.calls,
-        "episodes": env_watch.episodes,
-        "steps_per_episode": steps / max(env_watch.episodes, 1),
-        "ppo_epochs_run": int(model._n_updates - updates_before),
-        "ppo_epochs_scheduled": train_watch.calls * args.n_epochs,
-        "parts_seconds": parts,
-        "env_share": parts["env_step"] / total,
-        "policy_share": (parts["policy_forward"] + parts["ppo_update"]) / total,
-    })
+    figures.update(
+        {
+            "steps": steps,
+            "seconds": total,
+            "steps_per_second": steps / total,
+            "rollouts": rollout_watch.calls,
+            "stopped_by_max_seconds": bool(opts.max_seconds) and steps < opts.steps,
+            "forward_calls": forward_watch.calls,
+            "episodes": env_watch.episodes,
+            "steps_per_episode": steps / max(env_watch.episodes, 1),
+            "ppo_epochs_run": int(model._n_updates - updates_before),
+            "ppo_epochs_scheduled": train_watch.calls * args.n_epochs,
+            "parts_seconds": parts,
+            "env_share": parts["env_step"] / total,
+            "policy_share": (parts["policy_forward"] + parts["ppo_update"]) / total,
+        }
+    )
     figures["loop_over_raw"] = figures["steps_per_second"] / figures["raw_steps_per_second"]
     workers = min(os.cpu_count() or 1, args.num_envs)
     figures["cores_for_workers"] = workers
@@ -319,9 +339,16 @@ def measure_batched(opts: argparse.Namespace) -> dict[str, Any]:
     from train.ppo.trainer import ppo_update
 
     pool = dict(zip(("pool_learner", "pool_heuristic", "pool_random", "pool_snapshot"), opts.pool or (), strict=False))
-    args = BatchedArgs(seed=opts.seed, players=tuple(opts.players), torch_threads=opts.torch_threads, progress=False,
-                       imitation_decisions=0, device=opts.device, **({"tables": opts.tables} if opts.tables else {}),
-                       **pool)
+    args = BatchedArgs(
+        seed=opts.seed,
+        players=tuple(opts.players),
+        torch_threads=opts.torch_threads,
+        progress=False,
+        imitation_decisions=0,
+        device=opts.device,
+        **({"tables": opts.tables} if opts.tables else {}),
+        **pool,
+    )
     args.validate()
     threads = args.torch_threads or min(4, os.cpu_count() or 1)
     torch.set_num_threads(threads)
@@ -331,16 +358,19 @@ def measure_batched(opts: argparse.Namespace) -> dict[str, Any]:
     device = torch.device(args.device)
     net = PolicyNet(args.hidden).to(device)
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
-    collector = Collector(net, args.players, args.tables, args.pool(), seed=args.seed, reward_scale=args.reward_scale,
-                          device=device)
+    collector = Collector(
+        net, args.players, args.tables, args.pool(), seed=args.seed, reward_scale=args.reward_scale, device=device
+    )
     rng = np.random.default_rng(args.seed)
     with tempfile.TemporaryDirectory(prefix="train_speed_") as tmp:
         if opts.snapshot:
             collector.set_snapshots([str(save_policy(Path(tmp) / "snapshot.npz", net.policy_weights({})))])
-        figures: dict[str, Any] = {"torch_threads": threads, "device": str(device),
-                                   "heuristic": type(collector.heuristic).__name__,
-                                   "training_args": {k: v for k, v in dataclasses.asdict(args).items()
-                                                     if k != "run_dir"}}
+        figures: dict[str, Any] = {
+            "torch_threads": threads,
+            "device": str(device),
+            "heuristic": type(collector.heuristic).__name__,
+            "training_args": {k: v for k, v in dataclasses.asdict(args).items() if k != "run_dir"},
+        }
         progress(f"batched warm-up: one rollout of {args.rollout_decisions:,} and its update")
         collector.collect(args.rollout_decisions)
         ppo_update(net, optimizer, collector, args, rng, device)
@@ -363,15 +393,27 @@ def measure_batched(opts: argparse.Namespace) -> dict[str, Any]:
             progress(f"  {steps:,} steps, {steps / (t2 - start):,.0f} steps/s")
         total = time.perf_counter() - start
     s, c = collector.stats, collector.seconds
-    parts = {"env": c["env"], "learner": c["learner"], "opponents": c["opponents"],
-             "rollout_other": rollout_seconds - sum(c.values()), "ppo_update": update_seconds,
-             "loop_other": total - rollout_seconds - update_seconds}
-    figures.update({
-        "steps": steps, "seconds": total, "steps_per_second": steps / total, "updates": updates,
-        "table_decisions": s["decisions"], "learner_share": s["learner_decisions"] / max(s["decisions"], 1),
-        "learner_steps_per_seat_deal": s["learner_decisions"] / max(s["learner_deals"], 1),
-        "parts_seconds": parts, "stopped_by_max_seconds": steps < opts.batched_steps,
-    })
+    parts = {
+        "env": c["env"],
+        "learner": c["learner"],
+        "opponents": c["opponents"],
+        "rollout_other": rollout_seconds - sum(c.values()),
+        "ppo_update": update_seconds,
+        "loop_other": total - rollout_seconds - update_seconds,
+    }
+    figures.update(
+        {
+            "steps": steps,
+            "seconds": total,
+            "steps_per_second": steps / total,
+            "updates": updates,
+            "table_decisions": s["decisions"],
+            "learner_share": s["learner_decisions"] / max(s["decisions"], 1),
+            "learner_steps_per_seat_deal": s["learner_decisions"] / max(s["learner_deals"], 1),
+            "parts_seconds": parts,
+            "stopped_by_max_seconds": steps < opts.batched_steps,
+        }
+    )
     return figures
 
 
@@ -388,8 +430,11 @@ BATCHED_PART_LABELS = {
 def batched_rows(f: dict[str, Any]) -> tuple[Rows, Rows]:
     a = f["training_args"]
     loop: Rows = [
-        ("learner steps timed", f"{f['steps']:,} ({f['updates']} rollouts of {a['rollout_decisions']:,})"
-                                + (", stopped by --max-seconds" if f["stopped_by_max_seconds"] else "")),
+        (
+            "learner steps timed",
+            f"{f['steps']:,} ({f['updates']} rollouts of {a['rollout_decisions']:,})"
+            + (", stopped by --max-seconds" if f["stopped_by_max_seconds"] else ""),
+        ),
         ("wall seconds", f"{f['seconds']:.1f}"),
         ("learner steps/s", f"{f['steps_per_second']:,.0f}"),
         ("table decisions/s (all seats)", f"{f['table_decisions'] / f['seconds']:,.0f}"),
@@ -399,8 +444,10 @@ def batched_rows(f: dict[str, Any]) -> tuple[Rows, Rows]:
         ("network device", f.get("device", "cpu")),
         ("start-up and warm-up (not timed)", f"{f['warmup_seconds']:.1f} s"),
     ]
-    split: Rows = [(BATCHED_PART_LABELS[k], f"{v:.2f}", f"{v / f['seconds']:.1%}", f"{1e6 * v / f['steps']:.1f}")
-                   for k, v in f["parts_seconds"].items()]
+    split: Rows = [
+        (BATCHED_PART_LABELS[k], f"{v:.2f}", f"{v / f['seconds']:.1%}", f"{1e6 * v / f['steps']:.1f}")
+        for k, v in f["parts_seconds"].items()
+    ]
     split.append(("total", f"{f['seconds']:.2f}", "100.0%", f"{1e6 * f['seconds'] / f['steps']:.1f}"))
     return loop, split
 
@@ -422,8 +469,11 @@ def report_rows(f: dict[str, Any]) -> tuple[Rows, Rows, Rows]:
     """The rows of the three tables: the loop, the split of its wall time, the raw env and the ratios."""
     parts = f["parts_seconds"]
     loop: Rows = [
-        ("learner steps timed", f"{f['steps']:,} ({f['rollouts']} rollouts of {f['rollout_size']:,})"
-                                + (", stopped by --max-seconds" if f["stopped_by_max_seconds"] else "")),
+        (
+            "learner steps timed",
+            f"{f['steps']:,} ({f['rollouts']} rollouts of {f['rollout_size']:,})"
+            + (", stopped by --max-seconds" if f["stopped_by_max_seconds"] else ""),
+        ),
         ("wall seconds", f"{f['seconds']:.1f}"),
         ("learner steps per deal", f"{f['steps_per_episode']:.2f}"),
         ("learner steps/s", f"{f['steps_per_second']:,.0f}"),
@@ -432,18 +482,29 @@ def report_rows(f: dict[str, Any]) -> tuple[Rows, Rows, Rows]:
         ("policy forward per call (rollouts)", f"{1e3 * parts['policy_forward'] / max(f['forward_calls'], 1):.2f} ms"),
         ("PPO update per rollout", f"{parts['ppo_update'] / max(f['rollouts'], 1):.2f} s"),
         ("PPO epochs run / scheduled (target_kl)", f"{f['ppo_epochs_run']} / {f['ppo_epochs_scheduled']}"),
-        ("start-up; warm-up learn", f"{f['startup_seconds']:.1f} s; {f['warmup_steps']:,} steps in "
-                                    f"{f['warmup_seconds']:.1f} s (not timed)"),
+        (
+            "start-up; warm-up learn",
+            f"{f['startup_seconds']:.1f} s; {f['warmup_steps']:,} steps in {f['warmup_seconds']:.1f} s (not timed)",
+        ),
     ]
-    split: Rows = [(PART_LABELS[k], f"{v:.2f}", f"{v / f['seconds']:.1%}", f"{1e6 * v / f['steps']:.0f}")
-             for k, v in f["parts_seconds"].items()]
+    split: Rows = [
+        (PART_LABELS[k], f"{v:.2f}", f"{v / f['seconds']:.1%}", f"{1e6 * v / f['steps']:.0f}")
+        for k, v in f["parts_seconds"].items()
+    ]
     split.append(("total (timed learn)", f"{f['seconds']:.2f}", "100.0%", f"{1e6 * f['seconds'] / f['steps']:.0f}"))
-    raw: Rows = [(f"raw PoolEnv {n}p, 1 process, random learner", f"{r['steps_per_second']:,.0f} steps/s, "
-                  f"{r['steps_per_episode']:.2f} steps/deal") for n, r in f["raw"].items()]
+    raw: Rows = [
+        (
+            f"raw PoolEnv {n}p, 1 process, random learner",
+            f"{r['steps_per_second']:,.0f} steps/s, {r['steps_per_episode']:.2f} steps/deal",
+        )
+        for n, r in f["raw"].items()
+    ]
     if len(f["raw"]) > 1:
         raw.append(("raw env, table sizes as the workers have them", f"{f['raw_steps_per_second']:,.0f} steps/s"))
-    raw += [("loop / raw env", f"{f['loop_over_raw']:.2f}x"),
-            (f"loop / (raw env x {f['cores_for_workers']} cores)", f"{f['loop_over_raw_times_cores']:.2f}x")]
+    raw += [
+        ("loop / raw env", f"{f['loop_over_raw']:.2f}x"),
+        (f"loop / (raw env x {f['cores_for_workers']} cores)", f"{f['loop_over_raw_times_cores']:.2f}x"),
+    ]
     return loop, split, raw
 
 
@@ -455,14 +516,19 @@ SPLIT = ("Part", "Seconds", "Share", "us/step")
 
 def sb3_tables(f: dict[str, Any]) -> list[Table]:
     loop, split, raw = report_rows(f)
-    return [("MaskablePPO self-play loop (bourre train --trainer sb3)", MEASURE, loop),
-            ("Where the timed wall time goes (MaskablePPO)", SPLIT, split), ("Raw env (the ceiling)", MEASURE, raw)]
+    return [
+        ("MaskablePPO self-play loop (bourre train --trainer sb3)", MEASURE, loop),
+        ("Where the timed wall time goes (MaskablePPO)", SPLIT, split),
+        ("Raw env (the ceiling)", MEASURE, raw),
+    ]
 
 
 def batched_tables(f: dict[str, Any]) -> list[Table]:
     loop, split = batched_rows(f)
-    return [("Batched PPO loop (bourre train)", MEASURE, loop), ("Where the timed wall time goes (batched)", SPLIT,
-                                                                  split)]
+    return [
+        ("Batched PPO loop (bourre train)", MEASURE, loop),
+        ("Where the timed wall time goes (batched)", SPLIT, split),
+    ]
 
 
 def print_tables(tables: list[Table], header: list[str]) -> None:
@@ -479,8 +545,12 @@ def print_tables(tables: list[Table], header: list[str]) -> None:
     for title, titles, rows in tables:
         table = RichTable(title=title)
         for i, name in enumerate(titles):
-            table.add_column(name, justify="left" if i == 0 else "right", no_wrap=i == 0,
-                             style="bold" if titles == MEASURE and i == 1 else None)
+            table.add_column(
+                name,
+                justify="left" if i == 0 else "right",
+                no_wrap=i == 0,
+                style="bold" if titles == MEASURE and i == 1 else None,
+            )
         for cells in rows:
             table.add_row(*(Text(c) for c in cells))
         console.print(table)
@@ -492,8 +562,11 @@ def _print_plain(tables: list[Table], header: list[str]) -> None:
         print(title)
         widths = [max(len(t), *(len(r[i]) for r in rows)) for i, t in enumerate(titles)]
         for cells in (titles, tuple("-" * w for w in widths), *rows):
-            print("  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                            for i, (c, w) in enumerate(zip(cells, widths, strict=True))))
+            print(
+                "  ".join(
+                    c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+                )
+            )
         print()
 
 
@@ -501,37 +574,79 @@ def _print_plain(tables: list[Table], header: list[str]) -> None:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     default = Args()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--players", type=int, nargs="+", default=[5],
-                        help="table sizes; env k plays players[k %% len(players)] (default: 5)")
+    parser.add_argument(
+        "--players",
+        type=int,
+        nargs="+",
+        default=[5],
+        help="table sizes; env k plays players[k %% len(players)] (default: 5)",
+    )
     parser.add_argument("--num-envs", type=int, default=8, help="subprocess envs (default: 8)")
-    parser.add_argument("--steps", type=int, default=40_960,
-                        help="learner steps to time, rounded up to whole rollouts (default: 40960)")
-    parser.add_argument("--max-seconds", type=float, default=40.0,
-                        help="stop timing after the rollout that passes this many seconds (0: no limit; default: 40)")
-    parser.add_argument("--warmup-steps", type=int, default=None,
-                        help="untimed learner steps first (default: one rollout, num_envs * n_steps)")
-    parser.add_argument("--n-steps", type=int, default=default.n_steps,
-                        help=f"steps per env per rollout (default: {default.n_steps}, as in training)")
-    parser.add_argument("--torch-threads", type=int, default=default.torch_threads,
-                        help="torch threads of the main process (default: 1, as in training; 0: the CPUs, at most 4)")
-    parser.add_argument("--seconds", type=float, default=3.0,
-                        help="timed seconds of the raw env per table size (default: 3)")
-    parser.add_argument("--snapshot", action="store_true",
-                        help="put a snapshot of the (fresh) learner in the opponent pool, as after the first snapshot")
+    parser.add_argument(
+        "--steps", type=int, default=40_960, help="learner steps to time, rounded up to whole rollouts (default: 40960)"
+    )
+    parser.add_argument(
+        "--max-seconds",
+        type=float,
+        default=40.0,
+        help="stop timing after the rollout that passes this many seconds (0: no limit; default: 40)",
+    )
+    parser.add_argument(
+        "--warmup-steps",
+        type=int,
+        default=None,
+        help="untimed learner steps first (default: one rollout, num_envs * n_steps)",
+    )
+    parser.add_argument(
+        "--n-steps",
+        type=int,
+        default=default.n_steps,
+        help=f"steps per env per rollout (default: {default.n_steps}, as in training)",
+    )
+    parser.add_argument(
+        "--torch-threads",
+        type=int,
+        default=default.torch_threads,
+        help="torch threads of the main process (default: 1, as in training; 0: the CPUs, at most 4)",
+    )
+    parser.add_argument(
+        "--seconds", type=float, default=3.0, help="timed seconds of the raw env per table size (default: 3)"
+    )
+    parser.add_argument(
+        "--snapshot",
+        action="store_true",
+        help="put a snapshot of the (fresh) learner in the opponent pool, as after the first snapshot",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed (default: 0)")
     parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON to PATH")
-    parser.add_argument("--trainer", choices=("both", "sb3", "batched"), default="both",
-                        help="which trainers to measure (default: both, then their ratio)")
-    parser.add_argument("--batched-steps", type=int, default=1_000_000,
-                        help="batched trainer: learner steps to time, rounded up to whole rollouts (default: 1000000; "
-                             "--max-seconds stops it first on most machines)")
+    parser.add_argument(
+        "--trainer",
+        choices=("both", "sb3", "batched"),
+        default="both",
+        help="which trainers to measure (default: both, then their ratio)",
+    )
+    parser.add_argument(
+        "--batched-steps",
+        type=int,
+        default=1_000_000,
+        help="batched trainer: learner steps to time, rounded up to whole rollouts (default: 1000000; "
+        "--max-seconds stops it first on most machines)",
+    )
     parser.add_argument("--tables", type=int, default=0, help="batched trainer: tables (default: its training default)")
-    parser.add_argument("--device", default="cpu",
-                        help="batched trainer: torch device of the network, e.g. cuda (default: cpu); the rollouts and "
-                             "opponents stay on the CPU")
-    parser.add_argument("--pool", type=float, nargs=4, metavar=("L", "H", "R", "S"), default=None,
-                        help="batched trainer: seat pool weights learner, heuristic, random, snapshot "
-                             "(default: its training default)")
+    parser.add_argument(
+        "--device",
+        default="cpu",
+        help="batched trainer: torch device of the network, e.g. cuda (default: cpu); the rollouts and "
+        "opponents stay on the CPU",
+    )
+    parser.add_argument(
+        "--pool",
+        type=float,
+        nargs=4,
+        metavar=("L", "H", "R", "S"),
+        default=None,
+        help="batched trainer: seat pool weights learner, heuristic, random, snapshot (default: its training default)",
+    )
     opts = parser.parse_args(argv)
     for name in ("num_envs", "steps", "n_steps", "batched_steps"):
         if getattr(opts, name) < 1:
@@ -547,9 +662,11 @@ def main(argv: list[str] | None = None) -> int:
     opts = parse_args(argv)
     command = shlex.join(["python", *sys.argv]) if argv is None else shlex.join(["train_speed", *argv])
     load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
-    header = [f"Command: {command}",
-              f"Seed {opts.seed}; {os.cpu_count()} CPUs; load average at start {load[0]:.2f} {load[1]:.2f} "
-              f"{load[2]:.2f}; Python {platform.python_version()}; torch threads {opts.torch_threads or 'auto'}"]
+    header = [
+        f"Command: {command}",
+        f"Seed {opts.seed}; {os.cpu_count()} CPUs; load average at start {load[0]:.2f} {load[1]:.2f} "
+        f"{load[2]:.2f}; Python {platform.python_version()}; torch threads {opts.torch_threads or 'auto'}",
+    ]
     tables: list[Table] = []
     results: dict[str, Any] = {}
     try:
@@ -560,7 +677,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"MaskablePPO: {opts.num_envs} SubprocVecEnv workers, players {opts.players}, n_steps {opts.n_steps}, "
                 f"batch_size {a['batch_size']}, n_epochs {a['n_epochs']}, hidden {list(a['hidden'])}; fresh network; "
                 f"opponent pool heuristic/random/snapshot {a['pool_heuristic']}/{a['pool_random']}/"
-                f"{a['pool_snapshot']}, {'one snapshot' if opts.snapshot else 'no snapshot yet'}")
+                f"{a['pool_snapshot']}, {'one snapshot' if opts.snapshot else 'no snapshot yet'}"
+            )
             tables += sb3_tables(f)
         if opts.trainer in ("both", "batched"):
             results["batched"] = f = measure_batched(opts)
@@ -570,7 +688,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"{a['rollout_decisions']:,}, minibatch_size {a['minibatch_size']}, update_epochs "
                 f"{a['update_epochs']}, hidden {list(a['hidden'])}; fresh network; seat pool learner/heuristic/random/"
                 f"snapshot {a['pool_learner']}/{a['pool_heuristic']}/{a['pool_random']}/{a['pool_snapshot']}, "
-                f"{'one snapshot' if opts.snapshot else 'no snapshot yet'}; heuristic opponent {f['heuristic']}")
+                f"{'one snapshot' if opts.snapshot else 'no snapshot yet'}; heuristic opponent {f['heuristic']}"
+            )
             tables += batched_tables(f)
     except ValueError as e:
         print(f"train_speed: error: {e}", file=sys.stderr)
@@ -578,14 +697,25 @@ def main(argv: list[str] | None = None) -> int:
     if len(results) == 2:
         ratio = results["batched"]["steps_per_second"] / results["sb3"]["steps_per_second"]
         results["ratio"] = ratio
-        tables.append(("Both trainers", MEASURE, [
-            ("bourre train --trainer sb3: learner steps/s", f"{results['sb3']['steps_per_second']:,.0f}"),
-            ("bourre train (batched): learner steps/s", f"{results['batched']['steps_per_second']:,.0f}"),
-            ("ratio batched / sb3", f"{ratio:.1f}x")]))
+        tables.append(
+            (
+                "Both trainers",
+                MEASURE,
+                [
+                    ("bourre train --trainer sb3: learner steps/s", f"{results['sb3']['steps_per_second']:,.0f}"),
+                    ("bourre train (batched): learner steps/s", f"{results['batched']['steps_per_second']:,.0f}"),
+                    ("ratio batched / sb3", f"{ratio:.1f}x"),
+                ],
+            )
+        )
     print_tables(tables, header)
     if opts.json:
-        machine = {"cpu_count": os.cpu_count(), "load_average_at_start": list(load),
-                   "python": platform.python_version(), "platform": platform.platform()}
+        machine = {
+            "cpu_count": os.cpu_count(),
+            "load_average_at_start": list(load),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+        }
         payload = {"command": command, "config": vars(opts), "machine": machine, "figures": results}
         from bourre_env import atomic_files
 

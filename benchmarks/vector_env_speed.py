@@ -54,11 +54,20 @@ def ppo_rates(players: int, timesteps: int, envs: int) -> tuple[float, float]:
         return MaskInInfo(BourreSingleAgentEnv("heuristic", agent_factory=agents.make, num_players=players))
 
     rates = []
-    for venv, n_steps in ((BourreVecEnv(256, opponents="heuristic", agent_factory=make_batched,
-                                        num_players=players), 32),
-                          (MasksFromInfos(SubprocVecEnv([thunk] * envs)), 256)):
-        model = MaskablePPO("MlpPolicy", venv, n_steps=n_steps, batch_size=512, n_epochs=1, seed=0, device="cpu",
-                            policy_kwargs={"net_arch": [256, 256]})
+    for venv, n_steps in (
+        (BourreVecEnv(256, opponents="heuristic", agent_factory=make_batched, num_players=players), 32),
+        (MasksFromInfos(SubprocVecEnv([thunk] * envs)), 256),
+    ):
+        model = MaskablePPO(
+            "MlpPolicy",
+            venv,
+            n_steps=n_steps,
+            batch_size=512,
+            n_epochs=1,
+            seed=0,
+            device="cpu",
+            policy_kwargs={"net_arch": [256, 256]},
+        )
         model.learn(total_timesteps=min(timesteps, 256 * 32))  # warm-up: compile, first rollout
         start = time.perf_counter()
         model.learn(total_timesteps=timesteps, reset_num_timesteps=True)
@@ -78,8 +87,10 @@ def main() -> None:
     vec = vector_rate(a.tables, a.players, a.seconds)
     single = single_rate(a.players, a.seconds)
     print(f"BourreVectorEnv ({a.tables} tables, {a.players} players, heuristic opponents): {vec:,.0f} learner steps/s")
-    print(f"BourreSingleAgentEnv (same opponents):                  {single:,.0f} learner steps/s  "
-          f"ratio {vec / single:.1f}x")
+    print(
+        f"BourreSingleAgentEnv (same opponents):                  {single:,.0f} learner steps/s  "
+        f"ratio {vec / single:.1f}x"
+    )
     if a.ppo_timesteps:
         ours, sub = ppo_rates(a.players, a.ppo_timesteps, a.subprocess_envs)
         print(f"MaskablePPO on BourreVecEnv (256 tables):   {ours:,.0f} steps/s")

@@ -16,6 +16,17 @@ from bourre_env.core.rules import Rules, presets  # noqa: E402
 from bourre_env.single_agent import BourreSingleAgentEnv  # noqa: E402
 from bourre_env.vector_env import BourreVectorEnv  # noqa: E402
 
-__all__ = ["actions", "bourre_v0", "cards", "core", "Rules", "presets", "env", "raw_env", "BourreSingleAgentEnv",
-           "BatchGame", "BourreVectorEnv"]
+__all__ = [
+    "actions",
+    "bourre_v0",
+    "cards",
+    "core",
+    "Rules",
+    "presets",
+    "env",
+    "raw_env",
+    "BourreSingleAgentEnv",
+    "BatchGame",
+    "BourreVectorEnv",
+]
 __version__ = "0.1.0"

@@ -39,8 +39,20 @@ from bourre_env.core import (
     cards,
 )
 
-__all__ = ["NUM_ACTIONS", "PASS", "STAY_BASE", "DECLARE_PLAY", "SECOND_STAY", "NAME_TRUMP_BASE", "play", "stay",
-           "describe", "discard_cards", "is_stay", "is_card"]
+__all__ = [
+    "NUM_ACTIONS",
+    "PASS",
+    "STAY_BASE",
+    "DECLARE_PLAY",
+    "SECOND_STAY",
+    "NAME_TRUMP_BASE",
+    "play",
+    "stay",
+    "describe",
+    "discard_cards",
+    "is_stay",
+    "is_card",
+]
 
 
 def play(card: int | str) -> int:
@@ -88,8 +100,9 @@ def discard_cards(action: int, hand: Iterable[int | str] | str) -> list[int]:
     return [c for i, c in enumerate(held) if mask >> i & 1]
 
 
-def describe(action: int, hand: Iterable[int | str] | str | None = None, phase: int | None = None,
-             public: bool = False) -> str:
+def describe(
+    action: int, hand: Iterable[int | str] | str | None = None, phase: int | None = None, public: bool = False
+) -> str:
     """Readable text of an action, the one text every part of the package shows for it.
 
     With ``hand``, a stay names the cards it discards. ``phase`` (a ``core`` phase, e.g.

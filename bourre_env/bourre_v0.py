@@ -276,13 +276,16 @@ class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 - AECEnv is untyped (
         n = self.rules.num_players
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
-        obs_space = spaces.Dict({
-            "observation": spaces.Box(low=-1.0, high=np.inf, shape=(observation.OBS_SIZE,), dtype=np.float32),
-            "action_mask": spaces.Box(low=0, high=1, shape=(core.NUM_ACTIONS,), dtype=np.int8),
-        })
+        obs_space = spaces.Dict(
+            {
+                "observation": spaces.Box(low=-1.0, high=np.inf, shape=(observation.OBS_SIZE,), dtype=np.float32),
+                "action_mask": spaces.Box(low=0, high=1, shape=(core.NUM_ACTIONS,), dtype=np.int8),
+            }
+        )
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces: dict[str, spaces.Space[Any]] = {
-            a: spaces.Discrete(core.NUM_ACTIONS) for a in self.possible_agents}
+            a: spaces.Discrete(core.NUM_ACTIONS) for a in self.possible_agents
+        }
         self.state_vector = core.new_state()
         # the cinch memo and search statistics: no part of the game, so queries (observe, legal_actions) leave
         # state_vector as it is (cinch_aborts reads the statistics)
@@ -305,8 +308,10 @@ class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 - AECEnv is untyped (
         unknown = set(options) - {"deck", "dealer", "pot"}
         if unknown:
             # A warning, not an error: PettingZoo's api_test resets with options of its own.
-            warnings.warn(f"reset options: ignoring unknown key(s) {sorted(unknown)}; known: 'deck', 'dealer', 'pot'",
-                          stacklevel=2)
+            warnings.warn(
+                f"reset options: ignoring unknown key(s) {sorted(unknown)}; known: 'deck', 'dealer', 'pot'",
+                stacklevel=2,
+            )
         n = self.rules.num_players
         deck = self._deck(options.get("deck"))
         dealer = options.get("dealer")
@@ -346,17 +351,20 @@ class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 - AECEnv is untyped (
             repeated = sorted({c for c in ids if ids.count(c) > 1})
             raise ValueError(
                 f"reset options: deck must hold each of the {len(expected)} cards of this deck exactly once; "
-                f"got {len(ids)} cards" + (f", missing {cards.to_strs(missing)}" if missing else "")
+                f"got {len(ids)} cards"
+                + (f", missing {cards.to_strs(missing)}" if missing else "")
                 + (f", not in this deck {cards.to_strs(extra)}" if extra else "")
-                + (f", repeated {cards.to_strs(repeated)}" if repeated else ""))
+                + (f", repeated {cards.to_strs(repeated)}" if repeated else "")
+            )
         return np.asarray(ids, dtype=np.int64)
 
     # ------------------------------------------------------------------ observe / step
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         obs = np.empty(observation.OBS_SIZE, dtype=np.float32)
         mask = np.empty(core.NUM_ACTIONS, dtype=np.int8)
-        observation.observe_with(self.state_vector, self._params, self.agent_name_mapping[agent], obs, mask,
-                                 self.scratch)
+        observation.observe_with(
+            self.state_vector, self._params, self.agent_name_mapping[agent], obs, mask, self.scratch
+        )
         return {"observation": obs, "action_mask": mask}
 
     def legal_actions(self) -> list[int]:
@@ -391,8 +399,10 @@ class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 - AECEnv is untyped (
         if action is None or isinstance(action, bool) or not isinstance(action, (int, np.integer)):
             raise ValueError(f"{agent} must act: expected an action id, got {action!r}; legal: {self._legal_text()}")
         if not 0 <= action < core.NUM_ACTIONS:  # before the compiled core, which takes int64 only
-            raise ValueError(f"action: expected an action id in 0..{core.NUM_ACTIONS - 1} for {agent}, got {action!r}; "
-                             f"legal: {self._legal_text()}")
+            raise ValueError(
+                f"action: expected an action id in 0..{core.NUM_ACTIONS - 1} for {agent}, got {action!r}; "
+                f"legal: {self._legal_text()}"
+            )
         if not core.step_with(self.state_vector, self._params, int(action), self.scratch):
             raise ValueError(f"illegal action {action!r} for {agent}; legal: {self._legal_text()}")
         self._cumulative_rewards[agent] = 0.0

@@ -48,8 +48,24 @@ from bourre_env.bourre_v0 import raw_env
 from bourre_env.core import cards
 from bourre_env.core.rules import Rules, presets
 
-__all__ = ["FORMAT", "VERSION", "SCHEMA_PATH", "PHASES", "HistoryError", "Recording", "Replay", "ReplayStep",
-           "read", "loads", "write", "dumps", "rules_of", "check", "dealing_order", "rules_record"]
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "SCHEMA_PATH",
+    "PHASES",
+    "HistoryError",
+    "Recording",
+    "Replay",
+    "ReplayStep",
+    "read",
+    "loads",
+    "write",
+    "dumps",
+    "rules_of",
+    "check",
+    "dealing_order",
+    "rules_record",
+]
 
 FORMAT = "bourre-hand-history"
 VERSION = 1
@@ -99,9 +115,11 @@ def rules_record(rules: Rules, preset: str | None = None) -> dict[str, Any]:
     name = preset if preset is not None else _preset_of(rules)
     if name not in presets:
         raise ValueError(f"preset: expected one of {sorted(presets)}, got {name!r}")
-    return {"preset": name,
-            "options": {k: _jsonable(v) for k, v in rules.changes_from(presets[name]).items()},
-            "fields": {k: _jsonable(v) for k, v in rules.as_dict().items()}}
+    return {
+        "preset": name,
+        "options": {k: _jsonable(v) for k, v in rules.changes_from(presets[name]).items()},
+        "fields": {k: _jsonable(v) for k, v in rules.as_dict().items()},
+    }
 
 
 # ---------------------------------------------------------------------------- recording
@@ -130,15 +148,21 @@ def dealing_order(s: np.ndarray, rules: Rules) -> list[int]:
     order = [hands[(dealer + k) % n][r] for r in range(h) for k in range(1, n + 1)]
     if rules.trump_card in ("separate", "separate_dealer_may_take"):
         order.append(face)
-    order += [int(c) for c in s[core.S_STOCK + int(s[core.S_STOCK_POS]): core.S_STOCK + int(s[core.S_STOCK_LEN])]]
+    order += [int(c) for c in s[core.S_STOCK + int(s[core.S_STOCK_POS]) : core.S_STOCK + int(s[core.S_STOCK_LEN])]]
     return order
 
 
 def _deal_opening(s: np.ndarray, rules: Rules, deck: list[int]) -> dict[str, Any]:
     n = rules.num_players
-    antes = -int(s[core.S_REWARD: core.S_REWARD + n].sum())  # a new deal's rewards are minus the antes paid
-    return {"deal": int(s[core.S_DEAL_NO]), "dealer": int(s[core.S_DEALER]), "pot_before": int(s[core.S_POT]) - antes,
-            "deck": [cards.to_str(c) for c in deck], "reshuffle_seed": str(int(s[core.S_RNG])), "actions": []}
+    antes = -int(s[core.S_REWARD : core.S_REWARD + n].sum())  # a new deal's rewards are minus the antes paid
+    return {
+        "deal": int(s[core.S_DEAL_NO]),
+        "dealer": int(s[core.S_DEALER]),
+        "pot_before": int(s[core.S_POT]) - antes,
+        "deck": [cards.to_str(c) for c in deck],
+        "reshuffle_seed": str(int(s[core.S_RNG])),
+        "actions": [],
+    }
 
 
 def _results(s: np.ndarray, rules: Rules, laid_down: Mapping[int, list[int]], rake_before: int) -> dict[str, Any]:
@@ -147,8 +171,9 @@ def _results(s: np.ndarray, rules: Rules, laid_down: Mapping[int, list[int]], ra
     hands = []
     for q in range(n):
         if s[core.S_DECISION + q] == core.PLAYING:
-            row = s[core.S_TRICK_CARDS + q: core.S_TRICK_CARDS + core.MAX_HAND_SIZE * core.MAX_PLAYERS:
-                    core.MAX_PLAYERS]
+            row = s[
+                core.S_TRICK_CARDS + q : core.S_TRICK_CARDS + core.MAX_HAND_SIZE * core.MAX_PLAYERS : core.MAX_PLAYERS
+            ]
             held = sorted([int(c) for c in row if c >= 0] + _cards_of(s[core.S_HAND + q]))
         else:
             held = sorted(laid_down.get(q, []))
@@ -157,8 +182,10 @@ def _results(s: np.ndarray, rules: Rules, laid_down: Mapping[int, list[int]], ra
         "decisions": [DECISIONS[0] if s[core.S_DECISION + q] == core.PLAYING else DECISIONS[1] for q in range(n)],
         "tricks": [int(s[core.S_TRICKS + q]) for q in range(n)],
         "payments": [int(s[core.S_REWARD + q]) for q in range(n)],
-        "outcomes": [[name for name, bit in zip(OUTCOMES, _OUTCOME_BITS, strict=True) if s[core.S_OUTCOME + q] & bit]
-                     for q in range(n)],
+        "outcomes": [
+            [name for name, bit in zip(OUTCOMES, _OUTCOME_BITS, strict=True) if s[core.S_OUTCOME + q] & bit]
+            for q in range(n)
+        ],
         "hands": hands,
         "pot": int(s[core.S_POT]),
         "rake": int(s[core.S_RAKE_TOTAL]) - rake_before,
@@ -225,9 +252,15 @@ class Recording(BaseWrapper):  # type: ignore[misc]  # untyped base: PettingZoo 
         if action == core.PASS:
             self._laid_down[seat] = hand
         description = describe(action, hand, phase)
-        self._deal["actions"].append({"seat": seat, "phase": _phase_name(before, self._params), "action": action,
-                                      "description": description,
-                                      "public": _public(action, phase, seat, after, description)})
+        self._deal["actions"].append(
+            {
+                "seat": seat,
+                "phase": _phase_name(before, self._params),
+                "action": action,
+                "description": description,
+                "public": _public(action, phase, seat, after, description),
+            }
+        )
         if ended:
             self._deal["results"] = _results(after, self._rules, self._laid_down, self._rake_before)
             assert self._episode is not None
@@ -250,9 +283,14 @@ class Recording(BaseWrapper):  # type: ignore[misc]  # untyped base: PettingZoo 
             who = [None] * n
         if len(who) != n:
             raise ValueError(f"seats: one entry per seat ({n}), got {len(who)}")
-        return {"format": FORMAT, "version": VERSION, "rules": rules_record(self._rules, self.preset),
-                "seats": [{"seat": q, "agent": who[q]} for q in range(n)], "seed": self._episode["seed"],
-                "deals": json.loads(json.dumps(self._episode["deals"]))}  # a copy that later play cannot change
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "rules": rules_record(self._rules, self.preset),
+            "seats": [{"seat": q, "agent": who[q]} for q in range(n)],
+            "seed": self._episode["seed"],
+            "deals": json.loads(json.dumps(self._episode["deals"])),
+        }  # a copy that later play cannot change
 
 
 # ---------------------------------------------------------------------------- writing and reading
@@ -304,8 +342,9 @@ def read(source: str | os.PathLike[str] | Mapping[str, Any]) -> dict[str, Any]:
     except OSError as err:
         if isinstance(source, str) and source.lstrip()[:1] in ("{", "["):
             # text that was meant as a history, not a file name
-            raise HistoryError("", "history.read takes a file path, and this looks like JSON text: "
-                                   "use history.loads(text)") from None
+            raise HistoryError(
+                "", "history.read takes a file path, and this looks like JSON text: use history.loads(text)"
+            ) from None
         raise HistoryError("", f"cannot read the history file: {err}") from None
     return loads(data)
 
@@ -343,8 +382,11 @@ def _object(value: Any, path: str, keys: Sequence[str]) -> None:
 
 
 def _int_in(value: Any, path: str, lo: int, hi: int | None = None) -> None:
-    _need(_is_int(value) and value >= lo and (hi is None or value <= hi), path,
-          f"expected an integer {'>= ' + str(lo) if hi is None else f'in {lo}..{hi}'}, got {value!r}")
+    _need(
+        _is_int(value) and value >= lo and (hi is None or value <= hi),
+        path,
+        f"expected an integer {'>= ' + str(lo) if hi is None else f'in {lo}..{hi}'}, got {value!r}",
+    )
 
 
 def _text(value: Any, path: str) -> None:
@@ -357,8 +399,11 @@ def _text(value: Any, path: str) -> None:
 
 
 def _seed(value: Any, path: str) -> None:
-    _need(isinstance(value, str) and _DIGITS.fullmatch(value) is not None and int(value) < SEED_LIMIT, path,
-          f"expected a seed as a string of decimal digits below 2**63, got {value!r}")
+    _need(
+        isinstance(value, str) and _DIGITS.fullmatch(value) is not None and int(value) < SEED_LIMIT,
+        path,
+        f"expected a seed as a string of decimal digits below 2**63, got {value!r}",
+    )
 
 
 def rules_of(history: Mapping[str, Any]) -> Rules:
@@ -378,8 +423,11 @@ def rules_of(history: Mapping[str, Any]) -> Rules:
     expected = {k: _jsonable(v) for k, v in rules.as_dict().items()}
     for key in expected:
         _need(key in fields, f"rules.fields.{key}", "missing")
-        _need(fields[key] == expected[key], f"rules.fields.{key}",
-              f"{fields[key]!r}, but preset {entry['preset']!r} with these options gives {expected[key]!r}")
+        _need(
+            fields[key] == expected[key],
+            f"rules.fields.{key}",
+            f"{fields[key]!r}, but preset {entry['preset']!r} with these options gives {expected[key]!r}",
+        )
     for key in fields:
         _need(key in expected, f"rules.fields.{key}", "not a rule field")
     return rules
@@ -391,8 +439,11 @@ def check(data: Any) -> None:
     _object(data, "", ("format", "version", "rules", "seats", "seed", "deals"))
     _need(data["format"] == FORMAT, "format", f"expected {FORMAT!r}, got {data['format']!r}")
     _need(_is_int(data["version"]), "version", f"expected an integer, got {data['version']!r}")
-    _need(data["version"] <= VERSION, "version",
-          f"{data['version']} is newer than this reader (version {VERSION}); upgrade bourre-rl")
+    _need(
+        data["version"] <= VERSION,
+        "version",
+        f"{data['version']} is newer than this reader (version {VERSION}); upgrade bourre-rl",
+    )
     _need(data["version"] >= 1, "version", f"expected 1 or more, got {data['version']!r}")
     rules = rules_of(data)
     n = rules.num_players
@@ -401,16 +452,22 @@ def check(data: Any) -> None:
     for q, seat in enumerate(seats):
         _object(seat, f"seats[{q}]", ("seat", "agent"))
         _need(seat["seat"] == q and _is_int(seat["seat"]), f"seats[{q}].seat", f"expected {q}, got {seat['seat']!r}")
-        _need(seat["agent"] is None or isinstance(seat["agent"], str), f"seats[{q}].agent",
-              f"expected a string or null, got {seat['agent']!r}")
+        _need(
+            seat["agent"] is None or isinstance(seat["agent"], str),
+            f"seats[{q}].agent",
+            f"expected a string or null, got {seat['agent']!r}",
+        )
         if seat["agent"] is not None:
             _text(seat["agent"], f"seats[{q}].agent")
     if data["seed"] is not None:
         _seed(data["seed"], "seed")
     deals = data["deals"]
     _need(isinstance(deals, list) and len(deals) > 0, "deals", "expected a non-empty list of deals")
-    _need(len(deals) <= rules.deals_per_episode, f"deals[{min(len(deals), rules.deals_per_episode)}]",
-          f"an episode of these rules has {rules.deals_per_episode} deal(s)")
+    _need(
+        len(deals) <= rules.deals_per_episode,
+        f"deals[{min(len(deals), rules.deals_per_episode)}]",
+        f"an episode of these rules has {rules.deals_per_episode} deal(s)",
+    )
     deck_cards = sorted(rules.deck_cards())
     for k, deal in enumerate(deals):
         at = f"deals[{k}]"
@@ -419,8 +476,11 @@ def check(data: Any) -> None:
         _int_in(deal["dealer"], f"{at}.dealer", 0, n - 1)
         _int_in(deal["pot_before"], f"{at}.pot_before", 0, limits.POT_BOUND)  # the env deals no larger pot
         deck = deal["deck"]
-        _need(isinstance(deck, list) and len(deck) == rules.deck_size, f"{at}.deck",
-              f"expected a list of the {rules.deck_size} cards of the deck")
+        _need(
+            isinstance(deck, list) and len(deck) == rules.deck_size,
+            f"{at}.deck",
+            f"expected a list of the {rules.deck_size} cards of the deck",
+        )
         ids = []
         for i, c in enumerate(deck):
             try:
@@ -452,8 +512,11 @@ def _check_results(res: Any, at: str, n: int) -> None:
         _need(res["decisions"][q] in DECISIONS, f"{at}.decisions[{q}]", f"expected one of {list(DECISIONS)}")
         _int_in(res["tricks"][q], f"{at}.tricks[{q}]", 0, core.MAX_HAND_SIZE)
         _need(_is_int(res["payments"][q]), f"{at}.payments[{q}]", f"expected an integer, got {res['payments'][q]!r}")
-        _need(isinstance(res["outcomes"][q], list) and all(o in OUTCOMES for o in res["outcomes"][q]),
-              f"{at}.outcomes[{q}]", f"expected a list of {list(OUTCOMES)}")
+        _need(
+            isinstance(res["outcomes"][q], list) and all(o in OUTCOMES for o in res["outcomes"][q]),
+            f"{at}.outcomes[{q}]",
+            f"expected a list of {list(OUTCOMES)}",
+        )
         _need(isinstance(res["hands"][q], list), f"{at}.hands[{q}]", "expected a list of card strings")
         for i, c in enumerate(res["hands"][q]):
             _text(c, f"{at}.hands[{q}][{i}]")
@@ -529,12 +592,14 @@ class Replay:
         index = 0
         for k, deal in enumerate(deals):
             at = f"deals[{k}]"
-            _need(s[core.S_PHASE] not in (core.DEAL_OVER, core.GAME_OVER), at,
-                  f"the episode ended after deal {k - 1}")
+            _need(s[core.S_PHASE] not in (core.DEAL_OVER, core.GAME_OVER), at, f"the episode ended after deal {k - 1}")
             opening = _deal_opening(s, rules, [])
             for key in ("dealer", "pot_before"):
-                _need(opening[key] == deal[key], f"{at}.{key}",
-                      f"{deal[key]}, but the previous deal leaves {opening[key]}")
+                _need(
+                    opening[key] == deal[key],
+                    f"{at}.{key}",
+                    f"{deal[key]}, but the previous deal leaves {opening[key]}",
+                )
             laid_down: dict[int, list[int]] = {}
             rake_before = int(s[core.S_RAKE_TOTAL])
             settled: np.ndarray | None = None
@@ -552,8 +617,11 @@ class Replay:
                     legal = ", ".join(f"{a} ({describe(a, hand, phase)})" for a in env.legal_actions())
                     raise HistoryError(f"{where}.action", f"{action} is illegal for player_{seat}; legal: {legal}")
                 description = describe(action, hand, phase)
-                _need(act["description"] == description, f"{where}.description",
-                      f"{act['description']!r}, but action {action} is {description!r}")
+                _need(
+                    act["description"] == description,
+                    f"{where}.description",
+                    f"{act['description']!r}, but action {action} is {description!r}",
+                )
                 public = _public(action, phase, seat, trial, description)
                 _need(act["public"] == public, f"{where}.public", f"{act['public']!r}, but the table sees {public!r}")
                 if action == core.PASS:
@@ -564,8 +632,11 @@ class Replay:
                 if trial[core.S_PHASE] in (core.DEAL_OVER, core.GAME_OVER):
                     settled = trial
             if settled is None:
-                raise HistoryError(f"{at}.actions", f"the deal is not over after its {len(deal['actions'])} actions: "
-                                                    f"player_{int(s[core.S_CUR])} is to act")
+                raise HistoryError(
+                    f"{at}.actions",
+                    f"the deal is not over after its {len(deal['actions'])} actions: "
+                    f"player_{int(s[core.S_CUR])} is to act",
+                )
             _compare_results(deal["results"], _results(settled, rules, laid_down, rake_before), f"{at}.results")
 
     def run(self) -> raw_env:

@@ -62,8 +62,9 @@ def truncation_info(s: np.ndarray) -> dict[str, Any]:
 def check_pot(pot: Any, where: str) -> int:
     """A starting pot: an integer in ``0..POT_BOUND``, else ``ValueError`` naming ``where``."""
     if isinstance(pot, (bool, np.bool_)) or not isinstance(pot, (int, np.integer)) or not 0 <= pot <= POT_BOUND:
-        raise ValueError(f"{where}: pot must be an integer in 0..{POT_BOUND} (POT_BOUND, bourre_env.limits), "
-                         f"got {pot!r}")
+        raise ValueError(
+            f"{where}: pot must be an integer in 0..{POT_BOUND} (POT_BOUND, bourre_env.limits), got {pot!r}"
+        )
     return int(pot)
 
 
@@ -80,11 +81,15 @@ def check_rules(rules: Rules) -> None:
     multiple = rules.renege_multiple if rules.illegal_action == "renege" else 1
     worst = stake * (1 + n * multiple)
     if worst > _EXACT:
-        raise ValueError(f"play_ante={rules.play_ante}, second_pass_ante={rules.second_pass_ante}, renege_multiple="
-                         f"{rules.renege_multiple}: one deal from a pot at POT_BOUND ({POT_BOUND:,} chips) could "
-                         f"reach {worst:,} chips, past 2**53 (exact integers); use smaller stakes")
+        raise ValueError(
+            f"play_ante={rules.play_ante}, second_pass_ante={rules.second_pass_ante}, renege_multiple="
+            f"{rules.renege_multiple}: one deal from a pot at POT_BOUND ({POT_BOUND:,} chips) could "
+            f"reach {worst:,} chips, past 2**53 (exact integers); use smaller stakes"
+        )
     rake = rules.rake_fraction
     if stake * rake.numerator > _RAKE_PRODUCT_LIMIT:
-        raise ValueError(f"rake: {rules.rake!r} is the fraction {rake.numerator}/{rake.denominator}, too fine for "
-                         f"pots up to POT_BOUND ({POT_BOUND:,} chips) in 64-bit integers; give a fraction with a "
-                         f"numerator of at most {_RAKE_PRODUCT_LIMIT // stake:,}, e.g. fractions.Fraction(1, 3)")
+        raise ValueError(
+            f"rake: {rules.rake!r} is the fraction {rake.numerator}/{rake.denominator}, too fine for "
+            f"pots up to POT_BOUND ({POT_BOUND:,} chips) in 64-bit integers; give a fraction with a "
+            f"numerator of at most {_RAKE_PRODUCT_LIMIT // stake:,}, e.g. fractions.Fraction(1, 3)"
+        )

@@ -48,5 +48,7 @@ def check_fits(needed: float, what: str, available: int | None = None) -> None:
     """
     free = available_bytes() if available is None else available
     if free is not None and needed > SHARE * free:
-        raise ValueError(f"{what} needs about {describe_bytes(needed)} of memory, more than this machine can give "
-                         f"({describe_bytes(free)} available); use a smaller size")
+        raise ValueError(
+            f"{what} needs about {describe_bytes(needed)} of memory, more than this machine can give "
+            f"({describe_bytes(free)} available); use a smaller size"
+        )

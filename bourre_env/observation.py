@@ -43,14 +43,16 @@ FIELDS: tuple[Field, ...] = (
     Field("hand", (NUM_CARDS,), "1 for each card id the observer holds"),
     Field("trump", (4,), "trump suit, one-hot (C, D, H, S); 0s until the dealer names it"),
     Field("face_card", (NUM_CARDS,), "the face-up card that set trump, one-hot by card id (0s: none turned)"),
-    Field("face_status", (3,),
-          "face-up card: dealer's hand (laid down if the dealer passed) / dead or separate / played"),
+    Field(
+        "face_status", (3,), "face-up card: dealer's hand (laid down if the dealer passed) / dead or separate / played"
+    ),
     Field("dealer", (S,), "dealer, one-hot by relative seat"),
     Field("to_act", (S,), "seat to act, one-hot by relative seat (all 0 when the deal is over)"),
     Field("seat_present", (S,), "1 for each relative seat that exists at this table"),
     Field("decision", (S, 3), "per relative seat: pending / passed / playing, one-hot"),
-    Field("discard_count", (S, T + 1),
-          "per relative seat: announced number of discards 0..6, one-hot (0s if none yet)"),
+    Field(
+        "discard_count", (S, T + 1), "per relative seat: announced number of discards 0..6, one-hot (0s if none yet)"
+    ),
     Field("tricks_won", (S, T + 1), "per relative seat: tricks won this deal 0..6, one-hot"),
     Field("played_by", (NUM_CARDS, S), "per card id: relative seat that played it to a trick this deal, one-hot"),
     Field("played_in", (NUM_CARDS, T), "per card id: the trick (0..5) it was played to, one-hot"),
@@ -250,7 +252,7 @@ def observe_with(s: np.ndarray, p: np.ndarray, seat: int, obs: np.ndarray, mask:
 
 def as_dict(vector: np.ndarray) -> dict[str, np.ndarray]:
     """The observation vector split into its named pieces (for reading, debugging and tests)."""
-    return {f.name: vector[OFFSETS[f.name]: OFFSETS[f.name] + f.size].reshape(f.shape) for f in FIELDS}
+    return {f.name: vector[OFFSETS[f.name] : OFFSETS[f.name] + f.size].reshape(f.shape) for f in FIELDS}
 
 
 def table_rows() -> list[tuple[str, int, int, str]]:

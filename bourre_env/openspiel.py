@@ -184,8 +184,9 @@ class BourreGame(pyspiel.Game):  # type: ignore[misc]  # untyped base: pyspiel i
         dealer = given.get("dealer", -1)
         n = self.rules.num_players
         if isinstance(dealer, bool) or not isinstance(dealer, int) or not -1 <= dealer < n:
-            raise ValueError(f"{GAME_NAME}: dealer must be -1 (drawn by chance) or a seat in 0..{n - 1}, "
-                             f"got {dealer!r}")
+            raise ValueError(
+                f"{GAME_NAME}: dealer must be -1 (drawn by chance) or a seat in 0..{n - 1}, got {dealer!r}"
+            )
         self.first_dealer = dealer
         self.config_key = json.dumps(given, sort_keys=True)
         bound = _utility_bound(self.rules)
@@ -202,8 +203,9 @@ class BourreGame(pyspiel.Game):  # type: ignore[misc]  # untyped base: pyspiel i
     def new_initial_state(self) -> BourreState:
         return BourreState(self)
 
-    def make_py_observer(self, iig_obs_type: pyspiel.IIGObservationType | None = None,
-                         params: dict[str, Any] | None = None) -> BourreObserver:
+    def make_py_observer(
+        self, iig_obs_type: pyspiel.IIGObservationType | None = None, params: dict[str, Any] | None = None
+    ) -> BourreObserver:
         if params:
             raise ValueError(f"{GAME_NAME}: observation parameters are not supported, got {params}")
         return BourreObserver(self, iig_obs_type or pyspiel.IIGObservationType(perfect_recall=False))
@@ -247,24 +249,24 @@ def _hand(s: np.ndarray, seat: int) -> int:
 
 
 def _stock_left(s: np.ndarray) -> list[int]:
-    return [int(c) for c in s[core.S_STOCK + s[core.S_STOCK_POS]: core.S_STOCK + s[core.S_STOCK_LEN]]]
+    return [int(c) for c in s[core.S_STOCK + s[core.S_STOCK_POS] : core.S_STOCK + s[core.S_STOCK_LEN]]]
 
 
 def _set_stock_left(s: np.ndarray, order: list[int]) -> None:
     start = core.S_STOCK + int(s[core.S_STOCK_POS])
-    s[start: start + len(order)] = order
+    s[start : start + len(order)] = order
 
 
 def _pile(s: np.ndarray) -> list[int]:
-    return [int(c) for c in s[core.S_PILE: core.S_PILE + s[core.S_PILE_LEN]]]
+    return [int(c) for c in s[core.S_PILE : core.S_PILE + s[core.S_PILE_LEN]]]
 
 
 def _stock_front(s: np.ndarray, count: int) -> list[int]:
-    return [int(c) for c in s[core.S_STOCK: core.S_STOCK + count]]
+    return [int(c) for c in s[core.S_STOCK : core.S_STOCK + count]]
 
 
 def _chips(s: np.ndarray, n: int) -> list[float]:
-    return [float(v) for v in s[core.S_CHIPS: core.S_CHIPS + n]]
+    return [float(v) for v in s[core.S_CHIPS : core.S_CHIPS + n]]
 
 
 class BourreState(pyspiel.State):  # type: ignore[misc]  # untyped base: pyspiel is a C++ extension without stubs
@@ -404,8 +406,10 @@ class BourreState(pyspiel.State):  # type: ignore[misc]  # untyped base: pyspiel
         self._step(self._pending)
         drawn = _hand(s, seat) & ~before
         if drawn != sum(1 << c for c in wanted):
-            raise RuntimeError(f"{GAME_NAME}: the core drew {cards.to_strs(_mask_cards(drawn))}, expected "
-                               f"{cards.to_strs(wanted)} (the stock arrangement no longer matches the core)")
+            raise RuntimeError(
+                f"{GAME_NAME}: the core drew {cards.to_strs(_mask_cards(drawn))}, expected "
+                f"{cards.to_strs(wanted)} (the stock arrangement no longer matches the core)"
+            )
         self._pending, self._draw_forced, self._draw_pool, self._draw_need, self._drawn = -1, [], [], 0, []
 
     def _arrange_draw(self, wanted: list[int]) -> None:
@@ -432,7 +436,7 @@ class BourreState(pyspiel.State):  # type: ignore[misc]  # untyped base: pyspiel
         laid = [0] * len(pile)
         for i, c in enumerate(order):
             laid[perm[i]] = c
-        s[core.S_PILE: core.S_PILE + len(pile)] = laid
+        s[core.S_PILE : core.S_PILE + len(pile)] = laid
 
     # -- moves --------------------------------------------------------------------------------------------------
     def _step(self, action: int) -> None:
@@ -532,10 +536,12 @@ class BourreState(pyspiel.State):  # type: ignore[misc]  # untyped base: pyspiel
             return f"dealer {self._dealer}; dealing {hands}"
         s = self._s
         hands = " ".join(f"{q}:{cards.to_strs(_mask_cards(_hand(s, q)))}" for q in range(self._n))
-        return (f"deal {self._deal_no} dealer {self._dealer} phase {_phase(s)} to act {int(s[core.S_CUR])} "
-                f"pot {int(s[core.S_POT])}; hands {hands}; stock {cards.to_strs(_stock_left(s))}"
-                + (f"; drawing {cards.to_strs(self._drawn)} for {self._pending}" if self._pending >= 0 else "")
-                + (f"; dealing {self._hands}" if self._dealing else ""))
+        return (
+            f"deal {self._deal_no} dealer {self._dealer} phase {_phase(s)} to act {int(s[core.S_CUR])} "
+            f"pot {int(s[core.S_POT])}; hands {hands}; stock {cards.to_strs(_stock_left(s))}"
+            + (f"; drawing {cards.to_strs(self._drawn)} for {self._pending}" if self._pending >= 0 else "")
+            + (f"; dealing {self._hands}" if self._dealing else "")
+        )
 
     # the observer's views of the state
     def dealt_hands(self, player: int) -> list[int]:
@@ -584,8 +590,10 @@ class BourreObserver:
 
     def __init__(self, game: BourreGame, iig_obs_type: pyspiel.IIGObservationType) -> None:
         if iig_obs_type.private_info != pyspiel.PrivateInfoType.SINGLE_PLAYER or not iig_obs_type.public_info:
-            raise ValueError(f"{GAME_NAME}: only the player's own view is provided (private_info=SINGLE_PLAYER, "
-                             f"public_info=True), got {iig_obs_type}")
+            raise ValueError(
+                f"{GAME_NAME}: only the player's own view is provided (private_info=SINGLE_PLAYER, "
+                f"public_info=True), got {iig_obs_type}"
+            )
         self.perfect_recall = bool(iig_obs_type.perfect_recall)
         deals = game.rules.deals_per_episode
         pieces: list[tuple[str, tuple[int, ...]]] = []
@@ -599,7 +607,7 @@ class BourreObserver:
         at = 0
         for name, shape in pieces:
             size = int(np.prod(shape))
-            self.dict[name] = self.tensor[at: at + size].reshape(shape)
+            self.dict[name] = self.tensor[at : at + size].reshape(shape)
             at += size
 
     def set_from(self, state: BourreState, player: int) -> None:

@@ -47,8 +47,9 @@ def _hidden_hand_entries(states: np.ndarray, rows: np.ndarray, num_players: int)
     return idx, counts
 
 
-def hidden_hand_entries(states: np.ndarray, rows: np.ndarray,
-                        num_players: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def hidden_hand_entries(
+    states: np.ndarray, rows: np.ndarray, num_players: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The other seats' hands at ``states[rows]`` (each row's acting seat must be a seat, not -1), as sparse rows:
     (column int16, value float32 (all 1), count per row int64), in the layout of the module docstring."""
     if not 2 <= num_players <= core.MAX_PLAYERS:

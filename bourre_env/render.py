@@ -19,11 +19,16 @@ def table_text(s: np.ndarray, p: np.ndarray, rules: Rules, viewer: int) -> str:
     n = rules.num_players
     v = StateView(s, n)
     phase = v.phase
-    phase_name = {core.DECLARE: "declare play or pass", core.SECOND_PASS: "second chance to pass",
-                  core.NAME_TRUMP: "the dealer names trump",
-                  core.DRAW_OR_PASS: "draw or pass", core.DRAW: "draw",
-                  core.PLAY: f"trick {v.trick_no + 1} of {rules.hand_size}",
-                  core.DEAL_OVER: "deal over", core.GAME_OVER: "episode over"}[phase]
+    phase_name = {
+        core.DECLARE: "declare play or pass",
+        core.SECOND_PASS: "second chance to pass",
+        core.NAME_TRUMP: "the dealer names trump",
+        core.DRAW_OR_PASS: "draw or pass",
+        core.DRAW: "draw",
+        core.PLAY: f"trick {v.trick_no + 1} of {rules.hand_size}",
+        core.DEAL_OVER: "deal over",
+        core.GAME_OVER: "episode over",
+    }[phase]
     lines = [
         f"Deal {v.deal_no + 1}/{rules.deals_per_episode}  ·  {phase_name}  ·  pot {v.pot}"
         + (f" (limit {rules.pot_limit})" if rules.pot_limit is not None else ""),
@@ -38,9 +43,11 @@ def table_text(s: np.ndarray, p: np.ndarray, rules: Rules, viewer: int) -> str:
         card = current[q]
         you = " (you)" if q == viewer else ""
         decision = _DECISIONS[int(core.decision_seen(s, p, viewer, q))]  # secret declarations show "deciding"
-        lines.append(f"{'player_' + str(q) + you:<16} {tags:<3} {decision:<9} "
-                     f"{(str(nd) if nd >= 0 else '-'):>8} {v.tricks(q):>6}  "
-                     f"{cards.to_str(card) if card >= 0 else '':<10}")
+        lines.append(
+            f"{'player_' + str(q) + you:<16} {tags:<3} {decision:<9} "
+            f"{(str(nd) if nd >= 0 else '-'):>8} {v.tricks(q):>6}  "
+            f"{cards.to_str(card) if card >= 0 else '':<10}"
+        )
     hand = v.hand(viewer)
     lines += ["", f"player_{viewer} holds: {cards.to_strs(hand) if hand else '(no cards)'}"]
     for tt in range(rules.hand_size):

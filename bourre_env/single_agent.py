@@ -101,8 +101,10 @@ class BourreSingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         self.aec = raw_env(render_mode=render_mode, **rule_options)
         self.num_players = self.aec.rules.num_players
         if learner_seat not in ("rotate", "random") and not self._is_seat(learner_seat):
-            raise ValueError(f"learner_seat: expected 'rotate', 'random' or a seat in 0..{self.num_players - 1}, "
-                             f"got {learner_seat!r}")
+            raise ValueError(
+                f"learner_seat: expected 'rotate', 'random' or a seat in 0..{self.num_players - 1}, "
+                f"got {learner_seat!r}"
+            )
         self.learner_seat_mode = learner_seat
         self.observation_space = self.aec.observation_spaces[self.aec.possible_agents[0]]["observation"]
         self.action_space = spaces.Discrete(core.NUM_ACTIONS)
@@ -183,8 +185,9 @@ class BourreSingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
                     reset()
 
     # ------------------------------------------------------------------ episode
-    def reset(self, *, seed: int | None = None,
-              options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
         options = dict(options or {})
         if self._pending_opponents is not None:

@@ -50,8 +50,20 @@ from bourre_env.core.layout import (
 )
 from bourre_env.core.rules import MAX_HAND_SIZE, MAX_PLAYERS
 
-__all__ = ["StateView", "phase_of", "to_act", "dealer_of", "pot_of", "hand_of", "decision_of", "reward_of",
-           "tricks_of", "trick_card", "played_cards", "rewards_column"]
+__all__ = [
+    "StateView",
+    "phase_of",
+    "to_act",
+    "dealer_of",
+    "pot_of",
+    "hand_of",
+    "decision_of",
+    "reward_of",
+    "tricks_of",
+    "trick_card",
+    "played_cards",
+    "rewards_column",
+]
 
 
 class StateView:
@@ -61,8 +73,10 @@ class StateView:
 
     def __init__(self, state: np.ndarray, num_players: int) -> None:
         if not isinstance(state, np.ndarray) or state.shape != (STATE_SIZE,) or state.dtype != np.int64:
-            raise ValueError(f"state: expected an int64 vector of {STATE_SIZE} (core.new_state()), got "
-                             f"{getattr(state, 'dtype', type(state).__name__)} {getattr(state, 'shape', '')}")
+            raise ValueError(
+                f"state: expected an int64 vector of {STATE_SIZE} (core.new_state()), got "
+                f"{getattr(state, 'dtype', type(state).__name__)} {getattr(state, 'shape', '')}"
+            )
         if not 1 <= num_players <= MAX_PLAYERS:
             raise ValueError(f"num_players: expected 1..{MAX_PLAYERS}, got {num_players!r}")
         view = state.view()
@@ -166,7 +180,7 @@ class StateView:
     @property
     def rewards(self) -> np.ndarray:
         """Every seat's chip change in the current deal (int64, one per seat; a copy)."""
-        rewards: np.ndarray = self._s[S_REWARD: S_REWARD + self.num_players].copy()
+        rewards: np.ndarray = self._s[S_REWARD : S_REWARD + self.num_players].copy()
         return rewards
 
     def outcome(self, seat: int) -> int:
@@ -194,7 +208,7 @@ class StateView:
     def trick_cards(self, trick: int) -> list[int]:
         """The card each seat played to ``trick`` (-1: none), one entry per seat."""
         row = S_TRICK_CARDS + self._trick(trick) * MAX_PLAYERS
-        return [int(c) for c in self._s[row: row + self.num_players]]
+        return [int(c) for c in self._s[row : row + self.num_players]]
 
     def trick_leader(self, trick: int) -> int:
         """The seat that led ``trick``, -1 before it is led."""

@@ -18,8 +18,8 @@ def card_locations(s: np.ndarray, rules: Rules) -> list[int]:
     found: list[int] = []
     for q in range(n):
         found += cards_of(s[core.S_HAND + q])
-    found += [int(c) for c in s[core.S_STOCK + s[core.S_STOCK_POS]: core.S_STOCK + s[core.S_STOCK_LEN]]]
-    found += [int(c) for c in s[core.S_PILE: core.S_PILE + s[core.S_PILE_LEN]]]
+    found += [int(c) for c in s[core.S_STOCK + s[core.S_STOCK_POS] : core.S_STOCK + s[core.S_STOCK_LEN]]]
+    found += [int(c) for c in s[core.S_PILE : core.S_PILE + s[core.S_PILE_LEN]]]
     found += cards_of(s[core.S_PLAYED])
     if s[core.S_FACE_STATE] == core.FACE_DEAD:
         found.append(int(s[core.S_FACE]))
@@ -31,14 +31,16 @@ def random_game(rules: Rules, rng: np.random.Generator, dealer: int | None = Non
     p = rules.params()
     s = core.new_state()
     deck = rng.permutation(np.asarray(rules.deck_cards(), dtype=np.int64))
-    core.start_episode(s, p, deck, int(rng.integers(rules.num_players)) if dealer is None else dealer, 0,
-                       int(rng.integers(2**62)))
+    core.start_episode(
+        s, p, deck, int(rng.integers(rules.num_players)) if dealer is None else dealer, 0, int(rng.integers(2**62))
+    )
     mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
     while True:
         phase = s[core.S_PHASE]
         if phase == core.DEAL_OVER:
-            core.next_deal(s, p, rng.permutation(np.asarray(rules.deck_cards(), dtype=np.int64)),
-                           int(rng.integers(2**62)))
+            core.next_deal(
+                s, p, rng.permutation(np.asarray(rules.deck_cards(), dtype=np.int64)), int(rng.integers(2**62))
+            )
             continue
         if phase == core.GAME_OVER:
             return

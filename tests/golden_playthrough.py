@@ -40,8 +40,10 @@ CASES: dict[str, list[dict[str, Any]]] = {
     "dealer_antes_for_all": [
         {"options": {"rules": "dealer_antes_for_all", "num_players": 6, "deals_per_episode": 4}, "seed": 21},
         {"options": {"rules": "dealer_antes_for_all", "num_players": 2, "deals_per_episode": 3}, "seed": 22},
-        {"options": {"rules": "dealer_antes_for_all", "num_players": 4, "deals_per_episode": 3, "tie": "divide"},
-         "seed": 23},
+        {
+            "options": {"rules": "dealer_antes_for_all", "num_players": 4, "deals_per_episode": 3, "tie": "divide"},
+            "seed": 23,
+        },
     ],
     "wikipedia": [
         {"options": {"rules": "wikipedia", "num_players": 7, "deals_per_episode": 2}, "seed": 31},
@@ -54,12 +56,24 @@ CASES: dict[str, list[dict[str, Any]]] = {
         {"options": {"rules": "separate_trump_card", "num_players": 3, "ranks": 6, "hand_size": 4}, "seed": 43},
     ],
     "separate_trump_card_dealer_may_take": [
-        {"options": {"rules": "separate_trump_card_dealer_may_take", "num_players": 5, "deals_per_episode": 3},
-         "seed": 51},
-        {"options": {"rules": "separate_trump_card_dealer_may_take", "num_players": 8, "deals_per_episode": 2},
-         "seed": 52},
-        {"options": {"rules": "separate_trump_card_dealer_may_take", "num_players": 3, "ranks": 6, "hand_size": 4,
-                     "max_discard": 2}, "seed": 53},
+        {
+            "options": {"rules": "separate_trump_card_dealer_may_take", "num_players": 5, "deals_per_episode": 3},
+            "seed": 51,
+        },
+        {
+            "options": {"rules": "separate_trump_card_dealer_may_take", "num_players": 8, "deals_per_episode": 2},
+            "seed": 52,
+        },
+        {
+            "options": {
+                "rules": "separate_trump_card_dealer_may_take",
+                "num_players": 3,
+                "ranks": 6,
+                "hand_size": 4,
+                "max_discard": 2,
+            },
+            "seed": 53,
+        },
     ],
     "two_round_declaration": [
         {"options": {"rules": "two_round_declaration", "num_players": 5, "deals_per_episode": 3}, "seed": 61},
@@ -69,14 +83,18 @@ CASES: dict[str, list[dict[str, Any]]] = {
     "simultaneous_declaration": [
         {"options": {"rules": "simultaneous_declaration", "num_players": 5, "deals_per_episode": 3}, "seed": 71},
         {"options": {"rules": "simultaneous_declaration", "num_players": 8, "deals_per_episode": 2}, "seed": 72},
-        {"options": {"rules": "simultaneous_declaration", "num_players": 2, "deals_per_episode": 3, "play_ante": 1},
-         "seed": 73},
+        {
+            "options": {"rules": "simultaneous_declaration", "num_players": 2, "deals_per_episode": 3, "play_ante": 1},
+            "seed": 73,
+        },
     ],
     "four_card": [
         {"options": {"rules": "four_card", "num_players": 5, "deals_per_episode": 3}, "seed": 81},
         {"options": {"rules": "four_card", "num_players": 8, "deals_per_episode": 2}, "seed": 82},
-        {"options": {"rules": "four_card", "num_players": 3, "deals_per_episode": 3, "illegal_action": "renege"},
-         "seed": 83},
+        {
+            "options": {"rules": "four_card", "num_players": 3, "deals_per_episode": 3, "illegal_action": "renege"},
+            "seed": 83,
+        },
     ],
     "dealer_picks_trump": [
         {"options": {"rules": "dealer_picks_trump", "num_players": 5, "deals_per_episode": 3}, "seed": 91},
@@ -110,8 +128,13 @@ def play(options: dict[str, Any], seed: int) -> dict[str, Any]:
         action = int(rng.choice(np.flatnonzero(obs["action_mask"])))
         moves.append([agent, action])
         env.step(action)
-    return {"options": options, "seed": seed, "moves": moves, "rewards": rewards,
-            "observations_sha256": digest.hexdigest()}
+    return {
+        "options": options,
+        "seed": seed,
+        "moves": moves,
+        "rewards": rewards,
+        "observations_sha256": digest.hexdigest(),
+    }
 
 
 def playthroughs(preset: str) -> list[dict[str, Any]]:

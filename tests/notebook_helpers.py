@@ -23,13 +23,22 @@ def execute(nb: nbformat.NotebookNode, folder: Path) -> str:
     """Run ``nb`` in a python3 kernel from ``folder``, as Jupyter does (the kernel inherits this process's
     environment); raises CellExecutionError, with the cell's traceback, if a cell fails. Returns the text the
     cells printed."""
-    client = NotebookClient(nb, timeout=600, kernel_name="python3", extra_arguments=["--colors=nocolor"],
-                            resources={"metadata": {"path": str(folder)}})
+    client = NotebookClient(
+        nb,
+        timeout=600,
+        kernel_name="python3",
+        extra_arguments=["--colors=nocolor"],
+        resources={"metadata": {"path": str(folder)}},
+    )
     client.execute()
-    return "\n".join(output.get("text", "") for cell in code_cells(nb) for output in cell.outputs
-                     if output.output_type == "stream")
+    return "\n".join(
+        output.get("text", "") for cell in code_cells(nb) for output in cell.outputs if output.output_type == "stream"
+    )
 
 
 def draws_an_image(nb: nbformat.NotebookNode) -> bool:
-    return any(output.output_type == "display_data" and "image/png" in output.get("data", {})
-               for cell in code_cells(nb) for output in cell.outputs)
+    return any(
+        output.output_type == "display_data" and "image/png" in output.get("data", {})
+        for cell in code_cells(nb)
+        for output in cell.outputs
+    )

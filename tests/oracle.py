@@ -165,8 +165,9 @@ def ordinary_legal(hand: Iterable[int], trick: Sequence[int], trump: int, rules:
 
 
 # ------------------------------------------------------------------ cinch restrictions
-def highest_trump_and_equivalents(hand: Iterable[int], trump: int, played: Iterable[int],
-                                  rules: TrickRules) -> set[int]:
+def highest_trump_and_equivalents(
+    hand: Iterable[int], trump: int, played: Iterable[int], rules: TrickRules
+) -> set[int]:
     """The highest trump of ``hand`` and every trump of ``hand`` equivalent to it.
 
     A lower trump is equivalent when every trump rank strictly between the two (among the ranks of
@@ -186,8 +187,16 @@ def highest_trump_and_equivalents(hand: Iterable[int], trump: int, played: Itera
     return result
 
 
-def legal_cards(hand: Iterable[int], trick: Sequence[int], trump: int, rules: TrickRules, *,
-                has_cinch: bool, is_last: bool, played: Iterable[int]) -> set[int]:
+def legal_cards(
+    hand: Iterable[int],
+    trick: Sequence[int],
+    trump: int,
+    rules: TrickRules,
+    *,
+    has_cinch: bool,
+    is_last: bool,
+    played: Iterable[int],
+) -> set[int]:
     """Legal cards for a player, cinch restrictions included.
 
     A player with a cinch who leads must lead the highest trump held; one who plays to another's
@@ -344,7 +353,7 @@ def min_tricks_from_now(view: CinchView, hands: Mapping[int, frozenset[int]]) ->
             k = view.active.index(seat)
             best = None
             for c in ordinary_legal(hand_tuple[k], trick, trump, rules):
-                new_hands = hand_tuple[:k] + (hand_tuple[k] - {c},) + hand_tuple[k + 1:]
+                new_hands = hand_tuple[:k] + (hand_tuple[k] - {c},) + hand_tuple[k + 1 :]
                 value = search(new_hands, leader, trick + (c,))
                 if best is None or value < best:
                     best = value

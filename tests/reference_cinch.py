@@ -116,7 +116,7 @@ def _cinch_uncached(s: np.ndarray, p: np.ndarray, seat: int, x: np.ndarray) -> b
             others |= pool & ~absent[q]
     if _face_held_by_other(s, seat):
         others |= face_bit(s)
-    if sure_tricks(hand, s[row: row + MAX_PLAYERS], s[S_LEADER], n, seat, s[S_LED], trump, others) >= need:
+    if sure_tricks(hand, s[row : row + MAX_PLAYERS], s[S_LEADER], n, seat, s[S_LED], trump, others) >= need:
         return True
     return not _cinch_search(s, p, seat, pool, need, x)
 
@@ -176,19 +176,19 @@ def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, x
     m8 = depth_max * MAX_PLAYERS
     ws = np.empty(5 * m8 + depth_max * NUM_CARDS + 3 * depth_max + MAX_PLAYERS + 2 * NUM_CARDS, dtype=np.int64)
     fs = ws[0:m8].reshape((depth_max, 8))
-    trick = ws[m8:2 * m8].reshape((depth_max, MAX_PLAYERS))
-    count = ws[2 * m8:3 * m8].reshape((depth_max, MAX_PLAYERS))
-    forbid = ws[3 * m8:4 * m8].reshape((depth_max, MAX_PLAYERS))
-    known = ws[4 * m8:5 * m8].reshape((depth_max, MAX_PLAYERS))
+    trick = ws[m8 : 2 * m8].reshape((depth_max, MAX_PLAYERS))
+    count = ws[2 * m8 : 3 * m8].reshape((depth_max, MAX_PLAYERS))
+    forbid = ws[3 * m8 : 4 * m8].reshape((depth_max, MAX_PLAYERS))
+    known = ws[4 * m8 : 5 * m8].reshape((depth_max, MAX_PLAYERS))
     at = 5 * m8
-    opts = ws[at:at + depth_max * NUM_CARDS].reshape((depth_max, NUM_CARDS))
+    opts = ws[at : at + depth_max * NUM_CARDS].reshape((depth_max, NUM_CARDS))
     at += depth_max * NUM_CARDS
-    nopt = ws[at:at + depth_max]
-    idx = ws[at + depth_max:at + 2 * depth_max]
-    disc = ws[at + 2 * depth_max:at + 3 * depth_max]
+    nopt = ws[at : at + depth_max]
+    idx = ws[at + depth_max : at + 2 * depth_max]
+    disc = ws[at + 2 * depth_max : at + 3 * depth_max]
     at += 3 * depth_max
-    active = ws[at:at + MAX_PLAYERS]
-    scratch = ws[at + MAX_PLAYERS:].reshape((2, NUM_CARDS))
+    active = ws[at : at + MAX_PLAYERS]
+    scratch = ws[at + MAX_PLAYERS :].reshape((2, NUM_CARDS))
     trick[0, :] = -1
     count[0, :] = 0
     proven_absent(s, p, forbid[0])
@@ -209,8 +209,9 @@ def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, x
     if _face_held_by_other(s, me):
         known[0, s[S_DEALER]] = face_bit(s)
     gone = s[S_PLAYED] | ~p[P_DECK_MASK] | s[S_KNOWN_OUT + me]
-    if s[S_FACE_STATE] == FACE_DEAD or (s[S_FACE_STATE] == FACE_IN_HAND and s[S_DECISION + s[S_DEALER]] == PASSED
-                                        and s[S_FACE_RESHUFFLED] == 0):
+    if s[S_FACE_STATE] == FACE_DEAD or (
+        s[S_FACE_STATE] == FACE_IN_HAND and s[S_DECISION + s[S_DEALER]] == PASSED and s[S_FACE_RESHUFFLED] == 0
+    ):
         gone |= face_bit(s)
     fs[0, 0] = s[S_HAND + me]
     fs[0, 1] = pool
@@ -233,16 +234,64 @@ def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, x
     # rarely another's.
     result = 2
     for policy in range(NUM_PROBE_POLICIES):
-        result = _search_round(fs, trick, count, forbid, known, opts, nopt, idx, disc, active, nactive, p, n, me,
-                               gone, trump, h, need, must_trump, lead_honors, 0, policy, budget, scratch)
+        result = _search_round(
+            fs,
+            trick,
+            count,
+            forbid,
+            known,
+            opts,
+            nopt,
+            idx,
+            disc,
+            active,
+            nactive,
+            p,
+            n,
+            me,
+            gone,
+            trump,
+            h,
+            need,
+            must_trump,
+            lead_honors,
+            0,
+            policy,
+            budget,
+            scratch,
+        )
         if result != 2:
             break
     # Two more rounds of growing discrepancy, then one exhaustive round: a cinch can only be proven
     # by exhausting the tree, and each further round would re-explore all the previous ones.
     k = 1
     while result == 2:
-        result = _search_round(fs, trick, count, forbid, known, opts, nopt, idx, disc, active, nactive, p, n, me,
-                               gone, trump, h, need, must_trump, lead_honors, k, 0, budget, scratch)
+        result = _search_round(
+            fs,
+            trick,
+            count,
+            forbid,
+            known,
+            opts,
+            nopt,
+            idx,
+            disc,
+            active,
+            nactive,
+            p,
+            n,
+            me,
+            gone,
+            trump,
+            h,
+            need,
+            must_trump,
+            lead_honors,
+            k,
+            0,
+            budget,
+            scratch,
+        )
         k = k + 1 if k < 2 else 1 << 30
     x[X_CINCH_SEARCHES] += 1
     x[X_CINCH_NODES] += p[P_CINCH_BUDGET] - budget[0]
@@ -255,11 +304,32 @@ def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, x
 
 
 @njit(cache=True)
-def _search_round(fs: np.ndarray, trick: np.ndarray, count: np.ndarray, forbid: np.ndarray, known: np.ndarray,
-                  opts: np.ndarray, nopt: np.ndarray, idx: np.ndarray, disc: np.ndarray, active: np.ndarray,
-                  nactive: int, p: np.ndarray, n: int, me: int, gone: int, trump: int, h: int, need: int,
-                  must_trump: bool, lead_honors: bool, max_disc: int, policy: int, budget: np.ndarray,
-                  scratch: np.ndarray) -> int:
+def _search_round(
+    fs: np.ndarray,
+    trick: np.ndarray,
+    count: np.ndarray,
+    forbid: np.ndarray,
+    known: np.ndarray,
+    opts: np.ndarray,
+    nopt: np.ndarray,
+    idx: np.ndarray,
+    disc: np.ndarray,
+    active: np.ndarray,
+    nactive: int,
+    p: np.ndarray,
+    n: int,
+    me: int,
+    gone: int,
+    trump: int,
+    h: int,
+    need: int,
+    must_trump: bool,
+    lead_honors: bool,
+    max_disc: int,
+    policy: int,
+    budget: np.ndarray,
+    scratch: np.ndarray,
+) -> int:
     """One round of the search from frame 0. Returns 1 found, 0 exhausted, 2 cut by ``max_disc``, 3 out of budget."""
     d = 0
     cut = False
@@ -291,21 +361,41 @@ def _search_round(fs: np.ndarray, trick: np.ndarray, count: np.ndarray, forbid: 
             # Early success: even winning every trick left cannot reach ``need``, and the opponents' hands
             # can still be completed from the cards each may hold (then every completion can be played out).
             if fs[d, 2] + popcount(fs[d, 0]) + (1 if trick[d, me] >= 0 else 0) < need and _hands_completable(
-                    fs[d, 1], count[d], forbid[d], known[d], n, me):
+                fs[d, 1], count[d], forbid[d], known[d], n, me
+            ):
                 return 1
             # sound prune: the tricks we are sure of already reach ``need`` against every card still unseen
             others = fs[d, 1]
             for q in range(n):
                 others |= known[d, q]
             if fs[d, 2] + sure_tricks(fs[d, 0], trick[d], fs[d, 3], n, me, fs[d, 6], trump, others) >= need or (
-                    fs[d, 4] == 0 and fs[d, 5] == me and fs[d, 2] + popcount(fs[d, 0]) >= need
-                    and _all_sure_leads(fs[d, 0], others, trump)):
+                fs[d, 4] == 0
+                and fs[d, 5] == me
+                and fs[d, 2] + popcount(fs[d, 0]) >= need
+                and _all_sure_leads(fs[d, 0], others, trump)
+            ):
                 d -= 1
                 if d < 0:
                     return 2 if cut else 0
                 continue
-            nopt[d] = _options(p, n, me, fs[d], trick[d], count[d], forbid[d], known[d], gone, trump,
-                               must_trump, lead_honors, policy, d, opts[d], scratch)
+            nopt[d] = _options(
+                p,
+                n,
+                me,
+                fs[d],
+                trick[d],
+                count[d],
+                forbid[d],
+                known[d],
+                gone,
+                trump,
+                must_trump,
+                lead_honors,
+                policy,
+                d,
+                opts[d],
+                scratch,
+            )
             idx[d] = 0
         if idx[d] == nopt[d]:
             d -= 1
@@ -405,9 +495,24 @@ def _bests(trick: np.ndarray, n: int, led: int, trump: int) -> tuple[int, int]:
 
 
 @njit(cache=True)
-def _options(p: np.ndarray, n: int, me: int, fs: np.ndarray, trick: np.ndarray, count: np.ndarray,
-             forbid: np.ndarray, known: np.ndarray, gone: int, trump: int, must_trump: bool,
-             lead_honors: bool, policy: int, depth: int, out: np.ndarray, scratch: np.ndarray) -> int:
+def _options(
+    p: np.ndarray,
+    n: int,
+    me: int,
+    fs: np.ndarray,
+    trick: np.ndarray,
+    count: np.ndarray,
+    forbid: np.ndarray,
+    known: np.ndarray,
+    gone: int,
+    trump: int,
+    must_trump: bool,
+    lead_honors: bool,
+    policy: int,
+    depth: int,
+    out: np.ndarray,
+    scratch: np.ndarray,
+) -> int:
     """The plays to try at a search node, most promising for the adversary first; returns how many.
 
     ``policy`` 0 is the main ordering; 1 lets opponents that cannot take the trick go void rather than
@@ -497,8 +602,9 @@ def _beats(c: int, led: int, best_led: int, best_trump: int, trump: int) -> bool
 
 
 @njit(cache=True)
-def _forbidden_after(card: int, leading: bool, led: int, best_led: int, best_trump: int,
-                     trump: int, must_trump: bool, lead_honors: bool) -> int:
+def _forbidden_after(
+    card: int, leading: bool, led: int, best_led: int, best_trump: int, trump: int, must_trump: bool, lead_honors: bool
+) -> int:
     """Cards a player cannot hold if playing ``card`` was legal (the cards that would have been required instead)."""
     csuit = card // 13
     tmask = suit_mask(trump)
@@ -617,8 +723,9 @@ def reference_first_round(s: np.ndarray, p: np.ndarray, me: int, need: int, poli
     if _face_held_by_other(s, me):
         known[0, s[S_DEALER]] = face_bit(s)
     gone = s[S_PLAYED] | ~p[P_DECK_MASK] | s[S_KNOWN_OUT + me]
-    if s[S_FACE_STATE] == FACE_DEAD or (s[S_FACE_STATE] == FACE_IN_HAND and s[S_DECISION + s[S_DEALER]] == PASSED
-                                        and s[S_FACE_RESHUFFLED] == 0):
+    if s[S_FACE_STATE] == FACE_DEAD or (
+        s[S_FACE_STATE] == FACE_IN_HAND and s[S_DECISION + s[S_DEALER]] == PASSED and s[S_FACE_RESHUFFLED] == 0
+    ):
         gone |= face_bit(s)
     fs[0, 0] = s[S_HAND + me]
     fs[0, 1] = pool
@@ -628,6 +735,29 @@ def reference_first_round(s: np.ndarray, p: np.ndarray, me: int, need: int, poli
     fs[0, 5] = s[S_CUR]
     fs[0, 6] = s[S_LED]
     fs[0, 7] = t0
-    return _search_round(fs, trick, count, forbid, known, opts, nopt, idx, disc, active, nactive, p, n, me, gone,
-                         s[S_TRUMP], p[P_HAND_SIZE], need, p[P_MUST_TRUMP] == 1, p[P_LEAD_HONORS] == 1, 0, policy,
-                         budget, scratch)
+    return _search_round(
+        fs,
+        trick,
+        count,
+        forbid,
+        known,
+        opts,
+        nopt,
+        idx,
+        disc,
+        active,
+        nactive,
+        p,
+        n,
+        me,
+        gone,
+        s[S_TRUMP],
+        p[P_HAND_SIZE],
+        need,
+        p[P_MUST_TRUMP] == 1,
+        p[P_LEAD_HONORS] == 1,
+        0,
+        policy,
+        budget,
+        scratch,
+    )

@@ -12,8 +12,14 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def bourre_train(*argv: str, **kwargs: Any) -> subprocess.Popen:
     """``bourre train ARGV`` started from the checkout's root, its output (stdout and stderr together) as text."""
-    return subprocess.Popen([sys.executable, "-m", "train.cli", "train", *argv], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, **kwargs)
+    return subprocess.Popen(
+        [sys.executable, "-m", "train.cli", "train", *argv],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        **kwargs,
+    )
 
 
 def tensorboard_tags(folder: Path) -> set[str]:

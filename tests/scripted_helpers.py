@@ -58,8 +58,10 @@ def build_deck(rules: Rules, dealer: int, hands: Mapping[int, str], stock: str =
     given = {seat: ids(text) for seat, text in hands.items()}
     separate = ids(turned)
     if (len(separate) == 1) != (rules.trump_card in ("separate", "separate_dealer_may_take")):
-        raise ValueError(f"a separate trump card needs exactly one turned card, and only it: got {turned!r} "
-                         f"with trump_card={rules.trump_card!r}")
+        raise ValueError(
+            f"a separate trump card needs exactly one turned card, and only it: got {turned!r} "
+            f"with trump_card={rules.trump_card!r}"
+        )
     front = separate + ids(stock)
     used: list[int] = [c for hand in given.values() for c in hand] + front
     if len(set(used)) != len(used):
@@ -202,8 +204,9 @@ class _Driver:
 class Table(_Driver):
     """One scripted deal through ``bourre_env.env`` (the PettingZoo AEC environment)."""
 
-    def __init__(self, hands: Mapping[int, str], *, dealer: int, pot: int = 0, stock: str = "", turned: str = "",
-                 **options: Any) -> None:
+    def __init__(
+        self, hands: Mapping[int, str], *, dealer: int, pot: int = 0, stock: str = "", turned: str = "", **options: Any
+    ) -> None:
         self.env = bourre_env.env(**options)
         self.raw: bourre_env.raw_env = self.env.unwrapped  # type: ignore[assignment]
         self.rules = self.raw.rules
@@ -233,8 +236,9 @@ class Table(_Driver):
 class CoreTable(_Driver):
     """A scripted episode driven through ``bourre_env.core`` directly, so that every deal's deck is scripted."""
 
-    def __init__(self, rules: Rules, hands: Mapping[int, str], *, dealer: int, pot: int = 0, stock: str = "",
-                 turned: str = "") -> None:
+    def __init__(
+        self, rules: Rules, hands: Mapping[int, str], *, dealer: int, pot: int = 0, stock: str = "", turned: str = ""
+    ) -> None:
         self.rules = rules
         self.p = rules.params()
         self.s = core.new_state()

@@ -20,8 +20,10 @@ from train.eval.duplicate import evaluate
 # Every agent the registry builds, variants included; the search agents with small budgets and random rollouts
 # (tests/test_search_agents.py plays them with their model of the others).
 SEARCH = {"pimc": "pimc:2,rollout=random,infer=0", "ismcts": "ismcts:8,rollout=random,batch=4,infer=0"}
-SPECS = [*(SEARCH.get(name, name) for name in agents.registered()),
-         *(f"heuristic:{v}" for v in PARAM_SETS if v != "default")]
+SPECS = [
+    *(SEARCH.get(name, name) for name in agents.registered()),
+    *(f"heuristic:{v}" for v in PARAM_SETS if v != "default"),
+]
 
 # One table of mixed agents per configuration: table sizes 2..8 and rule options that change what
 # an agent sees (discard limits, optional trumping, honours leads, small decks, episodes of several

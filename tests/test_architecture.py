@@ -93,7 +93,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
         path.append(node)
         for nxt in sorted(graph.get(node, ())):
             if state.get(nxt) == 1:
-                return path[path.index(nxt):] + [nxt]
+                return path[path.index(nxt) :] + [nxt]
             if nxt not in state:
                 cycle = visit(nxt)
                 if cycle:
@@ -127,9 +127,11 @@ def test_core_order_lists_every_module_of_the_core() -> None:
 @pytest.mark.parametrize("module", CORE_ORDER)
 def test_rules_core_imports_only_lower_modules(module: str) -> None:
     imported = package_imports(PACKAGE / "core" / f"{module}.py")
-    allowed = {f"core.{m}" for m in CORE_ORDER[:CORE_ORDER.index(module)]}
-    assert imported <= allowed, (f"bourre_env.core.{module} imports {sorted(imported - allowed)}: only modules "
-                                 f"below it in {CORE_ORDER}, never the facade bourre_env.core")
+    allowed = {f"core.{m}" for m in CORE_ORDER[: CORE_ORDER.index(module)]}
+    assert imported <= allowed, (
+        f"bourre_env.core.{module} imports {sorted(imported - allowed)}: only modules "
+        f"below it in {CORE_ORDER}, never the facade bourre_env.core"
+    )
 
 
 def product_modules() -> list[Path]:
@@ -137,17 +139,25 @@ def product_modules() -> list[Path]:
 
 
 def test_no_product_module_is_over_the_line_limit() -> None:
-    long = {str(p.relative_to(ROOT)): n for p in product_modules()
-            if (n := len(p.read_text().splitlines())) > MAX_MODULE_LINES}
+    long = {
+        str(p.relative_to(ROOT)): n
+        for p in product_modules()
+        if (n := len(p.read_text().splitlines())) > MAX_MODULE_LINES
+    }
     assert set(long) <= LONG_MODULES | LONG_MODULES_PENDING, f"modules over {MAX_MODULE_LINES} lines: {long}"
 
 
 def test_train_and_agents_read_no_state_offset() -> None:
     pattern = re.compile(r"\bcore\.[SP]_[A-Z]")
-    readers = {str(p.relative_to(ROOT)) for folder in ("train", "agents") for p in (ROOT / folder).rglob("*.py")
-               if pattern.search(p.read_text())}
+    readers = {
+        str(p.relative_to(ROOT))
+        for folder in ("train", "agents")
+        for p in (ROOT / folder).rglob("*.py")
+        if pattern.search(p.read_text())
+    }
     assert readers <= OFFSET_READERS_PENDING, (
-        f"{sorted(readers - OFFSET_READERS_PENDING)} read state offsets: use bourre_env.view instead")
+        f"{sorted(readers - OFFSET_READERS_PENDING)} read state offsets: use bourre_env.view instead"
+    )
 
 
 def _private(name: str) -> bool:
@@ -216,12 +226,20 @@ core.step
 self._x
 """
     found = foreign_private_names(ROOT / "train" / "example.py", source)
-    assert sorted(use.partition(": ")[2] for use in found) == sorted([
-        "from bourre_env.core.bits import _bit", "from agents.heuristic.odds import _field", "bourre_env.core._bit",
-        "bourre_env.core.bits._n", "bourre_env.core.rounds._step_draw", "bourre_env.core.cinch._probe"]), found
+    assert sorted(use.partition(": ")[2] for use in found) == sorted(
+        [
+            "from bourre_env.core.bits import _bit",
+            "from agents.heuristic.odds import _field",
+            "bourre_env.core._bit",
+            "bourre_env.core.bits._n",
+            "bourre_env.core.rounds._step_draw",
+            "bourre_env.core.cinch._probe",
+        ]
+    ), found
     # at home: a module of the same folder may use its neighbours' private names
     assert foreign_private_names(ROOT / "bourre_env" / "core" / "example.py", source) == [
-        "line 6: from agents.heuristic.odds import _field"]
+        "line 6: from agents.heuristic.odds import _field"
+    ]
 
 
 def test_no_module_uses_another_folders_private_names() -> None:

@@ -28,13 +28,49 @@ from train.ppo.rollout import LEARNER, SNAPSHOT, Collector, SeatPool, Transition
 from train.ppo.trainer import Args, parse_args, resolve_resume, run
 
 ROOT = Path(__file__).resolve().parent.parent
-TINY = {"tables": 16, "rollout_decisions": 256, "minibatch_size": 128, "imitation_decisions": 600,
-        "imitation_epochs": 1, "hidden": (32, 16), "snapshot_every": 512, "eval_every": 1024, "eval_deals": 4,
-        "checkpoint_every": 512, "final_eval_deals": 4, "eval_workers": 1, "progress": False}
-TINY_FLAGS = ["--tables", "16", "--rollout-decisions", "256", "--minibatch-size", "128", "--imitation-decisions",
-              "600", "--imitation-epochs", "1", "--hidden", "32", "16", "--snapshot-every", "512", "--eval-every",
-              "1024", "--eval-deals", "4", "--checkpoint-every", "512", "--final-eval-deals", "4", "--eval-workers",
-              "1", "--no-progress"]
+TINY = {
+    "tables": 16,
+    "rollout_decisions": 256,
+    "minibatch_size": 128,
+    "imitation_decisions": 600,
+    "imitation_epochs": 1,
+    "hidden": (32, 16),
+    "snapshot_every": 512,
+    "eval_every": 1024,
+    "eval_deals": 4,
+    "checkpoint_every": 512,
+    "final_eval_deals": 4,
+    "eval_workers": 1,
+    "progress": False,
+}
+TINY_FLAGS = [
+    "--tables",
+    "16",
+    "--rollout-decisions",
+    "256",
+    "--minibatch-size",
+    "128",
+    "--imitation-decisions",
+    "600",
+    "--imitation-epochs",
+    "1",
+    "--hidden",
+    "32",
+    "16",
+    "--snapshot-every",
+    "512",
+    "--eval-every",
+    "1024",
+    "--eval-deals",
+    "4",
+    "--checkpoint-every",
+    "512",
+    "--final-eval-deals",
+    "4",
+    "--eval-workers",
+    "1",
+    "--no-progress",
+]
 
 
 # ---------------------------------------------------------------------------- transitions against the AEC env
@@ -115,8 +151,11 @@ class Replay:
             assert (t.rewards[i], t.done[i], t.next[i]) == (pytest.approx(e["reward"]), e["done"], e["next"]), i
 
     def renumber(self, new_index: np.ndarray) -> None:
-        self.expected = {int(new_index[i]): {**e, "next": int(new_index[e["next"]]) if e["next"] >= 0 else -1}
-                         for i, e in self.expected.items() if new_index[i] >= 0}
+        self.expected = {
+            int(new_index[i]): {**e, "next": int(new_index[e["next"]]) if e["next"] >= 0 else -1}
+            for i, e in self.expected.items()
+            if new_index[i] >= 0
+        }
         self.last = {key: int(new_index[i]) for key, i in self.last.items()}
         assert all(i >= 0 for i in self.last.values())
 
@@ -137,7 +176,7 @@ def test_learner_transitions_equal_an_aec_replay_of_the_same_deals(tmp_path: Pat
     complete = collector.complete(1.0, 0.95)[2]
     assert 0 < complete.sum() < collector.transitions.n
     replay.renumber(collector.carry_over(complete))
-    assert collector.transitions.stale[:collector.transitions.n].all()
+    assert collector.transitions.stale[: collector.transitions.n].all()
     replay.check()
     for _ in range(40):
         for k in range(len(collector.games)):
@@ -228,8 +267,9 @@ def test_sparse_network_equals_its_dense_form_and_the_exported_policy(tmp_path: 
     legal = masks[0].astype(bool)
     assert legal[player.act({"observation": obs[0], "action_mask": masks[0]})]
     again = PolicyNet.from_policy_weights(policy)
-    torch.testing.assert_close(again(gather_batch(ptr, idx, val, np.arange(64), "cpu", grad=False))[0], logits,
-                               rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(
+        again(gather_batch(ptr, idx, val, np.arange(64), "cpu", grad=False))[0], logits, rtol=1e-5, atol=1e-5
+    )
 
 
 def test_sampled_actions_follow_the_masked_softmax() -> None:
@@ -246,8 +286,9 @@ def test_sampled_actions_follow_the_masked_softmax() -> None:
 
 
 # ---------------------------------------------------------------------------- runs
-def test_resume_continues_the_step_count_and_the_optimizer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_resume_continues_the_step_count_and_the_optimizer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     run_dir = tmp_path / "run"
     run(Args(run_dir=run_dir, total_timesteps=512, seed=3, **TINY))  # type: ignore[arg-type]
     saved_steps = json.loads((run_dir / "state.json").read_text())["num_timesteps"]
@@ -266,8 +307,9 @@ def test_resume_continues_the_step_count_and_the_optimizer(tmp_path: Path, monke
         return update(net, optimizer, *rest)
 
     monkeypatch.setattr(trainer, "ppo_update", first_update)
-    args, given = parse_args(["--run-dir", str(run_dir), "--resume", "--total-timesteps", str(saved_steps + 256),
-                              "--no-progress"])
+    args, given = parse_args(
+        ["--run-dir", str(run_dir), "--resume", "--total-timesteps", str(saved_steps + 256), "--no-progress"]
+    )
     run(args, given)
     assert f"resuming {run_dir} at step {saved_steps:,}" in capsys.readouterr().out
     assert seen["adam_steps"] == {int(s["step"]) for s in saved["optimizer"]["state"].values()}
@@ -285,10 +327,16 @@ def test_resume_and_arguments_are_checked(tmp_path: Path) -> None:
         resolve_resume(Args(run_dir=tmp_path, resume=True), set())
     with pytest.raises(ValueError, match="not empty"):
         run(Args(run_dir=tmp_path, **TINY))  # type: ignore[arg-type]
-    for field, value, message in [("total_timesteps", 0, "total_timesteps"), ("players", (9,), "players"),
-                                  ("hidden", (), "hidden"), ("pool_random", -1.0, "pool weights"),
-                                  ("gamma", 0.0, "gamma"), ("tables", 1, "tables"), ("device", "cuda:7", "device"),
-                                  ("device", "gpu", "not a torch device")]:
+    for field, value, message in [
+        ("total_timesteps", 0, "total_timesteps"),
+        ("players", (9,), "players"),
+        ("hidden", (), "hidden"),
+        ("pool_random", -1.0, "pool weights"),
+        ("gamma", 0.0, "gamma"),
+        ("tables", 1, "tables"),
+        ("device", "cuda:7", "device"),
+        ("device", "gpu", "not a torch device"),
+    ]:
         if field == "device" and torch.cuda.device_count() > 7:
             continue
         args = Args(**{field: value, **({"players": (3, 5)} if field == "tables" else {})})  # type: ignore[arg-type]
@@ -315,8 +363,9 @@ def test_a_checkpoint_is_read_as_tensors_only(tmp_path: Path) -> None:
 
 def test_tiny_run_end_to_end_is_the_default_trainer(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
-    proc = bourre_train("--run-dir", str(run_dir), "--total-timesteps", "1024", "--seed", "3", "--players", "5", "3",
-                        *TINY_FLAGS)
+    proc = bourre_train(
+        "--run-dir", str(run_dir), "--total-timesteps", "1024", "--seed", "3", "--players", "5", "3", *TINY_FLAGS
+    )
     out, _ = proc.communicate(timeout=600)
     assert proc.returncode == 0, out
     state = json.loads((run_dir / "state.json").read_text())
@@ -333,14 +382,22 @@ def test_tiny_run_end_to_end_is_the_default_trainer(tmp_path: Path) -> None:
     assert (run_dir / "learning_curve.png").stat().st_size > 0
     assert "| heuristic | 5 | 4 |" in out
     tags = tensorboard_tags(run_dir / "tb")
-    assert {"charts/learner_steps_per_second", "charts/chips_per_deal", "losses/value_loss", "losses/entropy",
-            "losses/approx_kl", "eval/advantage_vs_heuristic_5p", "eval/replacement_advantage_vs_heuristic_5p"} <= tags
+    assert {
+        "charts/learner_steps_per_second",
+        "charts/chips_per_deal",
+        "losses/value_loss",
+        "losses/entropy",
+        "losses/approx_kl",
+        "eval/advantage_vs_heuristic_5p",
+        "eval/replacement_advantage_vs_heuristic_5p",
+    } <= tags
 
 
 def test_ctrl_c_saves_and_resume_goes_on(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
-    proc = bourre_train("--run-dir", str(run_dir), "--total-timesteps", "100000000", *TINY_FLAGS,
-                        start_new_session=True)
+    proc = bourre_train(
+        "--run-dir", str(run_dir), "--total-timesteps", "100000000", *TINY_FLAGS, start_new_session=True
+    )
     state_file = run_dir / "state.json"
     deadline = time.monotonic() + 600
     while not state_file.exists():  # the first checkpoint: training is under way
@@ -354,8 +411,16 @@ def test_ctrl_c_saves_and_resume_goes_on(tmp_path: Path) -> None:
     assert "checkpoint saved" in out and "--resume" in out
     saved = json.loads(state_file.read_text())["num_timesteps"]
     assert saved >= 512
-    proc = bourre_train("--run-dir", str(run_dir), "--resume", "--total-timesteps", str(saved + 256), "--no-progress",
-                        "--final-eval-deals", "2")
+    proc = bourre_train(
+        "--run-dir",
+        str(run_dir),
+        "--resume",
+        "--total-timesteps",
+        str(saved + 256),
+        "--no-progress",
+        "--final-eval-deals",
+        "2",
+    )
     out, _ = proc.communicate(timeout=600)
     assert proc.returncode == 0, out
     assert f"resuming {run_dir} at step {saved:,}" in out
@@ -364,14 +429,20 @@ def test_ctrl_c_saves_and_resume_goes_on(tmp_path: Path) -> None:
 
 
 def test_cli_chooses_the_trainer(tmp_path: Path) -> None:
-    out = subprocess.run([sys.executable, "-m", "train.cli", "train", "--help"], cwd=ROOT, capture_output=True,
-                         text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "train.cli", "train", "--help"], cwd=ROOT, capture_output=True, text=True
+    )
     assert out.returncode == 0 and "--rollout-decisions" in out.stdout and "--trainer sb3" in out.stdout
-    out = subprocess.run([sys.executable, "-m", "train.cli", "train", "--trainer", "sb3", "--help"], cwd=ROOT,
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "train.cli", "train", "--trainer", "sb3", "--help"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 0 and "--num-envs" in out.stdout and "--rollout-decisions" not in out.stdout
-    out = subprocess.run([sys.executable, "-m", "train.cli", "train", "--trainer", "nonsense"], cwd=ROOT,
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "train.cli", "train", "--trainer", "nonsense"], cwd=ROOT, capture_output=True, text=True
+    )
     assert out.returncode == 2 and "--trainer" in out.stderr and "batched" in out.stderr
 
 
@@ -406,14 +477,23 @@ def test_init_policy_starts_the_run_from_a_saved_actor(tmp_path: Path) -> None:
         source.actor.weight.normal_()  # far from a fresh network's near-uniform head
     path = save_policy(tmp_path / "start.npz", source.policy_weights({}))
     run_dir = tmp_path / "run"
-    run(Args(run_dir=run_dir, total_timesteps=256, init_policy=path, learning_rate=1e-12,  # type: ignore[arg-type]
-             **TINY))
+    run(
+        Args(
+            run_dir=run_dir,
+            total_timesteps=256,
+            init_policy=path,
+            learning_rate=1e-12,  # type: ignore[arg-type]
+            **TINY,
+        )
+    )
     start, trained = load_policy(path), load_policy(run_dir / "model.npz")
     for (w0, b0), (w1, b1) in zip(start.hidden, trained.hidden, strict=True):
         assert np.allclose(w0, w1, atol=1e-6) and np.allclose(b0, b1, atol=1e-6)
     assert np.allclose(start.action[0], trained.action[0], atol=1e-6)
-    assert "imitation" not in json.loads((run_dir / "state.json").read_text()) or \
-        not json.loads((run_dir / "state.json").read_text())["imitation"]
+    assert (
+        "imitation" not in json.loads((run_dir / "state.json").read_text())
+        or not json.loads((run_dir / "state.json").read_text())["imitation"]
+    )
 
 
 def test_load_actor_refuses_other_widths(tmp_path: Path) -> None:

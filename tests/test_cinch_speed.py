@@ -118,8 +118,16 @@ QUERIES, SEARCHED, FALLBACK, CINCHES, ABORTS, MISMATCHES, PROBE_CHECKS, PROBE_MI
 
 
 @njit(cache=True)
-def _compare_games(states: np.ndarray, p: np.ndarray, rngs: np.ndarray, template: np.ndarray, decisions: int,
-                   low_rows: int, counts: np.ndarray, bad: np.ndarray) -> None:
+def _compare_games(
+    states: np.ndarray,
+    p: np.ndarray,
+    rngs: np.ndarray,
+    template: np.ndarray,
+    decisions: int,
+    low_rows: int,
+    counts: np.ndarray,
+    bad: np.ndarray,
+) -> None:
     """Random play in every row (the first ``low_rows`` rows play their lowest legal card); before each trick-play
     decision, ``has_cinch`` of every active seat against the reference. The first mismatch is copied to ``bad``
     (its state, then the seat in the last column)."""
@@ -144,8 +152,7 @@ def _compare_games(states: np.ndarray, p: np.ndarray, rngs: np.ndarray, template
 
 
 @njit(cache=True)
-def _compare_one(s: np.ndarray, p: np.ndarray, seat: int, x: np.ndarray, counts: np.ndarray,
-                 bad: np.ndarray) -> None:
+def _compare_one(s: np.ndarray, p: np.ndarray, seat: int, x: np.ndarray, counts: np.ndarray, bad: np.ndarray) -> None:
     """``has_cinch`` of ``seat`` (with the row's scratch ``x``) against the reference; where the reference
     searches, its single-path rounds against ``_probe``."""
     before = x.copy()
@@ -190,8 +197,10 @@ def compare(rules: Rules, games: int, decisions: int, seed: int) -> np.ndarray:
     counts = np.zeros(9, dtype=np.int64)
     bad = np.full(core.STATE_SIZE + 1, -1, dtype=np.int64)
     _compare_games(g.states, g.params, g._rngs, g._template, decisions, games // 2, counts, bad)
-    assert counts[MISMATCHES] == 0, (f"{counts[MISMATCHES]} answers differ from the reference under {rules!r}; "
-                                     f"the first, seat {bad[-1]}: state {bad[:-1].tolist()}")
+    assert counts[MISMATCHES] == 0, (
+        f"{counts[MISMATCHES]} answers differ from the reference under {rules!r}; "
+        f"the first, seat {bad[-1]}: state {bad[:-1].tolist()}"
+    )
     assert counts[PROBE_MISMATCHES] == 0, f"{counts[PROBE_MISMATCHES]} single-path rounds differ from the reference's"
     assert counts[STAT_MISMATCHES] == 0, f"{counts[STAT_MISMATCHES]} searches spent a different number of nodes"
     return counts

@@ -21,8 +21,9 @@ from train import cli, terminal_game
 
 
 def _bourre(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "train.cli", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "train.cli", *args], capture_output=True, text=True, cwd=cwd, timeout=300
+    )
 
 
 def test_help_lists_the_commands(tmp_path: Path) -> None:
@@ -32,8 +33,27 @@ def test_help_lists_the_commands(tmp_path: Path) -> None:
 
 
 def test_eval_end_to_end(tmp_path: Path) -> None:
-    result = _bourre("eval", "--candidate", "random", "--field", "random", "--players", "3", "4", "--deals", "25",
-                     "--seed", "1", "--workers", "2", "--out", "out", "--rule", "tie=divide", cwd=tmp_path)
+    result = _bourre(
+        "eval",
+        "--candidate",
+        "random",
+        "--field",
+        "random",
+        "--players",
+        "3",
+        "4",
+        "--deals",
+        "25",
+        "--seed",
+        "1",
+        "--workers",
+        "2",
+        "--out",
+        "out",
+        "--rule",
+        "tie=divide",
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "3 players" in result.stdout and "all-field table" in result.stdout
     header = next(line for line in result.stdout.splitlines() if "table advantage" in line)
@@ -48,8 +68,20 @@ def test_eval_end_to_end(tmp_path: Path) -> None:
 
 
 def test_tournament_end_to_end(tmp_path: Path) -> None:
-    result = _bourre("eval", "--tournament", "random", "random", "--players", "3", "--deals", "10", "--out", "t",
-                     "--no-progress", cwd=tmp_path)
+    result = _bourre(
+        "eval",
+        "--tournament",
+        "random",
+        "random",
+        "--players",
+        "3",
+        "--deals",
+        "10",
+        "--out",
+        "t",
+        "--no-progress",
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "mu-3sig" in result.stdout and "vs all-random" in result.stdout
     report = json.loads((tmp_path / "t" / "tournament.json").read_text())
@@ -64,18 +96,21 @@ def test_eval_reports_bad_specs_without_a_traceback(tmp_path: Path) -> None:
     assert "unknown agent 'nobody'" in result.stderr and "Traceback" not in result.stderr
 
 
-def _play(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], stdin: str,
-          *args: str) -> tuple[int, str]:
+def _play(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], stdin: str, *args: str
+) -> tuple[int, str]:
     monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
     code = cli.main(["play", *args])
     return code, capsys.readouterr().out
 
 
-def test_play_a_full_deal_from_scripted_input(monkeypatch: pytest.MonkeyPatch,
-                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_play_a_full_deal_from_scripted_input(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     # "2" plays standing pat at the draw, then "1" always picks the first legal card; bad lines first.
-    code, out = _play(monkeypatch, capsys, "hello\n0\n2\n" + "1\n" * 20, "--seats", "human,random,random",
-                      "--seed", "11")
+    code, out = _play(
+        monkeypatch, capsys, "hello\n0\n2\n" + "1\n" * 20, "--seats", "human,random,random", "--seed", "11"
+    )
     assert code == 0
     assert "'hello' is not one of the choices" in out and "'0' is not one of the choices" in out
     assert "player_0 (you): play, stand pat" in out
@@ -86,8 +121,9 @@ def test_play_a_full_deal_from_scripted_input(monkeypatch: pytest.MonkeyPatch,
 
 
 def test_play_several_deals_keeps_totals(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out = _play(monkeypatch, capsys, "1\n" * 60, "--seats", "random,human,random,random", "--seed", "2",
-                      "--deals", "2")
+    code, out = _play(
+        monkeypatch, capsys, "1\n" * 60, "--seats", "random,human,random,random", "--seed", "2", "--deals", "2"
+    )
     assert code == 0
     assert "deal 1 over" in out and "deal 2 over" in out and out.count("totals:") == 2
 
@@ -143,17 +179,28 @@ def test_public_move_text_in_every_phase_of_every_preset(preset: str) -> None:
 
 
 @pytest.mark.parametrize("preset", sorted(presets))
-def test_play_prints_each_phase_in_its_own_words(preset: str, monkeypatch: pytest.MonkeyPatch,
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_play_prints_each_phase_in_its_own_words(
+    preset: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     # "2" then "1": the second choice where there is one (stand pat, declare play, stay, diamonds), else the first
-    code, out = _play(monkeypatch, capsys, "2\n1\n" * 40, "--seats", "human,random,random", "--seed", "3",
-                      "--rule", f"rules={preset}")
+    code, out = _play(
+        monkeypatch, capsys, "2\n1\n" * 40, "--seats", "human,random,random", "--seed", "3", "--rule", f"rules={preset}"
+    )
     assert code == 0
     moves = [line.split(": ", 1)[1] for line in out.splitlines() if line.startswith("player_") and "): " in line]
     assert moves
     rules = presets[preset]
-    allowed = ("play ", "pass", "play, stand pat", "play, discard ", "declare play", "name trump ", "stay (pay",
-               "pass (drop out)", "declares (hidden")
+    allowed = (
+        "play ",
+        "pass",
+        "play, stand pat",
+        "play, discard ",
+        "declare play",
+        "name trump ",
+        "stay (pay",
+        "pass (drop out)",
+        "declares (hidden",
+    )
     assert all(m.startswith(allowed) for m in moves), moves
     assert not any("discarding" in m or "standing pat" in m for m in moves)  # the old texts
     if rules.trump_card == "named_by_dealer":

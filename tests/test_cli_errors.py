@@ -46,55 +46,73 @@ def afile(tmp_path: Path) -> Path:
 
 @pytest.mark.usefixtures("no_work")
 @pytest.mark.parametrize("what", [["--candidate", "heuristic"], ["--tournament", "random", "heuristic"]])
-def test_eval_refuses_an_output_folder_it_cannot_write(capsys: pytest.CaptureFixture[str], afile: Path,
-                                                       what: list[str]) -> None:
-    assert "--out: cannot write to the folder /proc/forbidden" in _error(capsys, "eval", *what, "--out",
-                                                                         "/proc/forbidden")
+def test_eval_refuses_an_output_folder_it_cannot_write(
+    capsys: pytest.CaptureFixture[str], afile: Path, what: list[str]
+) -> None:
+    assert "--out: cannot write to the folder /proc/forbidden" in _error(
+        capsys, "eval", *what, "--out", "/proc/forbidden"
+    )
     assert f"--out: {afile} is a file, not a folder" in _error(capsys, "eval", *what, "--out", str(afile / "sub"))
     assert f"--out: {afile} is a file, not a folder" in _error(capsys, "eval", *what, "--out", str(afile))
 
 
 @pytest.mark.usefixtures("no_work")
-def test_eval_refuses_a_history_folder_it_cannot_write(capsys: pytest.CaptureFixture[str], afile: Path,
-                                                       tmp_path: Path) -> None:
+def test_eval_refuses_a_history_folder_it_cannot_write(
+    capsys: pytest.CaptureFixture[str], afile: Path, tmp_path: Path
+) -> None:
     head = ["eval", "--candidate", "heuristic", "--out", str(tmp_path / "out")]
     assert f"--save-histories: {afile} is a file" in _error(capsys, *head, "--save-histories", str(afile))
     assert "--save-histories: cannot write to the folder /proc/forbidden" in _error(
-        capsys, *head, "--save-histories", "/proc/forbidden")
+        capsys, *head, "--save-histories", "/proc/forbidden"
+    )
 
 
 @pytest.mark.usefixtures("no_work")
-def test_eval_refuses_a_num_players_rule_that_contradicts_players(capsys: pytest.CaptureFixture[str],
-                                                                  tmp_path: Path) -> None:
-    err = _error(capsys, "eval", "--candidate", "heuristic", "--players", "5", "--rule", "num_players=3",
-                 "--out", str(tmp_path))
+def test_eval_refuses_a_num_players_rule_that_contradicts_players(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    err = _error(
+        capsys, "eval", "--candidate", "heuristic", "--players", "5", "--rule", "num_players=3", "--out", str(tmp_path)
+    )
     assert "--rule num_players=3 contradicts --players" in err
 
 
-def test_eval_refuses_deals_that_cannot_fit_in_memory_at_once(capsys: pytest.CaptureFixture[str],
-                                                               tmp_path: Path) -> None:
+def test_eval_refuses_deals_that_cannot_fit_in_memory_at_once(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     started = time.perf_counter()
-    err = _error(capsys, "eval", "--candidate", "heuristic", "--deals", "2000000000", "--out", str(tmp_path),
-                 "--no-progress")
+    err = _error(
+        capsys, "eval", "--candidate", "heuristic", "--deals", "2000000000", "--out", str(tmp_path), "--no-progress"
+    )
     assert "--deals 2000000000 (at 5 players) needs about" in err
     assert time.perf_counter() - started < 10.0
 
 
 @pytest.mark.parametrize("save", ["/proc/forbidden/x.json", "afile/x.json", "."])
-def test_play_refuses_a_save_file_it_cannot_write_before_the_game(capsys: pytest.CaptureFixture[str],
-                                                                  monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-                                                                  afile: Path, save: str) -> None:
+def test_play_refuses_a_save_file_it_cannot_write_before_the_game(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path, afile: Path, save: str
+) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr("builtins.input", lambda prompt="": pytest.fail("the game started"))
     err = _error(capsys, "play", "--seats", "human,random", "--seed", "1", "--save", save)
     assert err.startswith("bourre play: error: --save: ")
 
 
-@pytest.mark.parametrize(("option", "value"), [("--port", "70000"), ("--port", "0"), ("--idle-minutes", "-1"),
-                                               ("--idle-minutes", "0"), ("--idle-minutes", "nan"),
-                                               ("--idle-minutes", "inf"), ("--idle-minutes", "soon")])
-def test_serve_refuses_ports_and_idle_times_out_of_range(capsys: pytest.CaptureFixture[str], option: str,
-                                                         value: str) -> None:
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("--port", "70000"),
+        ("--port", "0"),
+        ("--idle-minutes", "-1"),
+        ("--idle-minutes", "0"),
+        ("--idle-minutes", "nan"),
+        ("--idle-minutes", "inf"),
+        ("--idle-minutes", "soon"),
+    ],
+)
+def test_serve_refuses_ports_and_idle_times_out_of_range(
+    capsys: pytest.CaptureFixture[str], option: str, value: str
+) -> None:
     with pytest.raises(SystemExit) as exit_:
         cli.build_parser().parse_args(["serve", option, value])
     assert exit_.value.code == 2
@@ -117,8 +135,9 @@ def test_serve_passes_the_per_client_table_limit_to_the_server(monkeypatch: pyte
 
 def _bench(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "train.cli", "bench", *args], capture_output=True, text=True,
-                          env=env, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "train.cli", "bench", *args], capture_output=True, text=True, env=env, timeout=300
+    )
 
 
 @pytest.mark.parametrize("benchmark", sorted(cli.BENCHMARKS))
@@ -137,7 +156,13 @@ def test_bench_agents_refuses_an_unknown_agent() -> None:
 @pytest.mark.parametrize("script", sorted(cli.BENCHMARKS.values()))
 def test_every_benchmark_runs_as_a_script_from_anywhere(script: str, tmp_path: Path) -> None:
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}  # the script finds the checkout
-    result = subprocess.run([sys.executable, str(REPO / "benchmarks" / script), "--help"], capture_output=True,
-                            text=True, cwd=tmp_path, env=env, timeout=300)
+    result = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / script), "--help"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.startswith("usage:")

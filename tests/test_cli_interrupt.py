@@ -20,8 +20,15 @@ def _start(*args: str, cwd: Path) -> subprocess.Popen[str]:
     """``bourre ARGS`` from this checkout in its own process group, as a terminal runs a command: a Ctrl-C there
     reaches the command and its workers together."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.Popen([sys.executable, "-m", "train.cli", *args], cwd=cwd, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "train.cli", *args],
+        cwd=cwd,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
 
 
 def _wait_for(condition: object, what: str, limit: float = 120.0) -> None:
@@ -35,12 +42,30 @@ def _wait_for(condition: object, what: str, limit: float = 120.0) -> None:
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_ctrl_c_stops_the_workers_and_leaves_whole_histories(tmp_path: Path, workers: str) -> None:
     histories = tmp_path / "hist"
-    process = _start("eval", "--candidate", "heuristic", "--field", "random", "--players", "5", "--deals", "100000",
-                     "--workers", workers, "--save-histories", str(histories), "--out", "out", "--no-progress",
-                     cwd=tmp_path)
+    process = _start(
+        "eval",
+        "--candidate",
+        "heuristic",
+        "--field",
+        "random",
+        "--players",
+        "5",
+        "--deals",
+        "100000",
+        "--workers",
+        workers,
+        "--save-histories",
+        str(histories),
+        "--out",
+        "out",
+        "--no-progress",
+        cwd=tmp_path,
+    )
     try:
-        _wait_for(lambda: len(list(histories.glob("5p/*.json"))) >= 30 or process.poll() is not None,
-                  "the first hand histories")
+        _wait_for(
+            lambda: len(list(histories.glob("5p/*.json"))) >= 30 or process.poll() is not None,
+            "the first hand histories",
+        )
         assert process.poll() is None, process.communicate()[1][-3000:]
         os.killpg(process.pid, signal.SIGINT)
         interrupted = time.monotonic()
@@ -73,8 +98,21 @@ def _group_is_gone(group: int) -> bool:
 
 
 def test_ctrl_c_stops_a_tournament_and_its_workers(tmp_path: Path) -> None:
-    process = _start("eval", "--tournament", "random", "heuristic", "--players", "4", "--deals", "100000",
-                     "--workers", "2", "--out", "out", cwd=tmp_path)
+    process = _start(
+        "eval",
+        "--tournament",
+        "random",
+        "heuristic",
+        "--players",
+        "4",
+        "--deals",
+        "100000",
+        "--workers",
+        "2",
+        "--out",
+        "out",
+        cwd=tmp_path,
+    )
     stderr: list[str] = []
     pipe = process.stderr
     assert pipe is not None

@@ -15,8 +15,19 @@ DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted(
 LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 FENCE = re.compile(r"^(```|~~~).*?^\1", re.S | re.M)
 OUTSIDE = ".." + "/shared"  # split so that this file does not mention it
-SKIPPED_DIRS = {".git", ".venv", "venv", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", "runs",
-                "build", "dist", ".ipynb_checkpoints"}
+SKIPPED_DIRS = {
+    ".git",
+    ".venv",
+    "venv",
+    "__pycache__",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    "runs",
+    "build",
+    "dist",
+    ".ipynb_checkpoints",
+}
 
 
 def _markdown(path: Path) -> str:
@@ -65,12 +76,25 @@ def _repository_files() -> list[Path]:
     """The files of the working tree: the tracked and untracked ones git does not ignore, or every file outside
     caches and environments where git is not available."""
     try:
-        listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"], cwd=ROOT,
-                                capture_output=True, check=True).stdout.decode().split("\0")
+        listed = (
+            subprocess.run(
+                ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+                cwd=ROOT,
+                capture_output=True,
+                check=True,
+            )
+            .stdout.decode()
+            .split("\0")
+        )
         return [ROOT / name for name in listed if name and (ROOT / name).is_file()]
     except (OSError, subprocess.CalledProcessError):
-        return [p for p in ROOT.rglob("*") if p.is_file() and not SKIPPED_DIRS & set(p.relative_to(ROOT).parts)
-                and not any(part.endswith(".egg-info") for part in p.relative_to(ROOT).parts)]
+        return [
+            p
+            for p in ROOT.rglob("*")
+            if p.is_file()
+            and not SKIPPED_DIRS & set(p.relative_to(ROOT).parts)
+            and not any(part.endswith(".egg-info") for part in p.relative_to(ROOT).parts)
+        ]
 
 
 def test_no_file_points_outside_the_repository_to_the_specification() -> None:

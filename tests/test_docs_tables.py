@@ -53,7 +53,7 @@ def test_preset_table_matches_presets() -> None:
     last = ""
     lines = _doc_rows("Rule presets")
     rules_at = [i for i, line in enumerate(lines) if line.startswith("====")]
-    for line in lines[rules_at[1] + 1: rules_at[2]]:  # the table's body, between its second and last rule
+    for line in lines[rules_at[1] + 1 : rules_at[2]]:  # the table's body, between its second and last rule
         m = re.match(r"^([a-z_]+)\s+(.+)$", line)
         if m:
             last = m.group(1)
@@ -118,13 +118,13 @@ def _phase_rounds() -> dict[str, str]:
     lines = _doc_rows("Phases")
     lines = lines[: lines.index("Actions")]
     borders = [i for i, line in enumerate(lines) if line.startswith("=")]
-    lines = lines[borders[0]: borders[-1]]  # the table, header included
+    lines = lines[borders[0] : borders[-1]]  # the table, header included
     border = lines[0]
     first_width, second_width = (len(column) + 1 for column in border.split()[:2])
     rows = {}
     for line in lines:
         if line[:1].strip() and not line.startswith("=") and not line.startswith("phase "):
-            rows[line[:first_width].strip()] = line[first_width:first_width + second_width].strip()
+            rows[line[:first_width].strip()] = line[first_width : first_width + second_width].strip()
     return rows
 
 
@@ -140,8 +140,9 @@ def _round_name(fields: dict[str, np.ndarray]) -> str:
     return observation.ROUND_NAMES[slots[0]] if slots else "trick play"
 
 
-def _round_consistent_with_mask(round_name: str, mask: np.ndarray, decision: np.ndarray,
-                                discard_count: np.ndarray) -> bool:
+def _round_consistent_with_mask(
+    round_name: str, mask: np.ndarray, decision: np.ndarray, discard_count: np.ndarray
+) -> bool:
     """What the Phases table says of a round: who acts (the acting seat's decision and count) and its actions."""
     legal = set(np.flatnonzero(mask).tolist())
     pending, playing, counted = decision[0] == 1, decision[2] == 1, discard_count.any()
@@ -174,8 +175,9 @@ def test_decision_round_matches_each_decision(name: str) -> None:
             fields = observation.as_dict(obs["observation"])
             round_name = _round_name(fields)
             assert (fields["phase"].tolist() == [0, 1]) == (round_name == "trick play")
-            assert _round_consistent_with_mask(round_name, obs["action_mask"], fields["decision"][0],
-                                               fields["discard_count"][0]), (name, round_name)
+            assert _round_consistent_with_mask(
+                round_name, obs["action_mask"], fields["decision"][0], fields["discard_count"][0]
+            ), (name, round_name)
             seen.add(round_name)
             e.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
     expected = {"trick play", "draw or pass" if rules.presets[name].declaration == "with_draw" else "declaration"}
@@ -193,8 +195,11 @@ def test_rule_fields_encode_each_preset() -> None:
         assert np.flatnonzero(obs["declare_rule"]).tolist() == [declarations.index(preset.declaration)], name
         assert obs["ante_rule"].tolist() == [preset.play_ante, preset.ante_exemptions, preset.ante_payer == "dealer"]
         second = preset.second_pass_ante
-        assert obs["entry_rule"].tolist() == [preset.entry_requirement == "trump_or_club", second is not None,
-                                              second or 0], name
+        assert obs["entry_rule"].tolist() == [
+            preset.entry_requirement == "trump_or_club",
+            second is not None,
+            second or 0,
+        ], name
         assert obs["penalty_rule"].tolist() == [0, preset.renege_multiple, 0], name
     e = bourre_env.raw_env(illegal_action="renege", rake=0.25)
     e.reset(seed=0)
@@ -248,8 +253,13 @@ def test_agents_page_lists_every_registered_agent() -> None:
     rows = [line for line in table.splitlines() if line.startswith("| `")]
     names = {spec.split(":")[0] for row in rows for spec in re.findall(r"`([^`]+)`", row.split(" | ")[0])}
     # the agents the package registers itself (other test modules register agents of their own at import)
-    shipped = subprocess.run([sys.executable, "-c", "import agents; print(' '.join(agents.registered()))"],
-                             capture_output=True, text=True, check=True, timeout=300).stdout.split()
+    shipped = subprocess.run(
+        [sys.executable, "-c", "import agents; print(' '.join(agents.registered()))"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    ).stdout.split()
     assert names == set(shipped)
     for row in rows:
         for spec in re.findall(r"`([^`]+)`", row.split(" | ")[0]):

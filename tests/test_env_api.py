@@ -43,8 +43,7 @@ PRESET_CONFIGS = [
 ]
 
 
-@pytest.mark.parametrize("config", CONFIGS + PRESET_CONFIGS,
-                         ids=lambda c: "-".join(f"{k}={v}" for k, v in c.items()))
+@pytest.mark.parametrize("config", CONFIGS + PRESET_CONFIGS, ids=lambda c: "-".join(f"{k}={v}" for k, v in c.items()))
 def test_pettingzoo_api_and_seed(config: dict) -> None:
     """PettingZoo's own api_test and seed_test pass for every table size and several option settings."""
     with warnings.catch_warnings():
@@ -123,28 +122,34 @@ def test_actions_helpers() -> None:
         actions.describe(True)
 
 
-@pytest.mark.parametrize("bad, match", [
-    ({"deck": "AS KS"}, "exactly once"),
-    ({"dealer": 9}, "dealer"),
-    ({"pot": -1}, "pot"),
-])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        ({"deck": "AS KS"}, "exactly once"),
+        ({"dealer": 9}, "dealer"),
+        ({"pot": -1}, "pot"),
+    ],
+)
 def test_reset_option_errors(bad: dict, match: str) -> None:
     env = bourre_env.env(num_players=5)
     with pytest.raises(ValueError, match=match):
         env.reset(seed=0, options=bad)
 
 
-@pytest.mark.parametrize("options, field", [
-    ({"num_players": 9}, "num_players"),
-    ({"num_players": 1}, "num_players"),
-    ({"tie": "split"}, "tie"),
-    ({"rake": 1.5}, "rake"),
-    ({"max_discard": 6}, "max_discard"),
-    ({"num_players": 8, "ranks": 6}, "ranks"),
-    ({"illegal_action": "ignore"}, "illegal_action"),
-    ({"pot_limit": 0}, "pot_limit"),
-    ({"no_such_rule": 1}, "unknown rule option"),
-])
+@pytest.mark.parametrize(
+    "options, field",
+    [
+        ({"num_players": 9}, "num_players"),
+        ({"num_players": 1}, "num_players"),
+        ({"tie": "split"}, "tie"),
+        ({"rake": 1.5}, "rake"),
+        ({"max_discard": 6}, "max_discard"),
+        ({"num_players": 8, "ranks": 6}, "ranks"),
+        ({"illegal_action": "ignore"}, "illegal_action"),
+        ({"pot_limit": 0}, "pot_limit"),
+        ({"no_such_rule": 1}, "unknown rule option"),
+    ],
+)
 def test_rule_option_errors_name_the_field(options: dict, field: str) -> None:
     with pytest.raises(ValueError, match=field):
         bourre_env.env(**options)
@@ -159,4 +164,4 @@ def test_deck_given_in_dealing_order() -> None:
     assert env.hand("player_3") == [0, 4, 8, 12, 16]
     assert env.hand("player_2") == [3, 7, 11, 15, 19]
     assert s[core.S_FACE] == 19 and s[core.S_TRUMP] == 1
-    assert list(s[core.S_STOCK: core.S_STOCK + 3]) == [20, 21, 22]
+    assert list(s[core.S_STOCK : core.S_STOCK + 3]) == [20, 21, 22]

@@ -17,8 +17,17 @@ from bourre_env.core.rules import Rules
 from bourre_env.single_agent import BourreSingleAgentEnv
 
 NUMPY_INTS = [np.int8, np.int16, np.uint8, np.int64, np.uint64]
-INT_OPTIONS = {"num_players": 5, "hand_size": 5, "max_discard": 3, "pot_limit": 40, "deals_per_episode": 2,
-               "max_discard_large_table": 2, "play_ante": 1, "second_pass_ante": 1, "renege_multiple": 2}
+INT_OPTIONS = {
+    "num_players": 5,
+    "hand_size": 5,
+    "max_discard": 3,
+    "pot_limit": 40,
+    "deals_per_episode": 2,
+    "max_discard_large_table": 2,
+    "play_ante": 1,
+    "second_pass_ante": 1,
+    "renege_multiple": 2,
+}
 
 
 def single(**options: Any) -> BourreSingleAgentEnv:
@@ -34,8 +43,11 @@ def test_numpy_integer_options_are_the_numbers_they_hold(option: str, kind: type
     assert rules == Rules(**{option: value})
 
 
-@pytest.mark.parametrize("make", [bourre_env.env, raw_env, single, lambda **kw: BatchGame(batch_size=2, **kw)],
-                         ids=["env", "raw_env", "single", "batch"])
+@pytest.mark.parametrize(
+    "make",
+    [bourre_env.env, raw_env, single, lambda **kw: BatchGame(batch_size=2, **kw)],
+    ids=["env", "raw_env", "single", "batch"],
+)
 @pytest.mark.parametrize("kind", [np.int8, np.int16, np.uint8], ids=lambda t: t.__name__)
 def test_every_entry_point_takes_a_narrow_numpy_player_count(make: Any, kind: type) -> None:
     made = make(num_players=kind(5))
@@ -44,8 +56,9 @@ def test_every_entry_point_takes_a_narrow_numpy_player_count(make: Any, kind: ty
     assert rules.num_players == 5 and type(rules.num_players) is int
 
 
-@pytest.mark.parametrize("option", ["pot_limit", "deals_per_episode", "play_ante", "second_pass_ante",
-                                    "renege_multiple"])
+@pytest.mark.parametrize(
+    "option", ["pot_limit", "deals_per_episode", "play_ante", "second_pass_ante", "renege_multiple"]
+)
 @pytest.mark.parametrize("value", [2**63, np.uint64(2**64 - 1)], ids=["2**63", "uint64_max"])
 def test_options_past_int64_are_refused_by_name(option: str, value: Any) -> None:
     with pytest.raises(ValueError, match=rf"^{option}: expected"):
@@ -55,8 +68,10 @@ def test_options_past_int64_are_refused_by_name(option: str, value: Any) -> None
 @pytest.mark.parametrize("action", [2**63, np.uint64(2**64 - 1), -1, 10**30])
 @pytest.mark.parametrize("illegal_action", ["error", "renege"])
 def test_an_action_out_of_range_is_refused_by_name(action: Any, illegal_action: str) -> None:
-    for env in (raw_env(num_players=3, illegal_action=illegal_action),
-                bourre_env.env(num_players=3, illegal_action=illegal_action)):
+    for env in (
+        raw_env(num_players=3, illegal_action=illegal_action),
+        bourre_env.env(num_players=3, illegal_action=illegal_action),
+    ):
         env.reset(seed=1)
         before = env.unwrapped.state_vector.copy()
         with pytest.raises(ValueError, match=r"action: expected an action id in 0\.\.\d+ for player_\d"):

@@ -41,8 +41,13 @@ agents.register("test_hash", lambda variant, seed: HashAgent())
 
 
 def test_t_quantile_matches_published_values() -> None:
-    for df, expected in ((1, 12.706204736), (2, 4.302652730), (10, 2.228138852), (30, 2.042272456),
-                         (1000, 1.962339081)):
+    for df, expected in (
+        (1, 12.706204736),
+        (2, 4.302652730),
+        (10, 2.228138852),
+        (30, 2.042272456),
+        (1000, 1.962339081),
+    ):
         assert ev.t_quantile(0.975, df) == pytest.approx(expected, abs=1e-8)
     interval = ev.t_interval(np.array([1.0, 2.0, 3.0]))
     assert interval is not None
@@ -94,8 +99,9 @@ def _report_of(chips: list[list[list[int]]], baseline: list[list[int]]) -> ev.Ta
 
 def test_both_advantages_by_hand() -> None:
     # 2 players, 3 deals; rotation r has the candidate in seat r.
-    table = _report_of(chips=[[[3, -2], [-1, 1]], [[-1, 2], [2, -1]], [[0, -1], [-1, 2]]],
-                       baseline=[[2, -1], [-1, -1], [1, -2]])
+    table = _report_of(
+        chips=[[[3, -2], [-1, 1]], [[-1, 2], [2, -1]], [[0, -1], [-1, 2]]], baseline=[[2, -1], [-1, -1], [1, -2]]
+    )
     # table:       deal 0 ((3 + 2) + (1 + 1)) / 2 = 3.5, deal 1 (-3 - 3) / 2 = -3, deal 2 (1 + 3) / 2 = 2
     # replacement: deal 0 ((3 - 2) + (1 + 1)) / 2 = 1.5, deal 1 (0 + 0) / 2 = 0,  deal 2 (-1 + 4) / 2 = 1.5
     assert table.advantage == pytest.approx(2.5 / 3)
@@ -146,8 +152,9 @@ def test_same_seed_same_report_other_seed_other_report() -> None:
 
 def test_worker_count_does_not_change_the_report() -> None:
     """45 deals = 3 chunks (the last one partial), in 1 or 2 processes; the all-field tables included."""
-    args = dict(candidate="random", field=["random", "heuristic", "random"], players=3, deals=45, seed=3,
-                progress=False)
+    args = dict(
+        candidate="random", field=["random", "heuristic", "random"], players=3, deals=45, seed=3, progress=False
+    )
     one = ev.evaluate(workers=1, **args)  # type: ignore[arg-type]
     two = ev.evaluate(workers=2, **args)  # type: ignore[arg-type]
     assert one.to_dict() == two.to_dict()
@@ -260,8 +267,10 @@ def test_tournament_of_copies_of_a_deterministic_agent_matches_its_par_exactly()
 
 def test_tournament_worker_count_does_not_change_results() -> None:
     args = dict(pool=["random", "random", "random", "random"], players=3, deals=45, seed=1, progress=False)
-    assert (tournament(workers=1, **args).to_dict()  # type: ignore[arg-type]
-            == tournament(workers=2, **args).to_dict())  # type: ignore[arg-type]
+    assert (
+        tournament(workers=1, **args).to_dict()  # type: ignore[arg-type]
+        == tournament(workers=2, **args).to_dict()
+    )  # type: ignore[arg-type]
 
 
 def test_deals_drawn_chunk_by_chunk_are_the_deals_of_make_deals() -> None:
@@ -323,7 +332,6 @@ def test_lineups_drawn_chunk_by_chunk_are_those_of_one_draw() -> None:
     assert np.array_equal(draw_lineups(4, 5, 3, 45), expected)
 
 
-
 def test_a_policy_file_is_read_once_per_evaluation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Agents are built per chunk and per rotation; the policy file behind them is read and checked once, and the
     report is the one of agents that each read it."""
@@ -343,8 +351,9 @@ def test_a_policy_file_is_read_once_per_evaluation(tmp_path: Path, monkeypatch: 
         with monkeypatch.context() as m:
             for name, value in reads.items():
                 m.setattr(ppo_module, name, value)
-            result = ev.evaluate(f"ppo:{path}", "random", players=3, deals=2 * ev.CHUNK_DEALS + 5, seed=2, workers=1,
-                                 progress=False)
+            result = ev.evaluate(
+                f"ppo:{path}", "random", players=3, deals=2 * ev.CHUNK_DEALS + 5, seed=2, workers=1, progress=False
+            )
         return result.to_dict()
 
     each_agent_reads = report(cached_policy=ppo_module.load_policy)

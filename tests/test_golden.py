@@ -23,8 +23,11 @@ def test_golden_file_covers_every_case(preset: str) -> None:
         assert case["options"].get("rules", "standard") == preset
 
 
-@pytest.mark.parametrize("record", [r for preset in CASES for r in RECORDS[preset]],
-                         ids=lambda r: f"{r['options'].get('rules', 'standard')}-seed{r['seed']}")
+@pytest.mark.parametrize(
+    "record",
+    [r for preset in CASES for r in RECORDS[preset]],
+    ids=lambda r: f"{r['options'].get('rules', 'standard')}-seed{r['seed']}",
+)
 def test_playthrough_replays_exactly(record: dict) -> None:
     fresh = play(record["options"], record["seed"])
     assert fresh["moves"] == record["moves"]

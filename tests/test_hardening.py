@@ -90,8 +90,8 @@ def test_aec_episode_is_truncated_when_the_pot_passes_the_bound() -> None:
         env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
     s = raw.state_vector
     assert s[core.S_POT] > limits.POT_BOUND and s[core.S_DEALS_DONE] < 10_000
-    assert s[core.S_CHIPS: core.S_CHIPS + 5].sum() + s[core.S_POT] == 0  # chips conserved, nothing wrapped
-    assert [totals[a] for a in raw.possible_agents] == s[core.S_CHIPS: core.S_CHIPS + 5].tolist()
+    assert s[core.S_CHIPS : core.S_CHIPS + 5].sum() + s[core.S_POT] == 0  # chips conserved, nothing wrapped
+    assert [totals[a] for a in raw.possible_agents] == s[core.S_CHIPS : core.S_CHIPS + 5].tolist()
 
 
 def test_single_agent_view_reports_the_truncation() -> None:
@@ -134,9 +134,11 @@ def test_batch_random_play_of_many_deals_never_overflows() -> None:
 
 
 def test_rules_that_could_leave_exact_integers_are_refused() -> None:
-    refused = [({"rake": Fraction(10**17 - 1, 10**17)}, "rake: .* is the fraction 99999999999999999/10"),
-               ({"play_ante": 10**15}, "play_ante=1000000000000000"),
-               ({"illegal_action": "renege", "renege_multiple": 10**12}, "renege_multiple=1000000000000")]
+    refused = [
+        ({"rake": Fraction(10**17 - 1, 10**17)}, "rake: .* is the fraction 99999999999999999/10"),
+        ({"play_ante": 10**15}, "play_ante=1000000000000000"),
+        ({"illegal_action": "renege", "renege_multiple": 10**12}, "renege_multiple=1000000000000"),
+    ]
     for options, message in refused:
         for build in (bourre_env.env, lambda **o: BatchGame(1, **o), lambda **o: BourreSingleAgentEnv("random", **o)):
             with pytest.raises(ValueError, match=message):
@@ -183,10 +185,20 @@ def test_batch_step_is_all_or_nothing() -> None:
     assert not np.array_equal(g.states, states)
 
 
-@pytest.mark.parametrize("actions", [
-    np.full(4, 52.0), np.full(4, 52.9), np.ones(4, dtype=bool), np.full((4, 1), 52), np.full(3, 52), np.full(5, 52),
-    [52.0] * 4, np.array(["52"] * 4), 52,
-])
+@pytest.mark.parametrize(
+    "actions",
+    [
+        np.full(4, 52.0),
+        np.full(4, 52.9),
+        np.ones(4, dtype=bool),
+        np.full((4, 1), 52),
+        np.full(3, 52),
+        np.full(5, 52),
+        [52.0] * 4,
+        np.array(["52"] * 4),
+        52,
+    ],
+)
 def test_batch_step_refuses_actions_of_the_wrong_shape_or_type(actions: Any) -> None:
     g = BatchGame(4, seed=0)
     states = g.states.copy()
@@ -203,11 +215,17 @@ def test_batch_step_takes_any_integer_array() -> None:
     g.step([int(a) for a in g.legal_masks().argmax(axis=1)])
 
 
-@pytest.mark.parametrize("rules", [
-    Rules(num_players=5), Rules(num_players=4, illegal_action="renege"),
-    presets["four_card"].replace(num_players=3, illegal_action="renege"), presets["dealer_picks_trump"],
-    presets["simultaneous_declaration"], presets["separate_trump_card_dealer_may_take"],
-])
+@pytest.mark.parametrize(
+    "rules",
+    [
+        Rules(num_players=5),
+        Rules(num_players=4, illegal_action="renege"),
+        presets["four_card"].replace(num_players=3, illegal_action="renege"),
+        presets["dealer_picks_trump"],
+        presets["simultaneous_declaration"],
+        presets["separate_trump_card_dealer_may_take"],
+    ],
+)
 def test_batch_legality_check_agrees_with_core_step(rules: Rules) -> None:
     """The all-or-nothing pass asks ``batch._accepts`` before stepping; it must accept exactly what ``core.step``
     takes, reneges included, for every action id and a few outside the range."""
@@ -218,8 +236,10 @@ def test_batch_legality_check_agrees_with_core_step(rules: Rules) -> None:
             continue
         for action in range(-1, core.NUM_ACTIONS + 1):
             scratch = core.new_scratch()
-            assert batch._accepts(s, p, action, mask, scratch) == core.step(s.copy(), p, action), (action,
-                                                                                                  s[core.S_PHASE])
+            assert batch._accepts(s, p, action, mask, scratch) == core.step(s.copy(), p, action), (
+                action,
+                s[core.S_PHASE],
+            )
 
 
 # ---------------------------------------------------------------------------- run folders
@@ -246,8 +266,9 @@ def test_a_new_run_needs_an_empty_run_folder(tmp_path: Path) -> None:
         claim_run_dir(tmp_path / "notes.txt", resume=False, overwrite=False, outputs=outputs)
 
 
-def test_bourre_train_refuses_a_finished_run_without_its_checkpoint(tmp_path: Path,
-                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_bourre_train_refuses_a_finished_run_without_its_checkpoint(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from train.sb3 import trainer as sb3_trainer
 
     (tmp_path / "model.npz").write_text("the earlier run's model")
@@ -279,8 +300,12 @@ def test_policy_weights_of_a_wrong_dtype_are_a_value_error(tmp_path: Path, capsy
         _rewrite(path, **{"action.weight": bad})
         with pytest.raises(ValueError, match="action has weight of dtype"):
             load_policy(path)
-    assert cli.main(["eval", "--candidate", f"ppo:{path}", "--deals", "1", "--no-progress",
-                     "--out", str(tmp_path / "out")]) == 2
+    assert (
+        cli.main(
+            ["eval", "--candidate", f"ppo:{path}", "--deals", "1", "--no-progress", "--out", str(tmp_path / "out")]
+        )
+        == 2
+    )
     assert "floating-point" in capsys.readouterr().err
 
 
@@ -303,8 +328,19 @@ def test_policy_files_larger_than_the_cap_are_refused(tmp_path: Path, monkeypatc
 
 
 # ---------------------------------------------------------------------------- resuming a run
-TINY = {"num_envs": 1, "n_steps": 64, "batch_size": 64, "n_epochs": 1, "hidden": [8], "imitation_decisions": 0,
-        "eval_every": 0, "total_timesteps": 128, "final_eval_deals": 2, "eval_workers": 1, "progress": False}
+TINY = {
+    "num_envs": 1,
+    "n_steps": 64,
+    "batch_size": 64,
+    "n_epochs": 1,
+    "hidden": [8],
+    "imitation_decisions": 0,
+    "eval_every": 0,
+    "total_timesteps": 128,
+    "final_eval_deals": 2,
+    "eval_workers": 1,
+    "progress": False,
+}
 
 
 def _run_folder(tmp_path: Path, checkpoint: bytes | None = None, **changes: Any) -> Path:
@@ -359,16 +395,19 @@ def test_resume_keeps_the_network_of_the_run(tmp_path: Path) -> None:
     assert resolve_resume(Args(run_dir=run_dir, resume=True), set()).hidden == (8,)
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ('{"seed": "zero"}', "seed is 'zero', expected int"),
-    ('{"hidden": 5}', "hidden is 5"),
-    ('{"learning_rate": true}', "learning_rate is True"),
-    ('{"run_dir": 3}', "run_dir is 3"),
-    ('{"total_timesteps": 0}', "total_timesteps: expected at least 1"),
-    ('{"layers": 3}', "unknown field(s) ['layers']"),
-    ("[1, 2]", "expected a JSON object"),
-    ("{not json", "cannot read the run's arguments"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"seed": "zero"}', "seed is 'zero', expected int"),
+        ('{"hidden": 5}', "hidden is 5"),
+        ('{"learning_rate": true}', "learning_rate is True"),
+        ('{"run_dir": 3}', "run_dir is 3"),
+        ('{"total_timesteps": 0}', "total_timesteps: expected at least 1"),
+        ('{"layers": 3}', "unknown field(s) ['layers']"),
+        ("[1, 2]", "expected a JSON object"),
+        ("{not json", "cannot read the run's arguments"),
+    ],
+)
 def test_bad_args_json_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, message: str) -> None:
     run_dir = _run_folder(tmp_path)
     (run_dir / "args.json").write_text(text)
@@ -377,14 +416,17 @@ def test_bad_args_json_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert f"{run_dir / 'args.json'}: " in err and message in err, err
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ('{"num_timesteps": "64"}', "num_timesteps is '64'"),
-    ('{"snapshots": "a.npz"}', "snapshots is 'a.npz'"),
-    ('{"evals": [1]}', "evals is [1]"),
-    ('{"imitation": {"accuracy": "high"}}', "imitation is"),
-    ('{"steps": 1}', "unknown field"),
-    ("", "cannot read the run state"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"num_timesteps": "64"}', "num_timesteps is '64'"),
+        ('{"snapshots": "a.npz"}', "snapshots is 'a.npz'"),
+        ('{"evals": [1]}', "evals is [1]"),
+        ('{"imitation": {"accuracy": "high"}}', "imitation is"),
+        ('{"steps": 1}', "unknown field"),
+        ("", "cannot read the run state"),
+    ],
+)
 def test_bad_state_json_is_named(tmp_path: Path, text: str, message: str) -> None:
     from train.sb3.trainer import Args, run
 
@@ -403,8 +445,9 @@ def test_eval_out_on_an_existing_file(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "is a file" in capsys.readouterr().err and target.read_text() == "keep me"
 
 
-def test_play_refuses_rules_that_contradict_its_own_options(monkeypatch: pytest.MonkeyPatch,
-                                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_play_refuses_rules_that_contradict_its_own_options(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))
     assert cli.main(["play", "--seats", "human,random,random", "--rule", "num_players=5"]) == 2
     assert "--rule num_players=5 contradicts --seats" in capsys.readouterr().err

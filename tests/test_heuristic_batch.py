@@ -71,9 +71,11 @@ def compare_on_play(config: dict[str, Any], rows: int, steps: int, seed: int, se
         for key in KEYS:
             got = batch[key].act(obs, masks, tie_breaks=u)
             wrong = np.flatnonzero(got != np.asarray(expected[key]))
-            assert wrong.size == 0, (f"{config} {key}: row {wrong[0]} batch {got[wrong[0]]} python "
-                                     f"{expected[key][wrong[0]]}; observation {obs[wrong[0]].tolist()}, "
-                                     f"mask {np.flatnonzero(masks[wrong[0]]).tolist()}, tie-break {u[wrong[0]]!r}")
+            assert wrong.size == 0, (
+                f"{config} {key}: row {wrong[0]} batch {got[wrong[0]]} python "
+                f"{expected[key][wrong[0]]}; observation {obs[wrong[0]].tolist()}, "
+                f"mask {np.flatnonzero(masks[wrong[0]]).tolist()}, tie-break {u[wrong[0]]!r}"
+            )
             # the rows whose choice hangs on the tie-break: the lowest and the highest number differ
             low = batch[key].act(obs, masks, tie_breaks=np.zeros(rows))
             high = batch[key].act(obs, masks, tie_breaks=np.full(rows, np.nextafter(1.0, 0.0)))
@@ -93,10 +95,15 @@ def count_situations(obs: np.ndarray, seen: Counter[str]) -> None:
     """Tally the kinds of decision, so that the test fails if the play stops reaching one."""
     play = obs[:, O_PHASE + 1] > 0.5
     seen["play"] += int(play.sum())
-    for name, slot in (("name trump", ROUND_NAME_TRUMP), ("declare", ROUND_DECLARE), ("second pass", ROUND_SECOND_PASS),
-                       ("draw or pass", ROUND_DRAW_OR_PASS), ("draw", ROUND_DRAW)):
+    for name, slot in (
+        ("name trump", ROUND_NAME_TRUMP),
+        ("declare", ROUND_DECLARE),
+        ("second pass", ROUND_SECOND_PASS),
+        ("draw or pass", ROUND_DRAW_OR_PASS),
+        ("draw", ROUND_DRAW),
+    ):
         seen[name] += int((obs[:, O_ROUND + slot] > 0.5).sum())
-    seen["no card turned"] += int(((obs[:, O_FACE:O_FACE + 52] == 0).all(axis=1) & ~play).sum())
+    seen["no card turned"] += int(((obs[:, O_FACE : O_FACE + 52] == 0).all(axis=1) & ~play).sum())
     for b in np.flatnonzero(play & (obs[:, O_RESHUFFLED] > 0.5)):
         seen["reshuffled"] += 1
         if not _own_discards_out(_Table(obs[b])):
@@ -104,8 +111,17 @@ def count_situations(obs: np.ndarray, seen: Counter[str]) -> None:
 
 
 def check_coverage(seen: Counter[str], observations: int) -> None:
-    for name in ("play", "name trump", "declare", "second pass", "draw or pass", "draw", "no card turned",
-                 "reshuffled", "own discards back"):
+    for name in (
+        "play",
+        "name trump",
+        "declare",
+        "second pass",
+        "draw or pass",
+        "draw",
+        "no card turned",
+        "reshuffled",
+        "own discards back",
+    ):
         assert seen[name] > 0, f"no {name} decision in {observations} observations: {dict(seen)}"
     assert seen["tie"] >= 100, f"too few tie-breaks exercised: {dict(seen)}"
 
@@ -170,17 +186,20 @@ def batch_rows(rows: int = 4) -> tuple[np.ndarray, np.ndarray]:
     return game.observations(), game.legal_masks()
 
 
-@pytest.mark.parametrize(("change", "message"), [
-    (lambda o, m: (o.astype(np.float64), m), "observations: expected dtype float32, got float64"),
-    (lambda o, m: (o[:, :-1].copy(), m), rf"observations: expected shape \(4, {OBS_SIZE}\)"),
-    (lambda o, m: (o[0], m), "observations: expected a 2-d numpy array"),
-    (lambda o, m: (o.tolist(), m), "observations: expected a 2-d numpy array"),
-    (lambda o, m: (np.asfortranarray(o), m), "observations: expected a C-contiguous array"),
-    (lambda o, m: (np.repeat(o, 2, axis=0)[::2], m), "observations: expected a C-contiguous array"),
-    (lambda o, m: (o, m.astype(bool)), "masks: expected dtype int8, got bool"),
-    (lambda o, m: (o, m[:3]), rf"masks: expected shape \(4, {NUM_ACTIONS}\), got \(3, {NUM_ACTIONS}\)"),
-    (lambda o, m: (o, np.asfortranarray(m)), "masks: expected a C-contiguous array"),
-])
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda o, m: (o.astype(np.float64), m), "observations: expected dtype float32, got float64"),
+        (lambda o, m: (o[:, :-1].copy(), m), rf"observations: expected shape \(4, {OBS_SIZE}\)"),
+        (lambda o, m: (o[0], m), "observations: expected a 2-d numpy array"),
+        (lambda o, m: (o.tolist(), m), "observations: expected a 2-d numpy array"),
+        (lambda o, m: (np.asfortranarray(o), m), "observations: expected a C-contiguous array"),
+        (lambda o, m: (np.repeat(o, 2, axis=0)[::2], m), "observations: expected a C-contiguous array"),
+        (lambda o, m: (o, m.astype(bool)), "masks: expected dtype int8, got bool"),
+        (lambda o, m: (o, m[:3]), rf"masks: expected shape \(4, {NUM_ACTIONS}\), got \(3, {NUM_ACTIONS}\)"),
+        (lambda o, m: (o, np.asfortranarray(m)), "masks: expected a C-contiguous array"),
+    ],
+)
 def test_observation_and_mask_buffers_are_checked(change: Any, message: str) -> None:
     obs, masks = change(*batch_rows())
     with pytest.raises(ValueError, match=message):
@@ -190,21 +209,25 @@ def test_observation_and_mask_buffers_are_checked(change: Any, message: str) -> 
 def test_out_and_tie_break_buffers_are_checked() -> None:
     obs, masks = batch_rows()
     bot = BatchHeuristic()
-    for out, message in ((np.zeros(4, dtype=np.int32), "out: expected dtype int64"),
-                         (np.zeros(5, dtype=np.int64), r"out: expected shape \(4,\)"),
-                         (np.zeros(8, dtype=np.int64)[::2], "out: expected a C-contiguous"),
-                         (np.zeros((4, 1), dtype=np.int64), r"out: expected shape \(4,\)")):
+    for out, message in (
+        (np.zeros(4, dtype=np.int32), "out: expected dtype int64"),
+        (np.zeros(5, dtype=np.int64), r"out: expected shape \(4,\)"),
+        (np.zeros(8, dtype=np.int64)[::2], "out: expected a C-contiguous"),
+        (np.zeros((4, 1), dtype=np.int64), r"out: expected shape \(4,\)"),
+    ):
         with pytest.raises(ValueError, match=message):
             bot.act(obs, masks, out=out)
     frozen = np.zeros(4, dtype=np.int64)
     frozen.flags.writeable = False
     with pytest.raises(ValueError, match="out: the array is read-only"):
         bot.act(obs, masks, out=frozen)
-    for u, message in ((np.zeros(4, dtype=np.float32), "tie_breaks: expected dtype float64"),
-                       (np.zeros(3), r"tie_breaks: expected shape \(4,\)"),
-                       (np.array([0.0, 0.5, 1.0, 0.2]), r"tie_breaks: expected numbers in \[0, 1\)"),
-                       (np.array([0.0, -0.1, 0.3, 0.2]), r"tie_breaks: expected numbers in \[0, 1\)"),
-                       (np.array([0.0, np.nan, 0.3, 0.2]), r"tie_breaks: expected numbers in \[0, 1\)")):
+    for u, message in (
+        (np.zeros(4, dtype=np.float32), "tie_breaks: expected dtype float64"),
+        (np.zeros(3), r"tie_breaks: expected shape \(4,\)"),
+        (np.array([0.0, 0.5, 1.0, 0.2]), r"tie_breaks: expected numbers in \[0, 1\)"),
+        (np.array([0.0, -0.1, 0.3, 0.2]), r"tie_breaks: expected numbers in \[0, 1\)"),
+        (np.array([0.0, np.nan, 0.3, 0.2]), r"tie_breaks: expected numbers in \[0, 1\)"),
+    ):
         with pytest.raises(ValueError, match=message):
             bot.act(obs, masks, tie_breaks=u)
     out = np.full(4, -7, dtype=np.int64)

@@ -18,9 +18,18 @@ from bourre_env.core import cards
 from bourre_env.core.rules import presets
 
 CONFIGS = [
-    ("standard", 2), ("standard", 5), ("standard", 8), ("double_ante", 4), ("dealer_antes_for_all", 3),
-    ("wikipedia", 7), ("separate_trump_card", 6), ("separate_trump_card_dealer_may_take", 5),
-    ("two_round_declaration", 5), ("simultaneous_declaration", 6), ("dealer_picks_trump", 4), ("four_card", 5),
+    ("standard", 2),
+    ("standard", 5),
+    ("standard", 8),
+    ("double_ante", 4),
+    ("dealer_antes_for_all", 3),
+    ("wikipedia", 7),
+    ("separate_trump_card", 6),
+    ("separate_trump_card_dealer_may_take", 5),
+    ("two_round_declaration", 5),
+    ("simultaneous_declaration", 6),
+    ("dealer_picks_trump", 4),
+    ("four_card", 5),
     ("four_card", 8),
 ]
 
@@ -28,10 +37,19 @@ CONFIGS = [
 def _trace(env: Any) -> tuple[Any, ...]:
     """Everything an agent or a trainer can read off the env at this point."""
     raw = env.unwrapped
-    observations = tuple((a, raw.observe(a)["observation"].tobytes(), raw.observe(a)["action_mask"].tobytes())
-                         for a in raw.possible_agents)
-    return (observations, tuple(raw.agents), raw.agent_selection, dict(raw.rewards), dict(raw._cumulative_rewards),
-            dict(raw.terminations), dict(raw.truncations))
+    observations = tuple(
+        (a, raw.observe(a)["observation"].tobytes(), raw.observe(a)["action_mask"].tobytes())
+        for a in raw.possible_agents
+    )
+    return (
+        observations,
+        tuple(raw.agents),
+        raw.agent_selection,
+        dict(raw.rewards),
+        dict(raw._cumulative_rewards),
+        dict(raw.terminations),
+        dict(raw.truncations),
+    )
 
 
 def _play(env: Any, specs: list[str], seed: int, options: dict[str, Any] | None = None) -> list[tuple[Any, ...]]:
@@ -61,8 +79,7 @@ def _replayed(saved: dict[str, Any]) -> list[tuple[Any, ...]]:
 
 
 @pytest.mark.parametrize(("preset", "players"), CONFIGS)
-def test_a_saved_history_replays_every_observation_mask_and_reward(preset: str, players: int,
-                                                                   tmp_path: Path) -> None:
+def test_a_saved_history_replays_every_observation_mask_and_reward(preset: str, players: int, tmp_path: Path) -> None:
     specs = ["random", "heuristic"] * 4
     reshuffled = 0
     for episode in range(3):
@@ -93,8 +110,9 @@ def test_a_multi_deal_episode_replays_and_carries_the_pot(tmp_path: Path) -> Non
     assert _replayed(saved) == played
 
 
-@pytest.mark.parametrize("preset", ["standard", "separate_trump_card", "separate_trump_card_dealer_may_take",
-                                    "dealer_picks_trump"])
+@pytest.mark.parametrize(
+    "preset", ["standard", "separate_trump_card", "separate_trump_card_dealer_may_take", "dealer_picks_trump"]
+)
 def test_a_given_deck_is_recorded_as_given_and_a_drawn_one_deals_the_same_hands(preset: str) -> None:
     rules = presets[preset].replace(num_players=4)
     deck = np.random.default_rng(5).permutation(rules.deck_cards()).tolist()
@@ -132,8 +150,9 @@ def test_an_illegal_action_is_not_recorded() -> None:
 # ---------------------------------------------------------------------------- bad histories
 @pytest.fixture(scope="module")
 def good() -> dict[str, Any]:
-    env = history.Recording(bourre_env.env(num_players=4, deals_per_episode=2), seats=["human", "ppo", "random",
-                                                                                       "heuristic"])
+    env = history.Recording(
+        bourre_env.env(num_players=4, deals_per_episode=2), seats=["human", "ppo", "random", "heuristic"]
+    )
     _play(env, ["random"] * 4, seed=12)
     return env.history()
 
@@ -176,17 +195,25 @@ BAD_IN_PLAY = {
     "wrong seat": (_swap_seat, "deals[0].actions[1].seat"),
     "wrong phase": (lambda h: h["deals"][0]["actions"][0].update(phase="trick play"), "deals[0].actions[0].phase"),
     "illegal card": (_illegal_card, "deals[0].actions[{first_play}].action"),
-    "description": (lambda h: h["deals"][0]["actions"][0].update(description="passes loudly"),
-                    "deals[0].actions[0].description"),
+    "description": (
+        lambda h: h["deals"][0]["actions"][0].update(description="passes loudly"),
+        "deals[0].actions[0].description",
+    ),
     "public": (lambda h: h["deals"][0]["actions"][0].update(public="play, discard 9"), "deals[0].actions[0].public"),
-    "extra action": (lambda h: h["deals"][0]["actions"].append(dict(h["deals"][0]["actions"][-1])),
-                     "deals[0].actions[{n}]"),
+    "extra action": (
+        lambda h: h["deals"][0]["actions"].append(dict(h["deals"][0]["actions"][-1])),
+        "deals[0].actions[{n}]",
+    ),
     "missing action": (lambda h: h["deals"][0]["actions"].pop(), "deals[0].actions"),
     "payment": (lambda h: h["deals"][0]["results"]["payments"].__setitem__(1, 99), "deals[0].results.payments[1]"),
-    "dealer of a later deal": (lambda h: h["deals"][1].update(dealer=(h["deals"][1]["dealer"] + 1) % 4),
-                               "deals[1].dealer"),
-    "pot of a later deal": (lambda h: h["deals"][1].update(pot_before=h["deals"][1]["pot_before"] + 1),
-                            "deals[1].pot_before"),
+    "dealer of a later deal": (
+        lambda h: h["deals"][1].update(dealer=(h["deals"][1]["dealer"] + 1) % 4),
+        "deals[1].dealer",
+    ),
+    "pot of a later deal": (
+        lambda h: h["deals"][1].update(pot_before=h["deals"][1]["pot_before"] + 1),
+        "deals[1].pot_before",
+    ),
 }
 
 
@@ -241,12 +268,15 @@ def test_read_reports_a_file_that_is_not_json(tmp_path: Path) -> None:
         history.read(tmp_path / "missing.json")
 
 
-@pytest.mark.parametrize(("text", "problem"), [
-    ("[" * 8000 + "]" * 8000, "nested too deep"),
-    ('{"format": ' + "7" * 5000 + "}", "digits"),
-    (b"\xff\xfe{}", "not JSON"),
-    ("[1, 2, 3]", "expected a JSON object"),
-])
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("[" * 8000 + "]" * 8000, "nested too deep"),
+        ('{"format": ' + "7" * 5000 + "}", "digits"),
+        (b"\xff\xfe{}", "not JSON"),
+        ("[1, 2, 3]", "expected a JSON object"),
+    ],
+)
 def test_loads_names_what_is_wrong_with_text_that_is_no_history(text: str | bytes, problem: str) -> None:
     with pytest.raises(history.HistoryError, match=problem):
         history.loads(text)
@@ -265,8 +295,9 @@ def test_read_takes_a_path_and_loads_takes_text(good: dict[str, Any], tmp_path: 
     assert history.read(str(tmp_path / "[1]")) == good
 
 
-def test_write_leaves_the_old_file_or_none_never_a_part(good: dict[str, Any], tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_write_leaves_the_old_file_or_none_never_a_part(
+    good: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     unwritable = copy.deepcopy(good)
     unwritable["seats"][0]["agent"] = "h\udcffuman"  # UTF-8 cannot encode it: the write fails part way
     target = tmp_path / "deal.json"
@@ -285,8 +316,9 @@ def test_write_leaves_the_old_file_or_none_never_a_part(good: dict[str, Any], tm
 
 
 # ---------------------------------------------------------------------------- the command line
-def test_bourre_play_save_writes_the_deals_played(monkeypatch: pytest.MonkeyPatch,
-                                                  capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_bourre_play_save_writes_the_deals_played(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     import io
     import sys
 
@@ -295,8 +327,9 @@ def test_bourre_play_save_writes_the_deals_played(monkeypatch: pytest.MonkeyPatc
     path = tmp_path / "game.json"
     # "2" stands pat at each draw and "1" plays the first legal card; a few spare lines for the second deal's draw
     monkeypatch.setattr(sys, "stdin", io.StringIO(("2\n" + "1\n" * 8) * 4))
-    assert cli.main(["play", "--seats", "human,heuristic,random", "--seed", "5", "--deals", "2",
-                     "--save", str(path)]) == 0
+    assert (
+        cli.main(["play", "--seats", "human,heuristic,random", "--seed", "5", "--deals", "2", "--save", str(path)]) == 0
+    )
     assert f"wrote {path}" in capsys.readouterr().out
     saved = history.read(path)
     assert [s["agent"] for s in saved["seats"]] == ["human", "heuristic", "random"]
@@ -309,9 +342,9 @@ def test_bourre_play_save_writes_the_deals_played(monkeypatch: pytest.MonkeyPatc
     assert not (tmp_path / "none.json").exists()
 
 
-def test_bourre_play_save_after_ctrl_c_writes_the_finished_deals(monkeypatch: pytest.MonkeyPatch,
-                                                                 capsys: pytest.CaptureFixture[str],
-                                                                 tmp_path: Path) -> None:
+def test_bourre_play_save_after_ctrl_c_writes_the_finished_deals(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     """Ctrl-C in the second deal still writes the first, and exits as an interrupted command does (130)."""
     from bourre_env import core
     from train import cli, terminal_game
@@ -327,8 +360,10 @@ def test_bourre_play_save_after_ctrl_c_writes_the_finished_deals(monkeypatch: py
 
     monkeypatch.setattr(terminal_game, "_choose", choose_then_interrupt)
     path = tmp_path / "game.json"
-    assert cli.main(["play", "--seats", "human,heuristic,random", "--seed", "5", "--deals", "3",
-                     "--save", str(path)]) == 130
+    assert (
+        cli.main(["play", "--seats", "human,heuristic,random", "--seed", "5", "--deals", "3", "--save", str(path)])
+        == 130
+    )
     captured = capsys.readouterr()
     assert f"wrote {path}" in captured.out and "interrupted" in captured.err
     assert len(history.read(path)["deals"]) == 1
@@ -362,12 +397,35 @@ def test_bourre_eval_save_histories(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    result = subprocess.run([sys.executable, "-m", "train.cli", "eval", "--candidate", "random", "--players", "2",
-                             "--deals", "1", "--no-progress", "--out", "out", "--save-histories", "h"],
-                            capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "train.cli",
+            "eval",
+            "--candidate",
+            "random",
+            "--players",
+            "2",
+            "--deals",
+            "1",
+            "--no-progress",
+            "--out",
+            "out",
+            "--save-histories",
+            "h",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert sorted(p.name for p in (tmp_path / "h" / "2p").iterdir()) == [
-        "deal00000_field.json", "deal00000_seat0.json", "deal00000_seat1.json"]
+        "deal00000_field.json",
+        "deal00000_seat0.json",
+        "deal00000_seat1.json",
+    ]
 
 
 def test_bourre_eval_save_histories_is_for_a_candidate(capsys: pytest.CaptureFixture[str]) -> None:

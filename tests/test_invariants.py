@@ -60,7 +60,7 @@ def test_random_games_keep_every_invariant(rules: Rules) -> None:
                 assert popcount_hand(s, seat) == rules.hand_size - s[core.S_TRICK_NO]
         n = rules.num_players
         # chips: the players' changes plus the pot plus the house's rake add up to nothing
-        assert s[core.S_CHIPS: core.S_CHIPS + n].sum() + s[core.S_POT] + s[core.S_RAKE_TOTAL] == 0
+        assert s[core.S_CHIPS : core.S_CHIPS + n].sum() + s[core.S_POT] + s[core.S_RAKE_TOTAL] == 0
         assert scratch[core.X_CINCH_ABORTS] == 0
 
 
@@ -122,10 +122,14 @@ def test_batch_chips_conserved_in_every_row(preset: str) -> None:
         returned[done] = 0.0
         deals_in_ended_episodes[done] += before[done] + 1
         s = g.states
-        total = (s[:, core.S_CHIPS: core.S_CHIPS + n].sum(axis=1) + s[:, core.S_REWARD: core.S_REWARD + n].sum(axis=1)
-                 + s[:, core.S_POT] + s[:, core.S_RAKE_TOTAL])
+        total = (
+            s[:, core.S_CHIPS : core.S_CHIPS + n].sum(axis=1)
+            + s[:, core.S_REWARD : core.S_REWARD + n].sum(axis=1)
+            + s[:, core.S_POT]
+            + s[:, core.S_RAKE_TOTAL]
+        )
         assert not total.any()
-    assert np.array_equal(returned, g.states[:, core.S_CHIPS: core.S_CHIPS + n])
+    assert np.array_equal(returned, g.states[:, core.S_CHIPS : core.S_CHIPS + n])
     assert (g.states[:, core.S_DEALS_DONE] + deals_in_ended_episodes).min() >= 5
 
 
@@ -152,12 +156,19 @@ def test_settled_outcomes_agree_with_tricks_and_chips(rules: Rules) -> None:
     seen = 0
     for _ in range(30):
         s = core.new_state()
-        core.start_episode(s, p, rng.permutation(np.asarray(rules.deck_cards(), dtype=np.int64)),
-                           int(rng.integers(n)), 0, int(rng.integers(2**62)))
+        core.start_episode(
+            s,
+            p,
+            rng.permutation(np.asarray(rules.deck_cards(), dtype=np.int64)),
+            int(rng.integers(n)),
+            0,
+            int(rng.integers(2**62)),
+        )
         while s[core.S_PHASE] != core.GAME_OVER:
             if s[core.S_PHASE] == core.DEAL_OVER:
-                core.next_deal(s, p, rng.permutation(np.asarray(rules.deck_cards(), dtype=np.int64)),
-                               int(rng.integers(2**62)))
+                core.next_deal(
+                    s, p, rng.permutation(np.asarray(rules.deck_cards(), dtype=np.int64)), int(rng.integers(2**62))
+                )
             core.legal_actions(s, p, mask)
             assert core.step(s, p, int(rng.choice(np.flatnonzero(mask))))
             if s[core.S_PHASE] not in (core.DEAL_OVER, core.GAME_OVER):

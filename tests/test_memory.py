@@ -20,4 +20,8 @@ def test_a_size_over_the_share_of_available_memory_is_refused_naming_the_option(
 
 def test_bytes_are_described_in_binary_units() -> None:
     assert [memory.describe_bytes(n) for n in (12, 2048, 5 * 2**20, 775 * 2**30)] == [
-        "12 B", "2.0 KiB", "5.0 MiB", "775.0 GiB"]
+        "12 B",
+        "2.0 KiB",
+        "5.0 MiB",
+        "775.0 GiB",
+    ]

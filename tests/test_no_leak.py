@@ -45,12 +45,25 @@ def _relabel_hidden(s: np.ndarray, rules: Rules, viewer: int, rng: np.random.Gen
     return t
 
 
-@pytest.mark.parametrize(("preset", "num_players"), [
-    ("standard", 2), ("standard", 4), ("standard", 5), ("standard", 8),
-    ("separate_trump_card", 5), ("double_ante", 4), ("wikipedia", 7), ("separate_trump_card_dealer_may_take", 6),
-    ("two_round_declaration", 5), ("simultaneous_declaration", 6), ("four_card", 5), ("four_card", 8),
-    ("dealer_picks_trump", 3), ("dealer_picks_trump", 6),
-])
+@pytest.mark.parametrize(
+    ("preset", "num_players"),
+    [
+        ("standard", 2),
+        ("standard", 4),
+        ("standard", 5),
+        ("standard", 8),
+        ("separate_trump_card", 5),
+        ("double_ante", 4),
+        ("wikipedia", 7),
+        ("separate_trump_card_dealer_may_take", 6),
+        ("two_round_declaration", 5),
+        ("simultaneous_declaration", 6),
+        ("four_card", 5),
+        ("four_card", 8),
+        ("dealer_picks_trump", 3),
+        ("dealer_picks_trump", 6),
+    ],
+)
 def test_hidden_cards_never_change_an_observation(preset: str, num_players: int) -> None:
     rules = presets[preset].replace(num_players=num_players)
     rng = np.random.default_rng(num_players)
@@ -74,7 +87,7 @@ def test_relabelling_is_not_vacuous() -> None:
     rng = np.random.default_rng(0)
     for s, _ in random_game(rules, rng):
         other = _relabel_hidden(s, rules, 0, rng)
-        assert not np.array_equal(other[core.S_HAND + 1: core.S_HAND + 5], s[core.S_HAND + 1: core.S_HAND + 5])
+        assert not np.array_equal(other[core.S_HAND + 1 : core.S_HAND + 5], s[core.S_HAND + 1 : core.S_HAND + 5])
         break
 
 

@@ -149,16 +149,20 @@ def _follow_draw(state, drawn: set[int]) -> None:
         state.apply_action(min(a for a in options if a in drawn))
 
 
-@pytest.mark.parametrize("options", [
-    {"num_players": 3},
-    {"num_players": 5},
-    {"num_players": 8, "hand_size": 6, "max_discard": 2},
-    {"rules": "four_card", "num_players": 4},
-    {"rules": "separate_trump_card_dealer_may_take", "num_players": 6},
-    {"rules": "dealer_picks_trump", "num_players": 3},
-    {"rules": "simultaneous_declaration", "num_players": 4},
-    {"num_players": 4, "deals_per_episode": 3},
-], ids=lambda p: ",".join(f"{k}={v}" for k, v in p.items()))
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"num_players": 3},
+        {"num_players": 5},
+        {"num_players": 8, "hand_size": 6, "max_discard": 2},
+        {"rules": "four_card", "num_players": 4},
+        {"rules": "separate_trump_card_dealer_may_take", "num_players": 6},
+        {"rules": "dealer_picks_trump", "num_players": 3},
+        {"rules": "simultaneous_declaration", "num_players": 4},
+        {"num_players": 4, "deals_per_episode": 3},
+    ],
+    ids=lambda p: ",".join(f"{k}={v}" for k, v in p.items()),
+)
 def test_seeded_deals_match_bourre_v0(options: dict) -> None:
     game = load(options)
     for seed in range(3):
@@ -176,8 +180,9 @@ def test_seeded_deals_match_bourre_v0(options: dict) -> None:
             legal = env.unwrapped.legal_actions()
             assert state.legal_actions() == legal
             for q, other in enumerate(agents):
-                np.testing.assert_array_equal(np.asarray(state.observation_tensor(q), np.float32),
-                                              env.observe(other)["observation"])
+                np.testing.assert_array_equal(
+                    np.asarray(state.observation_tensor(q), np.float32), env.observe(other)["observation"]
+                )
             action = int(rng.choice(legal))
             before = set(env.hand(agent))
             deal_no = observation.as_dict(env.observe(agent)["observation"])["deal"][0]

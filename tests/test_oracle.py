@@ -60,10 +60,12 @@ def describe(cards_: Any) -> str:
 
 def describe_view(view: CinchView) -> str:
     """A cinch view in card notation, for failure messages."""
-    return (f"seat {view.seat} hand [{describe(view.hand)}], trump {'CDHS'[view.trump]}, active {view.active}, "
-            f"trick {[(q, describe([c])) for q, c in view.trick]} led by {view.leader}, won {view.tricks_won}, "
-            f"hand sizes {view.hand_sizes}, played [{describe(view.played)}], known out [{describe(view.known_out)}], "
-            f"known held { {q: describe(v) for q, v in view.known_held.items()} }, {len(view.deck)}-card deck")
+    return (
+        f"seat {view.seat} hand [{describe(view.hand)}], trump {'CDHS'[view.trump]}, active {view.active}, "
+        f"trick {[(q, describe([c])) for q, c in view.trick]} led by {view.leader}, won {view.tricks_won}, "
+        f"hand sizes {view.hand_sizes}, played [{describe(view.played)}], known out [{describe(view.known_out)}], "
+        f"known held { {q: describe(v) for q, v in view.known_held.items()} }, {len(view.deck)}-card deck"
+    )
 
 
 @dataclass
@@ -126,29 +128,45 @@ class Tracker:
                 # drawing after the reshuffle may hold it)
                 known_held[self.dealer] = frozenset({self.face})
         return CinchView(
-            seat=seat, hand=frozenset(bits(s[core.S_HAND + seat])), trump=self.trump, active=tuple(self.active),
-            leader=self.leader, trick=tuple(self.trick), hand_sizes=sizes, tricks_won=self.tricks_won[seat],
-            played=frozenset(self.played), deck=self.deck_cards, known_out=frozenset(known_out),
-            known_held=known_held, rules=rules, history=tuple(self.history), plays_prove=self.plays_prove)
+            seat=seat,
+            hand=frozenset(bits(s[core.S_HAND + seat])),
+            trump=self.trump,
+            active=tuple(self.active),
+            leader=self.leader,
+            trick=tuple(self.trick),
+            hand_sizes=sizes,
+            tricks_won=self.tricks_won[seat],
+            played=frozenset(self.played),
+            deck=self.deck_cards,
+            known_out=frozenset(known_out),
+            known_held=known_held,
+            rules=rules,
+            history=tuple(self.history),
+            plays_prove=self.plays_prove,
+        )
 
 
 def trick_rules(rules: Rules) -> TrickRules:
-    return TrickRules(must_trump_when_cannot_win=rules.must_trump_when_cannot_win,
-                      lead_trump_honors=rules.lead_trump_honors, ranks=tuple(rules.ranks))
+    return TrickRules(
+        must_trump_when_cannot_win=rules.must_trump_when_cannot_win,
+        lead_trump_honors=rules.lead_trump_honors,
+        ranks=tuple(rules.ranks),
+    )
 
 
 DecideChooser = Callable[[np.ndarray, int, np.random.Generator], int]
 
 
-def random_decide(s: np.ndarray, p: np.ndarray, rng: np.random.Generator, pass_prob: float = 0.25,
-                  min_discard: int = 0) -> int:
+def random_decide(
+    s: np.ndarray, p: np.ndarray, rng: np.random.Generator, pass_prob: float = 0.25, min_discard: int = 0
+) -> int:
     """A random legal pass/stay action: pass with ``pass_prob`` when allowed, else a random discard (of at least
     ``min_discard`` cards when the rules allow that many, to force reshuffles)."""
     mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
     core.legal_actions(s, p, mask)
-    if mask[core.PASS] and (rng.random() < pass_prob or not mask[core.STAY_BASE:].any()):
+    if mask[core.PASS] and (rng.random() < pass_prob or not mask[core.STAY_BASE :].any()):
         return core.PASS  # (a hand that fails an entry requirement may only pass)
-    stays = np.flatnonzero(mask[core.STAY_BASE:])
+    stays = np.flatnonzero(mask[core.STAY_BASE :])
     sizes = np.array([bin(int(m)).count("1") for m in stays])
     counts = np.unique(sizes)
     if counts.max() >= min_discard:
@@ -165,8 +183,9 @@ def face_position(rules: Rules) -> int:
     return n * h - 1 if rules.trump_card in ("dealer", "named_by_dealer") else n * h
 
 
-def deal_deck(rules: Rules, rng: np.random.Generator, dealer: int, favour: int | None = None,
-              extra_trumps: int = 0) -> np.ndarray:
+def deal_deck(
+    rules: Rules, rng: np.random.Generator, dealer: int, favour: int | None = None, extra_trumps: int = 0
+) -> np.ndarray:
     """A shuffled deck; with ``favour``, up to ``extra_trumps`` top trumps are moved into that seat's deal."""
     deck = np.array(rules.deck_cards(), dtype=np.int64)
     rng.shuffle(deck)
@@ -179,18 +198,27 @@ def deal_deck(rules: Rules, rng: np.random.Generator, dealer: int, favour: int |
     rng.shuffle(seat_positions)
     top = sorted((c for c in rules.deck_cards() if c // 13 == trump and c != deck[face_pos]), reverse=True)
     # take high trumps, occasionally skipping one so that the seat's trumps have gaps
-    wanted = [c for c in top if rng.random() < 0.75][:min(extra_trumps, len(seat_positions))]
+    wanted = [c for c in top if rng.random() < 0.75][: min(extra_trumps, len(seat_positions))]
     for pos, card in zip(seat_positions, wanted, strict=False):
         j = int(np.flatnonzero(deck == card)[0])
         deck[pos], deck[j] = deck[j], deck[pos]
     return deck
 
 
-def play_deal(rules: Rules, rng: np.random.Generator, on_play: Callable[[np.ndarray, np.ndarray, Tracker], None],
-              favour: int | None = None, extra_trumps: int = 0, pass_prob: float = 0.25, min_discard: int = 0,
-              favour_pass_prob: float | None = None,
-              deck: np.ndarray | None = None, dealer: int | None = None,
-              script: list[int] | None = None, reshuffle_seed: int | None = None) -> Tracker:
+def play_deal(
+    rules: Rules,
+    rng: np.random.Generator,
+    on_play: Callable[[np.ndarray, np.ndarray, Tracker], None],
+    favour: int | None = None,
+    extra_trumps: int = 0,
+    pass_prob: float = 0.25,
+    min_discard: int = 0,
+    favour_pass_prob: float | None = None,
+    deck: np.ndarray | None = None,
+    dealer: int | None = None,
+    script: list[int] | None = None,
+    reshuffle_seed: int | None = None,
+) -> Tracker:
     """Play one random deal through the core, calling ``on_play`` before every trick-play decision.
 
     ``min_discard`` makes the other seats discard at least that many cards when they may (reshuffles), and
@@ -222,12 +250,18 @@ def play_deal(rules: Rules, rng: np.random.Generator, on_play: Callable[[np.ndar
             action = core.NAME_TRUMP_BASE + int(deck[face_position(rules)]) // 13
         assert core.step(s, p, action)
     face = -1 if named else int(deck[face_position(rules)])
-    tr = Tracker(n=n, hand_size=rules.hand_size, dealer=dealer, face=face,
-                 deck_cards=frozenset(rules.deck_cards()),
-                 stock_left=rules.deck_size - n * rules.hand_size
-                 - int(rules.trump_card in ("separate", "separate_dealer_may_take")),
-                 face_dead=rules.trump_card == "separate",  # a card no one may take is public and never in play
-                 plays_prove=rules.illegal_action != "renege")
+    tr = Tracker(
+        n=n,
+        hand_size=rules.hand_size,
+        dealer=dealer,
+        face=face,
+        deck_cards=frozenset(rules.deck_cards()),
+        stock_left=rules.deck_size
+        - n * rules.hand_size
+        - int(rules.trump_card in ("separate", "separate_dealer_may_take")),
+        face_dead=rules.trump_card == "separate",  # a card no one may take is public and never in play
+        plays_prove=rules.illegal_action != "renege",
+    )
     if named:
         tr.named_trump = action - core.NAME_TRUMP_BASE
     assert s[core.S_FACE] == tr.face and s[core.S_TRUMP] == tr.trump
@@ -242,8 +276,9 @@ def play_deal(rules: Rules, rng: np.random.Generator, on_play: Callable[[np.ndar
             assert s[core.S_PHASE] == core.DECLARE and s[core.S_CUR] == seat
             core.legal_actions(s, p, mask)
             secret = rules.declaration == "simultaneous"
-            can_pass = oracle.may_pass("secret declaration" if secret else "declaration", seat == dealer,
-                                       not declared, ace_held)
+            can_pass = oracle.may_pass(
+                "secret declaration" if secret else "declaration", seat == dealer, not declared, ace_held
+            )
             can_play = oracle.may_come_in(bits(s[core.S_HAND + seat]), tr.trump, rules.entry_requirement, can_pass)
             assert np.flatnonzero(mask).tolist() == [core.PASS] * can_pass + [core.DECLARE_PLAY] * can_play
             action = next(actions, None)
@@ -263,7 +298,7 @@ def play_deal(rules: Rules, rng: np.random.Generator, on_play: Callable[[np.ndar
         if len(declared) == 1:
             assert s[core.S_PHASE] in (core.DEAL_OVER, core.GAME_OVER)  # a lone player: no draw, no play
     # ---- draw or pass (after a declaration round: the draw of the declared players), from the dealer's left
-    for seat in (order if rules.declaration == "with_draw" else declared if len(declared) > 1 else []):
+    for seat in order if rules.declaration == "with_draw" else declared if len(declared) > 1 else []:
         assert s[core.S_PHASE] == (core.DRAW_OR_PASS if rules.declaration == "with_draw" else core.DRAW)
         assert s[core.S_CUR] == seat
         core.legal_actions(s, p, mask)
@@ -271,8 +306,9 @@ def play_deal(rules: Rules, rng: np.random.Generator, on_play: Callable[[np.ndar
         all_passed = all(q in tr.passed for q in order if q != dealer)
         assert mask[core.PASS] == oracle.may_pass(round_name, seat == dealer, all_passed, ace_held)
         if round_name == "with_draw":
-            assert mask[core.STAY_BASE:].any() == oracle.may_come_in(bits(s[core.S_HAND + seat]), tr.trump,
-                                                                     rules.entry_requirement, bool(mask[core.PASS]))
+            assert mask[core.STAY_BASE :].any() == oracle.may_come_in(
+                bits(s[core.S_HAND + seat]), tr.trump, rules.entry_requirement, bool(mask[core.PASS])
+            )
         hand = sorted_cards(s[core.S_HAND + seat])
         action = next(actions, None)
         if action is None:
@@ -282,7 +318,7 @@ def play_deal(rules: Rules, rng: np.random.Generator, on_play: Callable[[np.ndar
                 action = random_decide(s, p, rng, pass_prob, min_discard)
         if seat == dealer and favour == dealer and action == core.PASS:
             core.legal_actions(s, p, mask)  # the first legal stay: standing pat, unless the dealer holds six cards
-            action = core.STAY_BASE + int(np.flatnonzero(mask[core.STAY_BASE:])[0])
+            action = core.STAY_BASE + int(np.flatnonzero(mask[core.STAY_BASE :])[0])
         pos_before, len_before = int(s[core.S_STOCK_POS]), int(s[core.S_STOCK_LEN])
         assert core.step(s, p, action)
         if action == core.PASS:
@@ -398,11 +434,26 @@ LEGALITY_CONFIGS: list[dict[str, Any]] = [
     {"num_players": 5, "declaration": "simultaneous"},
     {"num_players": 3, "ranks": 6, "declaration": "simultaneous", "play_ante": 1},
     # four_card: an entry requirement, a second chance to pass after the draw
-    {"num_players": 5, "hand_size": 4, "max_discard": 3, "trump_card": "separate", "declaration": "two_rounds",
-     "entry_requirement": "trump_or_club", "second_pass_ante": 1},
-    {"num_players": 8, "hand_size": 4, "max_discard": 3, "trump_card": "separate", "declaration": "two_rounds",
-     "entry_requirement": "trump_or_club", "second_pass_ante": 1, "illegal_action": "renege",
-     "renege_multiple": 2},
+    {
+        "num_players": 5,
+        "hand_size": 4,
+        "max_discard": 3,
+        "trump_card": "separate",
+        "declaration": "two_rounds",
+        "entry_requirement": "trump_or_club",
+        "second_pass_ante": 1,
+    },
+    {
+        "num_players": 8,
+        "hand_size": 4,
+        "max_discard": 3,
+        "trump_card": "separate",
+        "declaration": "two_rounds",
+        "entry_requirement": "trump_or_club",
+        "second_pass_ante": 1,
+        "illegal_action": "renege",
+        "renege_multiple": 2,
+    },
     {"num_players": 4, "entry_requirement": "trump_or_club", "second_pass_ante": 2},
     # dealer_picks_trump: no card turned, the dealer names trump
     {"trump_card": "named_by_dealer"},
@@ -436,16 +487,25 @@ def check_legality(rules: Rules, rng: np.random.Generator, deals: int, stats: Le
         trick = [c for _, c in tr.trick]
         aborts_at_start = int(tr.scratch[core.X_CINCH_ABORTS])
         core.legal_actions_with(s, p, mask, tr.scratch)
-        assert not mask[core.NUM_CARDS:].any()
+        assert not mask[core.NUM_CARDS :].any()
         got = {int(c) for c in np.flatnonzero(mask)}
         cinch = bool(core.has_cinch_with(s, p, seat, tr.scratch))
         # the core caches the acting seat's cinch answer: a search that gave up here is not seen again below
         acting_aborted = tr.scratch[core.X_CINCH_ABORTS] != aborts_at_start
-        expect = oracle.legal_cards(hand, trick, tr.trump, trules, has_cinch=cinch,
-                                    is_last=len(trick) == len(tr.active) - 1, played=tr.out_of_play())
-        context = (f"{rules}: seat {seat} hand [{describe(hand)}] trick [{describe(trick)}] (in play order "
-                   f"{[describe([c]) for c in trick]}) trump {'CDHS'[tr.trump]} played [{describe(tr.played)}] "
-                   f"cinch={cinch}")
+        expect = oracle.legal_cards(
+            hand,
+            trick,
+            tr.trump,
+            trules,
+            has_cinch=cinch,
+            is_last=len(trick) == len(tr.active) - 1,
+            played=tr.out_of_play(),
+        )
+        context = (
+            f"{rules}: seat {seat} hand [{describe(hand)}] trick [{describe(trick)}] (in play order "
+            f"{[describe([c]) for c in trick]}) trump {'CDHS'[tr.trump]} played [{describe(tr.played)}] "
+            f"cinch={cinch}"
+        )
         assert got == expect, f"legal mask {describe(got)} != oracle {describe(expect)}; {context}"
         plain = bits(core.play_legal(s, p, seat, False))
         plain_expect = oracle.ordinary_legal(hand, trick, tr.trump, trules)
@@ -472,8 +532,10 @@ def check_legality(rules: Rules, rng: np.random.Generator, deals: int, stats: Le
                     wrong.append(f"a random deal and play refute the cinch; {where}")
         if rules.hand_size < 2 * oracle.CINCH_TRICKS:
             discards = {q: describe(tr.discards.get(q, set())) for q in holders}
-            assert len(holders) <= 1, (f"seats {holders} all have a cinch; {context}; own discards {discards}, "
-                                       f"reshuffled into the stock: {sorted(tr.discards_reshuffled & set(holders))}")
+            assert len(holders) <= 1, (
+                f"seats {holders} all have a cinch; {context}; own discards {discards}, "
+                f"reshuffled into the stock: {sorted(tr.discards_reshuffled & set(holders))}"
+            )
         stats.decisions += 1
         stats.cinch_decisions += cinch
         stats.restricted += got != plain_expect
@@ -509,7 +571,8 @@ def test_cinch_search_stays_within_budget(index: int) -> None:
     stats = LegalityStats()
     check_legality(rules, np.random.default_rng(1000 + index), deals=150, stats=stats)
     assert len(stats.aborts) <= stats.decisions // 50, (
-        f"{len(stats.aborts)} aborted searches in {stats.decisions} decisions, e.g. " + "\n".join(stats.aborts[:3]))
+        f"{len(stats.aborts)} aborted searches in {stats.decisions} decisions, e.g. " + "\n".join(stats.aborts[:3])
+    )
 
 
 @pytest.mark.slow
@@ -519,10 +582,12 @@ def test_legality_matches_oracle_slow(index: int) -> None:
     rules = Rules(**LEGALITY_CONFIGS[index])
     stats = LegalityStats()
     check_legality(rules, np.random.default_rng(5000 + index), deals=2000, stats=stats)
-    print(f"{rules}: {stats.decisions} decisions, {stats.cinch_decisions} with a cinch, {stats.restricted} restricted, "
-          f"{len(stats.aborts)} aborted cinch searches, {stats.proven_cinch} proven cinches, "
-          f"{stats.refutation_checks} cinches checked by random play, {len(stats.wrong)} contradicted "
-          f"(+{len(stats.wrong_after_abort)} after an aborted search)")
+    print(
+        f"{rules}: {stats.decisions} decisions, {stats.cinch_decisions} with a cinch, {stats.restricted} restricted, "
+        f"{len(stats.aborts)} aborted cinch searches, {stats.proven_cinch} proven cinches, "
+        f"{stats.refutation_checks} cinches checked by random play, {len(stats.wrong)} contradicted "
+        f"(+{len(stats.wrong_after_abort)} after an aborted search)"
+    )
     assert not stats.wrong, f"{len(stats.wrong)} cinch answers contradicted, e.g.\n" + "\n".join(stats.wrong[:3])
     assert len(stats.aborts) <= stats.decisions // 50, "\n".join(stats.aborts[:3])
     assert stats.cinch_decisions > 0 and stats.restricted > 0
@@ -554,24 +619,29 @@ def test_oracle_legality_examples() -> None:
     assert oracle.ordinary_legal(cs("QS 3S 5C"), [], spades, honors) == cs("QS")
     assert oracle.ordinary_legal(cs("JS 3S 5C"), [], spades, honors) == cs("JS 3S 5C")
     # cinch: lead highest trump or an equivalent one (K from A-K; J from K-J once the Q is played)
-    assert oracle.legal_cards(cs("AS KS 5S 5C"), [], spades, std, has_cinch=True, is_last=False,
-                              played=set()) == cs("AS KS")
-    assert oracle.legal_cards(cs("KS JS 5C"), [], spades, std, has_cinch=True, is_last=False,
-                              played=cs("QS 2H")) == cs("KS JS")
-    assert oracle.legal_cards(cs("KS JS 5C"), [], spades, std, has_cinch=True, is_last=False,
-                              played=set()) == cs("KS")
+    assert oracle.legal_cards(cs("AS KS 5S 5C"), [], spades, std, has_cinch=True, is_last=False, played=set()) == cs(
+        "AS KS"
+    )
+    assert oracle.legal_cards(cs("KS JS 5C"), [], spades, std, has_cinch=True, is_last=False, played=cs("QS 2H")) == cs(
+        "KS JS"
+    )
+    assert oracle.legal_cards(cs("KS JS 5C"), [], spades, std, has_cinch=True, is_last=False, played=set()) == cs("KS")
     # small deck A K Q J 10 9: the 9 is equivalent to the 10 (nothing in between exists)
     small = TrickRules(ranks=(7, 8, 9, 10, 11, 12))
-    assert oracle.legal_cards(cs("10S 9S"), [], spades, small, has_cinch=True, is_last=False,
-                              played=set()) == cs("10S 9S")
+    assert oracle.legal_cards(cs("10S 9S"), [], spades, small, has_cinch=True, is_last=False, played=set()) == cs(
+        "10S 9S"
+    )
     # cinch, not last, void in the suit led: highest trump; last: ordinary
-    assert oracle.legal_cards(cs("AS 3S 5C"), parse_many("10H"), spades, std, has_cinch=True, is_last=False,
-                              played=cs("10H")) == cs("AS")
-    assert oracle.legal_cards(cs("AS 3S 5C"), parse_many("10H"), spades, std, has_cinch=True, is_last=True,
-                              played=cs("10H")) == cs("AS 3S")
+    assert oracle.legal_cards(
+        cs("AS 3S 5C"), parse_many("10H"), spades, std, has_cinch=True, is_last=False, played=cs("10H")
+    ) == cs("AS")
+    assert oracle.legal_cards(
+        cs("AS 3S 5C"), parse_many("10H"), spades, std, has_cinch=True, is_last=True, played=cs("10H")
+    ) == cs("AS 3S")
     # cinch, following a non-trump lead: ordinary
-    assert oracle.legal_cards(cs("AS 3H 5H"), parse_many("4H"), spades, std, has_cinch=True, is_last=False,
-                              played=cs("4H")) == cs("5H")
+    assert oracle.legal_cards(
+        cs("AS 3H 5H"), parse_many("4H"), spades, std, has_cinch=True, is_last=False, played=cs("4H")
+    ) == cs("5H")
 
 
 def test_oracle_cinch_examples() -> None:
@@ -583,11 +653,20 @@ def test_oracle_cinch_examples() -> None:
 
     def view(hand: str, won: int = 0, played: str = "", out: str = "") -> CinchView:
         h = frozenset(parse_many(hand))
-        return CinchView(seat=0, hand=h, trump=spades, active=(0, 1), leader=0, trick=(),
-                         hand_sizes={0: len(h), 1: len(h)}, tricks_won=won,
-                         played=frozenset(parse_many(played)) if played else frozenset(),
-                         deck=deck, known_out=frozenset(parse_many(out)) if out else frozenset(),
-                         rules=TrickRules(ranks=(9, 10, 11, 12)))
+        return CinchView(
+            seat=0,
+            hand=h,
+            trump=spades,
+            active=(0, 1),
+            leader=0,
+            trick=(),
+            hand_sizes={0: len(h), 1: len(h)},
+            tricks_won=won,
+            played=frozenset(parse_many(played)) if played else frozenset(),
+            deck=deck,
+            known_out=frozenset(parse_many(out)) if out else frozenset(),
+            rules=TrickRules(ranks=(9, 10, 11, 12)),
+        )
 
     assert oracle.cinch_exhaustive(view("AS KS QS"))
     assert not oracle.cinch_exhaustive(view("AS KS JS"))  # the QS may be out against us
@@ -605,8 +684,14 @@ CINCH_CONFIGS: list[dict[str, Any]] = [
     {"num_players": 2, "ranks": 4, "hand_size": 5},
     {"num_players": 2, "ranks": 4, "hand_size": 4, "must_trump_when_cannot_win": False},
     {"num_players": 2, "ranks": 3, "hand_size": 4, "lead_trump_honors": True},
-    {"num_players": 2, "ranks": 5, "hand_size": 5, "max_discard": 2, "lead_trump_honors": True,
-     "must_trump_when_cannot_win": False},
+    {
+        "num_players": 2,
+        "ranks": 5,
+        "hand_size": 5,
+        "max_discard": 2,
+        "lead_trump_honors": True,
+        "must_trump_when_cannot_win": False,
+    },
     {"num_players": 3, "ranks": 4, "hand_size": 4},
     {"num_players": 3, "ranks": 3, "hand_size": 3, "must_trump_when_cannot_win": False},
     {"num_players": 3, "ranks": 4, "hand_size": 4, "lead_trump_honors": True},
@@ -641,8 +726,9 @@ class CinchStats:
         return f"{head}, {len(self.mismatches)} mismatches:\n" + "\n".join(self.mismatches[:8])
 
 
-def cinch_checker(rules: Rules, stats: CinchStats,
-                  max_placements: int) -> Callable[[np.ndarray, np.ndarray, Tracker], None]:
+def cinch_checker(
+    rules: Rules, stats: CinchStats, max_placements: int
+) -> Callable[[np.ndarray, np.ndarray, Tracker], None]:
     """An ``on_play`` callback comparing ``core.has_cinch`` with the oracle for every active seat (small views only)."""
     trules = trick_rules(rules)
 
@@ -667,10 +753,11 @@ def cinch_checker(rules: Rules, stats: CinchStats,
                     f"({'to act' if seat == s[core.S_CUR] else 'not to act'}), hand [{describe(view.hand)}], "
                     f"trump {'CDHS'[tr.trump]}, trick {[(q, describe([c])) for q, c in tr.trick]} led by {tr.leader}, "
                     f"won {view.tricks_won}, played [{describe(tr.played)}], known out [{describe(view.known_out)}], "
-                    f"known held {({q: describe(v) for q, v in view.known_held.items()})}, "
+                    f"known held { ({q: describe(v) for q, v in view.known_held.items()}) }, "
                     f"hand sizes {view.hand_sizes}, unseen [{describe(view.unseen())}], dealer {tr.dealer}, "
                     f"face {describe([tr.face])}, own discards [{describe(tr.discards.get(seat, set()))}] "
-                    f"(reshuffled: {seat in tr.discards_reshuffled})")
+                    f"(reshuffled: {seat in tr.discards_reshuffled})"
+                )
             stats.positions += 1
             stats.cinch += expect
             stats.no_cinch += not expect
@@ -690,8 +777,9 @@ def check_cinch(rules: Rules, rng: np.random.Generator, deals: int, stats: Cinch
     on_play = cinch_checker(rules, stats, max_placements)
     for _ in range(deals):
         favour = int(rng.integers(rules.num_players))
-        tr = play_deal(rules, rng, on_play, favour=favour, extra_trumps=int(rng.integers(1, rules.hand_size + 1)),
-                       pass_prob=0.15)
+        tr = play_deal(
+            rules, rng, on_play, favour=favour, extra_trumps=int(rng.integers(1, rules.hand_size + 1)), pass_prob=0.15
+        )
         # searches run by legal_actions / step, including positions too large for the oracle
         stats.deal_aborts += int(tr.scratch[core.X_CINCH_ABORTS])
         stats.deals += 1
@@ -749,8 +837,16 @@ def run_reshuffle_cinch(seed: int, deals: int, max_placements: int) -> CinchStat
         on_play = cinch_checker(rules, stats, max_placements)
         for _ in range(deals):
             favour = int(rng.integers(rules.num_players))
-            tr = play_deal(rules, rng, on_play, favour=favour, extra_trumps=int(rng.integers(2, rules.hand_size + 1)),
-                           pass_prob=0.55, favour_pass_prob=0.05, min_discard=4)
+            tr = play_deal(
+                rules,
+                rng,
+                on_play,
+                favour=favour,
+                extra_trumps=int(rng.integers(2, rules.hand_size + 1)),
+                pass_prob=0.55,
+                favour_pass_prob=0.05,
+                min_discard=4,
+            )
             stats.deal_aborts += int(tr.scratch[core.X_CINCH_ABORTS])
             stats.deals += 1
             stats.reshuffle_deals += tr.reshuffles > 0
@@ -809,8 +905,15 @@ def test_cinch_own_discards_reshuffled_into_play() -> None:
         seen.append((bool(core.has_cinch(s, p, 0)), bool(core.has_cinch(s, p, 1))))
         checker(s, p, tr)
 
-    tr = play_deal(rules, np.random.default_rng(3), on_play, deck=deck, dealer=1,
-                   script=[core.STAY_BASE + 0b1111, core.STAY_BASE + 0b0101], reshuffle_seed=1)
+    tr = play_deal(
+        rules,
+        np.random.default_rng(3),
+        on_play,
+        deck=deck,
+        dealer=1,
+        script=[core.STAY_BASE + 0b1111, core.STAY_BASE + 0b0101],
+        reshuffle_seed=1,
+    )
     assert tr.reshuffles == 1 and 0 in tr.discards_reshuffled
     assert not any(a and b for a, b in seen), f"both seats have a cinch: {seen}"
     assert not stats.mismatches, stats.summary()
@@ -829,8 +932,14 @@ def test_cinch_unseen_pool_exactly_fills_opponent() -> None:
     deck = stacked_deck(rules, 1, {0: "JD QD QH KH KS", 1: "QC JC AD AH KD"}, "AC KC JH QS AS JS")
     stats = CinchStats()
     script = [core.STAY_BASE + 0b11111, core.STAY_BASE + 0b00100, *parse_many("AC QC KC")]
-    play_deal(rules, np.random.default_rng(4), cinch_checker(rules, stats, max_placements=10_000), deck=deck,
-              dealer=1, script=script)
+    play_deal(
+        rules,
+        np.random.default_rng(4),
+        cinch_checker(rules, stats, max_placements=10_000),
+        deck=deck,
+        dealer=1,
+        script=script,
+    )
     assert stats.cinch > 0 and not stats.mismatches, stats.summary()
 
 
@@ -855,8 +964,9 @@ def test_cinch_equivalent_trump_must_still_be_ordinarily_legal() -> None:
     core.legal_actions(s, p, mask)
     hand = bits(s[core.S_HAND + 1])
     assert core.has_cinch(s, p, 1)
-    expect = oracle.legal_cards(hand, parse_many("JS"), 3, TrickRules(), has_cinch=True, is_last=False,
-                                played=set(parse_many("JS")))
+    expect = oracle.legal_cards(
+        hand, parse_many("JS"), 3, TrickRules(), has_cinch=True, is_last=False, played=set(parse_many("JS"))
+    )
     assert expect == set(parse_many("AS KS QS"))
     assert {int(c) for c in np.flatnonzero(mask)} == expect
 
@@ -881,8 +991,9 @@ def test_cinch_dead_face_card_joins_a_run() -> None:
     assert core.has_cinch(s, p, 0)
     mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
     core.legal_actions(s, p, mask)
-    expect = oracle.legal_cards(bits(s[core.S_HAND]), [], 3, TrickRules(), has_cinch=True, is_last=False,
-                                played=set(parse_many("KS")))
+    expect = oracle.legal_cards(
+        bits(s[core.S_HAND]), [], 3, TrickRules(), has_cinch=True, is_last=False, played=set(parse_many("KS"))
+    )
     assert expect == set(parse_many("AS QS JS"))
     assert {int(c) for c in np.flatnonzero(mask)} == expect
 
@@ -905,8 +1016,9 @@ def test_cinch_dead_face_queen_makes_king_jack_equivalent() -> None:
     assert {int(c) for c in np.flatnonzero(mask)} == set(parse_many("KS JS"))
 
 
-def scripted_state(rules: Rules, dealer: int, dealt: dict[int, str], actions: list[int | str],
-                   stock: str = "") -> tuple[np.ndarray, np.ndarray]:
+def scripted_state(
+    rules: Rules, dealer: int, dealt: dict[int, str], actions: list[int | str], stock: str = ""
+) -> tuple[np.ndarray, np.ndarray]:
     """The core state after dealing ``dealt`` (rest of the deck after ``stock``) and applying ``actions`` (cards
     may be given in notation); every action must be accepted."""
     from bourre_env.core.cards import parse_many, to_strs
@@ -935,9 +1047,19 @@ def test_cinch_passed_dealer_face_card_is_out_of_play() -> None:
     assert s[core.S_PHASE] == core.PLAY and s[core.S_CUR] == 1
     from bourre_env.core.cards import parse_many
 
-    view = CinchView(seat=1, hand=frozenset(bits(s[core.S_HAND + 1])), trump=2, active=(1, 2), leader=1, trick=(),
-                     hand_sizes={1: 5, 2: 5}, tricks_won=0, played=frozenset(), deck=frozenset(rules.deck_cards()),
-                     known_out=frozenset(parse_many("QH")))
+    view = CinchView(
+        seat=1,
+        hand=frozenset(bits(s[core.S_HAND + 1])),
+        trump=2,
+        active=(1, 2),
+        leader=1,
+        trick=(),
+        hand_sizes={1: 5, 2: 5},
+        tricks_won=0,
+        played=frozenset(),
+        deck=frozenset(rules.deck_cards()),
+        known_out=frozenset(parse_many("QH")),
+    )
     assert oracle.sure_tricks(view) >= 3
     x = core.new_scratch()
     assert core.has_cinch_with(s, p, 1, x), f"no cinch (search aborted: {x[core.X_CINCH_ABORTS] > 0})"
@@ -957,8 +1079,16 @@ def test_cinch_reshuffled_face_card_is_unseen_again() -> None:
     from bourre_env.core.cards import parse_many
 
     rules = Rules.from_options("two_round_declaration", num_players=8)
-    dealt = {1: "AS QS JS 2C 3C", 2: "4C 5C 6C 7C 8C", 3: "9C 10C JC QC KC", 4: "2D 3D 4D 5D 6D",
-             5: "7D 8D 9D 10D JD", 6: "QD KD AD 2H 3H", 7: "4H 5H 6H 7H 8H", 0: "9H 10H JH QH KS"}
+    dealt = {
+        1: "AS QS JS 2C 3C",
+        2: "4C 5C 6C 7C 8C",
+        3: "9C 10C JC QC KC",
+        4: "2D 3D 4D 5D 6D",
+        5: "7D 8D 9D 10D JD",
+        6: "QD KD AD 2H 3H",
+        7: "4H 5H 6H 7H 8H",
+        0: "9H 10H JH QH KS",
+    }
     stock = "AC KH 2S 3S 4S 5S 6S 7S 8S 9S 10S AH"
     deck = stacked_deck(rules, 0, dealt, stock)
     p = rules.params()
@@ -1027,8 +1157,16 @@ def test_cinch_after_leading_the_top_trump() -> None:
     Eight players, spades trump (2S turned). Seat 1 wins the first two tricks with AC and AD, then leads AS.
     """
     rules = Rules(num_players=8, max_discard=3)
-    dealt = {1: "AC AD AS 2H 3H", 2: "2C 2D 4H 5H 6H", 3: "3C 3D 7H 8H 9H", 4: "4C 4D 10H JH QH",
-             5: "5C 5D KH 3S 4S", 6: "6C 6D 5S 6S 7S", 7: "7C 7D 8S 9S 10S", 0: "8C 8D JS QS 2S"}
+    dealt = {
+        1: "AC AD AS 2H 3H",
+        2: "2C 2D 4H 5H 6H",
+        3: "3C 3D 7H 8H 9H",
+        4: "4C 4D 10H JH QH",
+        5: "5C 5D KH 3S 4S",
+        6: "6C 6D 5S 6S 7S",
+        7: "7C 7D 8S 9S 10S",
+        0: "8C 8D JS QS 2S",
+    }
     plays = ["AC", "2C", "3C", "4C", "5C", "6C", "7C", "8C", "AD", "2D", "3D", "4D", "5D", "6D", "7D", "8D", "AS"]
     s, p = scripted_state(rules, 0, dealt, [core.STAY_BASE] * 8 + plays)
     assert s[core.S_TRICKS + 1] == 2

@@ -20,8 +20,7 @@ def _half_written(path: str | Path) -> None:
     raise RuntimeError("killed while plotting")
 
 
-def test_a_tournament_plot_that_fails_leaves_no_piece_of_a_png(monkeypatch: pytest.MonkeyPatch,
-                                                               tmp_path: Path) -> None:
+def test_a_tournament_plot_that_fails_leaves_no_piece_of_a_png(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     report = tournament(["random", "heuristic"], players=3, deals=4, progress=False)
     earlier = tmp_path / "tournament_3p.png"
     earlier.write_bytes(b"the earlier plot")
@@ -33,8 +32,7 @@ def test_a_tournament_plot_that_fails_leaves_no_piece_of_a_png(monkeypatch: pyte
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tournament.json", "tournament.md", "tournament_3p.png"]
 
 
-def test_an_exploit_curve_that_fails_leaves_no_piece_of_a_png(monkeypatch: pytest.MonkeyPatch,
-                                                              tmp_path: Path) -> None:
+def test_an_exploit_curve_that_fails_leaves_no_piece_of_a_png(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     result: dict[str, Any] = {"agent": "heuristic", "players": 3, "curve": []}
     monkeypatch.setattr(exploit, "_plot", lambda curve, agent, players, path: _half_written(path))
     with pytest.raises(RuntimeError):
@@ -43,16 +41,20 @@ def test_an_exploit_curve_that_fails_leaves_no_piece_of_a_png(monkeypatch: pytes
     assert [p.name for p in tmp_path.iterdir()] == ["exploit.json"]
 
 
-def test_exact_nashconv_files_are_whole_and_a_bad_out_is_refused_first(monkeypatch: pytest.MonkeyPatch,
-                                                                       tmp_path: Path,
-                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_exact_nashconv_files_are_whole_and_a_bad_out_is_refused_first(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     exploitability = pytest.importorskip("train.research.nashconv")
     solved: list[str] = []
 
     def run_config(name: str, iterations: int, progress: bool = False) -> dict[str, Any]:
         solved.append(name)
-        return {"config": name, "sizes": {"states": 10, "information_states": 4}, "cfr_plus": [[1, 0.5]],
-                "agents": {"random": 0.25}}
+        return {
+            "config": name,
+            "sizes": {"states": 10, "information_states": 4},
+            "cfr_plus": [[1, 0.5]],
+            "agents": {"random": 0.25},
+        }
 
     monkeypatch.setattr(exploitability, "run_config", run_config)
     assert exploit.main(["--exact", "2p-2cards", "--out", "/proc/forbidden", "--no-progress"]) == 2

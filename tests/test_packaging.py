@@ -16,8 +16,12 @@ ROOT = Path(__file__).resolve().parent.parent
 def wheel_build(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     out = tmp_path_factory.mktemp("wheel")
     # no build isolation: the installed setuptools builds it, so the test needs no download
-    result = subprocess.run([sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", "--no-build-isolation",
-                             str(ROOT), "-w", str(out)], capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", "--no-build-isolation", str(ROOT), "-w", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     wheels = list(out.glob("bourre_rl-*.whl"))
     assert len(wheels) == 1

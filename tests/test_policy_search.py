@@ -58,8 +58,14 @@ def test_sampled_policy_rollouts_are_seeded_and_differ_from_greedy_play() -> Non
     rng = np.random.default_rng(3)
     starts = np.zeros((64, core.STATE_SIZE), dtype=np.int64)
     for b in range(starts.shape[0]):
-        core.start_episode(starts[b], p, rng.permutation(np.asarray(rules.deck_cards(), dtype=np.int64)),
-                           int(rng.integers(5)), 0, int(rng.integers(2**62)))
+        core.start_episode(
+            starts[b],
+            p,
+            rng.permutation(np.asarray(rules.deck_cards(), dtype=np.int64)),
+            int(rng.integers(5)),
+            0,
+            int(rng.integers(2**62)),
+        )
     runs = []
     for kind, seed, sample in (("ppo", 1, True), ("ppo", 1, True), ("ppo", 2, True), ("ppo", 1, False)):
         rows = starts.copy()
@@ -72,8 +78,13 @@ def test_sampled_policy_rollouts_are_seeded_and_differ_from_greedy_play() -> Non
 
 def test_policy_specs() -> None:
     shipped = agents.ppo.SHIPPED_MODEL
-    for spec in ("pimc:2,rollout=ppo,infer=0", "pimc:2,model=ppo,infer=2", "ismcts:4,rollout=ppo,batch=2,infer=0",
-                 "ismcts:4,model=ppo,infer=2,sample=1,rollout=ppo,batch=2", f"pimc:2,rollout=ppo:{shipped}"):
+    for spec in (
+        "pimc:2,rollout=ppo,infer=0",
+        "pimc:2,model=ppo,infer=2",
+        "ismcts:4,rollout=ppo,batch=2,infer=0",
+        "ismcts:4,model=ppo,infer=2,sample=1,rollout=ppo,batch=2",
+        f"pimc:2,rollout=ppo:{shipped}",
+    ):
         agent: Any = agents.make(spec, seed=0)
         env = bourre_env.env(num_players=4)
         env.reset(seed=1)
@@ -97,8 +108,9 @@ def test_policy_specs() -> None:
 
 
 # ------------------------------------------------------------------------------ the posterior under the policy
-def policy_posterior(rules: Rules, true_state: np.ndarray, observer: int, history: list[int],
-                     model: PolicyModel) -> dict[tuple, float]:
+def policy_posterior(
+    rules: Rules, true_state: np.ndarray, observer: int, history: list[int], model: PolicyModel
+) -> dict[tuple, float]:
     """Every world the observer cannot rule out (as ``tests.test_sampler.enumerate_worlds`` counts them: deals,
     discards, secret declarations, reshuffled stocks), each weighed by the product of the policy's
     probabilities of the other seats' actions in it; the weight of each ``world_key``, summed."""
@@ -137,12 +149,12 @@ def policy_posterior(rules: Rules, true_state: np.ndarray, observer: int, histor
                 continue
             k = int(s[core.S_PILE_LEN])
             probe = s.copy()
-            probe[core.S_PILE: core.S_PILE + k] = np.arange(k)
+            probe[core.S_PILE : core.S_PILE + k] = np.arange(k)
             if not core.step(probe, p, a):
                 continue
             if probe[core.S_RESHUFFLES] > s[core.S_RESHUFFLES]:
-                slots = [int(x) for x in probe[core.S_STOCK: core.S_STOCK + k]]
-                for perm in itertools.permutations(int(c) for c in s[core.S_PILE: core.S_PILE + k]):
+                slots = [int(x) for x in probe[core.S_STOCK : core.S_STOCK + k]]
+                for perm in itertools.permutations(int(c) for c in s[core.S_PILE : core.S_PILE + k]):
                     u = s.copy()
                     for position, slot in enumerate(slots):
                         u[core.S_PILE + slot] = perm[position]
@@ -161,14 +173,16 @@ def policy_posterior(rules: Rules, true_state: np.ndarray, observer: int, histor
             for tail in hands([c for c in pool if c not in chosen], k + 1):
                 yield [list(chosen), *tail]
 
-    stock_size = rules.deck_size - n * h - (1 if trump_card in (core.TRUMP_SEPARATE, core.TRUMP_DEALER_MAY_TAKE)
-                                            else 0)
+    stock_size = rules.deck_size - n * h - (1 if trump_card in (core.TRUMP_SEPARATE, core.TRUMP_DEALER_MAY_TAKE) else 0)
     for dealt in hands(cards, 0):
         rest = [c for c in cards if all(c not in hand for hand in dealt)]
         by_seat = dict(zip(order, dealt, strict=True))
         for stock in itertools.permutations(rest, stock_size) if len(rest) == stock_size else []:
-            deck = [face if dealers_card and q == dealer and j == h - 1 else sorted(by_seat[q])[j]
-                    for j in range(h) for q in order]
+            deck = [
+                face if dealers_card and q == dealer and j == h - 1 else sorted(by_seat[q])[j]
+                for j in range(h)
+                for q in order
+            ]
             if face >= 0 and not dealers_card and trump_card != core.TRUMP_NAMED:
                 deck.append(face)
             s = core.new_state()
@@ -199,8 +213,9 @@ def test_policy_weighted_worlds_follow_the_posterior(name: str, options: dict[st
         rng = np.random.default_rng(k)
         drawn = sampler.sample(400, seed=rng, until=decisions[0])
         states = np.ascontiguousarray(drawn.states)
-        log_w = _policy_log_weights(states, sampler.params, decisions[0], sampler.events, drawn.discards, model, rng,
-                                    sampler.record.pot, obs)
+        log_w = _policy_log_weights(
+            states, sampler.params, decisions[0], sampler.events, drawn.discards, model, rng, sampler.record.pot, obs
+        )
         assert np.isfinite(log_w).any(), "some proposals must survive"
         for w, lw in zip(states, log_w, strict=True):
             if np.isfinite(lw):

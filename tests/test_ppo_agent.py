@@ -81,7 +81,7 @@ def test_older_observation_version_reads_its_prefix(tmp_path: Path) -> None:
     assert weights.meta["obs_size"] == 1145
     obs = np.random.default_rng(1).random((3, OBS_SIZE)).astype(np.float32)
     changed = obs.copy()
-    changed[:, VERSION_SIZES[1]:] += 1.0
+    changed[:, VERSION_SIZES[1] :] += 1.0
     np.testing.assert_array_equal(weights.logits(obs), weights.logits(changed))
     assert not np.array_equal(weights.logits(obs), weights.logits(changed[:, ::-1]))
     assert play_deals([agents.PPOAgent(weights)] * 4, 4, deals=2, seed=0, rules="four_card") > 0

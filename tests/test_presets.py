@@ -30,9 +30,16 @@ PRESET_CHANGES: dict[str, dict[str, Any]] = {
     "separate_trump_card_dealer_may_take": {"trump_card": "separate_dealer_may_take"},
     "two_round_declaration": {"play_ante": 1, "ante_exemptions": False, "declaration": "two_rounds"},
     "simultaneous_declaration": {"declaration": "simultaneous"},
-    "four_card": {"hand_size": 4, "max_discard": 3, "play_ante": 1, "trump_card": "separate",
-                  "declaration": "two_rounds", "entry_requirement": "trump_or_club", "second_pass_ante": 1,
-                  "renege_multiple": 2},
+    "four_card": {
+        "hand_size": 4,
+        "max_discard": 3,
+        "play_ante": 1,
+        "trump_card": "separate",
+        "declaration": "two_rounds",
+        "entry_requirement": "trump_or_club",
+        "second_pass_ante": 1,
+        "renege_multiple": 2,
+    },
     "dealer_picks_trump": {"trump_card": "named_by_dealer"},
 }
 
@@ -74,23 +81,26 @@ def test_presets_cannot_be_changed_in_place() -> None:
         presets["double_ante"].play_ante = 2  # type: ignore[misc]
 
 
-@pytest.mark.parametrize(("options", "field"), [
-    ({"play_ante": -1}, "play_ante"),
-    ({"play_ante": 1.5}, "play_ante"),
-    ({"play_ante": True}, "play_ante"),
-    ({"ante_exemptions": 0}, "ante_exemptions"),
-    ({"ante_payer": "house"}, "ante_payer"),
-    ({"trump_card": "joker"}, "trump_card"),
-    ({"declaration": "secret"}, "declaration"),
-    ({"declaration": None}, "declaration"),
-    ({"max_discard_large_table": 6}, "max_discard_large_table"),
-    ({"max_discard_large_table": -1}, "max_discard_large_table"),
-    ({"max_discard_large_table": 3.0}, "max_discard_large_table"),
-    # the separate trump card is one more card out of the stock: 4 hands of 5 + 1 + 4 discards > 24 cards
-    ({"trump_card": "separate", "num_players": 4, "ranks": 6, "max_discard": 4}, "ranks.*separate trump card"),
-    # a dealer who may take the turned card holds hand_size + 1 cards, and the action space has 6 positions
-    ({"trump_card": "separate_dealer_may_take", "hand_size": 6}, "trump_card.*hand_size \\+ 1 cards, at most 6"),
-])
+@pytest.mark.parametrize(
+    ("options", "field"),
+    [
+        ({"play_ante": -1}, "play_ante"),
+        ({"play_ante": 1.5}, "play_ante"),
+        ({"play_ante": True}, "play_ante"),
+        ({"ante_exemptions": 0}, "ante_exemptions"),
+        ({"ante_payer": "house"}, "ante_payer"),
+        ({"trump_card": "joker"}, "trump_card"),
+        ({"declaration": "secret"}, "declaration"),
+        ({"declaration": None}, "declaration"),
+        ({"max_discard_large_table": 6}, "max_discard_large_table"),
+        ({"max_discard_large_table": -1}, "max_discard_large_table"),
+        ({"max_discard_large_table": 3.0}, "max_discard_large_table"),
+        # the separate trump card is one more card out of the stock: 4 hands of 5 + 1 + 4 discards > 24 cards
+        ({"trump_card": "separate", "num_players": 4, "ranks": 6, "max_discard": 4}, "ranks.*separate trump card"),
+        # a dealer who may take the turned card holds hand_size + 1 cards, and the action space has 6 positions
+        ({"trump_card": "separate_dealer_may_take", "hand_size": 6}, "trump_card.*hand_size \\+ 1 cards, at most 6"),
+    ],
+)
 def test_bad_new_fields_raise_value_error_naming_the_field(options: dict[str, Any], field: str) -> None:
     with pytest.raises(ValueError, match=field):
         Rules(**options)
@@ -101,8 +111,11 @@ def test_bad_new_fields_raise_value_error_naming_the_field(options: dict[str, An
 def test_error_names_allowed_values() -> None:
     with pytest.raises(ValueError, match="ante_payer: expected 'each' or 'dealer', got 'house'"):
         Rules(ante_payer="house")
-    with pytest.raises(ValueError, match="trump_card: expected 'dealer' or 'separate' or "
-                                         "'separate_dealer_may_take' or 'named_by_dealer', got 'joker'"):
+    with pytest.raises(
+        ValueError,
+        match="trump_card: expected 'dealer' or 'separate' or "
+        "'separate_dealer_may_take' or 'named_by_dealer', got 'joker'",
+    ):
         Rules(trump_card="joker")
     with pytest.raises(ValueError, match="declaration: expected 'with_draw' or 'two_rounds' or 'simultaneous'"):
         Rules(declaration="secret")
@@ -293,13 +306,16 @@ def test_wikipedia_three_discards_with_seven_or_eight(num_players: int, largest:
         t.stay(1, cards.to_strs(t.hand_ids(1)[:3]))
 
 
-@pytest.mark.parametrize(("options", "limit"), [
-    ({"rules": "wikipedia", "num_players": 8, "max_discard_large_table": 4}, 4),
-    ({"rules": "wikipedia", "num_players": 5, "max_discard": 2}, 2),
-    ({"rules": "wikipedia", "num_players": 7, "max_discard": 2}, 3),  # the large-table limit replaces it
-    ({"num_players": 8, "max_discard_large_table": 3}, 3),
-    ({"num_players": 8}, 5),
-])
+@pytest.mark.parametrize(
+    ("options", "limit"),
+    [
+        ({"rules": "wikipedia", "num_players": 8, "max_discard_large_table": 4}, 4),
+        ({"rules": "wikipedia", "num_players": 5, "max_discard": 2}, 2),
+        ({"rules": "wikipedia", "num_players": 7, "max_discard": 2}, 3),  # the large-table limit replaces it
+        ({"num_players": 8, "max_discard_large_table": 3}, 3),
+        ({"num_players": 8}, 5),
+    ],
+)
 def test_max_discard_large_table_field(options: dict[str, Any], limit: int) -> None:
     rules = Rules.from_options(**options)
     assert rules.discard_limit == limit
@@ -314,18 +330,25 @@ def test_large_table_limit_sizes_the_deck_check() -> None:
         Rules(num_players=8, ranks=11)
 
 
-@pytest.mark.parametrize(("options", "legal"), [
-    ({"rules": "standard"}, "3H 4H"),
-    ({"rules": "wikipedia"}, "4D 5D 3H 4H 8S"),
-    ({"rules": "wikipedia", "must_trump_when_cannot_win": True}, "3H 4H"),  # the groups that force the trump
-])
+@pytest.mark.parametrize(
+    ("options", "legal"),
+    [
+        ({"rules": "standard"}, "3H 4H"),
+        ({"rules": "wikipedia"}, "4D 5D 3H 4H 8S"),
+        ({"rules": "wikipedia", "must_trump_when_cannot_win": True}, "3H 4H"),  # the groups that force the trump
+    ],
+)
 def test_wikipedia_void_player_need_not_trump_to_lose(options: dict[str, Any], legal: str) -> None:
     """wikipedia: "play to win" (the Wikipedia article: "If you are unable to 'play to win,' it is not necessary
     to play a trump card that will not be able to win the trick"), ``must_trump_when_cannot_win=False``. Clubs
     led, trumped with the QH; seat 2, void in clubs with the 3H and 4H, may play any card under the preset, and
     must play a trump with the option set back to the standard game's."""
-    t = Table({0: "KC 2S 3S 4S 5S", 1: "2D 3D QH 6S 7S", 2: "4D 5D 3H 4H 8S", 3: "2C 6D 7D 8D 5H"},
-              dealer=3, num_players=4, **options)
+    t = Table(
+        {0: "KC 2S 3S 4S 5S", 1: "2D 3D QH 6S 7S", 2: "4D 5D 3H 4H 8S", 3: "2C 6D 7D 8D 5H"},
+        dealer=3,
+        num_players=4,
+        **options,
+    )
     t.decide({0: "", 1: "", 2: "", 3: ""})
     t.trick("KC QH")
     assert t.legal() == cardset(legal)
@@ -336,8 +359,12 @@ def test_play_to_win_still_overtrumps_when_able(options: dict[str, Any]) -> None
     """Play to win frees only a player who cannot win: a void player who can overtrump must (the Wikipedia
     article: "you must play a trump and 'play to win'"). Clubs led, trumped with the 5H; seat 2 holds the 9H and
     must play it."""
-    t = Table({0: "KC 2S 3S 4S 5S", 1: "2D 3D 5H 6S 7S", 2: "4D 5D 3H 9H 8S", 3: "2C 6D 7D 8D 6H"},
-              dealer=3, num_players=4, **options)
+    t = Table(
+        {0: "KC 2S 3S 4S 5S", 1: "2D 3D 5H 6S 7S", 2: "4D 5D 3H 9H 8S", 3: "2C 6D 7D 8D 6H"},
+        dealer=3,
+        num_players=4,
+        **options,
+    )
     t.decide({0: "", 1: "", 2: "", 3: ""})
     t.trick("KC 5H")
     assert t.legal() == cardset("9H")
@@ -369,7 +396,7 @@ def test_separate_trump_card_deck_order_through_reset() -> None:
     s = env.state_vector
     assert env.hand("player_2") == [3, 7, 11, 15, 19]
     assert s[core.S_FACE] == 20 and s[core.S_TRUMP] == 1
-    assert list(s[core.S_STOCK: core.S_STOCK + 2]) == [21, 22]
+    assert list(s[core.S_STOCK : core.S_STOCK + 2]) == [21, 22]
 
 
 def test_separate_ace_does_not_bind_the_dealer() -> None:
@@ -553,8 +580,13 @@ def test_dealer_passes_and_the_turned_card_is_out_of_play() -> None:
     """A dealer who passes does not take the card: it is out of play. Seat 0's A-K-J of hearts, the QH turned and
     not taken, are the three highest trumps in play: a cinch, led with the A or the equivalent K (the QH, out of
     play but never played, does not join the J to the run)."""
-    t = Table({0: "AH KH JH 2C 3C", 1: "AC KC 2D 3D 4D", 2: "4C 5C 6C 7C 8C"}, dealer=2, num_players=3, turned="QH",
-              rules=TAKE)
+    t = Table(
+        {0: "AH KH JH 2C 3C", 1: "AC KC 2D 3D 4D", 2: "4C 5C 6C 7C 8C"},
+        dealer=2,
+        num_players=3,
+        turned="QH",
+        rules=TAKE,
+    )
     t.decide({0: "", 1: ""})
     assert t.phase == core.PLAY and t.s[core.S_DECISION + 2] == core.PASSED
     assert t.cinch(0)
@@ -660,7 +692,7 @@ def test_two_rounds_in_the_batch_api() -> None:
         g.step(np.full(4, actions.DECLARE_PLAY))
     assert (g.states[:, core.S_PHASE] == core.DRAW).all() and (g.states[:, core.S_POT] == 10).all()
     masks = g.legal_masks()
-    assert not masks[:, actions.PASS].any() and masks[:, actions.STAY_BASE: actions.STAY_BASE + 32].all()
+    assert not masks[:, actions.PASS].any() and masks[:, actions.STAY_BASE : actions.STAY_BASE + 32].all()
 
 
 # ====================================================================== simultaneous_declaration
@@ -761,10 +793,10 @@ def test_simultaneous_in_the_batch_api() -> None:
         g.step(np.full(3, actions.DECLARE_PLAY))
     obs = g.observations()
     at = observation.O_DECISION
-    assert (obs[:, at: at + 15].reshape(3, 5, 3)[:, 1:, 0] == 1).all()
+    assert (obs[:, at : at + 15].reshape(3, 5, 3)[:, 1:, 0] == 1).all()
     g.step(np.full(3, actions.DECLARE_PLAY))
     assert (g.states[:, core.S_PHASE] == core.DRAW).all()
-    assert (g.states[:, core.S_DECISION: core.S_DECISION + 5] == core.PLAYING).all()
+    assert (g.states[:, core.S_DECISION : core.S_DECISION + 5] == core.PLAYING).all()
 
 
 # ====================================================================== four_card
@@ -824,7 +856,7 @@ def test_four_card_second_pass_drop_out_leaves_a_lone_winner() -> None:
     t = _four_to_second_pass(deals_per_episode=2)
     t.act(0, actions.SECOND_STAY)
     t.act(2, actions.PASS)
-    assert t.tricks() == [4, 0, 0] and t.s[core.S_CHIPS: core.S_CHIPS + 3].tolist() == [13, -1, -2]
+    assert t.tricks() == [4, 0, 0] and t.s[core.S_CHIPS : core.S_CHIPS + 3].tolist() == [13, -1, -2]
     assert t.pot == 3 and t.deal_rewards() == [-1, -1, -1] and t.phase == core.DECLARE
     u = _four_to_second_pass()
     u.act(0, actions.PASS)
@@ -835,8 +867,7 @@ def test_four_card_second_pass_drop_out_leaves_a_lone_winner() -> None:
 def test_four_card_dealer_must_play_without_a_trump_or_club() -> None:
     """The entry requirement yields to "a deal always has a player": everyone before the dealer passed, so the
     dealer plays (and, alone, takes 3 antes + 1 chip: +2) though holding neither a trump nor a club."""
-    t = Table({0: "2D 3D 4D 5D", 1: "6D 7D 8D 9D", 2: "2S 3S 4S 5S"}, dealer=2, num_players=3, turned="2H",
-              rules=FOUR)
+    t = Table({0: "2D 3D 4D 5D", 1: "6D 7D 8D 9D", 2: "2S 3S 4S 5S"}, dealer=2, num_players=3, turned="2H", rules=FOUR)
     t.pass_(0)
     t.pass_(1)
     assert np.flatnonzero(t._mask()).tolist() == [actions.DECLARE_PLAY]
@@ -850,8 +881,15 @@ def test_four_card_renege_costs_twice_the_pot(multiple: int, dealer_pays: float)
     + 3 + 3 = 9. The dealer plays 6C on the 2S lead holding 3S (a renege); seat 0 takes every trick and the 9
     chips (+6), seat 1 is bourré (9: -12), the reneging dealer pays 2 x 9 = 18 (-21), or the pot once with
     ``renege_multiple=1``."""
-    t = Table({0: "AH KH 2S 3D", 1: "2C 3C 4C 5C", 2: "6C 7C 8C 3S"}, dealer=2, num_players=3, turned="2H",
-              rules=FOUR, illegal_action="renege", renege_multiple=multiple)
+    t = Table(
+        {0: "AH KH 2S 3D", 1: "2C 3C 4C 5C", 2: "6C 7C 8C 3S"},
+        dealer=2,
+        num_players=3,
+        turned="2H",
+        rules=FOUR,
+        illegal_action="renege",
+        renege_multiple=multiple,
+    )
     t.decide({0: "", 1: "", 2: ""})
     for seat in (0, 1, 2):
         t.act(seat, actions.SECOND_STAY)
@@ -955,7 +993,7 @@ def test_dealer_picks_trump_in_the_batch_api() -> None:
     assert (g.states[:, core.S_PHASE] == core.NAME_TRUMP).all()
     assert (g.states[:, core.S_CUR] == g.states[:, core.S_DEALER]).all()
     masks = g.legal_masks()
-    assert (masks.sum(axis=1) == 4).all() and masks[:, actions.NAME_TRUMP_BASE: actions.NAME_TRUMP_BASE + 4].all()
+    assert (masks.sum(axis=1) == 4).all() and masks[:, actions.NAME_TRUMP_BASE : actions.NAME_TRUMP_BASE + 4].all()
     g.step(np.full(4, actions.NAME_TRUMP_BASE + 3))
     assert (g.states[:, core.S_PHASE] == core.DRAW_OR_PASS).all() and (g.states[:, core.S_TRUMP] == 3).all()
     assert (g.states[:, core.S_CUR] == (g.states[:, core.S_DEALER] + 1) % 5).all()

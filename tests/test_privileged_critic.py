@@ -19,9 +19,21 @@ from train.ppo.policy_net import PolicyNet, batch_from_counts, sparse_rows
 from train.ppo.rollout import Collector, SeatPool
 from train.ppo.trainer import Args, parse_args, resolve_resume, run
 
-TINY = {"tables": 16, "rollout_decisions": 256, "minibatch_size": 128, "imitation_decisions": 600,
-        "imitation_epochs": 1, "hidden": (32, 16), "snapshot_every": 512, "eval_every": 0, "eval_deals": 4,
-        "checkpoint_every": 512, "final_eval_deals": 4, "eval_workers": 1, "progress": False}
+TINY = {
+    "tables": 16,
+    "rollout_decisions": 256,
+    "minibatch_size": 128,
+    "imitation_decisions": 600,
+    "imitation_epochs": 1,
+    "hidden": (32, 16),
+    "snapshot_every": 512,
+    "eval_every": 0,
+    "eval_deals": 4,
+    "checkpoint_every": 512,
+    "final_eval_deals": 4,
+    "eval_workers": 1,
+    "progress": False,
+}
 
 
 @pytest.mark.parametrize("num_players", range(2, 9))
@@ -35,10 +47,13 @@ def test_hidden_hands_are_the_other_seats_hands_in_seat_order(num_players: int) 
         starts = np.concatenate([[0], np.cumsum(counts)])
         for i, row in enumerate(rows):
             seat = int(game.states[row, core.S_CUR])
-            got = sorted(int(j) for j in idx[starts[i]:starts[i + 1]])
-            want = sorted((r - 1) * cards.NUM_CARDS + c for r in range(1, num_players)
-                          for c in range(cards.NUM_CARDS)
-                          if int(game.states[row, core.S_HAND + (seat + r) % num_players]) >> c & 1)
+            got = sorted(int(j) for j in idx[starts[i] : starts[i + 1]])
+            want = sorted(
+                (r - 1) * cards.NUM_CARDS + c
+                for r in range(1, num_players)
+                for c in range(cards.NUM_CARDS)
+                if int(game.states[row, core.S_HAND + (seat + r) % num_players]) >> c & 1
+            )
             assert got == want
             checked += len(want)
         masks = game.legal_masks().astype(bool)
@@ -55,8 +70,10 @@ def _batches(num_players: int, seed: int) -> tuple[object, object]:
     game = BatchGame(8, seed=seed, num_players=num_players)
     rows = np.arange(8)
     obs = game.observations()
-    return (batch_from_counts(*sparse_rows(obs, rows), "cpu"),
-            batch_from_counts(*hidden_hand_entries(game.states, rows, num_players), "cpu"))
+    return (
+        batch_from_counts(*sparse_rows(obs, rows), "cpu"),
+        batch_from_counts(*hidden_hand_entries(game.states, rows, num_players), "cpu"),
+    )
 
 
 def test_the_policy_never_reads_the_hidden_hands() -> None:
@@ -90,14 +107,14 @@ def test_collector_keeps_each_decisions_hidden_hands_through_carry_over() -> Non
     t = collector.transitions
     collector.collect(300)
     assert t.hidden is not None and t.hidden.n == t.n
-    before = [tuple(t.hidden.idx[t.hidden.ptr[i]:t.hidden.ptr[i + 1]]) for i in range(t.n)]
+    before = [tuple(t.hidden.idx[t.hidden.ptr[i] : t.hidden.ptr[i + 1]]) for i in range(t.n)]
     assert sum(map(len, before)) > 0
     _, _, complete = collector.complete(1.0, 0.95)
     new_index = collector.carry_over(complete)
     assert t.hidden.n == t.n == int((~complete).sum()) > 0
     for old, new in enumerate(new_index):
         if new >= 0:
-            assert tuple(t.hidden.idx[t.hidden.ptr[new]:t.hidden.ptr[new + 1]]) == before[old]
+            assert tuple(t.hidden.idx[t.hidden.ptr[new] : t.hidden.ptr[new + 1]]) == before[old]
     collector.collect(300)  # appending after a carry-over
     assert t.hidden.n == t.n
 

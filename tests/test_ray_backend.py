@@ -71,8 +71,20 @@ class _Job:
 
 
 def test_cli_backend_ray_writes_the_local_backend_report(tmp_path: Path) -> None:
-    common = ["eval", "--candidate", "heuristic", "--field", "random", "--players", "3", "--deals", "25", "--seed",
-              "7", "--no-progress"]
+    common = [
+        "eval",
+        "--candidate",
+        "heuristic",
+        "--field",
+        "random",
+        "--players",
+        "3",
+        "--deals",
+        "25",
+        "--seed",
+        "7",
+        "--no-progress",
+    ]
     assert cli.main([*common, "--out", str(tmp_path / "local")]) == 0
     assert cli.main([*common, "--backend", "ray", "--out", str(tmp_path / "ray")]) == 0
     reports = [json.loads((tmp_path / side / "eval.json").read_text()) for side in ("local", "ray")]
@@ -129,8 +141,10 @@ def test_a_port_that_answers_but_is_not_ray_is_given_up_at_the_timeout() -> None
         listener.listen(8)
         address = f"127.0.0.1:{listener.getsockname()[1]}"
         started = time.monotonic()
-        with pytest.raises(rb.ClusterUnreachableError, match=f"--address {address}: a port answers there, but no "
-                                                             f"Ray cluster could be joined within 8 s"):
+        with pytest.raises(
+            rb.ClusterUnreachableError,
+            match=f"--address {address}: a port answers there, but no Ray cluster could be joined within 8 s",
+        ):
             rb.check_cluster(address, connect_timeout=8.0)
         assert time.monotonic() - started < 20
 
@@ -160,9 +174,27 @@ def test_the_command_line_exits_2_naming_the_address() -> None:
     used to retry for minutes); in a new process, which has no Ray instance of this module's to fall back on."""
     address = f"127.0.0.1:{free_port()}"
     started = time.monotonic()
-    out = subprocess.run([sys.executable, "-m", "train.cli", "eval", "--candidate", "random", "--deals", "2",
-                          "--backend", "ray", "--address", address, "--no-progress"], cwd=ROOT, capture_output=True,
-                         text=True, timeout=120)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "train.cli",
+            "eval",
+            "--candidate",
+            "random",
+            "--deals",
+            "2",
+            "--backend",
+            "ray",
+            "--address",
+            address,
+            "--no-progress",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 2, out.stdout + out.stderr
     assert f"--address {address}: no Ray cluster answers there" in out.stderr and "Traceback" not in out.stderr
     assert time.monotonic() - started < 60
@@ -175,9 +207,29 @@ def test_the_command_line_gives_up_on_a_silent_cluster_after_connect_timeout() -
         listener.listen(8)
         address = f"127.0.0.1:{listener.getsockname()[1]}"
         started = time.monotonic()
-        out = subprocess.run([sys.executable, "-m", "train.cli", "eval", "--candidate", "random", "--deals", "2",
-                              "--backend", "ray", "--address", address, "--connect-timeout", "3", "--no-progress"],
-                             cwd=ROOT, capture_output=True, text=True, timeout=120)
+        out = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "train.cli",
+                "eval",
+                "--candidate",
+                "random",
+                "--deals",
+                "2",
+                "--backend",
+                "ray",
+                "--address",
+                address,
+                "--connect-timeout",
+                "3",
+                "--no-progress",
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     assert out.returncode == 2, out.stdout + out.stderr
     assert address in out.stderr and "within 3 s" in out.stderr and "Traceback" not in out.stderr
     assert time.monotonic() - started < 40
@@ -185,6 +237,22 @@ def test_the_command_line_gives_up_on_a_silent_cluster_after_connect_timeout() -
 
 @pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "soon"])
 def test_a_connect_timeout_that_is_not_a_positive_number_is_refused(value: str) -> None:
-    out = subprocess.run([sys.executable, "-m", "train.cli", "eval", "--candidate", "random", "--backend", "ray",
-                          "--connect-timeout", value], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "train.cli",
+            "eval",
+            "--candidate",
+            "random",
+            "--backend",
+            "ray",
+            "--connect-timeout",
+            value,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 2 and "--connect-timeout" in out.stderr and "Traceback" not in out.stderr

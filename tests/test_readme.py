@@ -58,8 +58,11 @@ def test_readme_extras_table_lists_every_extra() -> None:
     extras = re.findall(r"^([\w-]+) = \[", table, re.M)
     assert extras
     section = README.read_text().split("## Install", 1)[1].split("\n## ", 1)[0]
-    documented = set(re.findall(r"`(\w+)`", " ".join(line.split(" | ")[0] for line in section.splitlines()
-                                                     if line.startswith("| `"))))
+    documented = set(
+        re.findall(
+            r"`(\w+)`", " ".join(line.split(" | ")[0] for line in section.splitlines() if line.startswith("| `"))
+        )
+    )
     assert documented == set(extras)
 
 

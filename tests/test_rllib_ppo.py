@@ -42,14 +42,19 @@ def _observation_batch(players: int, deals: int) -> dict[str, Any]:
             rows.append(obs["observation"])
             masks.append(obs["action_mask"])
             env.step(int(np.flatnonzero(obs["action_mask"])[0]))
-    return {Columns.OBS: {"observation": torch.as_tensor(np.stack(rows)),
-                          "action_mask": torch.as_tensor(np.stack(masks))}}
+    return {
+        Columns.OBS: {"observation": torch.as_tensor(np.stack(rows)), "action_mask": torch.as_tensor(np.stack(masks))}
+    }
 
 
 def test_module_gives_illegal_actions_no_probability() -> None:
     env = rllib_ppo.make_env({"players": 4})
-    module = RLModuleSpec(module_class=rllib_ppo.MaskedPPOModule, observation_space=env.observation_spaces["player_0"],
-                          action_space=env.action_spaces["player_0"], model_config={"fcnet_hiddens": [16]}).build()
+    module = RLModuleSpec(
+        module_class=rllib_ppo.MaskedPPOModule,
+        observation_space=env.observation_spaces["player_0"],
+        action_space=env.action_spaces["player_0"],
+        model_config={"fcnet_hiddens": [16]},
+    ).build()
     batch = _observation_batch(4, 2)
     illegal = ~batch[Columns.OBS]["action_mask"].bool()
     assert illegal.any() and (~illegal).any(dim=1).all()
@@ -62,8 +67,19 @@ def test_module_gives_illegal_actions_no_probability() -> None:
 
 
 def test_two_iterations_train_and_pick_only_legal_actions(ray_instance: None, tmp_path: Path) -> None:
-    args = rllib_ppo.Args(players=3, iterations=2, env_runners=1, envs_per_runner=1, batch_size=200, minibatch_size=64,
-                          epochs=1, hidden=(32,), run_dir=tmp_path / "run", check_deals=5, progress=False)
+    args = rllib_ppo.Args(
+        players=3,
+        iterations=2,
+        env_runners=1,
+        envs_per_runner=1,
+        batch_size=200,
+        minibatch_size=64,
+        epochs=1,
+        hidden=(32,),
+        run_dir=tmp_path / "run",
+        check_deals=5,
+        progress=False,
+    )
     summary = rllib_ppo.train(args)
     # The env raises on an illegal action, so sampling 400 steps already proves the runner's choices were legal;
     # the check then samples the trained module in every seat of fresh deals.
@@ -90,7 +106,12 @@ def test_legality_check_catches_a_module_without_the_mask() -> None:
 
 
 def test_bad_arguments_are_refused() -> None:
-    for bad in (dict(preset="no_such_preset"), dict(players=9), dict(iterations=0),
-                dict(batch_size=64, minibatch_size=128), dict(hidden=())):
+    for bad in (
+        dict(preset="no_such_preset"),
+        dict(players=9),
+        dict(iterations=0),
+        dict(batch_size=64, minibatch_size=128),
+        dict(hidden=()),
+    ):
         with pytest.raises(ValueError):
             rllib_ppo.Args(**bad).check()

@@ -61,8 +61,11 @@ def test_readme_preset_summary_lists_every_preset() -> None:
     book has the rest."""
     readme = (RULES_DOC.parent.parent / "README.md").read_text()
     summary = readme.split("\n### Rule presets\n", 1)[1].split("\n## ", 1)[0]
-    rows = [[cell.strip() for cell in line.strip("|").split(" | ")] for line in summary.splitlines()
-            if line.startswith("| `")]
+    rows = [
+        [cell.strip() for cell in line.strip("|").split(" | ")]
+        for line in summary.splitlines()
+        if line.startswith("| `")
+    ]
     assert rows == [[f"`{name}`", d.source, d.summary] for name, d in preset_descriptions.items()]
 
 

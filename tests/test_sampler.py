@@ -37,8 +37,9 @@ from bourre_env.sampler import (
 
 
 # ---------------------------------------------------------------------------------------------- positions
-def decision_points(rules: Rules, seed: int, games: int, every_seat: bool = False
-                    ) -> Iterator[tuple[np.ndarray, np.ndarray, int, list[int]]]:
+def decision_points(
+    rules: Rules, seed: int, games: int, every_seat: bool = False
+) -> Iterator[tuple[np.ndarray, np.ndarray, int, list[int]]]:
     """(state, params, observer, actions of the deal so far) at every decision of random legal games; the
     observer is the seat to act, or (``every_seat``) each seat in turn."""
     rng = np.random.default_rng(seed)
@@ -54,8 +55,9 @@ def decision_points(rules: Rules, seed: int, games: int, every_seat: bool = Fals
             if phase == core.GAME_OVER:
                 break
             if phase == core.DEAL_OVER:
-                core.next_deal(s, p, rng.permutation(np.asarray(rules.deck_cards(), dtype=np.int64)),
-                               int(rng.integers(2**62)))
+                core.next_deal(
+                    s, p, rng.permutation(np.asarray(rules.deck_cards(), dtype=np.int64)), int(rng.integers(2**62))
+                )
                 history = []
                 continue
             seats = range(rules.num_players) if every_seat else [int(s[core.S_CUR])]
@@ -83,12 +85,12 @@ def rebuild(worlds: Worlds, i: int, params: np.ndarray, deal_no: int, pot: int) 
             continue
         probe = s.copy()
         k = int(s[core.S_PILE_LEN])
-        probe[core.S_PILE: core.S_PILE + k] = np.arange(k)
+        probe[core.S_PILE : core.S_PILE + k] = np.arange(k)
         assert core.step(probe, params, int(action))
         if probe[core.S_RESHUFFLES] > s[core.S_RESHUFFLES]:
             new_stock = orders[:k]
             del orders[:k]
-            for position, slot in enumerate(probe[core.S_STOCK: core.S_STOCK + k]):
+            for position, slot in enumerate(probe[core.S_STOCK : core.S_STOCK + k]):
                 s[core.S_PILE + slot] = new_stock[position]
         assert core.step(s, params, int(action)), f"action {action} refused in the replay"
     assert not orders, "reshuffle orders left over"
@@ -133,8 +135,9 @@ def sweep(games: int, per_point: int, sizes: range, every_seat: bool) -> tuple[i
                 rules = Rules.from_options(name, num_players=n, **options)
             except ValueError:
                 continue  # a small deck that cannot seat this many players
-            for j, (s, p, seat, _) in enumerate(decision_points(rules, seed=100 * k + n, games=games,
-                                                                every_seat=every_seat)):
+            for j, (s, p, seat, _) in enumerate(
+                decision_points(rules, seed=100 * k + n, games=games, every_seat=every_seat)
+            ):
                 got, res = check_worlds(s, p, seat, per_point, seed=j)
                 total += got
                 reshuffled += res
@@ -168,10 +171,15 @@ def test_sampled_worlds_replay_to_the_observation_long() -> None:
 def world_key(s: np.ndarray, n: int, observer: int) -> tuple:
     """Everything hidden about a world that matters, with seats relative to the observer (the sampler's frame)."""
     seats = [(observer + k) % n for k in range(n)]
-    stock = tuple(int(c) for c in s[core.S_STOCK + s[core.S_STOCK_POS]: core.S_STOCK + s[core.S_STOCK_LEN]])
-    pile = tuple(sorted(int(c) for c in s[core.S_PILE: core.S_PILE + s[core.S_PILE_LEN]]))
-    return (tuple(int(s[core.S_HAND + q]) for q in seats), tuple(int(s[core.S_DISCARDS + q]) for q in seats),
-            tuple(int(s[core.S_DECISION + q]) for q in seats), stock, pile)
+    stock = tuple(int(c) for c in s[core.S_STOCK + s[core.S_STOCK_POS] : core.S_STOCK + s[core.S_STOCK_LEN]])
+    pile = tuple(sorted(int(c) for c in s[core.S_PILE : core.S_PILE + s[core.S_PILE_LEN]]))
+    return (
+        tuple(int(s[core.S_HAND + q]) for q in seats),
+        tuple(int(s[core.S_DISCARDS + q]) for q in seats),
+        tuple(int(s[core.S_DECISION + q]) for q in seats),
+        stock,
+        pile,
+    )
 
 
 def enumerate_worlds(rules: Rules, true_state: np.ndarray, observer: int, history: list[int]) -> Counter:
@@ -222,12 +230,12 @@ def enumerate_worlds(rules: Rules, true_state: np.ndarray, observer: int, histor
             t = s.copy()
             k = int(t[core.S_PILE_LEN])
             probe = t.copy()
-            probe[core.S_PILE: core.S_PILE + k] = np.arange(k)
+            probe[core.S_PILE : core.S_PILE + k] = np.arange(k)
             if not core.step(probe, p, a):
                 continue
             if probe[core.S_RESHUFFLES] > t[core.S_RESHUFFLES]:
-                pile = [int(c) for c in t[core.S_PILE: core.S_PILE + k]]
-                slots = [int(x) for x in probe[core.S_STOCK: core.S_STOCK + k]]
+                pile = [int(c) for c in t[core.S_PILE : core.S_PILE + k]]
+                slots = [int(x) for x in probe[core.S_STOCK : core.S_STOCK + k]]
                 for perm in itertools.permutations(pile):
                     u = t.copy()
                     for position, slot in enumerate(slots):
@@ -291,14 +299,18 @@ SMALL: list[tuple[str, dict[str, Any], int]] = [
     ("simultaneous_declaration", {"num_players": 3, "hand_size": 2, "ranks": 2}, 4),
     ("four_card", {"num_players": 3, "hand_size": 2, "ranks": 2, "max_discard": 1}, 5),
     ("separate_trump_card_dealer_may_take", {"num_players": 2, "hand_size": 2, "ranks": 2}, 6),
-    ("standard", {"num_players": 3, "hand_size": 2, "ranks": 2, "lead_trump_honors": True,
-                  "must_trump_when_cannot_win": False}, 7),
+    (
+        "standard",
+        {"num_players": 3, "hand_size": 2, "ranks": 2, "lead_trump_honors": True, "must_trump_when_cannot_win": False},
+        7,
+    ),
     ("dealer_picks_trump", {"num_players": 3, "hand_size": 2, "ranks": 2}, 8),
 ]
 
 
-def small_positions(name: str, options: dict[str, Any], seed: int, per_kind: int
-                    ) -> list[tuple[Rules, np.ndarray, int, list[int]]]:
+def small_positions(
+    name: str, options: dict[str, Any], seed: int, per_kind: int
+) -> list[tuple[Rules, np.ndarray, int, list[int]]]:
     """Decisions of the acting seat in random deals, preferring the interesting ones: after a reshuffle, in
     trick play after a trick (proven voids), during a secret declaration round."""
     rules = Rules.from_options(name, **options)
@@ -319,8 +331,9 @@ def small_positions(name: str, options: dict[str, Any], seed: int, per_kind: int
     return [x for kind in picked.values() for x in kind]
 
 
-def compare_with_enumeration(rules: Rules, s: np.ndarray, seat: int, history: list[int], method: str,
-                             seed: int) -> None:
+def compare_with_enumeration(
+    rules: Rules, s: np.ndarray, seat: int, history: list[int], method: str, seed: int
+) -> None:
     counts = enumerate_worlds(rules, s, seat, history)
     assert counts, "the true world itself must be found"
     obs = observer_view(s, rules.params(), seat)
@@ -418,7 +431,7 @@ def test_bad_input_is_refused() -> None:
     with pytest.raises(ValueError, match="expected a vector"):
         WorldSampler(obs[:-1])
     bad = obs.copy()
-    bad[O_DEALER: O_DEALER + 8] = 0.5
+    bad[O_DEALER : O_DEALER + 8] = 0.5
     with pytest.raises(ValueError, match="dealer"):
         WorldSampler(bad)
     with pytest.raises(ValueError, match="count"):

@@ -49,8 +49,16 @@ def test_truncation_marks_time_limit() -> None:
 
 def test_maskable_ppo_trains_on_it() -> None:
     venv = BourreVecEnv(64, num_players=5, opponents="heuristic", agent_factory=make_batched, reward_scale=0.1)
-    model = MaskablePPO("MlpPolicy", venv, n_steps=32, batch_size=256, n_epochs=1, seed=0, device="cpu",
-                        policy_kwargs={"net_arch": [32]})
+    model = MaskablePPO(
+        "MlpPolicy",
+        venv,
+        n_steps=32,
+        batch_size=256,
+        n_epochs=1,
+        seed=0,
+        device="cpu",
+        policy_kwargs={"net_arch": [32]},
+    )
     model.learn(total_timesteps=4096)
     assert model.num_timesteps >= 4096
     obs = venv.reset()

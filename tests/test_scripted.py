@@ -63,8 +63,9 @@ def test_must_beat_highest_card_of_led_suit() -> None:
         ("3D 6C 7C 8C 9C", "3D", "AD", "AD", 2),  # "If the second player had played a diamond ... the ace"
     ],
 )
-def test_no_need_to_beat_once_trumped(second_hand: str, second_card: str, third_legal: str, third_card: str,
-                                      winner: int) -> None:
+def test_no_need_to_beat_once_trumped(
+    second_hand: str, second_card: str, third_legal: str, third_card: str, winner: int
+) -> None:
     """Seed 000's example: "spades are trumps and the queen of diamonds is led. The second player
     trumps with the four of spades. Playing third, you hold the ace and six of diamonds and some
     spades ... You can and should play your six of diamonds" (docs/rules.md: beat the led suit only "if the
@@ -97,8 +98,12 @@ def test_trump_lead_must_be_beaten() -> None:
 def test_lead_trump_honors_option(option: bool, legal: str) -> None:
     """docs/rules.md [option lead_trump_honors, default false]: "a player holding the A, K or Q of trumps must lead
     one of them"; by default any lead is allowed."""
-    t = Table({0: "QH 2H 2C 3C 4C", 1: "8C 9C 10C JC 2D", 2: "3D 4D 5D 6D 3H"}, dealer=2, num_players=3,
-              lead_trump_honors=option)
+    t = Table(
+        {0: "QH 2H 2C 3C 4C", 1: "8C 9C 10C JC 2D", 2: "3D 4D 5D 6D 3H"},
+        dealer=2,
+        num_players=3,
+        lead_trump_honors=option,
+    )
     t.decide({0: "", 1: "", 2: ""})
     assert t.legal() == cardset(legal)
 
@@ -106,8 +111,9 @@ def test_lead_trump_honors_option(option: bool, legal: str) -> None:
 def test_void_must_trump_and_void_without_trump_plays_anything() -> None:
     """docs/rules.md trick play 2-3: "if void in the suit led, play a trump if able" (any trump while none
     is in the trick); "otherwise play any card"."""
-    t = Table({0: "KC 2S 3S 4S 5S", 1: "2D 3D 2H 5H 6S", 2: "4D 5D 7S 8S 9S", 3: "2C 6D 7D 8D 4H"},
-              dealer=3, num_players=4)
+    t = Table(
+        {0: "KC 2S 3S 4S 5S", 1: "2D 3D 2H 5H 6S", 2: "4D 5D 7S 8S 9S", 3: "2C 6D 7D 8D 4H"}, dealer=3, num_players=4
+    )
     t.decide({0: "", 1: "", 2: "", 3: ""})
     t.play(0, "KC")
     assert t.legal() == cardset("2H 5H")
@@ -124,8 +130,9 @@ def test_void_must_trump_and_void_without_trump_plays_anything() -> None:
 def test_overtrump_when_able() -> None:
     """docs/rules.md trick play 2: "a trump that beats the highest trump already in the trick if able
     (overtrump)". Over 5H and 9H the dealer's 7H and 3H are refused: only the JH beats the 9H."""
-    t = Table({0: "KC 2S 3S 4S 5S", 1: "2D 3D 5H 6S 7S", 2: "4D 5D 9H 8S 9S", 3: "6D 7D 3H 7H JH"},
-              dealer=3, num_players=4)
+    t = Table(
+        {0: "KC 2S 3S 4S 5S", 1: "2D 3D 5H 6S 7S", 2: "4D 5D 9H 8S 9S", 3: "6D 7D 3H 7H JH"}, dealer=3, num_players=4
+    )
     t.decide({0: "", 1: "", 2: "", 3: ""})
     t.trick("KC")
     t.play(1, "5H")
@@ -142,8 +149,12 @@ def test_overtrump_when_able() -> None:
 def test_forced_trump_that_cannot_win(must_trump: bool, legal: str) -> None:
     """docs/rules.md trick play 2: a void player who cannot overtrump plays "otherwise any trump"
     [option ``must_trump_when_cannot_win``, default true]; with ``False``, any card."""
-    t = Table({0: "KC 2S 3S 4S 5S", 1: "2D 3D QH 6S 7S", 2: "4D 5D 3H 4H 8S", 3: "2C 6D 7D 8D 5H"},
-              dealer=3, num_players=4, must_trump_when_cannot_win=must_trump)
+    t = Table(
+        {0: "KC 2S 3S 4S 5S", 1: "2D 3D QH 6S 7S", 2: "4D 5D 3H 4H 8S", 3: "2C 6D 7D 8D 5H"},
+        dealer=3,
+        num_players=4,
+        must_trump_when_cannot_win=must_trump,
+    )
     t.decide({0: "", 1: "", 2: "", 3: ""})
     t.trick("KC QH")
     assert t.seat == 2
@@ -152,17 +163,19 @@ def test_forced_trump_that_cannot_win(must_trump: bool, legal: str) -> None:
     assert t.s[core.S_TRICK_WINNER + 0] == 1
 
 
-@pytest.mark.parametrize(("rules", "legal", "dealer_plays"), [
-    ("standard", "5H", "5H"),
-    ("wikipedia", "4D 5D 8S 9S 5H", "8S"),
-])
+@pytest.mark.parametrize(
+    ("rules", "legal", "dealer_plays"),
+    [
+        ("standard", "5H", "5H"),
+        ("wikipedia", "4D 5D 8S 9S 5H", "8S"),
+    ],
+)
 def test_single_low_trump_under_standard_and_wikipedia(rules: str, legal: str, dealer_plays: str) -> None:
     """Trick play 2 between the presets: clubs led and trumped with the QH; the dealer, void in clubs, holds one
     trump, the 5H (the turned card), which cannot win. Under ``standard`` it must still be played; under
     ``wikipedia`` ("play to win") the dealer may discard a side card instead and keep the trump. Either way
     the QH takes the trick."""
-    t = Table({0: "KC 2S 3S 4S 6S", 1: "2D 3D QH 10S JS", 2: "4D 5D 8S 9S 5H"}, dealer=2, num_players=3,
-              rules=rules)
+    t = Table({0: "KC 2S 3S 4S 6S", 1: "2D 3D QH 10S JS", 2: "4D 5D 8S 9S 5H"}, dealer=2, num_players=3, rules=rules)
     t.decide({0: "", 1: "", 2: ""})
     t.trick("KC QH")
     assert t.seat == 2
@@ -243,11 +256,11 @@ def test_lone_player_wins_all_tricks_without_play() -> None:
 
 
 def _pile(t: Table) -> set[int]:
-    return {int(c) for c in t.s[core.S_PILE: core.S_PILE + t.s[core.S_PILE_LEN]]}
+    return {int(c) for c in t.s[core.S_PILE : core.S_PILE + t.s[core.S_PILE_LEN]]}
 
 
 def _stock(t: Table) -> list[int]:
-    return [int(c) for c in t.s[core.S_STOCK + t.s[core.S_STOCK_POS]: core.S_STOCK + t.s[core.S_STOCK_LEN]]]
+    return [int(c) for c in t.s[core.S_STOCK + t.s[core.S_STOCK_POS] : core.S_STOCK + t.s[core.S_STOCK_LEN]]]
 
 
 def _assert_every_card_once(t: Table) -> None:
@@ -269,8 +282,12 @@ def test_stock_exhaustion_and_reshuffle(passers: tuple[int, ...], expected_reshu
     rules = Rules(num_players=8)
     deck = [int(c) for c in np.random.default_rng(2024).permutation(rules.deck_cards())]
     dealer = 3
-    t = Table({q: cards.to_strs(deck[k * 8 + (q - dealer - 1) % 8] for k in range(5)) for q in range(8)},
-              dealer=dealer, num_players=8, stock=cards.to_strs(deck[40:]))
+    t = Table(
+        {q: cards.to_strs(deck[k * 8 + (q - dealer - 1) % 8] for k in range(5)) for q in range(8)},
+        dealer=dealer,
+        num_players=8,
+        stock=cards.to_strs(deck[40:]),
+    )
     assert t.deck == deck
     face = deck[39]
     model_stock: list[int] = deck[40:]
@@ -315,8 +332,7 @@ def test_dealer_discards_face_up_trump() -> None:
     """docs/rules.md draw or pass: "The dealer may discard the face-up trump card; it then becomes a public,
     dead card, and its suit stays trump." It goes to no pile or stock (it is never dealt again); a
     low heart still wins the first trick by trumping."""
-    t = Table({0: "AC 2S 3S 4S 5S", 1: "2D 3D 3H 6S 7S", 2: "2C 3C 4C 5C 2H"}, dealer=2, num_players=3,
-              stock="6C 9D")
+    t = Table({0: "AC 2S 3S 4S 5S", 1: "2D 3D 3H 6S 7S", 2: "2C 3C 4C 5C 2H"}, dealer=2, num_players=3, stock="6C 9D")
     t.decide({0: "", 1: "", 2: "2H 2C"})
     assert t.hand(2) == cardset("3C 4C 5C 6C 9D")  # served from the front of the stock
     assert t.s[core.S_FACE_STATE] == core.FACE_DEAD
@@ -324,7 +340,7 @@ def test_dealer_discards_face_up_trump() -> None:
     assert cards.parse_card("2H") not in _pile(t) | set(_stock(t))
     assert _pile(t) == {cards.parse_card("2C")}
     obs = t.env.observe("player_0")["observation"]
-    assert list(obs[observation.O_FACE_STATUS: observation.O_FACE_STATUS + 3]) == [0.0, 1.0, 0.0]
+    assert list(obs[observation.O_FACE_STATUS : observation.O_FACE_STATUS + 3]) == [0.0, 1.0, 0.0]
     assert obs[observation.O_TRUMP + HEARTS] == 1.0
     _assert_every_card_once(t)
     assert t.trick("AC 3H 3C") == 1
@@ -452,11 +468,14 @@ def _play_bourre_deal(**options: Any) -> Table:
     return t
 
 
-@pytest.mark.parametrize(("pot_limit", "rewards", "pot_after"), [
-    (None, [12.0, -1.0, -14.0], 13),  # pot 10 + 3 antes: won by seat 0, matched by the bourré dealer
-    (5, [4.0, -1.0, -6.0], 13),  # the winner takes 5 of the 13; the bourré player pays 5
-    (13, [12.0, -1.0, -14.0], 13),  # a limit equal to the pot changes nothing
-])
+@pytest.mark.parametrize(
+    ("pot_limit", "rewards", "pot_after"),
+    [
+        (None, [12.0, -1.0, -14.0], 13),  # pot 10 + 3 antes: won by seat 0, matched by the bourré dealer
+        (5, [4.0, -1.0, -6.0], 13),  # the winner takes 5 of the 13; the bourré player pays 5
+        (13, [12.0, -1.0, -14.0], 13),  # a limit equal to the pot changes nothing
+    ],
+)
 def test_bourre_pays_the_pot_and_pot_limit_caps(pot_limit: int | None, rewards: list[float], pot_after: int) -> None:
     """docs/rules.md payments: "Every player who played and took no trick is bourré and pays the amount that was
     in the pot (capped at pot_limit) into the next deal's pot"; "with a limit L, the winner takes at most L
@@ -470,8 +489,9 @@ def test_bourre_pays_the_pot_and_pot_limit_caps(pot_limit: int | None, rewards: 
 def test_pot_limit_with_two_bourre_players() -> None:
     """docs/rules.md payments with ``pot_limit``: the winner takes L and each bourré player pays L. Seat 0 takes
     all five tricks with the five top hearts; pot 20 + 3 antes = 23, limit 5: 23 - 5 + 5 + 5 = 28."""
-    t = Table({0: "AH KH QH JH 10H", 1: "AC KC QC JC 10C", 2: "AD KD QD JD 2H"}, dealer=2, num_players=3,
-              pot=20, pot_limit=5)
+    t = Table(
+        {0: "AH KH QH JH 10H", 1: "AC KC QC JC 10C", 2: "AD KD QD JD 2H"}, dealer=2, num_players=3, pot=20, pot_limit=5
+    )
     t.decide({0: "", 1: "", 2: ""})
     for plays in ("AH AC 2H", "KH KC AD", "QH QC KD", "JH JC QD", "10H 10C JD"):
         assert t.trick(plays) == 0
@@ -550,19 +570,22 @@ def _full_deck_strs(rules: Rules) -> list[str]:
     return [cards.to_str(c) for c in rules.deck_cards()]
 
 
-@pytest.mark.parametrize(("options", "field"), [
-    ({"deck": _full_deck_strs(Rules())[1:]}, "deck"),  # a card missing
-    ({"deck": _full_deck_strs(Rules())[:-1] + ["2C"]}, "deck"),  # a card repeated
-    ({"deck": ["ZZ"] + _full_deck_strs(Rules())[1:]}, "deck"),  # not a card
-    ({"deck": 7}, "deck"),  # not a sequence
-    ({"dealer": 3}, "dealer"),
-    ({"dealer": -1}, "dealer"),
-    ({"dealer": "0"}, "dealer"),
-    ({"dealer": True}, "dealer"),
-    ({"pot": -1}, "pot"),
-    ({"pot": 2.5}, "pot"),
-    ({"pot": "3"}, "pot"),
-])
+@pytest.mark.parametrize(
+    ("options", "field"),
+    [
+        ({"deck": _full_deck_strs(Rules())[1:]}, "deck"),  # a card missing
+        ({"deck": _full_deck_strs(Rules())[:-1] + ["2C"]}, "deck"),  # a card repeated
+        ({"deck": ["ZZ"] + _full_deck_strs(Rules())[1:]}, "deck"),  # not a card
+        ({"deck": 7}, "deck"),  # not a sequence
+        ({"dealer": 3}, "dealer"),
+        ({"dealer": -1}, "dealer"),
+        ({"dealer": "0"}, "dealer"),
+        ({"dealer": True}, "dealer"),
+        ({"pot": -1}, "pot"),
+        ({"pot": 2.5}, "pot"),
+        ({"pot": "3"}, "pot"),
+    ],
+)
 def test_bad_reset_options_raise_value_error_naming_the_field(options: dict[str, Any], field: str) -> None:
     """env.py: ``reset`` validates ``deck`` (every card of the deck exactly once), ``dealer`` (a seat index)
     and ``pot`` (an integer >= 0); a bad value raises ValueError naming the option, the same every time."""
@@ -584,27 +607,30 @@ def test_small_deck_rejects_cards_outside_it() -> None:
     env.reset(seed=0, options={"deck": _full_deck_strs(Rules.from_options(num_players=3, ranks=6)), "dealer": 0})
 
 
-@pytest.mark.parametrize(("options", "field"), [
-    ({"num_players": 9}, "num_players"),
-    ({"num_players": 1}, "num_players"),
-    ({"num_players": 4.0}, "num_players"),
-    ({"hand_size": 0}, "hand_size"),
-    ({"hand_size": 7}, "hand_size"),
-    ({"max_discard": 6}, "max_discard"),
-    ({"max_discard": -1}, "max_discard"),
-    ({"must_trump_when_cannot_win": 1}, "must_trump_when_cannot_win"),
-    ({"lead_trump_honors": "no"}, "lead_trump_honors"),
-    ({"pot_limit": 0}, "pot_limit"),
-    ({"tie": "split"}, "tie"),
-    ({"rake": 1.0}, "rake"),
-    ({"rake": -0.1}, "rake"),
-    ({"illegal_action": "ignore"}, "illegal_action"),
-    ({"deals_per_episode": 0}, "deals_per_episode"),
-    ({"ranks": 0}, "ranks"),
-    ({"ranks": "A K X"}, "ranks|rank"),
-    ({"num_players": 4, "ranks": 6}, "ranks"),  # 24 cards < 4 hands of 5 + 5 discards
-    ({"num_players": 8, "ranks": 11}, "ranks"),  # 44 cards < 8 hands of 5 + 5 discards
-])
+@pytest.mark.parametrize(
+    ("options", "field"),
+    [
+        ({"num_players": 9}, "num_players"),
+        ({"num_players": 1}, "num_players"),
+        ({"num_players": 4.0}, "num_players"),
+        ({"hand_size": 0}, "hand_size"),
+        ({"hand_size": 7}, "hand_size"),
+        ({"max_discard": 6}, "max_discard"),
+        ({"max_discard": -1}, "max_discard"),
+        ({"must_trump_when_cannot_win": 1}, "must_trump_when_cannot_win"),
+        ({"lead_trump_honors": "no"}, "lead_trump_honors"),
+        ({"pot_limit": 0}, "pot_limit"),
+        ({"tie": "split"}, "tie"),
+        ({"rake": 1.0}, "rake"),
+        ({"rake": -0.1}, "rake"),
+        ({"illegal_action": "ignore"}, "illegal_action"),
+        ({"deals_per_episode": 0}, "deals_per_episode"),
+        ({"ranks": 0}, "ranks"),
+        ({"ranks": "A K X"}, "ranks|rank"),
+        ({"num_players": 4, "ranks": 6}, "ranks"),  # 24 cards < 4 hands of 5 + 5 discards
+        ({"num_players": 8, "ranks": 11}, "ranks"),  # 44 cards < 8 hands of 5 + 5 discards
+    ],
+)
 def test_bad_rule_options_raise_value_error_naming_the_field(options: dict[str, Any], field: str) -> None:
     """rules.py: "Invalid values and combinations raise ValueError naming the field"; docs/rules.md small decks:
     "the hand size and number of players must then fit the deck". Through ``Rules`` and ``bourre_env.env``."""
@@ -620,11 +646,14 @@ def test_unknown_rule_option_is_named() -> None:
         bourre_env.env(colour="red")
 
 
-@pytest.mark.parametrize("options", [
-    {"num_players": 8, "ranks": 12},  # 48 cards >= 8 * 5 + 5
-    {"num_players": 4, "ranks": 6, "max_discard": 4},  # 24 cards >= 4 * 5 + 4
-    {"num_players": 8},
-])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"num_players": 8, "ranks": 12},  # 48 cards >= 8 * 5 + 5
+        {"num_players": 4, "ranks": 6, "max_discard": 4},  # 24 cards >= 4 * 5 + 4
+        {"num_players": 8},
+    ],
+)
 def test_fitting_small_decks_are_accepted(options: dict[str, Any]) -> None:
     """docs/rules.md small decks: configurations whose deck fits the hands and the largest draw are valid."""
     rules = Rules(**options)
@@ -644,8 +673,11 @@ def test_seed_000_seven_player_payment_example() -> None:
     (dealer C): C, D and E play and D wins all five; C and E each pay 30; all but C and E ante."""
     rules = Rules(num_players=7, deals_per_episode=4)
     # Deal 1, spades trump (A's face 2S). E has A-K-Q of trumps (a cinch).
-    t = CoreTable(rules, {A: "6D 7D 8D 9C 2S", B: "AC 2D 3D 4D 5D", C: "2C 3C 4H 5H 6H",
-                          E: "AS KS QS 7C 8H", G: "4C AH 9D 10D JD"}, dealer=A)
+    t = CoreTable(
+        rules,
+        {A: "6D 7D 8D 9C 2S", B: "AC 2D 3D 4D 5D", C: "2C 3C 4H 5H 6H", E: "AS KS QS 7C 8H", G: "4C AH 9D 10D JD"},
+        dealer=A,
+    )
     assert t.pot == 7
     t.decide({B: "", C: "", E: "", G: ""})
     assert t.seat == B

@@ -56,8 +56,7 @@ def test_search_agents_play_legal_actions_in_every_preset_and_size(preset: str) 
 def test_search_agents_with_the_heuristic_model_play_legal_actions() -> None:
     for n, options in ((3, {}), (7, {"rules": "two_round_declaration"}), (5, {"rules": "four_card"})):
         env = bourre_env.env(num_players=n, **options)
-        table = [agents.make(MODELLED[s % 2], seed=s) if s < 2 else agents.make("heuristic", seed=s)
-                 for s in range(n)]
+        table = [agents.make(MODELLED[s % 2], seed=s) if s < 2 else agents.make("heuristic", seed=s) for s in range(n)]
         play_episode(env, table, seed=n)
 
 
@@ -83,8 +82,11 @@ def a_decision(num_players: int = 5, seed: int = 0, phase: int = core.PLAY) -> d
                 env.step(None)
                 continue
             s = env.unwrapped.state_vector
-            if (s[core.S_PHASE] == phase and obs["action_mask"].sum() >= 2
-                    and (phase != core.PLAY or s[core.S_TRICK_NO] > 0)):
+            if (
+                s[core.S_PHASE] == phase
+                and obs["action_mask"].sum() >= 2
+                and (phase != core.PLAY or s[core.S_TRICK_NO] > 0)
+            ):
                 return obs
             env.step(heuristic.act(obs))
     raise AssertionError("no such decision")
@@ -153,9 +155,10 @@ def test_rollouts_finish_the_deal() -> None:
         rollout = Rollout(kind, seed=0)
         rollout.run(states, sampler.params)
         assert np.isin(states[:, core.S_PHASE], [core.DEAL_OVER, core.GAME_OVER]).all()
-        assert (states[:, core.S_REWARD: core.S_REWARD + 5].sum(axis=1) + states[:, core.S_POT] ==
-                sampler.sample(6, seed=1)[:, core.S_REWARD: core.S_REWARD + 5].sum(axis=1)
-                + sampler.record.pot).all(), "chips are conserved"
+        assert (
+            states[:, core.S_REWARD : core.S_REWARD + 5].sum(axis=1) + states[:, core.S_POT]
+            == sampler.sample(6, seed=1)[:, core.S_REWARD : core.S_REWARD + 5].sum(axis=1) + sampler.record.pot
+        ).all(), "chips are conserved"
     with pytest.raises(ValueError, match="states"):
         Rollout("random").run(np.zeros((2, 3), dtype=np.int64), sampler.params)
 
@@ -197,8 +200,10 @@ def test_search_strength_writes_its_figures_and_plot(tmp_path: Any) -> None:
     from benchmarks.search_strength import main
 
     out = tmp_path / "strength"
-    assert main(["--pimc", "2", "--ismcts", "4", "--players", "3", "--deals", "2", "--seconds", "0.1",
-                 "--out", str(out)]) == 0
+    assert (
+        main(["--pimc", "2", "--ismcts", "4", "--players", "3", "--deals", "2", "--seconds", "0.1", "--out", str(out)])
+        == 0
+    )
     rows = json.loads(out.with_suffix(".json").read_text())
     assert [(r["family"], r["budget"]) for r in rows] == [("pimc", 2), ("ismcts", 4)]
     for r in rows:

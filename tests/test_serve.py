@@ -100,15 +100,29 @@ def _cards_in(response_text: str) -> set[str]:
     return set(CARD.findall(json.dumps(payload)))
 
 
-@pytest.mark.parametrize(("preset", "players"), [
-    ("standard", 5), ("standard", 8), ("separate_trump_card_dealer_may_take", 4), ("simultaneous_declaration", 6),
-    ("four_card", 5), ("dealer_picks_trump", 3), ("two_round_declaration", 7), ("wikipedia", 2),
-])
+@pytest.mark.parametrize(
+    ("preset", "players"),
+    [
+        ("standard", 5),
+        ("standard", 8),
+        ("separate_trump_card_dealer_may_take", 4),
+        ("simultaneous_declaration", 6),
+        ("four_card", 5),
+        ("dealer_picks_trump", 3),
+        ("two_round_declaration", 7),
+        ("wikipedia", 2),
+    ],
+)
 def test_no_response_during_a_deal_holds_a_card_the_player_cannot_see(preset: str, players: int) -> None:
     client, state = _client(seed=players)
     rng = np.random.default_rng(players)
-    view = _new(client, preset=preset, players=players, seat=int(rng.integers(players)),
-                agents=[("heuristic", "ppo", "random")[q % 3] for q in range(players - 1)])
+    view = _new(
+        client,
+        preset=preset,
+        players=players,
+        seat=int(rng.integers(players)),
+        agents=[("heuristic", "ppo", "random")[q % 3] for q in range(players - 1)],
+    )
     table = state.get(view["table"])
     base = f"/api/tables/{view['table']}"
     checked = 0
@@ -163,10 +177,12 @@ def test_refusals_are_4xx_with_a_message_and_change_nothing() -> None:
         (client.post(f"{base}/actions", json={"card": 3}), 400, "expected a JSON object"),
         (client.post(f"{base}/actions", json=[52]), 400, "expected a JSON object"),
         (client.post(f"{base}/actions", json={"action": legal[0], "turn": view["turn"] + 1}), 409, "stale"),
-        (client.post(f"{base}/actions", content=b'{"action": 5', headers={"content-type": "application/json"}), 400,
-         "malformed JSON"),
-        (client.post(f"{base}/actions", content=b'{"action": 52, "pad": "' + b"x" * 20_000 + b'"}'), 413,
-         "too large"),
+        (
+            client.post(f"{base}/actions", content=b'{"action": 5', headers={"content-type": "application/json"}),
+            400,
+            "malformed JSON",
+        ),
+        (client.post(f"{base}/actions", content=b'{"action": 52, "pad": "' + b"x" * 20_000 + b'"}'), 413, "too large"),
         (client.post(f"{base}/actions", content=(b"x" * 1000 for _ in range(20))), 413, "too large"),  # no length
         (client.post(f"{base}/deals"), 409, "still being played"),
         (client.get(f"{base}/deals/{table.deal}/history"), 409, "still being played"),
@@ -186,28 +202,31 @@ def test_refusals_are_4xx_with_a_message_and_change_nothing() -> None:
     assert response.status_code == 409 and "is over" in response.json()["error"]
 
 
-@pytest.mark.parametrize(("body", "text"), [
-    ({"preset": "poker"}, "preset: expected one of"),
-    ({"players": 9}, "players: expected an integer in 2..8"),
-    ({"players": "4"}, "players: expected an integer"),
-    ({"seat": 4}, "seat: expected your seat"),
-    ({"agents": ["random"]}, "agents: one spec for every other seat"),
-    ({"agents": "nobody"}, "unknown agent 'nobody'"),
-    ({"agents": "human"}, "one seat is the person's"),
-    ({"agents": "ppo:/etc/passwd"}, "file paths are not taken from the page"),
-    ({"agents": "ppo:model.npz"}, "file paths are not taken from the page"),
-    ({"agents": "pimc:1000000"}, "option worlds: at most 256"),
-    ({"agents": "pimc:64,ms=100000"}, "option ms: at most 1000"),
-    ({"agents": "pimc:64,infer=1000"}, "option infer: at most 32"),
-    ({"agents": "pimc:64,draws=32"}, "option draws: at most 8"),
-    ({"agents": "ismcts:100000"}, "option iterations: at most 1024"),
-    ({"agents": "ismcts:64,batch=5000"}, "option batch: at most 64"),
-    ({"agents": "ismcts:64,ms=nan"}, "option ms: at most 1000"),
-    ({"preset": ["standard"]}, "preset: expected one of"),
-    ({"preset": {}}, "preset: expected one of"),
-    ({"colour": "red"}, "unknown field(s) ['colour']"),
-    ({"preset": "standard", "players": 8, "agents": "random", "seat": -1}, "seat: expected your seat"),
-])
+@pytest.mark.parametrize(
+    ("body", "text"),
+    [
+        ({"preset": "poker"}, "preset: expected one of"),
+        ({"players": 9}, "players: expected an integer in 2..8"),
+        ({"players": "4"}, "players: expected an integer"),
+        ({"seat": 4}, "seat: expected your seat"),
+        ({"agents": ["random"]}, "agents: one spec for every other seat"),
+        ({"agents": "nobody"}, "unknown agent 'nobody'"),
+        ({"agents": "human"}, "one seat is the person's"),
+        ({"agents": "ppo:/etc/passwd"}, "file paths are not taken from the page"),
+        ({"agents": "ppo:model.npz"}, "file paths are not taken from the page"),
+        ({"agents": "pimc:1000000"}, "option worlds: at most 256"),
+        ({"agents": "pimc:64,ms=100000"}, "option ms: at most 1000"),
+        ({"agents": "pimc:64,infer=1000"}, "option infer: at most 32"),
+        ({"agents": "pimc:64,draws=32"}, "option draws: at most 8"),
+        ({"agents": "ismcts:100000"}, "option iterations: at most 1024"),
+        ({"agents": "ismcts:64,batch=5000"}, "option batch: at most 64"),
+        ({"agents": "ismcts:64,ms=nan"}, "option ms: at most 1000"),
+        ({"preset": ["standard"]}, "preset: expected one of"),
+        ({"preset": {}}, "preset: expected one of"),
+        ({"colour": "red"}, "unknown field(s) ['colour']"),
+        ({"preset": "standard", "players": 8, "agents": "random", "seat": -1}, "seat: expected your seat"),
+    ],
+)
 def test_a_bad_new_table_is_refused(body: dict[str, Any], text: str) -> None:
     client, state = _client()
     response = client.post("/api/tables", json={"players": 4, "agents": "random", **body})
@@ -291,16 +310,20 @@ def _spoiled(text: str, spoil: Any) -> bytes:
     return json.dumps(saved).encode()  # ensure_ascii: a lone surrogate travels as an escape, as a page can send it
 
 
-@pytest.mark.parametrize(("route", "body", "status", "text"), [
-    ("actions", b'{"action": ' + b"[" * 8000 + b"]" * 8000 + b"}", 400, "nested too deep"),
-    ("actions", b'{"action": ' + b"7" * 5000 + b"}", 400, "malformed JSON body"),
-    ("replays", b"[" * 8000 + b"]" * 8000, 422, "nested too deep"),
-    ("replays", b'{"format": ' + b"7" * 5000 + b"}", 422, "not JSON"),
-    ("replays", lambda h: h["deals"][0].update(pot_before=2**62), 422, "deals[0].pot_before"),
-    ("replays", lambda h: h["seats"][0].update(agent="h\udcffuman"), 422, "seats[0].agent"),
-])
-def test_bodies_that_broke_the_server_are_refused_naming_the_problem(saved_text: str, route: str, body: Any,
-                                                                      status: int, text: str) -> None:
+@pytest.mark.parametrize(
+    ("route", "body", "status", "text"),
+    [
+        ("actions", b'{"action": ' + b"[" * 8000 + b"]" * 8000 + b"}", 400, "nested too deep"),
+        ("actions", b'{"action": ' + b"7" * 5000 + b"}", 400, "malformed JSON body"),
+        ("replays", b"[" * 8000 + b"]" * 8000, 422, "nested too deep"),
+        ("replays", b'{"format": ' + b"7" * 5000 + b"}", 422, "not JSON"),
+        ("replays", lambda h: h["deals"][0].update(pot_before=2**62), 422, "deals[0].pot_before"),
+        ("replays", lambda h: h["seats"][0].update(agent="h\udcffuman"), 422, "seats[0].agent"),
+    ],
+)
+def test_bodies_that_broke_the_server_are_refused_naming_the_problem(
+    saved_text: str, route: str, body: Any, status: int, text: str
+) -> None:
     client, _ = _client()
     view = _new(client)
     data = _spoiled(saved_text, body) if callable(body) else body
@@ -312,8 +335,9 @@ def test_bodies_that_broke_the_server_are_refused_naming_the_problem(saved_text:
     assert huge_deal.status_code == 404
 
 
-def test_an_unexpected_error_is_a_500_without_a_traceback(monkeypatch: pytest.MonkeyPatch, saved_text: str,
-                                                          caplog: pytest.LogCaptureFixture) -> None:
+def test_an_unexpected_error_is_a_500_without_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, saved_text: str, caplog: pytest.LogCaptureFixture
+) -> None:
     def broken(*args: Any) -> None:
         raise RuntimeError("a secret detail of the server")
 
@@ -335,8 +359,11 @@ def test_posts_are_json_from_this_origin_only() -> None:
         response = client.post("/api/tables", content=body, headers={"origin": origin})
         assert response.status_code == 403 and "Origin" in response.json()["error"], origin
     assert len(state) == 0
-    own = client.post("/api/tables", content=body, headers={"origin": "http://127.0.0.1",
-                                                            "content-type": "application/json; charset=utf-8"})
+    own = client.post(
+        "/api/tables",
+        content=body,
+        headers={"origin": "http://127.0.0.1", "content-type": "application/json; charset=utf-8"},
+    )
     assert own.status_code == 201, own.text
     table = own.json()["table"]
     assert client.delete(f"/api/tables/{table}", headers={"origin": "http://evil.example"}).status_code == 403
@@ -347,8 +374,9 @@ def test_posts_are_json_from_this_origin_only() -> None:
 def test_tables_are_bounded_per_client_as_well_as_in_all() -> None:
     state = tb.Tables(seed=0, max_tables=3, per_client=2)
     app = serve_app.create_app(state)
-    first, second = (TestClient(app, base_url="http://127.0.0.1", headers=JSON, client=(f"10.0.0.{k}", 5000))
-                     for k in (1, 2))
+    first, second = (
+        TestClient(app, base_url="http://127.0.0.1", headers=JSON, client=(f"10.0.0.{k}", 5000)) for k in (1, 2)
+    )
     mine = [_new(first), _new(first)]
     refused = first.post("/api/tables", json={"players": 3})
     assert refused.status_code == 429 and "limit for one client" in refused.json()["error"]
@@ -361,8 +389,9 @@ def test_tables_are_bounded_per_client_as_well_as_in_all() -> None:
 
 def test_search_agents_are_capped_in_time_but_offered_specs_are_trusted() -> None:
     state = tb.Tables(seed=0, offered=["pimc:300,infer=0"])
-    table = state.create({"players": 4, "agents": ["pimc:8,infer=0", "pimc:8,infer=0,ms=50", "pimc:300,infer=0"]},
-                         client="10.0.0.1")
+    table = state.create(
+        {"players": 4, "agents": ["pimc:8,infer=0", "pimc:8,infer=0,ms=50", "pimc:300,infer=0"]}, client="10.0.0.1"
+    )
     assert [bot.ms for _, bot in sorted(table.bots.items())] == [tb.MOVE_MS, 50, None]  # type: ignore[attr-defined]
     assert tb.check_agent("pimc:300,infer=0", state.offered) == "pimc:300,infer=0"
     with pytest.raises(tb.TableError, match="option worlds: at most 256"):
@@ -399,19 +428,26 @@ def test_the_documented_limits_are_the_servers() -> None:
     from train import serve
 
     doc = " ".join((serve.__doc__ or "").split())
-    for name, value in (("tables.MAX_TABLES", tb.MAX_TABLES),
-                        ("tables.MAX_TABLES_PER_CLIENT", tb.MAX_TABLES_PER_CLIENT),
-                        ("tables.IDLE_SECONDS", f"{tb.IDLE_SECONDS // 60} minutes"),
-                        ("app.MAX_BODY", f"{serve_app.MAX_BODY // 1024} KiB"),
-                        ("app.MAX_UPLOAD", f"{serve_app.MAX_UPLOAD // 1024 // 1024} MiB"),
-                        ("tables.MAX_REPLAY_DEALS", tb.MAX_REPLAY_DEALS),
-                        ("app.TABLE_THREADS", serve_app.TABLE_THREADS), ("tables.MOVE_MS", f"{tb.MOVE_MS // 1000} s")):
+    for name, value in (
+        ("tables.MAX_TABLES", tb.MAX_TABLES),
+        ("tables.MAX_TABLES_PER_CLIENT", tb.MAX_TABLES_PER_CLIENT),
+        ("tables.IDLE_SECONDS", f"{tb.IDLE_SECONDS // 60} minutes"),
+        ("app.MAX_BODY", f"{serve_app.MAX_BODY // 1024} KiB"),
+        ("app.MAX_UPLOAD", f"{serve_app.MAX_UPLOAD // 1024 // 1024} MiB"),
+        ("tables.MAX_REPLAY_DEALS", tb.MAX_REPLAY_DEALS),
+        ("app.TABLE_THREADS", serve_app.TABLE_THREADS),
+        ("tables.MOVE_MS", f"{tb.MOVE_MS // 1000} s"),
+    ):
         assert f"``{name}`` ({value}" in doc, name
     pimc, ismcts = agents.search.pimc.LIMITS, agents.search.ismcts.LIMITS
-    assert (f"(at most {pimc['worlds']:g} worlds, ``infer`` {pimc['infer']:g}, ``draws`` {pimc['draws']:g}, "
-            f"``ms`` {pimc['ms']:g})") in doc
-    assert (f"({ismcts['iterations']:g} iterations, ``batch`` {ismcts['batch']:g}, ``infer`` {ismcts['infer']:g}, "
-            f"``draws`` {ismcts['draws']:g}, ``ms`` {ismcts['ms']:g})") in doc
+    assert (
+        f"(at most {pimc['worlds']:g} worlds, ``infer`` {pimc['infer']:g}, ``draws`` {pimc['draws']:g}, "
+        f"``ms`` {pimc['ms']:g})"
+    ) in doc
+    assert (
+        f"({ismcts['iterations']:g} iterations, ``batch`` {ismcts['batch']:g}, ``infer`` {ismcts['infer']:g}, "
+        f"``draws`` {ismcts['draws']:g}, ``ms`` {ismcts['ms']:g})"
+    ) in doc
 
 
 def test_bourre_serve_starts_on_this_machine_and_answers(tmp_path: Any) -> None:
@@ -424,8 +460,13 @@ def test_bourre_serve_starts_on_this_machine_and_answers(tmp_path: Any) -> None:
     with socket.socket() as sock:  # a free port on 127.0.0.1
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    server = subprocess.Popen([sys.executable, "-m", "train.cli", "serve", "--port", str(port), "--seed", "1"],
-                              cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "train.cli", "serve", "--port", str(port), "--seed", "1"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 120
         while True:

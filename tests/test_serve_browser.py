@@ -75,8 +75,13 @@ def browser() -> Iterator[Any]:
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
     # --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start
-    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                 "--window-size=1180,1100"):
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--disable-gpu",
+        "--window-size=1180,1100",
+    ):
         options.add_argument(flag)
     # The driver path given, Selenium does not look for (or download) a driver of its own.
     driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
@@ -109,8 +114,9 @@ def test_a_deal_played_by_clicking(server: tuple[str, Any], browser: Any, tmp_pa
         box.clear()
         box.send_keys(spec)
     browser.find_element(By.ID, "start").click()
-    table = wait.until(lambda d: d.find_element(By.ID, "table") if d.find_element(By.ID, "table").is_displayed()
-                       else None)
+    table = wait.until(
+        lambda d: d.find_element(By.ID, "table") if d.find_element(By.ID, "table").is_displayed() else None
+    )
 
     clicks = 0
     discarded = False
@@ -132,15 +138,21 @@ def test_a_deal_played_by_clicking(server: tuple[str, Any], browser: Any, tmp_pa
         else:
             browser.find_elements(By.CSS_SELECTOR, "#actions button.action")[0].click()
         clicks += 1
-        wait.until(lambda d, turn=turn: table.get_attribute("data-turn") != turn
-                   or table.get_attribute("data-over") == "1")
+        wait.until(
+            lambda d, turn=turn: table.get_attribute("data-turn") != turn or table.get_attribute("data-over") == "1"
+        )
 
-    result = wait.until(lambda d: d.find_element(By.ID, "result") if d.find_element(By.ID, "result").is_displayed()
-                        else None)
+    result = wait.until(
+        lambda d: d.find_element(By.ID, "result") if d.find_element(By.ID, "result").is_displayed() else None
+    )
     assert "Deal over" in result.text
     rows = browser.find_elements(By.CSS_SELECTOR, "#result-table tr[data-seat]")
     assert [r.find_element(By.CSS_SELECTOR, "td").text for r in rows] == [
-        "player_0 (you)", "player_1 (heuristic)", "player_2 (ppo)", "player_3 (random)"]
+        "player_0 (you)",
+        "player_1 (heuristic)",
+        "player_2 (ppo)",
+        "player_3 (random)",
+    ]
     (table_state,) = state._tables.values()
     saved = table_state.histories[1]
     payments = saved["deals"][0]["results"]["payments"]
@@ -158,8 +170,9 @@ def test_a_deal_played_by_clicking(server: tuple[str, Any], browser: Any, tmp_pa
 
     # The replay view of this deal, from the player's seat: forward and back.
     browser.find_element(By.ID, "replay-this").click()
-    position = wait.until(lambda d: d.find_element(By.ID, "replay-position") if d.find_element(
-        By.ID, "replay-position").text else None)
+    position = wait.until(
+        lambda d: d.find_element(By.ID, "replay-position") if d.find_element(By.ID, "replay-position").text else None
+    )
     assert position.text.startswith("deal 1, position 1 of ")
     browser.find_element(By.ID, "replay-next").click()
     assert "position 2 of" in position.text
@@ -180,8 +193,12 @@ def test_a_deal_played_by_clicking(server: tuple[str, Any], browser: Any, tmp_pa
 
     def board_cards(d: Any) -> list[str] | None:
         seats = d.find_elements(By.CSS_SELECTOR, "#replay-board .seat")
-        shown = [c.get_attribute("data-card") for s in seats for c in s.find_elements(By.CSS_SELECTOR, ".card")
-                 if "small" in (c.find_element(By.XPATH, "..").get_attribute("class") or "")]
+        shown = [
+            c.get_attribute("data-card")
+            for s in seats
+            for c in s.find_elements(By.CSS_SELECTOR, ".card")
+            if "small" in (c.find_element(By.XPATH, "..").get_attribute("class") or "")
+        ]
         return sorted(shown) if sorted(shown) == sorted(dealt) else None
 
     # the board may be drawn again while it is read (its elements then go stale): read until it holds every hand

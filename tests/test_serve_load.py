@@ -94,8 +94,12 @@ def test_a_slow_table_holds_up_neither_the_other_tables_nor_the_options(server: 
         for _ in range(2):
             if view["over"]:
                 view = _request(port, "POST", f"/api/tables/{view['table']}/deals")[1]
-            status, view, seconds = _request(port, "POST", f"/api/tables/{view['table']}/actions",
-                                              {"action": view["legal"][0]["action"], "turn": view["turn"]})
+            status, view, seconds = _request(
+                port,
+                "POST",
+                f"/api/tables/{view['table']}/actions",
+                {"action": view["legal"][0]["action"], "turn": view["turn"]},
+            )
             assert status == 200, view
             slow_times.append(seconds)
 
@@ -118,8 +122,9 @@ def test_a_slow_table_holds_up_neither_the_other_tables_nor_the_options(server: 
                 status, view, seconds = _request(port, "POST", f"/api/tables/{view['table']}/deals")
             else:
                 action = view["legal"][int(rng.integers(len(view["legal"])))]["action"]
-                status, view, seconds = _request(port, "POST", f"/api/tables/{view['table']}/actions",
-                                                 {"action": action, "turn": view["turn"]})
+                status, view, seconds = _request(
+                    port, "POST", f"/api/tables/{view['table']}/actions", {"action": action, "turn": view["turn"]}
+                )
             assert status in (200, 201), view
             latencies.append(seconds)
         for future in queued:

@@ -41,8 +41,9 @@ def _play_gym(env: BourreSingleAgentEnv, seed: int, learner: RandomAgent, seat: 
     return out
 
 
-def _play_aec(options: dict[str, Any], seed: int, learner: RandomAgent, seat: int,
-              opponents: list[RandomAgent]) -> dict[str, Any]:
+def _play_aec(
+    options: dict[str, Any], seed: int, learner: RandomAgent, seat: int, opponents: list[RandomAgent]
+) -> dict[str, Any]:
     """The same episode through the PettingZoo AEC env: the learner's ``last()`` at each of its turns."""
     env = bourre_env.env(**options)
     env.reset(seed=seed)
@@ -69,8 +70,14 @@ def _play_aec(options: dict[str, Any], seed: int, learner: RandomAgent, seat: in
     return out
 
 
-@pytest.mark.parametrize("options", [{"num_players": 4}, {"num_players": 3, "deals_per_episode": 3},
-                                     {"num_players": 6, "deals_per_episode": 2, "pot_limit": 10}])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"num_players": 4},
+        {"num_players": 3, "deals_per_episode": 3},
+        {"num_players": 6, "deals_per_episode": 2, "pot_limit": 10},
+    ],
+)
 def test_learner_sees_and_gets_what_the_aec_env_gives_its_seat(options: dict[str, Any]) -> None:
     n = options["num_players"]
     ended_on_opponent = nonzero = 0
@@ -176,8 +183,9 @@ def test_opponents_specs_callables_swap_and_reset() -> None:
         obs, _, done, _, _ = env.step(learner.act(_obs_dict(obs, env.action_masks())))
     assert old.acts == acts_before and len(calls) > 0
 
-    env = BourreSingleAgentEnv(["heuristic", "random", "heuristic:tight"], agent_factory=agents.make,
-                               num_players=4, learner_seat=3)
+    env = BourreSingleAgentEnv(
+        ["heuristic", "random", "heuristic:tight"], agent_factory=agents.make, num_players=4, learner_seat=3
+    )
     assert [o.name for o in env.opponents][1] == "random"
     env.reset(seed=0)
 
@@ -250,8 +258,9 @@ def test_maskable_ppo_smoke() -> None:
     from sb3_contrib import MaskablePPO
 
     env = BourreSingleAgentEnv("random", agent_factory=agents.make, num_players=4)
-    model = MaskablePPO("MlpPolicy", env, n_steps=128, batch_size=64, n_epochs=1, seed=0,
-                        policy_kwargs={"net_arch": [32]}, device="cpu")
+    model = MaskablePPO(
+        "MlpPolicy", env, n_steps=128, batch_size=64, n_epochs=1, seed=0, policy_kwargs={"net_arch": [32]}, device="cpu"
+    )
     model.learn(256)
     obs, _ = env.reset(seed=1)
     action, _ = model.predict(obs, action_masks=env.action_masks(), deterministic=True)

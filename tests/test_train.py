@@ -17,10 +17,38 @@ from run_helpers import bourre_train, tensorboard_tags
 from agents.ppo import load_policy
 from train.sb3.trainer import Args, parse_args, resolve_resume
 
-TINY = ["--num-envs", "2", "--n-steps", "64", "--batch-size", "64", "--n-epochs", "1", "--hidden", "32", "32",
-        "--imitation-decisions", "1500", "--imitation-epochs", "1", "--snapshot-every", "128", "--eval-every", "256",
-        "--eval-deals", "4", "--checkpoint-every", "128", "--final-eval-deals", "4", "--eval-workers", "1",
-        "--torch-threads", "1", "--no-progress"]
+TINY = [
+    "--num-envs",
+    "2",
+    "--n-steps",
+    "64",
+    "--batch-size",
+    "64",
+    "--n-epochs",
+    "1",
+    "--hidden",
+    "32",
+    "32",
+    "--imitation-decisions",
+    "1500",
+    "--imitation-epochs",
+    "1",
+    "--snapshot-every",
+    "128",
+    "--eval-every",
+    "256",
+    "--eval-deals",
+    "4",
+    "--checkpoint-every",
+    "128",
+    "--final-eval-deals",
+    "4",
+    "--eval-workers",
+    "1",
+    "--torch-threads",
+    "1",
+    "--no-progress",
+]
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -47,8 +75,14 @@ def test_tiny_run_end_to_end(tmp_path: Path) -> None:
     assert (run_dir / "learning_curve.png").stat().st_size > 0
     assert "| heuristic | 5 | 4 |" in out  # the evaluation table is printed
     tags = tensorboard_tags(run_dir / "tb")
-    assert {"charts/ep_rew_mean", "charts/fps", "losses/value_loss", "losses/entropy_loss",
-            "eval/advantage_vs_heuristic_5p", "eval/replacement_advantage_vs_heuristic_5p"} <= tags
+    assert {
+        "charts/ep_rew_mean",
+        "charts/fps",
+        "losses/value_loss",
+        "losses/entropy_loss",
+        "eval/advantage_vs_heuristic_5p",
+        "eval/replacement_advantage_vs_heuristic_5p",
+    } <= tags
     assert json.loads((run_dir / "args.json").read_text())["seed"] == 3
 
 
@@ -87,10 +121,17 @@ def test_resume_needs_a_checkpoint(tmp_path: Path) -> None:
         resolve_resume(Args(resume=True), set())
 
 
-@pytest.mark.parametrize(("field", "value", "message"), [
-    ("total_timesteps", 0, "total_timesteps"), ("players", (9,), "players"), ("hidden", (), "hidden"),
-    ("pool_random", -1.0, "pool weights"), ("gamma", 0.0, "gamma"), ("imitation_players", (1,), "imitation_players"),
-])
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("total_timesteps", 0, "total_timesteps"),
+        ("players", (9,), "players"),
+        ("hidden", (), "hidden"),
+        ("pool_random", -1.0, "pool weights"),
+        ("gamma", 0.0, "gamma"),
+        ("imitation_players", (1,), "imitation_players"),
+    ],
+)
 def test_bad_arguments_are_named(field: str, value: object, message: str) -> None:
     args = Args(**{field: value})  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=message):
@@ -106,11 +147,13 @@ def test_command_line_arguments_and_given_fields() -> None:
 def test_cli_help_lists_train_and_bench() -> None:
     out = subprocess.run([sys.executable, "-m", "train.cli", "--help"], cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0 and "train" in out.stdout and "bench" in out.stdout
-    out = subprocess.run([sys.executable, "-m", "train.cli", "train", "--help"], cwd=ROOT, capture_output=True,
-                         text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "train.cli", "train", "--help"], cwd=ROOT, capture_output=True, text=True
+    )
     assert out.returncode == 0 and "--total-timesteps" in out.stdout and "--resume" in out.stdout
-    out = subprocess.run([sys.executable, "-m", "train.cli", "bench", "nonsense"], cwd=ROOT, capture_output=True,
-                         text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "train.cli", "bench", "nonsense"], cwd=ROOT, capture_output=True, text=True
+    )
     assert out.returncode == 2 and "usage: bourre bench" in out.stderr
 
 

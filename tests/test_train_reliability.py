@@ -22,9 +22,19 @@ from train.ppo.trainer import Args, parse_args, run
 
 ROOT = Path(__file__).resolve().parent.parent
 # No imitation, no evaluation during training: the smallest run that writes a checkpoint and a model.
-QUICK = {"tables": 16, "rollout_decisions": 256, "minibatch_size": 128, "imitation_decisions": 0,
-         "hidden": (32, 16), "snapshot_every": 512, "eval_every": 0, "checkpoint_every": 256, "final_eval_deals": 2,
-         "eval_workers": 1, "progress": False}
+QUICK = {
+    "tables": 16,
+    "rollout_decisions": 256,
+    "minibatch_size": 128,
+    "imitation_decisions": 0,
+    "hidden": (32, 16),
+    "snapshot_every": 512,
+    "eval_every": 0,
+    "checkpoint_every": 256,
+    "final_eval_deals": 2,
+    "eval_workers": 1,
+    "progress": False,
+}
 
 
 @pytest.fixture(scope="module")
@@ -42,8 +52,9 @@ def copy_run(source: Path, target: Path) -> Path:
 
 
 def contents(run_dir: Path) -> dict[str, bytes]:
-    return {name: (run_dir / name).read_bytes() for name in ("checkpoint.pt", "model.npz", "state.json",
-                                                              "commands.txt")}
+    return {
+        name: (run_dir / name).read_bytes() for name in ("checkpoint.pt", "model.npz", "state.json", "commands.txt")
+    }
 
 
 def resume(run_dir: Path, total: int) -> Path:
@@ -73,8 +84,9 @@ def test_the_command_line_refuses_a_non_finite_checkpoint_with_exit_2(finished_r
     assert "checkpoint.pt" in out and "non-finite" in out and "Traceback" not in out
 
 
-def test_training_that_diverges_stops_and_keeps_the_last_good_files(finished_run: Path, tmp_path: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_training_that_diverges_stops_and_keeps_the_last_good_files(
+    finished_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     run_dir = copy_run(finished_run, tmp_path / "run")
     update = trainer.ppo_update
 
@@ -122,19 +134,30 @@ def test_a_failed_resume_is_not_recorded_in_commands(finished_run: Path, tmp_pat
 
 
 def test_program_name_of_the_help_is_bourre_train() -> None:
-    out = subprocess.run([sys.executable, "-m", "train.cli", "train", "--help"], cwd=ROOT, capture_output=True,
-                         text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "train.cli", "train", "--help"], cwd=ROOT, capture_output=True, text=True
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.lstrip().startswith("usage: bourre train [-h]"), out.stdout[:200]
-    out = subprocess.run([sys.executable, "-m", "train.cli", "train", "--trainer", "sb3", "--help"], cwd=ROOT,
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "train.cli", "train", "--trainer", "sb3", "--help"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.lstrip().startswith("usage: bourre train --trainer sb3 [-h]"), out.stdout[:200]
 
 
 # ---------------------------------------------------------------------------- sizes that cannot fit
-@pytest.mark.parametrize(("field", "flag"), [("tables", "--tables"), ("rollout_decisions", "--rollout-decisions"),
-                                             ("imitation_decisions", "--imitation-decisions")])
+@pytest.mark.parametrize(
+    ("field", "flag"),
+    [
+        ("tables", "--tables"),
+        ("rollout_decisions", "--rollout-decisions"),
+        ("imitation_decisions", "--imitation-decisions"),
+    ],
+)
 def test_sizes_that_cannot_fit_in_memory_are_refused_by_name(field: str, flag: str) -> None:
     huge = 10**12  # terabytes of tables or decisions on any machine
     with pytest.raises(ValueError, match=rf"^{flag} {huge} needs about [\d.]+ TiB of memory"):
@@ -152,8 +175,9 @@ def test_the_command_line_refuses_a_size_that_cannot_fit_before_any_work(tmp_pat
 
 
 # ---------------------------------------------------------------------------- stopped early, bad inputs
-def test_resume_of_a_run_stopped_before_its_first_checkpoint_starts_afresh(tmp_path: Path,
-                                                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_resume_of_a_run_stopped_before_its_first_checkpoint_starts_afresh(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """What Ctrl-C during the imitation warm start leaves: args.json, commands.txt, maybe a step-0 evaluation."""
     run_dir = tmp_path / "run"
     run_dir.mkdir()

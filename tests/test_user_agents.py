@@ -83,8 +83,11 @@ def test_file_and_module_specs_build_classes_and_factories(bot_file: Path, bot_m
 
 
 def test_errors_say_how_to_add_an_agent(bot_file: Path) -> None:
-    with pytest.raises(ValueError, match=r"unknown agent 'nobot'; known: \[.*\]; to use your own agent, give "
-                                         r"module:Class or path/to/file.py:Class.*agents.register.*docs/agents.md"):
+    with pytest.raises(
+        ValueError,
+        match=r"unknown agent 'nobot'; known: \[.*\]; to use your own agent, give "
+        r"module:Class or path/to/file.py:Class.*agents.register.*docs/agents.md",
+    ):
         agents.make("nobot")
     with pytest.raises(ValueError, match=r"mybot.py:ClassName"):
         agents.make(str(bot_file))
@@ -127,8 +130,7 @@ def test_workers_need_specs_or_picklable_factories(bot_module: str) -> None:
 def test_tournament_takes_user_specs_and_instances(bot_file: Path, bot_module: str) -> None:
     import mybot
 
-    report = tournament([f"{bot_file}:TwoTrumpBot", mybot.TwoTrumpBot(1), "random"], players=3, deals=4,
-                        progress=False)
+    report = tournament([f"{bot_file}:TwoTrumpBot", mybot.TwoTrumpBot(1), "random"], players=3, deals=4, progress=False)
     assert report.pool == [f"{bot_file}:TwoTrumpBot", "TwoTrumpBot", "random"]
     assert report.baseline == f"{bot_file}:TwoTrumpBot"
     assert sorted(r.name for r in report.tables[0].agents) == sorted(report.pool)
@@ -138,20 +140,58 @@ def test_command_line_evaluates_a_bot_in_a_file(bot_file: Path) -> None:
     # mybot:TwoTrumpBot is found through PYTHONPATH, the file spec through its path.
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(bot_file.parent)])}
     for spec in (f"{bot_file}:TwoTrumpBot", "mybot:TwoTrumpBot"):
-        done = subprocess.run([sys.executable, "-m", "train.cli", "eval", "--candidate", spec, "--field", "heuristic",
-                               "--players", "3", "--deals", "4", "--no-progress"],
-                              capture_output=True, text=True, cwd=REPO, env=env, timeout=300)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "train.cli",
+                "eval",
+                "--candidate",
+                spec,
+                "--field",
+                "heuristic",
+                "--players",
+                "3",
+                "--deals",
+                "4",
+                "--no-progress",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            env=env,
+            timeout=300,
+        )
         assert done.returncode == 0, done.stderr
         assert spec in done.stdout
-    bad = subprocess.run([sys.executable, "-m", "train.cli", "eval", "--candidate", "mybot.py", "--field", "random",
-                          "--players", "3", "--deals", "2"], capture_output=True, text=True, cwd=REPO, env=env,
-                         timeout=300)
+    bad = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "train.cli",
+            "eval",
+            "--candidate",
+            "mybot.py",
+            "--field",
+            "random",
+            "--players",
+            "3",
+            "--deals",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+        timeout=300,
+    )
     assert bad.returncode != 0 and "Traceback" not in bad.stderr
     assert "mybot.py:ClassName" in bad.stderr + bad.stdout
 
 
 def test_entry_point_agents_are_registered_and_loaded_lazily(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "fancy_bots.py").write_text(textwrap.dedent("""
+    (tmp_path / "fancy_bots.py").write_text(
+        textwrap.dedent("""
         import agents
 
         class Fancy:
@@ -160,7 +200,8 @@ def test_entry_point_agents_are_registered_and_loaded_lazily(tmp_path: Path, mon
 
             def act(self, observation):
                 return int(agents.legal_actions(observation)[0])
-    """))
+    """)
+    )
     dist = tmp_path / "fancy_bots-1.0.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: fancy-bots\nVersion: 1.0\n")

@@ -234,8 +234,25 @@ def test_cleanrl_example_runs_in_a_subprocess() -> None:
 
     root = Path(__file__).resolve().parents[1]
     env = {**os.environ, "PYTHONPATH": str(root)}
-    done = subprocess.run([sys.executable, "-m", "train.examples.cleanrl_ppo", "--num-envs", "16", "--num-steps", "8",
-                           "--total-timesteps", "256", "--hidden", "16"], cwd=root, env=env, capture_output=True,
-                          text=True, timeout=600)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "train.examples.cleanrl_ppo",
+            "--num-envs",
+            "16",
+            "--num-steps",
+            "8",
+            "--total-timesteps",
+            "256",
+            "--hidden",
+            "16",
+        ],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "iteration 2/2 step 256" in done.stdout and "losses/value_loss" in done.stdout

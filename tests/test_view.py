@@ -19,7 +19,11 @@ def test_view_reads_what_the_state_holds() -> None:
         v = StateView(s, rules.num_players)
         assert (v.phase, v.dealer, v.to_act, v.pot) == (s[core.S_PHASE], s[core.S_DEALER], s[core.S_CUR], s[core.S_POT])
         assert (view.phase_of(s), view.to_act(s), view.dealer_of(s), view.pot_of(s)) == (
-            v.phase, v.to_act, v.dealer, v.pot)
+            v.phase,
+            v.to_act,
+            v.dealer,
+            v.pot,
+        )
         assert v.played == [c for c in range(52) if s[core.S_PLAYED] >> c & 1]
         assert view.played_cards(s) == s[core.S_PLAYED]
         for q in range(rules.num_players):

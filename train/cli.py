@@ -42,6 +42,7 @@ from train.terminal_game import HUMAN, _cmd_play
 
 __all__ = ["build_parser", "main"]
 
+
 # ---------------------------------------------------------------------------- arguments
 def _rule_option(text: str) -> tuple[str, Any]:
     """``KEY=VALUE`` with VALUE read as JSON when it parses (numbers, true/false/null), else as a string."""
@@ -99,70 +100,154 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bourre", description="Bourré (Booray): evaluate agents and play.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    ev = commands.add_parser("eval", help="duplicate evaluation of a candidate, or a tournament of several agents",
-                             description="Duplicate evaluation (--candidate) or a tournament (--tournament).")
+    ev = commands.add_parser(
+        "eval",
+        help="duplicate evaluation of a candidate, or a tournament of several agents",
+        description="Duplicate evaluation (--candidate) or a tournament (--tournament).",
+    )
     what = ev.add_mutually_exclusive_group(required=True)
     what.add_argument("--candidate", metavar="SPEC", help="agent to evaluate, e.g. heuristic or heuristic:tight")
     what.add_argument("--tournament", nargs="+", metavar="SPEC", help="agents of a tournament (at least 2)")
-    ev.add_argument("--field", nargs="+", default=["random"], metavar="SPEC",
-                    help="opponents: one spec for every other seat, or one per seat (default: random)")
+    ev.add_argument(
+        "--field",
+        nargs="+",
+        default=["random"],
+        metavar="SPEC",
+        help="opponents: one spec for every other seat, or one per seat (default: random)",
+    )
     ev.add_argument("--players", nargs="+", type=_positive, default=[5], metavar="N", help="table sizes (default: 5)")
     ev.add_argument("--deals", type=_positive, default=500, help="deals per table size (default: 500)")
     ev.add_argument("--seed", type=_seed, default=0, help="seed of the deals and the agents (default: 0)")
     ev.add_argument("--workers", type=_positive, default=1, help="processes (default: 1); does not change results")
-    ev.add_argument("--backend", choices=("local", "ray"), default="local",
-                    help="local: processes on this machine (default); ray: Ray tasks, same results (pip extra [ray])")
-    ev.add_argument("--address", default=None, metavar="ADDRESS",
-                    help="with --backend ray: the cluster (auto, ray://HOST:10001); default: a local Ray instance "
-                         "of --workers CPUs")
-    ev.add_argument("--connect-timeout", type=_duration("seconds"), default=60.0, metavar="SECONDS",
-                    help="with --address: give up on a cluster that does not answer within this time (default: 60)")
-    ev.add_argument("--out", type=Path, default=None,
-                    help="output folder, created if missing; files of an earlier evaluation in it are replaced "
-                         "(default: runs/eval, or runs/tournament with --tournament)")
-    ev.add_argument("--rule", type=_rule_option, action="append", default=[], metavar="KEY=VALUE",
-                    help="a rule option, e.g. tie=divide (repeatable)")
+    ev.add_argument(
+        "--backend",
+        choices=("local", "ray"),
+        default="local",
+        help="local: processes on this machine (default); ray: Ray tasks, same results (pip extra [ray])",
+    )
+    ev.add_argument(
+        "--address",
+        default=None,
+        metavar="ADDRESS",
+        help="with --backend ray: the cluster (auto, ray://HOST:10001); default: a local Ray instance "
+        "of --workers CPUs",
+    )
+    ev.add_argument(
+        "--connect-timeout",
+        type=_duration("seconds"),
+        default=60.0,
+        metavar="SECONDS",
+        help="with --address: give up on a cluster that does not answer within this time (default: 60)",
+    )
+    ev.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="output folder, created if missing; files of an earlier evaluation in it are replaced "
+        "(default: runs/eval, or runs/tournament with --tournament)",
+    )
+    ev.add_argument(
+        "--rule",
+        type=_rule_option,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a rule option, e.g. tie=divide (repeatable)",
+    )
     ev.add_argument("--no-progress", action="store_true", help="no progress bar")
-    ev.add_argument("--save-histories", type=Path, default=None, metavar="DIR",
-                    help="write every game as a hand history under DIR (with --candidate; docs/hand_history.md)")
+    ev.add_argument(
+        "--save-histories",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="write every game as a hand history under DIR (with --candidate; docs/hand_history.md)",
+    )
     ev.set_defaults(func=_cmd_eval)
 
-    play = commands.add_parser("play", help="play at the terminal against agents",
-                               description="Play Bourré at the terminal. Seats are clockwise from player_0.")
-    play.add_argument("--seats", required=True, metavar="SPECS",
-                      help=f"comma-separated seat list, '{HUMAN}' for a person, e.g. {HUMAN},heuristic,random; "
-                           f"it sets num_players (and --deals sets deals_per_episode: no --rule for them)")
+    play = commands.add_parser(
+        "play",
+        help="play at the terminal against agents",
+        description="Play Bourré at the terminal. Seats are clockwise from player_0.",
+    )
+    play.add_argument(
+        "--seats",
+        required=True,
+        metavar="SPECS",
+        help=f"comma-separated seat list, '{HUMAN}' for a person, e.g. {HUMAN},heuristic,random; "
+        f"it sets num_players (and --deals sets deals_per_episode: no --rule for them)",
+    )
     play.add_argument("--seed", type=_seed, default=None, help="seed of the deals and the agents (default: fresh)")
-    play.add_argument("--deals", type=_positive, default=1,
-                      help="deals to play; the pot and the ante exemptions carry from deal to deal (default: 1)")
-    play.add_argument("--rule", type=_rule_option, action="append", default=[], metavar="KEY=VALUE",
-                      help="a rule option, e.g. tie=divide (repeatable)")
-    play.add_argument("--save", type=Path, default=None, metavar="FILE",
-                      help="write the finished deals as a hand history (docs/hand_history.md)")
+    play.add_argument(
+        "--deals",
+        type=_positive,
+        default=1,
+        help="deals to play; the pot and the ante exemptions carry from deal to deal (default: 1)",
+    )
+    play.add_argument(
+        "--rule",
+        type=_rule_option,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a rule option, e.g. tie=divide (repeatable)",
+    )
+    play.add_argument(
+        "--save",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="write the finished deals as a hand history (docs/hand_history.md)",
+    )
     play.set_defaults(func=_cmd_play)
 
-    serve = commands.add_parser("serve", help="play in the browser, and replay hand histories (train.serve)",
-                                description="A web page to play against agents and replay hand histories; needs "
-                                            "the serve extra (pip install -e '.[serve]').")
+    serve = commands.add_parser(
+        "serve",
+        help="play in the browser, and replay hand histories (train.serve)",
+        description="A web page to play against agents and replay hand histories; needs "
+        "the serve extra (pip install -e '.[serve]').",
+    )
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine)")
     serve.add_argument("--port", type=_port, default=8000, help="port, 1 to 65535 (default: 8000)")
     serve.add_argument("--max-tables", type=_positive, default=None, help="live tables at most (default: 32)")
-    serve.add_argument("--max-tables-per-client", type=_positive, default=None, metavar="N",
-                       help="live tables of one client address at most (default: 8)")
-    serve.add_argument("--idle-minutes", type=_duration("minutes"), default=None,
-                       help="close a table after this many minutes without a request (default: 30)")
-    serve.add_argument("--agent", action="append", default=[], metavar="SPEC",
-                       help="also offer this agent spec, e.g. ppo:path/to/policy.npz (repeatable)")
+    serve.add_argument(
+        "--max-tables-per-client",
+        type=_positive,
+        default=None,
+        metavar="N",
+        help="live tables of one client address at most (default: 8)",
+    )
+    serve.add_argument(
+        "--idle-minutes",
+        type=_duration("minutes"),
+        default=None,
+        help="close a table after this many minutes without a request (default: 30)",
+    )
+    serve.add_argument(
+        "--agent",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="also offer this agent spec, e.g. ppo:path/to/policy.npz (repeatable)",
+    )
     serve.add_argument("--seed", type=_seed, default=None, help="seed of the deals and agents (default: fresh)")
     serve.set_defaults(func=_cmd_serve)
 
     # Listed for --help; main() hands their arguments to the training script and the benchmarks unparsed.
-    commands.add_parser("train", help="self-play training: batched PPO, or MaskablePPO with --trainer sb3 "
-                                      "(bourre train --help for its arguments)", add_help=False)
-    commands.add_parser("exploit", help="an agent's exploitability: a trained best response, or exact NashConv on "
-                                        "small Bourré (bourre exploit --help)", add_help=False)
-    commands.add_parser("bench", help=f"speed benchmarks: bourre bench {{{','.join(BENCHMARKS)}}} [ARGS]",
-                        add_help=False)
+    commands.add_parser(
+        "train",
+        help="self-play training: batched PPO, or MaskablePPO with --trainer sb3 "
+        "(bourre train --help for its arguments)",
+        add_help=False,
+    )
+    commands.add_parser(
+        "exploit",
+        help="an agent's exploitability: a trained best response, or exact NashConv on "
+        "small Bourré (bourre exploit --help)",
+        add_help=False,
+    )
+    commands.add_parser(
+        "bench", help=f"speed benchmarks: bourre bench {{{','.join(BENCHMARKS)}}} [ARGS]", add_help=False
+    )
     return parser
 
 
@@ -170,13 +255,15 @@ def _cmd_bench(argv: list[str]) -> int:
     import runpy
 
     if not argv or argv[0] not in BENCHMARKS:
-        print(f"usage: bourre bench {{{','.join(BENCHMARKS)}}} [ARGS...]; each benchmark takes --help",
-              file=sys.stderr)
+        print(f"usage: bourre bench {{{','.join(BENCHMARKS)}}} [ARGS...]; each benchmark takes --help", file=sys.stderr)
         return 2
     script = Path(__file__).resolve().parent.parent / "benchmarks" / BENCHMARKS[argv[0]]
     if not script.is_file():
-        print(f"bourre bench: {script} not found; the benchmarks ship with a source checkout "
-              f"(git clone, then pip install -e .)", file=sys.stderr)
+        print(
+            f"bourre bench: {script} not found; the benchmarks ship with a source checkout "
+            f"(git clone, then pip install -e .)",
+            file=sys.stderr,
+        )
         return 2
     saved_argv, saved_path = sys.argv, list(sys.path)
     sys.argv = [str(script), *argv[1:]]
@@ -214,8 +301,9 @@ def _trainer(argv: list[str]) -> tuple[str | None, list[str]]:
             rest.append(token)
         i += 1
     if trainer not in TRAINERS:
-        print(f"bourre train: error: --trainer: expected one of {', '.join(TRAINERS)}, got {trainer!r}",
-              file=sys.stderr)
+        print(
+            f"bourre train: error: --trainer: expected one of {', '.join(TRAINERS)}, got {trainer!r}", file=sys.stderr
+        )
         return None, rest
     return trainer, rest
 
@@ -277,8 +365,10 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         console = Console(width=120)  # a pipe or file has no width to respect; 80 would wrap the tables
     options = dict(args.rule)
     if "num_players" in options and any(n != options["num_players"] for n in args.players):
-        raise ValueError(f"--rule num_players={options['num_players']!r} contradicts --players (which makes it "
-                         f"{' and '.join(map(str, args.players))}); --players alone sets it")
+        raise ValueError(
+            f"--rule num_players={options['num_players']!r} contradicts --players (which makes it "
+            f"{' and '.join(map(str, args.players))}); --players alone sets it"
+        )
     if args.tournament and args.save_histories is not None:
         raise ValueError("--save-histories: only with --candidate")
     out = args.out or Path("runs/tournament" if args.tournament else "runs/eval")
@@ -290,9 +380,18 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     if args.tournament:
         from train.eval.tournament import tournament
 
-        report = tournament(args.tournament, players=args.players, deals=args.deals, seed=args.seed,
-                            workers=args.workers, progress=not args.no_progress, rule_options=options,
-                            backend=args.backend, address=args.address, connect_timeout=args.connect_timeout)
+        report = tournament(
+            args.tournament,
+            players=args.players,
+            deals=args.deals,
+            seed=args.seed,
+            workers=args.workers,
+            progress=not args.no_progress,
+            rule_options=options,
+            backend=args.backend,
+            address=args.address,
+            connect_timeout=args.connect_timeout,
+        )
         elapsed = time.perf_counter() - started
         _print_tournament(console, report)
         paths = report.save(out)
@@ -300,16 +399,31 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         from train.eval.duplicate import evaluate
 
         field = args.field[0] if len(args.field) == 1 else args.field
-        ereport = evaluate(args.candidate, field, players=args.players, deals=args.deals, seed=args.seed,
-                           workers=args.workers, progress=not args.no_progress, rule_options=options,
-                           histories=args.save_histories, backend=args.backend, address=args.address,
-                           connect_timeout=args.connect_timeout)
+        ereport = evaluate(
+            args.candidate,
+            field,
+            players=args.players,
+            deals=args.deals,
+            seed=args.seed,
+            workers=args.workers,
+            progress=not args.no_progress,
+            rule_options=options,
+            histories=args.save_histories,
+            backend=args.backend,
+            address=args.address,
+            connect_timeout=args.connect_timeout,
+        )
         elapsed = time.perf_counter() - started
         _print_eval(console, ereport)
         out.mkdir(parents=True, exist_ok=True)
         paths = [atomic_files.write_text(out / "eval.json", json.dumps(ereport.to_dict(), indent=2) + "\n")]
-    where = (f"the Ray cluster at {args.address}" if args.address else
-             f"a local Ray instance of {args.workers} CPU(s)" if args.backend == "ray" else f"{args.workers} worker(s)")
+    where = (
+        f"the Ray cluster at {args.address}"
+        if args.address
+        else f"a local Ray instance of {args.workers} CPU(s)"
+        if args.backend == "ray"
+        else f"{args.workers} worker(s)"
+    )
     console.print(f"{elapsed:.1f} s with {where}; wrote {', '.join(str(p) for p in paths)}")
     return 0
 
@@ -331,13 +445,21 @@ def _print_eval(console: Any, report: Any) -> None:
 
     field = field_name(report)
     for t in report.tables:
-        console.print(_rich_table(side_table(report, t),
-                                  f"{report.candidate} vs {field}: {t.players} players, {t.deals} deals x {t.players} "
-                                  f"seats (duplicate) + 1 all-field table, seed {report.seed}"))
-    console.print(_rich_table(advantage_table([report], compact=True),
-                              f"Advantage of {report.candidate} over {field}, chips per deal [95% CI]",
-                              caption="table: minus the other seats at its table; replacement: minus the field's "
-                                      "agent in its seat at the all-field table"))
+        console.print(
+            _rich_table(
+                side_table(report, t),
+                f"{report.candidate} vs {field}: {t.players} players, {t.deals} deals x {t.players} "
+                f"seats (duplicate) + 1 all-field table, seed {report.seed}",
+            )
+        )
+    console.print(
+        _rich_table(
+            advantage_table([report], compact=True),
+            f"Advantage of {report.candidate} over {field}, chips per deal [95% CI]",
+            caption="table: minus the other seats at its table; replacement: minus the field's "
+            "agent in its seat at the all-field table",
+        )
+    )
 
 
 def _print_tournament(console: Any, report: Any) -> None:
@@ -347,18 +469,30 @@ def _print_tournament(console: Any, report: Any) -> None:
 
     for t in report.tables:
         # Compact (a simple frame, +-half-widths), to fit narrow terminals.
-        console.print(_rich_table(
-            rating_table(report, t, compact=True),
-            f"Tournament: {t.players} players, {t.deals} deals x {t.players} rotations, seed {report.seed}",
-            caption="OpenSkill Plackett-Luce; matches ranked by chips; chips per deal in antes; "
-                    f"vs all-{report.baseline}: chips minus {report.baseline}'s in the same seat at a "
-                    f"table of {report.baseline} only ({t.baseline_chips:+.3f} there)",
-            no_wrap=True, box=box.SIMPLE_HEAD, pad_edge=False))
-        grids = [("margin: chips per deal of the row agent minus the column agent's", "same deals, same tables",
-                  t.margin)]
+        console.print(
+            _rich_table(
+                rating_table(report, t, compact=True),
+                f"Tournament: {t.players} players, {t.deals} deals x {t.players} rotations, seed {report.seed}",
+                caption="OpenSkill Plackett-Luce; matches ranked by chips; chips per deal in antes; "
+                f"vs all-{report.baseline}: chips minus {report.baseline}'s in the same seat at a "
+                f"table of {report.baseline} only ({t.baseline_chips:+.3f} there)",
+                no_wrap=True,
+                box=box.SIMPLE_HEAD,
+                pad_edge=False,
+            )
+        )
+        grids = [
+            ("margin: chips per deal of the row agent minus the column agent's", "same deals, same tables", t.margin)
+        ]
         if len(t.names) > t.players:  # otherwise everyone sits at every table and its rows are constant
-            grids.insert(0, ("chips per deal of the row agent at tables with the column agent",
-                             "diagonal: over all the row agent's tables", t.payoff))
+            grids.insert(
+                0,
+                (
+                    "chips per deal of the row agent at tables with the column agent",
+                    "diagonal: over all the row agent's tables",
+                    t.payoff,
+                ),
+            )
         for title, caption, matrix in grids:
             console.print(_rich_table(matrix_table(t, matrix), title, caption=caption, box=box.SIMPLE_HEAD))
 
@@ -372,8 +506,9 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         raise ValueError(f"{err}; bourre serve needs the serve extra: pip install -e '.[serve]'") from None
     from train import serve
 
-    serve.run(args.host, args.port, args.max_tables, args.idle_minutes, args.agent, args.seed,
-              args.max_tables_per_client)
+    serve.run(
+        args.host, args.port, args.max_tables, args.idle_minutes, args.agent, args.seed, args.max_tables_per_client
+    )
     return 0
 
 

@@ -48,8 +48,10 @@ def claim_run_dir(run_dir: Path, *, resume: bool, overwrite: bool, outputs: Iter
         return
     if not overwrite:
         shown = ", ".join(entries[:5]) + (", ..." if len(entries) > 5 else "")
-        raise ValueError(f"run_dir: {run_dir} is not empty ({shown}); continue its run with --resume, replace it "
-                         f"with --overwrite, or choose another --run-dir")
+        raise ValueError(
+            f"run_dir: {run_dir} is not empty ({shown}); continue its run with --resume, replace it "
+            f"with --overwrite, or choose another --run-dir"
+        )
     for name in outputs:
         path = run_dir / name
         if path.is_dir() and not path.is_symlink():
@@ -62,8 +64,11 @@ def nothing_trained(run_dir: Path, checkpoint: str) -> bool:
     """Whether ``run_dir`` holds a run stopped before its first checkpoint (Ctrl-C during the imitation warm start):
     its ``args.json``, but neither the trainer's ``checkpoint`` file nor a run state. Nothing was trained, so
     ``--resume`` starts such a run afresh from its arguments (a new run there is refused: the folder is not empty)."""
-    return ((run_dir / "args.json").is_file() and not (run_dir / checkpoint).exists()
-            and not (run_dir / "state.json").exists())
+    return (
+        (run_dir / "args.json").is_file()
+        and not (run_dir / checkpoint).exists()
+        and not (run_dir / "state.json").exists()
+    )
 
 
 def _fits(value: Any, hint: Any) -> bool:

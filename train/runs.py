@@ -23,8 +23,19 @@ from train.eval.duplicate import EvalReport, evaluate
 from train.eval.report import advantage_table, markdown_table
 from train.run_dir import check_json_fields
 
-__all__ = ["CtrlC", "RunState", "crossed", "eval_row", "evaluate_policy_file", "fields_given", "invocation",
-           "plot_learning_curve", "read_json", "run_from_command_line", "write_report"]
+__all__ = [
+    "CtrlC",
+    "RunState",
+    "crossed",
+    "eval_row",
+    "evaluate_policy_file",
+    "fields_given",
+    "invocation",
+    "plot_learning_curve",
+    "read_json",
+    "run_from_command_line",
+    "write_report",
+]
 
 
 def invocation(module: str) -> str:
@@ -89,8 +100,9 @@ class CtrlC:
         signal.signal(signal.SIGINT, self._previous)
 
 
-def evaluate_policy_file(path: Path, field: str, players: tuple[int, ...], deals: int, seed: int, workers: int,
-                         progress: bool) -> EvalReport:
+def evaluate_policy_file(
+    path: Path, field: str, players: tuple[int, ...], deals: int, seed: int, workers: int, progress: bool
+) -> EvalReport:
     return evaluate(f"ppo:{path}", field, players=players, deals=deals, seed=seed, workers=workers, progress=progress)
 
 
@@ -108,8 +120,9 @@ def eval_row(step: int, report: EvalReport) -> dict[str, Any]:
     return row
 
 
-def plot_learning_curve(state: RunState, players: tuple[int, ...], path: Path,
-                        xlabel: str = "PPO steps (learner decisions)") -> Path | None:
+def plot_learning_curve(
+    state: RunState, players: tuple[int, ...], path: Path, xlabel: str = "PPO steps (learner decisions)"
+) -> Path | None:
     if not state.evals:
         return None
     import matplotlib
@@ -140,30 +153,64 @@ def plot_learning_curve(state: RunState, players: tuple[int, ...], path: Path,
     return path
 
 
-def write_report(run_dir: Path, state: RunState, model_path: Path, command: str, args_json: dict[str, Any], *,
-                 seed: int, eval_players: tuple[int, ...], final_eval_deals: int, eval_workers: int,
-                 progress: bool, title: str = "PPO self-play run") -> list[EvalReport]:
+def write_report(
+    run_dir: Path,
+    state: RunState,
+    model_path: Path,
+    command: str,
+    args_json: dict[str, Any],
+    *,
+    seed: int,
+    eval_players: tuple[int, ...],
+    final_eval_deals: int,
+    eval_workers: int,
+    progress: bool,
+    title: str = "PPO self-play run",
+) -> list[EvalReport]:
     """Evaluate the final model against the random and heuristic fields (seed ``seed + 2``), write ``report.md``,
     ``report.json`` and ``learning_curve.png``, print the table; returns the two evaluations."""
     started = time.perf_counter()
-    reports = [evaluate_policy_file(model_path, field, eval_players, final_eval_deals, seed + 2, eval_workers,
-                                    progress) for field in ("random", "heuristic")]
+    reports = [
+        evaluate_policy_file(model_path, field, eval_players, final_eval_deals, seed + 2, eval_workers, progress)
+        for field in ("random", "heuristic")
+    ]
     eval_seconds = time.perf_counter() - started
     curve = plot_learning_curve(state, eval_players, run_dir / "learning_curve.png")
     table = "\n".join(markdown_table(advantage_table(reports)))
-    text = [f"# {title} `{run_dir}`", "",
-            f"Command: `{command}`  ", f"Seed: {seed}  ",
-            f"PPO steps: {state.num_timesteps:,}; training time {state.train_seconds / 60:.1f} min "
-            f"(imitation {state.imitation.get('seconds', 0.0) / 60:.1f} min), "
-            f"final evaluation {eval_seconds:.0f} s", "",
-            f"Model: `{model_path}` (play it with `agents.make(\"ppo:{model_path}\")`)", "",
-            f"## Final duplicate evaluation (candidate: this model; seed {seed + 2})", "", table, ""]
+    text = [
+        f"# {title} `{run_dir}`",
+        "",
+        f"Command: `{command}`  ",
+        f"Seed: {seed}  ",
+        f"PPO steps: {state.num_timesteps:,}; training time {state.train_seconds / 60:.1f} min "
+        f"(imitation {state.imitation.get('seconds', 0.0) / 60:.1f} min), "
+        f"final evaluation {eval_seconds:.0f} s",
+        "",
+        f'Model: `{model_path}` (play it with `agents.make("ppo:{model_path}")`)',
+        "",
+        f"## Final duplicate evaluation (candidate: this model; seed {seed + 2})",
+        "",
+        table,
+        "",
+    ]
     if curve:
         text += ["## Learning curve", "", f"![learning curve]({curve.name})", ""]
     write_text(run_dir / "report.md", "\n".join(text))
-    write_text(run_dir / "report.json", json.dumps({
-        "command": command, "args": args_json, "state": dataclasses.asdict(state), "model": str(model_path),
-        "final_eval": [r.to_dict() for r in reports], "final_eval_seconds": eval_seconds}, indent=2) + "\n")
+    write_text(
+        run_dir / "report.json",
+        json.dumps(
+            {
+                "command": command,
+                "args": args_json,
+                "state": dataclasses.asdict(state),
+                "model": str(model_path),
+                "final_eval": [r.to_dict() for r in reports],
+                "final_eval_seconds": eval_seconds,
+            },
+            indent=2,
+        )
+        + "\n",
+    )
     print()
     print(table)
     print(f"\nreport: {run_dir / 'report.md'}; model: {model_path}")

@@ -33,8 +33,10 @@ def _choose(legal: list[int], hand: list[int], phase: int) -> int | None:
     # Columns, so that the 33 draw choices of a five-card hand fit on one screen.
     width = max(len(item) for item in items) + 3
     per_row = max(1, 96 // width)
-    menu = "\n".join("  " + "".join(item.ljust(width) for item in items[i:i + per_row]).rstrip()
-                     for i in range(0, len(items), per_row))
+    menu = "\n".join(
+        "  " + "".join(item.ljust(width) for item in items[i : i + per_row]).rstrip()
+        for i in range(0, len(items), per_row)
+    )
     print(menu)
     while True:
         try:
@@ -63,13 +65,16 @@ def _cmd_play(args: argparse.Namespace) -> int:
     options = dict(args.rule)
     for key, value, flag in (("num_players", len(seats), "--seats"), ("deals_per_episode", args.deals, "--deals")):
         if key in options and options[key] != value:
-            raise ValueError(f"--rule {key}={options[key]!r} contradicts {flag} (which makes it {value}); "
-                             f"{flag} alone sets it")
+            raise ValueError(
+                f"--rule {key}={options[key]!r} contradicts {flag} (which makes it {value}); {flag} alone sets it"
+            )
     if args.save is not None:
         atomic_files.check_writable_file(args.save, "--save")
     seed = args.seed if args.seed is not None else int(np.random.SeedSequence().generate_state(1)[0])
-    env = history.Recording(bourre_env.env(render_mode="ansi", **{**options, "num_players": len(seats),
-                                                                   "deals_per_episode": args.deals}), seats=seats)
+    env = history.Recording(
+        bourre_env.env(render_mode="ansi", **{**options, "num_players": len(seats), "deals_per_episode": args.deals}),
+        seats=seats,
+    )
     raw = env.unwrapped
     params = raw.rules.params()
     bots = {q: agents.make(spec, agent_seed(seed, len(seats), q)) for q, spec in enumerate(seats) if spec != HUMAN}
@@ -121,13 +126,17 @@ def _cmd_play(args: argparse.Namespace) -> int:
                 rewards = settled.rewards
                 totals += rewards
                 print("\n" + render.table_text(settled_vector, params, raw.rules, viewer))
-                print(f"deal {settled.deal_no + 1} over: "
-                      + ", ".join(f"{names[p]} {int(r):+d}" for p, r in enumerate(rewards)))
+                print(
+                    f"deal {settled.deal_no + 1} over: "
+                    + ", ".join(f"{names[p]} {int(r):+d}" for p, r in enumerate(rewards))
+                )
                 if args.deals > 1:
                     print("totals: " + ", ".join(f"{names[p]} {int(c):+d}" for p, c in enumerate(totals)))
                 if any(raw.truncations.values()):
-                    print(f"the pot holds {settled.pot:,} chips, past the bound of {limits.POT_BOUND:,} "
-                          f"(bourre_env.limits): the game stops here")
+                    print(
+                        f"the pot holds {settled.pot:,} chips, past the bound of {limits.POT_BOUND:,} "
+                        f"(bourre_env.limits): the game stops here"
+                    )
                 for bot in bots.values():
                     bot.reset()
     finally:  # the deals finished so far, also after a quit or Ctrl-C

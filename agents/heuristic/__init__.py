@@ -19,5 +19,15 @@ from agents.heuristic.batch import (
 )
 from agents.heuristic.odds import PARAM_SETS, HeuristicParams
 
-__all__ = ["HeuristicAgent", "HeuristicParams", "PARAM_SETS", "make_heuristic", "BatchHeuristic", "heuristic_action",
-           "heuristic_actions", "params_array", "INT_WORK", "FLOAT_WORK"]
+__all__ = [
+    "HeuristicAgent",
+    "HeuristicParams",
+    "PARAM_SETS",
+    "make_heuristic",
+    "BatchHeuristic",
+    "heuristic_action",
+    "heuristic_actions",
+    "params_array",
+    "INT_WORK",
+    "FLOAT_WORK",
+]

@@ -218,7 +218,7 @@ class HeuristicAgent:
         order = sorted(range(len(hand)), key=value.__getitem__)
         # A declaration round (the rules' "two_rounds"): we are still pending and may only pass or declare
         # play (DECLARE_PLAY); the draws are weighed as if chosen now, and play is declared with DECLARE_PLAY.
-        declaring = tb.decision[0] == 0 and not mask[STAY_BASE + 1:].any()
+        declaring = tb.decision[0] == 0 and not mask[STAY_BASE + 1 :].any()
         stays: list[int] = []
         options: list[tuple[int, int, int]] = []
         for floor in DRAW_FLOORS if prm.choose_draw else DRAW_FLOORS[:1]:
@@ -309,8 +309,9 @@ class HeuristicAgent:
             if wd <= 0.0:
                 continue
             for j in range(pending_others + 1):
-                dist[playing + j + dp] += wd * comb(pending_others, j) * q_play**j * (1.0 - q_play) ** (
-                    pending_others - j)
+                dist[playing + j + dp] += (
+                    wd * comb(pending_others, j) * q_play**j * (1.0 - q_play) ** (pending_others - j)
+                )
 
         win = [0.0] * len(options)
         bourre = [0.0] * len(options)
@@ -387,6 +388,7 @@ class HeuristicAgent:
         if len(choice) == 1:
             return choice[0]
         return int(choice[min(int(tie_break * len(choice)), len(choice) - 1)])
+
 
 def make_heuristic(variant: str | None, seed: int | None) -> HeuristicAgent:
     """``agents.make`` factory: ``heuristic`` or ``heuristic:<variant>`` (see ``PARAM_SETS``)."""

@@ -76,10 +76,13 @@ from bourre_env.observation import (
 )
 
 __all__ = ["BatchHeuristic", "heuristic_action", "heuristic_actions", "params_array", "INT_WORK", "FLOAT_WORK"]
+
+
 # ---------------------------------------------------------------- entry points
 @njit(cache=True)
-def heuristic_action(obs: np.ndarray, mask: np.ndarray, tie_break: float, params: np.ndarray, ints: np.ndarray,
-                     floats: np.ndarray) -> int:
+def heuristic_action(
+    obs: np.ndarray, mask: np.ndarray, tie_break: float, params: np.ndarray, ints: np.ndarray, floats: np.ndarray
+) -> int:
     """The heuristic's action for one observation row and its mask (see the module docstring)."""
     if obs[O_ROUND + ROUND_NAME_TRUMP] > 0.5:
         action = _name_trump(obs, mask)
@@ -97,8 +100,9 @@ def heuristic_action(obs: np.ndarray, mask: np.ndarray, tie_break: float, params
 
 
 @njit(cache=True)
-def heuristic_actions(obs: np.ndarray, masks: np.ndarray, tie_breaks: np.ndarray, params: np.ndarray,
-                      out: np.ndarray) -> int:
+def heuristic_actions(
+    obs: np.ndarray, masks: np.ndarray, tie_breaks: np.ndarray, params: np.ndarray, out: np.ndarray
+) -> int:
     """Every row's action into ``out``; returns the first row that got a negative code, else -1."""
     ints = np.zeros(INT_WORK, dtype=np.int64)
     floats = np.zeros(FLOAT_WORK, dtype=np.float64)
@@ -135,8 +139,13 @@ class BatchHeuristic:
         self._params = params_array(self.params)
         self._tie_breaks = np.zeros(0, dtype=np.float64)
 
-    def act(self, observations: np.ndarray, masks: np.ndarray, out: np.ndarray | None = None,
-            tie_breaks: np.ndarray | None = None) -> np.ndarray:
+    def act(
+        self,
+        observations: np.ndarray,
+        masks: np.ndarray,
+        out: np.ndarray | None = None,
+        tie_breaks: np.ndarray | None = None,
+    ) -> np.ndarray:
         """One action per row, int64 ``(B,)`` (into ``out`` when given).
 
         ``observations``: float32 ``(B, OBS_SIZE)``; ``masks``: int8 ``(B, NUM_ACTIONS)``, each row
@@ -146,8 +155,10 @@ class BatchHeuristic:
         decision (a mask that allows nothing, an observation the heuristic cannot read).
         """
         if not isinstance(observations, np.ndarray) or observations.ndim != 2:
-            raise ValueError(f"observations: expected a 2-d numpy array (B, {OBS_SIZE}), got "
-                             f"{getattr(observations, 'shape', type(observations).__name__)}")
+            raise ValueError(
+                f"observations: expected a 2-d numpy array (B, {OBS_SIZE}), got "
+                f"{getattr(observations, 'shape', type(observations).__name__)}"
+            )
         batch = observations.shape[0]
         _check("observations", observations, np.float32, (batch, OBS_SIZE))
         _check("masks", masks, np.int8, (batch, NUM_ACTIONS))

@@ -43,13 +43,43 @@ MALFORMED = -2
 # ---------------------------------------------------------------- the parameter vector
 _KNOBS = tuple(f.name for f in dataclasses.fields(HeuristicParams))
 assert _KNOBS == (
-    "margin", "ace_survival", "ruff_credit", "kept_trumps", "pending_trumps", "loose_ace_survival",
-    "loose_ruff_credit", "loose_live", "prior_loose", "selective_players", "loose_share", "choose_draw",
-    "keep_kings_with_ace", "keep_kings_upto", "lead_bonus", "bourre_bonus", "later_discount",
+    "margin",
+    "ace_survival",
+    "ruff_credit",
+    "kept_trumps",
+    "pending_trumps",
+    "loose_ace_survival",
+    "loose_ruff_credit",
+    "loose_live",
+    "prior_loose",
+    "selective_players",
+    "loose_share",
+    "choose_draw",
+    "keep_kings_with_ace",
+    "keep_kings_upto",
+    "lead_bonus",
+    "bourre_bonus",
+    "later_discount",
 ), "HeuristicParams changed: update the kernel's indices"
-(K_MARGIN, K_ACE_SURVIVAL, K_RUFF_CREDIT, K_KEPT_TRUMPS, K_PENDING_TRUMPS, K_LOOSE_ACE_SURVIVAL,
- K_LOOSE_RUFF_CREDIT, K_LOOSE_LIVE, K_PRIOR_LOOSE, K_SELECTIVE_PLAYERS, K_LOOSE_SHARE, K_CHOOSE_DRAW,
- K_KEEP_KINGS_WITH_ACE, K_KEEP_KINGS_UPTO, K_LEAD_BONUS, K_BOURRE_BONUS, K_LATER_DISCOUNT) = range(len(_KNOBS))
+(
+    K_MARGIN,
+    K_ACE_SURVIVAL,
+    K_RUFF_CREDIT,
+    K_KEPT_TRUMPS,
+    K_PENDING_TRUMPS,
+    K_LOOSE_ACE_SURVIVAL,
+    K_LOOSE_RUFF_CREDIT,
+    K_LOOSE_LIVE,
+    K_PRIOR_LOOSE,
+    K_SELECTIVE_PLAYERS,
+    K_LOOSE_SHARE,
+    K_CHOOSE_DRAW,
+    K_KEEP_KINGS_WITH_ACE,
+    K_KEEP_KINGS_UPTO,
+    K_LEAD_BONUS,
+    K_BOURRE_BONUS,
+    K_LATER_DISCOUNT,
+) = range(len(_KNOBS))
 # The outlook's tables travel in the vector rather than as globals: numba freezes globals into its
 # cached machine code and checks the cache only against the file that defines a function, so a change of the
 # tables in agents/heuristic/odds.py would otherwise go unseen.

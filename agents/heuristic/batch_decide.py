@@ -88,8 +88,19 @@ from bourre_env.observation import (
 
 # ---------------------------------------------------------------- draw or pass
 @njit(cache=True)
-def _outlook(prm: np.ndarray, n: int, h: int, trump: int, dealer: int, face: int, hand_bits: int, n_trumps: int,
-             n_opts: int, iw: np.ndarray, fl: np.ndarray) -> None:
+def _outlook(
+    prm: np.ndarray,
+    n: int,
+    h: int,
+    trump: int,
+    dealer: int,
+    face: int,
+    hand_bits: int,
+    n_trumps: int,
+    n_opts: int,
+    iw: np.ndarray,
+    fl: np.ndarray,
+) -> None:
     """(P(win), P(bourré)) of each candidate draw (``I_OPTS``), into ``F_WIN + k`` and ``F_BOURRE + k``."""
     playing = acted = pending_others = 0
     for q in range(1, n):
@@ -141,8 +152,12 @@ def _outlook(prm: np.ndarray, n: int, h: int, trump: int, dealer: int, face: int
         if wd <= 0.0:
             continue
         for j in range(pending_others + 1):
-            fl[F_DIST + playing + j + dp] += (wd * _COMB[pending_others, j] * prm[field + FB_Q_POW + j]
-                                              * prm[field + FB_NOT_Q_POW + pending_others - j])
+            fl[F_DIST + playing + j + dp] += (
+                wd
+                * _COMB[pending_others, j]
+                * prm[field + FB_Q_POW + j]
+                * prm[field + FB_NOT_Q_POW + pending_others - j]
+            )
 
     for k in range(n_opts):
         fl[F_WIN + k] = 0.0

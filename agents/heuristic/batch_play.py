@@ -98,8 +98,17 @@ def _own_discards_out(n: int, h: int, dealer: int, iw: np.ndarray) -> bool:
 
 
 @njit(cache=True, inline="always")
-def _holds_above(fl: np.ndarray, iw: np.ndarray, unseen: tuple[int, int, int, int], trump: int, face_holder: int,
-                 face_rank: int, q: int, suit: int, rank: int) -> float:
+def _holds_above(
+    fl: np.ndarray,
+    iw: np.ndarray,
+    unseen: tuple[int, int, int, int],
+    trump: int,
+    face_holder: int,
+    face_rank: int,
+    q: int,
+    suit: int,
+    rank: int,
+) -> float:
     """Chance that ``q`` holds a card of ``suit`` above ``rank``."""
     if q == face_holder and suit == trump and face_rank > rank:
         return 1.0
@@ -149,8 +158,14 @@ def _decode_played(obs: np.ndarray, n: int, t: int, trump: int, iw: np.ndarray) 
     played = 0
     for c in range(NUM_CARDS):
         at = O_PLAYED_IN + TRICKS * c
-        if ((obs[at] != 0) | (obs[at + 1] != 0) | (obs[at + 2] != 0) | (obs[at + 3] != 0) | (obs[at + 4] != 0)
-                | (obs[at + 5] != 0)):
+        if (
+            (obs[at] != 0)
+            | (obs[at + 1] != 0)
+            | (obs[at + 2] != 0)
+            | (obs[at + 3] != 0)
+            | (obs[at + 4] != 0)
+            | (obs[at + 5] != 0)
+        ):
             played |= 1 << c
     rest = played
     while rest:
@@ -231,8 +246,18 @@ def _infer_caps(n: int, h: int, t: int, trump: int, must_trump: bool, iw: np.nda
 
 
 @njit(cache=True)
-def _seat_weights(prm: np.ndarray, u: float, h: int, trump: int, n_trumps: int, n_side: int, face_holder: int,
-                  n_active: int, iw: np.ndarray, fl: np.ndarray) -> None:
+def _seat_weights(
+    prm: np.ndarray,
+    u: float,
+    h: int,
+    trump: int,
+    n_trumps: int,
+    n_side: int,
+    face_holder: int,
+    n_active: int,
+    iw: np.ndarray,
+    fl: np.ndarray,
+) -> None:
     """Where the unseen cards are likely to be: per opponent, the chance that a given unseen trump (``F_WT``) or
     side card (``F_WS``) is in its hand; its cached powers and void chances reset."""
     p_trump = (NUM_RANKS - 1) / (DECK_SIZE - h - 1)
@@ -260,9 +285,22 @@ def _seat_weights(prm: np.ndarray, u: float, h: int, trump: int, n_trumps: int, 
 
 
 @njit(cache=True)
-def _card_chances(fl: np.ndarray, iw: np.ndarray, unseen: tuple[int, int, int, int], trump: int, face_holder: int,
-                  face_rank: int, n_active: int, t: int, s: int, r: int, led: int, leading: bool, can_win: bool,
-                  keep: bool) -> tuple[float, float]:
+def _card_chances(
+    fl: np.ndarray,
+    iw: np.ndarray,
+    unseen: tuple[int, int, int, int],
+    trump: int,
+    face_holder: int,
+    face_rank: int,
+    n_active: int,
+    t: int,
+    s: int,
+    r: int,
+    led: int,
+    leading: bool,
+    can_win: bool,
+    keep: bool,
+) -> tuple[float, float]:
     """(chance that card (``s``, ``r``) wins the trick now, chance that it would stand if kept), with one pass over
     the opponents (HeuristicAgent's win_now and keep_worth, whose products run over the same seats in the same
     order)."""
@@ -315,8 +353,7 @@ def _card_chances(fl: np.ndarray, iw: np.ndarray, unseen: tuple[int, int, int, i
 
 
 @njit(cache=True)
-def _play(obs: np.ndarray, mask: np.ndarray, tie_break: float, prm: np.ndarray, iw: np.ndarray,
-          fl: np.ndarray) -> int:
+def _play(obs: np.ndarray, mask: np.ndarray, tie_break: float, prm: np.ndarray, iw: np.ndarray, fl: np.ndarray) -> int:
     legal_bits = _bits(mask, 0, NUM_CARDS)
     if legal_bits & (legal_bits - 1) == 0:
         return _low(legal_bits) if legal_bits else _first_legal(mask)
@@ -350,8 +387,12 @@ def _play(obs: np.ndarray, mask: np.ndarray, tie_break: float, prm: np.ndarray, 
     if _own_discards_out(n, h, dealer, iw):
         seen |= _bits(obs, O_OWN_DISCARDS, NUM_CARDS)
     unseen_all = ALL_CARDS & ~seen
-    unseen = ((unseen_all >> 0) & FULL_SUIT, (unseen_all >> NUM_RANKS) & FULL_SUIT,
-              (unseen_all >> (2 * NUM_RANKS)) & FULL_SUIT, (unseen_all >> (3 * NUM_RANKS)) & FULL_SUIT)
+    unseen = (
+        (unseen_all >> 0) & FULL_SUIT,
+        (unseen_all >> NUM_RANKS) & FULL_SUIT,
+        (unseen_all >> (2 * NUM_RANKS)) & FULL_SUIT,
+        (unseen_all >> (3 * NUM_RANKS)) & FULL_SUIT,
+    )
     unseen_total = popcount(unseen_all)
     trumps_held = popcount((hand_bits >> (NUM_RANKS * trump)) & FULL_SUIT)
 
@@ -378,8 +419,9 @@ def _play(obs: np.ndarray, mask: np.ndarray, tie_break: float, prm: np.ndarray, 
         led = s if leading else cur_led
         can_win = leading or _beats_trick(s, r, led, trump, best_led, best_trump)
         keep = not (leading and s != trump)
-        now, kept = _card_chances(fl, iw, unseen, trump, face_holder, face_rank, n_active, t, s, r, led, leading,
-                                  can_win, keep)
+        now, kept = _card_chances(
+            fl, iw, unseen, trump, face_holder, face_rank, n_active, t, s, r, led, leading, can_win, keep
+        )
         if not keep:
             worth = now * later_discount
         elif s == trump:

@@ -47,15 +47,47 @@ from bourre_env.observation import (
 class _Table:
     """The public state of the deal, decoded once per decision from the observation vector."""
 
-    __slots__ = ("hand", "trump", "face", "face_status", "dealer", "n", "decision", "discards", "tricks",
-                 "played", "trick_no", "leaders", "led", "own_discards", "h", "max_discard")
+    __slots__ = (
+        "hand",
+        "trump",
+        "face",
+        "face_status",
+        "dealer",
+        "n",
+        "decision",
+        "discards",
+        "tricks",
+        "played",
+        "trick_no",
+        "leaders",
+        "led",
+        "own_discards",
+        "h",
+        "max_discard",
+    )
 
     def __init__(self, obs: np.ndarray) -> None:
         ones = np.flatnonzero(obs[:_END])
         cuts = [0, *np.searchsorted(ones, _BOUNDS).tolist(), len(ones)]
         ones_list = ones.tolist()
-        (hand, trump, face, face_status, dealer, _to_act, _present, decision, discards, tricks, played_by,
-         played_in, leaders, trick_no, led, own) = [ones_list[cuts[k]:cuts[k + 1]] for k in range(len(_DECODED))]
+        (
+            hand,
+            trump,
+            face,
+            face_status,
+            dealer,
+            _to_act,
+            _present,
+            decision,
+            discards,
+            tricks,
+            played_by,
+            played_in,
+            leaders,
+            trick_no,
+            led,
+            own,
+        ) = [ones_list[cuts[k] : cuts[k + 1]] for k in range(len(_DECODED))]
         self.hand: list[int] = hand
         self.trump: int = trump[0] - O_TRUMP
         self.face: int = face[0] - O_FACE if face else -1  # -1: no card turned (the dealer named trump)
@@ -77,8 +109,10 @@ class _Table:
             self.tricks[j // (TRICKS + 1)] = j % (TRICKS + 1)
         # played cards as (card, seat, trick): each played card has one one-hot in both fields,
         # and both list the cards in increasing order, so they pair up
-        self.played = [((i - O_PLAYED_BY) // SEATS, (i - O_PLAYED_BY) % SEATS, (j - O_PLAYED_IN) % TRICKS)
-                       for i, j in zip(played_by, played_in, strict=True)]
+        self.played = [
+            ((i - O_PLAYED_BY) // SEATS, (i - O_PLAYED_BY) % SEATS, (j - O_PLAYED_IN) % TRICKS)
+            for i, j in zip(played_by, played_in, strict=True)
+        ]
         self.trick_no: int = trick_no[0] - O_TRICK_NO if trick_no else TRICKS
         self.leaders = [-1] * TRICKS
         for i in leaders:
@@ -89,11 +123,28 @@ class _Table:
         self.h = round(float(obs[O_HAND_SIZE]) * 6)
         self.max_discard = round(float(obs[O_OPTIONS + 3]) * 6)
 
+
 class _PlayState:
     """What the agent knows during trick play: the trick on the table and where the unseen cards can be."""
 
-    __slots__ = ("trump", "later", "active", "leading", "led", "best_led", "best_trump", "caps", "unseen",
-                 "face_holder", "face_rank", "my_tricks", "hand_suits", "w_trump", "w_side", "ruff_credit")
+    __slots__ = (
+        "trump",
+        "later",
+        "active",
+        "leading",
+        "led",
+        "best_led",
+        "best_trump",
+        "caps",
+        "unseen",
+        "face_holder",
+        "face_rank",
+        "my_tricks",
+        "hand_suits",
+        "w_trump",
+        "w_side",
+        "ruff_credit",
+    )
 
     def __init__(self, tb: _Table, obs: np.ndarray, prm: HeuristicParams) -> None:
         n, h, trump, dealer = tb.n, tb.h, tb.trump, tb.dealer

@@ -18,10 +18,32 @@ from bourre_env.observation import (
     OFFSETS,
 )
 
-__all__ = ["ACE", "ALL_CARDS", "DECK_SIZE", "FACE_IN_HAND", "FULL_SUIT", "KING", "NUM_CARDS", "NUM_RANKS", "PASSED",
-           "PLAYING", "SEATS", "TRICKS", "HeuristicParams", "PARAM_SETS", "WIN_GIVEN", "SURE_WIN", "NAME_TRUMP_CARD",
-           "KEEP_TRUMP", "KEEP_SIDE_ACE", "KEEP_SIDE_KING", "DRAW_FLOORS", "MIN_COUNT_WEIGHT", "MAX_LIVE",
-           "KING_PER_ACE"]
+__all__ = [
+    "ACE",
+    "ALL_CARDS",
+    "DECK_SIZE",
+    "FACE_IN_HAND",
+    "FULL_SUIT",
+    "KING",
+    "NUM_CARDS",
+    "NUM_RANKS",
+    "PASSED",
+    "PLAYING",
+    "SEATS",
+    "TRICKS",
+    "HeuristicParams",
+    "PARAM_SETS",
+    "WIN_GIVEN",
+    "SURE_WIN",
+    "NAME_TRUMP_CARD",
+    "KEEP_TRUMP",
+    "KEEP_SIDE_ACE",
+    "KEEP_SIDE_KING",
+    "DRAW_FLOORS",
+    "MIN_COUNT_WEIGHT",
+    "MAX_LIVE",
+    "KING_PER_ACE",
+]
 
 # The constants of the heuristic and of its compiled port (which imports them from here: numba reads module globals
 # as compile-time constants), with the core's that they read re-exported, so that both name each the same way.
@@ -44,9 +66,24 @@ KING_PER_ACE = 0.5  # a side king's chance of a trick, against a side ace's
 
 # The one-hot fields from ``hand`` to ``own_discards`` are decoded from a single ``flatnonzero``:
 # the positions of the ones, split at the field offsets (the layout is ``bourre_env.observation``'s).
-_DECODED = ("hand", "trump", "face_card", "face_status", "dealer", "to_act", "seat_present", "decision",
-            "discard_count", "tricks_won", "played_by", "played_in", "trick_leader", "trick_no", "led_suit",
-            "own_discards")
+_DECODED = (
+    "hand",
+    "trump",
+    "face_card",
+    "face_status",
+    "dealer",
+    "to_act",
+    "seat_present",
+    "decision",
+    "discard_count",
+    "tricks_won",
+    "played_by",
+    "played_in",
+    "trick_leader",
+    "trick_no",
+    "led_suit",
+    "own_discards",
+)
 _BOUNDS = np.array([OFFSETS[name] for name in _DECODED[1:]], dtype=np.int64)
 _END = O_OWN_DISCARDS + NUM_CARDS
 assert all(OFFSETS[a] < OFFSETS[b] for a, b in zip(_DECODED, _DECODED[1:], strict=False)), "field order changed"
@@ -140,8 +177,13 @@ def _win_given_tricks() -> list[list[list[float]]]:
 
 WIN_GIVEN = _win_given_tricks()
 # SURE_WIN[h][m]: the fewest tricks that always take the pot (at least 1: no trick never does)
-SURE_WIN = [[max(1, min(x for x in range(h + 1) if all(v >= 1.0 - 1e-12 for v in WIN_GIVEN[h][m][x:h + 1])))
-             if h else 1 for m in range(SEATS)] for h in range(TRICKS + 1)]
+SURE_WIN = [
+    [
+        max(1, min(x for x in range(h + 1) if all(v >= 1.0 - 1e-12 for v in WIN_GIVEN[h][m][x : h + 1]))) if h else 1
+        for m in range(SEATS)
+    ]
+    for h in range(TRICKS + 1)
+]
 
 
 def _cdf(k: int, p: float, at_most: int) -> float:

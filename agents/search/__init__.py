@@ -14,6 +14,20 @@ from agents.search.pimc import PIMCAgent, WorldModel, draw_candidates, make_pimc
 from agents.search.policy import PolicyModel, policy_rollouts
 from agents.search.rollout import ROLLOUT_KINDS, Rollout
 
-__all__ = ["PIMCAgent", "make_pimc", "ISMCTSAgent", "make_ismcts", "Rollout", "ROLLOUT_KINDS", "model_worlds",
-           "public_outcome", "draw_candidates", "parse_options", "policy_worlds", "MODELS", "WorldModel",
-           "PolicyModel", "policy_rollouts"]
+__all__ = [
+    "PIMCAgent",
+    "make_pimc",
+    "ISMCTSAgent",
+    "make_ismcts",
+    "Rollout",
+    "ROLLOUT_KINDS",
+    "model_worlds",
+    "public_outcome",
+    "draw_candidates",
+    "parse_options",
+    "policy_worlds",
+    "MODELS",
+    "WorldModel",
+    "PolicyModel",
+    "policy_rollouts",
+]

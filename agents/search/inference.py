@@ -62,9 +62,21 @@ def public_outcome(s: np.ndarray, p: np.ndarray, action: int) -> int:
 
 
 @njit(cache=True)
-def _replay_with_model(states: np.ndarray, p: np.ndarray, first: int, kinds: np.ndarray, seats: np.ndarray,
-                       args: np.ndarray, discards: np.ndarray, hparams: np.ndarray, rng: np.ndarray, pot: int,
-                       target: np.ndarray, misses: np.ndarray, alive: np.ndarray) -> None:
+def _replay_with_model(
+    states: np.ndarray,
+    p: np.ndarray,
+    first: int,
+    kinds: np.ndarray,
+    seats: np.ndarray,
+    args: np.ndarray,
+    discards: np.ndarray,
+    hparams: np.ndarray,
+    rng: np.ndarray,
+    pot: int,
+    target: np.ndarray,
+    misses: np.ndarray,
+    alive: np.ndarray,
+) -> None:
     """Replay events ``first..`` in every world, the compiled heuristic deciding for the other players where
     the others would see the same (module docstring), then keep the worlds that give seat 0 ``target``."""
     obs = np.zeros(observation.OBS_SIZE, dtype=np.float32)
@@ -103,15 +115,22 @@ def _replay_with_model(states: np.ndarray, p: np.ndarray, first: int, kinds: np.
                 break
 
 
-def model_worlds(sampler: WorldSampler, target: np.ndarray, count: int, rng: np.random.Generator,
-                 oversample: int = 8, mismatch: float = MISMATCH) -> np.ndarray:
+def model_worlds(
+    sampler: WorldSampler,
+    target: np.ndarray,
+    count: int,
+    rng: np.random.Generator,
+    oversample: int = 8,
+    mismatch: float = MISMATCH,
+) -> np.ndarray:
     """``count`` worlds (``(count, core.STATE_SIZE)``) drawn from up to ``oversample * count`` uniform ones, weighed
     by how well the heuristic explains the other players' earlier decisions (module docstring). Proposals come in
     rounds of ``2 * count`` until the weights are worth ``count`` independent worlds (effective sample size).
     ``target`` is the observer's observation vector. Falls back to uniform worlds when none survives."""
     events = sampler.events
-    decisions = [e for e, (kind, seat, action) in enumerate(events)
-                 if seat != 0 and (kind != EV_ACTION or action >= core.PASS)]
+    decisions = [
+        e for e, (kind, seat, action) in enumerate(events) if seat != 0 and (kind != EV_ACTION or action >= core.PASS)
+    ]
     if not decisions or oversample <= 1:
         return sampler.sample(count, seed=rng)
     first = decisions[0]
@@ -130,13 +149,26 @@ def model_worlds(sampler: WorldSampler, target: np.ndarray, count: int, rng: np.
         alive = np.ones(size, dtype=np.bool_)
         misses = np.zeros(size, dtype=np.int64)
         seed = np.array([rng.integers(0, 2**62)], dtype=np.int64)
-        _replay_with_model(states, sampler.params, first, kinds, seats, args, drawn.discards, _HEURISTIC, seed,
-                           sampler.record.pot, target, misses, alive)
+        _replay_with_model(
+            states,
+            sampler.params,
+            first,
+            kinds,
+            seats,
+            args,
+            drawn.discards,
+            _HEURISTIC,
+            seed,
+            sampler.record.pot,
+            target,
+            misses,
+            alive,
+        )
         kept_states.append(states[alive])
         kept_weights.append(mismatch ** misses[alive].astype(np.float64))
         drawn_so_far += size
         w = np.concatenate(kept_weights)
-        ess = float(w.sum() ** 2 / (w ** 2).sum()) if w.size and w.sum() > 0 else 0.0
+        ess = float(w.sum() ** 2 / (w**2).sum()) if w.size and w.sum() > 0 else 0.0
     states = np.concatenate(kept_states)
     weights = np.concatenate(kept_weights)
     if weights.size == 0 or weights.sum() <= 0.0:
@@ -147,8 +179,7 @@ def model_worlds(sampler: WorldSampler, target: np.ndarray, count: int, rng: np.
 
 
 @njit(cache=True)
-def _recorded_actions(states: np.ndarray, rows: np.ndarray, seat: int, discards: np.ndarray,
-                      out: np.ndarray) -> None:
+def _recorded_actions(states: np.ndarray, rows: np.ndarray, seat: int, discards: np.ndarray, out: np.ndarray) -> None:
     """The draw of ``seat`` in each listed world: discarding that world's discards of the seat."""
     for i in range(rows.shape[0]):
         b = rows[i]
@@ -156,8 +187,9 @@ def _recorded_actions(states: np.ndarray, rows: np.ndarray, seat: int, discards:
 
 
 @njit(cache=True)
-def _step_listed(states: np.ndarray, p: np.ndarray, rows: np.ndarray, actions: np.ndarray, scratch: np.ndarray,
-                 alive: np.ndarray) -> None:
+def _step_listed(
+    states: np.ndarray, p: np.ndarray, rows: np.ndarray, actions: np.ndarray, scratch: np.ndarray, alive: np.ndarray
+) -> None:
     """Step each listed world; a world that refuses its action is no longer ``alive``."""
     for i in range(rows.shape[0]):
         b = rows[i]
@@ -166,8 +198,9 @@ def _step_listed(states: np.ndarray, p: np.ndarray, rows: np.ndarray, actions: n
 
 
 @njit(cache=True)
-def _keep_matching(states: np.ndarray, p: np.ndarray, pot: int, target: np.ndarray, scratch: np.ndarray,
-                   alive: np.ndarray) -> None:
+def _keep_matching(
+    states: np.ndarray, p: np.ndarray, pot: int, target: np.ndarray, scratch: np.ndarray, alive: np.ndarray
+) -> None:
     """Worlds that do not give the observer (seat 0) the observation ``target`` are no longer ``alive``."""
     obs = np.zeros(observation.OBS_SIZE, dtype=np.float32)
     for b in range(states.shape[0]):
@@ -181,9 +214,17 @@ def _keep_matching(states: np.ndarray, p: np.ndarray, pot: int, target: np.ndarr
                 break
 
 
-def _policy_log_weights(states: np.ndarray, p: np.ndarray, first: int, events: list[tuple[int, int, int]],
-                        discards: np.ndarray, policy: PolicyModel, rng: np.random.Generator, pot: int,
-                        target: np.ndarray) -> np.ndarray:
+def _policy_log_weights(
+    states: np.ndarray,
+    p: np.ndarray,
+    first: int,
+    events: list[tuple[int, int, int]],
+    discards: np.ndarray,
+    policy: PolicyModel,
+    rng: np.random.Generator,
+    pot: int,
+    target: np.ndarray,
+) -> np.ndarray:
     """Replay events ``first..`` in every world (changed in place); the log of each world's weight under the
     policy (module docstring), ``-inf`` for the worlds that do not give seat 0 ``target``."""
     size = states.shape[0]
@@ -200,13 +241,13 @@ def _policy_log_weights(states: np.ndarray, p: np.ndarray, first: int, events: l
         rows = np.flatnonzero(alive)
         if rows.size == 0:
             break
-        a = acts[:rows.size]
+        a = acts[: rows.size]
         if kind == EV_DRAW:
             _recorded_actions(states, rows, seat, discards, a)
         else:
             a[:] = arg
         if seat != 0:
-            o, m = obs[:rows.size], masks[:rows.size]
+            o, m = obs[: rows.size], masks[: rows.size]
             observe_rows(states, p, rows, o, m, scratch)
             if kind == EV_HIDDEN:
                 a[:] = policy.choose(o, m, rng)  # drawn from the model: its probability and the proposal's cancel
@@ -218,8 +259,14 @@ def _policy_log_weights(states: np.ndarray, p: np.ndarray, first: int, events: l
     return log_w
 
 
-def policy_worlds(sampler: WorldSampler, target: np.ndarray, count: int, rng: np.random.Generator,
-                  policy: PolicyModel, oversample: int = 8) -> np.ndarray:
+def policy_worlds(
+    sampler: WorldSampler,
+    target: np.ndarray,
+    count: int,
+    rng: np.random.Generator,
+    policy: PolicyModel,
+    oversample: int = 8,
+) -> np.ndarray:
     """``count`` worlds (``(count, core.STATE_SIZE)``) drawn from up to ``oversample * count`` uniform ones, weighed
     by the policy's probability of every decision the other players took (module docstring); proposals in rounds
     of ``2 * count`` until the weights are worth ``count`` independent worlds. Falls back to uniform worlds when
@@ -237,8 +284,9 @@ def policy_worlds(sampler: WorldSampler, target: np.ndarray, count: int, rng: np
         size = min(2 * count, oversample * count - drawn_so_far)
         drawn = sampler.sample(size, seed=rng, until=first)
         states = np.ascontiguousarray(drawn.states)
-        log_w = _policy_log_weights(states, sampler.params, first, events, drawn.discards, policy, rng,
-                                    sampler.record.pot, target)
+        log_w = _policy_log_weights(
+            states, sampler.params, first, events, drawn.discards, policy, rng, sampler.record.pot, target
+        )
         keep = np.isfinite(log_w)
         kept_states.append(states[keep])
         kept_logs.append(log_w[keep])
@@ -246,7 +294,7 @@ def policy_worlds(sampler: WorldSampler, target: np.ndarray, count: int, rng: np
         logs = np.concatenate(kept_logs)
         if logs.size:
             w = np.exp(logs - logs.max())  # relative weights: the product of many probabilities underflows
-            ess = float(w.sum() ** 2 / (w ** 2).sum())
+            ess = float(w.sum() ** 2 / (w**2).sum())
     logs = np.concatenate(kept_logs)
     if logs.size == 0:
         return sampler.sample(count, seed=rng)

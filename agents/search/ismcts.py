@@ -90,10 +90,21 @@ def _settled_for(s: np.ndarray) -> bool:
 class ISMCTSAgent:
     """Single-observer IS-MCTS with UCT at the observer's information sets (module docstring)."""
 
-    def __init__(self, iterations: int = 128, seed: int | None = 0, rollout: str = "heuristic", c: float = 0.7,
-                 batch: int = 16, draws: int = 4, ms: float | None = None, infer: int = 32,
-                 rules: Rules | None = None, name: str = "ismcts", model: str = "heuristic",
-                 sample: bool = False) -> None:
+    def __init__(
+        self,
+        iterations: int = 128,
+        seed: int | None = 0,
+        rollout: str = "heuristic",
+        c: float = 0.7,
+        batch: int = 16,
+        draws: int = 4,
+        ms: float | None = None,
+        infer: int = 32,
+        rules: Rules | None = None,
+        name: str = "ismcts",
+        model: str = "heuristic",
+        sample: bool = False,
+    ) -> None:
         for key, value in (("iterations", iterations), ("batch", batch), ("draws", draws)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
                 raise ValueError(f"{key}: expected an integer >= 1, got {value!r}")
@@ -233,8 +244,17 @@ class ISMCTSAgent:
         return int(max(root_options, key=lambda a: (root.visits.get(a, 0), root.total.get(a, 0.0))))
 
 
-DEFAULTS: dict[str, Any] = {"iterations": 128, "rollout": "heuristic", "ms": None, "c": 0.7, "batch": 16, "draws": 4,
-                            "infer": 32, "model": "heuristic", "sample": 0}
+DEFAULTS: dict[str, Any] = {
+    "iterations": 128,
+    "rollout": "heuristic",
+    "ms": None,
+    "c": 0.7,
+    "batch": 16,
+    "draws": 4,
+    "infer": 32,
+    "model": "heuristic",
+    "sample": 0,
+}
 LIMITS: dict[str, float] = {"iterations": 1024, "ms": 1000, "batch": 64, "draws": 8, "infer": 32}
 """The largest budgets of a spec from an untrusted source (``agents.check_budget``)."""
 
@@ -242,7 +262,16 @@ LIMITS: dict[str, float] = {"iterations": 1024, "ms": 1000, "batch": 64, "draws"
 def make_ismcts(variant: str | None, seed: int | None) -> ISMCTSAgent:
     """``agents.make`` factory: ``ismcts``, ``ismcts:ITERATIONS``, ``ismcts:ITERATIONS,rollout=KIND,ms=MS,...``."""
     o = parse_options(variant, DEFAULTS)
-    return ISMCTSAgent(iterations=int(o["iterations"]), seed=seed, rollout=str(o["rollout"]), c=float(o["c"]),
-                       batch=int(o["batch"]), draws=int(o["draws"]), ms=o["ms"], infer=int(o["infer"]),
-                       model=str(o["model"]), sample=bool(o["sample"]),
-                       name="ismcts" if not variant else f"ismcts:{variant}")
+    return ISMCTSAgent(
+        iterations=int(o["iterations"]),
+        seed=seed,
+        rollout=str(o["rollout"]),
+        c=float(o["c"]),
+        batch=int(o["batch"]),
+        draws=int(o["draws"]),
+        ms=o["ms"],
+        infer=int(o["infer"]),
+        model=str(o["model"]),
+        sample=bool(o["sample"]),
+        name="ismcts" if not variant else f"ismcts:{variant}",
+    )

@@ -54,7 +54,6 @@ CHUNK_WORLDS = 8
 """Worlds played per chunk under a time budget."""
 
 
-
 @njit(cache=True)
 def _apply(states: np.ndarray, p: np.ndarray, actions: np.ndarray, per: int) -> None:
     """Row ``r`` takes action ``actions[r // per]`` (the rows of one candidate are contiguous)."""
@@ -80,8 +79,8 @@ def draw_candidates(vector: np.ndarray, mask: np.ndarray, preferred: int, limit:
     stays = [a for a in np.flatnonzero(mask).tolist() if a >= core.STAY_BASE]
     if len(stays) <= limit:
         return stays
-    hand = np.flatnonzero(vector[O_HAND:O_HAND + 52] > 0.5).tolist()
-    trump = int(np.argmax(vector[O_TRUMP:O_TRUMP + 4]))
+    hand = np.flatnonzero(vector[O_HAND : O_HAND + 52] > 0.5).tolist()
+    trump = int(np.argmax(vector[O_TRUMP : O_TRUMP + 4]))
     values = keep_values(hand, trump)
     order = sorted(range(len(hand)), key=lambda i: (values[i], hand[i]))
     prefixes = []
@@ -98,11 +97,12 @@ def draw_candidates(vector: np.ndarray, mask: np.ndarray, preferred: int, limit:
     for _, a in prefixes:
         if a not in chosen:
             chosen.append(a)
-    return chosen[:max(limit, 1)]
+    return chosen[: max(limit, 1)]
 
 
-def parse_options(variant: str | None, defaults: dict[str, Any],
-                  limits: Mapping[str, float] | None = None) -> dict[str, Any]:
+def parse_options(
+    variant: str | None, defaults: dict[str, Any], limits: Mapping[str, float] | None = None
+) -> dict[str, Any]:
     """``"64"`` or ``"64,rollout=random,ms=20"`` or ``"worlds=64"`` into options; ``ValueError`` naming a bad one.
 
     ``limits``: the largest value each named option may take (a budget from an untrusted spec); past it,
@@ -166,9 +166,19 @@ class WorldModel:
 class PIMCAgent:
     """Determinized Monte Carlo search over sampled worlds (module docstring)."""
 
-    def __init__(self, worlds: int = 64, seed: int | None = 0, rollout: str = "heuristic", draws: int = 4,
-                 ms: float | None = None, infer: int = 32, rules: Rules | None = None, name: str = "pimc",
-                 model: str = "heuristic", sample: bool = False) -> None:
+    def __init__(
+        self,
+        worlds: int = 64,
+        seed: int | None = 0,
+        rollout: str = "heuristic",
+        draws: int = 4,
+        ms: float | None = None,
+        infer: int = 32,
+        rules: Rules | None = None,
+        name: str = "pimc",
+        model: str = "heuristic",
+        sample: bool = False,
+    ) -> None:
         if isinstance(worlds, bool) or not isinstance(worlds, (int, np.integer)) or worlds < 1:
             raise ValueError(f"worlds: expected an integer >= 1, got {worlds!r}")
         if isinstance(draws, bool) or not isinstance(draws, (int, np.integer)) or draws < 1:
@@ -247,8 +257,15 @@ class PIMCAgent:
         return int(ties[0])
 
 
-DEFAULTS: dict[str, Any] = {"worlds": 64, "rollout": "heuristic", "ms": None, "draws": 4, "infer": 32,
-                            "model": "heuristic", "sample": 0}
+DEFAULTS: dict[str, Any] = {
+    "worlds": 64,
+    "rollout": "heuristic",
+    "ms": None,
+    "draws": 4,
+    "infer": 32,
+    "model": "heuristic",
+    "sample": 0,
+}
 LIMITS: dict[str, float] = {"worlds": 256, "ms": 1000, "draws": 8, "infer": 32}
 """The largest budgets of a spec from an untrusted source (``agents.check_budget``): about 0.3 s a decision."""
 
@@ -256,7 +273,14 @@ LIMITS: dict[str, float] = {"worlds": 256, "ms": 1000, "draws": 8, "infer": 32}
 def make_pimc(variant: str | None, seed: int | None) -> PIMCAgent:
     """``agents.make`` factory: ``pimc``, ``pimc:WORLDS``, ``pimc:WORLDS,rollout=KIND,ms=MS,draws=K``."""
     options = parse_options(variant, DEFAULTS)
-    return PIMCAgent(worlds=int(options["worlds"]), seed=seed, rollout=str(options["rollout"]),
-                     draws=int(options["draws"]), ms=options["ms"], infer=int(options["infer"]),
-                     model=str(options["model"]), sample=bool(options["sample"]),
-                     name="pimc" if not variant else f"pimc:{variant}")
+    return PIMCAgent(
+        worlds=int(options["worlds"]),
+        seed=seed,
+        rollout=str(options["rollout"]),
+        draws=int(options["draws"]),
+        ms=options["ms"],
+        infer=int(options["infer"]),
+        model=str(options["model"]),
+        sample=bool(options["sample"]),
+        name="pimc" if not variant else f"pimc:{variant}",
+    )

@@ -71,8 +71,9 @@ class PolicyModel:
 
 
 @njit(cache=True)
-def observe_rows(states: np.ndarray, p: np.ndarray, rows: np.ndarray, obs: np.ndarray, masks: np.ndarray,
-                 scratch: np.ndarray) -> None:
+def observe_rows(
+    states: np.ndarray, p: np.ndarray, rows: np.ndarray, obs: np.ndarray, masks: np.ndarray, scratch: np.ndarray
+) -> None:
     """``obs[i]``, ``masks[i]``: the observation and legal mask of the seat to act in ``states[rows[i]]``
     (``scratch[rows[i]]`` is that row's cinch memo)."""
     for i in range(rows.shape[0]):
@@ -81,8 +82,7 @@ def observe_rows(states: np.ndarray, p: np.ndarray, rows: np.ndarray, obs: np.nd
 
 
 @njit(cache=True)
-def _step_rows(states: np.ndarray, p: np.ndarray, rows: np.ndarray, actions: np.ndarray,
-               scratch: np.ndarray) -> int:
+def _step_rows(states: np.ndarray, p: np.ndarray, rows: np.ndarray, actions: np.ndarray, scratch: np.ndarray) -> int:
     """Step ``states[rows[i]]`` with ``actions[i]``; returns -1, or the first row whose action was refused."""
     for i in range(rows.shape[0]):
         b = rows[i]
@@ -111,8 +111,9 @@ def _playing(states: np.ndarray, me: int, out: np.ndarray) -> int:
     return n
 
 
-def policy_rollouts(states: np.ndarray, p: np.ndarray, model: PolicyModel, me: int = -1,
-                    rng: np.random.Generator | None = None) -> int:
+def policy_rollouts(
+    states: np.ndarray, p: np.ndarray, model: PolicyModel, me: int = -1, rng: np.random.Generator | None = None
+) -> int:
     """Play every row of ``states`` (changed in place) with ``model`` for every seat until the deal is settled, or
     with ``me >= 0`` until seat ``me`` is out of it; greedy, or sampled with ``rng``. Returns the decisions taken.
 
@@ -125,7 +126,7 @@ def policy_rollouts(states: np.ndarray, p: np.ndarray, model: PolicyModel, me: i
     taken = 0
     while _playing(states, me, going):
         rows = np.flatnonzero(going)
-        o, m = obs[:rows.size], masks[:rows.size]
+        o, m = obs[: rows.size], masks[: rows.size]
         observe_rows(states, p, rows, o, m, scratch)
         actions = model.choose(o, m, rng)
         bad = _step_rows(states, p, rows, actions, scratch)

@@ -125,18 +125,23 @@ class Rollout:
     def run(self, states: np.ndarray, params: np.ndarray, me: int = -1) -> None:
         """Play every row of ``states`` (``(B, core.STATE_SIZE)`` int64, changed in place) until the deal is settled,
         or, with ``me >= 0``, until seat ``me`` has passed (its chips for the deal are then final)."""
-        if not isinstance(states, np.ndarray) or states.ndim != 2 or states.shape[1] != core.STATE_SIZE \
-                or states.dtype != np.int64:
-            raise ValueError(f"states: expected an int64 array of shape (B, {core.STATE_SIZE}), got "
-                             f"{getattr(states, 'dtype', type(states).__name__)} {getattr(states, 'shape', '')}")
+        if (
+            not isinstance(states, np.ndarray)
+            or states.ndim != 2
+            or states.shape[1] != core.STATE_SIZE
+            or states.dtype != np.int64
+        ):
+            raise ValueError(
+                f"states: expected an int64 array of shape (B, {core.STATE_SIZE}), got "
+                f"{getattr(states, 'dtype', type(states).__name__)} {getattr(states, 'shape', '')}"
+            )
         if not states.flags.c_contiguous or not states.flags.writeable:
             raise ValueError("states: expected a writeable C-contiguous array (the rows are stepped in place)")
         if self.kind == "random":
             self.decisions += _random_rollouts(states, params, me, self._rng)
             return
         if self.policy is not None:
-            self.decisions += policy_rollouts(states, params, self.policy, me,
-                                              self._generator if self.sample else None)
+            self.decisions += policy_rollouts(states, params, self.policy, me, self._generator if self.sample else None)
             return
         taken = _heuristic_rollouts(states, params, me, self._hparams, self._rng)
         if taken < 0:

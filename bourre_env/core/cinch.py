@@ -165,7 +165,7 @@ def _cinch_uncached(s: np.ndarray, p: np.ndarray, seat: int, x: np.ndarray) -> b
     trump = s[S_TRUMP]
     pool = unseen_cards(s, p, seat)
     face_held = face_bit(s) if _face_held_by_other(s, seat) else np.int64(0)
-    trick = s[row: row + MAX_PLAYERS]
+    trick = s[row : row + MAX_PLAYERS]
     # The bound against every unseen card settles most positions; only if it fails is it worth working out what
     # the earlier plays prove (fewer cards the opponents may hold can only add sure tricks).
     if sure_tricks(hand, trick, s[S_LEADER], n, seat, s[S_LED], trump, pool | face_held) >= need:
@@ -179,8 +179,7 @@ def _cinch_uncached(s: np.ndarray, p: np.ndarray, seat: int, x: np.ndarray) -> b
     for q in range(n):
         if q != seat and s[S_DECISION + q] == PLAYING:
             others |= pool & ~absent[q]
-    if others != pool | face_held and sure_tricks(hand, trick, s[S_LEADER], n, seat, s[S_LED], trump,
-                                                  others) >= need:
+    if others != pool | face_held and sure_tricks(hand, trick, s[S_LEADER], n, seat, s[S_LED], trump, others) >= need:
         return True
     return not _cinch_search(s, p, seat, pool, need, w, x)
 
@@ -236,7 +235,6 @@ def sure_tricks(hand: int, trick: np.ndarray, leader: int, n: int, me: int, led:
 # the search as it was, round by round, on every searched position of its sweeps.
 
 
-
 @njit(cache=True)
 def _probe_setup(s: np.ndarray, n: int, me: int, w: np.ndarray) -> tuple[int, int]:
     """``_probe``'s rows of ``w`` at the root: the trick, each other seat's card count, what it cannot hold (row 6,
@@ -271,8 +269,9 @@ def _probe_setup(s: np.ndarray, n: int, me: int, w: np.ndarray) -> tuple[int, in
 # _trick_after, _probe_sure and _probe_other_play run at every node of _probe: inlined into its loop (numba IR),
 # since as calls they cost about 10% of batch random play (BatchGame.random_play, 5 players, measured)
 @njit(cache=True, inline="always")
-def _trick_after(c: int, seat: int, leading: bool, led: int, winning: int, best_led: int, best_trump: int,
-                 trump: int) -> tuple[int, int, int, int]:
+def _trick_after(
+    c: int, seat: int, leading: bool, led: int, winning: int, best_led: int, best_trump: int, trump: int
+) -> tuple[int, int, int, int]:
     """(suit led, seat winning, best card of the suit led, best trump) of the trick so far after ``seat`` plays
     ``c``, as ``_bests`` and ``trick_winner`` would find them."""
     if leading:
@@ -288,19 +287,50 @@ def _trick_after(c: int, seat: int, leading: bool, led: int, winning: int, best_
 
 
 @njit(cache=True, inline="always")
-def _probe_sure(trick: np.ndarray, n: int, me: int, seat: int, leader: int, led: int, trump: int, hand: int,
-                unseen: int, need: int, in_trick: int, leading: bool) -> bool:
+def _probe_sure(
+    trick: np.ndarray,
+    n: int,
+    me: int,
+    seat: int,
+    leader: int,
+    led: int,
+    trump: int,
+    hand: int,
+    unseen: int,
+    need: int,
+    in_trick: int,
+    leading: bool,
+) -> bool:
     """The search's sound prune in ``_probe``: ``need`` more tricks are sure. ``sure_tricks`` counts at most our
     trumps and our card in this trick, so it is skipped when those cannot reach ``need``."""
-    return bool((popcount(hand & suit_mask(trump)) + in_trick >= need
-                 and sure_tricks(hand, trick, leader, n, me, led, trump, unseen) >= need) or (
-                leading and seat == me and popcount(hand) >= need and _all_sure_leads(hand, unseen, trump)))
+    return bool(
+        (
+            popcount(hand & suit_mask(trump)) + in_trick >= need
+            and sure_tricks(hand, trick, leader, n, me, led, trump, unseen) >= need
+        )
+        or (leading and seat == me and popcount(hand) >= need and _all_sure_leads(hand, unseen, trump))
+    )
 
 
 @njit(cache=True, inline="always")
-def _probe_other_play(w: np.ndarray, seat: int, pool: int, gone: int, hand: int, in_trick: bool, mine_winning: bool,
-                      leading: bool, led: int, best_led: int, best_trump: int, trump: int, must_trump: bool,
-                      lead_honors: bool, policy: int, depth: int) -> tuple[int, bool]:
+def _probe_other_play(
+    w: np.ndarray,
+    seat: int,
+    pool: int,
+    gone: int,
+    hand: int,
+    in_trick: bool,
+    mine_winning: bool,
+    leading: bool,
+    led: int,
+    best_led: int,
+    best_trump: int,
+    trump: int,
+    must_trump: bool,
+    lead_honors: bool,
+    policy: int,
+    depth: int,
+) -> tuple[int, bool]:
     """Another seat's play in ``_probe``, its rows of ``w`` updated: (the card, whether the seat had a second
     option); card -1 where the round stops there (no option, or the play contradicts what is known)."""
     count = w[1]
@@ -310,8 +340,21 @@ def _probe_other_play(w: np.ndarray, seat: int, pool: int, gone: int, hand: int,
     free = count[seat] - popcount(kn)
     allowed = pool & ~forbid[seat] if free > 0 else np.int64(0)
     cand = kn | _run_representatives(allowed, pool | gone | kn, hand)
-    c = _first_option(cand, pool, in_trick, mine_winning, leading, led, best_led, best_trump, trump,
-                      must_trump, lead_honors, policy, depth)
+    c = _first_option(
+        cand,
+        pool,
+        in_trick,
+        mine_winning,
+        leading,
+        led,
+        best_led,
+        best_trump,
+        trump,
+        must_trump,
+        lead_honors,
+        policy,
+        depth,
+    )
     branches = popcount(cand) > 1
     if c < 0:
         return -1, branches
@@ -330,8 +373,9 @@ def _probe_other_play(w: np.ndarray, seat: int, pool: int, gone: int, hand: int,
 
 
 @njit(cache=True)
-def _probe(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, policy: int, w: np.ndarray,
-           budget: np.ndarray) -> int:
+def _probe(
+    s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, policy: int, w: np.ndarray, budget: np.ndarray
+) -> int:
     """``_search_round(max_disc=0, policy)`` from the root, in place: 1 found, 0 exhausted, 2 cut, 3 out of budget.
 
     Mirrors ``_search_round`` step for step (node tests, then the play ``_options`` would sort first,
@@ -396,8 +440,24 @@ def _probe(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, policy: 
             hand &= ~_bit(c)
         else:
             mine_winning = in_trick == 1 and not leading and winning == me
-            c, branches = _probe_other_play(w, seat, pool, gone, hand, in_trick == 1, mine_winning, leading, led,
-                                            best_led, best_trump, trump, must_trump, lead_honors, policy, depth)
+            c, branches = _probe_other_play(
+                w,
+                seat,
+                pool,
+                gone,
+                hand,
+                in_trick == 1,
+                mine_winning,
+                leading,
+                led,
+                best_led,
+                best_trump,
+                trump,
+                must_trump,
+                lead_honors,
+                policy,
+                depth,
+            )
             cut = cut or branches
             if c < 0:
                 return 2 if cut else 0
@@ -427,9 +487,21 @@ def _strongest(options: int, trump: int) -> int:
 
 
 @njit(cache=True)
-def _first_option(cand: int, pool: int, mine_played: bool, mine_winning: bool, leading: bool, led: int,
-                  best_led: int, best_trump: int, trump: int, must_trump: bool, lead_honors: bool, policy: int,
-                  depth: int) -> int:
+def _first_option(
+    cand: int,
+    pool: int,
+    mine_played: bool,
+    mine_winning: bool,
+    leading: bool,
+    led: int,
+    best_led: int,
+    best_trump: int,
+    trump: int,
+    must_trump: bool,
+    lead_honors: bool,
+    policy: int,
+    depth: int,
+) -> int:
     """The opponent's play ``_options`` sorts first (least key, the lowest card id among equals); -1 if none.
 
     The keys are ``_options``'s. Policies 0 and 1 key a card by the constraints its play adds and
@@ -448,8 +520,21 @@ def _first_option(cand: int, pool: int, mine_played: bool, mine_winning: bool, l
         while cand:
             c = lowest_card(cand)
             cand &= cand - 1
-            key = _option_key(c, pool, mine_played, mine_winning, leading, led, best_led, best_trump, trump,
-                              must_trump, lead_honors, policy, depth)
+            key = _option_key(
+                c,
+                pool,
+                mine_played,
+                mine_winning,
+                leading,
+                led,
+                best_led,
+                best_trump,
+                trump,
+                must_trump,
+                lead_honors,
+                policy,
+                depth,
+            )
             if best < 0 or key < best_key:
                 best = c
                 best_key = key
@@ -481,8 +566,21 @@ def _first_option(cand: int, pool: int, mine_played: bool, mine_winning: bool, l
             if part == 0:
                 continue
             c = _part_champion(part, mine_played, leading, led, best_led, best_trump, trump)
-            key = _option_key(c, pool, mine_played, mine_winning, leading, led, best_led, best_trump, trump,
-                              must_trump, lead_honors, policy, depth)
+            key = _option_key(
+                c,
+                pool,
+                mine_played,
+                mine_winning,
+                leading,
+                led,
+                best_led,
+                best_trump,
+                trump,
+                must_trump,
+                lead_honors,
+                policy,
+                depth,
+            )
             if best < 0 or key < best_key or (key == best_key and c < best):
                 best = c
                 best_key = key
@@ -490,8 +588,9 @@ def _first_option(cand: int, pool: int, mine_played: bool, mine_winning: bool, l
 
 
 @njit(cache=True)
-def _part_champion(part: int, mine_played: bool, leading: bool, led: int, best_led: int, best_trump: int,
-                   trump: int) -> int:
+def _part_champion(
+    part: int, mine_played: bool, leading: bool, led: int, best_led: int, best_trump: int, trump: int
+) -> int:
     """The card of ``part`` (one suit, cards alike in constraints and in beating) with the least key under
     policies 0 and 1: the strongest where the key subtracts strength (a card that beats, before ours), else
     the weakest."""
@@ -502,8 +601,21 @@ def _part_champion(part: int, mine_played: bool, leading: bool, led: int, best_l
 
 
 @njit(cache=True)
-def _option_key(c: int, pool: int, mine_played: bool, mine_winning: bool, leading: bool, led: int, best_led: int,
-                best_trump: int, trump: int, must_trump: bool, lead_honors: bool, policy: int, depth: int) -> int:
+def _option_key(
+    c: int,
+    pool: int,
+    mine_played: bool,
+    mine_winning: bool,
+    leading: bool,
+    led: int,
+    best_led: int,
+    best_trump: int,
+    trump: int,
+    must_trump: bool,
+    lead_honors: bool,
+    policy: int,
+    depth: int,
+) -> int:
     """The search's sort key of an opponent's play ``c`` (the least is tried first)."""
     extra = forbidden_after(c, leading, led, best_led, best_trump, trump, must_trump, lead_honors)
     # Fewest new constraints first. Before our card, play high (we may have to play under it);
@@ -528,15 +640,15 @@ def _gone_for(s: np.ndarray, p: np.ndarray, me: int) -> int:
     """Cards ``me`` knows are out of every hand: played, absent from the deck, own known discards, a dead face card,
     a passed dealer's turned card that no reshuffle has put back into the stock."""
     gone = s[S_PLAYED] | ~p[P_DECK_MASK] | s[S_KNOWN_OUT + me]
-    if s[S_FACE_STATE] == FACE_DEAD or (s[S_FACE_STATE] == FACE_IN_HAND and s[S_DECISION + s[S_DEALER]] == PASSED
-                                        and s[S_FACE_RESHUFFLED] == 0):
+    if s[S_FACE_STATE] == FACE_DEAD or (
+        s[S_FACE_STATE] == FACE_IN_HAND and s[S_DECISION + s[S_DEALER]] == PASSED and s[S_FACE_RESHUFFLED] == 0
+    ):
         gone |= face_bit(s)
     return int(gone)
 
 
 @njit(cache=True)
-def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, w: np.ndarray,
-                  x: np.ndarray) -> bool:
+def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, w: np.ndarray, x: np.ndarray) -> bool:
     """True if some consistent placement and legal continuation leaves ``me`` with fewer than ``need`` more tricks.
 
     Depth-first over every play from now to the end of the deal. ``me``'s cards are known; an
@@ -571,8 +683,9 @@ def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, w
 
 
 @njit(cache=True)
-def _discrepancy_rounds(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, budget: np.ndarray,
-                        absent: np.ndarray) -> int:
+def _discrepancy_rounds(
+    s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, budget: np.ndarray, absent: np.ndarray
+) -> int:
     """The rounds of ``_cinch_search`` after its single paths: ``_search_round`` with at most 1, then 2
     discrepancies, then without limit, until one is not cut. Returns that round's code."""
     n = _n(p)
@@ -583,19 +696,19 @@ def _discrepancy_rounds(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: 
     m8 = depth_max * MAX_PLAYERS
     ws = np.empty(5 * m8 + depth_max * NUM_CARDS + 3 * depth_max + MAX_PLAYERS + 2 * NUM_CARDS, dtype=np.int64)
     fs = ws[0:m8].reshape((depth_max, 8))
-    trick = ws[m8:2 * m8].reshape((depth_max, MAX_PLAYERS))
-    count = ws[2 * m8:3 * m8].reshape((depth_max, MAX_PLAYERS))
-    forbid = ws[3 * m8:4 * m8].reshape((depth_max, MAX_PLAYERS))
-    known = ws[4 * m8:5 * m8].reshape((depth_max, MAX_PLAYERS))
+    trick = ws[m8 : 2 * m8].reshape((depth_max, MAX_PLAYERS))
+    count = ws[2 * m8 : 3 * m8].reshape((depth_max, MAX_PLAYERS))
+    forbid = ws[3 * m8 : 4 * m8].reshape((depth_max, MAX_PLAYERS))
+    known = ws[4 * m8 : 5 * m8].reshape((depth_max, MAX_PLAYERS))
     at = 5 * m8
-    opts = ws[at:at + depth_max * NUM_CARDS].reshape((depth_max, NUM_CARDS))
+    opts = ws[at : at + depth_max * NUM_CARDS].reshape((depth_max, NUM_CARDS))
     at += depth_max * NUM_CARDS
-    nopt = ws[at:at + depth_max]
-    idx = ws[at + depth_max:at + 2 * depth_max]
-    disc = ws[at + 2 * depth_max:at + 3 * depth_max]
+    nopt = ws[at : at + depth_max]
+    idx = ws[at + depth_max : at + 2 * depth_max]
+    disc = ws[at + 2 * depth_max : at + 3 * depth_max]
     at += 3 * depth_max
-    active = ws[at:at + MAX_PLAYERS]
-    scratch = ws[at + MAX_PLAYERS:].reshape((2, NUM_CARDS))
+    active = ws[at : at + MAX_PLAYERS]
+    scratch = ws[at + MAX_PLAYERS :].reshape((2, NUM_CARDS))
     trick[0, :] = -1
     count[0, :] = 0
     for q in range(MAX_PLAYERS):
@@ -633,18 +746,63 @@ def _discrepancy_rounds(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: 
     result = 2
     k = 1
     while result == 2:
-        result = _search_round(fs, trick, count, forbid, known, opts, nopt, idx, disc, active, nactive, p, n, me,
-                               gone, trump, h, need, must_trump, lead_honors, k, 0, budget, scratch)
+        result = _search_round(
+            fs,
+            trick,
+            count,
+            forbid,
+            known,
+            opts,
+            nopt,
+            idx,
+            disc,
+            active,
+            nactive,
+            p,
+            n,
+            me,
+            gone,
+            trump,
+            h,
+            need,
+            must_trump,
+            lead_honors,
+            k,
+            0,
+            budget,
+            scratch,
+        )
         k = k + 1 if k < 2 else 1 << 30
     return result
 
 
 @njit(cache=True)
-def _search_round(fs: np.ndarray, trick: np.ndarray, count: np.ndarray, forbid: np.ndarray, known: np.ndarray,
-                  opts: np.ndarray, nopt: np.ndarray, idx: np.ndarray, disc: np.ndarray, active: np.ndarray,
-                  nactive: int, p: np.ndarray, n: int, me: int, gone: int, trump: int, h: int, need: int,
-                  must_trump: bool, lead_honors: bool, max_disc: int, policy: int, budget: np.ndarray,
-                  scratch: np.ndarray) -> int:
+def _search_round(
+    fs: np.ndarray,
+    trick: np.ndarray,
+    count: np.ndarray,
+    forbid: np.ndarray,
+    known: np.ndarray,
+    opts: np.ndarray,
+    nopt: np.ndarray,
+    idx: np.ndarray,
+    disc: np.ndarray,
+    active: np.ndarray,
+    nactive: int,
+    p: np.ndarray,
+    n: int,
+    me: int,
+    gone: int,
+    trump: int,
+    h: int,
+    need: int,
+    must_trump: bool,
+    lead_honors: bool,
+    max_disc: int,
+    policy: int,
+    budget: np.ndarray,
+    scratch: np.ndarray,
+) -> int:
     """One round of the search from frame 0. Returns 1 found, 0 exhausted, 2 cut by ``max_disc``, 3 out of budget."""
     d = 0
     cut = False
@@ -676,7 +834,8 @@ def _search_round(fs: np.ndarray, trick: np.ndarray, count: np.ndarray, forbid: 
             # Early success: even winning every trick left cannot reach ``need``, and the opponents' hands
             # can still be completed from the cards each may hold (then every completion can be played out).
             if fs[d, 2] + popcount(fs[d, 0]) + (1 if trick[d, me] >= 0 else 0) < need and _hands_completable(
-                    fs[d, 1], count[d], forbid[d], known[d], n, me):
+                fs[d, 1], count[d], forbid[d], known[d], n, me
+            ):
                 return 1
             # sound prune: the tricks we are sure of already reach ``need`` against every card still unseen
             # (``sure_tricks`` counts at most our trumps and our card in this trick: skipped when those cannot)
@@ -685,16 +844,37 @@ def _search_round(fs: np.ndarray, trick: np.ndarray, count: np.ndarray, forbid: 
                 others |= known[d, q]
             in_trick = 1 if trick[d, me] >= 0 else 0
             mine = fs[d, 2]
-            if (mine + popcount(fs[d, 0] & suit_mask(trump)) + in_trick >= need
-                    and mine + sure_tricks(fs[d, 0], trick[d], fs[d, 3], n, me, fs[d, 6], trump, others) >= need) or (
-                    fs[d, 4] == 0 and fs[d, 5] == me and fs[d, 2] + popcount(fs[d, 0]) >= need
-                    and _all_sure_leads(fs[d, 0], others, trump)):
+            if (
+                mine + popcount(fs[d, 0] & suit_mask(trump)) + in_trick >= need
+                and mine + sure_tricks(fs[d, 0], trick[d], fs[d, 3], n, me, fs[d, 6], trump, others) >= need
+            ) or (
+                fs[d, 4] == 0
+                and fs[d, 5] == me
+                and fs[d, 2] + popcount(fs[d, 0]) >= need
+                and _all_sure_leads(fs[d, 0], others, trump)
+            ):
                 d -= 1
                 if d < 0:
                     return 2 if cut else 0
                 continue
-            nopt[d] = _options(p, n, me, fs[d], trick[d], count[d], forbid[d], known[d], gone, trump,
-                               must_trump, lead_honors, policy, d, opts[d], scratch)
+            nopt[d] = _options(
+                p,
+                n,
+                me,
+                fs[d],
+                trick[d],
+                count[d],
+                forbid[d],
+                known[d],
+                gone,
+                trump,
+                must_trump,
+                lead_honors,
+                policy,
+                d,
+                opts[d],
+                scratch,
+            )
             idx[d] = 0
         if idx[d] == nopt[d]:
             d -= 1
@@ -777,8 +957,7 @@ def _hands_completable(pool: int, count: np.ndarray, forbid: np.ndarray, known: 
 
 
 @njit(cache=True)
-def _greedy_completion(pool: int, count: np.ndarray, forbid: np.ndarray, known: np.ndarray, seats: int,
-                       n: int) -> bool:
+def _greedy_completion(pool: int, count: np.ndarray, forbid: np.ndarray, known: np.ndarray, seats: int, n: int) -> bool:
     """True if dealing the free slots of ``seats`` in seat order succeeds, each seat taking first the cards that
     no later seat may hold (a sufficient test for ``_hands_completable``; False proves nothing)."""
     used = np.int64(0)
@@ -827,9 +1006,24 @@ def _all_sure_leads(hand: int, others: int, trump: int) -> bool:
 
 
 @njit(cache=True)
-def _options(p: np.ndarray, n: int, me: int, fs: np.ndarray, trick: np.ndarray, count: np.ndarray,
-             forbid: np.ndarray, known: np.ndarray, gone: int, trump: int, must_trump: bool,
-             lead_honors: bool, policy: int, depth: int, out: np.ndarray, scratch: np.ndarray) -> int:
+def _options(
+    p: np.ndarray,
+    n: int,
+    me: int,
+    fs: np.ndarray,
+    trick: np.ndarray,
+    count: np.ndarray,
+    forbid: np.ndarray,
+    known: np.ndarray,
+    gone: int,
+    trump: int,
+    must_trump: bool,
+    lead_honors: bool,
+    policy: int,
+    depth: int,
+    out: np.ndarray,
+    scratch: np.ndarray,
+) -> int:
     """The plays to try at a search node, most promising for the adversary first; returns how many.
 
     ``policy`` 0 is the main ordering; 1 lets opponents that cannot take the trick go void rather than
@@ -865,8 +1059,21 @@ def _options(p: np.ndarray, n: int, me: int, fs: np.ndarray, trick: np.ndarray, 
             c = lowest_card(cand)
             cand &= cand - 1
             out[k] = c
-            keys[k] = _option_key(c, fs[1], my_card >= 0, mine_winning, leading, led, best_led, best_trump, trump,
-                                  must_trump, lead_honors, policy, depth)
+            keys[k] = _option_key(
+                c,
+                fs[1],
+                my_card >= 0,
+                mine_winning,
+                leading,
+                led,
+                best_led,
+                best_trump,
+                trump,
+                must_trump,
+                lead_honors,
+                policy,
+                depth,
+            )
             k += 1
     # stable insertion sort by key: lists are short
     for i in range(1, k):

@@ -35,8 +35,16 @@ SECOND_PASS = 4  # the second chance to pass after the draw (``Rules.second_pass
 PLAY = 5
 DEAL_OVER = 6
 GAME_OVER = 7
-PHASE_NAMES = ("trump naming", "declaration", "draw or pass", "draw", "second pass", "trick play", "deal over",
-               "episode over")
+PHASE_NAMES = (
+    "trump naming",
+    "declaration",
+    "draw or pass",
+    "draw",
+    "second pass",
+    "trick play",
+    "deal over",
+    "episode over",
+)
 """The phases' names, by code (the first five are the decision rounds of the env docstring's Phases table)."""
 DRAW_PHASES = (DRAW_OR_PASS, DRAW)  # the phases whose stays discard and draw
 

@@ -136,9 +136,10 @@ def play_legal_with(s: np.ndarray, p: np.ndarray, seat: int, with_cinch: bool, x
     best_led, best_trump = -1, -1
     if not leading:
         row = S_TRICK_CARDS + s[S_TRICK_NO] * MAX_PLAYERS
-        best_led, best_trump = _bests(s[row: row + MAX_PLAYERS], _n(p), s[S_LED], trump)
-    legal = ordinary_plays(hand, leading, s[S_LED], best_led, best_trump, trump, p[P_MUST_TRUMP] == 1,
-                           p[P_LEAD_HONORS] == 1)
+        best_led, best_trump = _bests(s[row : row + MAX_PLAYERS], _n(p), s[S_LED], trump)
+    legal = ordinary_plays(
+        hand, leading, s[S_LED], best_led, best_trump, trump, p[P_MUST_TRUMP] == 1, p[P_LEAD_HONORS] == 1
+    )
     if not with_cinch or (legal & tmask) == 0:
         return legal
     last = s[S_NPLAYED] == s[S_NACTIVE] - 1
@@ -181,9 +182,10 @@ def apply_play(s: np.ndarray, p: np.ndarray, card: int, legal: int) -> None:
     # what this play proves the player does not hold, kept for the cinch (``proven_absent``); a lead proves
     # something only under lead_trump_honors, so the trick's best cards are looked up for the other plays alone
     if s[S_NPLAYED] > 0:
-        best_led, best_trump = _bests(s[row: row + MAX_PLAYERS], n, s[S_LED], s[S_TRUMP])
-        s[S_ABSENT + seat] |= forbidden_after(card, False, s[S_LED], best_led, best_trump, s[S_TRUMP],
-                                               p[P_MUST_TRUMP] == 1, p[P_LEAD_HONORS] == 1)
+        best_led, best_trump = _bests(s[row : row + MAX_PLAYERS], n, s[S_LED], s[S_TRUMP])
+        s[S_ABSENT + seat] |= forbidden_after(
+            card, False, s[S_LED], best_led, best_trump, s[S_TRUMP], p[P_MUST_TRUMP] == 1, p[P_LEAD_HONORS] == 1
+        )
     elif p[P_LEAD_HONORS] == 1:
         s[S_ABSENT + seat] |= forbidden_after(card, True, -1, -1, -1, s[S_TRUMP], p[P_MUST_TRUMP] == 1, True)
     s[row + seat] = card
@@ -194,7 +196,7 @@ def apply_play(s: np.ndarray, p: np.ndarray, card: int, legal: int) -> None:
     if s[S_NPLAYED] < s[S_NACTIVE]:
         s[S_CUR] = next_active(s, n, seat)
         return
-    winner = trick_winner(s[row: row + MAX_PLAYERS], s[S_LEADER], n, s[S_TRUMP])
+    winner = trick_winner(s[row : row + MAX_PLAYERS], s[S_LEADER], n, s[S_TRUMP])
     s[S_TRICK_WINNER + t] = winner
     s[S_TRICKS + winner] += 1
     s[S_TRICK_NO] = t + 1

@@ -32,7 +32,6 @@ and the episode goes on: call ``next_deal``), ``GAME_OVER`` (the episode is over
 legal-actions function (``*_mask``) and one step function (``_step_*``).
 """
 
-
 from __future__ import annotations
 
 import numpy as np
@@ -258,7 +257,7 @@ def _reveal(s: np.ndarray, p: np.ndarray) -> None:
 def decision_seen(s: np.ndarray, p: np.ndarray, viewer: int, seat: int) -> int:
     """The decision of ``seat`` as ``viewer`` knows it: during a simultaneous declaration round another seat's
     declaration shows PENDING until all are revealed."""
-    if (seat != viewer and s[S_PHASE] == DECLARE and p[P_DECLARATION] == DECLARATION_SIMULTANEOUS):
+    if seat != viewer and s[S_PHASE] == DECLARE and p[P_DECLARATION] == DECLARATION_SIMULTANEOUS:
         return PENDING
     return int(s[S_DECISION + seat])
 

@@ -36,8 +36,17 @@ ANTE_PAYER_VALUES = ("each", "dealer")
 TRUMP_CARD_VALUES = ("dealer", "separate", "separate_dealer_may_take", "named_by_dealer")
 DECLARATION_VALUES = ("with_draw", "two_rounds", "simultaneous")
 ENTRY_REQUIREMENT_VALUES = ("none", "trump_or_club")
-_INT_OPTIONS = ("num_players", "hand_size", "max_discard", "pot_limit", "deals_per_episode", "max_discard_large_table",
-                "play_ante", "second_pass_ante", "renege_multiple")
+_INT_OPTIONS = (
+    "num_players",
+    "hand_size",
+    "max_discard",
+    "pot_limit",
+    "deals_per_episode",
+    "max_discard_large_table",
+    "play_ante",
+    "second_pass_ante",
+    "renege_multiple",
+)
 _INT64_MAX = 2**63 - 1  # the compiled core keeps every option in an int64 parameter vector
 LARGE_TABLE = 7
 """Tables of this many players or more use ``max_discard_large_table`` (the Wikipedia rule: "7 or 8 play")."""
@@ -206,58 +215,124 @@ class Rules:
         def is_int(v: Any) -> bool:
             return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
 
-        need(is_int(self.num_players) and MIN_PLAYERS <= self.num_players <= MAX_PLAYERS,
-             "num_players", f"an integer in {MIN_PLAYERS}..{MAX_PLAYERS}", self.num_players)
-        need(is_int(self.hand_size) and 1 <= self.hand_size <= MAX_HAND_SIZE,
-             "hand_size", f"an integer in 1..{MAX_HAND_SIZE}", self.hand_size)
-        need(self.max_discard is None or (is_int(self.max_discard) and 0 <= self.max_discard <= self.hand_size),
-             "max_discard", f"None or an integer in 0..hand_size ({self.hand_size})", self.max_discard)
-        need(isinstance(self.must_trump_when_cannot_win, bool), "must_trump_when_cannot_win", "True or False",
-             self.must_trump_when_cannot_win)
+        need(
+            is_int(self.num_players) and MIN_PLAYERS <= self.num_players <= MAX_PLAYERS,
+            "num_players",
+            f"an integer in {MIN_PLAYERS}..{MAX_PLAYERS}",
+            self.num_players,
+        )
+        need(
+            is_int(self.hand_size) and 1 <= self.hand_size <= MAX_HAND_SIZE,
+            "hand_size",
+            f"an integer in 1..{MAX_HAND_SIZE}",
+            self.hand_size,
+        )
+        need(
+            self.max_discard is None or (is_int(self.max_discard) and 0 <= self.max_discard <= self.hand_size),
+            "max_discard",
+            f"None or an integer in 0..hand_size ({self.hand_size})",
+            self.max_discard,
+        )
+        need(
+            isinstance(self.must_trump_when_cannot_win, bool),
+            "must_trump_when_cannot_win",
+            "True or False",
+            self.must_trump_when_cannot_win,
+        )
         need(isinstance(self.lead_trump_honors, bool), "lead_trump_honors", "True or False", self.lead_trump_honors)
-        need(self.pot_limit is None or (is_int(self.pot_limit) and self.pot_limit >= 1),
-             "pot_limit", "None or an integer >= 1", self.pot_limit)
+        need(
+            self.pot_limit is None or (is_int(self.pot_limit) and self.pot_limit >= 1),
+            "pot_limit",
+            "None or an integer >= 1",
+            self.pot_limit,
+        )
         need(self.tie in TIE_VALUES, "tie", " or ".join(repr(v) for v in TIE_VALUES), self.tie)
-        need(isinstance(self.rake, (int, float, Fraction)) and not isinstance(self.rake, bool) and 0 <= self.rake < 1,
-             "rake", "a number with 0 <= rake < 1", self.rake)
-        need(self.illegal_action in ILLEGAL_ACTION_VALUES, "illegal_action",
-             " or ".join(repr(v) for v in ILLEGAL_ACTION_VALUES), self.illegal_action)
-        need(is_int(self.deals_per_episode) and self.deals_per_episode >= 1,
-             "deals_per_episode", "an integer >= 1", self.deals_per_episode)
-        need(self.max_discard_large_table is None
-             or (is_int(self.max_discard_large_table) and 0 <= self.max_discard_large_table <= self.hand_size),
-             "max_discard_large_table", f"None or an integer in 0..hand_size ({self.hand_size})",
-             self.max_discard_large_table)
+        need(
+            isinstance(self.rake, (int, float, Fraction)) and not isinstance(self.rake, bool) and 0 <= self.rake < 1,
+            "rake",
+            "a number with 0 <= rake < 1",
+            self.rake,
+        )
+        need(
+            self.illegal_action in ILLEGAL_ACTION_VALUES,
+            "illegal_action",
+            " or ".join(repr(v) for v in ILLEGAL_ACTION_VALUES),
+            self.illegal_action,
+        )
+        need(
+            is_int(self.deals_per_episode) and self.deals_per_episode >= 1,
+            "deals_per_episode",
+            "an integer >= 1",
+            self.deals_per_episode,
+        )
+        need(
+            self.max_discard_large_table is None
+            or (is_int(self.max_discard_large_table) and 0 <= self.max_discard_large_table <= self.hand_size),
+            "max_discard_large_table",
+            f"None or an integer in 0..hand_size ({self.hand_size})",
+            self.max_discard_large_table,
+        )
         need(is_int(self.play_ante) and self.play_ante >= 0, "play_ante", "an integer >= 0", self.play_ante)
         need(isinstance(self.ante_exemptions, bool), "ante_exemptions", "True or False", self.ante_exemptions)
-        need(self.ante_payer in ANTE_PAYER_VALUES, "ante_payer",
-             " or ".join(repr(v) for v in ANTE_PAYER_VALUES), self.ante_payer)
-        need(self.trump_card in TRUMP_CARD_VALUES, "trump_card",
-             " or ".join(repr(v) for v in TRUMP_CARD_VALUES), self.trump_card)
-        need(self.declaration in DECLARATION_VALUES, "declaration",
-             " or ".join(repr(v) for v in DECLARATION_VALUES), self.declaration)
-        need(self.entry_requirement in ENTRY_REQUIREMENT_VALUES, "entry_requirement",
-             " or ".join(repr(v) for v in ENTRY_REQUIREMENT_VALUES), self.entry_requirement)
-        need(self.second_pass_ante is None or (is_int(self.second_pass_ante) and self.second_pass_ante >= 0),
-             "second_pass_ante", "None or an integer >= 0", self.second_pass_ante)
-        need(is_int(self.renege_multiple) and self.renege_multiple >= 1, "renege_multiple", "an integer >= 1",
-             self.renege_multiple)
+        need(
+            self.ante_payer in ANTE_PAYER_VALUES,
+            "ante_payer",
+            " or ".join(repr(v) for v in ANTE_PAYER_VALUES),
+            self.ante_payer,
+        )
+        need(
+            self.trump_card in TRUMP_CARD_VALUES,
+            "trump_card",
+            " or ".join(repr(v) for v in TRUMP_CARD_VALUES),
+            self.trump_card,
+        )
+        need(
+            self.declaration in DECLARATION_VALUES,
+            "declaration",
+            " or ".join(repr(v) for v in DECLARATION_VALUES),
+            self.declaration,
+        )
+        need(
+            self.entry_requirement in ENTRY_REQUIREMENT_VALUES,
+            "entry_requirement",
+            " or ".join(repr(v) for v in ENTRY_REQUIREMENT_VALUES),
+            self.entry_requirement,
+        )
+        need(
+            self.second_pass_ante is None or (is_int(self.second_pass_ante) and self.second_pass_ante >= 0),
+            "second_pass_ante",
+            "None or an integer >= 0",
+            self.second_pass_ante,
+        )
+        need(
+            is_int(self.renege_multiple) and self.renege_multiple >= 1,
+            "renege_multiple",
+            "an integer >= 1",
+            self.renege_multiple,
+        )
         for name in _INT_OPTIONS:
             value = getattr(self, name)
             need(value is None or value <= _INT64_MAX, name, f"at most {_INT64_MAX} (2**63 - 1)", value)
         # A dealer who may take the turned card holds one card more than a hand while deciding (action positions).
-        need(self.trump_card != "separate_dealer_may_take" or self.hand_size < MAX_HAND_SIZE, "trump_card",
-             f"'dealer' or 'separate' with hand_size {self.hand_size}: 'separate_dealer_may_take' gives the dealer "
-             f"hand_size + 1 cards, at most {MAX_HAND_SIZE}", self.trump_card)
+        need(
+            self.trump_card != "separate_dealer_may_take" or self.hand_size < MAX_HAND_SIZE,
+            "trump_card",
+            f"'dealer' or 'separate' with hand_size {self.hand_size}: 'separate_dealer_may_take' gives the dealer "
+            f"hand_size + 1 cards, at most {MAX_HAND_SIZE}",
+            self.trump_card,
+        )
         # Serving the last player to draw needs cards beyond every hand in play (see docs/rules.md, Small decks);
         # a separate trump card is one more card out of the stock.
         separate = int(self.trump_card in ("separate", "separate_dealer_may_take"))
         needed = self.num_players * self.hand_size + separate + self.discard_limit
-        need(self.deck_size >= needed, "ranks",
-             f"a deck of at least num_players * hand_size + {'1 (the separate trump card) + ' if separate else ''}"
-             f"max_discard = {needed} cards ({-(-needed // cards.NUM_SUITS)} ranks or more) for "
-             f"{self.num_players} players with {self.hand_size}-card hands",
-             f"{len(self.ranks)} ranks = {self.deck_size} cards")
+        need(
+            self.deck_size >= needed,
+            "ranks",
+            f"a deck of at least num_players * hand_size + {'1 (the separate trump card) + ' if separate else ''}"
+            f"max_discard = {needed} cards ({-(-needed // cards.NUM_SUITS)} ranks or more) for "
+            f"{self.num_players} players with {self.hand_size}-card hands",
+            f"{len(self.ranks)} ranks = {self.deck_size} cards",
+        )
 
     # -- derived values -----------------------------------------------------
     @property
@@ -309,8 +384,11 @@ class Rules:
 
     def changes_from(self, base: Rules) -> dict[str, Any]:
         """The fields whose value differs from ``base``, by name, in field order."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
-                if getattr(self, f.name) != getattr(base, f.name)}
+        return {
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if getattr(self, f.name) != getattr(base, f.name)
+        }
 
     def params(self) -> np.ndarray:
         """The configuration as the int64 parameter vector the compiled core reads (``make_params``)."""
@@ -353,51 +431,61 @@ def option_names() -> list[str]:
     return [f.name for f in dataclasses.fields(Rules)]
 
 
-presets: Mapping[str, Rules] = types.MappingProxyType({
-    "standard": Rules(),
-    # Pagat, "Double Ante": a second chip from each player who plays; "it is normal to require an
-    # initial ante from all players, including those who paid for a bourré or were involved in a split pot".
-    "double_ante": Rules(play_ante=1, ante_exemptions=False),
-    # The Wikipedia article, Variations: "the dealer of each hand would ante five dollars for a five-person,
-    # one-dollar-ante game": one chip per seat, every deal, so the standard exemptions have no ante to waive.
-    "dealer_antes_for_all": Rules(ante_payer="dealer", ante_exemptions=False),
-    # The Wikipedia article, Rules: "Only three cards may be discarded when there are seven players" (read as 7 or
-    # 8, the tables where a fourth discard would exhaust the stock), and "play to win": a player void in the suit
-    # led "must play a trump and 'play to win'", but "if you are unable to 'play to win,' it is not necessary to
-    # play a trump card that will not be able to win the trick". The article calls play to win the general
-    # consensus; the groups that force the losing trump anyway are the standard game.
-    "wikipedia": Rules(max_discard_large_table=3, must_trump_when_cannot_win=False),
-    # Pagat, "Separate Trump Card", first form: "The turned up trump belongs to no one. It indicates
-    # the trump suit but cannot be taken or played by any player."
-    "separate_trump_card": Rules(trump_card="separate"),
-    # The second form: "The turned up trump can be taken by the dealer if he or she decides to play. The dealer
-    # effectively has six cards; if for example the dealer discards four cards and elects to use the turned up
-    # trump, three replacement cards will be dealt to make up the dealer's five-card hand."
-    "separate_trump_card_dealer_may_take": Rules(trump_card="separate_dealer_may_take"),
-    # Pagat, in its "Double Ante" section: "Some play that the decisions whether or not to play and how
-    # many cards to draw are separated into two separate rounds. First each player in turn declares either 'play'
-    # (paying a second ante of one chip) or 'pass'." A second ante presupposes the double-ante game, so its
-    # initial ante is from everyone, every deal, as there ("it is normal to require an initial ante from all").
-    "two_round_declaration": Rules(play_ante=1, ante_exemptions=False, declaration="two_rounds"),
-    # Pagat, "Simultaneous Declaration": "all players decide independently whether they will play or
-    # pass. Those who want to play hold a chip in their closed fist; those who pass hold an empty fist. All reveal
-    # their decisions simultaneously and then those who decided to play discard in rotation as usual." The chip is
-    # a token, as in the hi-lo poker declarations the text likens it to: the standard antes, no second chip.
-    "simultaneous_declaration": Rules(declaration="simultaneous"),
-    # Pagat, "Four card Bourré" (Indiana): "four cards dealt to each player, with a separate card that
-    # belongs to no one indicating the trump suit. Players must have at least one trump or at least one club (a
-    # 'dirty club') to play, which costs one chip. After players have decided whether to stay, up to 3 cards can
-    # be discarded, but not all four. After the draw, players have another chance to pass; those who want to play
-    # must pay an additional chip. [...] The penalty for a renege is twice the pot." Deciding to stay comes before
-    # the discards, so the declaration is a round of its own, where playing costs the chip (play_ante); the
-    # ante before the deal and the payments are the standard ones ("As usual ...").
-    "four_card": Rules(hand_size=4, max_discard=3, trump_card="separate", declaration="two_rounds", play_ante=1,
-                       entry_requirement="trump_or_club", second_pass_ante=1, renege_multiple=2),
-    # The Action Network's article on the game, the "NBA version of the game, which permits the dealer to pick the
-    # trump suit after looking at his first five-card hand. After the trump suit has been established, players have
-    # the option to remain in the game or to fold." No card is turned, so the dealer's cards all stay hidden.
-    "dealer_picks_trump": Rules(trump_card="named_by_dealer"),
-})
+presets: Mapping[str, Rules] = types.MappingProxyType(
+    {
+        "standard": Rules(),
+        # Pagat, "Double Ante": a second chip from each player who plays; "it is normal to require an
+        # initial ante from all players, including those who paid for a bourré or were involved in a split pot".
+        "double_ante": Rules(play_ante=1, ante_exemptions=False),
+        # The Wikipedia article, Variations: "the dealer of each hand would ante five dollars for a five-person,
+        # one-dollar-ante game": one chip per seat, every deal, so the standard exemptions have no ante to waive.
+        "dealer_antes_for_all": Rules(ante_payer="dealer", ante_exemptions=False),
+        # The Wikipedia article, Rules: "Only three cards may be discarded when there are seven players" (read as 7 or
+        # 8, the tables where a fourth discard would exhaust the stock), and "play to win": a player void in the suit
+        # led "must play a trump and 'play to win'", but "if you are unable to 'play to win,' it is not necessary to
+        # play a trump card that will not be able to win the trick". The article calls play to win the general
+        # consensus; the groups that force the losing trump anyway are the standard game.
+        "wikipedia": Rules(max_discard_large_table=3, must_trump_when_cannot_win=False),
+        # Pagat, "Separate Trump Card", first form: "The turned up trump belongs to no one. It indicates
+        # the trump suit but cannot be taken or played by any player."
+        "separate_trump_card": Rules(trump_card="separate"),
+        # The second form: "The turned up trump can be taken by the dealer if he or she decides to play. The dealer
+        # effectively has six cards; if for example the dealer discards four cards and elects to use the turned up
+        # trump, three replacement cards will be dealt to make up the dealer's five-card hand."
+        "separate_trump_card_dealer_may_take": Rules(trump_card="separate_dealer_may_take"),
+        # Pagat, in its "Double Ante" section: "Some play that the decisions whether or not to play and how
+        # many cards to draw are separated into two separate rounds. First each player in turn declares either 'play'
+        # (paying a second ante of one chip) or 'pass'." A second ante presupposes the double-ante game, so its
+        # initial ante is from everyone, every deal, as there ("it is normal to require an initial ante from all").
+        "two_round_declaration": Rules(play_ante=1, ante_exemptions=False, declaration="two_rounds"),
+        # Pagat, "Simultaneous Declaration": "all players decide independently whether they will play or
+        # pass. Those who want to play hold a chip in their closed fist; those who pass hold an empty fist. All reveal
+        # their decisions simultaneously and then those who decided to play discard in rotation as usual." The chip is
+        # a token, as in the hi-lo poker declarations the text likens it to: the standard antes, no second chip.
+        "simultaneous_declaration": Rules(declaration="simultaneous"),
+        # Pagat, "Four card Bourré" (Indiana): "four cards dealt to each player, with a separate card that
+        # belongs to no one indicating the trump suit. Players must have at least one trump or at least one club (a
+        # 'dirty club') to play, which costs one chip. After players have decided whether to stay, up to 3 cards can
+        # be discarded, but not all four. After the draw, players have another chance to pass; those who want to play
+        # must pay an additional chip. [...] The penalty for a renege is twice the pot." Deciding to stay comes before
+        # the discards, so the declaration is a round of its own, where playing costs the chip (play_ante); the
+        # ante before the deal and the payments are the standard ones ("As usual ...").
+        "four_card": Rules(
+            hand_size=4,
+            max_discard=3,
+            trump_card="separate",
+            declaration="two_rounds",
+            play_ante=1,
+            entry_requirement="trump_or_club",
+            second_pass_ante=1,
+            renege_multiple=2,
+        ),
+        # The Action Network's article on the game, the "NBA version of the game, which permits the dealer to pick the
+        # trump suit after looking at his first five-card hand. After the trump suit has been established, players have
+        # the option to remain in the game or to fold." No card is turned, so the dealer's cards all stay hidden.
+        "dealer_picks_trump": Rules(trump_card="named_by_dealer"),
+    }
+)
 """The named rule sets of docs/rules.md (its Presets section), each a ``Rules`` to adjust field by field."""
 
 
@@ -411,35 +499,44 @@ class PresetDescription:
     """What it changes from ``standard``, in one line."""
 
 
-preset_descriptions: Mapping[str, PresetDescription] = types.MappingProxyType({
-    "standard": PresetDescription("the Louisiana rules published on pagat, after Nickens' book", "nothing"),
-    "double_ante": PresetDescription(
-        "pagat, \"Double Ante\" (also among the Wikipedia article's variations)",
-        "each player who plays adds a second chip; everyone antes every deal"),
-    "dealer_antes_for_all": PresetDescription(
-        "the Wikipedia article, Variations", "the dealer pays 1 chip per seat before every deal"),
-    "wikipedia": PresetDescription(
-        "the Wikipedia article, Rules",
-        "at most 3 discards with 7 or 8 players; \"play to win\": a void player whose trumps cannot win the trick "
-        "may play any card"),
-    "separate_trump_card": PresetDescription(
-        "pagat, \"Separate Trump Card\", first form",
-        "an extra card turned for trump after the hands, no one's, never played"),
-    "separate_trump_card_dealer_may_take": PresetDescription(
-        "pagat, \"Separate Trump Card\", second form",
-        "the same card, which the dealer may take as a sixth card, discarding at least one of the six"),
-    "two_round_declaration": PresetDescription(
-        "pagat, within \"Double Ante\"",
-        "the double-ante game with play or pass declared in a round before the draw"),
-    "simultaneous_declaration": PresetDescription(
-        "pagat, \"Simultaneous Declaration\"",
-        "the same declaration round, kept secret until everyone has declared"),
-    "four_card": PresetDescription(
-        "pagat, \"Four card Bourré\": the Indiana game reported by Victoria Diemer",
-        "4 cards, a separate trump card, a trump or a club needed to play, up to 3 discards, a paid second chance "
-        "to pass, a renege costs twice the pot"),
-    "dealer_picks_trump": PresetDescription(
-        "the \"NBA version\" described in The Action Network's article on the game",
-        "no card turned: the dealer names trump after looking at the hand"),
-})
+preset_descriptions: Mapping[str, PresetDescription] = types.MappingProxyType(
+    {
+        "standard": PresetDescription("the Louisiana rules published on pagat, after Nickens' book", "nothing"),
+        "double_ante": PresetDescription(
+            'pagat, "Double Ante" (also among the Wikipedia article\'s variations)',
+            "each player who plays adds a second chip; everyone antes every deal",
+        ),
+        "dealer_antes_for_all": PresetDescription(
+            "the Wikipedia article, Variations", "the dealer pays 1 chip per seat before every deal"
+        ),
+        "wikipedia": PresetDescription(
+            "the Wikipedia article, Rules",
+            'at most 3 discards with 7 or 8 players; "play to win": a void player whose trumps cannot win the trick '
+            "may play any card",
+        ),
+        "separate_trump_card": PresetDescription(
+            'pagat, "Separate Trump Card", first form',
+            "an extra card turned for trump after the hands, no one's, never played",
+        ),
+        "separate_trump_card_dealer_may_take": PresetDescription(
+            'pagat, "Separate Trump Card", second form',
+            "the same card, which the dealer may take as a sixth card, discarding at least one of the six",
+        ),
+        "two_round_declaration": PresetDescription(
+            'pagat, within "Double Ante"', "the double-ante game with play or pass declared in a round before the draw"
+        ),
+        "simultaneous_declaration": PresetDescription(
+            'pagat, "Simultaneous Declaration"', "the same declaration round, kept secret until everyone has declared"
+        ),
+        "four_card": PresetDescription(
+            'pagat, "Four card Bourré": the Indiana game reported by Victoria Diemer',
+            "4 cards, a separate trump card, a trump or a club needed to play, up to 3 discards, a paid second chance "
+            "to pass, a renege costs twice the pot",
+        ),
+        "dealer_picks_trump": PresetDescription(
+            'the "NBA version" described in The Action Network\'s article on the game',
+            "no card turned: the dealer names trump after looking at the hand",
+        ),
+    }
+)
 """Each preset's source and one-line summary; ``tests/test_rules_doc.py`` holds the documents' tables to them."""

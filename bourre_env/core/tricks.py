@@ -38,8 +38,9 @@ def trick_winner(cards_in_trick: np.ndarray, leader: int, n: int, trump: int) ->
 
 
 @njit(cache=True)
-def ordinary_legal(hand: int, led: int, trick_best_led: int, trick_best_trump: int, trump: int,
-                   must_trump: bool) -> int:
+def ordinary_legal(
+    hand: int, led: int, trick_best_led: int, trick_best_trump: int, trump: int, must_trump: bool
+) -> int:
     """Cards of ``hand`` the ordinary rules of trick play allow (docs/rules.md, priorities 1-3), when following.
 
     ``trick_best_led`` / ``trick_best_trump``: highest card of the led suit / of trumps in the trick, -1 if none.
@@ -60,8 +61,16 @@ def ordinary_legal(hand: int, led: int, trick_best_led: int, trick_best_trump: i
 
 
 @njit(cache=True)
-def ordinary_plays(hand: int, leading: bool, led: int, trick_best_led: int, trick_best_trump: int, trump: int,
-                   must_trump: bool, lead_honors: bool) -> int:
+def ordinary_plays(
+    hand: int,
+    leading: bool,
+    led: int,
+    trick_best_led: int,
+    trick_best_trump: int,
+    trump: int,
+    must_trump: bool,
+    lead_honors: bool,
+) -> int:
     """Cards of ``hand`` the ordinary rules allow, leading (any card; with ``lead_trump_honors`` a held A, K or Q
     of trumps) or following (``ordinary_legal``): the rules without the cinch's, which the cinch's definition
     ranges over."""
@@ -126,8 +135,9 @@ def _beats(c: int, led: int, best_led: int, best_trump: int, trump: int) -> bool
 
 
 @njit(cache=True)
-def forbidden_after(card: int, leading: bool, led: int, best_led: int, best_trump: int,
-                     trump: int, must_trump: bool, lead_honors: bool) -> int:
+def forbidden_after(
+    card: int, leading: bool, led: int, best_led: int, best_trump: int, trump: int, must_trump: bool, lead_honors: bool
+) -> int:
     """Cards a player cannot hold if playing ``card`` was legal (the cards that would have been required instead)."""
     csuit = card // 13
     tmask = suit_mask(trump)

@@ -11,5 +11,16 @@ from bourre_env.sampler.plan import DP_LIMIT, EV_ACTION, EV_DRAW, EV_HIDDEN
 from bourre_env.sampler.record import PublicRecord, decode, rules_from_observation
 from bourre_env.sampler.worlds import Worlds, WorldSampler, observer_view, sample_worlds
 
-__all__ = ["WorldSampler", "Worlds", "sample_worlds", "observer_view", "PublicRecord", "decode",
-           "rules_from_observation", "DP_LIMIT", "EV_ACTION", "EV_DRAW", "EV_HIDDEN"]
+__all__ = [
+    "WorldSampler",
+    "Worlds",
+    "sample_worlds",
+    "observer_view",
+    "PublicRecord",
+    "decode",
+    "rules_from_observation",
+    "DP_LIMIT",
+    "EV_ACTION",
+    "EV_DRAW",
+    "EV_HIDDEN",
+]

@@ -34,9 +34,22 @@ def _shuffle(a: np.ndarray, lo: int, hi: int, rng: np.ndarray) -> None:
 
 
 @njit(cache=True)
-def _walk(mode: int, key: int, t: int, counts: np.ndarray, caps: np.ndarray, allowed: np.ndarray, stride: np.ndarray,
-          remaining: np.ndarray, later: np.ndarray, next_keys: np.ndarray, next_f: np.ndarray, u: float,
-          buf: np.ndarray, split: np.ndarray) -> tuple[float, int]:
+def _walk(
+    mode: int,
+    key: int,
+    t: int,
+    counts: np.ndarray,
+    caps: np.ndarray,
+    allowed: np.ndarray,
+    stride: np.ndarray,
+    remaining: np.ndarray,
+    later: np.ndarray,
+    next_keys: np.ndarray,
+    next_f: np.ndarray,
+    u: float,
+    buf: np.ndarray,
+    split: np.ndarray,
+) -> tuple[float, int]:
     """Visit every split of type ``t``'s cards among the groups that fits the capacities left (``key``).
 
     ``key`` holds the capacities left in every group but the last, in mixed radix (``stride``); the last
@@ -156,8 +169,9 @@ def _totals(counts: np.ndarray, allowed: np.ndarray) -> tuple[np.ndarray, np.nda
 
 
 @njit(cache=True)
-def _count_levels(counts: np.ndarray, caps: np.ndarray, allowed: np.ndarray, limit: int
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]:
+def _count_levels(
+    counts: np.ndarray, caps: np.ndarray, allowed: np.ndarray, limit: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]:
     """The counting programme over the reachable capacity states, type by type.
 
     Level ``t`` lists (sorted) the capacity keys reachable after placing types ``0..t-1``; ``f`` at a key of
@@ -181,13 +195,27 @@ def _count_levels(counts: np.ndarray, caps: np.ndarray, allowed: np.ndarray, lim
     work = 0
     buf = np.zeros(64, dtype=np.int64)
     for t in range(ntypes):
-        level = keys[starts[t]:starts[t + 1]]
+        level = keys[starts[t] : starts[t + 1]]
         children = np.zeros(64, dtype=np.int64)
         m = 0
         for key in level:
             while True:
-                _, k = _walk(0, key, t, counts, caps, allowed, stride, remaining, later, keys, empty_f, 0.0, buf,
-                             np.zeros((1, 1), dtype=np.int64))
+                _, k = _walk(
+                    0,
+                    key,
+                    t,
+                    counts,
+                    caps,
+                    allowed,
+                    stride,
+                    remaining,
+                    later,
+                    keys,
+                    empty_f,
+                    0.0,
+                    buf,
+                    np.zeros((1, 1), dtype=np.int64),
+                )
                 if k <= buf.shape[0]:
                     break
                 buf = np.zeros(2 * k, dtype=np.int64)
@@ -198,29 +226,52 @@ def _count_levels(counts: np.ndarray, caps: np.ndarray, allowed: np.ndarray, lim
                 grown = np.zeros(2 * children.shape[0], dtype=np.int64)
                 grown[:m] = children[:m]
                 children = grown
-            children[m:m + k] = buf[:k]
+            children[m : m + k] = buf[:k]
             m += k
         nxt = np.unique(children[:m])
         grown = np.zeros(starts[t + 1] + nxt.shape[0], dtype=np.int64)
-        grown[:starts[t + 1]] = keys[:starts[t + 1]]
-        grown[starts[t + 1]:] = nxt
+        grown[: starts[t + 1]] = keys[: starts[t + 1]]
+        grown[starts[t + 1] :] = nxt
         keys = grown
         starts[t + 2] = keys.shape[0]
     f = np.zeros(keys.shape[0], dtype=np.float64)
     for i in range(starts[ntypes], starts[ntypes + 1]):
         f[i] = 1.0 if keys[i] == 0 else 0.0
     for t in range(ntypes - 1, -1, -1):
-        nk = keys[starts[t + 1]:starts[t + 2]]
-        nf = f[starts[t + 1]:starts[t + 2]]
+        nk = keys[starts[t + 1] : starts[t + 2]]
+        nf = f[starts[t + 1] : starts[t + 2]]
         for i in range(starts[t], starts[t + 1]):
-            f[i], _ = _walk(1, keys[i], t, counts, caps, allowed, stride, remaining, later, nk, nf, 0.0, buf,
-                            np.zeros((1, 1), dtype=np.int64))
+            f[i], _ = _walk(
+                1,
+                keys[i],
+                t,
+                counts,
+                caps,
+                allowed,
+                stride,
+                remaining,
+                later,
+                nk,
+                nf,
+                0.0,
+                buf,
+                np.zeros((1, 1), dtype=np.int64),
+            )
     return keys, f, starts, stride, True
 
 
 @njit(cache=True)
-def _dp_assign(counts: np.ndarray, caps: np.ndarray, allowed: np.ndarray, keys: np.ndarray, f: np.ndarray,
-               starts: np.ndarray, stride: np.ndarray, split: np.ndarray, rng: np.ndarray) -> bool:
+def _dp_assign(
+    counts: np.ndarray,
+    caps: np.ndarray,
+    allowed: np.ndarray,
+    keys: np.ndarray,
+    f: np.ndarray,
+    starts: np.ndarray,
+    stride: np.ndarray,
+    split: np.ndarray,
+    rng: np.ndarray,
+) -> bool:
     """Draw how many cards of each type go to each group (``split[t, g]``), exactly in proportion to the
     number of card assignments; False when there is none."""
     ntypes = counts.shape[0]
@@ -232,10 +283,9 @@ def _dp_assign(counts: np.ndarray, caps: np.ndarray, allowed: np.ndarray, keys: 
     total = f[0]
     buf = np.zeros(1, dtype=np.int64)
     for t in range(ntypes):
-        nk = keys[starts[t + 1]:starts[t + 2]]
-        nf = f[starts[t + 1]:starts[t + 2]]
-        _walk(2, key, t, counts, caps, allowed, stride, remaining, later, nk, nf, _uniform(rng) * total, buf,
-              split)
+        nk = keys[starts[t + 1] : starts[t + 2]]
+        nf = f[starts[t + 1] : starts[t + 2]]
+        _walk(2, key, t, counts, caps, allowed, stride, remaining, later, nk, nf, _uniform(rng) * total, buf, split)
         for j in range(ng - 1):
             key -= split[t, j] * stride[j]
         i = np.searchsorted(nk, key)
@@ -244,8 +294,9 @@ def _dp_assign(counts: np.ndarray, caps: np.ndarray, allowed: np.ndarray, keys: 
 
 
 @njit(cache=True)
-def _rejection_assign(counts: np.ndarray, caps: np.ndarray, allowed: np.ndarray, below: np.ndarray,
-                      split: np.ndarray, rng: np.ndarray) -> bool:
+def _rejection_assign(
+    counts: np.ndarray, caps: np.ndarray, allowed: np.ndarray, below: np.ndarray, split: np.ndarray, rng: np.ndarray
+) -> bool:
     """Exact rejection sampling of ``split[t, g]``, for tables too large to count.
 
     Cards are placed one at a time, the types in order (most constrained first): each takes a free place
@@ -318,23 +369,68 @@ def _order_pile(s: np.ndarray, p: np.ndarray, desired: np.ndarray) -> None:
 # Kept whole, over the line limit: split into its steps (pinned cards, groups, reshuffled cards, deck, replay) as
 # separate kernels it drew about 28% fewer worlds per second (75k against 106k worlds/s, 5 players, measured)
 @njit(cache=True)
-def _sample_kernel(p: np.ndarray, n: int, h: int, dealer: int, deck_size: int, dealt: int, face: int,
-                   face_last_of_dealer: bool, face_separate: bool, face_dead_by_dealer: bool,
-                   bin_size: np.ndarray, bin_off: np.ndarray,
-                   pin_cards: np.ndarray, pin_card_start: np.ndarray, pin_bins: np.ndarray, pin_bin_start: np.ndarray,
-                   type_cards: np.ndarray, type_start: np.ndarray, caps: np.ndarray, allowed: np.ndarray,
-                   sub_groups: np.ndarray, sub_start: np.ndarray, group_caps: np.ndarray,
-                   group_bins: np.ndarray, group_start: np.ndarray, forced: np.ndarray, forced_start: np.ndarray,
-                   use_dp: bool, keys: np.ndarray, weights: np.ndarray, starts: np.ndarray, stride: np.ndarray,
-                   below: np.ndarray,
-                   stage_final: np.ndarray, stage_final_start: np.ndarray, pf_bins: np.ndarray, pf_start: np.ndarray,
-                   card_pf_bin: np.ndarray, order_bins: np.ndarray, order_start: np.ndarray,
-                   init_bins: np.ndarray, init_start: np.ndarray, disc_bin: np.ndarray,
-                   ev_kind: np.ndarray, ev_seat: np.ndarray, ev_arg: np.ndarray, pot: int, deal_no: int,
-                   count: int, max_attempts: int, rng: np.ndarray,
-                   out: np.ndarray, decks: np.ndarray, seeds: np.ndarray, actions: np.ndarray,
-                   orders: np.ndarray, snap_events: np.ndarray, snaps: np.ndarray, until: int,
-                   discards: np.ndarray) -> tuple[int, int, int]:
+def _sample_kernel(
+    p: np.ndarray,
+    n: int,
+    h: int,
+    dealer: int,
+    deck_size: int,
+    dealt: int,
+    face: int,
+    face_last_of_dealer: bool,
+    face_separate: bool,
+    face_dead_by_dealer: bool,
+    bin_size: np.ndarray,
+    bin_off: np.ndarray,
+    pin_cards: np.ndarray,
+    pin_card_start: np.ndarray,
+    pin_bins: np.ndarray,
+    pin_bin_start: np.ndarray,
+    type_cards: np.ndarray,
+    type_start: np.ndarray,
+    caps: np.ndarray,
+    allowed: np.ndarray,
+    sub_groups: np.ndarray,
+    sub_start: np.ndarray,
+    group_caps: np.ndarray,
+    group_bins: np.ndarray,
+    group_start: np.ndarray,
+    forced: np.ndarray,
+    forced_start: np.ndarray,
+    use_dp: bool,
+    keys: np.ndarray,
+    weights: np.ndarray,
+    starts: np.ndarray,
+    stride: np.ndarray,
+    below: np.ndarray,
+    stage_final: np.ndarray,
+    stage_final_start: np.ndarray,
+    pf_bins: np.ndarray,
+    pf_start: np.ndarray,
+    card_pf_bin: np.ndarray,
+    order_bins: np.ndarray,
+    order_start: np.ndarray,
+    init_bins: np.ndarray,
+    init_start: np.ndarray,
+    disc_bin: np.ndarray,
+    ev_kind: np.ndarray,
+    ev_seat: np.ndarray,
+    ev_arg: np.ndarray,
+    pot: int,
+    deal_no: int,
+    count: int,
+    max_attempts: int,
+    rng: np.ndarray,
+    out: np.ndarray,
+    decks: np.ndarray,
+    seeds: np.ndarray,
+    actions: np.ndarray,
+    orders: np.ndarray,
+    snap_events: np.ndarray,
+    snaps: np.ndarray,
+    until: int,
+    discards: np.ndarray,
+) -> tuple[int, int, int]:
     """Draw ``count`` consistent worlds into ``out``; returns (worlds drawn, proposals made, proposals the
     replay rejected). With ``until >= 0`` the replay stops before event ``until``."""
     ntypes = type_start.shape[0] - 1
@@ -384,8 +480,11 @@ def _sample_kernel(p: np.ndarray, n: int, h: int, dealer: int, deck_size: int, d
                 fill[b] += 1
         # the other cards: how many of each type go to each group, then which ones, then which bin
         if ntypes > 0:
-            ok = (_dp_assign(counts, caps, allowed, keys, weights, starts, stride, split, rng) if use_dp
-                  else _rejection_assign(counts, caps, allowed, below, split, rng))
+            ok = (
+                _dp_assign(counts, caps, allowed, keys, weights, starts, stride, split, rng)
+                if use_dp
+                else _rejection_assign(counts, caps, allowed, below, split, rng)
+            )
             if not ok:
                 continue
         # each counting group's free cards, shuffled, shared among its groups; each group adds its forced cards

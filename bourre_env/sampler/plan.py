@@ -37,6 +37,7 @@ EV_ACTION = 0  # a fixed action id
 EV_DRAW = 1  # the seat draws, discarding the world's discards of that seat
 EV_HIDDEN = 2  # a simultaneous declaration not yet revealed: the world chooses pass or play
 
+
 # ---------------------------------------------------------------------------------------------- the plan
 def _proven_absent(rec: PublicRecord, params: np.ndarray) -> list[int]:
     """What each seat's plays to the tricks prove it does not hold: the core's ``forbidden_after`` of every play,
@@ -57,8 +58,9 @@ def _proven_absent(rec: PublicRecord, params: np.ndarray) -> list[int]:
             c = rec.trick_cards[t][q]
             if c < 0:
                 continue
-            out[q] |= int(core.forbidden_after(c, led < 0, led, best_led, best_trump, rec.trump, must_trump,
-                                                lead_honors))
+            out[q] |= int(
+                core.forbidden_after(c, led < 0, led, best_led, best_trump, rec.trump, must_trump, lead_honors)
+            )
             if led < 0:
                 led = c // 13
             if c // 13 == led and c > best_led:
@@ -104,8 +106,9 @@ class _Plan:
 
         # who did what: laid down before the draw, drew, or still holds the hand as dealt
         self._drew = [rec.ndiscard[q] >= 0 for q in range(n)]
-        self._laid_early = [rec.decisions[q] == core.PASSED and not self._drew[q] and not secret_round
-                            for q in range(n)]
+        self._laid_early = [
+            rec.decisions[q] == core.PASSED and not self._drew[q] and not secret_round for q in range(n)
+        ]
         self.events, timeline = _replay_events(rec, params, secret_round, self._drew, self._laid_early)
         pf_of = self._lay_out_bins(rec, rules, trump_card, timeline)
         final = [b for b in range(len(self.bin_size)) if b not in pf_of]
@@ -122,8 +125,9 @@ class _Plan:
         self.bin_size.append(size)
         return len(self.bin_size) - 1
 
-    def _lay_out_bins(self, rec: PublicRecord, rules: Rules, trump_card: int, timeline: list[tuple[str, int]]
-                      ) -> dict[int, int]:
+    def _lay_out_bins(
+        self, rec: PublicRecord, rules: Rules, trump_card: int, timeline: list[tuple[str, int]]
+    ) -> dict[int, int]:
         """The bins of every seat and the stock stages, in the pile's history; returns each reshuffled bin's stage."""
         n, h, d, face, face_bin = self.n, self.h, self.dealer, self.face, self.face_bin
         dealers_card = trump_card == core.TRUMP_DEALERS_CARD
@@ -143,8 +147,9 @@ class _Plan:
                 b = self._new_bin(B_INIT, q, dealt)
                 init_bins[q].append(b)
                 hand_bins[q].append(b)
-        stock_left = rules.deck_size - n * h - (1 if trump_card in (core.TRUMP_SEPARATE, core.TRUMP_DEALER_MAY_TAKE)
-                                                  else 0)
+        stock_left = (
+            rules.deck_size - n * h - (1 if trump_card in (core.TRUMP_SEPARATE, core.TRUMP_DEALER_MAY_TAKE) else 0)
+        )
         stage = 0
         stage_order: list[list[int]] = [[]]
         pf: list[list[int]] = [[]]  # pf[r]: the bins reshuffled into stage r's stock (pf[0] unused)
@@ -155,8 +160,9 @@ class _Plan:
                 if q == d and face >= 0 and (dealers_card or takes):
                     pile.append(face_bin)  # the turned card is laid down with the dealer's hand
                 continue
-            draws, kept, disc = _draw_counts(rec.ndiscard[q], h, q == d and dealers_card, face_dead,
-                                             q == d and takes and face_kept)
+            draws, kept, disc = _draw_counts(
+                rec.ndiscard[q], h, q == d and dealers_card, face_dead, q == d and takes and face_kept
+            )
             kb = self._new_bin(B_KEPT, q, kept)
             db = self._new_bin(B_DISC, q, disc)
             init_bins[q] += [kb, db]
@@ -216,8 +222,9 @@ class _Plan:
                 raise ValueError("observation: the observer's cards do not fit its hand")
             if a_o & face_bit:
                 # the reshuffled turned card came to the observer from that stock
-                stage_bins = [b for b in hand_bins[0] if self.bin_kind[b] == B_DRAWN
-                              and self.bin_stage[b] == pf_of[face_bin]]
+                stage_bins = [
+                    b for b in hand_bins[0] if self.bin_kind[b] == B_DRAWN and self.bin_stage[b] == pf_of[face_bin]
+                ]
                 if not stage_bins:
                     raise ValueError("observation: the observer holds a turned card it cannot have drawn")
                 pinned.append((face_bit, stage_bins))
@@ -250,8 +257,15 @@ class _Plan:
             raise ValueError("observation: cards outside the deck")
         return deck_mask & ~placed, fully_pinned
 
-    def _places(self, rec: PublicRecord, params: np.ndarray, pool: int, final: list[int], fully_pinned: set[int],
-                pf_of: dict[int, int]) -> tuple[list[int], dict[int, int]]:
+    def _places(
+        self,
+        rec: PublicRecord,
+        params: np.ndarray,
+        pool: int,
+        final: list[int],
+        fully_pinned: set[int],
+        pf_of: dict[int, int],
+    ) -> tuple[list[int], dict[int, int]]:
         """The bins that take hidden cards, and for each the mask of the cards of ``pool`` it may hold."""
         n = self.n
         absent = np.zeros(MAX_PLAYERS, dtype=np.int64)
@@ -259,8 +273,10 @@ class _Plan:
             absent[:] = _proven_absent(rec, params)
         played_by = [rec.played_by(q) for q in range(n)]
         candidates = [b for b in final if b not in fully_pinned and self.bin_size[b] > 0]
-        stage_final = {r: [b for b in final if self.bin_stage[b] == r and self.bin_kind[b] in (B_DRAWN, B_STOCK)]
-                       for r in range(1, self.stages + 1)}
+        stage_final = {
+            r: [b for b in final if self.bin_stage[b] == r and self.bin_kind[b] in (B_DRAWN, B_STOCK)]
+            for r in range(1, self.stages + 1)
+        }
         self.stage_final = stage_final
         hand_set = [set(self.hand_bins[q]) for q in range(n)]
         restricted = [q for q in range(1, n) if rec.in_play and rec.decisions[q] == core.PLAYING]
@@ -325,14 +341,17 @@ class _Plan:
         # the most constrained types first (fewest places): the rejection method places them first
         type_keys = sorted(types, key=lambda k: (sum(caps[g] for g in range(len(caps)) if (k >> g) & 1), k))
         self.type_cards = [_bits(types[k]) for k in type_keys]
-        self.allowed = np.array([[(k >> g) & 1 for g in range(len(group_cols))] for k in type_keys],
-                                dtype=np.int8).reshape(len(type_keys), len(group_cols))
-        self.below = np.array([[int(u & ~k == 0) for u in type_keys] for k in type_keys],
-                              dtype=np.int8).reshape(len(type_keys), len(type_keys))
+        self.allowed = np.array(
+            [[(k >> g) & 1 for g in range(len(group_cols))] for k in type_keys], dtype=np.int8
+        ).reshape(len(type_keys), len(group_cols))
+        self.below = np.array([[int(u & ~k == 0) for u in type_keys] for k in type_keys], dtype=np.int8).reshape(
+            len(type_keys), len(type_keys)
+        )
 
 
-def _draw_counts(k: int, h: int, dealer_with_face: bool, face_dead: bool, dealer_took_face: bool
-                 ) -> tuple[int, int, int]:
+def _draw_counts(
+    k: int, h: int, dealer_with_face: bool, face_dead: bool, dealer_took_face: bool
+) -> tuple[int, int, int]:
     """(cards drawn, cards kept, cards discarded to the pile) of a seat that announced ``k`` discards."""
     draws, kept, disc = k, h - k, k
     if dealer_with_face:
@@ -345,8 +364,9 @@ def _draw_counts(k: int, h: int, dealer_with_face: bool, face_dead: bool, dealer
     return draws, kept, disc
 
 
-def _replay_events(rec: PublicRecord, params: np.ndarray, secret_round: bool, drew: list[bool],
-                   laid_early: list[bool]) -> tuple[list[tuple[int, int, int]], list[tuple[str, int]]]:
+def _replay_events(
+    rec: PublicRecord, params: np.ndarray, secret_round: bool, drew: list[bool], laid_early: list[bool]
+) -> tuple[list[tuple[int, int, int]], list[tuple[str, int]]]:
     """The public actions in order, and the pile's history (lay-downs and draws) for the stock stages."""
     n, d = rec.num_players, rec.dealer
     trump_card = int(params[core.P_TRUMP_CARD])
@@ -377,8 +397,9 @@ def _replay_events(rec: PublicRecord, params: np.ndarray, secret_round: bool, dr
                     break
                 if secret_round:
                     if q == 0:
-                        events.append((EV_ACTION, q, core.PASS if rec.decisions[0] == core.PASSED
-                                       else core.DECLARE_PLAY))
+                        events.append(
+                            (EV_ACTION, q, core.PASS if rec.decisions[0] == core.PASSED else core.DECLARE_PLAY)
+                        )
                     else:
                         events.append((EV_HIDDEN, q, 0))
                     continue

@@ -49,6 +49,8 @@ from bourre_env.observation import (
 
 S = MAX_PLAYERS
 T = MAX_HAND_SIZE
+
+
 # ---------------------------------------------------------------------------------------------- decoding
 @dataclasses.dataclass(frozen=True)
 class PublicRecord:
@@ -90,7 +92,7 @@ class PublicRecord:
 
 def _one_hots(vec: np.ndarray, start: int, rows: int, size: int, field: str) -> np.ndarray:
     """Index of the single 1 in each of ``rows`` blocks of ``size`` entries (-1 for an all-0 block)."""
-    block = vec[start:start + rows * size].reshape(rows, size)
+    block = vec[start : start + rows * size].reshape(rows, size)
     ones = block > 0.5
     if not np.all((block == 0.0) | (block == 1.0)) or np.any(ones.sum(axis=1) > 1):
         raise ValueError(f"observation field {field}: expected one-hot blocks")
@@ -106,14 +108,15 @@ _CARD_BITS = np.left_shift(np.int64(1), np.arange(NUM_CARDS, dtype=np.int64))
 
 def _mask(vec: np.ndarray, start: int) -> int:
     """Card mask of a 52-entry block."""
-    return int(_CARD_BITS[vec[start:start + NUM_CARDS] > 0.5].sum())
+    return int(_CARD_BITS[vec[start : start + NUM_CARDS] > 0.5].sum())
 
 
 def _check_vector(observation: Any) -> np.ndarray:
     obs = np.asarray(observation)
     if obs.shape != (OBS_SIZE,):
-        raise ValueError(f"observation: expected a vector of {OBS_SIZE} entries (observation version 2), "
-                         f"got shape {obs.shape}")
+        raise ValueError(
+            f"observation: expected a vector of {OBS_SIZE} entries (observation version 2), got shape {obs.shape}"
+        )
     if not np.all(np.isfinite(obs)):
         raise ValueError("observation: holds non-finite entries")
     return obs.astype(np.float32, copy=False)
@@ -151,13 +154,27 @@ def decode(observation: np.ndarray) -> PublicRecord:
     if dealer < 0 or dealer >= n:
         raise ValueError("observation field dealer: no seat of the table is the dealer")
     return PublicRecord(
-        num_players=n, hand_size=h, dealer=dealer, to_act=to_act, decisions=tuple(decisions.tolist()),
-        ndiscard=tuple(ndiscard.tolist()), trick_cards=tuple(tuple(r) for r in rows), trick_leaders=leaders,
-        in_play=phase == 1, decision_round=_one_hot(obs, O_ROUND, 5, "decision_round"),
-        hand=_mask(obs, O_HAND), own_discards=_mask(obs, O_OWN_DISCARDS), face=face,
-        face_status=status if face >= 0 else core.FACE_NONE, trump=_one_hot(obs, O_TRUMP, 4, "trump"),
-        reshuffled=bool(obs[O_RESHUFFLED] > 0.5), stayed=stayed, pot=round(float(obs[O_POT]) * 100),
-        deal_no=round(float(obs[O_DEAL]) * 10), deals_left=round(float(obs[O_DEAL + 1]) * 10))
+        num_players=n,
+        hand_size=h,
+        dealer=dealer,
+        to_act=to_act,
+        decisions=tuple(decisions.tolist()),
+        ndiscard=tuple(ndiscard.tolist()),
+        trick_cards=tuple(tuple(r) for r in rows),
+        trick_leaders=leaders,
+        in_play=phase == 1,
+        decision_round=_one_hot(obs, O_ROUND, 5, "decision_round"),
+        hand=_mask(obs, O_HAND),
+        own_discards=_mask(obs, O_OWN_DISCARDS),
+        face=face,
+        face_status=status if face >= 0 else core.FACE_NONE,
+        trump=_one_hot(obs, O_TRUMP, 4, "trump"),
+        reshuffled=bool(obs[O_RESHUFFLED] > 0.5),
+        stayed=stayed,
+        pot=round(float(obs[O_POT]) * 100),
+        deal_no=round(float(obs[O_DEAL]) * 10),
+        deals_left=round(float(obs[O_DEAL + 1]) * 10),
+    )
 
 
 def _fraction_of(value: float) -> Fraction:
@@ -187,17 +204,22 @@ def rules_from_observation(observation: np.ndarray, record: PublicRecord | None 
     if trump_rule < 0 or declare_rule < 0 or not ranks:
         raise ValueError("observation: the rule fields are empty (not an observation of version 2?)")
     options: dict[str, Any] = dict(
-        num_players=rec.num_players, hand_size=rec.hand_size, ranks=ranks,
+        num_players=rec.num_players,
+        hand_size=rec.hand_size,
+        ranks=ranks,
         max_discard=round(float(obs[O_OPTIONS + 3]) * 6),
-        must_trump_when_cannot_win=bool(obs[O_OPTIONS] > 0.5), lead_trump_honors=bool(obs[O_OPTIONS + 1] > 0.5),
+        must_trump_when_cannot_win=bool(obs[O_OPTIONS] > 0.5),
+        lead_trump_honors=bool(obs[O_OPTIONS + 1] > 0.5),
         pot_limit=round(float(obs[O_POT_LIMIT + 1]) * 100) if obs[O_POT_LIMIT] > 0.5 else None,
         tie="divide" if obs[O_OPTIONS + 2] > 0.5 else "carry",
         rake=_fraction_of(float(obs[O_PENALTY_RULE + 2])),
         illegal_action="renege" if obs[O_PENALTY_RULE] > 0.5 else "error",
         deals_per_episode=rec.deal_no + 1 + rec.deals_left,
-        play_ante=round(float(obs[O_ANTE_RULE])), ante_exemptions=bool(obs[O_ANTE_RULE + 1] > 0.5),
+        play_ante=round(float(obs[O_ANTE_RULE])),
+        ante_exemptions=bool(obs[O_ANTE_RULE + 1] > 0.5),
         ante_payer="dealer" if obs[O_ANTE_RULE + 2] > 0.5 else "each",
-        trump_card=TRUMP_CARD_VALUES[trump_rule], declaration=DECLARATION_VALUES[declare_rule],
+        trump_card=TRUMP_CARD_VALUES[trump_rule],
+        declaration=DECLARATION_VALUES[declare_rule],
         entry_requirement="trump_or_club" if obs[O_ENTRY_RULE] > 0.5 else "none",
         second_pass_ante=round(float(obs[O_ENTRY_RULE + 2])) if obs[O_ENTRY_RULE + 1] > 0.5 else None,
         renege_multiple=round(float(obs[O_PENALTY_RULE + 1])),

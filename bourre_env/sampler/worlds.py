@@ -77,8 +77,17 @@ from bourre_env.sampler.kernels import _count_levels, _sample_kernel
 from bourre_env.sampler.plan import DP_LIMIT, EV_ACTION, EV_DRAW, EV_HIDDEN, MAX_ATTEMPTS_PER_WORLD, _bits, _flat, _Plan
 from bourre_env.sampler.record import PublicRecord, _check_vector, decode, rules_from_observation
 
-__all__ = ["PublicRecord", "WorldSampler", "decode", "rules_from_observation", "sample_worlds", "DP_LIMIT",
-           "EV_ACTION", "EV_DRAW", "EV_HIDDEN"]
+__all__ = [
+    "PublicRecord",
+    "WorldSampler",
+    "decode",
+    "rules_from_observation",
+    "sample_worlds",
+    "DP_LIMIT",
+    "EV_ACTION",
+    "EV_DRAW",
+    "EV_HIDDEN",
+]
 
 
 # ---------------------------------------------------------------------------------------------- the sampler
@@ -207,8 +216,15 @@ class WorldSampler:
         kinds; the action of a draw or a secret declaration is the world's own)."""
         return list(self.plan.events)
 
-    def sample(self, count: int, seed: int | np.random.Generator | None = 0, recipes: bool = False,
-               max_attempts: int | None = None, snapshots: list[int] | None = None, until: int | None = None) -> Any:
+    def sample(
+        self,
+        count: int,
+        seed: int | np.random.Generator | None = 0,
+        recipes: bool = False,
+        max_attempts: int | None = None,
+        snapshots: list[int] | None = None,
+        until: int | None = None,
+    ) -> Any:
         """``count`` worlds as a ``(count, core.STATE_SIZE)`` int64 array (the observer is seat 0), or a
         ``Worlds`` with what rebuilds them when ``recipes`` is set. Seeded: the same seed gives the same worlds.
 
@@ -239,39 +255,101 @@ class WorldSampler:
         if until is not None and not (isinstance(until, (int, np.integer)) and 0 <= until <= len(plan.events)):
             raise ValueError(f"until: expected an event index in 0..{len(plan.events)}, got {until!r}")
         snap_events = np.asarray(sorted(snapshots or []), dtype=np.int64)
-        if snap_events.size and (snap_events[0] < 0 or snap_events[-1] >= len(plan.events)
-                                 or np.any(np.diff(snap_events) == 0)):
+        if snap_events.size and (
+            snap_events[0] < 0 or snap_events[-1] >= len(plan.events) or np.any(np.diff(snap_events) == 0)
+        ):
             raise ValueError(f"snapshots: expected distinct event indices in 0..{len(plan.events) - 1}")
-        snaps = np.zeros((count, snap_events.size, core.STATE_SIZE) if snap_events.size else (1, 1, 1),
-                         dtype=np.int64)
+        snaps = np.zeros((count, snap_events.size, core.STATE_SIZE) if snap_events.size else (1, 1, 1), dtype=np.int64)
         discards = np.zeros((count, plan.n), dtype=np.int64)
         dealt = plan.n * plan.h + (1 if trump_card in (core.TRUMP_SEPARATE, core.TRUMP_DEALER_MAY_TAKE) else 0)
         made, tries, refused = _sample_kernel(
-            self.params, plan.n, plan.h, plan.dealer, rules.deck_size, dealt, plan.face,
-            trump_card == core.TRUMP_DEALERS_CARD, trump_card in (core.TRUMP_SEPARATE, core.TRUMP_DEALER_MAY_TAKE),
-            plan.face_dead_by_dealer, self._bin_size, self._bin_off,
-            self._pin_cards, self._pin_card_start, self._pin_bins, self._pin_bin_start,
-            self._type_cards, self._type_start, self._caps, self._allowed, self._sub_groups, self._sub_start,
-            self._group_caps, self._group_bins, self._group_start, self._forced, self._forced_start,
-            self.method == "dp", self._keys, self._weights, self._starts, self._stride, self._below,
-            self._stage_final, self._stage_final_start, self._pf_bins, self._pf_start, self._card_pf_bin,
-            self._order_bins, self._order_start, self._init_bins, self._init_start, self._disc_bin,
-            self._ev_kind, self._ev_seat, self._ev_arg, self.record.pot, self.record.deal_no,
-            count, limit, rng, out, decks, seeds, actions, orders, snap_events, snaps, -1 if until is None else until,
-            discards)
+            self.params,
+            plan.n,
+            plan.h,
+            plan.dealer,
+            rules.deck_size,
+            dealt,
+            plan.face,
+            trump_card == core.TRUMP_DEALERS_CARD,
+            trump_card in (core.TRUMP_SEPARATE, core.TRUMP_DEALER_MAY_TAKE),
+            plan.face_dead_by_dealer,
+            self._bin_size,
+            self._bin_off,
+            self._pin_cards,
+            self._pin_card_start,
+            self._pin_bins,
+            self._pin_bin_start,
+            self._type_cards,
+            self._type_start,
+            self._caps,
+            self._allowed,
+            self._sub_groups,
+            self._sub_start,
+            self._group_caps,
+            self._group_bins,
+            self._group_start,
+            self._forced,
+            self._forced_start,
+            self.method == "dp",
+            self._keys,
+            self._weights,
+            self._starts,
+            self._stride,
+            self._below,
+            self._stage_final,
+            self._stage_final_start,
+            self._pf_bins,
+            self._pf_start,
+            self._card_pf_bin,
+            self._order_bins,
+            self._order_start,
+            self._init_bins,
+            self._init_start,
+            self._disc_bin,
+            self._ev_kind,
+            self._ev_seat,
+            self._ev_arg,
+            self.record.pot,
+            self.record.deal_no,
+            count,
+            limit,
+            rng,
+            out,
+            decks,
+            seeds,
+            actions,
+            orders,
+            snap_events,
+            snaps,
+            -1 if until is None else until,
+            discards,
+        )
         self.last_proposals = tries
         self.last_refused = refused
         if made < count:
-            raise RuntimeError(f"only {made} consistent worlds in {tries} proposals ({refused} refused by the replay): "
-                               "the observation admits almost none (or it was not produced by the rules)")
+            raise RuntimeError(
+                f"only {made} consistent worlds in {tries} proposals ({refused} refused by the replay): "
+                "the observation admits almost none (or it was not produced by the rules)"
+            )
         if not recipes and snapshots is None and until is None:
             return out
-        return Worlds(out, decks, seeds, actions[:, :len(plan.events)], orders[:, :self._reshuffled_cards],
-                      plan.dealer, tries, discards, snaps if snap_events.size else None, snap_events)
+        return Worlds(
+            out,
+            decks,
+            seeds,
+            actions[:, : len(plan.events)],
+            orders[:, : self._reshuffled_cards],
+            plan.dealer,
+            tries,
+            discards,
+            snaps if snap_events.size else None,
+            snap_events,
+        )
 
 
-def sample_worlds(observation: np.ndarray, count: int, seed: int | np.random.Generator | None = 0,
-                  rules: Rules | None = None) -> np.ndarray:
+def sample_worlds(
+    observation: np.ndarray, count: int, seed: int | np.random.Generator | None = 0, rules: Rules | None = None
+) -> np.ndarray:
     """``WorldSampler(observation, rules).sample(count, seed)``: worlds as core states, the observer in seat 0."""
     states: np.ndarray = WorldSampler(observation, rules).sample(count, seed)  # sample's plain form: states only
     return states

@@ -115,7 +115,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 import multiprocessing
 import pickle
 import queue
@@ -134,11 +133,28 @@ from agents.base import Agent
 from bourre_env import history, memory
 from bourre_env.core.rules import Rules
 from bourre_env.view import StateView
+from train.eval.statistics import t_interval, t_quantile
 
 __all__ = [
-    "AgentSource", "agent_label", "build_agent", "check_sources",
-    "BACKENDS", "CHUNK_DEALS", "Deals", "EvalReport", "SideStats", "TableReport", "check_outcomes_fit", "evaluate",
-    "iter_deals", "make_deals", "play_deal", "run_jobs", "seat_outcomes", "t_interval", "t_quantile",
+    "AgentSource",
+    "agent_label",
+    "build_agent",
+    "check_sources",
+    "BACKENDS",
+    "CHUNK_DEALS",
+    "Deals",
+    "EvalReport",
+    "SideStats",
+    "TableReport",
+    "check_outcomes_fit",
+    "evaluate",
+    "iter_deals",
+    "make_deals",
+    "play_deal",
+    "run_jobs",
+    "seat_outcomes",
+    "t_interval",
+    "t_quantile",
 ]
 
 CHUNK_DEALS = 20
@@ -194,14 +210,18 @@ def check_sources(sources: Sequence[AgentSource], workers: int, backend: str) ->
         if parallel and not isinstance(source, str):
             where = "Ray tasks" if backend != "local" else f"workers={workers}"
             if _is_instance(source):
-                raise ValueError(f"agent {agent_label(source)}: an agent instance cannot be shared by {where}; give "
-                                 "a spec (module:Class, path/to/file.py:Class) or a picklable factory such as the "
-                                 "class itself, or run with workers=1")
+                raise ValueError(
+                    f"agent {agent_label(source)}: an agent instance cannot be shared by {where}; give "
+                    "a spec (module:Class, path/to/file.py:Class) or a picklable factory such as the "
+                    "class itself, or run with workers=1"
+                )
             try:
                 pickle.dumps(source)
             except Exception as err:  # pickle raises several types (PicklingError, AttributeError, TypeError)
-                raise ValueError(f"agent {agent_label(source)}: {where} need a spec or a picklable factory (a "
-                                 f"module-level class or function, not a lambda or a local one): {err}") from None
+                raise ValueError(
+                    f"agent {agent_label(source)}: {where} need a spec or a picklable factory (a "
+                    f"module-level class or function, not a lambda or a local one): {err}"
+                ) from None
         build_agent(source, 0)
 
 
@@ -255,15 +275,18 @@ def check_outcomes_fit(deals: int, sizes: Sequence[int], extra_per_deal: int = 0
     int64 per deal at ``N`` players, plus ``extra_per_deal`` bytes; the largest table size's arrays are copied
     twice more on the way (concatenated, then split into the candidate's and the field's seats)."""
     per_size = [deals * ((n + 1) * n * NUM_OUTCOMES * 8 + extra_per_deal) for n in sizes]
-    memory.check_fits(sum(per_size) + 2 * max(per_size, default=0),
-                      f"--deals {deals} (at {', '.join(map(str, sizes))} players)")
+    memory.check_fits(
+        sum(per_size) + 2 * max(per_size, default=0), f"--deals {deals} (at {', '.join(map(str, sizes))} players)"
+    )
 
 
 def seat_outcomes(state: np.ndarray, num_players: int) -> np.ndarray:
     """``(N, 6)`` int64 rows (chips, played, tricks, won pot, tied for most, bourré) of a settled deal."""
     v = StateView(state, num_players)
-    return np.array([[v.reward(q), v.playing(q), v.tricks(q), v.won(q), v.tied(q), v.bourre(q)]
-                     for q in range(num_players)], dtype=np.int64).reshape(num_players, 6)
+    return np.array(
+        [[v.reward(q), v.playing(q), v.tricks(q), v.won(q), v.tied(q), v.bourre(q)] for q in range(num_players)],
+        dtype=np.int64,
+    ).reshape(num_players, 6)
 
 
 def play_deal(env: Any, table: Sequence[Agent], deals: Deals, k: int) -> np.ndarray:
@@ -309,9 +332,18 @@ def check_backend(backend: str, address: str | None) -> None:
         raise ValueError(f"address: a Ray cluster's address goes with backend 'ray', got backend {backend!r}")
 
 
-def run_jobs(fn: Callable[[_Job], _Result], jobs: Iterable[_Job], sizes: Iterable[int], workers: int,
-             progress: bool, desc: str, backend: str = "local", address: str | None = None,
-             total: int | None = None, connect_timeout: float = 60.0) -> list[_Result]:
+def run_jobs(
+    fn: Callable[[_Job], _Result],
+    jobs: Iterable[_Job],
+    sizes: Iterable[int],
+    workers: int,
+    progress: bool,
+    desc: str,
+    backend: str = "local",
+    address: str | None = None,
+    total: int | None = None,
+    connect_timeout: float = 60.0,
+) -> list[_Result]:
     """``[fn(job) for job in jobs]``, in ``workers`` processes, with a progress bar counting ``sizes`` (one per
     job; ``total`` is their sum, needed when ``sizes`` is not a sequence); with ``backend="ray"``, as Ray tasks
     on a local instance of ``workers`` CPUs or the cluster at ``address`` (given up, with a ``ValueError``, if it
@@ -351,8 +383,9 @@ def _ignore_interrupts() -> None:
     signal.signal(signal.SIGTERM, unwind)
 
 
-def _run_in_pool(fn: Callable[[_Job], _Result], jobs: Iterable[_Job], sizes: Iterable[int], workers: int,
-                 bar: Any) -> list[_Result]:
+def _run_in_pool(
+    fn: Callable[[_Job], _Result], jobs: Iterable[_Job], sizes: Iterable[int], workers: int, bar: Any
+) -> list[_Result]:
     # spawn, not fork: the parent may hold threads (tqdm's monitor, BLAS), and forking a threaded process can
     # deadlock; a spawned worker reloads the cached compiled core in about a second.
     context = multiprocessing.get_context("spawn")
@@ -366,8 +399,12 @@ def _run_in_pool(fn: Callable[[_Job], _Result], jobs: Iterable[_Job], sizes: Ite
             i = len(results)
             results.append(None)
             sizes_of.append(size)
-            pool.apply_async(fn, (job,), callback=functools.partial(_finished, done, i),
-                             error_callback=functools.partial(_failed, done, i))
+            pool.apply_async(
+                fn,
+                (job,),
+                callback=functools.partial(_finished, done, i),
+                error_callback=functools.partial(_failed, done, i),
+            )
             pending += 1
             # Two jobs per worker in flight: enough to keep them busy, few enough to draw jobs as they are needed.
             while pending >= 2 * workers:
@@ -391,8 +428,9 @@ def _failed(done: queue.Queue[tuple[int, Any, BaseException | None]], i: int, er
     done.put((i, None, error))
 
 
-def _collect(done: queue.Queue[tuple[int, Any, BaseException | None]], results: list[Any], sizes: list[int],
-             bar: Any) -> int:
+def _collect(
+    done: queue.Queue[tuple[int, Any, BaseException | None]], results: list[Any], sizes: list[int], bar: Any
+) -> int:
     """Wait for one finished job, store its result (or raise its error); returns 1."""
     i, result, error = done.get()
     if error is not None:
@@ -435,8 +473,7 @@ def _run_eval_job(job: _EvalJob) -> tuple[np.ndarray, np.ndarray]:
     # seat r draws at every other table, so a candidate equal to the field replays the all-field table exactly.
     seeds = [agent_seed(job.seed, n, job.chunk, 1 + s) for s in range(n)]
     # One table per rotation, and one all-field table, so that each table's agents see only their own deals.
-    tables = [[build_agent(job.candidate if s == r else job.field[s], seeds[s]) for s in range(n)]
-              for r in range(n)]
+    tables = [[build_agent(job.candidate if s == r else job.field[s], seeds[s]) for s in range(n)] for r in range(n)]
     baseline_table = [build_agent(job.field[s], seeds[s]) for s in range(n)]
     names = [agent_label(source) for source in job.field]
     out = np.empty((len(job.deals), n, n, NUM_OUTCOMES), dtype=np.int64)
@@ -444,8 +481,9 @@ def _run_eval_job(job: _EvalJob) -> tuple[np.ndarray, np.ndarray]:
     for k in range(len(job.deals)):
         for r in range(n):
             out[k, r] = play_deal(env, tables[r], job.deals, k)
-            _save_history(env, job, k, f"seat{r}", [agent_label(job.candidate) if s == r else names[s]
-                                                   for s in range(n)])
+            _save_history(
+                env, job, k, f"seat{r}", [agent_label(job.candidate) if s == r else names[s] for s in range(n)]
+            )
         baseline[k] = play_deal(env, baseline_table, job.deals, k)
         _save_history(env, job, k, "field", names)
     return out, baseline
@@ -460,68 +498,7 @@ def _save_history(env: Any, job: _EvalJob, k: int, table: str, seats: list[str])
         history.write(env.history(seats), folder / f"deal{job.chunk * CHUNK_DEALS + k:05d}_{table}.json")
 
 
-# ---------------------------------------------------------------------------- statistics
-def _betacf(a: float, b: float, x: float) -> float:
-    """Continued fraction of the incomplete beta function (modified Lentz; Numerical Recipes 6.4)."""
-    tiny = 1e-300
-    c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 500):
-        for aa in (m * (b - m) * x / ((a - 1.0 + 2 * m) * (a + 2 * m)),
-                   -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 1.0 + 2 * m))):
-            d = 1.0 + aa * d
-            d = 1.0 / (d if abs(d) > tiny else tiny)
-            c = 1.0 + aa / c
-            c = c if abs(c) > tiny else tiny
-            h *= d * c
-        if abs(d * c - 1.0) < 1e-15:
-            break
-    return h
-
-
-def _betainc(a: float, b: float, x: float) -> float:
-    """Regularized incomplete beta function I_x(a, b)."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
-    if x < (a + 1.0) / (a + b + 2.0):
-        return front * _betacf(a, b, x) / a
-    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
-
-
-def t_quantile(q: float, df: int) -> float:
-    """Quantile ``q`` (0.5 < q < 1) of Student's t with ``df`` degrees of freedom.
-
-    Written here (bisection on the t tail) so that evaluation needs no scipy."""
-    if not 0.5 < q < 1.0 or df < 1:
-        raise ValueError(f"t_quantile: need 0.5 < q < 1 and df >= 1, got q={q}, df={df}")
-    tail = 1.0 - q
-
-    def upper_tail(t: float) -> float:
-        return 0.5 * _betainc(df / 2.0, 0.5, df / (df + t * t))
-
-    lo, hi = 0.0, 1.0
-    while upper_tail(hi) > tail:
-        lo, hi = hi, hi * 2.0
-    while hi - lo > 1e-12 * hi:
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if upper_tail(mid) > tail else (lo, mid)
-    return 0.5 * (lo + hi)
-
-
-def t_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, float] | None:
-    """Two-sided t confidence interval of the mean of ``values``; ``None`` with fewer than two values."""
-    values = np.asarray(values, dtype=np.float64)
-    if values.size < 2:
-        return None
-    mean = float(values.mean())
-    half = t_quantile(0.5 + level / 2.0, values.size - 1) * float(values.std(ddof=1)) / math.sqrt(values.size)
-    return (mean - half, mean + half)
-
-
+# ---------------------------------------------------------------------------- reports
 def _ratio(numerator: int, denominator: int) -> float | None:
     return numerator / denominator if denominator else None
 
@@ -586,7 +563,9 @@ class TableReport:
         # Seat r of rotation r against seat r of the all-field table, summed over the seats before dividing.
         replacement = (candidate[..., CHIPS] - baseline[..., CHIPS]).sum(axis=1) / n
         return cls(
-            players=n, deals=d, games=d * n,
+            players=n,
+            deals=d,
+            games=d * n,
             candidate=SideStats.of(candidate, candidate_sum / n),
             field=SideStats.of(field, field_sum / (n * (n - 1))),
             advantage=float(advantage.mean()),
@@ -629,15 +608,27 @@ def field_per_seat(field: AgentSource | Sequence[AgentSource], players: int) -> 
     if len(specs) == 1:
         return specs * players
     if len(specs) != players:
-        raise ValueError(f"field: one spec for every seat, or exactly {players} specs (one per seat) for "
-                         f"{players} players, got {len(specs)}: {list(specs)}")
+        raise ValueError(
+            f"field: one spec for every seat, or exactly {players} specs (one per seat) for "
+            f"{players} players, got {len(specs)}: {list(specs)}"
+        )
     return specs
 
 
-def evaluate(candidate: AgentSource, field: AgentSource | Sequence[AgentSource] = "random",
-             players: int | Sequence[int] = (5,), deals: int = 500, seed: int = 0, workers: int = 1,
-             progress: bool = True, rule_options: Mapping[str, Any] | None = None, histories: str | Path | None = None,
-             backend: str = "local", address: str | None = None, connect_timeout: float = 60.0) -> EvalReport:
+def evaluate(
+    candidate: AgentSource,
+    field: AgentSource | Sequence[AgentSource] = "random",
+    players: int | Sequence[int] = (5,),
+    deals: int = 500,
+    seed: int = 0,
+    workers: int = 1,
+    progress: bool = True,
+    rule_options: Mapping[str, Any] | None = None,
+    histories: str | Path | None = None,
+    backend: str = "local",
+    address: str | None = None,
+    connect_timeout: float = 60.0,
+) -> EvalReport:
     """Duplicate evaluation of ``candidate`` against ``field`` at each table size (see the module docstring).
 
     Each agent is a spec (``"heuristic"``, ``"mybot.py:TwoTrumpBot"``), a factory ``seed -> agent`` (an agent
@@ -667,18 +658,38 @@ def evaluate(candidate: AgentSource, field: AgentSource | Sequence[AgentSource] 
     def jobs() -> Iterator[_EvalJob]:
         for n, table_rule, specs in zip(sizes, rules, per_seat, strict=True):
             for chunk, chunk_deals in enumerate(iter_deals(seed, table_rule, deals)):
-                yield _EvalJob(candidate, specs, {**options, "num_players": n}, seed, chunk, chunk_deals,
-                               history_folder)
+                yield _EvalJob(
+                    candidate, specs, {**options, "num_players": n}, seed, chunk, chunk_deals, history_folder
+                )
 
     chunks = -(-deals // CHUNK_DEALS)
-    results = run_jobs(_run_eval_job, jobs(), chunk_sizes(deals, len(sizes)), workers, progress,
-                       f"eval {agent_label(candidate)}", backend, address, total=deals * len(sizes),
-                       connect_timeout=connect_timeout)
+    results = run_jobs(
+        _run_eval_job,
+        jobs(),
+        chunk_sizes(deals, len(sizes)),
+        workers,
+        progress,
+        f"eval {agent_label(candidate)}",
+        backend,
+        address,
+        total=deals * len(sizes),
+        connect_timeout=connect_timeout,
+    )
     tables = []
     for i in range(len(sizes)):
-        mine = results[i * chunks:(i + 1) * chunks]  # jobs go table size by table size, chunk by chunk
+        mine = results[i * chunks : (i + 1) * chunks]  # jobs go table size by table size, chunk by chunk
         tables.append(TableReport.of(np.concatenate([r[0] for r in mine]), np.concatenate([r[1] for r in mine])))
-    field_label = (agent_label(field) if isinstance(field, str) or not isinstance(field, Sequence)
-                   else [agent_label(source) for source in field])
-    return EvalReport(candidate=agent_label(candidate), field=field_label, seed=seed,
-                      deals=deals, rule_options=options, chunk_deals=CHUNK_DEALS, tables=tables)
+    field_label = (
+        agent_label(field)
+        if isinstance(field, str) or not isinstance(field, Sequence)
+        else [agent_label(source) for source in field]
+    )
+    return EvalReport(
+        candidate=agent_label(candidate),
+        field=field_label,
+        seed=seed,
+        deals=deals,
+        rule_options=options,
+        chunk_deals=CHUNK_DEALS,
+        tables=tables,
+    )

@@ -54,8 +54,15 @@ from typing import Any, TypeVar
 
 from tqdm import tqdm
 
-__all__ = ["CONNECT_TIMEOUT", "ClusterUnreachableError", "check_cluster", "file_specs", "localize_job", "ray_instance",
-           "run_jobs_ray"]
+__all__ = [
+    "CONNECT_TIMEOUT",
+    "ClusterUnreachableError",
+    "check_cluster",
+    "file_specs",
+    "localize_job",
+    "ray_instance",
+    "run_jobs_ray",
+]
 
 _Job = TypeVar("_Job")
 _Result = TypeVar("_Result")
@@ -104,8 +111,10 @@ def check_cluster(address: str, connect_timeout: float = CONNECT_TIMEOUT) -> Non
     if address == "auto":
         found = _local_cluster()
         if found is None:
-            raise ClusterUnreachableError("--address auto: no Ray cluster runs on this machine (start one with "
-                                          "ray start --head, or give its address)")
+            raise ClusterUnreachableError(
+                "--address auto: no Ray cluster runs on this machine (start one with "
+                "ray start --head, or give its address)"
+            )
         target = found
     host, port = _host_port(target)
     shown = address if target == address else f"{address} ({target})"
@@ -114,20 +123,26 @@ def check_cluster(address: str, connect_timeout: float = CONNECT_TIMEOUT) -> Non
         with socket.create_connection((host, port), timeout=connect_timeout):
             pass
     except OSError as err:
-        raise ClusterUnreachableError(f"--address {shown}: no Ray cluster answers there within {connect_timeout:g} s "
-                                      f"({err.strerror or err}); check the address, or start the cluster with "
-                                      f"ray start --head") from None
+        raise ClusterUnreachableError(
+            f"--address {shown}: no Ray cluster answers there within {connect_timeout:g} s "
+            f"({err.strerror or err}); check the address, or start the cluster with "
+            f"ray start --head"
+        ) from None
     # Something listens; whether it is Ray only a connection tells, and ray.init retries one that is not for
     # minutes in compiled code that cannot be interrupted: a throwaway process connects first, killed at the
     # deadline. It costs the seconds of one more connection, once per evaluation.
     left = max(connect_timeout - (time.monotonic() - started), 1.0)
-    code = (f"import ray; ray.init(address={target if address == 'auto' else address!r}, configure_logging=False, "
-            f"log_to_driver=False); ray.shutdown()")
+    code = (
+        f"import ray; ray.init(address={target if address == 'auto' else address!r}, configure_logging=False, "
+        f"log_to_driver=False); ray.shutdown()"
+    )
     try:
         probe = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=left)
     except subprocess.TimeoutExpired:
-        raise ClusterUnreachableError(f"--address {shown}: a port answers there, but no Ray cluster could be joined "
-                                      f"within {connect_timeout:g} s; check the address") from None
+        raise ClusterUnreachableError(
+            f"--address {shown}: a port answers there, but no Ray cluster could be joined "
+            f"within {connect_timeout:g} s; check the address"
+        ) from None
     if probe.returncode != 0:
         lines = [line for line in probe.stderr.splitlines() if line.strip() and not line.startswith((" ", "["))]
         reason = lines[-1] if lines else f"exit status {probe.returncode}"
@@ -200,8 +215,9 @@ def localize_job(job: _Job, files: Mapping[str, tuple[str, bytes]]) -> _Job:
     """``job`` with every spec of ``files`` (spec -> (file suffix, bytes)) pointing at a copy on this machine."""
     if not files:
         return job
-    local = {spec: f"{spec.partition(':')[0]}:{_local_copy(content, suffix)}"
-             for spec, (suffix, content) in files.items()}
+    local = {
+        spec: f"{spec.partition(':')[0]}:{_local_copy(content, suffix)}" for spec, (suffix, content) in files.items()
+    }
     changes: dict[str, Any] = {}
     for field in dataclasses.fields(job):  # type: ignore[arg-type]
         value = getattr(job, field.name)
@@ -218,9 +234,16 @@ def _run_localized(fn: Callable[[_Job], _Result], job: _Job, files: Mapping[str,
 
 
 # ---------------------------------------------------------------------------- the tasks
-def run_jobs_ray(fn: Callable[[_Job], _Result], jobs: Sequence[_Job], sizes: Sequence[int], workers: int,
-                 progress: bool, desc: str, address: str | None = None,
-                 connect_timeout: float = CONNECT_TIMEOUT) -> list[_Result]:
+def run_jobs_ray(
+    fn: Callable[[_Job], _Result],
+    jobs: Sequence[_Job],
+    sizes: Sequence[int],
+    workers: int,
+    progress: bool,
+    desc: str,
+    address: str | None = None,
+    connect_timeout: float = CONNECT_TIMEOUT,
+) -> list[_Result]:
     """``[fn(job) for job in jobs]`` as Ray tasks, one CPU each, with a progress bar counting ``sizes``.
 
     ``fn`` must be a module-level function that the workers can import; ``jobs`` are dataclasses whose string
@@ -237,8 +260,7 @@ def run_jobs_ray(fn: Callable[[_Job], _Result], jobs: Sequence[_Job], sizes: Seq
         task = ray.remote(num_cpus=1)(_run_localized)
         pending = {task.remote(fn, job, files_ref): i for i, job in enumerate(jobs)}
         results: list[Any] = [None] * len(jobs)
-        with tqdm(total=sum(sizes), disable=not progress, unit="deal", desc=f"{desc} (ray)",
-                  dynamic_ncols=True) as bar:
+        with tqdm(total=sum(sizes), disable=not progress, unit="deal", desc=f"{desc} (ray)", dynamic_ncols=True) as bar:
             while pending:
                 done, _ = ray.wait(list(pending), num_returns=1)
                 for ref in done:

@@ -19,8 +19,19 @@ if TYPE_CHECKING:  # only for annotations: tournament.py imports this module to 
     from train.eval.duplicate import EvalReport, SideStats, TableReport
     from train.eval.tournament import AgentResult, TournamentReport, TournamentTable
 
-__all__ = ["TextTable", "advantage_table", "ci_text", "markdown_table", "matrix_table", "percent", "rating_table",
-           "side_table", "field_name", "signed", "with_ci"]
+__all__ = [
+    "TextTable",
+    "advantage_table",
+    "ci_text",
+    "markdown_table",
+    "matrix_table",
+    "percent",
+    "rating_table",
+    "side_table",
+    "field_name",
+    "signed",
+    "with_ci",
+]
 
 _Row = TypeVar("_Row")
 
@@ -70,12 +81,16 @@ class _Column(Generic[_Row]):
 
 def _table(columns: Sequence[_Column[_Row]], rows: Sequence[_Row], compact: bool) -> TextTable:
     shown = [c for c in columns if c.short is not None] if compact else list(columns)
-    return TextTable([(c.short if compact else c.header) or "" for c in shown], [c.right for c in shown],
-                     [[c.cell(row) for c in shown] for row in rows])
+    return TextTable(
+        [(c.short if compact else c.header) or "" for c in shown],
+        [c.right for c in shown],
+        [[c.cell(row) for c in shown] for row in rows],
+    )
 
 
 def markdown_table(table: TextTable) -> list[str]:
     """The lines of ``table`` in Markdown."""
+
     def line(cells: list[str]) -> str:
         return "|" + "".join(f" {cell} |" if cell else " |" for cell in cells)
 
@@ -95,10 +110,13 @@ def side_table(report: EvalReport, t: TableReport) -> TextTable:
         ("bourré / deal played", lambda x: percent(x.bourre_rate_played)),
         ("bourré / deal dealt", lambda x: percent(x.bourre_rate_dealt)),
         ("tied for most tricks", lambda x: percent(x.tie_rate)),
-        ("tricks", lambda x: f"{x.mean_tricks:.3f}")]
-    return TextTable(["per seat and deal", f"candidate: {report.candidate}", f"field: {field_name(report)}",
-                      "all-field table"], [False, True, True, True],
-                     [[label, *(cell(side) for side in sides)] for label, cell in rows])
+        ("tricks", lambda x: f"{x.mean_tricks:.3f}"),
+    ]
+    return TextTable(
+        ["per seat and deal", f"candidate: {report.candidate}", f"field: {field_name(report)}", "all-field table"],
+        [False, True, True, True],
+        [[label, *(cell(side) for side in sides)] for label, cell in rows],
+    )
 
 
 def field_name(report: EvalReport) -> str:
@@ -111,10 +129,16 @@ _ADVANTAGE_COLUMNS: list[_Column[tuple[EvalReport, TableReport]]] = [
     _Column("field", None, lambda r: field_name(r[0]), right=False),
     _Column("players", "players", lambda r: str(r[1].players)),
     _Column("deals", None, lambda r: str(r[1].deals)),
-    _Column("table advantage (chips/deal) [95% CI]", "table advantage",
-            lambda r: with_ci(r[1].advantage, r[1].advantage_ci95)),
-    _Column("replacement advantage [95% CI]", "replacement advantage",
-            lambda r: with_ci(r[1].replacement_advantage, r[1].replacement_advantage_ci95)),
+    _Column(
+        "table advantage (chips/deal) [95% CI]",
+        "table advantage",
+        lambda r: with_ci(r[1].advantage, r[1].advantage_ci95),
+    ),
+    _Column(
+        "replacement advantage [95% CI]",
+        "replacement advantage",
+        lambda r: with_ci(r[1].replacement_advantage, r[1].replacement_advantage_ci95),
+    ),
     # the terminal shows these in side_table
     _Column("own chips/deal", None, lambda r: signed(r[1].candidate.chips)),
     _Column("played", None, lambda r: percent(r[1].candidate.play_rate)),
@@ -152,5 +176,8 @@ def rating_table(report: TournamentReport, t: TournamentTable, compact: bool = F
 
 def matrix_table(t: TournamentTable, matrix: list[list[float | None]]) -> TextTable:
     """A matrix of one table size (``t.payoff`` or ``t.margin``): rows and columns in pool order."""
-    return TextTable(["", *t.names], [False] + [True] * len(t.names),
-                     [[name, *(signed(v) for v in row)] for name, row in zip(t.names, matrix, strict=True)])
+    return TextTable(
+        ["", *t.names],
+        [False] + [True] * len(t.names),
+        [[name, *(signed(v) for v in row)] for name, row in zip(t.names, matrix, strict=True)],
+    )

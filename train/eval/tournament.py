@@ -105,8 +105,15 @@ from train.eval.duplicate import (
     table_rules,
 )
 
-__all__ = ["AgentResult", "TournamentReport", "TournamentTable", "draw_lineups", "iter_lineups", "pool_names",
-           "tournament"]
+__all__ = [
+    "AgentResult",
+    "TournamentReport",
+    "TournamentTable",
+    "draw_lineups",
+    "iter_lineups",
+    "pool_names",
+    "tournament",
+]
 
 
 def pool_names(pool: Sequence[AgentSource]) -> list[str]:
@@ -132,8 +139,9 @@ def iter_lineups(seed: int, players: int, pool_size: int, count: int) -> Iterato
         lineups = np.empty((min(CHUNK_DEALS, count - start), players), dtype=np.int64)
         for k in range(len(lineups)):
             order = rng.permutation(pool_size)
-            lineup = (np.concatenate([np.tile(np.arange(pool_size), repeats), order[:extra]]) if repeats
-                      else order[:players])
+            lineup = (
+                np.concatenate([np.tile(np.arange(pool_size), repeats), order[:extra]]) if repeats else order[:players]
+            )
             lineups[k] = rng.permutation(lineup)
         yield lineups
 
@@ -209,8 +217,9 @@ class TournamentTable:
     baseline_chips_ci95: tuple[float, float] | None
 
     @classmethod
-    def of(cls, pool: Sequence[str], lineups: np.ndarray, outcomes: np.ndarray,
-           baseline: np.ndarray) -> TournamentTable:
+    def of(
+        cls, pool: Sequence[str], lineups: np.ndarray, outcomes: np.ndarray, baseline: np.ndarray
+    ) -> TournamentTable:
         """From the lineups, the outcomes ``(deals, rotation, member, 6)`` and the all-baseline table's
         ``(deals, seat, 6)``."""
         from openskill.models import PlackettLuce  # local: only the tournament needs it
@@ -254,18 +263,35 @@ class TournamentTable:
             rows = outcomes.transpose(0, 2, 1, 3)[lineups == a]  # (member slots, rotations, 6)
             slots = max(rows.shape[0] * n, 1)
             sat = present[:, a]
-            results.append(AgentResult(
-                name=names[a], spec=pool[a], matches=int(sat.sum()),
-                chips=float(score[sat, a].mean()) if sat.any() else None,
-                chips_ci95=t_interval(score[sat, a]),
-                pot_win_rate=int(rows[..., WON].sum()) / slots, play_rate=int(rows[..., PLAYED].sum()) / slots,
-                bourre_rate_dealt=int(rows[..., BOURRE].sum()) / slots,
-                replacement_advantage=float(replacement[sat, a].mean()) if sat.any() else None,
-                replacement_advantage_ci95=t_interval(replacement[sat, a]),
-                mu=float(ratings[a].mu), sigma=float(ratings[a].sigma), ordinal=float(ratings[a].ordinal())))
+            results.append(
+                AgentResult(
+                    name=names[a],
+                    spec=pool[a],
+                    matches=int(sat.sum()),
+                    chips=float(score[sat, a].mean()) if sat.any() else None,
+                    chips_ci95=t_interval(score[sat, a]),
+                    pot_win_rate=int(rows[..., WON].sum()) / slots,
+                    play_rate=int(rows[..., PLAYED].sum()) / slots,
+                    bourre_rate_dealt=int(rows[..., BOURRE].sum()) / slots,
+                    replacement_advantage=float(replacement[sat, a].mean()) if sat.any() else None,
+                    replacement_advantage_ci95=t_interval(replacement[sat, a]),
+                    mu=float(ratings[a].mu),
+                    sigma=float(ratings[a].sigma),
+                    ordinal=float(ratings[a].ordinal()),
+                )
+            )
         results.sort(key=lambda r: -r.ordinal)
-        return cls(players=n, deals=d, agents=results, names=names, payoff=payoff, margin=margin, counts=counts,
-                   baseline_chips=float((par_sum / n).mean()), baseline_chips_ci95=t_interval(par_sum / n))
+        return cls(
+            players=n,
+            deals=d,
+            agents=results,
+            names=names,
+            payoff=payoff,
+            margin=margin,
+            counts=counts,
+            baseline_chips=float((par_sum / n).mean()),
+            baseline_chips_ci95=t_interval(par_sum / n),
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -286,20 +312,35 @@ class TournamentReport:
     def to_markdown(self) -> str:
         from train.eval.report import markdown_table, matrix_table, rating_table  # it imports this module
 
-        lines = [f"# Tournament: {', '.join(self.pool)}", "",
-                 f"{self.deals} deals per table size, each played once per seat rotation and once at a table of "
-                 f"{self.baseline} only; seed {self.seed}"
-                 + (f"; rules {self.rule_options}" if self.rule_options else "") + ".", ""]
+        lines = [
+            f"# Tournament: {', '.join(self.pool)}",
+            "",
+            f"{self.deals} deals per table size, each played once per seat rotation and once at a table of "
+            f"{self.baseline} only; seed {self.seed}"
+            + (f"; rules {self.rule_options}" if self.rule_options else "")
+            + ".",
+            "",
+        ]
         for t in self.tables:
             lines += [f"## {t.players} players", "", *markdown_table(rating_table(self, t))]
-            lines += ["", f"Replacement: the agent's chips per deal minus {self.baseline}'s in the same seat at a "
-                          f"table of {self.baseline} only, on the same deals ({t.baseline_chips:+.3f} chips per "
-                          "seat and deal there)."]
+            lines += [
+                "",
+                f"Replacement: the agent's chips per deal minus {self.baseline}'s in the same seat at a "
+                f"table of {self.baseline} only, on the same deals ({t.baseline_chips:+.3f} chips per "
+                "seat and deal there).",
+            ]
             for title, matrix in (
-                    ("Payoff: chips per deal of the row agent at tables with the column agent "
-                     "(diagonal: over all its tables).", t.payoff),
-                    ("Margin: chips per deal of the row agent minus the column agent's, on the same deals at the "
-                     "same tables.", t.margin)):
+                (
+                    "Payoff: chips per deal of the row agent at tables with the column agent "
+                    "(diagonal: over all its tables).",
+                    t.payoff,
+                ),
+                (
+                    "Margin: chips per deal of the row agent minus the column agent's, on the same deals at the "
+                    "same tables.",
+                    t.margin,
+                ),
+            ):
                 lines += ["", title, "", *markdown_table(matrix_table(t, matrix))]
             lines.append("")
         return "\n".join(lines)
@@ -326,8 +367,15 @@ class TournamentReport:
         for i in range(k):
             for j in range(k):
                 if np.isfinite(values[i, j]):
-                    ax.text(j, i, f"{values[i, j]:+.2f}", ha="center", va="center", fontsize=9,
-                            color="white" if abs(values[i, j]) > 0.6 * limit else "black")
+                    ax.text(
+                        j,
+                        i,
+                        f"{values[i, j]:+.2f}",
+                        ha="center",
+                        va="center",
+                        fontsize=9,
+                        color="white" if abs(values[i, j]) > 0.6 * limit else "black",
+                    )
         fig.colorbar(image, ax=ax, label="chips per deal (antes)")
         fig.tight_layout()
         fig.savefig(path, dpi=120)
@@ -350,10 +398,19 @@ class TournamentReport:
         return paths
 
 
-def tournament(pool: Sequence[AgentSource], players: int | Sequence[int] = (5,), deals: int = 500, seed: int = 0,
-               workers: int = 1, progress: bool = True, rule_options: Mapping[str, Any] | None = None,
-               baseline: AgentSource | None = None, backend: str = "local", address: str | None = None,
-               connect_timeout: float = 60.0) -> TournamentReport:
+def tournament(
+    pool: Sequence[AgentSource],
+    players: int | Sequence[int] = (5,),
+    deals: int = 500,
+    seed: int = 0,
+    workers: int = 1,
+    progress: bool = True,
+    rule_options: Mapping[str, Any] | None = None,
+    baseline: AgentSource | None = None,
+    backend: str = "local",
+    address: str | None = None,
+    connect_timeout: float = 60.0,
+) -> TournamentReport:
     """Mixed tables of ``pool`` agents over fixed deals at each table size (see the module docstring).
 
     Agents are specs, factories ``seed -> agent`` (agent classes) or instances, as in
@@ -378,19 +435,43 @@ def tournament(pool: Sequence[AgentSource], players: int | Sequence[int] = (5,),
     def jobs() -> Iterator[_Job]:
         for i, (n, table_rule) in enumerate(zip(sizes, rules, strict=True)):
             chunk_lineups = iter_lineups(seed, n, len(pool), deals)
-            for chunk, (chunk_deals, lineups) in enumerate(zip(iter_deals(seed, table_rule, deals), chunk_lineups,
-                                                               strict=True)):
+            for chunk, (chunk_deals, lineups) in enumerate(
+                zip(iter_deals(seed, table_rule, deals), chunk_lineups, strict=True)
+            ):
                 lineup_chunks[i].append(lineups)
                 yield _Job(tuple(pool), reference, {**options, "num_players": n}, seed, chunk, chunk_deals, lineups)
 
     chunks = -(-deals // CHUNK_DEALS)
     labels = [agent_label(source) for source in pool]
-    results = run_jobs(_run_job, jobs(), chunk_sizes(deals, len(sizes)), workers, progress, "tournament", backend,
-                       address, total=deals * len(sizes), connect_timeout=connect_timeout)
+    results = run_jobs(
+        _run_job,
+        jobs(),
+        chunk_sizes(deals, len(sizes)),
+        workers,
+        progress,
+        "tournament",
+        backend,
+        address,
+        total=deals * len(sizes),
+        connect_timeout=connect_timeout,
+    )
     tables = []
     for i in range(len(sizes)):
-        mine = results[i * chunks:(i + 1) * chunks]  # jobs go table size by table size, chunk by chunk
-        tables.append(TournamentTable.of(labels, np.concatenate(lineup_chunks[i]), np.concatenate([r[0] for r in mine]),
-                                         np.concatenate([r[1] for r in mine])))
-    return TournamentReport(pool=labels, baseline=agent_label(reference), seed=seed, deals=deals, rule_options=options,
-                            chunk_deals=CHUNK_DEALS, tables=tables)
+        mine = results[i * chunks : (i + 1) * chunks]  # jobs go table size by table size, chunk by chunk
+        tables.append(
+            TournamentTable.of(
+                labels,
+                np.concatenate(lineup_chunks[i]),
+                np.concatenate([r[0] for r in mine]),
+                np.concatenate([r[1] for r in mine]),
+            )
+        )
+    return TournamentReport(
+        pool=labels,
+        baseline=agent_label(reference),
+        seed=seed,
+        deals=deals,
+        rule_options=options,
+        chunk_deals=CHUNK_DEALS,
+        tables=tables,
+    )

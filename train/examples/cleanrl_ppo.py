@@ -65,16 +65,19 @@ class Args:
 class Agent(nn.Module):
     def __init__(self, obs_size: int, num_actions: int, hidden: int) -> None:
         super().__init__()
-        self.critic = nn.Sequential(nn.Linear(obs_size, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(),
-                                    nn.Linear(hidden, 1))
-        self.actor = nn.Sequential(nn.Linear(obs_size, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(),
-                                   nn.Linear(hidden, num_actions))
+        self.critic = nn.Sequential(
+            nn.Linear(obs_size, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, 1)
+        )
+        self.actor = nn.Sequential(
+            nn.Linear(obs_size, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, num_actions)
+        )
 
     def value(self, x: torch.Tensor) -> torch.Tensor:
         return self.critic(x).squeeze(-1)
 
-    def act(self, x: torch.Tensor, mask: torch.Tensor, action: torch.Tensor | None = None
-            ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    def act(
+        self, x: torch.Tensor, mask: torch.Tensor, action: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         logits = self.actor(x).masked_fill(~mask, -1e9)
         dist = torch.distributions.Categorical(logits=logits)
         if action is None:
@@ -86,8 +89,9 @@ def train(args: Args) -> dict[str, float]:
     """Train; returns the last figures (``charts/``, ``losses/``)."""
     torch.manual_seed(args.seed)
     torch.set_num_threads(max(1, args.torch_threads))
-    envs = BourreVectorEnv(args.num_envs, args.opponents, agent_factory=make_batched, opponent_seed=args.seed,
-                           num_players=args.num_players)
+    envs = BourreVectorEnv(
+        args.num_envs, args.opponents, agent_factory=make_batched, opponent_seed=args.seed, num_players=args.num_players
+    )
     n, t_len = args.num_envs, args.num_steps
     obs_size = envs.single_observation_space.shape[0]  # type: ignore[index]
     num_actions = int(envs.single_action_space.n)  # type: ignore[attr-defined]
@@ -136,7 +140,7 @@ def train(args: Args) -> dict[str, float]:
         for _ in range(args.update_epochs):
             order = torch.randperm(size)
             for s in range(0, size, mb):
-                idx = order[s:s + mb]
+                idx = order[s : s + mb]
                 _, logp, entropy, value = agent.act(b_obs[idx], b_mask[idx], b_act[idx])
                 ratio = (logp - b_logp[idx]).exp()
                 a = b_adv[idx]
@@ -149,11 +153,17 @@ def train(args: Args) -> dict[str, float]:
                 nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
                 optimizer.step()
         sps = step / (time.perf_counter() - start)
-        stats = {"charts/SPS": sps, "charts/episodic_return": float(np.mean(finished[-1000:])) if finished else 0.0,
-                 "losses/policy_loss": float(pg_loss), "losses/value_loss": float(v_loss),
-                 "losses/entropy": float(entropy.mean())}
-        print(f"iteration {iteration}/{iterations} step {step:,} " + " ".join(f"{k}={v:.4g}" for k, v in stats.items()),
-              flush=True)
+        stats = {
+            "charts/SPS": sps,
+            "charts/episodic_return": float(np.mean(finished[-1000:])) if finished else 0.0,
+            "losses/policy_loss": float(pg_loss),
+            "losses/value_loss": float(v_loss),
+            "losses/entropy": float(entropy.mean()),
+        }
+        print(
+            f"iteration {iteration}/{iterations} step {step:,} " + " ".join(f"{k}={v:.4g}" for k, v in stats.items()),
+            flush=True,
+        )
     envs.close()
     return stats
 

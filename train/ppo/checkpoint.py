@@ -48,9 +48,11 @@ def check_finite(net: PolicyNet, step: int) -> None:
     """``TrainingDivergedError`` if the network holds a non-finite weight, checked before anything is saved from it."""
     name = non_finite_tensor(net.state_dict())
     if name is not None:
-        raise TrainingDivergedError(f"training diverged at step {step:,}: the network's {name} holds non-finite "
-                                    f"numbers (NaN or infinity); nothing was saved from it, and the run folder keeps "
-                                    f"its last checkpoint and model; try a lower --learning-rate or --max-grad-norm")
+        raise TrainingDivergedError(
+            f"training diverged at step {step:,}: the network's {name} holds non-finite "
+            f"numbers (NaN or infinity); nothing was saved from it, and the run folder keeps "
+            f"its last checkpoint and model; try a lower --learning-rate or --max-grad-norm"
+        )
 
 
 def save_checkpoint(net: PolicyNet, optimizer: torch.optim.Optimizer, run_dir: Path, state: RunState) -> None:
@@ -70,8 +72,10 @@ def load_checkpoint(net: PolicyNet, optimizer: torch.optim.Optimizer, path: Path
     try:
         saved = torch.load(path, map_location=device, weights_only=True)
     except pickle.UnpicklingError:
-        raise ValueError(f"{path}: holds objects other than tensors (or is damaged), and a checkpoint is only read "
-                         f"as tensors; resume from a checkpoint this trainer wrote, or start a new run") from None
+        raise ValueError(
+            f"{path}: holds objects other than tensors (or is damaged), and a checkpoint is only read "
+            f"as tensors; resume from a checkpoint this trainer wrote, or start a new run"
+        ) from None
     except (RuntimeError, OSError, EOFError, zipfile.BadZipFile) as e:
         raise ValueError(f"{path}: not a readable checkpoint ({first_line(e)})") from None
     try:
@@ -82,9 +86,11 @@ def load_checkpoint(net: PolicyNet, optimizer: torch.optim.Optimizer, path: Path
     found = non_finite_tensor(saved)
     if found is not None:
         # training on from NaN weights only spreads them, to the checkpoint and the model of the run on its next save
-        raise ValueError(f"{path}: {found} holds non-finite numbers (NaN or infinity), so the run cannot go on from "
-                         f"it; the run's model.npz and snapshots/ are left as they are (start a new run with "
-                         f"--init-policy from one of them)")
+        raise ValueError(
+            f"{path}: {found} holds non-finite numbers (NaN or infinity), so the run cannot go on from "
+            f"it; the run's model.npz and snapshots/ are left as they are (start a new run with "
+            f"--init-policy from one of them)"
+        )
 
 
 def first_line(error: BaseException) -> str:

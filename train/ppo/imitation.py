@@ -75,8 +75,17 @@ def record_decisions(teacher: str, players: Sequence[int], count: int, seed: int
     return Decisions(observations, masks, actions, returns)
 
 
-def fit_policy(policy: object, data: Decisions, epochs: int, batch_size: int, learning_rate: float,
-               reward_scale: float, value_coef: float, seed: int, progress: bool = True) -> dict[str, float]:
+def fit_policy(
+    policy: object,
+    data: Decisions,
+    epochs: int,
+    batch_size: int,
+    learning_rate: float,
+    reward_scale: float,
+    value_coef: float,
+    seed: int,
+    progress: bool = True,
+) -> dict[str, float]:
     """Fit an sb3-contrib ``MaskableActorCriticPolicy`` to ``data``: cross-entropy of the masked policy on
     the teacher's actions, plus ``value_coef`` times the squared error of the value on the scaled returns.
 
@@ -95,7 +104,7 @@ def fit_policy(policy: object, data: Decisions, epochs: int, batch_size: int, le
             order = generator.permutation(n)
             totals = np.zeros(3)
             for start in range(0, n, batch_size):
-                idx = order[start:start + batch_size]
+                idx = order[start : start + batch_size]
                 obs = torch.as_tensor(data.observations[idx], device=device)
                 mask = data.masks[idx]
                 act = torch.as_tensor(data.actions[idx], device=device)

@@ -44,16 +44,19 @@ class PoolSeat:
     def __init__(self, weights: PoolWeights, seed: int, snapshots: dict[str, Agent]) -> None:
         self.weights = weights
         self.rng = np.random.default_rng(seed)
-        self.fixed = {"heuristic": agents.make("heuristic", int(self.rng.integers(2**31))),
-                      "random": agents.make("random", int(self.rng.integers(2**31)))}
+        self.fixed = {
+            "heuristic": agents.make("heuristic", int(self.rng.integers(2**31))),
+            "random": agents.make("random", int(self.rng.integers(2**31))),
+        }
         self.snapshots = snapshots  # shared by the seats of one env: path -> agent
         self.current: Agent = self.fixed["heuristic"]
         self.kind = "heuristic"
 
     def reset(self) -> None:
         w = self.weights
-        chances = np.array([w.heuristic + (0.0 if self.snapshots else w.snapshot), w.random,
-                            w.snapshot if self.snapshots else 0.0])
+        chances = np.array(
+            [w.heuristic + (0.0 if self.snapshots else w.snapshot), w.random, w.snapshot if self.snapshots else 0.0]
+        )
         kind = ("heuristic", "random", "snapshot")[int(self.rng.choice(3, p=chances / chances.sum()))]
         if kind == "snapshot":
             keys = list(self.snapshots)
@@ -73,8 +76,10 @@ class PoolEnv(BourreSingleAgentEnv):
     def __init__(self, weights: PoolWeights, seed: int, **options: Any) -> None:
         self._snapshot_agents: dict[str, Agent] = {}
         num_players = Rules.from_options(**options).num_players
-        seats = [PoolSeat(weights, int(s), self._snapshot_agents)
-                 for s in np.random.SeedSequence([seed, 3]).generate_state(num_players - 1)]
+        seats = [
+            PoolSeat(weights, int(s), self._snapshot_agents)
+            for s in np.random.SeedSequence([seed, 3]).generate_state(num_players - 1)
+        ]
         super().__init__(opponents=seats, **options)
 
     def set_snapshots(self, paths: Sequence[str]) -> int:

@@ -31,8 +31,16 @@ from bourre_env.observation import OBS_SIZE
 from bourre_env.privileged import HIDDEN_HAND_SIZE
 
 __all__ = [
-    "MASKED_LOGIT", "PolicyNet", "SparseBatch", "ValueNet", "batch_from_counts", "gather_batch", "masked_logits",
-    "sample_actions", "sparse_first_layer", "sparse_rows",
+    "MASKED_LOGIT",
+    "PolicyNet",
+    "SparseBatch",
+    "ValueNet",
+    "batch_from_counts",
+    "gather_batch",
+    "masked_logits",
+    "sample_actions",
+    "sparse_first_layer",
+    "sparse_rows",
 ]
 
 MASKED_LOGIT = -1e9
@@ -77,8 +85,9 @@ def sparse_rows(obs: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 
 @njit(cache=True)
-def _gather(ptr: np.ndarray, idx: np.ndarray, val: np.ndarray, rows: np.ndarray, num_features: int,
-            transpose: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _gather(
+    ptr: np.ndarray, idx: np.ndarray, val: np.ndarray, rows: np.ndarray, num_features: int, transpose: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     n = rows.shape[0]
     offsets = np.empty(n, np.int64)
     total = 0
@@ -131,8 +140,15 @@ class SparseBatch(NamedTuple):
         return int(self.offsets.shape[0])
 
 
-def gather_batch(ptr: np.ndarray, idx: np.ndarray, val: np.ndarray, rows: np.ndarray, device: torch.device | str,
-                 grad: bool, num_features: int = OBS_SIZE) -> SparseBatch:
+def gather_batch(
+    ptr: np.ndarray,
+    idx: np.ndarray,
+    val: np.ndarray,
+    rows: np.ndarray,
+    device: torch.device | str,
+    grad: bool,
+    num_features: int = OBS_SIZE,
+) -> SparseBatch:
     """Rows ``rows`` of a CSR store (``ptr``, ``idx``, ``val``) as a ``SparseBatch`` on ``device``; with ``grad``
     also by column, for the backward pass of the first layer."""
     parts = _gather(ptr, idx, val, np.ascontiguousarray(rows, dtype=np.int64), num_features, grad)
@@ -146,8 +162,14 @@ def batch_from_counts(idx: np.ndarray, val: np.ndarray, counts: np.ndarray, devi
     """A ``SparseBatch`` (no gradient) from ``sparse_rows``' output."""
     offsets = np.zeros(len(counts), np.int64)
     np.cumsum(counts[:-1], out=offsets[1:])
-    return SparseBatch(torch.from_numpy(idx.astype(np.int64)).to(device), torch.from_numpy(val).to(device),
-                       torch.from_numpy(offsets).to(device), None, None, None)
+    return SparseBatch(
+        torch.from_numpy(idx.astype(np.int64)).to(device),
+        torch.from_numpy(val).to(device),
+        torch.from_numpy(offsets).to(device),
+        None,
+        None,
+        None,
+    )
 
 
 # ---------------------------------------------------------------------------- the network
@@ -155,9 +177,16 @@ class _SparseFirst(torch.autograd.Function):
     """``x @ W`` for sparse ``x`` given as bags; ``weight`` is ``W`` as (features, width)."""
 
     @staticmethod
-    def forward(ctx: Any, weight: torch.Tensor, batch_idx: torch.Tensor, batch_val: torch.Tensor,
-                offsets: torch.Tensor, t_rows: torch.Tensor, t_val: torch.Tensor,
-                t_offsets: torch.Tensor) -> torch.Tensor:
+    def forward(
+        ctx: Any,
+        weight: torch.Tensor,
+        batch_idx: torch.Tensor,
+        batch_val: torch.Tensor,
+        offsets: torch.Tensor,
+        t_rows: torch.Tensor,
+        t_val: torch.Tensor,
+        t_offsets: torch.Tensor,
+    ) -> torch.Tensor:
         ctx.save_for_backward(t_rows, t_val, t_offsets)
         return functional.embedding_bag(batch_idx, weight, offsets, mode="sum", per_sample_weights=batch_val)
 
@@ -173,15 +202,16 @@ class _SparseFirst(torch.autograd.Function):
 def _first_layer(inputs: int, width: int) -> tuple[torch.nn.Parameter, torch.nn.Parameter]:
     """Weight ``(inputs, width)`` and bias of a sparse first layer, initialised as torch's dense layer would be."""
     first = torch.nn.Linear(inputs, width)
-    return (torch.nn.Parameter(first.weight.detach().t().contiguous()),
-            torch.nn.Parameter(first.bias.detach().clone()))
+    return (torch.nn.Parameter(first.weight.detach().t().contiguous()), torch.nn.Parameter(first.bias.detach().clone()))
 
 
 def sparse_first_layer(weight: torch.Tensor, batch: SparseBatch) -> torch.Tensor:
     """``x @ weight`` for the sparse rows ``x`` of ``batch`` (no bias)."""
     if batch.t_rows is not None and torch.is_grad_enabled():
-        return cast(torch.Tensor, _SparseFirst.apply(weight, batch.idx, batch.val, batch.offsets, batch.t_rows,
-                                                     batch.t_val, batch.t_offsets))
+        return cast(
+            torch.Tensor,
+            _SparseFirst.apply(weight, batch.idx, batch.val, batch.offsets, batch.t_rows, batch.t_val, batch.t_offsets),
+        )
     return functional.embedding_bag(batch.idx, weight, batch.offsets, mode="sum", per_sample_weights=batch.val)
 
 
@@ -200,8 +230,11 @@ class ValueNet(torch.nn.Module):
     def forward(self, batch: SparseBatch, hidden_batch: SparseBatch) -> torch.Tensor:
         if hidden_batch.rows != batch.rows:
             raise ValueError(f"{batch.rows} observation rows but {hidden_batch.rows} hidden-hand rows")
-        h = functional.relu(sparse_first_layer(self.obs_weight, batch)
-                            + sparse_first_layer(self.hand_weight, hidden_batch) + self.first_bias)
+        h = functional.relu(
+            sparse_first_layer(self.obs_weight, batch)
+            + sparse_first_layer(self.hand_weight, hidden_batch)
+            + self.first_bias
+        )
         for layer in self.layers:
             h = functional.relu(layer(h))
         return cast(torch.Tensor, self.head(h).squeeze(-1))
@@ -210,8 +243,13 @@ class ValueNet(torch.nn.Module):
 class PolicyNet(torch.nn.Module):
     """Actor and critic on one trunk: a sparse first layer then dense ReLU layers (see the module docstring)."""
 
-    def __init__(self, hidden: Sequence[int], obs_size: int = OBS_SIZE, num_actions: int = NUM_ACTIONS,
-                 privileged_critic: bool = False) -> None:
+    def __init__(
+        self,
+        hidden: Sequence[int],
+        obs_size: int = OBS_SIZE,
+        num_actions: int = NUM_ACTIONS,
+        privileged_critic: bool = False,
+    ) -> None:
         super().__init__()
         if not hidden or any(w < 1 for w in hidden):
             raise ValueError(f"hidden: positive layer widths, got {tuple(hidden)}")
@@ -240,8 +278,7 @@ class PolicyNet(torch.nn.Module):
             h = functional.relu(layer(h))
         return h
 
-    def forward(self, batch: SparseBatch,
-                hidden_batch: SparseBatch | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(self, batch: SparseBatch, hidden_batch: SparseBatch | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Unmasked action logits ``(rows, actions)`` and values ``(rows,)``. With a privileged critic
         (``value_net``) the values come from it and need ``hidden_batch``, the rows' hidden-hand features; the
         logits never depend on them."""
@@ -275,11 +312,16 @@ class PolicyNet(torch.nn.Module):
         ``ValueError`` if the layer widths or the observation size differ."""
         _check_relu(weights)
         widths = tuple(int(w.shape[0]) for w, _ in weights.hidden)
-        if widths != self.hidden_sizes or weights.obs_size != self.obs_size \
-                or weights.action[0].shape[0] != self.actor.out_features:
-            raise ValueError(f"the policy has layers {widths} over {weights.obs_size} inputs and "
-                             f"{weights.action[0].shape[0]} actions; this network has {self.hidden_sizes} over "
-                             f"{self.obs_size} and {self.actor.out_features}")
+        if (
+            widths != self.hidden_sizes
+            or weights.obs_size != self.obs_size
+            or weights.action[0].shape[0] != self.actor.out_features
+        ):
+            raise ValueError(
+                f"the policy has layers {widths} over {weights.obs_size} inputs and "
+                f"{weights.action[0].shape[0]} actions; this network has {self.hidden_sizes} over "
+                f"{self.obs_size} and {self.actor.out_features}"
+            )
         with torch.no_grad():
             self.first_weight.copy_(torch.from_numpy(weights.hidden[0][0].T.copy()))
             self.first_bias.copy_(torch.from_numpy(weights.hidden[0][1]))
@@ -292,8 +334,10 @@ class PolicyNet(torch.nn.Module):
 
 def _check_relu(weights: PolicyWeights) -> None:
     if weights.activation != "relu" or not weights.hidden:
-        raise ValueError(f"a policy for this trainer must be a ReLU network with hidden layers, got "
-                         f"{weights.activation!r} with {len(weights.hidden)} hidden layers")
+        raise ValueError(
+            f"a policy for this trainer must be a ReLU network with hidden layers, got "
+            f"{weights.activation!r} with {len(weights.hidden)} hidden layers"
+        )
 
 
 def masked_logits(logits: torch.Tensor, masks: torch.Tensor) -> torch.Tensor:

@@ -54,8 +54,19 @@ from train.ppo.policy_net import (
 )
 
 __all__ = [
-    "LEARNER", "HEURISTIC", "RANDOM", "SNAPSHOT", "BatchRandom", "Collector", "PolicyOpponent", "SeatPool",
-    "SparseStore", "StepRecord", "Transitions", "gae", "rollout_bytes",
+    "LEARNER",
+    "HEURISTIC",
+    "RANDOM",
+    "SNAPSHOT",
+    "BatchRandom",
+    "Collector",
+    "PolicyOpponent",
+    "SeatPool",
+    "SparseStore",
+    "StepRecord",
+    "Transitions",
+    "gae",
+    "rollout_bytes",
 ]
 
 LEARNER, HEURISTIC, RANDOM, SNAPSHOT = 0, 1, 2, 3
@@ -83,8 +94,9 @@ class BatchRandom:
 class PolicyOpponent:
     """A frozen policy (a snapshot of the learner) playing its most probable legal action, a batch at a time."""
 
-    def __init__(self, weights: PolicyWeights | str | Path, device: torch.device | str = "cpu",
-                 name: str = "snapshot") -> None:
+    def __init__(
+        self, weights: PolicyWeights | str | Path, device: torch.device | str = "cpu", name: str = "snapshot"
+    ) -> None:
         policy = weights if isinstance(weights, PolicyWeights) else load_policy(weights)
         self.net = PolicyNet.from_policy_weights(policy).to(device).eval()
         self.device = device
@@ -92,7 +104,7 @@ class PolicyOpponent:
 
     @torch.no_grad()
     def act(self, observations: np.ndarray, masks: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        idx, val, counts = sparse_rows(observations[:, :self.net.obs_size], np.arange(len(observations)))
+        idx, val, counts = sparse_rows(observations[:, : self.net.obs_size], np.arange(len(observations)))
         logits, _ = self.net(batch_from_counts(idx, val, counts, self.device))
         mask_t = torch.from_numpy(masks.view(np.bool_)).to(self.device)
         actions = masked_logits(logits, mask_t).argmax(dim=1).cpu().numpy()
@@ -120,8 +132,14 @@ class SeatPool:
     def draw(self, rng: np.random.Generator, tables: int, num_players: int, snapshots: int) -> np.ndarray:
         """Owner codes ``(tables, num_players)``: one seat per table is the learner's, the others drawn by weight;
         a snapshot is one of the ``snapshots`` slots, uniformly (with none yet, its weight goes to the heuristic)."""
-        chances = np.array([self.learner, self.heuristic + (0.0 if snapshots else self.snapshot), self.random,
-                            self.snapshot if snapshots else 0.0])
+        chances = np.array(
+            [
+                self.learner,
+                self.heuristic + (0.0 if snapshots else self.snapshot),
+                self.random,
+                self.snapshot if snapshots else 0.0,
+            ]
+        )
         owners = rng.choice(4, size=(tables, num_players), p=chances / chances.sum()).astype(np.int64)
         snap = owners == SNAPSHOT
         if snapshots:
@@ -149,7 +167,7 @@ class SparseStore:
         rows, end = len(counts), int(self.ptr[self.n])
         if self.n + rows + 1 > len(self.ptr):
             ptr = np.zeros(max(2 * len(self.ptr), self.n + rows + 1), np.int64)
-            ptr[:self.n + 1] = self.ptr[:self.n + 1]
+            ptr[: self.n + 1] = self.ptr[: self.n + 1]
             self.ptr = ptr
         if end + len(idx) > len(self.idx):
             size = max(2 * len(self.idx), end + len(idx))
@@ -158,21 +176,22 @@ class SparseStore:
                 new = np.zeros(size, old.dtype)
                 new[:end] = old[:end]
                 setattr(self, name, new)
-        self.idx[end:end + len(idx)] = idx
-        self.val[end:end + len(idx)] = val
-        np.cumsum(counts, out=self.ptr[self.n + 1:self.n + rows + 1])
-        self.ptr[self.n + 1:self.n + rows + 1] += end
+        self.idx[end : end + len(idx)] = idx
+        self.val[end : end + len(idx)] = val
+        np.cumsum(counts, out=self.ptr[self.n + 1 : self.n + rows + 1])
+        self.ptr[self.n + 1 : self.n + rows + 1] += end
         self.n += rows
 
     def keep(self, kept: np.ndarray) -> None:
         """Keep only rows ``kept`` (increasing indices), in order."""
         counts = self.ptr[kept + 1] - self.ptr[kept]
         entries = np.repeat(self.ptr[kept] - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts) + np.arange(
-            counts.sum())
-        self.idx[:len(entries)] = self.idx[entries]
-        self.val[:len(entries)] = self.val[entries]
+            counts.sum()
+        )
+        self.idx[: len(entries)] = self.idx[entries]
+        self.val[: len(entries)] = self.val[entries]
         self.ptr[0] = 0
-        np.cumsum(counts, out=self.ptr[1:len(kept) + 1])
+        np.cumsum(counts, out=self.ptr[1 : len(kept) + 1])
         self.n = len(kept)
 
     def batch(self, rows: np.ndarray, device: torch.device | str, grad: bool) -> SparseBatch:
@@ -220,12 +239,20 @@ class Transitions:
             for name in ("masks", "actions", "logp", "values", "rewards", "done", "next", "stale"):
                 old = getattr(self, name)
                 new = np.full((size, *old.shape[1:]), -1 if name == "next" else 0, old.dtype)
-                new[:self.n] = old[:self.n]
+                new[: self.n] = old[: self.n]
                 setattr(self, name, new)
 
-    def append(self, idx: np.ndarray, val: np.ndarray, counts: np.ndarray, masks: np.ndarray, actions: np.ndarray,
-               logp: np.ndarray, values: np.ndarray,
-               hidden: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+    def append(
+        self,
+        idx: np.ndarray,
+        val: np.ndarray,
+        counts: np.ndarray,
+        masks: np.ndarray,
+        actions: np.ndarray,
+        logp: np.ndarray,
+        values: np.ndarray,
+        hidden: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+    ) -> np.ndarray:
         """Add decisions (observations, and with ``hidden_hands`` the hidden hands, as ``sparse_rows`` gives
         them); returns their indices."""
         if (hidden is None) != (self.hidden is None):
@@ -236,14 +263,14 @@ class Transitions:
         self.obs.append(idx, val, counts)
         if self.hidden is not None and hidden is not None:
             self.hidden.append(*hidden)
-        self.masks[lo:lo + rows] = masks
-        self.actions[lo:lo + rows] = actions
-        self.logp[lo:lo + rows] = logp
-        self.values[lo:lo + rows] = values
-        self.rewards[lo:lo + rows] = 0.0
-        self.done[lo:lo + rows] = False
-        self.next[lo:lo + rows] = -1
-        self.stale[lo:lo + rows] = False
+        self.masks[lo : lo + rows] = masks
+        self.actions[lo : lo + rows] = actions
+        self.logp[lo : lo + rows] = logp
+        self.values[lo : lo + rows] = values
+        self.rewards[lo : lo + rows] = 0.0
+        self.done[lo : lo + rows] = False
+        self.next[lo : lo + rows] = -1
+        self.stale[lo : lo + rows] = False
         self.n += rows
         return np.arange(lo, lo + rows)
 
@@ -254,15 +281,16 @@ class Transitions:
         """The hidden hands of decisions ``rows`` (None when the transitions do not keep them)."""
         return None if self.hidden is None else self.hidden.batch(rows, device, grad)
 
-    def inputs(self, rows: np.ndarray, device: torch.device | str,
-               grad: bool) -> tuple[SparseBatch, SparseBatch | None]:
+    def inputs(
+        self, rows: np.ndarray, device: torch.device | str, grad: bool
+    ) -> tuple[SparseBatch, SparseBatch | None]:
         """What ``PolicyNet`` reads for decisions ``rows``: ``net(*transitions.inputs(rows, ...))``."""
         return self.batch(rows, device, grad), self.hidden_batch(rows, device, grad)
 
     def keep(self, which: np.ndarray) -> np.ndarray:
         """Keep only the decisions where ``which`` (bool, ``n``) holds, in order, marked stale; returns the new index
         of every old one (-1 if dropped). A kept decision's ``next`` must be kept too."""
-        which = np.asarray(which[:self.n], dtype=np.bool_)
+        which = np.asarray(which[: self.n], dtype=np.bool_)
         new_index = np.where(which, np.cumsum(which) - 1, -1)
         kept = np.flatnonzero(which)
         m = len(kept)
@@ -282,8 +310,16 @@ class Transitions:
 
 
 @njit(cache=True)
-def _gae(next_: np.ndarray, done: np.ndarray, rewards: np.ndarray, values: np.ndarray, gamma: float, lam: float,
-         advantages: np.ndarray, complete: np.ndarray) -> None:
+def _gae(
+    next_: np.ndarray,
+    done: np.ndarray,
+    rewards: np.ndarray,
+    values: np.ndarray,
+    gamma: float,
+    lam: float,
+    advantages: np.ndarray,
+    complete: np.ndarray,
+) -> None:
     for i in range(next_.shape[0] - 1, -1, -1):
         if done[i]:
             advantages[i] = rewards[i] - values[i]
@@ -301,8 +337,9 @@ def _gae(next_: np.ndarray, done: np.ndarray, rewards: np.ndarray, values: np.nd
         complete[i] = True
 
 
-def gae(next_: np.ndarray, done: np.ndarray, rewards: np.ndarray, values: np.ndarray, gamma: float,
-        lam: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def gae(
+    next_: np.ndarray, done: np.ndarray, rewards: np.ndarray, values: np.ndarray, gamma: float, lam: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Advantages, returns (advantages + values) and ``complete`` flags of decisions linked into trajectories by
     ``next_`` (-1: none) and ``done`` (the trajectory's last decision, whose successor value is 0).
 
@@ -310,9 +347,16 @@ def gae(next_: np.ndarray, done: np.ndarray, rewards: np.ndarray, values: np.nda
     n = len(next_)
     advantages = np.zeros(n, np.float32)
     complete = np.zeros(n, np.bool_)
-    _gae(np.ascontiguousarray(next_, np.int64), np.ascontiguousarray(done, np.bool_),
-         np.ascontiguousarray(rewards, np.float32), np.ascontiguousarray(values, np.float32), float(gamma),
-         float(lam), advantages, complete)
+    _gae(
+        np.ascontiguousarray(next_, np.int64),
+        np.ascontiguousarray(done, np.bool_),
+        np.ascontiguousarray(rewards, np.float32),
+        np.ascontiguousarray(values, np.float32),
+        float(gamma),
+        float(lam),
+        advantages,
+        complete,
+    )
     return advantages, advantages + np.where(complete, values, 0.0).astype(np.float32), complete
 
 
@@ -348,9 +392,18 @@ class Collector:
     the same ``act(observations, masks)`` call that plays the learner's seats instead of the network (the
     imitation warm start records it; log-probabilities and values are then 0)."""
 
-    def __init__(self, net: PolicyNet, players: Sequence[int], tables: int, pool: SeatPool, seed: int,
-                 reward_scale: float, device: torch.device | str = "cpu", heuristic: Any = None,
-                 teacher: Any = None) -> None:
+    def __init__(
+        self,
+        net: PolicyNet,
+        players: Sequence[int],
+        tables: int,
+        pool: SeatPool,
+        seed: int,
+        reward_scale: float,
+        device: torch.device | str = "cpu",
+        heuristic: Any = None,
+        teacher: Any = None,
+    ) -> None:
         sizes = sorted(set(players))
         if tables < len(sizes):
             raise ValueError(f"tables: at least one per table size ({len(sizes)}), got {tables}")
@@ -358,8 +411,10 @@ class Collector:
         counts = np.maximum(1, np.floor(tables * share / share.sum()).astype(np.int64))
         counts[-1] += tables - counts.sum()
         seeds = np.random.SeedSequence([seed, 17]).generate_state(len(sizes) + 4)
-        self.games = [BatchGame(int(b), seed=int(s), num_players=n)
-                      for n, b, s in zip(sizes, counts, seeds[:len(sizes)], strict=True)]
+        self.games = [
+            BatchGame(int(b), seed=int(s), num_players=n)
+            for n, b, s in zip(sizes, counts, seeds[: len(sizes)], strict=True)
+        ]
         self.net, self.device, self.pool, self.reward_scale = net, device, pool, reward_scale
         self.rng = np.random.default_rng(seeds[-1])
         self.torch_rng = torch.Generator(device=device)
@@ -403,17 +458,23 @@ class Collector:
                 self.snapshots.append(opponent)
         if free:  # fewer snapshots than before: the slots close up; seats of a dropped one go to the heuristic
             kept = [j for j in range(len(self.snapshots)) if j not in free]
-            new_code = np.array([LEARNER, HEURISTIC, RANDOM]
-                                + [SNAPSHOT + kept.index(j) if j in kept else HEURISTIC
-                                   for j in range(len(self.snapshots))])
+            new_code = np.array(
+                [LEARNER, HEURISTIC, RANDOM]
+                + [SNAPSHOT + kept.index(j) if j in kept else HEURISTIC for j in range(len(self.snapshots))]
+            )
             self.snapshot_paths = [self.snapshot_paths[j] for j in kept]
             self.snapshots = [self.snapshots[j] for j in kept]
             self.owners = [new_code[owners] for owners in self.owners]
 
     # ------------------------------------------------------------------ one step of one table size
     @torch.no_grad()
-    def _learner_act(self, obs: np.ndarray, masks: np.ndarray, rows: np.ndarray,
-                     hidden: tuple[np.ndarray, np.ndarray, np.ndarray] | None) -> tuple[np.ndarray, np.ndarray]:
+    def _learner_act(
+        self,
+        obs: np.ndarray,
+        masks: np.ndarray,
+        rows: np.ndarray,
+        hidden: tuple[np.ndarray, np.ndarray, np.ndarray] | None,
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Sample the learner's actions for ``rows``; record the decisions (with the hidden hands ``hidden`` where
         the critic reads them); returns (actions, decision indices)."""
         idx, val, counts = sparse_rows(obs, rows)
@@ -429,8 +490,9 @@ class Collector:
         actions_t = sample_actions(masked, legal, self.torch_rng)
         logp = torch.log_softmax(masked, dim=1).gather(1, actions_t[:, None]).squeeze(1)
         actions = actions_t.cpu().numpy()
-        ids = self.transitions.append(idx, val, counts, mask_rows, actions, logp.cpu().numpy(),
-                                      values.cpu().numpy(), hidden)
+        ids = self.transitions.append(
+            idx, val, counts, mask_rows, actions, logp.cpu().numpy(), values.cpu().numpy(), hidden
+        )
         return actions, ids
 
     def step_game(self, k: int) -> StepRecord:
@@ -448,8 +510,11 @@ class Collector:
         learner_rows = np.flatnonzero(who == LEARNER)
         learner_ids = np.empty(0, np.int64)
         if learner_rows.size:
-            hidden = (hidden_hand_entries(game.states, learner_rows, game.num_players)
-                      if self.transitions.hidden is not None else None)
+            hidden = (
+                hidden_hand_entries(game.states, learner_rows, game.num_players)
+                if self.transitions.hidden is not None
+                else None
+            )
             actions[learner_rows], learner_ids = self._learner_act(obs, masks, learner_rows, hidden)
             # link each seat's decisions into its trajectory
             previous = last[learner_rows, seats[learner_rows]]
@@ -459,8 +524,13 @@ class Collector:
         t2 = time.perf_counter()
         for code in np.unique(who[who != LEARNER]):
             rows = np.flatnonzero(who == code)
-            player = (self.heuristic if code == HEURISTIC else self.random if code == RANDOM
-                      else self.snapshots[code - SNAPSHOT])
+            player = (
+                self.heuristic
+                if code == HEURISTIC
+                else self.random
+                if code == RANDOM
+                else self.snapshots[code - SNAPSHOT]
+            )
             actions[rows] = player.act(obs[rows], masks[rows])
         t3 = time.perf_counter()
         rewards, done = game.step(actions)

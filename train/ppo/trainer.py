@@ -96,227 +96,51 @@ from tqdm.auto import tqdm
 from agents.heuristic.batch import BatchHeuristic
 from agents.ppo import load_policy, save_policy
 from bourre_env.atomic_files import write_text
-from bourre_env.memory import check_fits
 from train import runs
+from train.ppo.args import Args
 from train.ppo.checkpoint import check_finite, load_checkpoint, save_checkpoint
 from train.ppo.policy_net import PolicyNet, masked_logits
 from train.ppo.rollout import (
-    DECISION_BYTES,
-    TABLE_BYTES,
     Collector,
-    PolicyOpponent,
     SeatPool,
     gae,
-    rollout_bytes,
 )
-from train.run_dir import check_json_fields, claim_run_dir, nothing_trained
+from train.run_dir import claim_run_dir, nothing_trained
 from train.runs import CtrlC, RunState, eval_row, evaluate_policy_file, read_json
 
-__all__ = ["Args", "Training", "build_network", "claim_run", "imitation_warm_start", "main", "parse_args", "ppo_update",
-           "resolve_resume", "run", "start_network"]
+__all__ = [
+    "Args",
+    "Training",
+    "build_network",
+    "claim_run",
+    "imitation_warm_start",
+    "main",
+    "parse_args",
+    "ppo_update",
+    "resolve_resume",
+    "run",
+    "start_network",
+]
 
 MODULE = "train.ppo"
-RUN_OUTPUTS = ("args.json", "commands.txt", "checkpoint.pt", "checkpoint.tmp.pt", "state.json", "state.tmp",
-               "model.npz", "model.npz.tmp.npz", "eval_policy.npz", "eval_policy.npz.tmp.npz", "report.md",
-               "report.json", "learning_curve.png", "snapshots", "tb")
+RUN_OUTPUTS = (
+    "args.json",
+    "commands.txt",
+    "checkpoint.pt",
+    "checkpoint.tmp.pt",
+    "state.json",
+    "state.tmp",
+    "model.npz",
+    "model.npz.tmp.npz",
+    "eval_policy.npz",
+    "eval_policy.npz.tmp.npz",
+    "report.md",
+    "report.json",
+    "learning_curve.png",
+    "snapshots",
+    "tb",
+)
 """Everything a run writes in its folder (what ``--overwrite`` deletes first)."""
-
-
-@dataclasses.dataclass
-class Args:
-    seed: int = 0
-    """seed of the deals, the seat draws, the network initialisation, the sampling and the evaluations"""
-    run_dir: Path | None = None
-    """run folder (default: runs/ppo/seed{seed}); it holds checkpoints, logs, snapshots and the report"""
-    resume: bool = False
-    """continue the run in run_dir from its last checkpoint, or start afresh a run stopped before its first one
-    (see the module docstring)"""
-    overwrite: bool = False
-    """start a new run in a run_dir that holds one, deleting the earlier run's files first (else a run_dir that is
-    not empty is refused)"""
-    players: tuple[int, ...] = (5,)
-    """table sizes trained on, mixed in one run: the tables are shared out in proportion to how often a size is
-    listed (5 5 7: two thirds at 5 players)"""
-    tables: int = 1024
-    """tables stepped together, all sizes included"""
-    total_timesteps: int = 3_000_000
-    """PPO learner decisions to train for (the imitation warm start is not counted)"""
-    torch_threads: int = 1
-    """torch threads (0: the number of CPU cores, at most 4). One is fastest on a small machine: the compiled
-    env runs in the same process, between the forward passes"""
-    device: str = "cpu"
-    """torch device of the network ("cuda" where a GPU exists); rollouts and opponents stay on the CPU"""
-    progress: bool = True
-    """show progress bars"""
-
-    imitation_decisions: int = 300_000
-    """heuristic decisions recorded for the imitation warm start (0: start PPO from a random network)"""
-    imitation_players: tuple[int, ...] = ()
-    """table sizes of the imitation data (empty: the sizes of players)"""
-    imitation_epochs: int = 4
-    """passes over the recorded decisions"""
-    imitation_learning_rate: float = 1e-3
-    """Adam learning rate of the warm start"""
-    imitation_batch_size: int = 512
-    """decisions per minibatch of the warm start (larger ones fit the teacher worse in the same time: fewer steps)"""
-
-    hidden: tuple[int, ...] = (256, 128)
-    """widths of the trunk's ReLU layers (the first reads the observation sparsely), shared by actor and critic"""
-    privileged_critic: bool = False
-    """give the critic its own trunk of the same widths that reads the observation and the other seats' hands
-    (``bourre_env.privileged``); training only: the policy never reads the hands, and the exported actor is the
-    same network"""
-    learning_rate: float = 5e-4
-    """Adam learning rate of PPO"""
-    anneal_lr: bool = True
-    """decay the learning rate linearly to 0 at total_timesteps"""
-    rollout_decisions: int = 32_768
-    """learner decisions added per rollout (one update per rollout)"""
-    minibatch_size: int = 2048
-    """decisions per minibatch of the update"""
-    update_epochs: int = 2
-    """passes over each rollout's decisions"""
-    gamma: float = 1.0
-    """discount; a deal is short and only its end pays, so there is nothing to discount"""
-    gae_lambda: float = 0.95
-    """GAE lambda"""
-    clip_coef: float = 0.1
-    """PPO clip range of the probability ratio"""
-    ent_coef: float = 0.003
-    """entropy bonus"""
-    vf_coef: float = 0.5
-    """weight of the value loss"""
-    max_grad_norm: float = 0.5
-    """gradient clipping"""
-    target_kl: float | None = 0.03
-    """stop an update's epochs early when the approximate KL divergence from the rollout policy passes 1.5 times
-    this"""
-    norm_adv: bool = True
-    """normalise the advantages of each minibatch"""
-    reward_scale: float = 0.1
-    """rewards (chips) are multiplied by this before PPO sees them"""
-
-    pool_learner: float = 0.5
-    """weight of the learner itself in each seat besides the one it always holds (self-play)"""
-    pool_heuristic: float = 0.3
-    """weight of the heuristic"""
-    pool_random: float = 0.05
-    """weight of the random agent"""
-    pool_snapshot: float = 0.15
-    """weight of a snapshot of the learner (goes to the heuristic until the first snapshot)"""
-    snapshot_every: int = 500_000
-    """steps between snapshots of the learner added to the opponent pool"""
-    max_snapshots: int = 8
-    """snapshots kept in the pool (the most recent)"""
-    opponent_policy: Path | None = None
-    """a frozen policy file (agents.ppo format) that plays every seat but the learner's, instead of the pool; the
-    learner's snapshots are still saved but never join the pool (bourre exploit: a best response to that policy)"""
-    init_policy: Path | None = None
-    """a policy file (agents.ppo format, layers of --hidden's widths) whose actor the network starts from, instead
-    of the imitation warm start; the critic starts afresh (bourre exploit --from-agent)"""
-
-    eval_every: int = 750_000
-    """steps between evaluations against the heuristic field, the first at step 0 (0: none during training)"""
-    eval_deals: int = 300
-    """deals per table size of each evaluation during training"""
-    eval_players: tuple[int, ...] = (5,)
-    """table sizes of the evaluations"""
-    final_eval_deals: int = 1000
-    """deals per table size and field of the final evaluation (fields: random and heuristic)"""
-    eval_workers: int = 2
-    """processes of the final evaluation (the results do not depend on it)"""
-    checkpoint_every: int = 1_000_000
-    """steps between checkpoints (a checkpoint is also written at the end and on Ctrl-C)"""
-
-    def validate(self) -> None:
-        positive = ("total_timesteps", "tables", "rollout_decisions", "minibatch_size", "update_epochs",
-                    "snapshot_every", "max_snapshots", "eval_deals", "final_eval_deals", "eval_workers",
-                    "checkpoint_every", "imitation_epochs", "imitation_batch_size")
-        for name in positive:
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name}: expected at least 1, got {getattr(self, name)}")
-        for name in ("imitation_decisions", "eval_every", "torch_threads", "seed"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name}: expected >= 0, got {getattr(self, name)}")
-        for name in ("players", "eval_players"):
-            sizes = getattr(self, name)
-            if not sizes or any(not 2 <= n <= 8 for n in sizes):
-                raise ValueError(f"{name}: table sizes between 2 and 8, got {sizes}")
-        if any(not 2 <= n <= 8 for n in self.imitation_players):
-            raise ValueError(f"imitation_players: table sizes between 2 and 8, got {self.imitation_players}")
-        if self.tables < len(set(self.players)):
-            raise ValueError(f"tables: at least one per table size, got {self.tables} for players {self.players}")
-        if not self.hidden or any(w < 1 for w in self.hidden):
-            raise ValueError(f"hidden: positive layer widths, got {self.hidden}")
-        if not 0 < self.gamma <= 1 or not 0 <= self.gae_lambda <= 1:
-            raise ValueError(f"gamma in (0, 1] and gae_lambda in [0, 1], got {self.gamma}, {self.gae_lambda}")
-        for name in ("reward_scale", "learning_rate", "imitation_learning_rate", "clip_coef", "max_grad_norm"):
-            if getattr(self, name) <= 0:
-                raise ValueError(f"{name}: expected > 0, got {getattr(self, name)}")
-        if self.ent_coef < 0 or self.vf_coef < 0 or (self.target_kl is not None and self.target_kl <= 0):
-            raise ValueError("ent_coef and vf_coef must be >= 0, target_kl > 0 (or None)")
-        try:
-            device = torch.device(self.device)
-        except RuntimeError:
-            raise ValueError(f"device: not a torch device, {self.device!r} (e.g. cpu, cuda, cuda:1)") from None
-        if device.type == "cuda" and (not torch.cuda.is_available()
-                                      or (device.index or 0) >= torch.cuda.device_count()):
-            raise ValueError(f"device: {self.device!r} asked for, but torch sees {torch.cuda.device_count()} CUDA "
-                             f"device(s)")
-        self.check_memory()
-        self.pool()  # raises on bad weights
-        for name in ("opponent_policy", "init_policy"):
-            if getattr(self, name) is not None and not Path(getattr(self, name)).is_file():
-                raise ValueError(f"{name}: no policy file at {getattr(self, name)}")
-        # read now, not after minutes of imitation: a damaged or mismatched file is refused before any work
-        if self.opponent_policy is not None:
-            try:
-                PolicyOpponent(self.opponent_policy)
-            except ValueError as e:
-                raise ValueError(f"opponent_policy: {e}") from None
-        if self.init_policy is not None:
-            try:
-                PolicyNet(self.hidden).load_actor(load_policy(self.init_policy))
-            except ValueError as e:
-                raise ValueError(f"init_policy: {self.init_policy}: {e}") from None
-
-    def check_memory(self) -> None:
-        """``ValueError`` naming the option if the tables and the decisions a rollout (or the imitation data) holds
-        cannot fit in this machine's memory: checked before anything is allocated, not a MemoryError later."""
-        decisions = max(self.rollout_decisions, self.imitation_decisions)
-        if self.tables * TABLE_BYTES >= decisions * DECISION_BYTES:
-            what = f"--tables {self.tables}"
-        elif self.rollout_decisions >= self.imitation_decisions:
-            what = f"--rollout-decisions {self.rollout_decisions}"
-        else:
-            what = f"--imitation-decisions {self.imitation_decisions}"
-        check_fits(rollout_bytes(self.tables, decisions), what)
-
-    def pool(self) -> SeatPool:
-        if self.opponent_policy is not None:
-            return SeatPool(0.0, 0.0, 0.0, 1.0)  # the one snapshot slot holds opponent_policy
-        return SeatPool(self.pool_learner, self.pool_heuristic, self.pool_random, self.pool_snapshot)
-
-    def to_json(self) -> dict[str, Any]:
-        return {k: (str(v) if isinstance(v, Path) else v) for k, v in dataclasses.asdict(self).items()}
-
-    @classmethod
-    def from_json(cls, data: Any, source: Path | str = "args.json") -> Args:
-        """The arguments saved in ``source`` (read as JSON into ``data``); ``ValueError`` naming ``source`` if a field
-        is unknown, of the wrong type or invalid."""
-        values = check_json_fields(data, cls, source)
-        for name in ("players", "hidden", "eval_players", "imitation_players"):
-            if name in values:
-                values[name] = tuple(values[name])
-        for name in ("run_dir", "opponent_policy", "init_policy"):
-            if values.get(name) is not None:
-                values[name] = Path(values[name])
-        args = cls(**values)
-        try:
-            args.validate()
-        except ValueError as e:
-            raise ValueError(f"{source}: {e}") from None
-        return args
 
 
 # ---------------------------------------------------------------------------- imitation warm start
@@ -327,30 +151,47 @@ def imitation_warm_start(net: PolicyNet, args: Args, device: torch.device) -> di
     players = args.imitation_players or args.players
     teacher = BatchHeuristic("default", args.seed + 101)
     # The learner's seats are every seat, played by the teacher: the collector records them with their chips.
-    recorder = Collector(net, players, min(args.tables, max(len(set(players)), args.imitation_decisions // 40)),
-                         SeatPool(1.0, 0.0, 0.0, 0.0), seed=args.seed + 100, reward_scale=args.reward_scale,
-                         device=device, teacher=teacher)
+    recorder = Collector(
+        net,
+        players,
+        min(args.tables, max(len(set(players)), args.imitation_decisions // 40)),
+        SeatPool(1.0, 0.0, 0.0, 0.0),
+        seed=args.seed + 100,
+        reward_scale=args.reward_scale,
+        device=device,
+        teacher=teacher,
+    )
     t = recorder.transitions
     complete = np.zeros(0, np.bool_)
-    with tqdm(total=args.imitation_decisions, disable=not args.progress, unit="decision", desc="record heuristic",
-              dynamic_ncols=True) as bar:
+    with tqdm(
+        total=args.imitation_decisions,
+        disable=not args.progress,
+        unit="decision",
+        desc="record heuristic",
+        dynamic_ncols=True,
+    ) as bar:
         while int(complete.sum()) < args.imitation_decisions:
             recorder.collect(min(4096, args.imitation_decisions))
-            _, _, complete = gae(t.next[:t.n], t.done[:t.n], t.rewards[:t.n], np.zeros(t.n, np.float32), 1.0, 1.0)
+            _, _, complete = gae(t.next[: t.n], t.done[: t.n], t.rewards[: t.n], np.zeros(t.n, np.float32), 1.0, 1.0)
             bar.update(min(int(complete.sum()), args.imitation_decisions) - bar.n)
-    returns, _, complete = gae(t.next[:t.n], t.done[:t.n], t.rewards[:t.n], np.zeros(t.n, np.float32), 1.0, 1.0)
-    ids = np.flatnonzero(complete)[:args.imitation_decisions]
+    returns, _, complete = gae(t.next[: t.n], t.done[: t.n], t.rewards[: t.n], np.zeros(t.n, np.float32), 1.0, 1.0)
+    ids = np.flatnonzero(complete)[: args.imitation_decisions]
 
     optimizer = torch.optim.Adam(net.parameters(), lr=args.imitation_learning_rate)
     rng = np.random.default_rng([args.seed, 11])
     stats: dict[str, float] = {}
-    with tqdm(total=args.imitation_epochs * len(ids), disable=not args.progress, unit="decision", desc="imitate",
-              dynamic_ncols=True) as bar:
+    with tqdm(
+        total=args.imitation_epochs * len(ids),
+        disable=not args.progress,
+        unit="decision",
+        desc="imitate",
+        dynamic_ncols=True,
+    ) as bar:
         for _ in range(args.imitation_epochs):
             totals = np.zeros(3)
             order = rng.permutation(ids)
             for start in range(0, len(ids), args.imitation_batch_size):
-                mb = order[start:start + args.imitation_batch_size]
+                mb = order[start : start + args.imitation_batch_size]
                 logits, values = net(*t.inputs(mb, device, grad=True))
                 logits = masked_logits(logits, torch.from_numpy(t.masks[mb]).to(device))
                 actions = torch.from_numpy(t.actions[mb]).to(device)
@@ -363,8 +204,11 @@ def imitation_warm_start(net: PolicyNet, args: Args, device: torch.device) -> di
                 correct = (logits.detach().argmax(dim=1) == actions).sum().item()
                 totals += (policy_loss.item() * len(mb), value_loss.item() * len(mb), correct)
                 bar.update(len(mb))
-            stats = {"policy_loss": totals[0] / len(ids), "value_loss": totals[1] / len(ids),
-                     "accuracy": totals[2] / len(ids)}
+            stats = {
+                "policy_loss": totals[0] / len(ids),
+                "value_loss": totals[1] / len(ids),
+                "accuracy": totals[2] / len(ids),
+            }
             bar.set_postfix(accuracy=f"{stats['accuracy']:.3f}", value_loss=f"{stats['value_loss']:.3f}")
     stats["decisions"] = float(len(ids))
     stats["seconds"] = time.perf_counter() - started
@@ -376,29 +220,34 @@ def imitation_warm_start(net: PolicyNet, args: Args, device: torch.device) -> di
 def refresh_values(net: PolicyNet, collector: Collector, device: torch.device, chunk: int = 8192) -> None:
     """New values for the decisions kept from an earlier rollout (their deals were under way at its update)."""
     t = collector.transitions
-    stale = np.flatnonzero(t.stale[:t.n])
+    stale = np.flatnonzero(t.stale[: t.n])
     for start in range(0, len(stale), chunk):
-        ids = stale[start:start + chunk]
+        ids = stale[start : start + chunk]
         _, values = net(*t.inputs(ids, device, grad=False))
         t.values[ids] = values.cpu().numpy()
     t.stale[stale] = False
 
 
-def ppo_update(net: PolicyNet, optimizer: torch.optim.Optimizer, collector: Collector, args: Args,
-               rng: np.random.Generator, device: torch.device) -> dict[str, float]:
+def ppo_update(
+    net: PolicyNet,
+    optimizer: torch.optim.Optimizer,
+    collector: Collector,
+    args: Args,
+    rng: np.random.Generator,
+    device: torch.device,
+) -> dict[str, float]:
     """One PPO update on the decisions of finished deals; the others are kept for the next rollout."""
     refresh_values(net, collector, device)
     advantages, returns, complete = collector.complete(args.gamma, args.gae_lambda)
     t = collector.transitions
     ids = np.flatnonzero(complete)
-    sums: dict[str, float] = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0, "approx_kl": 0.0,
-                              "clipfrac": 0.0}
+    sums: dict[str, float] = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0, "approx_kl": 0.0, "clipfrac": 0.0}
     minibatches = 0
     stopped = False
     for _ in range(args.update_epochs):
         order = rng.permutation(ids)
         for start in range(0, len(order), args.minibatch_size):
-            mb = order[start:start + args.minibatch_size]
+            mb = order[start : start + args.minibatch_size]
             logits, values = net(*t.inputs(mb, device, grad=True))
             masked = masked_logits(logits, torch.from_numpy(t.masks[mb]).to(device))
             logp_all = torch.log_softmax(masked, dim=1)
@@ -421,8 +270,13 @@ def ppo_update(net: PolicyNet, optimizer: torch.optim.Optimizer, collector: Coll
             with torch.no_grad():
                 approx_kl = ((ratio - 1) - log_ratio).mean().item()  # Schulman's low-variance estimator
                 clipfrac = ((ratio - 1).abs() > args.clip_coef).float().mean().item()
-            for key, value in (("policy_loss", policy_loss.item()), ("value_loss", value_loss.item()),
-                               ("entropy", entropy.item()), ("approx_kl", approx_kl), ("clipfrac", clipfrac)):
+            for key, value in (
+                ("policy_loss", policy_loss.item()),
+                ("value_loss", value_loss.item()),
+                ("entropy", entropy.item()),
+                ("approx_kl", approx_kl),
+                ("clipfrac", clipfrac),
+            ):
                 sums[key] += value
             minibatches += 1
             if args.target_kl is not None and approx_kl > 1.5 * args.target_kl:
@@ -452,27 +306,36 @@ def resolve_resume(args: Args, given: set[str]) -> Args:
     if args.run_dir is None:
         raise ValueError("resume: give the run folder with --run-dir")
     if (args.run_dir / "checkpoint.zip").is_file() and not (args.run_dir / "checkpoint.pt").is_file():
-        raise ValueError(f"resume: {args.run_dir} is a run of the sb3 trainer; resume it with bourre train --trainer "
-                         f"sb3 --run-dir {args.run_dir} --resume")
+        raise ValueError(
+            f"resume: {args.run_dir} is a run of the sb3 trainer; resume it with bourre train --trainer "
+            f"sb3 --run-dir {args.run_dir} --resume"
+        )
     saved_path = args.run_dir / "args.json"
     afresh = nothing_trained(args.run_dir, "checkpoint.pt")
     if not saved_path.is_file() or not ((args.run_dir / "checkpoint.pt").is_file() or afresh):
         raise ValueError(f"resume: {args.run_dir} has no checkpoint.pt and args.json to resume from")
     data = read_json(saved_path, "the run's arguments")
     if afresh and isinstance(data, dict) and "num_envs" in data:  # only the sb3 trainer has num_envs
-        raise ValueError(f"resume: {args.run_dir} is a run of the sb3 trainer; resume it with bourre train --trainer "
-                         f"sb3 --run-dir {args.run_dir} --resume")
+        raise ValueError(
+            f"resume: {args.run_dir} is a run of the sb3 trainer; resume it with bourre train --trainer "
+            f"sb3 --run-dir {args.run_dir} --resume"
+        )
     saved = Args.from_json(data, saved_path)
     if "hidden" in given and tuple(args.hidden) != saved.hidden:
-        raise ValueError(f"--hidden {' '.join(map(str, args.hidden))}: the run in {args.run_dir} has hidden layers "
-                         f"{' '.join(map(str, saved.hidden))}, and a resumed run keeps its network; drop --hidden, "
-                         f"or start a new run")
+        raise ValueError(
+            f"--hidden {' '.join(map(str, args.hidden))}: the run in {args.run_dir} has hidden layers "
+            f"{' '.join(map(str, saved.hidden))}, and a resumed run keeps its network; drop --hidden, "
+            f"or start a new run"
+        )
     if "privileged_critic" in given and args.privileged_critic != saved.privileged_critic:
-        raise ValueError(f"--privileged-critic: the run in {args.run_dir} was started with privileged_critic="
-                         f"{saved.privileged_critic}, and a resumed run keeps its network; drop the flag, or start a "
-                         f"new run")
-    return dataclasses.replace(saved, **{name: getattr(args, name) for name in given}, run_dir=args.run_dir,
-                               resume=True, overwrite=False)
+        raise ValueError(
+            f"--privileged-critic: the run in {args.run_dir} was started with privileged_critic="
+            f"{saved.privileged_critic}, and a resumed run keeps its network; drop the flag, or start a "
+            f"new run"
+        )
+    return dataclasses.replace(
+        saved, **{name: getattr(args, name) for name in given}, run_dir=args.run_dir, resume=True, overwrite=False
+    )
 
 
 def run(args: Args, given: set[str] | None = None) -> Path:
@@ -490,9 +353,19 @@ def run(args: Args, given: set[str] | None = None) -> Path:
     training = Training(args, run_dir, net, optimizer, state, meta, device)
     training.train()
     model_path = export(net, run_dir / "model.npz", {**meta, "num_timesteps": state.num_timesteps})
-    runs.write_report(run_dir, state, model_path, command, args.to_json(), seed=args.seed,
-                      eval_players=args.eval_players, final_eval_deals=args.final_eval_deals,
-                      eval_workers=args.eval_workers, progress=args.progress, title="Batched PPO self-play run")
+    runs.write_report(
+        run_dir,
+        state,
+        model_path,
+        command,
+        args.to_json(),
+        seed=args.seed,
+        eval_players=args.eval_players,
+        final_eval_deals=args.final_eval_deals,
+        eval_workers=args.eval_workers,
+        progress=args.progress,
+        title="Batched PPO self-play run",
+    )
     return run_dir
 
 
@@ -510,16 +383,21 @@ def claim_run(args: Args, given: set[str]) -> tuple[Args, RunState | None]:
     afresh = args.resume and nothing_trained(run_dir, "checkpoint.pt")
     if afresh:  # nothing to resume: whatever the stopped start left beside its arguments goes
         print(f"{run_dir} stopped before its first checkpoint: starting its run afresh")
-        claim_run_dir(run_dir, resume=False, overwrite=True,
-                      outputs=[name for name in RUN_OUTPUTS if name not in ("args.json", "commands.txt")])
+        claim_run_dir(
+            run_dir,
+            resume=False,
+            overwrite=True,
+            outputs=[name for name in RUN_OUTPUTS if name not in ("args.json", "commands.txt")],
+        )
     saved_state = RunState.load(run_dir / "state.json") if args.resume and not afresh else None
     if saved_state is None:
         write_text(run_dir / "args.json", json.dumps(args.to_json(), indent=2) + "\n")
     return args, saved_state
 
 
-def build_network(args: Args, saved_state: RunState | None,
-                  device: torch.device) -> tuple[PolicyNet, torch.optim.Optimizer, RunState]:
+def build_network(
+    args: Args, saved_state: RunState | None, device: torch.device
+) -> tuple[PolicyNet, torch.optim.Optimizer, RunState]:
     """The seeded network and its optimizer, and the run state: the checkpoint's where ``saved_state`` is given
     (a checkpoint that does not fit is refused here, before the command is recorded)."""
     torch.set_num_threads(args.torch_threads or min(4, os.cpu_count() or 1))
@@ -551,16 +429,31 @@ class Training:
     """The rollout-update loop and what it does as the step count passes its marks: snapshots for the opponent
     pool, evaluations, checkpoints; the TensorBoard logs and the progress bar."""
 
-    def __init__(self, args: Args, run_dir: Path, net: PolicyNet, optimizer: torch.optim.Optimizer, state: RunState,
-                 meta: dict[str, Any], device: torch.device) -> None:
+    def __init__(
+        self,
+        args: Args,
+        run_dir: Path,
+        net: PolicyNet,
+        optimizer: torch.optim.Optimizer,
+        state: RunState,
+        meta: dict[str, Any],
+        device: torch.device,
+    ) -> None:
         self.args, self.run_dir, self.net, self.optimizer, self.state = args, run_dir, net, optimizer, state
         self.meta, self.device = meta, device
         # a resumed run deals new tables, seeded by where it stands
-        self.collector = Collector(net, args.players, args.tables, args.pool(),
-                                   seed=args.seed * 1_000_003 + state.num_timesteps, reward_scale=args.reward_scale,
-                                   device=device)
-        self.collector.set_snapshots([str(args.opponent_policy)] if args.opponent_policy is not None
-                                     else state.snapshots)
+        self.collector = Collector(
+            net,
+            args.players,
+            args.tables,
+            args.pool(),
+            seed=args.seed * 1_000_003 + state.num_timesteps,
+            reward_scale=args.reward_scale,
+            device=device,
+        )
+        self.collector.set_snapshots(
+            [str(args.opponent_policy)] if args.opponent_policy is not None else state.snapshots
+        )
         self.rng = np.random.default_rng([args.seed, state.num_timesteps, 5])
         self.writer = _summary_writer(run_dir / "tb")
         self.last_eval = ""  # the progress bar's summary of the last evaluation
@@ -573,8 +466,14 @@ class Training:
         if args.eval_every and not state.evals:  # where PPO starts from (the warm start), for the learning curve
             self.evaluate()
         self.started = time.perf_counter()
-        bar = tqdm(total=args.total_timesteps, initial=min(state.num_timesteps, args.total_timesteps), unit="step",
-                   desc="ppo", disable=not args.progress, dynamic_ncols=True)
+        bar = tqdm(
+            total=args.total_timesteps,
+            initial=min(state.num_timesteps, args.total_timesteps),
+            unit="step",
+            desc="ppo",
+            disable=not args.progress,
+            dynamic_ncols=True,
+        )
         try:
             with CtrlC() as ctrl_c:
                 while state.num_timesteps < args.total_timesteps and not ctrl_c.pressed:
@@ -586,8 +485,11 @@ class Training:
                 self.checkpoint()
                 if ctrl_c.pressed:
                     bar.close()
-                    print(f"\ninterrupted at step {state.num_timesteps:,}: checkpoint saved; continue with\n"
-                          f"  bourre train --run-dir {shlex.quote(str(self.run_dir))} --resume", file=sys.stderr)
+                    print(
+                        f"\ninterrupted at step {state.num_timesteps:,}: checkpoint saved; continue with\n"
+                        f"  bourre train --run-dir {shlex.quote(str(self.run_dir))} --resume",
+                        file=sys.stderr,
+                    )
                     raise KeyboardInterrupt
         finally:
             bar.close()
@@ -611,10 +513,14 @@ class Training:
         chips = s["learner_chips"] / max(s["learner_deals"], 1)
         for key, value in stats.items():
             self.writer.add_scalar(f"losses/{key}", value, now)
-        for key, value in (("learner_steps_per_second", steps / (t2 - t0)), ("rollout_seconds", t1 - t0),
-                           ("update_seconds", t2 - t1), ("chips_per_deal", chips),
-                           ("learner_share_of_decisions", s["learner_decisions"] / max(s["decisions"], 1)),
-                           ("learning_rate", optimizer.param_groups[0]["lr"])):
+        for key, value in (
+            ("learner_steps_per_second", steps / (t2 - t0)),
+            ("rollout_seconds", t1 - t0),
+            ("update_seconds", t2 - t1),
+            ("chips_per_deal", chips),
+            ("learner_share_of_decisions", s["learner_decisions"] / max(s["decisions"], 1)),
+            ("learning_rate", optimizer.param_groups[0]["lr"]),
+        ):
             self.writer.add_scalar(f"charts/{key}", value, now)
         return chips
 
@@ -631,9 +537,12 @@ class Training:
     def snapshot(self) -> None:
         """A frozen copy of the learner, joining the opponent pool (not when ``opponent_policy`` holds it)."""
         state = self.state
-        path = export(self.net, self.run_dir / "snapshots" / f"step_{state.num_timesteps:010d}.npz",
-                      {**self.meta, "num_timesteps": state.num_timesteps})
-        state.snapshots = [*state.snapshots, str(path)][-self.args.max_snapshots:]
+        path = export(
+            self.net,
+            self.run_dir / "snapshots" / f"step_{state.num_timesteps:010d}.npz",
+            {**self.meta, "num_timesteps": state.num_timesteps},
+        )
+        state.snapshots = [*state.snapshots, str(path)][-self.args.max_snapshots :]
         if self.args.opponent_policy is None:
             self.collector.set_snapshots(state.snapshots)
         self.writer.add_scalar("charts/pool_snapshots", len(state.snapshots), state.num_timesteps)
@@ -645,15 +554,18 @@ class Training:
         report = evaluate_policy_file(path, "heuristic", args.eval_players, args.eval_deals, args.seed + 1, 1, False)
         self.state.evals.append(eval_row(now, report))
         for t in report.tables:
-            for key, value in ((f"advantage_vs_heuristic_{t.players}p", t.advantage),
-                               (f"replacement_advantage_vs_heuristic_{t.players}p", t.replacement_advantage),
-                               (f"chips_vs_heuristic_{t.players}p", t.candidate.chips),
-                               (f"play_rate_{t.players}p", t.candidate.play_rate),
-                               (f"bourre_rate_{t.players}p", t.candidate.bourre_rate_dealt)):
+            for key, value in (
+                (f"advantage_vs_heuristic_{t.players}p", t.advantage),
+                (f"replacement_advantage_vs_heuristic_{t.players}p", t.replacement_advantage),
+                (f"chips_vs_heuristic_{t.players}p", t.candidate.chips),
+                (f"play_rate_{t.players}p", t.candidate.play_rate),
+                (f"bourre_rate_{t.players}p", t.candidate.bourre_rate_dealt),
+            ):
                 self.writer.add_scalar(f"eval/{key}", value, now)
         first = report.tables[0]
-        self.last_eval = (f", vs heuristic {first.players}p {first.advantage:+.3f} "
-                          f"(replacement {first.replacement_advantage:+.3f})")
+        self.last_eval = (
+            f", vs heuristic {first.players}p {first.advantage:+.3f} (replacement {first.replacement_advantage:+.3f})"
+        )
 
     def checkpoint(self) -> None:
         """``checkpoint.pt`` and ``state.json``, the training time since the last one added."""
@@ -675,8 +587,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[Args, set[str]]:
     the fields the command line sets (for ``--resume``, which keeps the saved value of every other field)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     description = (__doc__ or "").split("\n\n")[0] + " (bourre train --trainer sb3: the MaskablePPO trainer)"
-    return (tyro.cli(Args, args=argv, prog="bourre train", description=description),
-            runs.fields_given(Args, argv))
+    return (tyro.cli(Args, args=argv, prog="bourre train", description=description), runs.fields_given(Args, argv))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -42,8 +42,16 @@ from bourre_env import atomic_files
 from bourre_env import openspiel as bourre_openspiel
 from bourre_env.atomic_files import check_writable_folder
 
-__all__ = ["CONFIGS", "ExportedGame", "AgentPolicy", "agent_distribution", "export", "cfr_curve",
-           "agent_nash_conv", "main_exact"]
+__all__ = [
+    "CONFIGS",
+    "ExportedGame",
+    "AgentPolicy",
+    "agent_distribution",
+    "export",
+    "cfr_curve",
+    "agent_nash_conv",
+    "main_exact",
+]
 
 CONFIGS: dict[str, dict[str, Any]] = {
     "2p-1card-draw1": {"num_players": 2, "hand_size": 1, "ranks": 2, "max_discard": 1, "dealer": 0},
@@ -96,8 +104,9 @@ def agent_distribution(agent: str, obs: np.ndarray, mask: np.ndarray) -> dict[in
 
         ppo = _cached(agent, lambda: agents.make(agent, seed=0))
         return {int(ppo.act({"observation": obs, "action_mask": mask})): 1.0}
-    raise ValueError(f"agent {agent!r}: exact NashConv takes random, heuristic, ppo or ppo:PATH (policies of the "
-                     f"observation alone)")
+    raise ValueError(
+        f"agent {agent!r}: exact NashConv takes random, heuristic, ppo or ppo:PATH (policies of the observation alone)"
+    )
 
 
 class AgentPolicy(os_policy.Policy):
@@ -125,15 +134,22 @@ class ExportedGame:
         self.game = pyspiel.load_game(bourre_openspiel.GAME_NAME, self.params)
         self.infosets: dict[str, int] = {}  # information state string -> EFG information set number (per player)
         self.views: list[tuple[int, np.ndarray, np.ndarray]] = []  # per information set: player, observation, mask
-        self.sizes = {"states": 0, "decision_states": 0, "chance_states": 0, "terminal_states": 0,
-                      "information_states": 0}
+        self.sizes = {
+            "states": 0,
+            "decision_states": 0,
+            "chance_states": 0,
+            "terminal_states": 0,
+            "information_states": 0,
+        }
         self.efg = ""
         self._efg_game: pyspiel.Game | None = None
 
     def walk(self, progress: bool = False) -> ExportedGame:
         title = " ".join(f"{k}={v}" for k, v in self.params.items())  # no quotes or braces: the title is a string
-        lines = [f'EFG 2 R "bourre {title}" {{ '
-                 + " ".join(f'"player {p}"' for p in range(self.game.num_players())) + " }", '""']
+        lines = [
+            f'EFG 2 R "bourre {title}" {{ ' + " ".join(f'"player {p}"' for p in range(self.game.num_players())) + " }",
+            '""',
+        ]
         counters = {"chance": 0, "terminal": 0}
         numbers: list[dict[str, int]] = [{} for _ in range(self.game.num_players())]
         bar = tqdm(desc="walk", unit="state", disable=not progress, dynamic_ncols=True)
@@ -180,8 +196,9 @@ class ExportedGame:
             self._efg_game = pyspiel.load_efg_game(self.efg)
         return self._efg_game
 
-    def tabular(self, distribution: Callable[[int, np.ndarray, np.ndarray], dict[int, float]]
-                ) -> dict[str, list[tuple[int, float]]]:
+    def tabular(
+        self, distribution: Callable[[int, np.ndarray, np.ndarray], dict[int, float]]
+    ) -> dict[str, list[tuple[int, float]]]:
         """A policy of the EFG game, ``distribution(player, observation, mask)`` at each information set, keyed by
         the EFG game's information state strings and action ids."""
         game = self.efg_game
@@ -243,22 +260,34 @@ def run_config(name: str, iterations: int, agents: Sequence[str] = AGENTS, progr
             agent_values[agent] = agent_nash_conv(exported, agent)
         except ValueError as err:  # an agent that cannot read this configuration: reported, not fatal
             agent_values[agent] = f"not applicable: {err}"
-    return {"config": name, "params": CONFIGS[name], "sizes": exported.sizes,
-            "walk_seconds": round(walk_seconds, 1), "cfr_seconds": round(cfr_seconds, 1),
-            "cfr_plus": curve, "agents": agent_values}
+    return {
+        "config": name,
+        "params": CONFIGS[name],
+        "sizes": exported.sizes,
+        "walk_seconds": round(walk_seconds, 1),
+        "cfr_seconds": round(cfr_seconds, 1),
+        "cfr_plus": curve,
+        "agents": agent_values,
+    }
 
 
 def markdown(results: list[dict[str, Any]]) -> str:
-    head = ("| configuration | states | information states | CFR+ iterations | CFR+ NashConv | "
-            + " | ".join(f"{a} NashConv" for a in AGENTS) + " |")
+    head = (
+        "| configuration | states | information states | CFR+ iterations | CFR+ NashConv | "
+        + " | ".join(f"{a} NashConv" for a in AGENTS)
+        + " |"
+    )
     lines = [head, "|" + "---|" * (5 + len(AGENTS))]
     for r in results:
         s = r["sizes"]
         last_i, last_v = r["cfr_plus"][-1]
         values = [r["agents"].get(a) for a in AGENTS]
         cells = [f"{v:.4f}" if isinstance(v, float) else "n/a" for v in values]
-        lines.append(f"| {r['config']} | {s['states']:,} | {s['information_states']:,} | {last_i} | {last_v:.1e} | "
-                     + " | ".join(cells) + " |")
+        lines.append(
+            f"| {r['config']} | {s['states']:,} | {s['information_states']:,} | {last_i} | {last_v:.1e} | "
+            + " | ".join(cells)
+            + " |"
+        )
     return "\n".join(lines) + "\n"
 
 

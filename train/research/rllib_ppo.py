@@ -134,10 +134,13 @@ class MaskedPPOModule(DefaultPPOTorchRLModule):
     built for the vector alone, and every forward pass splits the batch's observation dict into the two."""
 
     def __init__(self, *, observation_space: gym.Space | None = None, **kwargs: Any) -> None:
-        if not (isinstance(observation_space, gym.spaces.Dict)
-                and {"observation", "action_mask"} <= set(observation_space.spaces)):
-            raise ValueError(f"MaskedPPOModule: expected a Dict space with 'observation' and 'action_mask', "
-                             f"got {observation_space}")
+        if not (
+            isinstance(observation_space, gym.spaces.Dict)
+            and {"observation", "action_mask"} <= set(observation_space.spaces)
+        ):
+            raise ValueError(
+                f"MaskedPPOModule: expected a Dict space with 'observation' and 'action_mask', got {observation_space}"
+            )
         self.space_with_mask = observation_space
         # The catalog builds the encoder for the space it is given: the vector's, without the mask.
         super().__init__(observation_space=observation_space["observation"], **kwargs)
@@ -186,17 +189,35 @@ def build_config(args: Args) -> Any:
         PPOConfig()
         # RLlib's env check steps the env with an action drawn from the whole action space, mask ignored, and the env
         # rejects an illegal action with a ValueError (the error we rely on to catch a policy that picks one).
-        .environment("bourre_v0", env_config={"players": args.players, "preset": args.preset},
-                     disable_env_checking=True)
-        .env_runners(num_env_runners=args.env_runners, num_envs_per_env_runner=args.envs_per_runner,
-                     num_cpus_per_env_runner=1)
+        .environment(
+            "bourre_v0", env_config={"players": args.players, "preset": args.preset}, disable_env_checking=True
+        )
+        .env_runners(
+            num_env_runners=args.env_runners, num_envs_per_env_runner=args.envs_per_runner, num_cpus_per_env_runner=1
+        )
         .multi_agent(policies={POLICY}, policy_mapping_fn=lambda agent_id, episode, **kwargs: POLICY)
-        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={POLICY: RLModuleSpec(
-            module_class=MaskedPPOModule,
-            model_config={"fcnet_hiddens": list(args.hidden), "fcnet_activation": "relu", "vf_share_layers": True},
-        )}))
-        .training(train_batch_size_per_learner=args.batch_size, minibatch_size=args.minibatch_size,
-                  num_epochs=args.epochs, lr=args.lr, entropy_coeff=args.entropy_coeff, vf_loss_coeff=0.5)
+        .rl_module(
+            rl_module_spec=MultiRLModuleSpec(
+                rl_module_specs={
+                    POLICY: RLModuleSpec(
+                        module_class=MaskedPPOModule,
+                        model_config={
+                            "fcnet_hiddens": list(args.hidden),
+                            "fcnet_activation": "relu",
+                            "vf_share_layers": True,
+                        },
+                    )
+                }
+            )
+        )
+        .training(
+            train_batch_size_per_learner=args.batch_size,
+            minibatch_size=args.minibatch_size,
+            num_epochs=args.epochs,
+            lr=args.lr,
+            entropy_coeff=args.entropy_coeff,
+            vf_loss_coeff=0.5,
+        )
         .debugging(seed=args.seed)
     )
 
@@ -215,8 +236,12 @@ def legal_action_check(module: Any, players: int, preset: str, deals: int, seed:
             if terminated or truncated:
                 env.step(None)
                 continue
-            batch = {Columns.OBS: {"observation": torch.as_tensor(obs["observation"])[None],
-                                   "action_mask": torch.as_tensor(obs["action_mask"])[None]}}
+            batch = {
+                Columns.OBS: {
+                    "observation": torch.as_tensor(obs["observation"])[None],
+                    "action_mask": torch.as_tensor(obs["action_mask"])[None],
+                }
+            }
             with torch.no_grad():
                 logits = module.forward_exploration(batch)[Columns.ACTION_DIST_INPUTS][0]
             action = int(torch.multinomial(torch.softmax(logits.double(), -1), 1, generator=generator))
@@ -257,8 +282,9 @@ def train(args: Args) -> dict[str, Any]:
                 bar.update()
         elapsed = time.perf_counter() - started
         checkpoint = algo.save_to_path(str(run_dir))
-        decisions, illegal = legal_action_check(algo.get_module(POLICY), args.players, args.preset, args.check_deals,
-                                                args.seed)
+        decisions, illegal = legal_action_check(
+            algo.get_module(POLICY), args.players, args.preset, args.check_deals, args.seed
+        )
         algo.stop()
     finally:
         if started_ray:
@@ -274,7 +300,8 @@ def train(args: Args) -> dict[str, Any]:
         "sampling_seconds_per_iteration": sampling,
         "update_seconds_per_iteration": _metric(result, TIMERS, LEARNER_UPDATE_TIMER),
         "env_steps_per_second_per_runner": sampled / sampling / max(args.env_runners, 1)
-        if sampled and sampling else None,
+        if sampled and sampling
+        else None,
         "episode_length": _metric(result, ENV_RUNNER_RESULTS, EPISODE_LEN_MEAN),
         "return_player_0": _metric(result, ENV_RUNNER_RESULTS, "agent_episode_returns_mean", "player_0"),
         "checkpoint": str(checkpoint),

@@ -25,8 +25,17 @@ from agents.ppo import PolicyWeights, save_policy
 from bourre_env.atomic_files import replacing
 from train.runs import RunState
 
-__all__ = ["ACTIVATION", "ACTIVATIONS", "MaskInInfo", "MasksFromInfos", "export_policy", "load_checkpoint",
-           "make_logger", "policy_weights", "save_checkpoint"]
+__all__ = [
+    "ACTIVATION",
+    "ACTIVATIONS",
+    "MaskInInfo",
+    "MasksFromInfos",
+    "export_policy",
+    "load_checkpoint",
+    "make_logger",
+    "policy_weights",
+    "save_checkpoint",
+]
 
 ACTIVATIONS = {"relu": torch.nn.ReLU}
 """Hidden-layer activations the exported policy file can name (``agents.ppo`` evaluates them)."""
@@ -75,8 +84,10 @@ class MasksFromInfos(VecEnvWrapper):
     def step_wait(self) -> Any:
         obs, rewards, dones, infos = self.venv.step_wait()
         # an env that finished was reset at once: the mask of its next decision is in its reset info
-        self.masks = [(self.venv.reset_infos[i] if done else info)["action_mask"]
-                      for i, (done, info) in enumerate(zip(dones, infos, strict=True))]
+        self.masks = [
+            (self.venv.reset_infos[i] if done else info)["action_mask"]
+            for i, (done, info) in enumerate(zip(dones, infos, strict=True))
+        ]
         return obs, rewards, dones, infos
 
     def env_method(self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any) -> Any:
@@ -91,7 +102,7 @@ SB3_RENAMES = {"train/": "losses/", "rollout/": "charts/", "time/": "charts/"}
 def _renamed(key: str) -> str:
     for old, new in SB3_RENAMES.items():
         if key.startswith(old):
-            return new + key[len(old):]
+            return new + key[len(old) :]
     return key
 
 
@@ -99,8 +110,9 @@ class RenamedTensorBoard(TensorBoardOutputFormat):
     """TensorBoard events with SB3's keys renamed by ``SB3_RENAMES`` (``eval/`` is ours)."""
 
     def write(self, key_values: dict, key_excluded: dict, step: int = 0) -> None:
-        super().write({_renamed(k): v for k, v in key_values.items()},
-                      {_renamed(k): v for k, v in key_excluded.items()}, step)
+        super().write(
+            {_renamed(k): v for k, v in key_values.items()}, {_renamed(k): v for k, v in key_excluded.items()}, step
+        )
 
 
 def make_logger(folder: Path) -> Logger:
@@ -116,9 +128,11 @@ def save_checkpoint(model: Any, run_dir: Path, state: RunState, seconds: float) 
     state.train_seconds += seconds
     bad = non_finite_parameter(model)
     if bad is not None:
-        raise ValueError(f"training diverged at step {state.num_timesteps:,}: the network's {bad} holds non-finite "
-                         f"numbers (NaN or infinity); nothing was saved from it, and the run folder keeps its last "
-                         f"checkpoint and model; try a lower --learning-rate")
+        raise ValueError(
+            f"training diverged at step {state.num_timesteps:,}: the network's {bad} holds non-finite "
+            f"numbers (NaN or infinity); nothing was saved from it, and the run folder keeps its last "
+            f"checkpoint and model; try a lower --learning-rate"
+        )
     with replacing(run_dir / "checkpoint.zip", suffix=".zip") as tmp:
         model.save(tmp)
     state.save(run_dir / "state.json")
@@ -140,8 +154,10 @@ def load_checkpoint(model: MaskablePPO, path: Path, device: str) -> None:
     try:
         model.set_parameters(str(path), exact_match=True, device=device)
     except pickle.UnpicklingError:
-        raise ValueError(f"{path}: holds objects other than tensors (or is damaged), and a checkpoint is only read "
-                         f"as tensors; resume from a checkpoint this trainer wrote, or start a new run") from None
+        raise ValueError(
+            f"{path}: holds objects other than tensors (or is damaged), and a checkpoint is only read "
+            f"as tensors; resume from a checkpoint this trainer wrote, or start a new run"
+        ) from None
     except (RuntimeError, ValueError, KeyError, OSError, EOFError, zipfile.BadZipFile) as e:
         reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         if "weights_only" in reason:
@@ -150,5 +166,7 @@ def load_checkpoint(model: MaskablePPO, path: Path, device: str) -> None:
     bad = non_finite_parameter(model)
     if bad is not None:
         # training on from NaN weights only spreads them, to the checkpoint and the model of the run on its next save
-        raise ValueError(f"{path}: {bad} holds non-finite numbers (NaN or infinity), so the run cannot go on from it; "
-                         f"the run's model.npz and snapshots/ are left as they are")
+        raise ValueError(
+            f"{path}: {bad} holds non-finite numbers (NaN or infinity), so the run cannot go on from it; "
+            f"the run's model.npz and snapshots/ are left as they are"
+        )

@@ -88,9 +88,23 @@ from train.sb3.glue import (
 
 __all__ = ["Args", "main", "run", "policy_weights"]
 
-RUN_OUTPUTS = ("args.json", "commands.txt", "checkpoint.zip", "checkpoint.tmp.zip", "state.json", "state.tmp",
-               "model.npz", "model.npz.tmp.npz", "eval_policy.npz", "eval_policy.npz.tmp.npz", "report.md",
-               "report.json", "learning_curve.png", "snapshots", "tb")
+RUN_OUTPUTS = (
+    "args.json",
+    "commands.txt",
+    "checkpoint.zip",
+    "checkpoint.tmp.zip",
+    "state.json",
+    "state.tmp",
+    "model.npz",
+    "model.npz.tmp.npz",
+    "eval_policy.npz",
+    "eval_policy.npz.tmp.npz",
+    "report.md",
+    "report.json",
+    "learning_curve.png",
+    "snapshots",
+    "tb",
+)
 """Everything a run writes in its folder (what ``--overwrite`` deletes first)."""
 
 
@@ -180,9 +194,20 @@ class Args:
     """steps between checkpoints (a checkpoint is also written at the end and on Ctrl-C)"""
 
     def validate(self) -> None:
-        positive = ("total_timesteps", "num_envs", "n_steps", "batch_size", "n_epochs", "snapshot_every",
-                    "max_snapshots", "eval_deals", "final_eval_deals", "eval_workers", "checkpoint_every",
-                    "imitation_epochs")
+        positive = (
+            "total_timesteps",
+            "num_envs",
+            "n_steps",
+            "batch_size",
+            "n_epochs",
+            "snapshot_every",
+            "max_snapshots",
+            "eval_deals",
+            "final_eval_deals",
+            "eval_workers",
+            "checkpoint_every",
+            "imitation_epochs",
+        )
         for name in positive:
             if getattr(self, name) < 1:
                 raise ValueError(f"{name}: expected at least 1, got {getattr(self, name)}")
@@ -262,8 +287,14 @@ class SelfPlayCallback(BaseCallback):
         self.last_eval = ""
 
     def _on_training_start(self) -> None:
-        self.bar = tqdm(total=self.args.total_timesteps, initial=self.num_timesteps, unit="step",
-                        desc="ppo", disable=not self.args.progress, dynamic_ncols=True)
+        self.bar = tqdm(
+            total=self.args.total_timesteps,
+            initial=self.num_timesteps,
+            unit="step",
+            desc="ppo",
+            disable=not self.args.progress,
+            dynamic_ncols=True,
+        )
 
     def _on_step(self) -> bool:
         before = self.num_timesteps - self.training_env.num_envs
@@ -290,13 +321,12 @@ class SelfPlayCallback(BaseCallback):
             self.bar.close()
 
     def meta(self) -> dict[str, Any]:
-        return {"seed": self.args.seed, "players": list(self.args.players),
-                "command": invocation()}
+        return {"seed": self.args.seed, "players": list(self.args.players), "command": invocation()}
 
     def snapshot(self) -> None:
         folder = self.run_dir / "snapshots"
         path = export_policy(self.model, folder / f"step_{self.num_timesteps:010d}.npz", self.meta())
-        self.state.snapshots = [*self.state.snapshots, str(path)][-self.args.max_snapshots:]
+        self.state.snapshots = [*self.state.snapshots, str(path)][-self.args.max_snapshots :]
         self.training_env.env_method("set_snapshots", self.state.snapshots)
         self.logger.record("charts/pool_snapshots", len(self.state.snapshots))
 
@@ -314,8 +344,9 @@ class SelfPlayCallback(BaseCallback):
             self.logger.record(f"eval/bourre_rate_{t.players}p", t.candidate.bourre_rate_dealt)
         self.logger.dump(self.num_timesteps)
         first = report.tables[0]
-        self.last_eval = (f", vs heuristic {first.players}p {first.advantage:+.3f} "
-                          f"(replacement {first.replacement_advantage:+.3f})")
+        self.last_eval = (
+            f", vs heuristic {first.players}p {first.advantage:+.3f} (replacement {first.replacement_advantage:+.3f})"
+        )
 
     def checkpoint(self) -> None:
         save_checkpoint(self.model, self.run_dir, self.state, time.perf_counter() - self.started)
@@ -333,22 +364,40 @@ def resolve_resume(args: Args, given: set[str]) -> Args:
         raise ValueError(f"resume: {args.run_dir} has no checkpoint.zip and args.json to resume from")
     saved = Args.from_json(read_json(saved_path, "the run's arguments"), saved_path)
     if "hidden" in given and tuple(args.hidden) != saved.hidden:
-        raise ValueError(f"--hidden {' '.join(map(str, args.hidden))}: the run in {args.run_dir} has hidden layers "
-                         f"{' '.join(map(str, saved.hidden))}, and a resumed run keeps its network; drop --hidden, "
-                         f"or start a new run")
-    merged = dataclasses.replace(saved, **{name: getattr(args, name) for name in given}, run_dir=args.run_dir,
-                                 resume=True, overwrite=False)
+        raise ValueError(
+            f"--hidden {' '.join(map(str, args.hidden))}: the run in {args.run_dir} has hidden layers "
+            f"{' '.join(map(str, saved.hidden))}, and a resumed run keeps its network; drop --hidden, "
+            f"or start a new run"
+        )
+    merged = dataclasses.replace(
+        saved, **{name: getattr(args, name) for name in given}, run_dir=args.run_dir, resume=True, overwrite=False
+    )
     return merged
 
 
 def build_model(args: Args, env: Any, run_dir: Path) -> MaskablePPO:
     model = MaskablePPO(
-        "MlpPolicy", env, learning_rate=args.learning_rate, n_steps=args.n_steps, batch_size=args.batch_size,
-        n_epochs=args.n_epochs, gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip_range,
-        ent_coef=args.ent_coef, vf_coef=args.vf_coef, max_grad_norm=args.max_grad_norm, target_kl=args.target_kl,
-        policy_kwargs={"net_arch": {"pi": list(args.hidden), "vf": list(args.hidden)},
-                       "activation_fn": ACTIVATIONS[ACTIVATION]},
-        seed=args.seed, device=args.device, verbose=0)
+        "MlpPolicy",
+        env,
+        learning_rate=args.learning_rate,
+        n_steps=args.n_steps,
+        batch_size=args.batch_size,
+        n_epochs=args.n_epochs,
+        gamma=args.gamma,
+        gae_lambda=args.gae_lambda,
+        clip_range=args.clip_range,
+        ent_coef=args.ent_coef,
+        vf_coef=args.vf_coef,
+        max_grad_norm=args.max_grad_norm,
+        target_kl=args.target_kl,
+        policy_kwargs={
+            "net_arch": {"pi": list(args.hidden), "vf": list(args.hidden)},
+            "activation_fn": ACTIVATIONS[ACTIVATION],
+        },
+        seed=args.seed,
+        device=args.device,
+        verbose=0,
+    )
     model.set_logger(make_logger(run_dir / "tb"))
     return model
 
@@ -366,8 +415,12 @@ def run(args: Args, given: set[str] | None = None) -> Path:
     afresh = args.resume and nothing_trained(run_dir, "checkpoint.zip")
     if afresh:  # nothing to resume: whatever the stopped start left beside its arguments goes
         print(f"{run_dir} stopped before its first checkpoint: starting its run afresh")
-        claim_run_dir(run_dir, resume=False, overwrite=True,
-                      outputs=[name for name in RUN_OUTPUTS if name not in ("args.json", "commands.txt")])
+        claim_run_dir(
+            run_dir,
+            resume=False,
+            overwrite=True,
+            outputs=[name for name in RUN_OUTPUTS if name not in ("args.json", "commands.txt")],
+        )
     # read before building anything
     saved_state = RunState.load(run_dir / "state.json") if args.resume and not afresh else None
 
@@ -397,11 +450,24 @@ def run(args: Args, given: set[str] | None = None) -> Path:
             state = RunState()
             if args.imitation_decisions:
                 started = time.perf_counter()
-                data = record_decisions("heuristic", args.imitation_players or args.players,
-                                        args.imitation_decisions, args.seed, args.progress)
-                state.imitation = fit_policy(model.policy, data, args.imitation_epochs, args.batch_size,
-                                             args.imitation_learning_rate, args.reward_scale, args.vf_coef,
-                                             args.seed, args.progress)
+                data = record_decisions(
+                    "heuristic",
+                    args.imitation_players or args.players,
+                    args.imitation_decisions,
+                    args.seed,
+                    args.progress,
+                )
+                state.imitation = fit_policy(
+                    model.policy,
+                    data,
+                    args.imitation_epochs,
+                    args.batch_size,
+                    args.imitation_learning_rate,
+                    args.reward_scale,
+                    args.vf_coef,
+                    args.seed,
+                    args.progress,
+                )
                 state.imitation["seconds"] = time.perf_counter() - started
                 del data
                 print("imitation warm start: " + ", ".join(f"{k} {v:.3f}" for k, v in state.imitation.items()))
@@ -413,8 +479,11 @@ def run(args: Args, given: set[str] | None = None) -> Path:
                 model.learn(remaining, callback=callback, reset_num_timesteps=not args.resume)
             if ctrl_c.pressed:
                 save_checkpoint(model, run_dir, state, time.perf_counter() - callback.started)
-                print(f"\ninterrupted at step {model.num_timesteps:,}: checkpoint saved; continue with\n"
-                      f"  bourre train --run-dir {shlex.quote(str(run_dir))} --resume", file=sys.stderr)
+                print(
+                    f"\ninterrupted at step {model.num_timesteps:,}: checkpoint saved; continue with\n"
+                    f"  bourre train --run-dir {shlex.quote(str(run_dir))} --resume",
+                    file=sys.stderr,
+                )
                 raise KeyboardInterrupt
         save_checkpoint(model, run_dir, state, time.perf_counter() - callback.started)
         model_path = export_policy(model, run_dir / "model.npz", callback.meta())
@@ -426,9 +495,18 @@ def run(args: Args, given: set[str] | None = None) -> Path:
 
 # ---------------------------------------------------------------------------- the report
 def write_report(args: Args, run_dir: Path, state: RunState, model_path: Path, command: str) -> None:
-    runs.write_report(run_dir, state, model_path, command, args.to_json(), seed=args.seed,
-                      eval_players=args.eval_players, final_eval_deals=args.final_eval_deals,
-                      eval_workers=args.eval_workers, progress=args.progress)
+    runs.write_report(
+        run_dir,
+        state,
+        model_path,
+        command,
+        args.to_json(),
+        seed=args.seed,
+        eval_players=args.eval_players,
+        final_eval_deals=args.final_eval_deals,
+        eval_workers=args.eval_workers,
+        progress=args.progress,
+    )
 
 
 def invocation() -> str:
@@ -440,8 +518,10 @@ def parse_args(argv: list[str] | None = None) -> tuple[Args, set[str]]:
     """``Args`` from the command line (tyro; ``--help`` lists every field with its docstring) and the names of
     the fields the command line sets (for ``--resume``, which keeps the saved value of every other field)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    return (tyro.cli(Args, args=argv, prog="bourre train --trainer sb3", description=__doc__.split("\n\n")[0]),
-            fields_given(Args, argv))
+    return (
+        tyro.cli(Args, args=argv, prog="bourre train --trainer sb3", description=__doc__.split("\n\n")[0]),
+        fields_given(Args, argv),
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

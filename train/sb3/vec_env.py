@@ -59,8 +59,11 @@ class BourreVecEnv(VecEnv):
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
         for i in np.flatnonzero(dones):
             # SB3 bootstraps a truncated episode's value from terminal_observation; "episode" feeds ep_rew_mean
-            infos[i] = {"terminal_observation": vinfos["final_obs"][i], "TimeLimit.truncated": bool(truncated[i]),
-                        "episode": {"r": float(self.episode_returns[i]), "l": int(self.episode_lengths[i])}}
+            infos[i] = {
+                "terminal_observation": vinfos["final_obs"][i],
+                "TimeLimit.truncated": bool(truncated[i]),
+                "episode": {"r": float(self.episode_returns[i]), "l": int(self.episode_lengths[i])},
+            }
         self.episode_returns[dones] = 0.0
         self.episode_lengths[dones] = 0
         return obs, (rewards * self.reward_scale).astype(np.float32), dones, infos

@@ -67,8 +67,15 @@ from collections.abc import Sequence
 __all__ = ["run"]
 
 
-def run(host: str = "127.0.0.1", port: int = 8000, max_tables: int | None = None, idle_minutes: float | None = None,
-        offered: Sequence[str] = (), seed: int | None = None, per_client: int | None = None) -> None:
+def run(
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    max_tables: int | None = None,
+    idle_minutes: float | None = None,
+    offered: Sequence[str] = (),
+    seed: int | None = None,
+    per_client: int | None = None,
+) -> None:
     """Serve until interrupted (Ctrl-C); ``ValueError`` for a port outside 1..65535 or a bad limit."""
     if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
         raise ValueError(f"port: expected an integer in 1..65535, got {port!r}")
@@ -80,9 +87,13 @@ def run(host: str = "127.0.0.1", port: int = 8000, max_tables: int | None = None
         checked = [tables.check_agent(spec, offered) for spec in offered]
     except tables.TableError as err:
         raise ValueError(f"--agent: {err.message}") from None
-    state = tables.Tables(max_tables=max_tables or tables.MAX_TABLES,
-                          idle_seconds=tables.IDLE_SECONDS if idle_minutes is None else idle_minutes * 60,
-                          seed=seed, offered=checked, per_client=per_client or tables.MAX_TABLES_PER_CLIENT)
+    state = tables.Tables(
+        max_tables=max_tables or tables.MAX_TABLES,
+        idle_seconds=tables.IDLE_SECONDS if idle_minutes is None else idle_minutes * 60,
+        seed=seed,
+        offered=checked,
+        per_client=per_client or tables.MAX_TABLES_PER_CLIENT,
+    )
     warm_up()
     # On a loopback address only this machine's names are answered (a page elsewhere cannot rebind its name to the
     # server); on another address the server is meant to be reached from the network, by any name.

@@ -92,8 +92,9 @@ def _check_sender(request: Request) -> None:
         parts = urlsplit(origin)
         own = request.headers.get("host", "").lower()
         if parts.scheme not in ("http", "https") or parts.netloc.lower() != own:
-            raise tb.TableError(403, f"Origin {origin!r} is not this server ({own}): requests from other sites' pages "
-                                     f"are refused")
+            raise tb.TableError(
+                403, f"Origin {origin!r} is not this server ({own}): requests from other sites' pages are refused"
+            )
     if request.method == "POST":
         kind = request.headers.get("content-type", "").partition(";")[0].strip().lower()
         if kind != "application/json":
@@ -138,12 +139,24 @@ def create_app(tables: tb.Tables | None = None, allowed_hosts: Sequence[str] = L
         return FileResponse(STATIC / "index.html", headers=_PAGE_HEADERS)
 
     async def options(request: Request) -> Response:
-        return _ok({"presets": list(presets), "players": list(range(MIN_PLAYERS, MAX_PLAYERS + 1)),
-                    "agents": sorted(set(tb.agent_options()) | set(state.offered)), "default_agent": "heuristic",
-                    "limits": {"tables": state.max_tables, "tables_per_client": state.per_client,
-                               "idle_seconds": state.idle_seconds, "replay_deals": tb.MAX_REPLAY_DEALS,
-                               "upload_bytes": MAX_UPLOAD, "body_bytes": MAX_BODY, "move_ms": state.move_ms,
-                               "budgets": {"pimc": agents.search.pimc.LIMITS, "ismcts": agents.search.ismcts.LIMITS}}})
+        return _ok(
+            {
+                "presets": list(presets),
+                "players": list(range(MIN_PLAYERS, MAX_PLAYERS + 1)),
+                "agents": sorted(set(tb.agent_options()) | set(state.offered)),
+                "default_agent": "heuristic",
+                "limits": {
+                    "tables": state.max_tables,
+                    "tables_per_client": state.per_client,
+                    "idle_seconds": state.idle_seconds,
+                    "replay_deals": tb.MAX_REPLAY_DEALS,
+                    "upload_bytes": MAX_UPLOAD,
+                    "body_bytes": MAX_BODY,
+                    "move_ms": state.move_ms,
+                    "budgets": {"pimc": agents.search.pimc.LIMITS, "ismcts": agents.search.ismcts.LIMITS},
+                },
+            }
+        )
 
     async def create(request: Request) -> Response:
         body = await _json(request)
@@ -193,8 +206,11 @@ def create_app(tables: tb.Tables | None = None, allowed_hosts: Sequence[str] = L
         deal = int(deal_text)
         saved = await locked(table, lambda: table.history(deal))
         name = f"bourre-deal-{deal}.json"
-        return Response(history.dumps(saved), media_type="application/json",
-                        headers={**_HEADERS, "Content-Disposition": f'attachment; filename="{name}"'})
+        return Response(
+            history.dumps(saved),
+            media_type="application/json",
+            headers={**_HEADERS, "Content-Disposition": f'attachment; filename="{name}"'},
+        )
 
     async def replay(request: Request) -> Response:
         data = await _body(request, MAX_UPLOAD)
@@ -204,8 +220,9 @@ def create_app(tables: tb.Tables | None = None, allowed_hosts: Sequence[str] = L
         open_text = request.query_params.get("open", "0")
         if open_text not in ("0", "1"):
             raise tb.TableError(400, f"open: expected 0 or 1, got {open_text!r}")
-        frames = await run_in_threadpool(tb.replay_frames, data, int(seat_text) if seat_text else None,
-                                         open_text == "1")
+        frames = await run_in_threadpool(
+            tb.replay_frames, data, int(seat_text) if seat_text else None, open_text == "1"
+        )
         return _ok(frames)
 
     routes = [
@@ -220,13 +237,17 @@ def create_app(tables: tb.Tables | None = None, allowed_hosts: Sequence[str] = L
         Route("/api/replays", _handled(replay), methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
+
     async def not_found(request: Request, exc: Exception) -> Response:
         return _error(404, f"no such page or API route: {request.method} {request.url.path}")
 
     async def not_allowed(request: Request, exc: Exception) -> Response:
         return _error(405, f"{request.method} is not allowed on {request.url.path}")
 
-    app = Starlette(routes=routes, middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))],
-                    exception_handlers={404: not_found, 405: not_allowed})
+    app = Starlette(
+        routes=routes,
+        middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))],
+        exception_handlers={404: not_found, 405: not_allowed},
+    )
     app.state.tables = state
     return app

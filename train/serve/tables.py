@@ -87,21 +87,34 @@ def seat_view(s: np.ndarray, p: np.ndarray, rules: Rules, seat: int, open_hands:
     seats = []
     for q in range(n):
         rel = (q - seat) % n
-        seats.append({"seat": q, "decision": _DECISION_NAMES[_index(d["decision"][rel]) or 0],
-                      "discards": _index(d["discard_count"][rel]), "tricks": _index(d["tricks_won"][rel]) or 0,
-                      "stayed": bool(d["stayed"][rel])})
+        seats.append(
+            {
+                "seat": q,
+                "decision": _DECISION_NAMES[_index(d["decision"][rel]) or 0],
+                "discards": _index(d["discard_count"][rel]),
+                "tricks": _index(d["tricks_won"][rel]) or 0,
+                "stayed": bool(d["stayed"][rel]),
+            }
+        )
     tricks = _tricks(d, seat, n, rules.hand_size, seats)
     view: dict[str, Any] = {
-        "seat": seat, "players": n, "hand_size": rules.hand_size, "phase": phase,
+        "seat": seat,
+        "players": n,
+        "hand_size": rules.hand_size,
+        "phase": phase,
         "hand": _strs(hand),
         "trump": None if _index(d["trump"]) is None else cards.SUIT_NAMES[_index(d["trump"]) or 0],
-        "turned": None if face is None else {"card": cards.to_str(face),
-                                             "status": _FACE_NAMES[_index(d["face_status"]) or 0]},
-        "dealer": absolute(_index(d["dealer"])), "to_act": absolute(_index(d["to_act"])),
+        "turned": None
+        if face is None
+        else {"card": cards.to_str(face), "status": _FACE_NAMES[_index(d["face_status"]) or 0]},
+        "dealer": absolute(_index(d["dealer"])),
+        "to_act": absolute(_index(d["to_act"])),
         "pot": int(round(float(d["pot"][0]) * 100)),
-        "seats": seats, "tricks": tricks,
+        "seats": seats,
+        "tricks": tricks,
         "led": None if _index(d["led_suit"]) is None else cards.SUIT_NAMES[_index(d["led_suit"]) or 0],
-        "own_discards": _strs(_ids(d["own_discards"])), "cinch": bool(d["cinch"][0]),
+        "own_discards": _strs(_ids(d["own_discards"])),
+        "cinch": bool(d["cinch"][0]),
         # a decision round's slot in the observation is the code of its phase
         "legal": _legal(mask, hand, round_ if round_ is not None else core.PLAY),
     }
@@ -111,8 +124,9 @@ def seat_view(s: np.ndarray, p: np.ndarray, rules: Rules, seat: int, open_hands:
     return view
 
 
-def _tricks(d: Mapping[str, np.ndarray], seat: int, n: int, hand_size: int,
-            seats: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _tricks(
+    d: Mapping[str, np.ndarray], seat: int, n: int, hand_size: int, seats: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
     """The tricks led so far: who led, who played what in order, and who won each finished one."""
     out: list[dict[str, Any]] = []
     for t in range(hand_size):
@@ -121,9 +135,14 @@ def _tricks(d: Mapping[str, np.ndarray], seat: int, n: int, hand_size: int,
             break
         played = [(int(c), (_index(d["played_by"][c]) or 0)) for c in np.flatnonzero(d["played_in"][:, t])]
         order = sorted(played, key=lambda cr: (cr[1] - leader_rel) % n)
-        out.append({"number": t + 1, "leader": (leader_rel + seat) % n,
-                    "cards": [{"seat": (rel + seat) % n, "card": cards.to_str(c)} for c, rel in order],
-                    "winner": None})
+        out.append(
+            {
+                "number": t + 1,
+                "leader": (leader_rel + seat) % n,
+                "cards": [{"seat": (rel + seat) % n, "card": cards.to_str(c)} for c, rel in order],
+                "winner": None,
+            }
+        )
     for t, trick in enumerate(out[:-1]):
         trick["winner"] = out[t + 1]["leader"]  # the winner of a trick leads the next
     if out:
@@ -184,8 +203,10 @@ def check_agent(spec: Any, offered: Sequence[str] = ()) -> str:
         raise TableError(400, "agent: one seat is the person's; the others are agents")
     _, _, variant = spec.partition(":")
     if spec not in offered and any(ch in variant for ch in "/\\."):
-        raise TableError(400, f"agent {spec!r}: file paths are not taken from the page; start the server with "
-                              f"--agent {spec} to offer it")
+        raise TableError(
+            400,
+            f"agent {spec!r}: file paths are not taken from the page; start the server with --agent {spec} to offer it",
+        )
     try:
         if spec not in offered:
             agents.check_budget(spec)
@@ -219,8 +240,11 @@ def table_settings(body: Any, offered: Sequence[str] = ()) -> tuple[Rules, str, 
     if isinstance(given, str):
         given = [given] * (players - 1)
     if not isinstance(given, list) or len(given) != players - 1:
-        raise TableError(400, f"agents: one spec for every other seat, or a list of {players - 1} specs "
-                              f"(the other seats clockwise from player_0)")
+        raise TableError(
+            400,
+            f"agents: one spec for every other seat, or a list of {players - 1} specs "
+            f"(the other seats clockwise from player_0)",
+        )
     others = iter([check_agent(spec, offered) for spec in given])
     return rules, preset, seat, [HUMAN if q == seat else next(others) for q in range(players)]
 
@@ -230,8 +254,16 @@ class Table:
     """One person and agents at a table, deal after deal. Each deal is an episode of one deal: the pot carries
     to the next deal (the ``pot`` reset option) and the deal passes left; every player antes every deal."""
 
-    def __init__(self, rules: Rules, preset: str, seat: int, specs: list[str], rng: np.random.Generator,
-                 move_ms: float | None = None, trusted: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        rules: Rules,
+        preset: str,
+        seat: int,
+        specs: list[str],
+        rng: np.random.Generator,
+        move_ms: float | None = None,
+        trusted: Sequence[str] = (),
+    ) -> None:
         """``move_ms``: the time cap of a search agent's move (its ``ms`` option), but for the ``trusted`` specs."""
         self.id = secrets.token_urlsafe(16)  # 128 random bits: a table's id is what lets a client use it
         self.rules, self.preset, self.seat, self.specs = rules, preset, seat, specs
@@ -326,13 +358,19 @@ class Table:
         over = self.over
         secret = self.rules.declaration == "simultaneous" and view["phase"] == "declaration"
         actions = self.histories[self.deal]["deals"][0]["actions"] if over else self.env.current_actions()
-        view.update({
-            "table": self.id, "deal": self.deal, "turn": self.turn, "over": over,
-            "rules": {"preset": self.preset, "players": self.rules.num_players},
-            "agents": list(self.specs), "totals": list(self.totals),
-            "log": public_log(actions, None if over else self.seat, secret),
-            "result": None,
-        })
+        view.update(
+            {
+                "table": self.id,
+                "deal": self.deal,
+                "turn": self.turn,
+                "over": over,
+                "rules": {"preset": self.preset, "players": self.rules.num_players},
+                "agents": list(self.specs),
+                "totals": list(self.totals),
+                "log": public_log(actions, None if over else self.seat, secret),
+                "result": None,
+            }
+        )
         if over:
             results = self.histories[self.deal]["deals"][0]["results"]
             view["result"] = {**results, "history": f"/api/tables/{self.id}/deals/{self.deal}/history"}
@@ -343,14 +381,24 @@ class Tables:
     """The live tables, at most ``max_tables`` in all and ``per_client`` for one client, each closed after
     ``idle_seconds`` without a request; search agents' moves capped at ``move_ms`` (but for the ``offered`` specs)."""
 
-    def __init__(self, max_tables: int = MAX_TABLES, idle_seconds: float = IDLE_SECONDS, seed: int | None = None,
-                 offered: Sequence[str] = (), clock: Callable[[], float] = time.monotonic,
-                 per_client: int = MAX_TABLES_PER_CLIENT, move_ms: float = MOVE_MS) -> None:
+    def __init__(
+        self,
+        max_tables: int = MAX_TABLES,
+        idle_seconds: float = IDLE_SECONDS,
+        seed: int | None = None,
+        offered: Sequence[str] = (),
+        clock: Callable[[], float] = time.monotonic,
+        per_client: int = MAX_TABLES_PER_CLIENT,
+        move_ms: float = MOVE_MS,
+    ) -> None:
         for name, count in (("max_tables", max_tables), ("per_client", per_client)):
             if isinstance(count, bool) or not isinstance(count, int) or count < 1:
                 raise ValueError(f"{name}: expected an integer >= 1, got {count!r}")
-        if isinstance(idle_seconds, bool) or not isinstance(idle_seconds, (int, float)) \
-                or not 0 < idle_seconds < math.inf:
+        if (
+            isinstance(idle_seconds, bool)
+            or not isinstance(idle_seconds, (int, float))
+            or not 0 < idle_seconds < math.inf
+        ):
             raise ValueError(f"idle_seconds (idle_minutes * 60): expected a finite number > 0, got {idle_seconds!r}")
         if isinstance(move_ms, bool) or not isinstance(move_ms, (int, float)) or not 0 < move_ms < math.inf:
             raise ValueError(f"move_ms: expected a finite number > 0, got {move_ms!r}")
@@ -376,11 +424,16 @@ class Tables:
 
     def _check_room(self, client: str | None) -> None:
         if len(self._tables) >= self.max_tables:
-            raise TableError(429, f"the server has {self.max_tables} tables open, its limit; close one or "
-                                  f"wait until an idle one expires")
+            raise TableError(
+                429,
+                f"the server has {self.max_tables} tables open, its limit; close one or wait until an idle one expires",
+            )
         if client is not None and sum(owner == client for owner in self._owner.values()) >= self.per_client:
-            raise TableError(429, f"you have {self.per_client} tables open, the limit for one client; close one "
-                                  f"(or wait until an idle one expires) to open another")
+            raise TableError(
+                429,
+                f"you have {self.per_client} tables open, the limit for one client; close one "
+                f"(or wait until an idle one expires) to open another",
+            )
 
     def create(self, body: Any, client: str | None = None) -> Table:
         """A new table for ``client`` (its address; ``None``: no per-client limit) from a request body."""
@@ -422,8 +475,10 @@ def replay_frames(data: bytes, seat: int | None, open_hands: bool) -> dict[str, 
     except history.HistoryError as err:
         raise TableError(422, f"not a valid hand history: {err}") from None
     if len(saved["deals"]) > MAX_REPLAY_DEALS:
-        raise TableError(413, f"the replay view takes histories of at most {MAX_REPLAY_DEALS} deals, "
-                              f"this one has {len(saved['deals'])}")
+        raise TableError(
+            413,
+            f"the replay view takes histories of at most {MAX_REPLAY_DEALS} deals, this one has {len(saved['deals'])}",
+        )
     rules = history.rules_of(saved)
     n = rules.num_players
     if seat is None:
@@ -443,9 +498,14 @@ def replay_frames(data: bytes, seat: int | None, open_hands: bool) -> dict[str, 
             secret = rules.declaration == "simultaneous" and frame["phase"] == "declaration"
             mine = viewer is None or step.seat == viewer
             upcoming = public_log([step.record], viewer, secret)[0]
-            frame.update(deal=step.deal, step=step.entry, totals=list(totals), result=None,
-                         log=public_log(actions[:step.entry], viewer, secret),
-                         next={**upcoming, "action": step.action if mine else None})
+            frame.update(
+                deal=step.deal,
+                step=step.entry,
+                totals=list(totals),
+                result=None,
+                log=public_log(actions[: step.entry], viewer, secret),
+                next={**upcoming, "action": step.action if mine else None},
+            )
             frame["legal"] = []  # a replay is watched, not played
             frames.append(frame)
             if step.entry == len(actions) - 1:  # the deal's last action: show it settled
@@ -454,8 +514,15 @@ def replay_frames(data: bytes, seat: int | None, open_hands: bool) -> dict[str, 
                 results = saved["deals"][step.deal]["results"]
                 totals = [t + r for t, r in zip(totals, results["payments"], strict=True)]
                 end = seat_view(settled, p, rules, seat, open_hands)
-                end.update(deal=step.deal, step=len(actions), totals=list(totals), next=None, legal=[],
-                           log=public_log(actions, None, False), result=results)
+                end.update(
+                    deal=step.deal,
+                    step=len(actions),
+                    totals=list(totals),
+                    next=None,
+                    legal=[],
+                    log=public_log(actions, None, False),
+                    result=results,
+                )
                 frames.append(end)
     except history.HistoryError as err:
         raise TableError(422, f"the history does not replay: {err}") from None

@@ -1,0 +1,237 @@
+"""The batched trainer's arguments: one dataclass, a docstring per field, read by tyro (``bourre train --help``).
+
+The trainer itself, and what each step does with these fields, is ``train.ppo.trainer``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from agents.ppo import load_policy
+from bourre_env.memory import check_fits
+from train.ppo.policy_net import PolicyNet
+from train.ppo.rollout import (
+    DECISION_BYTES,
+    TABLE_BYTES,
+    PolicyOpponent,
+    SeatPool,
+    rollout_bytes,
+)
+from train.run_dir import check_json_fields
+
+__all__ = ["Args"]
+
+
+@dataclasses.dataclass
+class Args:
+    seed: int = 0
+    """seed of the deals, the seat draws, the network initialisation, the sampling and the evaluations"""
+    run_dir: Path | None = None
+    """run folder (default: runs/ppo/seed{seed}); it holds checkpoints, logs, snapshots and the report"""
+    resume: bool = False
+    """continue the run in run_dir from its last checkpoint, or start afresh a run stopped before its first one
+    (see the module docstring)"""
+    overwrite: bool = False
+    """start a new run in a run_dir that holds one, deleting the earlier run's files first (else a run_dir that is
+    not empty is refused)"""
+    players: tuple[int, ...] = (5,)
+    """table sizes trained on, mixed in one run: the tables are shared out in proportion to how often a size is
+    listed (5 5 7: two thirds at 5 players)"""
+    tables: int = 1024
+    """tables stepped together, all sizes included"""
+    total_timesteps: int = 3_000_000
+    """PPO learner decisions to train for (the imitation warm start is not counted)"""
+    torch_threads: int = 1
+    """torch threads (0: the number of CPU cores, at most 4). One is fastest on a small machine: the compiled
+    env runs in the same process, between the forward passes"""
+    device: str = "cpu"
+    """torch device of the network ("cuda" where a GPU exists); rollouts and opponents stay on the CPU"""
+    progress: bool = True
+    """show progress bars"""
+
+    imitation_decisions: int = 300_000
+    """heuristic decisions recorded for the imitation warm start (0: start PPO from a random network)"""
+    imitation_players: tuple[int, ...] = ()
+    """table sizes of the imitation data (empty: the sizes of players)"""
+    imitation_epochs: int = 4
+    """passes over the recorded decisions"""
+    imitation_learning_rate: float = 1e-3
+    """Adam learning rate of the warm start"""
+    imitation_batch_size: int = 512
+    """decisions per minibatch of the warm start (larger ones fit the teacher worse in the same time: fewer steps)"""
+
+    hidden: tuple[int, ...] = (256, 128)
+    """widths of the trunk's ReLU layers (the first reads the observation sparsely), shared by actor and critic"""
+    privileged_critic: bool = False
+    """give the critic its own trunk of the same widths that reads the observation and the other seats' hands
+    (``bourre_env.privileged``); training only: the policy never reads the hands, and the exported actor is the
+    same network"""
+    learning_rate: float = 5e-4
+    """Adam learning rate of PPO"""
+    anneal_lr: bool = True
+    """decay the learning rate linearly to 0 at total_timesteps"""
+    rollout_decisions: int = 32_768
+    """learner decisions added per rollout (one update per rollout)"""
+    minibatch_size: int = 2048
+    """decisions per minibatch of the update"""
+    update_epochs: int = 2
+    """passes over each rollout's decisions"""
+    gamma: float = 1.0
+    """discount; a deal is short and only its end pays, so there is nothing to discount"""
+    gae_lambda: float = 0.95
+    """GAE lambda"""
+    clip_coef: float = 0.1
+    """PPO clip range of the probability ratio"""
+    ent_coef: float = 0.003
+    """entropy bonus"""
+    vf_coef: float = 0.5
+    """weight of the value loss"""
+    max_grad_norm: float = 0.5
+    """gradient clipping"""
+    target_kl: float | None = 0.03
+    """stop an update's epochs early when the approximate KL divergence from the rollout policy passes 1.5 times
+    this"""
+    norm_adv: bool = True
+    """normalise the advantages of each minibatch"""
+    reward_scale: float = 0.1
+    """rewards (chips) are multiplied by this before PPO sees them"""
+
+    pool_learner: float = 0.5
+    """weight of the learner itself in each seat besides the one it always holds (self-play)"""
+    pool_heuristic: float = 0.3
+    """weight of the heuristic"""
+    pool_random: float = 0.05
+    """weight of the random agent"""
+    pool_snapshot: float = 0.15
+    """weight of a snapshot of the learner (goes to the heuristic until the first snapshot)"""
+    snapshot_every: int = 500_000
+    """steps between snapshots of the learner added to the opponent pool"""
+    max_snapshots: int = 8
+    """snapshots kept in the pool (the most recent)"""
+    opponent_policy: Path | None = None
+    """a frozen policy file (agents.ppo format) that plays every seat but the learner's, instead of the pool; the
+    learner's snapshots are still saved but never join the pool (bourre exploit: a best response to that policy)"""
+    init_policy: Path | None = None
+    """a policy file (agents.ppo format, layers of --hidden's widths) whose actor the network starts from, instead
+    of the imitation warm start; the critic starts afresh (bourre exploit --from-agent)"""
+
+    eval_every: int = 750_000
+    """steps between evaluations against the heuristic field, the first at step 0 (0: none during training)"""
+    eval_deals: int = 300
+    """deals per table size of each evaluation during training"""
+    eval_players: tuple[int, ...] = (5,)
+    """table sizes of the evaluations"""
+    final_eval_deals: int = 1000
+    """deals per table size and field of the final evaluation (fields: random and heuristic)"""
+    eval_workers: int = 2
+    """processes of the final evaluation (the results do not depend on it)"""
+    checkpoint_every: int = 1_000_000
+    """steps between checkpoints (a checkpoint is also written at the end and on Ctrl-C)"""
+
+    def validate(self) -> None:
+        positive = (
+            "total_timesteps",
+            "tables",
+            "rollout_decisions",
+            "minibatch_size",
+            "update_epochs",
+            "snapshot_every",
+            "max_snapshots",
+            "eval_deals",
+            "final_eval_deals",
+            "eval_workers",
+            "checkpoint_every",
+            "imitation_epochs",
+            "imitation_batch_size",
+        )
+        for name in positive:
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name}: expected at least 1, got {getattr(self, name)}")
+        for name in ("imitation_decisions", "eval_every", "torch_threads", "seed"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name}: expected >= 0, got {getattr(self, name)}")
+        for name in ("players", "eval_players"):
+            sizes = getattr(self, name)
+            if not sizes or any(not 2 <= n <= 8 for n in sizes):
+                raise ValueError(f"{name}: table sizes between 2 and 8, got {sizes}")
+        if any(not 2 <= n <= 8 for n in self.imitation_players):
+            raise ValueError(f"imitation_players: table sizes between 2 and 8, got {self.imitation_players}")
+        if self.tables < len(set(self.players)):
+            raise ValueError(f"tables: at least one per table size, got {self.tables} for players {self.players}")
+        if not self.hidden or any(w < 1 for w in self.hidden):
+            raise ValueError(f"hidden: positive layer widths, got {self.hidden}")
+        if not 0 < self.gamma <= 1 or not 0 <= self.gae_lambda <= 1:
+            raise ValueError(f"gamma in (0, 1] and gae_lambda in [0, 1], got {self.gamma}, {self.gae_lambda}")
+        for name in ("reward_scale", "learning_rate", "imitation_learning_rate", "clip_coef", "max_grad_norm"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name}: expected > 0, got {getattr(self, name)}")
+        if self.ent_coef < 0 or self.vf_coef < 0 or (self.target_kl is not None and self.target_kl <= 0):
+            raise ValueError("ent_coef and vf_coef must be >= 0, target_kl > 0 (or None)")
+        try:
+            device = torch.device(self.device)
+        except RuntimeError:
+            raise ValueError(f"device: not a torch device, {self.device!r} (e.g. cpu, cuda, cuda:1)") from None
+        if device.type == "cuda" and (
+            not torch.cuda.is_available() or (device.index or 0) >= torch.cuda.device_count()
+        ):
+            raise ValueError(
+                f"device: {self.device!r} asked for, but torch sees {torch.cuda.device_count()} CUDA device(s)"
+            )
+        self.check_memory()
+        self.pool()  # raises on bad weights
+        for name in ("opponent_policy", "init_policy"):
+            if getattr(self, name) is not None and not Path(getattr(self, name)).is_file():
+                raise ValueError(f"{name}: no policy file at {getattr(self, name)}")
+        # read now, not after minutes of imitation: a damaged or mismatched file is refused before any work
+        if self.opponent_policy is not None:
+            try:
+                PolicyOpponent(self.opponent_policy)
+            except ValueError as e:
+                raise ValueError(f"opponent_policy: {e}") from None
+        if self.init_policy is not None:
+            try:
+                PolicyNet(self.hidden).load_actor(load_policy(self.init_policy))
+            except ValueError as e:
+                raise ValueError(f"init_policy: {self.init_policy}: {e}") from None
+
+    def check_memory(self) -> None:
+        """``ValueError`` naming the option if the tables and the decisions a rollout (or the imitation data) holds
+        cannot fit in this machine's memory: checked before anything is allocated, not a MemoryError later."""
+        decisions = max(self.rollout_decisions, self.imitation_decisions)
+        if self.tables * TABLE_BYTES >= decisions * DECISION_BYTES:
+            what = f"--tables {self.tables}"
+        elif self.rollout_decisions >= self.imitation_decisions:
+            what = f"--rollout-decisions {self.rollout_decisions}"
+        else:
+            what = f"--imitation-decisions {self.imitation_decisions}"
+        check_fits(rollout_bytes(self.tables, decisions), what)
+
+    def pool(self) -> SeatPool:
+        if self.opponent_policy is not None:
+            return SeatPool(0.0, 0.0, 0.0, 1.0)  # the one snapshot slot holds opponent_policy
+        return SeatPool(self.pool_learner, self.pool_heuristic, self.pool_random, self.pool_snapshot)
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: (str(v) if isinstance(v, Path) else v) for k, v in dataclasses.asdict(self).items()}
+
+    @classmethod
+    def from_json(cls, data: Any, source: Path | str = "args.json") -> Args:
+        """The arguments saved in ``source`` (read as JSON into ``data``); ``ValueError`` naming ``source`` if a field
+        is unknown, of the wrong type or invalid."""
+        values = check_json_fields(data, cls, source)
+        for name in ("players", "hidden", "eval_players", "imitation_players"):
+            if name in values:
+                values[name] = tuple(values[name])
+        for name in ("run_dir", "opponent_policy", "init_policy"):
+            if values.get(name) is not None:
+                values[name] = Path(values[name])
+        args = cls(**values)
+        try:
+            args.validate()
+        except ValueError as e:
+            raise ValueError(f"{source}: {e}") from None
+        return args
