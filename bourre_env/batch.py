@@ -18,6 +18,10 @@ them apart, for a learner that bootstraps the value of a cut-off episode). The r
 chips: exact while a payment stays below 2**24 chips, which the pot bound guarantees for every rule
 set with ``renege_multiple`` up to 15.
 
+``BatchGame(..., threads=N)`` steps the rows on ``N`` of numba's threads (up to ``NUMBA_NUM_THREADS``), one
+contiguous share each, with the same results as one thread: rows share nothing and draw from their own streams.
+Worth it only with cores to spare (docs/benchmarks.md); the first call compiles the parallel kernels.
+
 ``states`` (and each row's random stream) is privileged: it holds every hand and the stock order.
 Give learners ``observations()`` and ``legal_masks()``; read ``states`` for debugging, oracles and
 critics that are meant to see everything.
