@@ -31,7 +31,11 @@ Peers that are not installed are reported as such; install them with
 ``bourre_env.core.rules.presets`` (every preset runs in both; the peers are unchanged).
 
 The figures are single-process, single-thread numbers: one core is the
-reference unit (scale-out is by running more processes).  The thread-count
+reference unit (scale-out is by running more processes), except for the batch
+rows of ``--threads 1 2 ...``: ``BatchGame(threads=T)`` for each ``T``, measured
+one after the other per configuration, with the ratio of each to ``T = 1``.
+Those need ``NUMBA_NUM_THREADS`` at least the largest ``T`` in the environment
+(``NUMBA_NUM_THREADS=2 python benchmarks/throughput.py --batch-only --threads 1 2``).  The thread-count
 variables of numba, OpenMP and the BLAS libraries default to 1 (``benchmarks/preamble.py``, imported
 before anything that reads them; values already in the environment
 are kept); torch, if something imports it, is pinned to one thread too.  Close
@@ -312,6 +316,11 @@ def bench_ours_aec(players: int, seconds: float, seed: int, rules: str = "standa
     return _measure(result, run)
 
 
+def _batch_key(with_observations: bool, threads: int) -> str:
+    key = "bourre_batch_obs" if with_observations else "bourre_batch_random"
+    return key if threads == 1 else f"{key}_threads{threads}"
+
+
 def bench_ours_batch(
     players: int,
     batch_size: int,
@@ -319,19 +328,21 @@ def bench_ours_batch(
     seed: int,
     with_observations: bool,
     rules: str = "standard",
+    threads: int = 1,
 ) -> Result:
     suffix = " + obs" if with_observations else ""
-    key = "bourre_batch_obs" if with_observations else "bourre_batch_random"
-    result = Result(f"bourre_env batch random{suffix}", key, players)
+    suffix += f", {threads} threads" if threads > 1 else ""
+    result = Result(f"bourre_env batch random{suffix}", _batch_key(with_observations, threads), players)
     result.extra["batch_size"] = batch_size
     result.extra["rules"] = rules
+    result.extra["threads"] = threads
     batch, reason = _try_import("bourre_env.batch")
     if batch is None:
         result.status, result.detail = "unavailable", reason
         return result
 
     def run() -> tuple[int, float]:
-        game = batch.BatchGame(num_players=players, batch_size=batch_size, seed=seed, rules=rules)
+        game = batch.BatchGame(num_players=players, batch_size=batch_size, seed=seed, rules=rules, threads=threads)
         kwargs: dict[str, Any] = (
             {"with_observations": True} if with_observations else {}
         )
@@ -361,7 +372,7 @@ def _ratio(num: float | None, den: float | None) -> float | None:
     return num / den
 
 
-def compute_ratios(results: list[Result], players: list[int]) -> list[Ratio]:
+def compute_ratios(results: list[Result], players: list[int], threads: Sequence[int] = (1,)) -> list[Ratio]:
     by_key = {(r.key, r.players): r for r in results}
     holdem = next((r for r in results if r.key == "pettingzoo_holdem"), None)
     euchre = next((r for r in results if r.key == "openspiel_euchre_infotensor"), None)
@@ -395,6 +406,18 @@ def compute_ratios(results: list[Result], players: list[int]) -> list[Ratio]:
                 _ratio(obs.rate if obs else None, BATCH_OBS_TARGET),
             )
         )
+    for n in players:
+        for with_obs in (False, True):
+            one = by_key.get((_batch_key(with_obs, 1), n))
+            for t in threads:
+                many = by_key.get((_batch_key(with_obs, t), n))
+                if t > 1:
+                    ratios.append(
+                        Ratio(
+                            f"Batch{' + obs' if with_obs else ''} N={n}: {t} threads / 1 thread",
+                            _ratio(many.rate if many else None, one.rate if one else None),
+                        )
+                    )
     return ratios
 
 
@@ -551,9 +574,32 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="rule preset of bourre_env (bourre_env.core.rules.presets; default: standard)",
     )
     parser.add_argument(
+        "--threads",
+        type=int,
+        nargs="+",
+        default=[1],
+        help="BatchGame(threads=T) for each T, in the batch rows (default: 1; "
+        "needs NUMBA_NUM_THREADS >= max T in the environment)",
+    )
+    parser.add_argument(
+        "--batch-only",
+        action="store_true",
+        help="measure the batch rows only (no peers, no AEC env)",
+    )
+    parser.add_argument(
         "--json", metavar="PATH", help="also write the results as JSON to PATH"
     )
     args = parser.parse_args(argv)
+    if min(args.threads) < 1:
+        parser.error("--threads must be positive")
+    pool = int(os.environ.get("NUMBA_NUM_THREADS", "1"))
+    if max(args.threads) > pool:
+        parser.error(
+            f"--threads {max(args.threads)} needs NUMBA_NUM_THREADS >= {max(args.threads)} in the "
+            f"environment (benchmarks/preamble.py sets 1 when unset); it is {pool}"
+        )
+    if 1 not in args.threads:
+        args.threads = [1, *args.threads]  # every threads ratio is to one thread, measured beside it
     if args.seconds <= 0:
         parser.error("--seconds must be positive")
     if args.batch_size <= 0:
@@ -563,27 +609,31 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def run_all(args: argparse.Namespace) -> list[Result]:
     # Thunks, so progress can be announced before each (slow) run.
-    jobs: list[tuple[str, Callable[[], Result]]] = [
-        ("PettingZoo hold'em", lambda: bench_holdem(args.seconds, args.seed)),
-        ("OpenSpiel euchre", lambda: bench_openspiel_euchre(args.seconds, args.seed)),
-    ]
+    jobs: list[tuple[str, Callable[[], Result]]] = []
+    if not args.batch_only:
+        jobs += [
+            ("PettingZoo hold'em", lambda: bench_holdem(args.seconds, args.seed)),
+            ("OpenSpiel euchre", lambda: bench_openspiel_euchre(args.seconds, args.seed)),
+        ]
+        jobs += [
+            (
+                f"bourre_env AEC N={n}",
+                functools.partial(bench_ours_aec, n, args.seconds, args.seed, args.rules),
+            )
+            for n in args.players
+        ]
+    # the thread counts of one configuration one after the other: their ratio is taken under the same load
     jobs += [
         (
-            f"bourre_env AEC N={n}",
-            functools.partial(bench_ours_aec, n, args.seconds, args.seed, args.rules),
-        )
-        for n in args.players
-    ]
-    jobs += [
-        (
-            f"bourre_env batch N={n}{' + obs' if with_obs else ''}",
+            f"bourre_env batch N={n}{' + obs' if with_obs else ''}{f', {t} threads' if t > 1 else ''}",
             functools.partial(
                 bench_ours_batch, n, args.batch_size, args.seconds, args.seed, with_obs,
-                args.rules,
+                args.rules, t,
             ),
         )
         for n in args.players
         for with_obs in (False, True)
+        for t in args.threads
     ]
     results: list[Result] = []
     for i, (label, job) in enumerate(jobs, 1):
@@ -601,7 +651,7 @@ def main(argv: list[str] | None = None) -> int:
         f"NUMBA_NUM_THREADS={os.environ.get('NUMBA_NUM_THREADS')}"
     )
     results = run_all(args)
-    ratios = compute_ratios(results, args.players)
+    ratios = compute_ratios(results, args.players, args.threads)
     print_report(results, ratios, header)
     if args.json:
         payload = {
@@ -609,6 +659,7 @@ def main(argv: list[str] | None = None) -> int:
                 "seconds": args.seconds,
                 "players": args.players,
                 "batch_size": args.batch_size,
+                "threads": args.threads,
                 "seed": args.seed,
                 "warmup_seconds": WARMUP_SECONDS,
             },

@@ -18,6 +18,10 @@ them apart, for a learner that bootstraps the value of a cut-off episode). The r
 chips: exact while a payment stays below 2**24 chips, which the pot bound guarantees for every rule
 set with ``renege_multiple`` up to 15.
 
+``BatchGame(..., threads=N)`` steps the rows on ``N`` of numba's threads (up to ``NUMBA_NUM_THREADS``), one
+contiguous share each, with the same results as one thread: rows share nothing and draw from their own streams.
+Worth it only with cores to spare (docs/benchmarks.md); the first call compiles the parallel kernels.
+
 ``states`` (and each row's random stream) is privileged: it holds every hand and the stock order.
 Give learners ``observations()`` and ``legal_masks()``; read ``states`` for debugging, oracles and
 critics that are meant to see everything.
@@ -25,10 +29,13 @@ critics that are meant to see everything.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
+import numba
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from bourre_env import core, limits, observation
 from bourre_env.core.rules import Rules
@@ -132,8 +139,15 @@ def _observations_all(states: np.ndarray, p: np.ndarray, out: np.ndarray, scratc
 
 
 @njit(cache=True)
-def _random_move(s: np.ndarray, p: np.ndarray, rng: np.ndarray, mask: np.ndarray, x: np.ndarray) -> None:
-    """Play a uniformly random legal action of the player to act."""
+def random_move(s: np.ndarray, p: np.ndarray, rng: np.ndarray, mask: np.ndarray, x: np.ndarray) -> None:
+    """Play a uniformly random legal action of the player to act in state ``s``, in compiled code.
+
+    ``p``: the rules' parameters (``Rules.params()``); ``rng``: a one-element int64 splitmix64 stream, advanced
+    by one draw; ``mask``: an int8 buffer of ``core.NUM_ACTIONS`` to work in; ``x``: the row's scratch
+    (``core.SCRATCH_SIZE``, its cinch memo). In trick play the card is drawn from the legal-card bitmask
+    without building the action mask (the common case, and the fast one); both draws are uniform over the
+    legal actions. A finished deal is left as it is: dealing on is the caller's business (``after_move``).
+    """
     if s[core.S_PHASE] == core.PLAY:
         legal = core.play_legal_with(s, p, s[core.S_CUR], True, x)
         pick = legal
@@ -166,12 +180,130 @@ def _random_play(states: np.ndarray, p: np.ndarray, rngs: np.ndarray, template: 
         for _ in range(decisions):
             if with_observations:
                 observation.encode_with(s, p, s[core.S_CUR], obs, x)
-            _random_move(s, p, rngs[b], mask, x)
+            random_move(s, p, rngs[b], mask, x)
             total += 1
             rewards[:] = 0.0
             _after_move(s, p, rngs[b], template, rewards, x)
             chips[:] += rewards
     return total
+
+
+# tests/test_cinch_speed.py imports the old private name
+_random_move = random_move
+
+
+# ---------------------------------------------------------------------------------------------------- threads
+# With ``threads`` > 1 the tables are cut into one contiguous chunk per thread and each chunk runs the one-thread
+# kernel above (or its two halves, for step): rows share nothing but the read-only params and deck template, and
+# each row draws from its own random stream, so the results are those of one thread, bit for bit. The one-thread
+# path never enters these kernels: they compile (slowly: parallel=True) on the first call that uses threads.
+
+
+@njit(cache=True)
+def _chunk(c: int, chunks: int, rows: int) -> tuple[int, int]:
+    return c * rows // chunks, (c + 1) * rows // chunks
+
+
+@njit(cache=True)
+def _first_refused(states: np.ndarray, p: np.ndarray, actions: np.ndarray, scratch: np.ndarray) -> int:
+    """The first row whose action ``_accepts`` refuses, else -1 (the check half of ``_step_all``)."""
+    mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
+    for b in range(states.shape[0]):
+        if not _accepts(states[b], p, actions[b], mask, scratch[b]):
+            return b
+    return -1
+
+
+@njit(cache=True)
+def _step_accepted(states: np.ndarray, p: np.ndarray, rngs: np.ndarray, template: np.ndarray, actions: np.ndarray,
+                   rewards: np.ndarray, done: np.ndarray, truncated: np.ndarray, scratch: np.ndarray) -> int:
+    """The stepping half of ``_step_all``, on rows whose actions were accepted: -1, or ``-2 - b`` if ``core.step``
+    refused row ``b`` after all. (``_step_all`` keeps its own copy of this loop: its speed is left untouched.)"""
+    for b in range(states.shape[0]):
+        rewards[b, :] = 0.0
+        if not core.step_with(states[b], p, actions[b], scratch[b]):
+            return -2 - b
+        outcome = _after_move(states[b], p, rngs[b], template, rewards[b], scratch[b])
+        done[b] = outcome != _GOING_ON
+        truncated[b] = outcome == _TRUNCATED
+    return -1
+
+
+@njit(cache=True, parallel=True)
+def _step_all_threads(states: np.ndarray, p: np.ndarray, rngs: np.ndarray, template: np.ndarray,
+                      actions: np.ndarray, rewards: np.ndarray, done: np.ndarray, truncated: np.ndarray,
+                      scratch: np.ndarray, chunks: int) -> int:
+    """``_step_all`` on ``chunks`` threads, all or nothing as well: every chunk is checked before any is stepped."""
+    rows = states.shape[0]
+    found = np.full(chunks, -1, dtype=np.int64)
+    for c in prange(chunks):
+        lo, hi = _chunk(c, chunks, rows)
+        r = _first_refused(states[lo:hi], p, actions[lo:hi], scratch[lo:hi])
+        if r >= 0:
+            found[c] = lo + r
+    for c in range(chunks):  # the lowest refused row, as one thread would report it
+        if found[c] >= 0:
+            return found[c]
+    for c in prange(chunks):
+        lo, hi = _chunk(c, chunks, rows)
+        r = _step_accepted(states[lo:hi], p, rngs[lo:hi], template, actions[lo:hi], rewards[lo:hi], done[lo:hi],
+                           truncated[lo:hi], scratch[lo:hi])
+        if r < -1:
+            found[c] = -2 - (lo + (-2 - r))
+    for c in range(chunks):
+        if found[c] < -1:
+            return found[c]
+    return -1
+
+
+@njit(cache=True, parallel=True)
+def _masks_threads(states: np.ndarray, p: np.ndarray, out: np.ndarray, scratch: np.ndarray, chunks: int) -> None:
+    for c in prange(chunks):
+        lo, hi = _chunk(c, chunks, states.shape[0])
+        _masks_all(states[lo:hi], p, out[lo:hi], scratch[lo:hi])
+
+
+@njit(cache=True, parallel=True)
+def _observations_threads(states: np.ndarray, p: np.ndarray, out: np.ndarray, scratch: np.ndarray,
+                          chunks: int) -> None:
+    for c in prange(chunks):
+        lo, hi = _chunk(c, chunks, states.shape[0])
+        _observations_all(states[lo:hi], p, out[lo:hi], scratch[lo:hi])
+
+
+@njit(cache=True, parallel=True)
+def _random_play_threads(states: np.ndarray, p: np.ndarray, rngs: np.ndarray, template: np.ndarray, decisions: int,
+                         with_observations: bool, chips: np.ndarray, scratch: np.ndarray, chunks: int) -> int:
+    """``_random_play`` on ``chunks`` threads; the chips are whole numbers, so their sum is exact in any order."""
+    rows = states.shape[0]
+    totals = np.zeros(chunks, dtype=np.int64)
+    # each chunk adds to its own chips at every decision: rows 128 bytes apart or more, never on one cache line
+    chunk_chips = np.zeros((chunks, chips.shape[0] + 16), dtype=np.float64)
+    for c in prange(chunks):
+        lo, hi = _chunk(c, chunks, rows)
+        obs = np.zeros(observation.OBS_SIZE, dtype=np.float32)  # each thread's own encoding buffer
+        totals[c] = _random_play(states[lo:hi], p, rngs[lo:hi], template, decisions, with_observations, obs,
+                                 chunk_chips[c, :chips.shape[0]], scratch[lo:hi])
+    for c in range(chunks):
+        chips[:] += chunk_chips[c, :chips.shape[0]]
+    return int(totals.sum())
+
+
+def max_threads() -> int:
+    """The most threads a ``BatchGame`` may use: numba's pool size (``NUMBA_NUM_THREADS``, by default the CPUs)."""
+    return int(numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]  # numba sets its config at import
+
+
+@contextmanager
+def _on_threads(n: int) -> Iterator[None]:
+    """Run the parallel kernels inside on ``n`` of numba's threads; the setting is per calling thread, and the
+    caller's own is restored after."""
+    saved = numba.get_num_threads()
+    numba.set_num_threads(n)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(saved)
 
 
 def _check_buffer(out: Any, shape: tuple[int, ...], dtype: type, name: str) -> np.ndarray:
@@ -195,9 +327,11 @@ def _check_buffer(out: Any, shape: tuple[int, ...], dtype: type, name: str) -> n
 class BatchGame:
     """``batch_size`` Bourré episodes stepped together (see the module docstring)."""
 
-    def __init__(self, batch_size: int, seed: int = 0, rules: Rules | str | None = None, **options: Any) -> None:
+    def __init__(self, batch_size: int, seed: int = 0, rules: Rules | str | None = None, *, threads: int = 1,
+                 **options: Any) -> None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
             raise ValueError(f"batch_size: expected an integer >= 1, got {batch_size!r}")
+        self.threads = threads
         check_fits(int(batch_size) * BYTES_PER_ROW, f"batch_size {batch_size}")
         self.rules = Rules.from_options(rules, **options)
         limits.check_rules(self.rules)
@@ -212,6 +346,25 @@ class BatchGame:
         # rows whose episode the last step ended truncated at the pot bound (a subset of its done)
         self.truncated = np.zeros(self.batch_size, dtype=np.bool_)
         self.seed(seed)
+
+    @property
+    def threads(self) -> int:
+        """Threads that ``step``, ``random_play``, ``legal_masks`` and ``observations`` run on (default 1); settable.
+
+        Each gets a contiguous share of the rows. The results are the same for any number (each row has its own
+        random stream): only the speed changes, up to the machine's cores."""
+        return self._threads
+
+    @threads.setter
+    def threads(self, n: int) -> None:
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= max_threads():
+            raise ValueError(f"threads: expected an integer in 1..{max_threads()} (numba's NUMBA_NUM_THREADS), "
+                             f"got {n!r}")
+        self._threads = int(n)
+
+    def _chunks(self) -> int:
+        """How many shares to cut the rows into: one per thread, at most one per row; 1 keeps the one-thread path."""
+        return min(self._threads, self.batch_size)
 
     def seed(self, seed: int) -> None:
         """Reseed every row's random stream from ``seed`` and start new episodes."""
@@ -235,7 +388,12 @@ class BatchGame:
         one (``ValueError`` otherwise)."""
         shape = (self.batch_size, core.NUM_ACTIONS)
         out = np.zeros(shape, dtype=np.int8) if out is None else _check_buffer(out, shape, np.int8, "legal_masks")
-        _masks_all(self.states, self.params, out, self.scratch)
+        chunks = self._chunks()
+        if chunks == 1:
+            _masks_all(self.states, self.params, out, self.scratch)
+        else:
+            with _on_threads(chunks):
+                _masks_threads(self.states, self.params, out, self.scratch, chunks)
         return out
 
     def observations(self, out: np.ndarray | None = None) -> np.ndarray:
@@ -246,7 +404,12 @@ class BatchGame:
         shape = (self.batch_size, observation.OBS_SIZE)
         out = np.zeros(shape, dtype=np.float32) if out is None else _check_buffer(out, shape, np.float32,
                                                                                    "observations")
-        _observations_all(self.states, self.params, out, self.scratch)
+        chunks = self._chunks()
+        if chunks == 1:
+            _observations_all(self.states, self.params, out, self.scratch)
+        else:
+            with _on_threads(chunks):
+                _observations_threads(self.states, self.params, out, self.scratch, chunks)
         return out
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -268,8 +431,14 @@ class BatchGame:
         rewards = np.zeros((self.batch_size, self.num_players), dtype=np.float32)
         done = np.zeros(self.batch_size, dtype=np.bool_)
         truncated = np.zeros(self.batch_size, dtype=np.bool_)
-        bad = _step_all(self.states, self.params, self._rngs, self._template, acts, rewards, done, truncated,
-                        self.scratch)
+        chunks = self._chunks()
+        if chunks == 1:
+            bad = _step_all(self.states, self.params, self._rngs, self._template, acts, rewards, done, truncated,
+                            self.scratch)
+        else:
+            with _on_threads(chunks):
+                bad = _step_all_threads(self.states, self.params, self._rngs, self._template, acts, rewards, done,
+                                        truncated, self.scratch, chunks)
         if bad >= 0:
             mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
             core.legal_actions_with(self.states[bad], self.params, mask, self.scratch[bad])
@@ -286,7 +455,13 @@ class BatchGame:
         With ``with_observations`` the observation of every decision is encoded too (the cost a
         learner pays). Finished deals and episodes are dealt anew as in ``step`` (truncated ones too).
         """
-        obs = np.zeros(observation.OBS_SIZE, dtype=np.float32)
         self.last_random_chips = np.zeros(self.num_players, dtype=np.float64)
-        return int(_random_play(self.states, self.params, self._rngs, self._template, int(decisions_per_game),
-                                bool(with_observations), obs, self.last_random_chips, self.scratch))
+        chunks = self._chunks()
+        if chunks == 1:
+            obs = np.zeros(observation.OBS_SIZE, dtype=np.float32)
+            return int(_random_play(self.states, self.params, self._rngs, self._template, int(decisions_per_game),
+                                    bool(with_observations), obs, self.last_random_chips, self.scratch))
+        with _on_threads(chunks):
+            return int(_random_play_threads(self.states, self.params, self._rngs, self._template,
+                                            int(decisions_per_game), bool(with_observations), self.last_random_chips,
+                                            self.scratch, chunks))
