@@ -141,9 +141,7 @@ class Ratio:
 # --------------------------------------------------------------------------
 
 
-def aec_random_play(
-    env: Any, seconds: float, rnd: random.Random, seed: int
-) -> tuple[int, float]:
+def aec_random_play(env: Any, seconds: float, rnd: random.Random, seed: int) -> tuple[int, float]:
     """Run the PettingZoo AEC loop with random legal actions for ``seconds``.
 
     Returns ``(decisions, elapsed)``.  Resets are inside the timed region: a
@@ -170,9 +168,7 @@ def aec_random_play(
         env.reset()
 
 
-def openspiel_random_play(
-    game: Any, seconds: float, rnd: random.Random
-) -> tuple[int, float]:
+def openspiel_random_play(game: Any, seconds: float, rnd: random.Random) -> tuple[int, float]:
     """Random legal play of an OpenSpiel game for ``seconds``.
 
     The information-state tensor of the acting player is built at every
@@ -200,9 +196,7 @@ def openspiel_random_play(
             return decisions, now - start
 
 
-def batch_random_play(
-    game: Any, seconds: float, with_observations: bool
-) -> tuple[int, float, int]:
+def batch_random_play(game: Any, seconds: float, with_observations: bool) -> tuple[int, float, int]:
     """Call ``game.random_play`` repeatedly for about ``seconds``.
 
     Returns ``(decisions, elapsed, final_decisions_per_game)``.  Only the time
@@ -343,18 +337,14 @@ def bench_ours_batch(
 
     def run() -> tuple[int, float]:
         game = batch.BatchGame(num_players=players, batch_size=batch_size, seed=seed, rules=rules, threads=threads)
-        kwargs: dict[str, Any] = (
-            {"with_observations": True} if with_observations else {}
-        )
+        kwargs: dict[str, Any] = {"with_observations": True} if with_observations else {}
         t0 = time.perf_counter()
         # The first call compiles; the second makes sure paths first reached
         # later (e.g. auto-dealing after a deal ends) are compiled too.
         game.random_play(1, **kwargs)
         game.random_play(64, **kwargs)
         result.extra["warmup_seconds"] = round(time.perf_counter() - t0, 3)
-        decisions, elapsed, per_game = batch_random_play(
-            game, seconds, with_observations
-        )
+        decisions, elapsed, per_game = batch_random_play(game, seconds, with_observations)
         result.extra["decisions_per_game_last_call"] = per_game
         return decisions, elapsed
 
@@ -388,9 +378,7 @@ def compute_ratios(results: list[Result], players: list[int], threads: Sequence[
                 _ratio(aec_rate, euchre_rate),
             )
         )
-        ratios.append(
-            Ratio(f"AEC N={n} / PettingZoo hold'em", _ratio(aec_rate, holdem_rate))
-        )
+        ratios.append(Ratio(f"AEC N={n} / PettingZoo hold'em", _ratio(aec_rate, holdem_rate)))
     for n in players:
         plain = by_key.get(("bourre_batch_random", n))
         ratios.append(
@@ -514,9 +502,7 @@ def _print_plain(
     header: str,
 ) -> None:
     def line(cells: Sequence[str], widths: Sequence[int]) -> str:
-        return "  ".join(
-            c.ljust(w) for c, w in zip(cells, widths, strict=True)
-        ).rstrip()
+        return "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
 
     print(header)
     print()
@@ -586,9 +572,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="measure the batch rows only (no peers, no AEC env)",
     )
-    parser.add_argument(
-        "--json", metavar="PATH", help="also write the results as JSON to PATH"
-    )
+    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
     args = parser.parse_args(argv)
     if min(args.threads) < 1:
         parser.error("--threads must be positive")
@@ -627,8 +611,14 @@ def run_all(args: argparse.Namespace) -> list[Result]:
         (
             f"bourre_env batch N={n}{' + obs' if with_obs else ''}{f', {t} threads' if t > 1 else ''}",
             functools.partial(
-                bench_ours_batch, n, args.batch_size, args.seconds, args.seed, with_obs,
-                args.rules, t,
+                bench_ours_batch,
+                n,
+                args.batch_size,
+                args.seconds,
+                args.seed,
+                with_obs,
+                args.rules,
+                t,
             ),
         )
         for n in args.players
@@ -667,10 +657,7 @@ def main(argv: list[str] | None = None) -> int:
                 "python": platform.python_version(),
                 "platform": platform.platform(),
                 "cpu_count": os.cpu_count(),
-                "threads": {
-                    var: os.environ.get(var)
-                    for var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS")
-                },
+                "threads": {var: os.environ.get(var) for var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS")},
             },
             "versions": _package_versions(),
             "targets": {

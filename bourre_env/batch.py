@@ -77,8 +77,9 @@ _TRUNCATED = 2  # a deal left more than limits.POT_BOUND chips in the pot
 
 
 @njit(cache=True)
-def _after_move(s: np.ndarray, p: np.ndarray, rng: np.ndarray, template: np.ndarray, rewards: np.ndarray,
-                x: np.ndarray) -> int:
+def _after_move(
+    s: np.ndarray, p: np.ndarray, rng: np.ndarray, template: np.ndarray, rewards: np.ndarray, x: np.ndarray
+) -> int:
     """Collect a finished deal's rewards and deal on; an episode that ended (``_TERMINATED``, ``_TRUNCATED``) is
     restarted at once."""
     phase = s[core.S_PHASE]
@@ -108,8 +109,17 @@ def _accepts(s: np.ndarray, p: np.ndarray, action: int, mask: np.ndarray, x: np.
 
 
 @njit(cache=True)
-def _step_all(states: np.ndarray, p: np.ndarray, rngs: np.ndarray, template: np.ndarray, actions: np.ndarray,
-              rewards: np.ndarray, done: np.ndarray, truncated: np.ndarray, scratch: np.ndarray) -> int:
+def _step_all(
+    states: np.ndarray,
+    p: np.ndarray,
+    rngs: np.ndarray,
+    template: np.ndarray,
+    actions: np.ndarray,
+    rewards: np.ndarray,
+    done: np.ndarray,
+    truncated: np.ndarray,
+    scratch: np.ndarray,
+) -> int:
     """Step every row, all or nothing: returns the first row whose action is illegal, having changed no row,
     else -1 with every row stepped."""
     mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
@@ -169,8 +179,17 @@ def random_move(s: np.ndarray, p: np.ndarray, rng: np.ndarray, mask: np.ndarray,
 
 
 @njit(cache=True)
-def _random_play(states: np.ndarray, p: np.ndarray, rngs: np.ndarray, template: np.ndarray, decisions: int,
-                 with_observations: bool, obs: np.ndarray, chips: np.ndarray, scratch: np.ndarray) -> int:
+def _random_play(
+    states: np.ndarray,
+    p: np.ndarray,
+    rngs: np.ndarray,
+    template: np.ndarray,
+    decisions: int,
+    with_observations: bool,
+    obs: np.ndarray,
+    chips: np.ndarray,
+    scratch: np.ndarray,
+) -> int:
     mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
     rewards = np.zeros(p[core.P_NUM_PLAYERS], dtype=np.float64)
     total = 0
@@ -215,8 +234,17 @@ def _first_refused(states: np.ndarray, p: np.ndarray, actions: np.ndarray, scrat
 
 
 @njit(cache=True)
-def _step_accepted(states: np.ndarray, p: np.ndarray, rngs: np.ndarray, template: np.ndarray, actions: np.ndarray,
-                   rewards: np.ndarray, done: np.ndarray, truncated: np.ndarray, scratch: np.ndarray) -> int:
+def _step_accepted(
+    states: np.ndarray,
+    p: np.ndarray,
+    rngs: np.ndarray,
+    template: np.ndarray,
+    actions: np.ndarray,
+    rewards: np.ndarray,
+    done: np.ndarray,
+    truncated: np.ndarray,
+    scratch: np.ndarray,
+) -> int:
     """The stepping half of ``_step_all``, on rows whose actions were accepted: -1, or ``-2 - b`` if ``core.step``
     refused row ``b`` after all. (``_step_all`` keeps its own copy of this loop: its speed is left untouched.)"""
     for b in range(states.shape[0]):
@@ -230,9 +258,18 @@ def _step_accepted(states: np.ndarray, p: np.ndarray, rngs: np.ndarray, template
 
 
 @njit(cache=True, parallel=True)
-def _step_all_threads(states: np.ndarray, p: np.ndarray, rngs: np.ndarray, template: np.ndarray,
-                      actions: np.ndarray, rewards: np.ndarray, done: np.ndarray, truncated: np.ndarray,
-                      scratch: np.ndarray, chunks: int) -> int:
+def _step_all_threads(
+    states: np.ndarray,
+    p: np.ndarray,
+    rngs: np.ndarray,
+    template: np.ndarray,
+    actions: np.ndarray,
+    rewards: np.ndarray,
+    done: np.ndarray,
+    truncated: np.ndarray,
+    scratch: np.ndarray,
+    chunks: int,
+) -> int:
     """``_step_all`` on ``chunks`` threads, all or nothing as well: every chunk is checked before any is stepped."""
     rows = states.shape[0]
     found = np.full(chunks, -1, dtype=np.int64)
@@ -243,16 +280,25 @@ def _step_all_threads(states: np.ndarray, p: np.ndarray, rngs: np.ndarray, templ
             found[c] = lo + r
     for c in range(chunks):  # the lowest refused row, as one thread would report it
         if found[c] >= 0:
-            return found[c]
+            return int(found[c])
     for c in prange(chunks):
         lo, hi = _chunk(c, chunks, rows)
-        r = _step_accepted(states[lo:hi], p, rngs[lo:hi], template, actions[lo:hi], rewards[lo:hi], done[lo:hi],
-                           truncated[lo:hi], scratch[lo:hi])
+        r = _step_accepted(
+            states[lo:hi],
+            p,
+            rngs[lo:hi],
+            template,
+            actions[lo:hi],
+            rewards[lo:hi],
+            done[lo:hi],
+            truncated[lo:hi],
+            scratch[lo:hi],
+        )
         if r < -1:
             found[c] = -2 - (lo + (-2 - r))
     for c in range(chunks):
         if found[c] < -1:
-            return found[c]
+            return int(found[c])
     return -1
 
 
@@ -264,16 +310,24 @@ def _masks_threads(states: np.ndarray, p: np.ndarray, out: np.ndarray, scratch: 
 
 
 @njit(cache=True, parallel=True)
-def _observations_threads(states: np.ndarray, p: np.ndarray, out: np.ndarray, scratch: np.ndarray,
-                          chunks: int) -> None:
+def _observations_threads(states: np.ndarray, p: np.ndarray, out: np.ndarray, scratch: np.ndarray, chunks: int) -> None:
     for c in prange(chunks):
         lo, hi = _chunk(c, chunks, states.shape[0])
         _observations_all(states[lo:hi], p, out[lo:hi], scratch[lo:hi])
 
 
 @njit(cache=True, parallel=True)
-def _random_play_threads(states: np.ndarray, p: np.ndarray, rngs: np.ndarray, template: np.ndarray, decisions: int,
-                         with_observations: bool, chips: np.ndarray, scratch: np.ndarray, chunks: int) -> int:
+def _random_play_threads(
+    states: np.ndarray,
+    p: np.ndarray,
+    rngs: np.ndarray,
+    template: np.ndarray,
+    decisions: int,
+    with_observations: bool,
+    chips: np.ndarray,
+    scratch: np.ndarray,
+    chunks: int,
+) -> int:
     """``_random_play`` on ``chunks`` threads; the chips are whole numbers, so their sum is exact in any order."""
     rows = states.shape[0]
     totals = np.zeros(chunks, dtype=np.int64)
@@ -282,10 +336,19 @@ def _random_play_threads(states: np.ndarray, p: np.ndarray, rngs: np.ndarray, te
     for c in prange(chunks):
         lo, hi = _chunk(c, chunks, rows)
         obs = np.zeros(observation.OBS_SIZE, dtype=np.float32)  # each thread's own encoding buffer
-        totals[c] = _random_play(states[lo:hi], p, rngs[lo:hi], template, decisions, with_observations, obs,
-                                 chunk_chips[c, :chips.shape[0]], scratch[lo:hi])
+        totals[c] = _random_play(
+            states[lo:hi],
+            p,
+            rngs[lo:hi],
+            template,
+            decisions,
+            with_observations,
+            obs,
+            chunk_chips[c, : chips.shape[0]],
+            scratch[lo:hi],
+        )
     for c in range(chunks):
-        chips[:] += chunk_chips[c, :chips.shape[0]]
+        chips[:] += chunk_chips[c, : chips.shape[0]]
     return int(totals.sum())
 
 
@@ -312,11 +375,15 @@ def _check_buffer(out: Any, shape: tuple[int, ...], dtype: type, name: str) -> n
     The kernels write by index without bounds checks, so a smaller or differently typed buffer would be
     written past its end; nothing is converted or reshaped, as the caller expects its own array filled."""
     if not isinstance(out, np.ndarray):
-        raise ValueError(f"{name}: out must be a numpy array of shape {shape} and dtype {np.dtype(dtype).name}, "
-                         f"got {type(out).__name__}")
+        raise ValueError(
+            f"{name}: out must be a numpy array of shape {shape} and dtype {np.dtype(dtype).name}, "
+            f"got {type(out).__name__}"
+        )
     if out.shape != shape or out.dtype != dtype:
-        raise ValueError(f"{name}: out must have shape {shape} and dtype {np.dtype(dtype).name}, got shape "
-                         f"{out.shape} and dtype {out.dtype.name}")
+        raise ValueError(
+            f"{name}: out must have shape {shape} and dtype {np.dtype(dtype).name}, got shape "
+            f"{out.shape} and dtype {out.dtype.name}"
+        )
     if not out.flags.c_contiguous:
         raise ValueError(f"{name}: out must be C-contiguous (np.ascontiguousarray, or a fresh np.zeros)")
     if not out.flags.writeable:
@@ -327,8 +394,9 @@ def _check_buffer(out: Any, shape: tuple[int, ...], dtype: type, name: str) -> n
 class BatchGame:
     """``batch_size`` Bourré episodes stepped together (see the module docstring)."""
 
-    def __init__(self, batch_size: int, seed: int = 0, rules: Rules | str | None = None, *, threads: int = 1,
-                 **options: Any) -> None:
+    def __init__(
+        self, batch_size: int, seed: int = 0, rules: Rules | str | None = None, *, threads: int = 1, **options: Any
+    ) -> None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
             raise ValueError(f"batch_size: expected an integer >= 1, got {batch_size!r}")
         self.threads = threads
@@ -358,8 +426,9 @@ class BatchGame:
     @threads.setter
     def threads(self, n: int) -> None:
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= max_threads():
-            raise ValueError(f"threads: expected an integer in 1..{max_threads()} (numba's NUMBA_NUM_THREADS), "
-                             f"got {n!r}")
+            raise ValueError(
+                f"threads: expected an integer in 1..{max_threads()} (numba's NUMBA_NUM_THREADS), got {n!r}"
+            )
         self._threads = int(n)
 
     def _chunks(self) -> int:
@@ -402,8 +471,9 @@ class BatchGame:
         ``out``: an array of exactly that shape and dtype, C-contiguous and writeable, to fill instead of a new
         one (``ValueError`` otherwise)."""
         shape = (self.batch_size, observation.OBS_SIZE)
-        out = np.zeros(shape, dtype=np.float32) if out is None else _check_buffer(out, shape, np.float32,
-                                                                                   "observations")
+        out = (
+            np.zeros(shape, dtype=np.float32) if out is None else _check_buffer(out, shape, np.float32, "observations")
+        )
         chunks = self._chunks()
         if chunks == 1:
             _observations_all(self.states, self.params, out, self.scratch)
@@ -423,8 +493,10 @@ class BatchGame:
         """
         acts = np.asarray(actions)
         if acts.shape != (self.batch_size,):
-            raise ValueError(f"actions: expected {self.batch_size} actions, an array of shape ({self.batch_size},); "
-                             f"got shape {acts.shape}")
+            raise ValueError(
+                f"actions: expected {self.batch_size} actions, an array of shape ({self.batch_size},); "
+                f"got shape {acts.shape}"
+            )
         if acts.dtype == np.bool_ or not np.issubdtype(acts.dtype, np.integer):
             raise ValueError(f"actions: expected integer action ids, got dtype {acts.dtype}")
         acts = acts.astype(np.int64, copy=False)  # a uint64 id past 2**63 turns negative: illegal all the same
@@ -433,17 +505,30 @@ class BatchGame:
         truncated = np.zeros(self.batch_size, dtype=np.bool_)
         chunks = self._chunks()
         if chunks == 1:
-            bad = _step_all(self.states, self.params, self._rngs, self._template, acts, rewards, done, truncated,
-                            self.scratch)
+            bad = _step_all(
+                self.states, self.params, self._rngs, self._template, acts, rewards, done, truncated, self.scratch
+            )
         else:
             with _on_threads(chunks):
-                bad = _step_all_threads(self.states, self.params, self._rngs, self._template, acts, rewards, done,
-                                        truncated, self.scratch, chunks)
+                bad = _step_all_threads(
+                    self.states,
+                    self.params,
+                    self._rngs,
+                    self._template,
+                    acts,
+                    rewards,
+                    done,
+                    truncated,
+                    self.scratch,
+                    chunks,
+                )
         if bad >= 0:
             mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
             core.legal_actions_with(self.states[bad], self.params, mask, self.scratch[bad])
-            raise ValueError(f"illegal action {int(acts[bad])} in row {bad} (no row was stepped); "
-                             f"legal: {np.flatnonzero(mask).tolist()}")
+            raise ValueError(
+                f"illegal action {int(acts[bad])} in row {bad} (no row was stepped); "
+                f"legal: {np.flatnonzero(mask).tolist()}"
+            )
         if bad < -1:
             raise RuntimeError(f"row {-2 - bad}: core.step refused an action the legality check accepted")
         self.truncated = truncated
@@ -459,9 +544,30 @@ class BatchGame:
         chunks = self._chunks()
         if chunks == 1:
             obs = np.zeros(observation.OBS_SIZE, dtype=np.float32)
-            return int(_random_play(self.states, self.params, self._rngs, self._template, int(decisions_per_game),
-                                    bool(with_observations), obs, self.last_random_chips, self.scratch))
+            return int(
+                _random_play(
+                    self.states,
+                    self.params,
+                    self._rngs,
+                    self._template,
+                    int(decisions_per_game),
+                    bool(with_observations),
+                    obs,
+                    self.last_random_chips,
+                    self.scratch,
+                )
+            )
         with _on_threads(chunks):
-            return int(_random_play_threads(self.states, self.params, self._rngs, self._template,
-                                            int(decisions_per_game), bool(with_observations), self.last_random_chips,
-                                            self.scratch, chunks))
+            return int(
+                _random_play_threads(
+                    self.states,
+                    self.params,
+                    self._rngs,
+                    self._template,
+                    int(decisions_per_game),
+                    bool(with_observations),
+                    self.last_random_chips,
+                    self.scratch,
+                    chunks,
+                )
+            )

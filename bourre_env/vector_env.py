@@ -92,8 +92,10 @@ class PerRowPlayer:
     def __init__(self, agent: Any) -> None:
         act = getattr(agent, "act", None)
         if not callable(act) and not callable(agent):
-            raise TypeError(f"opponent {agent!r}: expected act_batch(observations, masks, rows), act(obs) -> int "
-                            f"or a callable obs -> int")
+            raise TypeError(
+                f"opponent {agent!r}: expected act_batch(observations, masks, rows), act(obs) -> int "
+                f"or a callable obs -> int"
+            )
         self.agent = agent
         self._act: Callable[[dict[str, np.ndarray]], Any] = act if callable(act) else agent
 
@@ -113,17 +115,30 @@ class PerRowPlayer:
 
 
 @njit(cache=True)
-def _observe_rows(states: np.ndarray, p: np.ndarray, rows: np.ndarray, obs: np.ndarray, masks: np.ndarray,
-                  scratch: np.ndarray) -> None:
+def _observe_rows(
+    states: np.ndarray, p: np.ndarray, rows: np.ndarray, obs: np.ndarray, masks: np.ndarray, scratch: np.ndarray
+) -> None:
     for i in range(rows.shape[0]):
         b = rows[i]
         observation.observe_with(states[b], p, states[b, core.S_CUR], obs[i], masks[i], scratch[b])
 
 
 @njit(cache=True)
-def _step_rows(states: np.ndarray, p: np.ndarray, rngs: np.ndarray, template: np.ndarray, rows: np.ndarray,
-               actions: np.ndarray, seats: np.ndarray, rewards: np.ndarray, ended: np.ndarray, truncated: np.ndarray,
-               final_obs: np.ndarray, final_pot: np.ndarray, scratch: np.ndarray) -> int:
+def _step_rows(
+    states: np.ndarray,
+    p: np.ndarray,
+    rngs: np.ndarray,
+    template: np.ndarray,
+    rows: np.ndarray,
+    actions: np.ndarray,
+    seats: np.ndarray,
+    rewards: np.ndarray,
+    ended: np.ndarray,
+    truncated: np.ndarray,
+    final_obs: np.ndarray,
+    final_pot: np.ndarray,
+    scratch: np.ndarray,
+) -> int:
     """``BatchGame.step`` for the given rows only, all or nothing, adding the learner's chips to ``rewards``.
 
     Returns the index (into ``rows``) of the first illegal action, having changed nothing, -1 when every row
@@ -174,16 +189,19 @@ class BourreVectorEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, np.ndar
         self.rules = self.game.rules
         self.num_players = self.game.num_players
         if learner_seat not in ("rotate", "random") and not self._is_seat(learner_seat):
-            raise ValueError(f"learner_seat: expected 'rotate', 'random' or a seat in 0..{self.num_players - 1}, "
-                             f"got {learner_seat!r}")
+            raise ValueError(
+                f"learner_seat: expected 'rotate', 'random' or a seat in 0..{self.num_players - 1}, "
+                f"got {learner_seat!r}"
+            )
         self.learner_seat_mode = learner_seat
         if isinstance(opponent_seed, bool) or not isinstance(opponent_seed, (int, np.integer)) or opponent_seed < 0:
             raise ValueError(f"opponent_seed: expected an integer >= 0, got {opponent_seed!r}")
         self._agent_factory = agent_factory
         self._opponent_seed = int(opponent_seed)
         self.opponents = self._build_opponents(opponents)
-        self.single_observation_space = spaces.Box(low=-1.0, high=np.inf, shape=(observation.OBS_SIZE,),
-                                                   dtype=np.float32)
+        self.single_observation_space = spaces.Box(
+            low=-1.0, high=np.inf, shape=(observation.OBS_SIZE,), dtype=np.float32
+        )
         self.single_action_space = spaces.Discrete(core.NUM_ACTIONS)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
@@ -224,8 +242,11 @@ class BourreVectorEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, np.ndar
             player = self._agent_factory(player, self._opponent_seed + k)
         if callable(getattr(player, "act_batch", None)):
             return player  # type: ignore[no-any-return]
-        warnings.warn(f"opponent {player!r} has no act_batch: it is called once per row (slow); "
-                      f"agents.batched_players.make_batched builds batched players", stacklevel=3)
+        warnings.warn(
+            f"opponent {player!r} has no act_batch: it is called once per row (slow); "
+            f"agents.batched_players.make_batched builds batched players",
+            stacklevel=3,
+        )
         return PerRowPlayer(player)
 
     def _groups(self) -> list[tuple[BatchedPlayer, np.ndarray]]:
@@ -247,8 +268,9 @@ class BourreVectorEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, np.ndar
         else:
             self.seats[rows] = int(self.learner_seat_mode)
 
-    def reset(self, *, seed: int | list[int] | None = None,
-              options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+    def reset(
+        self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
         if seed is not None and not isinstance(seed, (int, np.integer)):
             raise ValueError(f"seed: one integer seeds every table (their streams derive from it), got {seed!r}")
         options = dict(options or {})
@@ -278,8 +300,9 @@ class BourreVectorEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, np.ndar
             raise RuntimeError("step() before reset()")
         acts = np.asarray(actions)
         if acts.shape != (self.num_envs,) or acts.dtype == np.bool_ or not np.issubdtype(acts.dtype, np.integer):
-            raise ValueError(f"actions: expected {self.num_envs} integer action ids, got shape {acts.shape} and dtype "
-                             f"{acts.dtype}")
+            raise ValueError(
+                f"actions: expected {self.num_envs} integer action ids, got shape {acts.shape} and dtype {acts.dtype}"
+            )
         acts = acts.astype(np.int64, copy=False)
         b = self.num_envs
         rewards = np.zeros(b, dtype=np.float32)
@@ -296,21 +319,47 @@ class BourreVectorEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, np.ndar
         if ended.any():
             infos["final_obs"] = self._final_obs
             infos["_final_obs"] = ended.copy()
-            infos["final_info"] = {"learner_seat": old_seats, "_learner_seat": ended.copy(),
-                                   "pot": np.where(truncated, self._final_pot, 0), "_pot": truncated.copy()}
+            infos["final_info"] = {
+                "learner_seat": old_seats,
+                "_learner_seat": ended.copy(),
+                "pot": np.where(truncated, self._final_pot, 0),
+                "_pot": truncated.copy(),
+            }
             infos["_final_info"] = ended.copy()
         return obs, rewards, ended & ~truncated, truncated, infos
 
-    def _step(self, rows: np.ndarray, actions: np.ndarray, rewards: np.ndarray, ended: np.ndarray,
-              truncated: np.ndarray, who: str) -> None:
+    def _step(
+        self,
+        rows: np.ndarray,
+        actions: np.ndarray,
+        rewards: np.ndarray,
+        ended: np.ndarray,
+        truncated: np.ndarray,
+        who: str,
+    ) -> None:
         g = self.game
-        bad = _step_rows(g.states, g.params, g._rngs, g._template, rows, actions, self.seats, rewards, ended,
-                         truncated, self._final_obs, self._final_pot, g.scratch)
+        bad = _step_rows(
+            g.states,
+            g.params,
+            g._rngs,
+            g._template,
+            rows,
+            actions,
+            self.seats,
+            rewards,
+            ended,
+            truncated,
+            self._final_obs,
+            self._final_pot,
+            g.scratch,
+        )
         if bad >= 0:
             row = int(rows[bad])
             legal = np.flatnonzero(g.legal_masks()[row]).tolist()
-            raise ValueError(f"illegal action {int(actions[bad])} from the {who} at table {row} (seat "
-                             f"{int(g.states[row, core.S_CUR])}); legal: {legal}")
+            raise ValueError(
+                f"illegal action {int(actions[bad])} from the {who} at table {row} (seat "
+                f"{int(g.states[row, core.S_CUR])}); legal: {legal}"
+            )
         if bad < -1:
             raise RuntimeError(f"table {int(rows[-2 - bad])}: two episodes ended within one step")
 
@@ -345,8 +394,10 @@ class BourreVectorEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, np.ndar
     def _checked(player: BatchedPlayer, given: Any, k: int) -> np.ndarray:
         chosen = np.asarray(given)
         if chosen.shape != (k,) or chosen.dtype == np.bool_ or not np.issubdtype(chosen.dtype, np.integer):
-            raise ValueError(f"opponent {player!r} returned shape {chosen.shape} and dtype {chosen.dtype}; "
-                             f"expected {k} integer action ids")
+            raise ValueError(
+                f"opponent {player!r} returned shape {chosen.shape} and dtype {chosen.dtype}; "
+                f"expected {k} integer action ids"
+            )
         return chosen
 
     # ------------------------------------------------------------------ views

@@ -129,7 +129,8 @@ def test_chunked_kernels_match_the_one_thread_kernels(chunks: int) -> None:
     b = BatchGame(7, seed=9, num_players=5, deals_per_episode=2)
     chips = np.zeros(5, dtype=np.float64)
     assert a.random_play(80, True) == batch._random_play_threads(
-        b.states, b.params, b._rngs, b._template, 80, True, chips, b.scratch, chunks)
+        b.states, b.params, b._rngs, b._template, 80, True, chips, b.scratch, chunks
+    )
     assert np.array_equal(a.last_random_chips, chips)
     _same_game(a, b)
     masks = np.zeros((7, core.NUM_ACTIONS), dtype=np.int8)
@@ -142,15 +143,23 @@ def test_chunked_kernels_match_the_one_thread_kernels(chunks: int) -> None:
         rewards = np.zeros((7, 5), dtype=np.float32)
         done = np.zeros(7, dtype=np.bool_)
         truncated = np.zeros(7, dtype=np.bool_)
-        assert batch._step_all_threads(b.states, b.params, b._rngs, b._template, actions, rewards, done, truncated,
-                                       b.scratch, chunks) == -1
+        assert (
+            batch._step_all_threads(
+                b.states, b.params, b._rngs, b._template, actions, rewards, done, truncated, b.scratch, chunks
+            )
+            == -1
+        )
         r, d = a.step(actions)
         assert np.array_equal(r, rewards) and np.array_equal(d, done) and np.array_equal(a.truncated, truncated)
     _same_game(a, b)
     actions = a.legal_masks().argmax(axis=1)
     actions[[2, 6]] = core.NUM_ACTIONS  # out of range: refused wherever the chunks fall
-    assert batch._step_all_threads(b.states, b.params, b._rngs, b._template, actions, rewards, done, truncated,
-                                   b.scratch, chunks) == 2
+    assert (
+        batch._step_all_threads(
+            b.states, b.params, b._rngs, b._template, actions, rewards, done, truncated, b.scratch, chunks
+        )
+        == 2
+    )
     _same_game(a, b)
 
 
