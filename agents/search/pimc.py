@@ -40,10 +40,13 @@ from numba import njit
 
 from agents.base import Observation, legal_actions
 from agents.heuristic import HeuristicAgent
+from agents.heuristic.odds import KEEP_SIDE_ACE, KEEP_SIDE_KING, KEEP_TRUMP
 from agents.search.inference import MODELS, model_worlds, policy_worlds
 from agents.search.policy import PolicyModel
 from agents.search.rollout import Rollout
 from bourre_env import core, view
+from bourre_env.core import ACE, KING
+from bourre_env.core.cards import NUM_RANKS
 from bourre_env.core.rules import Rules
 from bourre_env.observation import O_HAND, O_PHASE, O_TRUMP, OBS_SIZE
 from bourre_env.sampler import WorldSampler
@@ -65,11 +68,17 @@ def _apply(states: np.ndarray, p: np.ndarray, actions: np.ndarray, per: int) -> 
 
 
 def keep_values(hand: list[int], trump: int) -> list[float]:
-    """The heuristic's order of what to keep at the draw: trumps, side aces, side kings, then the rest by rank."""
+    """The heuristic's order of what to keep at the draw (its values ``KEEP_TRUMP``, ``KEEP_SIDE_ACE``,
+    ``KEEP_SIDE_KING``): trumps, side aces, side kings, then the rest by rank. Unlike the heuristic's own draw,
+    every side king ranks as a king here, with or without its ace: this only orders the draws the search
+    tries, and the search judges each one by its rollouts."""
     out = []
     for c in hand:
-        suit, rank = divmod(c, 13)
-        out.append(100.0 + rank if suit == trump else 50.0 if rank == 12 else 40.0 if rank == 11 else float(rank))
+        suit, rank = divmod(c, NUM_RANKS)
+        if suit == trump:
+            out.append(KEEP_TRUMP + rank)
+        else:
+            out.append(KEEP_SIDE_ACE if rank == ACE else KEEP_SIDE_KING if rank == KING else float(rank))
     return out
 
 

@@ -25,6 +25,7 @@ from numba import njit
 from agents.heuristic.batch import FLOAT_WORK, INT_WORK, BatchHeuristic, heuristic_action, params_array
 from agents.search.policy import PolicyModel, deal_over, policy_rollouts
 from bourre_env import core, observation, view
+from bourre_env.batch import random_move
 
 __all__ = ["ROLLOUT_KINDS", "Rollout"]
 
@@ -48,24 +49,7 @@ def _random_rollouts(states: np.ndarray, p: np.ndarray, me: int, rng: np.ndarray
         x[:] = 0
         while not deal_over(s, me):
             taken += 1
-            if view.phase_of(s) == core.PLAY:
-                legal = core.play_legal_with(s, p, view.to_act(s), True, x)
-                pick = legal
-                for _ in range(core.splitmix64(rng) % core.popcount(legal)):
-                    pick &= pick - 1
-                core.play_card(s, p, core.lowest_card(pick), legal)
-                continue
-            core.legal_actions_with(s, p, mask, x)
-            count = 0
-            for a in range(core.NUM_ACTIONS):
-                count += mask[a]
-            k = core.splitmix64(rng) % count
-            for a in range(core.NUM_ACTIONS):
-                if mask[a]:
-                    if k == 0:
-                        core.step_with(s, p, a, x)
-                        break
-                    k -= 1
+            random_move(s, p, rng, mask, x)
     return taken
 
 
