@@ -194,13 +194,20 @@ def agent_options() -> list[str]:
 
 
 def check_agent(spec: Any, offered: Sequence[str] = ()) -> str:
-    """A spec that ``agents.make`` accepts; a file path (``ppo:PATH``) or a search budget past the limits for
-    untrusted specs (``agents.check_budget``) only if the server offers it."""
+    """A spec that ``agents.make`` accepts; the user's code (``module:Class``, ``file.py:Class``), a file path
+    (``ppo:PATH``) or a search budget past the limits for untrusted specs (``agents.check_budget``) only if the
+    server offers it."""
     if not isinstance(spec, str) or not spec.strip() or len(spec) > 200:
         raise TableError(400, f"agent: expected an agents.make spec such as 'heuristic', got {spec!r}")
     spec = spec.strip()
     if spec == HUMAN:
         raise TableError(400, "agent: one seat is the person's; the others are agents")
+    if spec not in offered and agents.is_user_code(spec):
+        # checked before anything is built: naming a module or a file would run its code on the server
+        raise TableError(
+            400,
+            f"agent {spec!r} names code to load, a page may not; start the server with --agent {spec} to offer it",
+        )
     _, _, variant = spec.partition(":")
     if spec not in offered and any(ch in variant for ch in "/\\."):
         raise TableError(
