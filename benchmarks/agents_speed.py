@@ -38,15 +38,15 @@ Usage
 from __future__ import annotations
 
 import os
+import sys
 
-# Must run before numpy/numba are imported: they read these at import.
-os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("MKL_NUM_THREADS", "1")
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+# Must run before numpy/numba are imported: they read these at import. Not in a process that already imported
+# them (a test importing this module): numba refuses a NUMBA_NUM_THREADS changed after its threads started.
+if not {"numba", "numpy"} & set(sys.modules):
+    for _name in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(_name, "1")
 
 import argparse
-import sys
 import time
 
 import numpy as np

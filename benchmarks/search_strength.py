@@ -18,14 +18,16 @@ Usage
 from __future__ import annotations
 
 import os
+import sys
 
-# one thread, as in the other benchmarks: figures per core
-os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
+# one thread, as in the other benchmarks: figures per core; not in a process that already imported numba or numpy
+# (a test importing this module): numba refuses a NUMBA_NUM_THREADS changed after its threads started
+if not {"numba", "numpy"} & set(sys.modules):
+    os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 _REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

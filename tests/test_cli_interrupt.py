@@ -31,7 +31,8 @@ def _start(*args: str, cwd: Path) -> subprocess.Popen[str]:
     )
 
 
-def _wait_for(condition: object, what: str, limit: float = 120.0) -> None:
+def _wait_for(condition: object, what: str, limit: float = 300.0) -> None:
+    # The default is for the start: with numba's cache cold, each spawned worker compiles the kernels it runs.
     deadline = time.monotonic() + limit
     while not condition():  # type: ignore[operator]
         if time.monotonic() > deadline:
