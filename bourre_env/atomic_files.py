@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,10 +26,10 @@ def replacing(path: str | os.PathLike[str], suffix: str = "") -> Iterator[Path]:
     """
     target = Path(path)
     handle, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix or ".tmp", dir=target.parent)
-    os.close(handle)
     tmp = Path(name)
-    os.chmod(tmp, 0o644)  # mkstemp's 0600 would otherwise become the file's mode
     try:
+        os.close(handle)
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 would otherwise become the file's mode
         yield tmp
         os.replace(tmp, target)
     except BaseException:
@@ -37,9 +38,24 @@ def replacing(path: str | os.PathLike[str], suffix: str = "") -> Iterator[Path]:
         raise
 
 
+@contextlib.contextmanager
+def _interrupts_held() -> Iterator[None]:
+    """Ctrl-C and a terminate wait until the block is done (where the platform can hold signals): a short write
+    then finishes, or never started, instead of leaving its temporary file behind."""
+    held = {signal.SIGINT, signal.SIGTERM}
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
 def write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
     """Write ``data`` to ``path`` atomically (flushed to disk before the rename); returns the path."""
-    with replacing(path) as tmp, open(tmp, "wb") as out:
+    with _interrupts_held(), replacing(path) as tmp, open(tmp, "wb") as out:
         out.write(data)
         out.flush()
         os.fsync(out.fileno())

@@ -378,6 +378,8 @@ def _ignore_interrupts() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     def unwind(signum: int, frame: FrameType | None) -> None:
+        # one unwinding only: a second terminate (the pool's exit sends one too) must not cut short the clean-up
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         raise SystemExit(128 + signum)
 
     signal.signal(signal.SIGTERM, unwind)
