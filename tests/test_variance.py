@@ -109,13 +109,14 @@ def _mean_correction(options: VarianceReduction, candidate: str, deals: int, n: 
     "options",
     [
         VarianceReduction("heuristic", resamples=4),
-        VarianceReduction("heuristic", resamples=4, candidate_value="random"),
+        VarianceReduction("heuristic", resamples=4, candidate_value="heuristic"),
     ],
     ids=["draws", "deal and draws, candidate's model"],
 )
 def test_the_corrections_have_mean_zero_on_seeded_deals(options: VarianceReduction) -> None:
     """With rollouts and sampled orders: the mean of (plain - corrected) per deal is within a few standard errors of
-    0 on 100 seeded deals (the candidate is the random agent, its model the random rollout)."""
+    0 on 100 seeded deals (the candidate is the random agent; any model of it keeps the mean, a poor one only
+    corrects less)."""
     d = _mean_correction(options, "random", 100)
     assert np.count_nonzero(d) > 50
     assert abs(d.mean()) < 4 * d.std(ddof=1) / np.sqrt(d.size)
@@ -176,7 +177,7 @@ def test_the_plain_report_is_unchanged_and_shown_beside() -> None:
     )
     assert dataclasses.replace(both.tables[0], variance_reduced=None) == plain.tables[0]
     assert "variance_reduced" not in plain.to_dict()["tables"][0]
-    assert both.to_dict()["tables"][0]["variance_reduced"]["resamples"] == 8
+    assert both.to_dict()["tables"][0]["variance_reduced"]["resamples"] == 32
     assert "variance-reduced (AIVAT)" in advantage_table([both], compact=True).columns
     assert all("variance" not in c for c in advantage_table([plain]).columns)
 

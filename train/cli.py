@@ -174,9 +174,9 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument(
         "--aivat-resamples",
         type=_positive,
-        default=8,
+        default=32,
         metavar="K",
-        help="with --aivat: rollouts per term of each draw's correction (default: 8)",
+        help="with --aivat: rollouts per term of each correction (default: 32)",
     )
     ev.add_argument(
         "--aivat-candidate",

@@ -129,7 +129,7 @@ class VarianceReduction:
     is the number of rollouts in each term of a correction."""
 
     value: str | ValueFunction = "heuristic"
-    resamples: int = 8
+    resamples: int = 32
     candidate_value: str | ValueFunction | None = None
 
     def __post_init__(self) -> None:
