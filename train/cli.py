@@ -162,6 +162,29 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="write every game as a hand history under DIR (with --candidate; docs/hand_history.md)",
     )
+    ev.add_argument(
+        "--aivat",
+        nargs="?",
+        const="heuristic",
+        default=None,
+        metavar="VALUE",
+        help="also report a variance-reduced replacement advantage (control variates at the draws, "
+        "train.eval.variance), valued by rollouts of VALUE: heuristic (default), random, ppo or ppo:PATH",
+    )
+    ev.add_argument(
+        "--aivat-resamples",
+        type=_positive,
+        default=32,
+        metavar="K",
+        help="with --aivat: rollouts per term of each correction (default: 32)",
+    )
+    ev.add_argument(
+        "--aivat-candidate",
+        default=None,
+        metavar="VALUE",
+        help="with --aivat: rollouts of VALUE for the candidate's own seat (e.g. ppo when it is the candidate); "
+        "the deal itself is then corrected too",
+    )
     ev.set_defaults(func=_cmd_eval)
 
     play = commands.add_parser(
@@ -371,6 +394,18 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         )
     if args.tournament and args.save_histories is not None:
         raise ValueError("--save-histories: only with --candidate")
+    if args.tournament and args.aivat is not None:
+        raise ValueError("--aivat: only with --candidate")
+    if args.aivat is None and args.aivat_candidate is not None:
+        raise ValueError("--aivat-candidate: only with --aivat")
+    variance = None
+    if args.aivat is not None:
+        from train.eval.variance import VarianceReduction
+
+        try:
+            variance = VarianceReduction(args.aivat, args.aivat_resamples, args.aivat_candidate)
+        except ValueError as err:
+            raise ValueError(f"--aivat: {err}") from None
     out = args.out or Path("runs/tournament" if args.tournament else "runs/eval")
     # Before the work: an evaluation of hours must not end in a path error.
     atomic_files.check_writable_folder(out, "--out")
@@ -412,6 +447,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             backend=args.backend,
             address=args.address,
             connect_timeout=args.connect_timeout,
+            variance_reduction=variance,
         )
         elapsed = time.perf_counter() - started
         _print_eval(console, ereport)

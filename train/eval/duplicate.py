@@ -100,6 +100,10 @@ loses on the table advantage: ``evaluate("heuristic:tight", "heuristic", players
 seed=1)`` gives a table advantage of -0.056 [-0.084, -0.028] and a replacement advantage of
 +0.084 [+0.064, +0.104].
 
+``evaluate(..., variance_reduction=VarianceReduction())`` (``bourre eval --aivat``) also reports a variance-reduced
+replacement advantage, control variates at the draws (``TableReport.variance_reduced``, ``train.eval.variance``):
+the same expectation, a narrower interval, at the cost of rollouts at every draw.
+
 Hand histories
 --------------
 ``evaluate(..., histories=DIR)`` (``bourre eval --save-histories DIR``) writes every game it plays
@@ -134,6 +138,7 @@ from bourre_env import history, memory
 from bourre_env.core.rules import Rules
 from bourre_env.view import StateView
 from train.eval.statistics import t_interval, t_quantile
+from train.eval.variance import ROOT, Draw, DrawCorrector, VarianceReduced, VarianceReduction, is_draw
 
 __all__ = [
     "AgentSource",
@@ -289,17 +294,24 @@ def seat_outcomes(state: np.ndarray, num_players: int) -> np.ndarray:
     ).reshape(num_players, 6)
 
 
-def play_deal(env: Any, table: Sequence[Agent], deals: Deals, k: int) -> np.ndarray:
-    """Play deal ``k`` of ``deals`` with ``table[s]`` in seat ``s``; the ``seat_outcomes`` rows."""
+def play_deal(env: Any, table: Sequence[Agent], deals: Deals, k: int, draws: list[Draw] | None = None) -> np.ndarray:
+    """Play deal ``k`` of ``deals`` with ``table[s]`` in seat ``s``; the ``seat_outcomes`` rows. ``draws``, if
+    given, receives the state as dealt (with the action ``ROOT``), then the state before every stay of a draw
+    round and its action (``train.eval.variance``)."""
     env.reset(seed=int(deals.env_seeds[k]), options={"deck": deals.decks[k].tolist(), "dealer": int(deals.dealers[k])})
     for agent in table:
         reset = getattr(agent, "reset", None)  # optional: an agent without memory need not have one
         if callable(reset):
             reset()
     seat_of = env.unwrapped.agent_name_mapping
+    if draws is not None:
+        draws.append((env.unwrapped.state_vector.copy(), ROOT))
     for name in env.agent_iter():
         obs, _, terminated, truncated, _ = env.last()
-        env.step(None if terminated or truncated else int(table[seat_of[name]].act(obs)))
+        action = None if terminated or truncated else int(table[seat_of[name]].act(obs))
+        if draws is not None and action is not None and is_draw(env.unwrapped.state_vector, action):
+            draws.append((env.unwrapped.state_vector.copy(), action))
+        env.step(action)
     return seat_outcomes(env.unwrapped.state_vector, len(table))
 
 
@@ -462,11 +474,17 @@ class _EvalJob:
     chunk: int
     deals: Deals
     histories: str | None = None  # folder for one hand history per game, or None
+    variance: VarianceReduction | None = None  # the draws' corrections too (train.eval.variance), or None
 
 
-def _run_eval_job(job: _EvalJob) -> tuple[np.ndarray, np.ndarray]:
+_EvalResult = tuple[np.ndarray, np.ndarray, np.ndarray | None, int]
+
+
+def _run_eval_job(job: _EvalJob) -> _EvalResult:
     """Outcomes of one chunk: the rotations ``(deals, rotation, seat, 6)``, rotation ``r`` with the candidate
-    in seat ``r``, and the all-field table ``(deals, seat, 6)``."""
+    in seat ``r``, and the all-field table ``(deals, seat, 6)``; with ``job.variance``, the draws' corrections
+    ``(deals, table, seat)`` (tables: the rotations, then the all-field table) and the distinct draws corrected,
+    else ``None`` and 0."""
     n = len(job.field)
     env = bourre_env.env(**job.rule_options)
     if job.histories is not None:
@@ -480,15 +498,23 @@ def _run_eval_job(job: _EvalJob) -> tuple[np.ndarray, np.ndarray]:
     names = [agent_label(source) for source in job.field]
     out = np.empty((len(job.deals), n, n, NUM_OUTCOMES), dtype=np.int64)
     baseline = np.empty((len(job.deals), n, NUM_OUTCOMES), dtype=np.int64)
+    corrector = None
+    if job.variance is not None:
+        # its own seed: the draws it makes change neither the games nor the agents' streams
+        corrector = DrawCorrector(job.variance, Rules.from_options(**job.rule_options), (job.seed, n, job.chunk, 0))
+    corrections = None if corrector is None else np.zeros((len(job.deals), n + 1, n))
     for k in range(len(job.deals)):
+        draws: list[list[Draw]] | None = None if corrector is None else [[] for _ in range(n + 1)]
         for r in range(n):
-            out[k, r] = play_deal(env, tables[r], job.deals, k)
+            out[k, r] = play_deal(env, tables[r], job.deals, k, None if draws is None else draws[r])
             _save_history(
                 env, job, k, f"seat{r}", [agent_label(job.candidate) if s == r else names[s] for s in range(n)]
             )
-        baseline[k] = play_deal(env, baseline_table, job.deals, k)
+        baseline[k] = play_deal(env, baseline_table, job.deals, k, None if draws is None else draws[n])
         _save_history(env, job, k, "field", names)
-    return out, baseline
+        if corrector is not None and corrections is not None and draws is not None:
+            corrections[k] = corrector.corrections(draws, [*range(n), -1])
+    return out, baseline, corrections, 0 if corrector is None else corrector.corrected
 
 
 def _save_history(env: Any, job: _EvalJob, k: int, table: str, seats: list[str]) -> None:
@@ -549,11 +575,20 @@ class TableReport:
     baseline: SideStats  # the all-field table: every seat the field's own agent
     replacement_advantage: float  # candidate minus the field's agent in the same seat, chips per deal
     replacement_advantage_ci95: tuple[float, float] | None
+    variance_reduced: VarianceReduced | None = None  # the corrected replacement advantage, if asked for
 
     @classmethod
-    def of(cls, outcomes: np.ndarray, baseline: np.ndarray) -> TableReport:
+    def of(
+        cls,
+        outcomes: np.ndarray,
+        baseline: np.ndarray,
+        corrections: np.ndarray | None = None,
+        variance: VarianceReduction | None = None,
+        draws_corrected: int = 0,
+    ) -> TableReport:
         """From outcomes ``(deals, rotation, seat, 6)`` with the candidate in seat ``rotation``, and the all-field
-        table's ``(deals, seat, 6)``."""
+        table's ``(deals, seat, 6)``; with ``variance``, also from the draws' corrections ``(deals, table, seat)``
+        (``_run_eval_job``)."""
         d, n = outcomes.shape[0], outcomes.shape[1]
         own = np.eye(n, dtype=bool)
         candidate = outcomes[:, own]  # (deals, n): seat r of rotation r
@@ -564,6 +599,10 @@ class TableReport:
         advantage = ((n - 1) * candidate_sum - field_sum) / (n * (n - 1))
         # Seat r of rotation r against seat r of the all-field table, summed over the seats before dividing.
         replacement = (candidate[..., CHIPS] - baseline[..., CHIPS]).sum(axis=1) / n
+        reduced = None
+        if variance is not None and corrections is not None:
+            own_corrections = corrections[:, :n][:, own]  # (deals, n): seat r of rotation r
+            reduced = VarianceReduced.of(variance, replacement, own_corrections, corrections[:, n], draws_corrected)
         return cls(
             players=n,
             deals=d,
@@ -575,6 +614,7 @@ class TableReport:
             baseline=SideStats.of(baseline, baseline[..., CHIPS].sum(axis=1) / n),
             replacement_advantage=float(replacement.mean()),
             replacement_advantage_ci95=t_interval(replacement),
+            variance_reduced=reduced,
         )
 
 
@@ -597,8 +637,13 @@ class EvalReport:
         raise KeyError(f"no table of {players} players; have {[t.players for t in self.tables]}")
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain types only (tuples become lists in JSON), for ``json.dump``."""
-        return dataclasses.asdict(self)
+        """Plain types only (tuples become lists in JSON), for ``json.dump``; a table has ``variance_reduced``
+        only when it was asked for."""
+        out = dataclasses.asdict(self)
+        for table in out["tables"]:
+            if table["variance_reduced"] is None:
+                del table["variance_reduced"]
+        return out
 
 
 # ---------------------------------------------------------------------------- entry point
@@ -630,6 +675,7 @@ def evaluate(
     backend: str = "local",
     address: str | None = None,
     connect_timeout: float = 60.0,
+    variance_reduction: VarianceReduction | None = None,
 ) -> EvalReport:
     """Duplicate evaluation of ``candidate`` against ``field`` at each table size (see the module docstring).
 
@@ -639,7 +685,9 @@ def evaluate(
     folder for one hand history per game (``bourre_env.history``; see Hand histories in the module docstring);
     ``backend``, ``"local"`` (processes) or ``"ray"`` (Ray tasks, on the cluster at ``address`` if given:
     ``train.eval.ray_backend``; given up after ``connect_timeout`` seconds without an answer), which does not
-    change the report."""
+    change the report; ``variance_reduction``, the settings of a variance-reduced replacement advantage reported
+    beside the plain one (``TableReport.variance_reduced``, ``train.eval.variance``: it costs rollouts at every
+    draw)."""
     check_backend(backend, address)
     if histories is not None and backend != "local":
         raise ValueError("histories: only with backend 'local' (Ray workers would write them on their own disks)")
@@ -654,14 +702,22 @@ def evaluate(
     rules = [table_rules(n, options) for n in sizes]
     per_seat = [field_per_seat(field, n) for n in sizes]
     check_sources([candidate, *(source for specs in per_seat for source in specs)], workers, backend)
-    check_outcomes_fit(deals, sizes)
+    # the corrections: (N + 1) * N float64 per deal
+    check_outcomes_fit(deals, sizes, 0 if variance_reduction is None else (max(sizes) + 1) * max(sizes) * 8)
     history_folder = None if histories is None else str(histories)
 
     def jobs() -> Iterator[_EvalJob]:
         for n, table_rule, specs in zip(sizes, rules, per_seat, strict=True):
             for chunk, chunk_deals in enumerate(iter_deals(seed, table_rule, deals)):
                 yield _EvalJob(
-                    candidate, specs, {**options, "num_players": n}, seed, chunk, chunk_deals, history_folder
+                    candidate,
+                    specs,
+                    {**options, "num_players": n},
+                    seed,
+                    chunk,
+                    chunk_deals,
+                    history_folder,
+                    variance_reduction,
                 )
 
     chunks = -(-deals // CHUNK_DEALS)
@@ -680,7 +736,16 @@ def evaluate(
     tables = []
     for i in range(len(sizes)):
         mine = results[i * chunks : (i + 1) * chunks]  # jobs go table size by table size, chunk by chunk
-        tables.append(TableReport.of(np.concatenate([r[0] for r in mine]), np.concatenate([r[1] for r in mine])))
+        corrections = None if variance_reduction is None else np.concatenate([r[2] for r in mine])
+        tables.append(
+            TableReport.of(
+                np.concatenate([r[0] for r in mine]),
+                np.concatenate([r[1] for r in mine]),
+                corrections,
+                variance_reduction,
+                sum(r[3] for r in mine),
+            )
+        )
     field_label = (
         agent_label(field)
         if isinstance(field, str) or not isinstance(field, Sequence)

@@ -147,9 +147,25 @@ _ADVANTAGE_COLUMNS: list[_Column[tuple[EvalReport, TableReport]]] = [
 ]
 
 
+def _variance_reduced(r: tuple[EvalReport, TableReport]) -> str:
+    reduced = r[1].variance_reduced
+    return "-" if reduced is None else with_ci(reduced.replacement_advantage, reduced.replacement_advantage_ci95)
+
+
+_VARIANCE_REDUCED_COLUMN: _Column[tuple[EvalReport, TableReport]] = _Column(
+    "replacement, variance-reduced [95% CI]", "variance-reduced (AIVAT)", _variance_reduced
+)
+
+
 def advantage_table(reports: Sequence[EvalReport], compact: bool = False) -> TextTable:
-    """The candidate's two advantages over the field, one row per evaluation and table size."""
-    return _table(_ADVANTAGE_COLUMNS, [(r, t) for r in reports for t in r.tables], compact)
+    """The candidate's two advantages over the field, one row per evaluation and table size; the variance-reduced
+    replacement advantage (``train.eval.variance``) beside them where an evaluation has it."""
+    rows = [(r, t) for r in reports for t in r.tables]
+    columns = list(_ADVANTAGE_COLUMNS)
+    if any(t.variance_reduced is not None for _, t in rows):
+        at = next(i for i, c in enumerate(columns) if c.short == "replacement advantage") + 1
+        columns.insert(at, _VARIANCE_REDUCED_COLUMN)
+    return _table(columns, rows, compact)
 
 
 # ---------------------------------------------------------------------------- tournament
