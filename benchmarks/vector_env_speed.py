@@ -8,10 +8,13 @@ come from the same machine under the same load; the load average is printed with
 ``--mode env`` (the default) steps the vector env with uniformly random legal learner actions against
 heuristic opponents, twice: the heuristic deciding from the state rows (``act_game``: one compiled
 call observes and decides row by row, the env's fast path) and from observation arrays the env builds
-(``act_batch``, the path of any batched player); then ``BourreSingleAgentEnv`` with the Python
-heuristic. It also prints the *limit* the heuristic sets: opponent decisions per learner step (``d``)
-times the compiled heuristic's time per decision from the state rows (``t``, timed alone on the same
-tables), 1 / (d t) learner steps/s for a vector env whose every other cost were nil.
+(``act_batch``, the path of any batched player); and ``BourreSingleAgentEnv`` with the Python
+heuristic. The three take turns in half-second slices until each had ``--seconds``, so that the
+load of a shared machine weighs on them alike. It also prints the *limit* the heuristic sets: opponent
+decisions per learner step (``d``) times the compiled heuristic's time per decision from the state
+rows (``t``, timed alone on the same tables), 1 / (d t) learner steps/s for a vector env whose every
+other cost were nil; and the same with the heuristic's decision alone on observations already built
+(what no encoding could go below).
 
 ``--mode ppo`` times ``model.learn`` of MaskablePPO with the sb3 trainer's network and PPO settings
 (two hidden layers of 256, batches of 512, 4 epochs, ``train.sb3.trainer.Args`` defaults) on the
@@ -32,6 +35,7 @@ import dataclasses
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -63,23 +67,63 @@ class Counting:
         return self.player.act_game(game, rows)
 
 
-def vector_rate(tables: int, players: int, seconds: float, opponent: Any) -> float:
+def vector_stepper(tables: int, players: int, opponent: Any) -> Callable[[], int]:
+    """One learner step of the vector env at every table with random legal actions; returns the steps made."""
     env = BourreVectorEnv(tables, opponent, num_players=players)
     env.reset(seed=0)
     learner = BatchedRandomPlayer(0)
     rows = np.arange(tables)
-    masks = env.action_masks().view(np.int8)
-    env.step(learner.act_batch(masks, masks, rows))  # compiled code warmed up
-    steps, start = 0, time.perf_counter()
-    while time.perf_counter() - start < seconds:
+
+    def step() -> int:
         masks = env.action_masks().view(np.int8)
         env.step(learner.act_batch(masks, masks, rows))
-        steps += tables
-    return steps / (time.perf_counter() - start)
+        return tables
+
+    step()  # compiled code warmed up
+    return step
 
 
-def heuristic_limit(tables: int, players: int) -> tuple[float, float]:
-    """(opponent decisions per learner step, seconds per decision of the heuristic's state path)."""
+def single_stepper(players: int) -> Callable[[], int]:
+    """One learner step of ``BourreSingleAgentEnv`` with a random legal action (a reset where the episode ended)."""
+    env = BourreSingleAgentEnv("heuristic", agent_factory=agents.make, num_players=players)
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+
+    def step() -> int:
+        _, _, term, trunc, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+        if term or trunc:
+            env.reset()
+        return 1
+
+    return step
+
+
+def interleaved_rates(steppers: dict[str, Callable[[], int]], seconds: float, slice_s: float = 0.5) -> dict[str, float]:
+    """Learner steps/s of each stepper, run in turn in slices of ``slice_s`` until each had ``seconds``: a change
+    of the machine's load during the run falls on all of them alike."""
+    steps = dict.fromkeys(steppers, 0)
+    spent = dict.fromkeys(steppers, 0.0)
+    while min(spent.values()) < seconds:
+        for name, step in steppers.items():
+            start = time.perf_counter()
+            while time.perf_counter() - start < slice_s:
+                steps[name] += step()
+            spent[name] += time.perf_counter() - start
+    return {name: steps[name] / spent[name] for name in steppers}
+
+
+def _per_row(call: Any, rows: int) -> float:
+    """Seconds per row of ``call()``, repeated for two seconds."""
+    repeats, start = 0, time.perf_counter()
+    while time.perf_counter() - start < 2.0:
+        call()
+        repeats += 1
+    return (time.perf_counter() - start) / (repeats * rows)
+
+
+def heuristic_limit(tables: int, players: int) -> tuple[float, float, float]:
+    """(opponent decisions per learner step, seconds per decision of the heuristic's state path, seconds per
+    decision of the compiled heuristic alone on observations already built)."""
     counting = Counting(BatchedHeuristicPlayer("default", 0))
     env = BourreVectorEnv(tables, counting, num_players=players)
     env.reset(seed=1)
@@ -93,24 +137,10 @@ def heuristic_limit(tables: int, players: int) -> tuple[float, float]:
     # heuristic reads them as it reads an opponent's (a decision is a decision)
     game, player = env.game, counting.player
     live = np.flatnonzero(game.states[:, core.S_CUR] >= 0)
-    repeats, start = 0, time.perf_counter()
-    while time.perf_counter() - start < 2.0:
-        player.act_game(game, live)
-        repeats += 1
-    return per_step, (time.perf_counter() - start) / (repeats * live.shape[0])
-
-
-def single_rate(players: int, seconds: float) -> float:
-    env = BourreSingleAgentEnv("heuristic", agent_factory=agents.make, num_players=players)
-    env.reset(seed=0)
-    rng = np.random.default_rng(0)
-    steps, start = 0, time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        _, _, term, trunc, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
-        steps += 1
-        if term or trunc:
-            env.reset()
-    return steps / (time.perf_counter() - start)
+    obs, masks = game.observations()[live], game.legal_masks()[live]
+    state_path = _per_row(lambda: player.act_game(game, live), live.shape[0])
+    decide_only = _per_row(lambda: player.heuristic.act(obs, masks), live.shape[0])
+    return per_step, state_path, decide_only
 
 
 def ppo_rate(venv: Any, args: Any, timesteps: int) -> float:
@@ -171,11 +201,18 @@ def main(argv: list[str] | None = None) -> None:
     a = make_parser().parse_args(argv)
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}, CPUs: {os.cpu_count()}")
     if a.mode == "env":
-        heuristic = BatchedHeuristicPlayer("default", 0)
-        fast = vector_rate(a.tables, a.players, a.seconds, heuristic)
-        slow = vector_rate(a.tables, a.players, a.seconds, ObservationPath(BatchedHeuristicPlayer("default", 0)))
-        single = single_rate(a.players, a.seconds)
-        per_step, per_decision = heuristic_limit(a.tables, a.players)
+        rates = interleaved_rates(
+            {
+                "state": vector_stepper(a.tables, a.players, BatchedHeuristicPlayer("default", 0)),
+                "observations": vector_stepper(
+                    a.tables, a.players, ObservationPath(BatchedHeuristicPlayer("default", 0))
+                ),
+                "single": single_stepper(a.players),
+            },
+            a.seconds,
+        )
+        fast, slow, single = rates["state"], rates["observations"], rates["single"]
+        per_step, per_decision, decide_only = heuristic_limit(a.tables, a.players)
         print(f"{a.tables} tables, {a.players} players, heuristic opponents, random learner actions: learner steps/s")
         print(f"  BourreVectorEnv, heuristic from the state rows (act_game): {fast:12,.0f}  {fast / single:6.1f}x")
         print(f"  BourreVectorEnv, heuristic from observations (act_batch):  {slow:12,.0f}  {slow / single:6.1f}x")
@@ -183,6 +220,10 @@ def main(argv: list[str] | None = None) -> None:
         print(
             f"  limit of the heuristic: {per_step:.2f} opponent decisions per learner step x "
             f"{per_decision * 1e6:.2f} us each = {1 / (per_step * per_decision):,.0f} learner steps/s"
+        )
+        print(
+            f"  (deciding alone, observations given: {decide_only * 1e6:.2f} us each = "
+            f"{1 / (per_step * decide_only):,.0f} learner steps/s)"
         )
     else:
         vec, old = ppo_rates(a.ppo_timesteps, a.players)

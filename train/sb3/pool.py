@@ -6,12 +6,14 @@ picks one of the kept snapshots uniformly, and until the first snapshot its weig
 heuristic. Here each kind is one batched player (``agents.batched_players``) shared by every table, and
 the draw is the vector env's (``opponent_weights``): the heuristic's weight, the random agent's, and
 ``snapshot / len(snapshots)`` for each snapshot, which gives each member the same chance as the
-two-stage draw. ``set_snapshots`` replaces the snapshots from the tables' next deals on.
+two-stage draw. ``set_snapshots`` replaces the snapshots from the tables' next deals on (also as
+``env_method("set_snapshots", paths)``, as the trainer's callback calls it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -69,3 +71,10 @@ class PoolVecEnv(BourreVecEnv):
         self.snapshots = {p: player for p, player in kept.items() if player is not None}
         self.set_opponents(*pool_members(self.weights, self.fixed, list(self.snapshots.values())))
         return len(self.snapshots)
+
+    def env_method(self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any) -> list[Any]:
+        """``set_snapshots`` reaches the pool through SB3's ``env_method`` too (once: every table shares it)."""
+        if method_name == "set_snapshots":
+            kept = self.set_snapshots(*method_args, **method_kwargs)
+            return [kept for _ in self._get_indices(indices)]
+        return super().env_method(method_name, *method_args, indices=indices, **method_kwargs)

@@ -263,9 +263,9 @@ class SelfPlayCallback(BaseCallback):
     """Snapshots, evaluations, checkpoints and the progress bar, driven by the step count; stops ``learn`` when
     ``ctrl_c`` was pressed."""
 
-    def __init__(self, args: Args, run_dir: Path, state: RunState, env: PoolVecEnv) -> None:
+    def __init__(self, args: Args, run_dir: Path, state: RunState) -> None:
         super().__init__()
-        self.args, self.run_dir, self.state, self.env = args, run_dir, state, env
+        self.args, self.run_dir, self.state = args, run_dir, state
         self.ctrl_c: CtrlC | None = None
         self.bar: Any = None
         self.started = time.perf_counter()
@@ -312,7 +312,7 @@ class SelfPlayCallback(BaseCallback):
         folder = self.run_dir / "snapshots"
         path = export_policy(self.model, folder / f"step_{self.num_timesteps:010d}.npz", self.meta())
         self.state.snapshots = [*self.state.snapshots, str(path)][-self.args.max_snapshots :]
-        self.env.set_snapshots(self.state.snapshots)
+        self.training_env.env_method("set_snapshots", self.state.snapshots)
         self.logger.record("charts/pool_snapshots", len(self.state.snapshots))
 
     def evaluate(self) -> None:
@@ -456,7 +456,7 @@ def run(args: Args, given: set[str] | None = None) -> Path:
                 state.imitation["seconds"] = time.perf_counter() - started
                 del data
                 print("imitation warm start: " + ", ".join(f"{k} {v:.3f}" for k, v in state.imitation.items()))
-        callback = SelfPlayCallback(args, run_dir, state, env)
+        callback = SelfPlayCallback(args, run_dir, state)
         remaining = args.total_timesteps - state.num_timesteps
         if remaining > 0:
             with CtrlC() as ctrl_c:
