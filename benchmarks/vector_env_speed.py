@@ -21,7 +21,9 @@ other cost were nil; and the same with the heuristic's decision alone on observa
 trainer's envs (``make_vec_env``: ``num_envs`` tables of ``PoolVecEnv`` in this process) and on the
 envs it used before: 8 SB3 ``SubprocVecEnv`` workers, each a ``PoolEnv`` (the same opponent pool,
 Python heuristic), 256 steps each per rollout (the same 2,048-step rollouts). A warm-up rollout
-runs first; then whole rollouts are timed. No imitation warm start, no snapshots, no evaluation.
+runs first; then whole rollouts are timed. No imitation warm start, no snapshots, no evaluation. The
+share of each loop's time spent in the PPO update (``model.train``) is printed too: the update does not
+depend on the env, so 1 / (the subprocess loop's share) bounds the speed-up any env could bring.
 """
 
 from __future__ import annotations
@@ -143,8 +145,9 @@ def heuristic_limit(tables: int, players: int) -> tuple[float, float, float]:
     return per_step, state_path, decide_only
 
 
-def ppo_rate(venv: Any, args: Any, timesteps: int) -> float:
-    """MaskablePPO learner steps/s on ``venv`` with the trainer's model, whole rollouts after a warm-up one."""
+def ppo_rate(venv: Any, args: Any, timesteps: int) -> tuple[float, float]:
+    """MaskablePPO learner steps/s on ``venv`` with the trainer's model, whole rollouts after a warm-up one, and the
+    share of that time spent in the PPO update (``model.train``), which no env makes shorter."""
     import torch
 
     from train.sb3.trainer import build_model
@@ -155,13 +158,22 @@ def ppo_rate(venv: Any, args: Any, timesteps: int) -> float:
         model = build_model(args, venv, Path(folder))
         rollout = args.num_envs * args.n_steps
         model.learn(rollout)  # warm-up: the first reset, compiled code, torch's first calls
+        update = [0.0]
+        train = model.train
+
+        def timed_train() -> None:
+            started = time.perf_counter()
+            train()
+            update[0] += time.perf_counter() - started
+
+        model.train = timed_train  # type: ignore[method-assign]
         start = time.perf_counter()
         model.learn(timesteps, reset_num_timesteps=False)
-        steps = model.num_timesteps - rollout
-        return steps / (time.perf_counter() - start)
+        seconds = time.perf_counter() - start
+        return (model.num_timesteps - rollout) / seconds, update[0] / seconds
 
 
-def ppo_rates(timesteps: int, players: int) -> tuple[float, float]:
+def ppo_rates(timesteps: int, players: int) -> tuple[tuple[float, float], tuple[float, float]]:
     from stable_baselines3.common.vec_env import SubprocVecEnv
 
     from train.ppo.opponent_pool import PoolEnv
@@ -226,10 +238,14 @@ def main(argv: list[str] | None = None) -> None:
             f"{1 / (per_step * decide_only):,.0f} learner steps/s)"
         )
     else:
-        vec, old = ppo_rates(a.ppo_timesteps, a.players)
-        print(f"MaskablePPO, trainer settings, {a.players} players, learner steps/s:")
-        print(f"  on BourreVecEnv (PoolVecEnv, 64 tables x 32 steps):      {vec:10,.0f}  {vec / old:5.1f}x")
-        print(f"  on 8 SubprocVecEnv PoolEnv workers (256 steps each):     {old:10,.0f}  {1.0:5.1f}x")
+        (vec, vec_update), (old, old_update) = ppo_rates(a.ppo_timesteps, a.players)
+        print(f"MaskablePPO, trainer settings, {a.players} players: learner steps/s, share of the time in the update")
+        print(f"  on BourreVecEnv (PoolVecEnv, 64 tables x 32 steps):{vec:8,.0f}  {vec / old:5.1f}x  {vec_update:4.0%}")
+        print(f"  on 8 SubprocVecEnv PoolEnv workers (256 steps):    {old:8,.0f}  {1.0:5.1f}x  {old_update:4.0%}")
+        print(
+            f"  limit of any env: the update alone, {1 / old_update:.1f}x the subprocess envs' rate "
+            f"(their loop's time without its rollouts)"
+        )
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
