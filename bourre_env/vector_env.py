@@ -41,10 +41,26 @@ of the ``k`` rows where it is to act, ``rows`` int64 ``(k,)`` the tables they be
 that keeps per-table state); it returns ``k`` integer actions. ``agents.batched_players`` holds the
 heuristic, random and policy-file players, and ``make_batched(spec, seed)`` builds them from spec strings.
 
+A player may also have ``act_game(game, rows) -> actions``: it is then given the ``BatchGame`` and the rows
+where it is to act instead of their observations, and decides for each row's current seat from the state
+itself (compiled code that reads only what that seat may know, as ``observation.observe_with`` does). The
+env builds no observation for such a player: ``agents.batched_players.BatchedHeuristicPlayer`` takes this
+path, one compiled call that observes and decides row by row in a buffer that stays in cache.
+
+Opponent pool
+-------------
+With ``opponent_weights``, ``opponents`` is a pool rather than one player per seat: at the start of every
+deal each other seat of each table draws the member that plays it for that deal, member ``i`` with chance
+``opponent_weights[i] / sum(opponent_weights)``, from a generator seeded by ``opponent_seed`` and reseeded
+by ``reset(seed=...)``. ``set_opponents(opponents, opponent_weights)`` replaces the pool (or the players) from
+the next deal on (deals under way finish with the members they drew); self-play adds snapshots this way.
+Each member is still called once per round with every row where it was drawn to act.
+
 Arguments
 ---------
 ``num_envs``: tables. ``opponents``: who plays the other seats: one player for every other seat, or a
-list with one per other seat in clockwise order from the learner's left. Each is a batched player, a
+list with one per other seat in clockwise order from the learner's left, or with ``opponent_weights``
+(one weight >= 0 per member, positive sum) a pool the seats draw from deal by deal. Each is a batched player, a
 spec string built by ``agent_factory(spec, opponent_seed + k)`` (the ``k``-th distinct one), or a
 per-seat agent (``act(obs_dict) -> int``, or a callable), which is wrapped to act row by row: one
 Python call per row, correct but slow, meant for agents without a batched form (search agents) and
@@ -84,6 +100,11 @@ class BatchedPlayer(Protocol):
     the ``k`` table indices; returns ``k`` integer actions."""
 
     def act_batch(self, observations: np.ndarray, masks: np.ndarray, rows: np.ndarray) -> np.ndarray: ...
+
+
+def _plays_from_state(player: Any) -> bool:
+    """Whether ``player`` decides from the game's state rows (``act_game``), so that no observation is built."""
+    return callable(getattr(player, "act_game", None))
 
 
 class PerRowPlayer:
@@ -137,9 +158,11 @@ def _step_rows(
     truncated: np.ndarray,
     final_obs: np.ndarray,
     final_pot: np.ndarray,
+    dealt: np.ndarray,
     scratch: np.ndarray,
 ) -> int:
-    """``BatchGame.step`` for the given rows only, all or nothing, adding the learner's chips to ``rewards``.
+    """``BatchGame.step`` for the given rows only, all or nothing, adding the learner's chips to ``rewards`` and
+    setting ``dealt`` where a new deal (of the episode, or of a new one) begins.
 
     Returns the index (into ``rows``) of the first illegal action, having changed nothing, -1 when every row
     stepped, or ``-2 - i`` when row ``rows[i]`` ended a second episode within one step (which the rules rule out:
@@ -158,6 +181,7 @@ def _step_rows(
             # the learner's last view in case the episode ends here: _after_move deals the row anew at once
             observation.encode_with(s, p, seats[b], final_obs[b], scratch[b])
             final_pot[b] = s[core.S_POT]
+            dealt[b] = True
         settled[:] = 0.0
         outcome = batch._after_move(s, p, rngs[b], template, settled, scratch[b])
         rewards[b] += settled[seats[b]]
@@ -179,6 +203,7 @@ class BourreVectorEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, np.ndar
         num_envs: int,
         opponents: Any = None,
         *,
+        opponent_weights: Sequence[float] | None = None,
         learner_seat: str | int = "rotate",
         agent_factory: Callable[[str, int | None], Any] | None = None,
         opponent_seed: int = 0,
@@ -198,7 +223,12 @@ class BourreVectorEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, np.ndar
             raise ValueError(f"opponent_seed: expected an integer >= 0, got {opponent_seed!r}")
         self._agent_factory = agent_factory
         self._opponent_seed = int(opponent_seed)
-        self.opponents = self._build_opponents(opponents)
+        self._draw_rng = np.random.default_rng([self._opponent_seed, 2])
+        # who plays each relative seat (1, 2, ...) of each table in its current deal: an index into self._members
+        self._drawn = np.zeros((self.num_envs, self.num_players), dtype=np.int64)
+        self._members: list[BatchedPlayer] = []
+        self._started = False
+        self.set_opponents(opponents, opponent_weights)
         self.single_observation_space = spaces.Box(
             low=-1.0, high=np.inf, shape=(observation.OBS_SIZE,), dtype=np.float32
         )
@@ -211,36 +241,69 @@ class BourreVectorEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, np.ndar
         self._masks = np.zeros((b, core.NUM_ACTIONS), dtype=np.int8)
         self._final_obs = np.zeros((b, observation.OBS_SIZE), dtype=np.float32)
         self._final_pot = np.zeros(b, dtype=np.int64)
+        self._dealt = np.zeros(b, dtype=np.bool_)
         self._all_rows = np.arange(b, dtype=np.int64)
-        self._started = False
 
     # ------------------------------------------------------------------ opponents
     def _is_seat(self, seat: Any) -> bool:
         return isinstance(seat, (int, np.integer)) and not isinstance(seat, bool) and bool(0 <= seat < self.num_players)
 
-    def _build_opponents(self, opponents: Any) -> list[BatchedPlayer]:
-        n_other = self.num_players - 1
+    def set_opponents(self, opponents: Any, opponent_weights: Sequence[float] | None = None) -> None:
+        """The players of the other seats from each table's next deal on: one per seat, or a pool drawn from with
+        ``opponent_weights`` (see the module docstring); the deals under way keep the players they have."""
         if opponents is None:
             raise ValueError("opponents: give a batched player, a spec string, or a list of them")
         given = list(opponents) if isinstance(opponents, Sequence) and not isinstance(opponents, str) else [opponents]
-        if len(given) == 1:
-            given = given * n_other
-        if len(given) != n_other:
-            raise ValueError(f"opponents: expected 1 or {n_other} players (one per other seat), got {len(given)}")
-        built: dict[int, BatchedPlayer] = {}  # one object per distinct argument: one call per kind of player
-        players = []
+        n_other = self.num_players - 1
+        if opponent_weights is None:
+            if len(given) == 1:
+                given = given * n_other
+            if len(given) != n_other:
+                raise ValueError(f"opponents: expected 1 or {n_other} players (one per other seat), got {len(given)}")
+            weights = None
+        else:
+            weights = np.asarray(opponent_weights, dtype=np.float64)
+            if weights.shape != (len(given),) or not np.isfinite(weights).all():
+                raise ValueError(
+                    f"opponent_weights: expected one finite weight per pool member ({len(given)}), "
+                    f"got {list(opponent_weights)!r}"
+                )
+            if (weights < 0).any() or weights.sum() <= 0:
+                raise ValueError(f"opponent_weights: expected weights >= 0 with a positive sum, got {weights.tolist()}")
+        old = self._members if self._started else []
+        built = {id(p): p for p in old}  # a player kept from the earlier opponents is not built again
+        players: list[BatchedPlayer] = []
         for p in given:
             if id(p) not in built:
                 built[id(p)] = self._build(p, len(built))
             players.append(built[id(p)])
-        return players
+        members = list({id(p): p for p in players}.values())  # one call per distinct player
+        if old:  # the deals under way keep the players they drew: those stay members until the deals end
+            in_play = (old[i] for i in np.unique(self._drawn[:, 1:]))
+            members += [p for p in in_play if all(p is not m for m in members)]
+            index = {id(m): i for i, m in enumerate(members)}
+            self._drawn = np.asarray([index.get(id(p), 0) for p in old], dtype=np.int64)[self._drawn]
+        index = {id(m): i for i, m in enumerate(members)}
+        self.opponents = players
+        self._members = members
+        self._player_index = np.asarray([index[id(p)] for p in players], dtype=np.int64)
+        self._pool_cdf = None if weights is None else np.cumsum(weights / weights.sum())
+
+    def _draw(self, rows: np.ndarray) -> None:
+        """Who plays each other seat of ``rows`` in their new deals."""
+        if self._pool_cdf is None:  # one player per seat, from the learner's left: relative seats 1, 2, ...
+            self._drawn[rows, 1:] = self._player_index
+            return
+        u = self._draw_rng.random((rows.shape[0], self.num_players - 1))
+        picks = np.minimum(np.searchsorted(self._pool_cdf, u, side="right"), self._pool_cdf.shape[0] - 1)
+        self._drawn[rows, 1:] = self._player_index[picks]
 
     def _build(self, player: Any, k: int) -> BatchedPlayer:
         if isinstance(player, str):
             if self._agent_factory is None:
                 raise ValueError(f"opponent spec {player!r} needs agent_factory (agents.batched_players.make_batched)")
             player = self._agent_factory(player, self._opponent_seed + k)
-        if callable(getattr(player, "act_batch", None)):
+        if callable(getattr(player, "act_batch", None)) or _plays_from_state(player):
             return player  # type: ignore[no-any-return]
         warnings.warn(
             f"opponent {player!r} has no act_batch: it is called once per row (slow); "
@@ -248,13 +311,6 @@ class BourreVectorEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, np.ndar
             stacklevel=3,
         )
         return PerRowPlayer(player)
-
-    def _groups(self) -> list[tuple[BatchedPlayer, np.ndarray]]:
-        """Each distinct player with the relative seats (1, 2, ...) it plays."""
-        out: dict[int, tuple[BatchedPlayer, list[int]]] = {}
-        for rel, p in enumerate(self.opponents, start=1):
-            out.setdefault(id(p), (p, []))[1].append(rel)
-        return [(p, np.asarray(rels, dtype=np.int64)) for p, rels in out.values()]
 
     # ------------------------------------------------------------------ episodes
     def _new_seats(self, rows: np.ndarray, seat: int | None = None) -> None:
@@ -283,9 +339,11 @@ class BourreVectorEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, np.ndar
             self._np_random, self._np_random_seed = gymnasium.utils.seeding.np_random(int(seed))
             self.game.seed(int(seed))
             self._rotation[:] = self.np_random.integers(self.num_players, size=self.num_envs)
+            self._draw_rng = np.random.default_rng([int(seed), self._opponent_seed, 2])
         else:
             self.game.reset()
         self._new_seats(self._all_rows, None if seat is None else int(seat))
+        self._draw(self._all_rows)
         rewards = np.zeros(self.num_envs, dtype=np.float32)
         ended = np.zeros(self.num_envs, dtype=np.bool_)
         self._play_opponents(rewards, ended, np.zeros(self.num_envs, dtype=np.bool_))
@@ -351,6 +409,7 @@ class BourreVectorEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, np.ndar
             truncated,
             self._final_obs,
             self._final_pot,
+            self._dealt,
             g.scratch,
         )
         if bad >= 0:
@@ -362,33 +421,45 @@ class BourreVectorEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, np.ndar
             )
         if bad < -1:
             raise RuntimeError(f"table {int(rows[-2 - bad])}: two episodes ended within one step")
+        if self._dealt.any():
+            dealt = np.flatnonzero(self._dealt)
+            self._dealt[dealt] = False
+            self._draw(dealt)
 
     def _play_opponents(self, rewards: np.ndarray, ended: np.ndarray, truncated: np.ndarray) -> None:
         """Opponents act, one call per kind of player per round, until the learner is to act at every table."""
         g = self.game
         n = self.num_players
-        groups = self._groups()
         pending = np.flatnonzero(g.states[:, core.S_CUR] != self.seats)
         while pending.size:
             k = pending.shape[0]
-            obs = np.empty((k, observation.OBS_SIZE), dtype=np.float32)
-            masks = np.empty((k, core.NUM_ACTIONS), dtype=np.int8)
-            _observe_rows(g.states, g.params, pending, obs, masks, g.scratch)
-            rel = (g.states[pending, core.S_CUR] - self.seats[pending]) % n
-            actions = np.empty(k, dtype=np.int64)
-            for player, rels in groups:
-                if len(groups) == 1:  # every seat one player: no gather, no copy
-                    actions[:] = self._checked(player, player.act_batch(obs, masks, pending), k)
-                    continue
-                sel = np.flatnonzero(np.isin(rel, rels))
-                if sel.size:
-                    actions[sel] = self._checked(player, player.act_batch(obs[sel], masks[sel], pending[sel]), sel.size)
-            was_ended = ended.copy()
+            if len(self._members) == 1:  # every seat one player: no gather
+                actions = self._act(self._members[0], pending)
+            else:
+                who = self._drawn[pending, (g.states[pending, core.S_CUR] - self.seats[pending]) % n]
+                actions = np.empty(k, dtype=np.int64)
+                for m, player in enumerate(self._members):
+                    sel = np.flatnonzero(who == m)
+                    if sel.size:
+                        actions[sel] = self._act(player, pending[sel])
+            # a new episode's learner seat is only known once its table was dealt anew, inside _step
+            was_ended = ended[pending]
             self._step(pending, actions, rewards, ended, truncated, "opponent")
-            newly = np.flatnonzero(ended & ~was_ended)
+            newly = pending[ended[pending] & ~was_ended]
             if newly.size:
                 self._new_seats(newly)
             pending = pending[g.states[pending, core.S_CUR] != self.seats[pending]]
+
+    def _act(self, player: BatchedPlayer, rows: np.ndarray) -> np.ndarray:
+        """``player``'s actions at ``rows``: from the state rows, or from their observations built here."""
+        g = self.game
+        if _plays_from_state(player):
+            return self._checked(player, player.act_game(g, rows), rows.shape[0])  # type: ignore[attr-defined]
+        k = rows.shape[0]
+        obs = np.empty((k, observation.OBS_SIZE), dtype=np.float32)
+        masks = np.empty((k, core.NUM_ACTIONS), dtype=np.int8)
+        _observe_rows(g.states, g.params, rows, obs, masks, g.scratch)
+        return self._checked(player, player.act_batch(obs, masks, rows), k)
 
     @staticmethod
     def _checked(player: BatchedPlayer, given: Any, k: int) -> np.ndarray:

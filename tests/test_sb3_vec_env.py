@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from sb3_contrib import MaskablePPO
@@ -64,3 +66,68 @@ def test_maskable_ppo_trains_on_it() -> None:
     obs = venv.reset()
     actions, _ = model.predict(obs, action_masks=get_action_masks(venv), deterministic=True)
     assert get_action_masks(venv)[np.arange(64), actions].all()
+
+
+def test_several_table_sizes_share_one_vec_env() -> None:
+    venv = BourreVecEnv(10, num_players=(3, 5), opponents="random", agent_factory=make_batched)
+    assert [e.num_envs for e in venv.envs] == [5, 5] and venv.sizes.tolist() == [3, 5] * 5
+    venv.seed(0)
+    obs = venv.reset()
+    n_players = obs[:, observation.O_NUM_PLAYERS : observation.O_NUM_PLAYERS + 7].argmax(axis=1) + 2
+    assert n_players.tolist() == venv.sizes.tolist()  # table k plays num_players[k % 2]
+    assert [info["learner_seat"] < size for info, size in zip(venv.reset_infos, venv.sizes, strict=True)]
+    for _ in range(30):
+        masks = get_action_masks(venv)
+        obs, _, dones, infos = venv.step(masks.argmax(axis=1))
+        n_players = obs[:, observation.O_NUM_PLAYERS : observation.O_NUM_PLAYERS + 7].argmax(axis=1) + 2
+        assert n_players.tolist() == venv.sizes.tolist()
+        for i in np.flatnonzero(dones):
+            final = infos[i]["terminal_observation"]
+            assert final[observation.O_NUM_PLAYERS + venv.sizes[i] - 2] == 1.0
+    with pytest.raises(ValueError, match="table sizes"):
+        BourreVecEnv(1, num_players=(3, 5), opponents="random", agent_factory=make_batched)
+
+
+def test_pool_members_give_each_kind_its_weight() -> None:
+    from train.ppo.opponent_pool import PoolWeights
+    from train.sb3.pool import pool_members
+
+    fixed = ("h", "r")
+    members, weights = pool_members(PoolWeights(0.5, 0.1, 0.4), fixed, [])  # type: ignore[arg-type]
+    assert members == ["h", "r"] and weights == [0.9, 0.1]
+    members, weights = pool_members(PoolWeights(0.5, 0.1, 0.4), fixed, ["s1", "s2"])  # type: ignore[list-item]
+    assert members == ["h", "r", "s1", "s2"] and weights == pytest.approx([0.5, 0.1, 0.2, 0.2])
+
+
+def test_the_sb3_trainer_runs_on_the_vector_env(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A few thousand MaskablePPO steps through ``train.sb3.trainer.run`` at two table sizes, with snapshots joining
+    the pool, a checkpoint and a resume that goes on from its step count."""
+    from train.sb3.trainer import Args, run
+
+    args = Args(
+        run_dir=tmp_path / "run",
+        seed=2,
+        players=(4, 5),
+        num_envs=32,
+        n_steps=16,
+        batch_size=256,
+        n_epochs=1,
+        hidden=(16,),
+        total_timesteps=2048,
+        imitation_decisions=0,
+        snapshot_every=512,
+        max_snapshots=2,
+        eval_every=0,
+        checkpoint_every=1024,
+        final_eval_deals=2,
+        eval_players=(4,),
+        eval_workers=1,
+        progress=False,
+    )
+    run_dir = run(args)
+    state = json.loads((run_dir / "state.json").read_text())
+    assert state["num_timesteps"] == 2048 and len(state["snapshots"]) == 2
+    assert (run_dir / "model.npz").is_file() and (run_dir / "checkpoint.zip").is_file()
+    resumed = Args(run_dir=run_dir, resume=True, total_timesteps=3072)
+    run(resumed, {"total_timesteps"})
+    assert json.loads((run_dir / "state.json").read_text())["num_timesteps"] == 3072

@@ -256,3 +256,125 @@ def test_cleanrl_example_runs_in_a_subprocess() -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "iteration 2/2 step 256" in done.stdout and "losses/value_loss" in done.stdout
+
+
+class ObservationPathHeuristic:
+    """A ``BatchedHeuristicPlayer`` made to take the observation path (``act_batch``) only."""
+
+    def __init__(self, seed: int) -> None:
+        self.player = make_batched("heuristic", seed)
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        return self.player.act_batch(observations, masks, rows)
+
+
+@pytest.mark.parametrize(
+    "config", [{"num_players": 5}, {"num_players": 3, "deals_per_episode": 3, "rules": "dealer_picks_trump"}]
+)
+def test_the_heuristic_state_path_decides_as_its_observation_path(config: dict) -> None:
+    """``act_game`` (observe and decide in one compiled call) against ``act_batch`` on the env's observations:
+    the same tables, step for step, with the same tie-break numbers."""
+    fast = BourreVectorEnv(48, make_batched("heuristic", 4), **config)
+    slow = BourreVectorEnv(48, ObservationPathHeuristic(4), **config)
+    assert hasattr(fast.opponents[0], "act_game") and not hasattr(slow.opponents[0], "act_game")
+    obs, _ = fast.reset(seed=9)
+    np.testing.assert_array_equal(slow.reset(seed=9)[0], obs)
+    learner = BatchedRandomPlayer(2)
+    for _ in range(80):
+        masks = fast.action_masks().astype(np.int8)
+        actions = learner.act_batch(obs, masks, np.arange(48))
+        obs, rewards, term, trunc, _ = fast.step(actions)
+        s_obs, s_rewards, s_term, s_trunc, _ = slow.step(actions)
+        np.testing.assert_array_equal(obs, s_obs)
+        np.testing.assert_array_equal(rewards, s_rewards)
+        assert (term == s_term).all() and (trunc == s_trunc).all()
+        np.testing.assert_array_equal(fast.game.states, slow.game.states)
+
+
+def test_compiled_state_path_matches_the_batch_on_many_positions() -> None:
+    """``BatchHeuristic.act_at`` on ``BatchGame`` rows equals ``act`` on their observations, tie-breaks given."""
+    for config in (
+        {"num_players": 2},
+        {"num_players": 6, "rules": "two_round_declaration"},
+        {"num_players": 8, "deals_per_episode": 2},
+    ):
+        game = batch.BatchGame(256, seed=1, **config)
+        bot = BatchHeuristic("tight", seed=0)
+        rng = np.random.default_rng(0)
+        for _ in range(40):
+            rows = np.flatnonzero(rng.random(256) < 0.7)
+            u = rng.random(rows.shape[0])
+            expected = bot.act(game.observations()[rows], game.legal_masks()[rows], tie_breaks=u)
+            np.testing.assert_array_equal(bot.act_at(game.states, game.params, rows, game.scratch, u), expected)
+            game.step(bot.act(game.observations(), game.legal_masks()))
+    with pytest.raises(ValueError, match="rows"):
+        bot.act_at(game.states, game.params, np.array([256]), game.scratch)
+
+
+class Recorder:
+    """Plays the first legal action and records, per call, the rows it was given and their seats to act."""
+
+    def __init__(self, env_ref: list) -> None:
+        self.env_ref, self.calls = env_ref, []
+
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        g = self.env_ref[0].game
+        self.calls.append((rows.copy(), g.states[rows, core.S_CUR].copy()))
+        return np.argmax(masks, axis=1)
+
+
+def test_opponent_pool_draws_per_seat_and_deal_and_can_be_replaced() -> None:
+    ref: list = []
+    members = [Recorder(ref) for _ in range(3)]
+    venv = BourreVectorEnv(64, members, opponent_weights=[0.6, 0.3, 0.1], num_players=5)
+    ref.append(venv)
+    venv.reset(seed=0)
+    decisions = np.zeros(3)
+    for _ in range(150):
+        before = venv._drawn.copy()
+        for m in members:
+            m.calls.clear()
+        _, _, term, trunc, _ = venv.step(venv.action_masks().argmax(axis=1))
+        kept = ~(term | trunc)  # one deal per episode: no deal began at these tables during the step
+        np.testing.assert_array_equal(venv._drawn[kept], before[kept])
+        for i, m in enumerate(members):
+            for rows, cur in m.calls:
+                assert len(set(rows.tolist())) == len(rows)  # one call per round: each table once
+                ended_rows = ~kept[rows]
+                rel = (cur - venv.seats[rows]) % 5
+                assert (before[rows[~ended_rows], rel[~ended_rows]] == i).all()
+                decisions[i] += len(rows)
+    shares = decisions / decisions.sum()
+    np.testing.assert_allclose(shares, [0.6, 0.3, 0.1], atol=0.05)
+    # a new pool from the next deals on: the deals under way finish with the members they drew
+    newcomer = Recorder(ref)
+    venv.set_opponents([newcomer], opponent_weights=[1.0])
+    assert newcomer in venv._members and len(venv._members) > 1
+    under_way = np.ones(64, dtype=bool)
+    for _ in range(60):
+        _, _, term, trunc, _ = venv.step(venv.action_masks().argmax(axis=1))
+        under_way &= ~(term | trunc)
+    assert not under_way.any()
+    assert (venv._drawn[:, 1:] == venv._members.index(newcomer)).all()
+    for m in members:
+        m.calls.clear()
+    for _ in range(5):
+        venv.step(venv.action_masks().argmax(axis=1))
+    assert newcomer.calls and not any(m.calls for m in members)
+    with pytest.raises(ValueError, match="opponent_weights"):
+        venv.set_opponents([newcomer], opponent_weights=[1.0, 2.0])
+    with pytest.raises(ValueError, match="opponent_weights"):
+        venv.set_opponents([newcomer, FirstLegal()], opponent_weights=[0.0, 0.0])
+
+
+def test_a_pool_of_one_weighted_member_is_that_player_at_every_seat() -> None:
+    one = BourreVectorEnv(16, FirstLegal(), num_players=4)
+    pool = BourreVectorEnv(16, [FirstLegal(), BatchedRandomPlayer(0)], opponent_weights=[1.0, 0.0], num_players=4)
+    a, _ = one.reset(seed=3)
+    np.testing.assert_array_equal(pool.reset(seed=3)[0], a)
+    for _ in range(40):
+        actions = one.action_masks().argmax(axis=1)
+        a, r, *_ = one.step(actions)
+        b, s, *_ = pool.step(actions)
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(r, s)

@@ -43,7 +43,12 @@ For compiled callers
 ``heuristic_action(obs_row, mask_row, tie_break, params, ints, floats)`` one row of it, callable
 from other numba code; ``params`` is ``params_array(...)`` (the knobs of ``HeuristicParams`` and
 the tables above, as float64) and ``ints``/``floats`` are scratch buffers of ``INT_WORK``/
-``FLOAT_WORK`` entries. Neither checks its inputs: ``BatchHeuristic.act`` does. A row whose mask
+``FLOAT_WORK`` entries. ``heuristic_actions_at(states, p, rows, scratch, tie_breaks, params, out)`` decides
+for the current seat of some rows of a ``BatchGame`` (its ``states``, ``params`` and ``scratch``): each
+row's observation and mask are built by ``observation.observe_with`` into one buffer that stays in
+cache and read at once, so no ``(B, OBS_SIZE)`` array is written and read back; the actions are the
+ones ``heuristic_actions`` gives on those observations. None of these checks its inputs:
+``BatchHeuristic.act`` and ``BatchHeuristic.act_at`` do. A row whose mask
 allows nothing gets -1 and a row that is not a decision observation the heuristic can read (a
 hand of more than six cards, no trump in trick play...) gets -2; ``heuristic_actions`` returns
 the first such row, or -1.
@@ -67,6 +72,7 @@ from agents.heuristic.batch_base import (
 from agents.heuristic.batch_decide import _decide
 from agents.heuristic.batch_play import _play
 from agents.heuristic.odds import PARAM_SETS, HeuristicParams
+from bourre_env import core, observation
 from bourre_env.actions import NUM_ACTIONS
 from bourre_env.observation import (
     O_PHASE,
@@ -75,7 +81,15 @@ from bourre_env.observation import (
     ROUND_NAME_TRUMP,
 )
 
-__all__ = ["BatchHeuristic", "heuristic_action", "heuristic_actions", "params_array", "INT_WORK", "FLOAT_WORK"]
+__all__ = [
+    "BatchHeuristic",
+    "heuristic_action",
+    "heuristic_actions",
+    "heuristic_actions_at",
+    "params_array",
+    "INT_WORK",
+    "FLOAT_WORK",
+]
 
 
 # ---------------------------------------------------------------- entry points
@@ -112,6 +126,36 @@ def heuristic_actions(
         out[b] = a
         if a < 0 and bad < 0:
             bad = b
+    return bad
+
+
+@njit(cache=True)
+def heuristic_actions_at(
+    states: np.ndarray,
+    p: np.ndarray,
+    rows: np.ndarray,
+    scratch: np.ndarray,
+    tie_breaks: np.ndarray,
+    params: np.ndarray,
+    out: np.ndarray,
+) -> int:
+    """The action of the current seat of each ``states[rows[i]]`` into ``out[i]``, from the seat's observation;
+    returns the first ``i`` that got a negative code, else -1."""
+    obs = np.zeros(OBS_SIZE, dtype=np.float32)
+    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+    ints = np.zeros(INT_WORK, dtype=np.int64)
+    floats = np.zeros(FLOAT_WORK, dtype=np.float64)
+    bad = -1
+    for i in range(rows.shape[0]):
+        b = rows[i]
+        seat = states[b, core.S_CUR]
+        if seat < 0:  # no one is to act: the deal is over
+            out[i] = NO_LEGAL
+        else:
+            observation.observe_with(states[b], p, seat, obs, mask, scratch[b])
+            out[i] = heuristic_action(obs, mask, tie_breaks[i], params, ints, floats)
+        if out[i] < 0 and bad < 0:
+            bad = i
     return bad
 
 
@@ -168,17 +212,44 @@ class BatchHeuristic:
             _check("out", out, np.int64, (batch,))
             if not out.flags.writeable:
                 raise ValueError("out: the array is read-only")
-        if tie_breaks is None:
-            if self._tie_breaks.shape[0] != batch:
-                self._tie_breaks = np.empty(batch, dtype=np.float64)
-            tie_breaks = self.rng.random(out=self._tie_breaks)
-        else:
-            _check("tie_breaks", tie_breaks, np.float64, (batch,))
-            if batch and not (tie_breaks.min() >= 0.0 and tie_breaks.max() < 1.0):
-                raise ValueError("tie_breaks: expected numbers in [0, 1)")
+        tie_breaks = self._tie_break_numbers(batch, tie_breaks)
         bad = heuristic_actions(observations, masks, tie_breaks, self._params, out)
         if bad >= 0:
             if out[bad] == NO_LEGAL:
                 raise ValueError(f"masks: row {bad} allows no action: that observation is not a decision")
             raise ValueError(f"observations: row {bad} is not a decision observation the heuristic can read")
         return out
+
+    def act_at(
+        self,
+        states: np.ndarray,
+        p: np.ndarray,
+        rows: np.ndarray,
+        scratch: np.ndarray,
+        tie_breaks: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """The action of the seat to act at each of ``rows`` of a ``BatchGame`` (``states``, ``params``, ``scratch``),
+        int64 ``(len(rows),)``: what ``act`` returns for those seats' observations and masks, with the same
+        tie-break numbers, without building them as arrays. ``ValueError`` for a row where no one is to act."""
+        rows = np.ascontiguousarray(rows, dtype=np.int64)
+        if rows.ndim != 1 or (rows.size and not (rows.min() >= 0 and rows.max() < states.shape[0])):
+            raise ValueError(f"rows: expected row indices in 0..{states.shape[0] - 1}")
+        out = np.empty(rows.shape[0], dtype=np.int64)
+        tie_breaks = self._tie_break_numbers(rows.shape[0], tie_breaks)
+        bad = heuristic_actions_at(states, p, rows, scratch, tie_breaks, self._params, out)
+        if bad >= 0:
+            if out[bad] == NO_LEGAL:
+                raise ValueError(f"rows: no one is to act at row {int(rows[bad])}")
+            raise ValueError(f"rows: row {int(rows[bad])} is not a decision the heuristic can read")
+        return out
+
+    def _tie_break_numbers(self, batch: int, tie_breaks: np.ndarray | None) -> np.ndarray:
+        """The caller's tie-break numbers, checked, or ``batch`` new ones from this agent's generator."""
+        if tie_breaks is None:
+            if self._tie_breaks.shape[0] != batch:
+                self._tie_breaks = np.empty(batch, dtype=np.float64)
+            return self.rng.random(out=self._tie_breaks)
+        _check("tie_breaks", tie_breaks, np.float64, (batch,))
+        if batch and not (tie_breaks.min() >= 0.0 and tie_breaks.max() < 1.0):
+            raise ValueError("tie_breaks: expected numbers in [0, 1)")
+        return tie_breaks

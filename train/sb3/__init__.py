@@ -1,7 +1,10 @@
-"""Self-play MaskablePPO over subprocess envs (sb3-contrib), ``bourre train --trainer sb3`` (``python -m train.sb3``).
+"""Self-play MaskablePPO (sb3-contrib) over many tables in one process, ``bourre train --trainer sb3``
+(``python -m train.sb3``).
 
-Its modules: ``glue`` (the env, logger and checkpoint glue to Stable-Baselines3), ``trainer`` (``Args``, ``run``,
-``main``). It shares ``train.ppo.imitation`` and ``train.ppo.opponent_pool`` with the batched trainer.
+Its modules: ``vec_env`` (``BourreVecEnv``: SB3's ``VecEnv`` over ``bourre_env.BourreVectorEnv``), ``pool`` (the
+self-play opponent pool as batched players, ``PoolVecEnv``), ``glue`` (the logger, checkpoint and policy-file
+glue to Stable-Baselines3), ``trainer`` (``Args``, ``run``, ``main``). It shares ``train.ppo.imitation`` and
+``train.ppo.opponent_pool``'s weights with the batched trainer.
 """
 
 __all__: list[str] = []

@@ -1,7 +1,9 @@
 """The Stable-Baselines3 glue of ``train.sb3.trainer``: masks, TensorBoard names, checkpoints and the policy file.
 
 Nothing here is a training decision; each piece adapts SB3 (and sb3-contrib's ``MaskablePPO``) to this
-project: the action masks travel with each step's infos (``MaskInInfo``, ``MasksFromInfos``), SB3's
+project: for SB3's subprocess envs, the action masks travel with each step's infos (``MaskInInfo``,
+``MasksFromInfos``: the trainer's envs before ``BourreVecEnv``, kept for the comparison in
+``benchmarks/vector_env_speed.py`` and ``benchmarks/train_speed.py``), SB3's
 scalar names become the project's namespaces (``make_logger``: ``losses/``, ``charts/``), checkpoints
 are replaced atomically and read back as tensors only (``save_checkpoint``, ``load_checkpoint``), and
 the trained actor is exported as the numpy policy file ``agents.ppo`` plays (``export_policy``).

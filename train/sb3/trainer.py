@@ -8,11 +8,13 @@ What happens, in order:
 1. **Imitation warm start** (``train.ppo.imitation``): the heuristic plays ``imitation_decisions``
    decisions in self-play; the policy is fitted to its actions and the value head to its deal
    results. Skipped with ``--imitation-decisions 0``.
-2. **PPO** over ``num_envs`` subprocess envs (``train.ppo.opponent_pool.PoolEnv``): each episode is one
-   deal with the learner in a rotating seat; every other seat draws its player deal by deal from the
+2. **PPO** over ``num_envs`` tables in this process (``train.sb3.pool.PoolVecEnv``: ``BourreVecEnv``, one
+   compiled ``BatchGame`` per table size, table ``k`` at ``players[k % len(players)]``): each episode is
+   one deal with the learner in a rotating seat; every other seat draws its player deal by deal from the
    pool: the heuristic, the random agent, and frozen snapshots of the learner taken every
-   ``snapshot_every`` steps (the last ``max_snapshots`` are kept), with the weights ``pool_*``.
-   The reward is the learner's chip change for the deal (times ``reward_scale``).
+   ``snapshot_every`` steps (the last ``max_snapshots`` are kept), with the weights ``pool_*``; each
+   kind plays all its tables in one batched call. The reward is the learner's chip change for the deal
+   (times ``reward_scale``).
 3. Every ``eval_every`` steps, a duplicate evaluation (``train.eval.duplicate``) against the heuristic
    field at the ``eval_players`` table sizes (table and replacement advantage, chips, play and
    bourré rates), logged to TensorBoard under ``eval/`` and shown in
@@ -43,26 +45,22 @@ import dataclasses
 import json
 import os
 import shlex
-import signal
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-import gymnasium
 import numpy as np
 import torch
 import tyro
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
-from stable_baselines3.common.monitor import Monitor
-from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 from tqdm.auto import tqdm
 
 from bourre_env.atomic_files import write_text
 from train import runs
 from train.ppo.imitation import fit_policy, record_decisions
-from train.ppo.opponent_pool import PoolEnv, PoolWeights
+from train.ppo.opponent_pool import PoolWeights
 from train.run_dir import check_json_fields, claim_run_dir, nothing_trained
 from train.runs import (
     CtrlC,
@@ -77,14 +75,13 @@ from train.runs import (
 from train.sb3.glue import (
     ACTIVATION,
     ACTIVATIONS,
-    MaskInInfo,
-    MasksFromInfos,
     export_policy,
     load_checkpoint,
     make_logger,
     policy_weights,
     save_checkpoint,
 )
+from train.sb3.pool import PoolVecEnv
 
 __all__ = ["Args", "main", "run", "policy_weights"]
 
@@ -123,11 +120,11 @@ class Args:
     """table sizes trained on: env k plays players[k % len(players)]; the imitation data cycles through them"""
     total_timesteps: int = 450_000
     """PPO learner decisions to train for (the imitation warm start is not counted)"""
-    num_envs: int = 8
-    """environments, each in its own subprocess (1: in the main process)"""
+    num_envs: int = 64
+    """tables played at once, all in this process (one compiled batch per table size)"""
     torch_threads: int = 1
-    """torch threads in the main process (0: the number of CPU cores, at most 4). One is fastest while the env
-    subprocesses keep the cores busy: threads that wait on each other cost more than the small network saves"""
+    """torch threads (0: the number of CPU cores, at most 4); the network is small, and its minibatches gain
+    little from threads that wait on each other"""
     device: str = "cpu"
     """torch device of the policy; the network is small, and "cpu" is usually fastest"""
     progress: bool = True
@@ -146,8 +143,8 @@ class Args:
     """hidden layer widths of the policy and of the value network (separate networks, ReLU)"""
     learning_rate: float = 1e-4
     """Adam learning rate of PPO (small: the warm-started policy should be refined, not overwritten)"""
-    n_steps: int = 256
-    """steps per env per rollout; a rollout is num_envs * n_steps decisions"""
+    n_steps: int = 32
+    """steps per table per rollout; a rollout is num_envs * n_steps decisions"""
     batch_size: int = 512
     """minibatch size of the PPO update"""
     n_epochs: int = 4
@@ -216,6 +213,8 @@ class Args:
                 raise ValueError(f"{name}: expected >= 0, got {getattr(self, name)}")
         if not self.players or any(not 2 <= n <= 8 for n in self.players):
             raise ValueError(f"players: table sizes between 2 and 8, got {self.players}")
+        if len(self.players) > self.num_envs:
+            raise ValueError(f"num_envs: at least one table per size of players {self.players}, got {self.num_envs}")
         if any(not 2 <= n <= 8 for n in self.imitation_players):
             raise ValueError(f"imitation_players: table sizes between 2 and 8, got {self.imitation_players}")
         if not self.eval_players or any(not 2 <= n <= 8 for n in self.eval_players):
@@ -253,24 +252,10 @@ class Args:
 
 
 # ---------------------------------------------------------------------------- environments
-def make_env(k: int, args: Args) -> Any:
-    """A thunk for SB3's vec envs: env ``k``, with the scaled reward PPO sees and Monitor's raw chips."""
-
-    def thunk() -> Any:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the trainer's to handle: it saves first
-        env = PoolEnv(args.pool_weights(), seed=args.seed * 1000 + k, num_players=args.players[k % len(args.players)])
-        monitored: Monitor = Monitor(env)  # episode returns in chips (charts/ep_rew_mean)
-        scaled = gymnasium.wrappers.TransformReward(monitored, lambda r: float(r) * args.reward_scale)
-        return MaskInInfo(scaled)
-
-    return thunk
-
-
-def make_vec_env(args: Args) -> MasksFromInfos:
-    """The training envs, one subprocess each (in this process when there is one)."""
-    thunks = [make_env(k, args) for k in range(args.num_envs)]
-    venv = DummyVecEnv(thunks) if args.num_envs == 1 else SubprocVecEnv(thunks)
-    return MasksFromInfos(venv)
+def make_vec_env(args: Args) -> PoolVecEnv:
+    """The training tables: ``num_envs`` of them, with the opponent pool, the scaled reward PPO sees and the raw
+    chips in each ended episode's info (``charts/ep_rew_mean``). MaskablePPO seeds them (``seed``)."""
+    return PoolVecEnv(args.num_envs, args.pool_weights(), args.seed, args.players, args.reward_scale)
 
 
 # ---------------------------------------------------------------------------- the callback
@@ -442,7 +427,7 @@ def run(args: Args, given: set[str] | None = None) -> Path:
             state = saved_state
             load_checkpoint(model, run_dir / "checkpoint.zip", args.device)
             model.num_timesteps = state.num_timesteps
-            env.env_method("set_snapshots", state.snapshots)
+            env.set_snapshots(state.snapshots)
             record_command()
             print(f"resuming {run_dir} at step {state.num_timesteps:,} of {args.total_timesteps:,}")
         else:
