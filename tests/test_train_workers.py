@@ -193,8 +193,9 @@ def test_a_worker_killed_mid_run_stops_the_run_with_a_checkpoint(tmp_path: Path)
         assert time.monotonic() < deadline, "no checkpoint within the time limit"
         time.sleep(0.2)
     children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
-    assert len(children) >= 2, children  # the two rollout workers (and perhaps a resource tracker)
-    os.kill(int(children[-1]), signal.SIGKILL)
+    workers = [pid for pid in children if "resource_tracker" not in Path(f"/proc/{pid}/cmdline").read_text()]
+    assert len(workers) == 2, children
+    os.kill(int(workers[-1]), signal.SIGKILL)
     out, _ = proc.communicate(timeout=300)
     assert proc.returncode == 1, out
     last = out.strip().splitlines()[-1]
@@ -257,3 +258,45 @@ def test_a_policy_that_nearly_always_passes_is_flagged() -> None:
     assert passing_warning([report(0.5), report(0.35)]) is None  # type: ignore[list-item]
     warning = passing_warning([report(0.5), report(0.02)])  # type: ignore[list-item]
     assert warning is not None and "2.0% of its deals at 5 players" in warning
+
+
+@pytest.mark.slow
+def test_a_two_worker_run_is_reproducible_from_its_seed(tmp_path: Path) -> None:
+    models = []
+    for name in ("a", "b"):
+        fields = {**TINY, "eval_every": 512, "eval_deals": 4}
+        run_dir = run(Args(run_dir=tmp_path / name, total_timesteps=800, seed=9, workers="2", **fields))  # type: ignore[arg-type]
+        models.append(dict(np.load(run_dir / "model.npz")))
+        evals = json.loads((run_dir / "state.json").read_text())["evals"]
+        assert [row["step"] // 512 for row in evals] == [0, 1]
+    for key, value in models[0].items():
+        if value.dtype != object:
+            np.testing.assert_array_equal(value, models[1][key], err_msg=key)
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_the_workers_and_saves(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "train.cli", "train", "--run-dir", str(run_dir), "--workers", "2"]
+        + ["--total-timesteps", "100000000", *TINY_FLAGS],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 300
+    while not (run_dir / "state.json").exists():
+        assert proc.poll() is None, proc.communicate()[0]
+        assert time.monotonic() < deadline, "no checkpoint within the time limit"
+        time.sleep(0.2)
+    children = [int(p) for p in Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()]
+    workers = [pid for pid in children if "resource_tracker" not in Path(f"/proc/{pid}/cmdline").read_text()]
+    assert len(workers) == 2, children
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does: the whole foreground process group, workers too
+    out, _ = proc.communicate(timeout=300)
+    assert proc.returncode == 130, out
+    assert "checkpoint saved" in out and "--resume" in out
+    assert not [pid for pid in workers if Path(f"/proc/{pid}").exists()]  # no worker left behind

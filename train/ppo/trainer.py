@@ -668,7 +668,11 @@ class Training:
         """A duplicate evaluation against the heuristic field, kept in ``state.evals`` and logged under ``eval/``."""
         args, now = self.args, self.state.num_timesteps
         path = export(self.net, self.run_dir / "eval_policy.npz", {**self.meta, "num_timesteps": now})
-        report = evaluate_policy_file(path, "heuristic", args.eval_players, args.eval_deals, args.seed + 1, 1, False)
+        # with rollout workers, in as many processes (train.eval.duplicate.run_jobs: the result does not depend on
+        # it), not on the learner's core alone
+        report = evaluate_policy_file(
+            path, "heuristic", args.eval_players, args.eval_deals, args.seed + 1, self.workers, False
+        )
         self.state.evals.append(eval_row(now, report))
         for t in report.tables:
             for key, value in (
