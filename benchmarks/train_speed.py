@@ -417,6 +417,114 @@ def measure_batched(opts: argparse.Namespace) -> dict[str, Any]:
     return figures
 
 
+def measure_workers(opts: argparse.Namespace, workers: int) -> dict[str, Any]:
+    """Time ``train.ppo.trainer.Training.iteration`` (the loop of ``bourre train``) with ``workers`` rollout workers:
+    one untimed iteration (worker start-up, first rollout), then iterations until ``--batched-steps`` or
+    ``--max-seconds``; the figures as a dict, with the learner's and the workers' time per step."""
+    import torch
+
+    from train.ppo.trainer import Args as BatchedArgs
+    from train.ppo.trainer import Training, build_network
+    from train.ppo.workers import start_workers
+    from train.runs import RunState
+
+    pool = dict(zip(("pool_learner", "pool_heuristic", "pool_random", "pool_snapshot"), opts.pool or (), strict=False))
+    args = BatchedArgs(
+        seed=opts.seed,
+        players=tuple(opts.players),
+        torch_threads=opts.torch_threads,
+        progress=False,
+        imitation_decisions=0,
+        device=opts.device,
+        workers=str(workers),
+        backend=opts.backend,
+        total_timesteps=10**12,  # no end of the run, no learning rate decay within the benchmark
+        snapshot_every=10**12,
+        eval_every=0,
+        checkpoint_every=10**12,
+        **({"tables": opts.tables} if opts.tables else {}),
+        **pool,
+    )
+    args.validate()
+    progress(f"workers {workers}: {args.tables} tables, pool {args.pool()}")
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="train_speed_") as tmp:
+        net, optimizer, state = build_network(args, None, torch.device(args.device))
+        training = Training(args, Path(tmp), net, optimizer, RunState(), {}, torch.device(args.device))
+        try:
+            if workers > 1:
+                training.pool = start_workers(args, 0, workers)
+            training.iteration()
+            warmup = time.perf_counter() - start
+            limit = f", at most {opts.max_seconds:g} s" if opts.max_seconds else ""
+            progress(f"workers {workers} timed: {opts.batched_steps:,} learner steps{limit}")
+            sums = dict.fromkeys(("steps", "rollout_seconds", "update_seconds", "worker_seconds"), 0.0)
+            updates = 0
+            start = time.perf_counter()
+            while sums["steps"] < opts.batched_steps and not (
+                opts.max_seconds and time.perf_counter() - start > opts.max_seconds
+            ):
+                training.iteration()
+                for key in sums:
+                    sums[key] += training.timings[key]
+                updates += 1
+                progress(f"  {sums['steps']:,.0f} steps, {sums['steps'] / (time.perf_counter() - start):,.0f} steps/s")
+            total = time.perf_counter() - start
+        finally:
+            if training.pool is not None:
+                training.pool.close()
+            training.writer.close()
+    steps = sums["steps"]
+    return {
+        "workers": workers,
+        "backend": opts.backend,
+        "tables": args.tables,
+        "steps": int(steps),
+        "updates": updates,
+        "seconds": total,
+        "warmup_seconds": warmup,
+        "steps_per_second": steps / total,
+        "learner_update_us_per_step": 1e6 * sums["update_seconds"] / steps,
+        # one process: the rollout itself; with workers: what the learner waits for them
+        "rollout_or_wait_us_per_step": 1e6 * sums["rollout_seconds"] / steps,
+        # the workers' own timers (env, forward passes, opponents), summed over workers: CPU time per step
+        "worker_us_per_step": 1e6 * sums["worker_seconds"] / steps if workers > 1 else None,
+    }
+
+
+def workers_tables(results: list[dict[str, Any]]) -> list[Table]:
+    rows: Rows = []
+    for f in results:
+        n = f["workers"]
+        rows += [
+            (
+                f"{n} worker(s): learner steps/s",
+                f"{f['steps_per_second']:,.0f} ({f['steps']:,} steps, {f['seconds']:.1f} s)",
+            ),
+            (f"{n} worker(s): learner update, us/step", f"{f['learner_update_us_per_step']:.1f}"),
+            (
+                f"{n} worker(s): "
+                + ("rollout in this process" if n == 1 else "learner waiting for the workers")
+                + ", us/step",
+                f"{f['rollout_or_wait_us_per_step']:.1f}",
+            ),
+        ]
+        if f["worker_us_per_step"] is not None:
+            rows.append(
+                (f"{n} worker(s): workers' rollout time (all workers), us/step", f"{f['worker_us_per_step']:.1f}")
+            )
+    if len(results) > 1:
+        base = results[0]
+        for f in results[1:]:
+            rows.append(
+                (
+                    f"ratio {f['workers']} workers / {base['workers']}",
+                    f"{f['steps_per_second'] / base['steps_per_second']:.2f}x",
+                )
+            )
+    return [("Rollout workers (bourre train --workers N)", MEASURE, rows)]
+
+
 BATCHED_PART_LABELS = {
     "env": "env (observations, masks, step, paying deals)",
     "learner": "learner forward pass and sampling",
@@ -621,9 +729,23 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON to PATH")
     parser.add_argument(
         "--trainer",
-        choices=("both", "sb3", "batched"),
+        choices=("both", "sb3", "batched", "workers"),
         default="both",
-        help="which trainers to measure (default: both, then their ratio)",
+        help="which trainers to measure (default: both, then their ratio); workers: the batched trainer's loop "
+        "with each count of --workers-counts, then their ratio",
+    )
+    parser.add_argument(
+        "--workers-counts",
+        type=int,
+        nargs="+",
+        default=[1, 2],
+        help="--trainer workers: the rollout worker counts to measure, in this order (default: 1 2)",
+    )
+    parser.add_argument(
+        "--backend",
+        choices=("local", "ray"),
+        default="local",
+        help="--trainer workers: where the rollout workers run (default: local processes)",
     )
     parser.add_argument(
         "--batched-steps",
@@ -648,6 +770,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="batched trainer: seat pool weights learner, heuristic, random, snapshot (default: its training default)",
     )
     opts = parser.parse_args(argv)
+    if any(n < 1 for n in opts.workers_counts):
+        parser.error("--workers-counts must be at least 1")
     for name in ("num_envs", "steps", "n_steps", "batched_steps"):
         if getattr(opts, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
@@ -691,6 +815,14 @@ def main(argv: list[str] | None = None) -> int:
                 f"{'one snapshot' if opts.snapshot else 'no snapshot yet'}; heuristic opponent {f['heuristic']}"
             )
             tables += batched_tables(f)
+        if opts.trainer == "workers":
+            results["workers"] = found = [measure_workers(opts, n) for n in opts.workers_counts]
+            header.append(
+                f"Workers: players {opts.players}, tables {found[0]['tables']}, backend {opts.backend}, the training "
+                f"defaults otherwise; fresh network; the learner's torch threads {opts.torch_threads or 'auto'}, "
+                f"one per worker"
+            )
+            tables += workers_tables(found)
     except ValueError as e:
         print(f"train_speed: error: {e}", file=sys.stderr)
         return 2

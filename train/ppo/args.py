@@ -13,6 +13,7 @@ import torch
 
 from agents.ppo import load_policy
 from bourre_env.memory import check_fits
+from train.eval.ray_backend import import_ray
 from train.ppo.policy_net import PolicyNet
 from train.ppo.rollout import (
     DECISION_BYTES,
@@ -21,6 +22,7 @@ from train.ppo.rollout import (
     SeatPool,
     rollout_bytes,
 )
+from train.ppo.workers import auto_workers
 from train.run_dir import check_json_fields
 
 __all__ = ["Args"]
@@ -52,6 +54,17 @@ class Args:
     """torch device of the network ("cuda" where a GPU exists); rollouts and opponents stay on the CPU"""
     progress: bool = True
     """show progress bars"""
+    workers: str = "auto"
+    """rollout workers: 1 steps the tables in this process; N >= 2 shares them out among N worker processes
+    while this one (the learner) only updates the network, one rollout in flight during each update
+    (train.ppo.workers); auto: 1 on 2 CPUs or fewer, else 2 with --device cpu and the CPUs less one (at most 8)
+    with cuda (docs/training.md: the cost model)"""
+    backend: str = "local"
+    """where the rollout workers run: local (spawned processes) or ray (Ray actors, on a local instance or on
+    the cluster at --address)"""
+    address: str | None = None
+    """with --backend ray: the Ray cluster to join (auto, HOST:PORT or ray://HOST:PORT); none: a local
+    instance with one CPU per worker"""
 
     imitation_decisions: int = 300_000
     """heuristic decisions recorded for the imitation warm start (0: start PPO from a random network)"""
@@ -181,6 +194,16 @@ class Args:
             raise ValueError(
                 f"device: {self.device!r} asked for, but torch sees {torch.cuda.device_count()} CUDA device(s)"
             )
+        self.worker_count()  # raises on a bad count
+        if self.backend not in ("local", "ray"):
+            raise ValueError(f"backend: local or ray, got {self.backend!r}")
+        if self.address is not None and self.backend != "ray":
+            raise ValueError("address: the Ray cluster of --backend ray; give --backend ray too")
+        if self.backend == "ray":
+            try:
+                import_ray()
+            except ImportError as e:
+                raise ValueError(f"backend: {e}") from None
         self.check_memory()
         self.pool()  # raises on bad weights
         for name in ("opponent_policy", "init_policy"):
@@ -197,6 +220,28 @@ class Args:
                 PolicyNet(self.hidden).load_actor(load_policy(self.init_policy))
             except ValueError as e:
                 raise ValueError(f"init_policy: {self.init_policy}: {e}") from None
+
+    def worker_count(self) -> int:
+        """The number of rollout workers ``workers`` asks for (``auto``: ``train.ppo.workers.auto_workers``);
+        ``ValueError`` naming the field if it is neither auto nor a count the tables can be shared out to."""
+        if self.workers == "auto":
+            count = auto_workers(gpu_learner=self.device.startswith("cuda"))
+        else:
+            try:
+                count = int(self.workers)
+            except ValueError:
+                raise ValueError(f"workers: auto or a positive count, got {self.workers!r}") from None
+            if count < 1:
+                raise ValueError(f"workers: auto or a positive count, got {self.workers!r}")
+        sizes = len(set(self.players))
+        if count > 1 and self.tables < count * sizes:
+            if self.workers == "auto":  # a run too small to share out: the tables stay in this process
+                return 1
+            raise ValueError(
+                f"workers: {count} workers need at least {count * sizes} tables (one per table size each), "
+                f"got --tables {self.tables}"
+            )
+        return count
 
     def check_memory(self) -> None:
         """``ValueError`` naming the option if the tables and the decisions a rollout (or the imitation data) holds

@@ -560,6 +560,18 @@ class Collector:
         last[ended] = -1
         owners[ended] = self.pool.draw(self.rng, len(ended), owners.shape[1], len(self.snapshots))
 
+    @torch.no_grad()
+    def refresh_stale_values(self, chunk: int = 8192) -> None:
+        """New values, from the network as it is now, for the decisions kept from an earlier rollout (their deals
+        were under way at its update)."""
+        t = self.transitions
+        stale = np.flatnonzero(t.stale[: t.n])
+        for start in range(0, len(stale), chunk):
+            ids = stale[start : start + chunk]
+            _, values = self.net(*t.inputs(ids, self.device, grad=False))
+            t.values[ids] = values.cpu().numpy()
+        t.stale[stale] = False
+
     def collect(self, decisions: int) -> int:
         """Step every table size in turn until at least ``decisions`` learner decisions were added; returns how many."""
         start = self.transitions.n

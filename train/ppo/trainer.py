@@ -23,6 +23,12 @@ What happens, in order:
    way wait for the next rollout (their log-probabilities stay those of the policy that acted, their
    values are recomputed). ``update_epochs`` passes of minibatches of ``minibatch_size``, clipped
    objective, value loss, entropy bonus, early stop at ``target_kl``.
+   With ``workers`` >= 2 (``bourre train --workers N``) the tables are shared out among N rollout worker
+   processes (or Ray actors, ``--backend ray``) and this process only updates: ``train.ppo.workers`` has the
+   scheme (one rollout in flight during each update, a fixed lag of one update, reproducible from the seed and
+   worker count) and what happens when a worker fails. A rollout asks for ``rollout_decisions`` or, the last
+   one, what is left of ``total_timesteps``; it ends at the table step that reaches it, so a run overshoots its
+   budget by less than one step of every table.
 3. At the start and every ``eval_every`` steps a duplicate evaluation (``train.eval.duplicate``) against the
    heuristic field (table and replacement advantage, chips, play and bourré rates), logged to
    TensorBoard (``tensorboard --logdir runs/ppo``) under ``eval/``, next to ``charts/`` (learner
@@ -85,6 +91,7 @@ import os
 import shlex
 import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +104,8 @@ from agents.heuristic.batch import BatchHeuristic
 from agents.ppo import load_policy, save_policy
 from bourre_env.atomic_files import write_text
 from train import runs
+from train.eval.duplicate import EvalReport
+from train.eval.ray_backend import check_cluster
 from train.ppo.args import Args
 from train.ppo.checkpoint import check_finite, load_checkpoint, save_checkpoint
 from train.ppo.policy_net import PolicyNet, masked_logits
@@ -104,6 +113,15 @@ from train.ppo.rollout import (
     Collector,
     SeatPool,
     gae,
+)
+from train.ppo.workers import (
+    ReceivedBatch,
+    WorkerError,
+    WorkerPool,
+    collector_seed,
+    decision_shares,
+    network_weights,
+    start_workers,
 )
 from train.run_dir import claim_run_dir, nothing_trained
 from train.runs import CtrlC, RunState, eval_row, evaluate_policy_file, read_json
@@ -217,7 +235,9 @@ def imitation_warm_start(net: PolicyNet, args: Args, device: torch.device) -> di
 
 # ---------------------------------------------------------------------------- the PPO update
 @torch.no_grad()
-def refresh_values(net: PolicyNet, collector: Collector, device: torch.device, chunk: int = 8192) -> None:
+def refresh_values(
+    net: PolicyNet, collector: Collector | ReceivedBatch, device: torch.device, chunk: int = 8192
+) -> None:
     """New values for the decisions kept from an earlier rollout (their deals were under way at its update)."""
     t = collector.transitions
     stale = np.flatnonzero(t.stale[: t.n])
@@ -231,12 +251,13 @@ def refresh_values(net: PolicyNet, collector: Collector, device: torch.device, c
 def ppo_update(
     net: PolicyNet,
     optimizer: torch.optim.Optimizer,
-    collector: Collector,
+    collector: Collector | ReceivedBatch,
     args: Args,
     rng: np.random.Generator,
     device: torch.device,
 ) -> dict[str, float]:
-    """One PPO update on the decisions of finished deals; the others are kept for the next rollout."""
+    """One PPO update on the decisions of finished deals; the others are kept for the next rollout (the rollout
+    workers' ``ReceivedBatch`` holds finished deals only)."""
     refresh_values(net, collector, device)
     advantages, returns, complete = collector.complete(args.gamma, args.gae_lambda)
     t = collector.transitions
@@ -353,7 +374,7 @@ def run(args: Args, given: set[str] | None = None) -> Path:
     training = Training(args, run_dir, net, optimizer, state, meta, device)
     training.train()
     model_path = export(net, run_dir / "model.npz", {**meta, "num_timesteps": state.num_timesteps})
-    runs.write_report(
+    reports = runs.write_report(
         run_dir,
         state,
         model_path,
@@ -366,7 +387,40 @@ def run(args: Args, given: set[str] | None = None) -> Path:
         progress=args.progress,
         title="Batched PPO self-play run",
     )
+    warning = passing_warning(reports)
+    if warning is not None:
+        add_report_warning(run_dir, warning)
     return run_dir
+
+
+LOW_PLAY_RATE = 0.05
+"""A final policy that plays fewer of its deals than this (against the heuristic field) is flagged in the report:
+a policy that has learned to pass nearly always loses little and learns little more (the main job's model plays
+about 45% of its deals against the heuristic, docs/training.md)."""
+
+
+def passing_warning(reports: Sequence[EvalReport]) -> str | None:
+    """A one-line warning when the final model plays (rather than passes) fewer than ``LOW_PLAY_RATE`` of its deals
+    at some table size of the final evaluation against the heuristic (the last report), else None."""
+    low = [t for t in reports[-1].tables if t.candidate.play_rate < LOW_PLAY_RATE]
+    if not low:
+        return None
+    rates = ", ".join(f"{t.candidate.play_rate:.1%} of its deals at {t.players} players" for t in low)
+    return (
+        f"the final model plays (rather than passes) only {rates} against the heuristic: it has learned to avoid "
+        f"losses rather than to win chips (docs/training.md, a policy that passes)"
+    )
+
+
+def add_report_warning(run_dir: Path, warning: str) -> None:
+    """Print ``warning`` and add it to ``report.md`` (a section after the title) and ``report.json``
+    (``warnings``)."""
+    print(f"warning: {warning}", file=sys.stderr)
+    lines = (run_dir / "report.md").read_text().split("\n")
+    write_text(run_dir / "report.md", "\n".join([lines[0], "", f"**Warning:** {warning}", *lines[1:]]))
+    data = read_json(run_dir / "report.json", "the run's report")
+    data["warnings"] = [*data.get("warnings", []), warning]
+    write_text(run_dir / "report.json", json.dumps(data, indent=2) + "\n")
 
 
 def claim_run(args: Args, given: set[str]) -> tuple[Args, RunState | None]:
@@ -377,6 +431,8 @@ def claim_run(args: Args, given: set[str]) -> tuple[Args, RunState | None]:
     if args.resume:
         args = resolve_resume(args, given)
     args.validate()
+    if args.backend == "ray" and args.address is not None and args.worker_count() > 1:
+        check_cluster(args.address)  # within its connect timeout, before the run folder is touched
     run_dir = args.run_dir or Path("runs/ppo") / f"seed{args.seed}"
     args = dataclasses.replace(args, run_dir=run_dir)
     claim_run_dir(run_dir, resume=args.resume, overwrite=args.overwrite, outputs=RUN_OUTPUTS)
@@ -441,22 +497,26 @@ class Training:
     ) -> None:
         self.args, self.run_dir, self.net, self.optimizer, self.state = args, run_dir, net, optimizer, state
         self.meta, self.device = meta, device
-        # a resumed run deals new tables, seeded by where it stands
-        self.collector = Collector(
-            net,
-            args.players,
-            args.tables,
-            args.pool(),
-            seed=args.seed * 1_000_003 + state.num_timesteps,
-            reward_scale=args.reward_scale,
-            device=device,
-        )
-        self.collector.set_snapshots(
-            [str(args.opponent_policy)] if args.opponent_policy is not None else state.snapshots
-        )
+        self.workers = args.worker_count()
+        self.pool: WorkerPool | None = None  # the rollout workers, started by train() (workers >= 2)
+        self.in_flight = False  # a rollout of the workers is under way
+        self.started_at = state.num_timesteps  # seeds the tables: a resumed run deals new ones
+        self.collector: Collector | None = None  # the tables of this process (workers == 1)
+        if self.workers == 1:
+            self.collector = Collector(
+                net,
+                args.players,
+                args.tables,
+                args.pool(),
+                seed=collector_seed(args.seed, state.num_timesteps),
+                reward_scale=args.reward_scale,
+                device=device,
+            )
+            self.collector.set_snapshots(self.pool_snapshots())
         self.rng = np.random.default_rng([args.seed, state.num_timesteps, 5])
         self.writer = _summary_writer(run_dir / "tb")
         self.last_eval = ""  # the progress bar's summary of the last evaluation
+        self.timings: dict[str, float] = {}  # of the last iteration (benchmarks/train_speed.py reads them)
         self.started = time.perf_counter()  # since the training time was last added to state.train_seconds
 
     def train(self) -> None:
@@ -474,15 +534,33 @@ class Training:
             disable=not args.progress,
             dynamic_ncols=True,
         )
+        failure: WorkerError | None = None
         try:
             with CtrlC() as ctrl_c:
-                while state.num_timesteps < args.total_timesteps and not ctrl_c.pressed:
-                    before = state.num_timesteps
-                    chips = self.iteration()
-                    self.on_schedule(before, state.num_timesteps)
-                    bar.update(min(state.num_timesteps, args.total_timesteps) - bar.n)
-                    bar.set_postfix_str(f"chips/deal {chips:+.2f}{self.last_eval}", refresh=False)
+                try:
+                    if self.workers > 1:
+                        self.pool = start_workers(args, self.started_at, self.workers)
+                    while state.num_timesteps < args.total_timesteps and not ctrl_c.pressed:
+                        before = state.num_timesteps
+                        chips = self.iteration(lambda: ctrl_c.pressed)
+                        if chips is None:  # Ctrl-C while the workers played
+                            break
+                        self.on_schedule(before, state.num_timesteps)
+                        bar.update(min(state.num_timesteps, args.total_timesteps) - bar.n)
+                        bar.set_postfix_str(f"chips/deal {chips:+.2f}{self.last_eval}", refresh=False)
+                except WorkerError as e:
+                    failure = e
+                finally:
+                    if self.pool is not None:
+                        self.pool.close()  # a rollout in flight is abandoned
+                        self.pool = None
                 self.checkpoint()
+                if failure is not None:
+                    bar.close()
+                    raise WorkerError(
+                        f"{failure}; checkpoint saved at step {state.num_timesteps:,}: continue with "
+                        f"bourre train --run-dir {shlex.quote(str(self.run_dir))} --resume"
+                    ) from None
                 if ctrl_c.pressed:
                     bar.close()
                     print(
@@ -495,21 +573,54 @@ class Training:
             bar.close()
             self.writer.close()
 
-    def iteration(self) -> float:
-        """One rollout and one update, logged; returns the learner's chips per deal in the rollout."""
+    def pool_snapshots(self) -> list[str]:
+        """The snapshot files of the opponent pool: the learner's, or the one ``opponent_policy``."""
+        return [str(self.args.opponent_policy)] if self.args.opponent_policy is not None else self.state.snapshots
+
+    def rollout_size(self, done: int) -> int:
+        """Learner decisions to ask of the next rollout with ``done`` steps counted: ``rollout_decisions``, or what
+        is left of ``total_timesteps`` (a rollout ends at the table step that reaches it: the run overshoots by
+        less than one step of every table)."""
+        return min(self.args.rollout_decisions, self.args.total_timesteps - done)
+
+    def iteration(self, stop: Callable[[], bool] = lambda: False) -> float | None:
+        """One rollout and one update, logged; returns the learner's chips per deal in the rollout (None: ``stop()``
+        turned true while the workers played, and nothing was updated)."""
         args, state, optimizer = self.args, self.state, self.optimizer
         if args.anneal_lr:
             for group in optimizer.param_groups:
                 group["lr"] = args.learning_rate * max(0.0, 1.0 - state.num_timesteps / args.total_timesteps)
         t0 = time.perf_counter()
-        self.collector.reset_stats()
-        steps = self.collector.collect(args.rollout_decisions)
+        data: Collector | ReceivedBatch
+        if self.pool is None:
+            assert self.collector is not None
+            data = self.collector
+            data.reset_stats()
+            steps = data.collect(self.rollout_size(state.num_timesteps))
+        else:
+            if not self.in_flight:  # the first rollout of the run
+                self.start_rollout(self.rollout_size(state.num_timesteps))
+            rollouts = self.pool.receive(stop)
+            if rollouts is None:
+                return None
+            self.in_flight = False
+            data = ReceivedBatch(rollouts, hidden_hands=self.net.value_net is not None)
+            steps = data.steps
+            # the next rollout is played with these weights while they are updated: one update of lag
+            if state.num_timesteps + steps < args.total_timesteps:
+                self.start_rollout(self.rollout_size(state.num_timesteps + steps))
         t1 = time.perf_counter()
-        stats = ppo_update(self.net, optimizer, self.collector, args, self.rng, self.device)
+        stats = ppo_update(self.net, optimizer, data, args, self.rng, self.device)
         t2 = time.perf_counter()
         state.num_timesteps += steps
+        self.timings = {
+            "steps": float(steps),
+            "rollout_seconds": t1 - t0,  # with workers: the learner's wait for them
+            "update_seconds": t2 - t1,
+            "worker_seconds": sum(data.seconds.values()) if self.pool is not None else 0.0,
+        }
         check_finite(self.net, state.num_timesteps)
-        now, s = state.num_timesteps, self.collector.stats
+        now, s = state.num_timesteps, data.stats
         chips = s["learner_chips"] / max(s["learner_deals"], 1)
         for key, value in stats.items():
             self.writer.add_scalar(f"losses/{key}", value, now)
@@ -523,6 +634,12 @@ class Training:
         ):
             self.writer.add_scalar(f"charts/{key}", value, now)
         return chips
+
+    def start_rollout(self, decisions: int) -> None:
+        """Send the current weights and the pool's snapshots to the workers, with their shares of ``decisions``."""
+        assert self.pool is not None
+        self.pool.start(network_weights(self.net), self.pool_snapshots(), decision_shares(decisions, self.workers))
+        self.in_flight = True
 
     def on_schedule(self, before: int, now: int) -> None:
         """The snapshot, evaluation and checkpoint whose marks the step count passed going from ``before`` to
@@ -543,7 +660,7 @@ class Training:
             {**self.meta, "num_timesteps": state.num_timesteps},
         )
         state.snapshots = [*state.snapshots, str(path)][-self.args.max_snapshots :]
-        if self.args.opponent_policy is None:
+        if self.args.opponent_policy is None and self.collector is not None:  # workers get them with each rollout
             self.collector.set_snapshots(state.snapshots)
         self.writer.add_scalar("charts/pool_snapshots", len(state.snapshots), state.num_timesteps)
 
@@ -551,7 +668,11 @@ class Training:
         """A duplicate evaluation against the heuristic field, kept in ``state.evals`` and logged under ``eval/``."""
         args, now = self.args, self.state.num_timesteps
         path = export(self.net, self.run_dir / "eval_policy.npz", {**self.meta, "num_timesteps": now})
-        report = evaluate_policy_file(path, "heuristic", args.eval_players, args.eval_deals, args.seed + 1, 1, False)
+        # with rollout workers, in as many processes (train.eval.duplicate.run_jobs: the result does not depend on
+        # it), not on the learner's core alone
+        report = evaluate_policy_file(
+            path, "heuristic", args.eval_players, args.eval_deals, args.seed + 1, self.workers, False
+        )
         self.state.evals.append(eval_row(now, report))
         for t in report.tables:
             for key, value in (
@@ -591,7 +712,11 @@ def parse_args(argv: list[str] | None = None) -> tuple[Args, set[str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return runs.run_from_command_line(run, *parse_args(argv))
+    try:
+        return runs.run_from_command_line(run, *parse_args(argv))
+    except WorkerError as e:  # the checkpoint is saved; the message says how to go on
+        print(f"train: error: {e}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":
