@@ -12,7 +12,7 @@ the rollout buffer (opponent moves are played inside the env's ``step`` and are 
 
 * **The loop.** The envs and the model are built exactly as the training script builds them
   (``train.sb3.trainer``: ``Args``, ``make_vec_env``, ``build_model``: MaskablePPO over
-  ``num_envs`` SubprocVecEnv workers behind ``MasksFromInfos``, its TensorBoard logger, and its
+  ``num_envs`` tables of one ``train.sb3.pool.PoolVecEnv`` in this process, its TensorBoard logger, and its
   ``SelfPlayCallback`` with the periodic snapshots, evaluations and checkpoints switched off).
   A warm-up ``model.learn`` runs first (process and env start-up, the first reset, torch's first
   calls), then ``model.learn(..., reset_num_timesteps=False)`` is timed: learner steps per second
@@ -24,8 +24,8 @@ the rollout buffer (opponent moves are played inside the env's ``step`` and are 
   log, update) and stops after the rollout that passes ``--max-seconds``; ``--max-seconds 0``
   times one ``learn(--steps)`` call instead.
 * **The split of that wall time**, from timers placed around the calls of the same run: the vec
-  env's ``step_async`` + ``step_wait`` (waiting for the workers: env stepping, the opponents'
-  moves, the pipes, plus the mask bookkeeping of ``MasksFromInfos``); the policy's forward pass in
+  env's ``step_async`` + ``step_wait`` (the batched tables and the opponents' moves, in compiled
+  calls); the policy's forward pass in
   the rollouts (sampling the actions, the values); the rest of the rollout (masks, tensors, the
   rollout buffer, the callback, GAE); the PPO update (``model.train()``); and what is left of
   ``learn`` (the logger). A timing ``VecEnvWrapper`` goes around the env the training script
@@ -34,8 +34,8 @@ the rollout buffer (opponent moves are played inside the env's ``step`` and are 
 * **The raw env, as the ceiling**: ``train.ppo.opponent_pool.PoolEnv`` (a ``BourreSingleAgentEnv``
   with the training script's opponent pool) stepped in this process with uniformly random legal
   learner actions for ``--seconds``, resets included: learner steps per second on one core, with
-  no policy, no subprocess and no PPO. Printed with the ratio loop / raw env, and loop / (raw env
-  times the cores the workers can use, ``min(CPUs, num_envs)``).
+  no policy and no PPO. Printed with the ratio loop / raw env, and loop / (raw env
+  times ``min(CPUs, num_envs)``, the ceiling of the subprocess envs the trainer used before ``BourreVecEnv``).
 
 The network is fresh (no imitation warm start): its masked softmax is nearly uniform, like the
 random learner of the raw env. Both play (rather than pass) more often than a trained policy, so
@@ -235,7 +235,7 @@ def measure(opts: argparse.Namespace) -> dict[str, Any]:
     figures: dict[str, Any] = {"torch_threads": threads, "rollout_size": rollout_size, "training_args": used}
     with tempfile.TemporaryDirectory(prefix="train_speed_") as tmp:
         run_dir = Path(tmp)
-        progress(f"starting {args.num_envs} env workers and the model (torch threads {threads})")
+        progress(f"building {args.num_envs} tables and the model (torch threads {threads})")
         start = time.perf_counter()
         env = timed_vec_env(make_vec_env(args), env_watch)
         try:
@@ -689,7 +689,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=[5],
         help="table sizes; env k plays players[k %% len(players)] (default: 5)",
     )
-    parser.add_argument("--num-envs", type=int, default=8, help="subprocess envs (default: 8)")
+    parser.add_argument(
+        "--num-envs",
+        type=int,
+        default=default.num_envs,
+        help=f"MaskablePPO: tables of the vector env (default: {default.num_envs}, as in training)",
+    )
     parser.add_argument(
         "--steps", type=int, default=40_960, help="learner steps to time, rounded up to whole rollouts (default: 40960)"
     )
@@ -798,7 +803,7 @@ def main(argv: list[str] | None = None) -> int:
             results["sb3"] = f = measure(opts)
             a = f["training_args"]
             header.append(
-                f"MaskablePPO: {opts.num_envs} SubprocVecEnv workers, players {opts.players}, n_steps {opts.n_steps}, "
+                f"MaskablePPO: {opts.num_envs} tables of BourreVecEnv, players {opts.players}, n_steps {opts.n_steps}, "
                 f"batch_size {a['batch_size']}, n_epochs {a['n_epochs']}, hidden {list(a['hidden'])}; fresh network; "
                 f"opponent pool heuristic/random/snapshot {a['pool_heuristic']}/{a['pool_random']}/"
                 f"{a['pool_snapshot']}, {'one snapshot' if opts.snapshot else 'no snapshot yet'}"

@@ -9,7 +9,7 @@
     ``tournament.json``, ``tournament.md`` and one ``tournament_{N}p.png`` per table size.
 ``bourre train [--trainer batched|sb3] [--seed 0] [--total-timesteps N] [--run-dir DIR] [--resume] ...``
     self-play training: batched in-process PPO (``train.ppo.trainer``, the default) or MaskablePPO over
-    subprocess envs (``--trainer sb3``, ``train.sb3.trainer``); ``bourre train [--trainer sb3] --help``
+    the vector env (``--trainer sb3``, ``train.sb3.trainer``); ``bourre train [--trainer sb3] --help``
     lists every argument; ends by printing the new agent's evaluation against the random and heuristic fields.
 ``bourre exploit --agent heuristic --players 5 [--steps N]`` / ``bourre exploit --exact [CONFIG ...]``
     how exploitable an agent is: a trained best response at full size, or exact NashConv on small Bourré
