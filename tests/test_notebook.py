@@ -33,3 +33,25 @@ def test_notebook_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     for pairing in ("heuristic vs random", "ppo vs heuristic", "ppo vs random"):
         assert f"{pairing}, 5 players, 20 deals: advantage " in text, pairing
     assert all(cell.outputs for cell in code_cells(nb)), "every code cell prints something"
+
+
+def test_notebook_names_the_trainer_of_the_shipped_model() -> None:
+    """The shipped policy's metadata says which trainer made it; the notebook points there, and every module and
+    file it names exists (it once named a training script that had been removed)."""
+    import importlib.util
+    import json
+    import re
+
+    import numpy as np
+
+    root = NOTEBOOK.parent.parent
+    meta = json.loads(str(np.load(root / "agents" / "models" / "ppo.npz")["meta"]))
+    trainers = {"batched": "train/ppo/trainer.py", "sb3": "train/sb3/trainer.py"}
+    text = "".join(cell.source for cell in nbformat.read(NOTEBOOK, as_version=4).cells)
+    assert meta["command"].startswith("bourre train") and "bourre train" in text
+    assert trainers[meta["trainer"]] in text
+    assert not [other for name, other in trainers.items() if name != meta["trainer"] and other in text]
+    for path in re.findall(r"`((?:train|agents|bourre_env|docs)/[\w/.]+\.(?:py|npz|md))`", text):
+        assert (root / path).is_file(), path
+    for module in re.findall(r"python -m ([\w.]+)", text):
+        assert importlib.util.find_spec(module) is not None, module

@@ -482,3 +482,48 @@ def test_bourre_serve_starts_on_this_machine_and_answers(tmp_path: Any) -> None:
         server.terminate()
         out, _ = server.communicate(timeout=30)
     assert f"http://127.0.0.1:{port}/" in out
+
+
+# The browser test's fixtures (a live server, headless Chromium): they skip where the browser is missing, as there.
+browser_fixtures = pytest.importorskip("test_serve_browser")
+server, browser = browser_fixtures.server, browser_fixtures.browser
+
+
+def test_the_replay_view_from_a_seat_shows_that_seats_hand(server: Any, browser: Any, tmp_path: Any) -> None:
+    """The server sends the seat's hand in every frame of a replay from that seat; the page shows it, position by
+    position, and hides it with every hand open (the board shows them all there)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    base, _ = server
+    client, _ = _client()
+    view = _finish(client, _new(client, seat=1), np.random.default_rng(5))
+    text = client.get(view["result"]["history"]).content
+    frames = client.post("/api/replays?seat=2", content=text).json()["frames"]
+    path = tmp_path / "deal.json"
+    path.write_bytes(text)
+
+    wait = WebDriverWait(browser, 30)
+    browser.get(base + "/")
+    browser.find_element(By.ID, "tab-replay").click()
+    browser.find_element(By.ID, "replay-file").send_keys(str(path))
+    wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#replay-seat option")) == 5)
+    Select(browser.find_element(By.ID, "replay-seat")).select_by_value("2")
+    browser.find_element(By.ID, "replay-load").click()
+    wait.until(lambda d: "position 1 of" in d.find_element(By.ID, "replay-position").text)
+
+    def shown() -> list[str]:
+        return [c.get_attribute("data-card") for c in browser.find_elements(By.CSS_SELECTOR, "#replay-hand .card")]
+
+    assert browser.find_element(By.ID, "replay-hand-area").is_displayed()
+    assert browser.find_element(By.ID, "replay-hand-title").text == "Hand of player_2 (random)"
+    assert shown() == frames[0]["hand"] and len(shown()) == 5
+    browser.find_element(By.ID, "replay-last").click()
+    assert shown() == frames[-1]["hand"]
+    changed = next(i for i, f in enumerate(frames) if f["hand"] != frames[0]["hand"])  # a draw or a card played
+    browser.find_element(By.ID, "replay-first").click()
+    for _ in range(changed):
+        browser.find_element(By.ID, "replay-next").click()
+    assert shown() == frames[changed]["hand"] != frames[0]["hand"]
+    Select(browser.find_element(By.ID, "replay-seat")).select_by_value("open")
+    wait.until(lambda d: not d.find_element(By.ID, "replay-hand-area").is_displayed())

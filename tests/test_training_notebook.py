@@ -32,3 +32,18 @@ def test_notebook_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     for field in ("heuristic", "random"):
         assert f"ppo vs {field}, 5 players, 8 deals: advantage " in text
     assert all(cell.outputs for cell in code_cells(nb)), "every code cell prints something"
+
+
+def test_notebook_states_the_measured_time_of_the_main_job() -> None:
+    """The notebook's time for a default ``bourre train`` brackets the measurements of docs/training.md's main job."""
+    import re
+
+    page = (ROOT / "docs" / "training.md").read_text()
+    main_job = page.split("## The main job", 1)[1].split("\n\n")[1]  # its first paragraph: the measurements
+    measured = [int(m) + int(s) / 60 for m, s in re.findall(r"(\d+) min (\d+) s", main_job)]
+    assert measured, "docs/training.md's main job gives no time"
+    text = "".join(cell.source for cell in nbformat.read(NOTEBOOK, as_version=4).cells)
+    claim = re.search(r"`bourre train` with no arguments is the full run \((\d+) to (\d+) minutes", text)
+    assert claim is not None, "the notebook states how long a default bourre train takes"
+    low, high = int(claim[1]), int(claim[2])
+    assert all(low - 0.5 <= minutes <= high + 0.5 for minutes in measured), (claim[0], measured)

@@ -7,6 +7,9 @@
 ``bourre eval --tournament random heuristic heuristic:tight --players 5 --deals 500``
     a tournament (``train.eval.tournament``); prints ratings and the payoff matrix, writes
     ``tournament.json``, ``tournament.md`` and one ``tournament_{N}p.png`` per table size.
+``bourre ladder SPEC [--deals 40] [--workers 2]`` / ``bourre ladder --write-leaderboard``
+    an agent against the fixed reference fields: its card, rating and rank (``train.eval.ladder``,
+    ``docs/leaderboard.md``).
 ``bourre train [--trainer batched|sb3] [--seed 0] [--total-timesteps N] [--run-dir DIR] [--resume] ...``
     self-play training: batched in-process PPO (``train.ppo.trainer``, the default) or MaskablePPO over
     the vector env (``--trainer sb3``, ``train.sb3.trainer``); ``bourre train [--trainer sb3] --help``
@@ -186,6 +189,8 @@ def build_parser() -> argparse.ArgumentParser:
         "the deal itself is then corrected too",
     )
     ev.set_defaults(func=_cmd_eval)
+
+    _add_ladder_parser(commands)
 
     play = commands.add_parser(
         "play",
@@ -509,7 +514,7 @@ def _print_tournament(console: Any, report: Any) -> None:
             _rich_table(
                 rating_table(report, t, compact=True),
                 f"Tournament: {t.players} players, {t.deals} deals x {t.players} rotations, seed {report.seed}",
-                caption="OpenSkill Plackett-Luce; matches ranked by chips; chips per deal in antes; "
+                caption=f"{t.ranking_note()}; chips per deal in antes; "
                 f"vs all-{report.baseline}: chips minus {report.baseline}'s in the same seat at a "
                 f"table of {report.baseline} only ({t.baseline_chips:+.3f} there)",
                 no_wrap=True,
@@ -520,7 +525,9 @@ def _print_tournament(console: Any, report: Any) -> None:
         grids = [
             ("margin: chips per deal of the row agent minus the column agent's", "same deals, same tables", t.margin)
         ]
-        if len(t.names) > t.players:  # otherwise everyone sits at every table and its rows are constant
+        if t.payoff_note() is not None:  # everyone sat at every table: its rows would be constant
+            console.print(t.payoff_note())
+        else:
             grids.insert(
                 0,
                 (
@@ -531,6 +538,119 @@ def _print_tournament(console: Any, report: Any) -> None:
             )
         for title, caption, matrix in grids:
             console.print(_rich_table(matrix_table(t, matrix), title, caption=caption, box=box.SIMPLE_HEAD))
+
+
+# ---------------------------------------------------------------------------- ladder
+def _add_ladder_parser(commands: Any) -> None:
+    from train.eval import ladder
+
+    lad = commands.add_parser(
+        "ladder",
+        help="rate an agent against the fixed reference fields (train.eval.ladder, docs/leaderboard.md)",
+        description=f"Duplicate evaluation of SPEC against each reference agent of ladder v{ladder.VERSION} "
+        f"({', '.join(ladder.LADDERS[ladder.VERSION])}) at {', '.join(map(str, ladder.PLAYERS))} players; prints "
+        "its card, its rating and its rank among the reference agents.",
+    )
+    what = lad.add_mutually_exclusive_group(required=True)
+    what.add_argument("spec", nargs="?", metavar="SPEC", help="agent to rate, e.g. heuristic or mybot.py:Bot")
+    what.add_argument(
+        "--write-leaderboard",
+        action="store_true",
+        help="rate every reference agent; write docs/leaderboard.md and train/eval/ladder_reference.json "
+        "(or --markdown, --json)",
+    )
+    lad.add_argument(
+        "--deals",
+        type=_positive,
+        default=ladder.DEALS,
+        help=f"deals per field and table size (default: {ladder.DEALS})",
+    )
+    lad.add_argument("--seed", type=_seed, default=ladder.SEED, help=f"seed of the deals (default: {ladder.SEED})")
+    lad.add_argument(
+        "--players",
+        nargs="+",
+        type=_positive,
+        default=list(ladder.PLAYERS),
+        metavar="N",
+        help=f"table sizes (default: {' '.join(map(str, ladder.PLAYERS))}; a rank needs these)",
+    )
+    lad.add_argument("--workers", type=_positive, default=1, help="processes (default: 1); does not change results")
+    lad.add_argument("--backend", choices=("local", "ray"), default="local", help="as bourre eval --backend")
+    lad.add_argument("--address", default=None, metavar="ADDRESS", help="with --backend ray: as bourre eval --address")
+    lad.add_argument(
+        "--connect-timeout",
+        type=_duration("seconds"),
+        default=60.0,
+        metavar="SECONDS",
+        help="with --address: as bourre eval --connect-timeout (default: 60)",
+    )
+    lad.add_argument("--json", type=Path, default=None, metavar="PATH", help="write the card (or leaderboard) as JSON")
+    lad.add_argument(
+        "--markdown", type=Path, default=None, metavar="PATH", help="with --write-leaderboard: the page to write"
+    )
+    lad.add_argument(
+        "--reference",
+        type=Path,
+        default=ladder.REFERENCE_FILE,
+        metavar="PATH",
+        help="the reference agents' ratings, for the rank (default: the one beside train/eval/ladder.py)",
+    )
+    lad.add_argument("--no-progress", action="store_true", help="no progress bar")
+    lad.set_defaults(func=_cmd_ladder)
+
+
+def _cmd_ladder(args: argparse.Namespace) -> int:
+    from rich import box
+    from rich.console import Console
+
+    from bourre_env import atomic_files
+    from train.eval import ladder
+
+    console = Console() if sys.stdout.isatty() else Console(width=120)
+    if args.markdown is not None and not args.write_leaderboard:
+        raise ValueError("--markdown: only with --write-leaderboard")
+    json_path = args.json if args.json is not None or not args.write_leaderboard else ladder.REFERENCE_FILE
+    md_path = args.markdown or Path(ladder.__file__).resolve().parents[2] / "docs" / "leaderboard.md"
+    # Before the work: a run of many minutes must not end in a path error.
+    for path, option in ((json_path, "--json"), (md_path if args.write_leaderboard else None, "--markdown")):
+        if path is not None:
+            atomic_files.check_writable_folder(path.parent, option)
+    run = {
+        "deals": args.deals,
+        "seed": args.seed,
+        "players": args.players,
+        "workers": args.workers,
+        "progress": not args.no_progress,
+        "backend": args.backend,
+        "address": args.address,
+        "connect_timeout": args.connect_timeout,
+    }
+    if args.write_leaderboard:
+        board = ladder.leaderboard(**run)
+        console.print(
+            _rich_table(ladder.rating_table(board), f"Ladder v{board.version}: reference agents", box=box.SIMPLE_HEAD)
+        )
+        atomic_files.write_text(json_path, json.dumps(board.to_dict(), indent=2) + "\n")
+        atomic_files.write_text(md_path, ladder.leaderboard_markdown(board))
+        console.print(f"{board.cpu_minutes:.1f} min of CPU; wrote {json_path}, {md_path}")
+        return 0
+    reference = ladder.Leaderboard.load(args.reference)  # before the work: a bad file fails at once
+    card = ladder.ladder(args.spec, **run)
+    console.print(
+        _rich_table(
+            ladder.card_table(card),
+            f"Ladder v{card.version}: {card.candidate}, {card.deals} deals per cell, seed {card.seed}",
+            caption="chips per deal [95% CI]; table: minus the other seats at its table; replacement: minus "
+            "the field's agent in its seat at the all-field table",
+            box=box.SIMPLE_HEAD,
+        )
+    )
+    console.print(ladder.rating_line(card))
+    console.print(ladder.rank_line(card, reference, str(args.reference)))
+    if json_path is not None:
+        atomic_files.write_text(json_path, json.dumps(card.to_dict(), indent=2) + "\n")
+        console.print(f"wrote {json_path}")
+    return 0
 
 
 # ---------------------------------------------------------------------------- serve

@@ -26,7 +26,7 @@ Payoff matrices
 ``payoff[i][j]`` (``i != j``) is agent ``i``'s mean score over the matches in which agent ``j``
 also sat: how ``i`` fares at tables with ``j``; the diagonal is ``i``'s mean score over all its
 matches. It reads straight off the mixed tables, but when the pool is no larger than the table
-every agent sits at every table and each row is constant.
+every agent sits at every table and each row is constant (see below).
 
 ``margin[i][j]`` is the mean over the same matches of ``i``'s score minus ``j``'s: since both
 held the cards of every seat of the deal, this is a duplicate comparison of ``i`` and ``j`` at
@@ -35,11 +35,24 @@ single deal lose chips on the whole). It is antisymmetric with a zero diagonal, 
 matrix drawn in the heatmap. ``counts[i][j]`` is the number of matches behind both; entries are
 ``None`` where two agents never met.
 
-Ratings
--------
+Ratings and the order of the agents
+-----------------------------------
 OpenSkill's Plackett-Luce model (default parameters), one match at a time in deal order, each
-agent a team of one, ranked by score (equal scores share a rank). Agents are listed by
-``mu - 3 * sigma`` (``ordinal``), a conservative skill estimate.
+agent a team of one, ranked by score (equal scores share a rank). It counts placings, not chips:
+an agent that edges the others on most deals and loses heavily on a few is rated above one that
+wins more chips in all.
+
+When the pool has more agents than a table has seats, agents meet on different deals and at
+different tables, and their chips do not compare directly; they are listed by ``mu - 3 * sigma``
+(``ordinal``), a conservative skill estimate (``ranked_by == "ordinal"``).
+
+When the pool has no more agents than seats, every agent sits at every table of every deal
+(``every_agent_every_deal``). Their chips per deal then compare directly, on the same deals at the
+same tables: a duplicate comparison, and the only one that counts what a deal is worth. Agents are
+listed by ``chips`` (``ranked_by == "chips"``), and OpenSkill's columns stay beside them as a
+placing count; ``margin[i][j]`` is the difference of two agents' chips. The payoff matrix would
+only repeat each agent's chips along its row (every agent met every other on every deal), so the
+Markdown report and ``bourre eval`` leave it out and say so; the JSON keeps it.
 
 Replacement advantage
 ---------------------
@@ -215,6 +228,29 @@ class TournamentTable:
     counts: list[list[int]]
     baseline_chips: float  # the all-baseline table: chips per seat and deal
     baseline_chips_ci95: tuple[float, float] | None
+    every_agent_every_deal: bool  # the pool fits at one table: every agent played every deal at every table
+    ranked_by: str  # "chips" (every agent every deal) or "ordinal" (OpenSkill mu - 3 sigma): the order of agents
+
+    def ranking_note(self) -> str:
+        """What the order of the agents and the ratings mean, in one sentence for the reader."""
+        if self.ranked_by == "chips":
+            return (
+                "every agent sat at every table of every deal, so agents are ranked by chips per deal (a duplicate "
+                "comparison); OpenSkill counts placings per deal, not chips, and may order them otherwise"
+            )
+        return (
+            "ranked by OpenSkill mu - 3 sigma (Plackett-Luce over each deal's placings by chips: how often an "
+            "agent places above another, not by how much)"
+        )
+
+    def payoff_note(self) -> str | None:
+        """Why the payoff matrix is left out, or None where it is shown."""
+        if not self.every_agent_every_deal:
+            return None
+        return (
+            "No payoff matrix: every agent met every other on every deal, so each of its rows would repeat the "
+            "agent's chips per deal; the margin below compares them."
+        )
 
     @classmethod
     def of(
@@ -280,7 +316,9 @@ class TournamentTable:
                     ordinal=float(ratings[a].ordinal()),
                 )
             )
-        results.sort(key=lambda r: -r.ordinal)
+        # The pool fits at one table: chips compare directly (module docstring), and the order follows them.
+        every_deal = bool(present.all())
+        results.sort(key=(lambda r: -(r.chips or 0.0)) if every_deal else (lambda r: -r.ordinal))
         return cls(
             players=n,
             deals=d,
@@ -291,6 +329,8 @@ class TournamentTable:
             counts=counts,
             baseline_chips=float((par_sum / n).mean()),
             baseline_chips_ci95=t_interval(par_sum / n),
+            every_agent_every_deal=every_deal,
+            ranked_by="chips" if every_deal else "ordinal",
         )
 
 
@@ -323,24 +363,32 @@ class TournamentReport:
         ]
         for t in self.tables:
             lines += [f"## {t.players} players", "", *markdown_table(rating_table(self, t))]
+            note = t.ranking_note()
             lines += [
+                "",
+                f"Order: {note}.",
                 "",
                 f"Replacement: the agent's chips per deal minus {self.baseline}'s in the same seat at a "
                 f"table of {self.baseline} only, on the same deals ({t.baseline_chips:+.3f} chips per "
                 "seat and deal there).",
             ]
-            for title, matrix in (
-                (
-                    "Payoff: chips per deal of the row agent at tables with the column agent "
-                    "(diagonal: over all its tables).",
-                    t.payoff,
-                ),
+            payoff_note = t.payoff_note()
+            matrices = [
                 (
                     "Margin: chips per deal of the row agent minus the column agent's, on the same deals at the "
                     "same tables.",
                     t.margin,
-                ),
-            ):
+                )
+            ]
+            if payoff_note is None:
+                title = (
+                    "Payoff: chips per deal of the row agent at tables with the column agent "
+                    "(diagonal: over all its tables)."
+                )
+                matrices.insert(0, (title, t.payoff))
+            else:
+                lines += ["", payoff_note]
+            for title, matrix in matrices:
                 lines += ["", title, "", *markdown_table(matrix_table(t, matrix))]
             lines.append("")
         return "\n".join(lines)

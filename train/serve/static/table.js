@@ -255,6 +255,13 @@ const replay = { frames: [], at: 0, text: null, agents: null };
 function renderFrame() {
   const frame = replay.frames[replay.at];
   renderBoard($("replay-board"), frame, replay.agents);
+  // From a seat (not every hand open) the board shows no hand: the frame carries that seat's own, shown below it.
+  const fromSeat = !frame.hands;
+  $("replay-hand-area").hidden = !fromSeat;
+  if (fromSeat) {
+    $("replay-hand-title").textContent = `Hand of ${seatName(frame, replay.agents, frame.seat)}`;
+    $("replay-hand").replaceChildren(...frame.hand.map((c) => card(c)));
+  }
   renderLog($("replay-log"), frame, replay.agents);
   $("replay-position").textContent = `deal ${frame.deal + 1}, position ${replay.at + 1} of ${replay.frames.length}`;
   $("replay-next-action").textContent = frame.next
