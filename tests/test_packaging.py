@@ -37,7 +37,13 @@ def test_the_build_prints_no_deprecation_warning(wheel_build: tuple[Path, str]) 
 def test_the_wheel_carries_the_model_the_schema_and_the_web_page(wheel_build: tuple[Path, str]) -> None:
     wheel, _ = wheel_build
     names = zipfile.ZipFile(wheel).namelist()
-    for suffix in ("agents/models/ppo.npz", "hand_history.schema.json", "serve/static/index.html", "py.typed"):
+    for suffix in (
+        "agents/models/ppo.npz",
+        "hand_history.schema.json",
+        "serve/static/index.html",
+        "eval/ladder_reference.json",
+        "py.typed",
+    ):
         assert any(name.endswith(suffix) for name in names), f"the wheel lacks {suffix}"
     metadata = next(name for name in names if name.endswith(".dist-info/METADATA"))
     assert "License-Expression: MIT" in zipfile.ZipFile(wheel).read(metadata).decode()
