@@ -10,9 +10,10 @@
 ``bourre ladder SPEC [--deals 40] [--workers 2]`` / ``bourre ladder --write-leaderboard``
     an agent against the fixed reference fields: its card, rating and rank (``train.eval.ladder``,
     ``docs/leaderboard.md``).
-``bourre train [--trainer batched|sb3] [--seed 0] [--total-timesteps N] [--run-dir DIR] [--resume] ...``
-    self-play training: batched in-process PPO (``train.ppo.trainer``, the default) or MaskablePPO over
-    the vector env (``--trainer sb3``, ``train.sb3.trainer``); ``bourre train [--trainer sb3] --help``
+``bourre train [--trainer batched|sb3|exit] [--seed 0] [--total-timesteps N] [--run-dir DIR] [--resume] ...``
+    self-play training: batched PPO (``train.ppo.trainer``, the default), MaskablePPO over the vector env
+    (``--trainer sb3``, ``train.sb3.trainer``) or expert iteration from a search (``--trainer exit``,
+    ``train.exit.trainer``); ``bourre train [--trainer sb3|exit] --help``
     lists every argument; ends by printing the new agent's evaluation against the random and heuristic fields.
 ``bourre exploit --agent heuristic --players 5 [--steps N]`` / ``bourre exploit --exact [CONFIG ...]``
     how exploitable an agent is: a trained best response at full size, or exact NashConv on small Bourré
@@ -307,9 +308,9 @@ def _cmd_bench(argv: list[str]) -> int:
 
 
 BENCHMARKS = {"throughput": "throughput.py", "agents": "agents_speed.py", "train": "train_speed.py"}
-TRAINERS = ("batched", "sb3")
-"""``bourre train --trainer``: the batched trainer (``train.ppo.trainer``, the default) or MaskablePPO
-(``train.sb3.trainer``)."""
+TRAINERS = ("batched", "sb3", "exit")
+"""``bourre train --trainer``: the batched trainer (``train.ppo.trainer``, the default), MaskablePPO
+(``train.sb3.trainer``) or expert iteration (``train.exit.trainer``)."""
 
 
 def _trainer(argv: list[str]) -> tuple[str | None, list[str]]:
@@ -338,7 +339,7 @@ def _trainer(argv: list[str]) -> tuple[str | None, list[str]]:
 
 def _resumed_trainer(argv: list[str]) -> str | None:
     """``sb3`` when ``argv`` resumes (``--resume``) a run folder (``--run-dir``) with ``checkpoint.zip`` and no
-    ``checkpoint.pt``."""
+    ``checkpoint.pt``; ``exit`` when the folder holds an expert-iteration run (its ``rounds/``)."""
     if "--resume" not in argv:
         return None
     for i, token in enumerate(argv):
@@ -350,6 +351,8 @@ def _resumed_trainer(argv: list[str]) -> str | None:
             continue
         if (folder / "checkpoint.zip").is_file() and not (folder / "checkpoint.pt").exists():
             return "sb3"
+        if (folder / "rounds" / "round_000").is_dir():
+            return "exit"
     return None
 
 
@@ -362,6 +365,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         if trainer == "sb3":
             from train.sb3.trainer import main as train_main
+        elif trainer == "exit":
+            from train.exit.trainer import main as train_main
         else:
             from train.ppo.trainer import main as train_main
         return train_main(rest)

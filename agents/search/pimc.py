@@ -228,9 +228,24 @@ class PIMCAgent:
         return self.world_model.draw(sampler, target, count, self._rng)
 
     def act(self, observation: Observation) -> int:
+        only, values = self._decide(observation)
+        if only is not None:
+            return only
+        best = max(values.values())
+        ties = [a for a, value in values.items() if value >= best - 1e-12]
+        return int(ties[0])
+
+    def action_values(self, observation: Observation) -> dict[int, float]:
+        """The search's mean chips for each candidate action of this decision, in candidate order (``act`` plays the
+        first best); ``{}`` when there is nothing to search: one legal action, or one candidate. Searching draws
+        from the agent's generators exactly as ``act`` does (also kept in ``last_values``)."""
+        return self._decide(observation)[1]
+
+    def _decide(self, observation: Observation) -> tuple[int | None, dict[int, float]]:
+        """The action when there is only one to take (and no search), else None and the candidates' values."""
         legal = legal_actions(observation)
         if legal.size == 1:
-            return int(legal[0])
+            return int(legal[0]), {}
         vector = np.asarray(observation["observation"], dtype=np.float32)
         mask = np.asarray(observation["action_mask"], dtype=np.int8)
         if vector.shape != (OBS_SIZE,):
@@ -238,7 +253,7 @@ class PIMCAgent:
         start = time.perf_counter()
         cands = self.candidates(vector, mask)
         if len(cands) == 1:
-            return int(cands[0])
+            return int(cands[0]), {}
         sampler = WorldSampler(vector, rules=self.rules)
         params = sampler.params
         # rows where we pass stop at once (the rollout ends when our chips for the deal are final)
@@ -258,12 +273,10 @@ class PIMCAgent:
             played += chunk
             if self.ms is not None and (time.perf_counter() - start) * 1000.0 >= self.ms:
                 break
-        values = {a: totals[i] / played for i, a in enumerate(rolled)}
+        values = {int(a): float(totals[i] / played) for i, a in enumerate(rolled)}
         self.last_values = values
         self.last_worlds = played
-        best = max(values.values())
-        ties = [a for a in cands if values[a] >= best - 1e-12]
-        return int(ties[0])
+        return None, dict(values)
 
 
 DEFAULTS: dict[str, Any] = {
