@@ -118,18 +118,12 @@ Per-deal outcomes are read from the env's state after the deal, through ``bourre
 from __future__ import annotations
 
 import dataclasses
-import functools
-import multiprocessing
 import pickle
-import queue
-import signal
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from types import FrameType
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
-from tqdm import tqdm
 
 import agents
 import bourre_env
@@ -137,6 +131,7 @@ from agents.base import Agent
 from bourre_env import history, memory
 from bourre_env.core.rules import Rules
 from bourre_env.view import StateView
+from train.eval.jobs import BACKENDS, check_backend, run_jobs
 from train.eval.statistics import t_interval, t_quantile
 from train.eval.variance import ROOT, Draw, DrawCorrector, VarianceReduced, VarianceReduction, is_draw
 
@@ -326,132 +321,6 @@ def table_rules(players: int, rule_options: Mapping[str, Any]) -> Rules:
     if rules.deals_per_episode != 1:
         raise ValueError(f"deals_per_episode: evaluation plays single deals, got {rules.deals_per_episode}")
     return rules
-
-
-# ---------------------------------------------------------------------------- parallel chunks
-_Job = TypeVar("_Job")
-_Result = TypeVar("_Result")
-
-
-BACKENDS = ("local", "ray")
-"""Where chunks run: ``local``, a process pool on this machine; ``ray``, Ray tasks (``train.eval.ray_backend``)."""
-
-
-def check_backend(backend: str, address: str | None) -> None:
-    if backend not in BACKENDS:
-        raise ValueError(f"backend: expected one of {BACKENDS}, got {backend!r}")
-    if address is not None and backend != "ray":
-        raise ValueError(f"address: a Ray cluster's address goes with backend 'ray', got backend {backend!r}")
-
-
-def run_jobs(
-    fn: Callable[[_Job], _Result],
-    jobs: Iterable[_Job],
-    sizes: Iterable[int],
-    workers: int,
-    progress: bool,
-    desc: str,
-    backend: str = "local",
-    address: str | None = None,
-    total: int | None = None,
-    connect_timeout: float = 60.0,
-) -> list[_Result]:
-    """``[fn(job) for job in jobs]``, in ``workers`` processes, with a progress bar counting ``sizes`` (one per
-    job; ``total`` is their sum, needed when ``sizes`` is not a sequence); with ``backend="ray"``, as Ray tasks
-    on a local instance of ``workers`` CPUs or the cluster at ``address`` (given up, with a ``ValueError``, if it
-    does not answer within ``connect_timeout`` seconds).
-
-    ``jobs`` may be a generator: it is drawn a few jobs ahead of the workers, so that the jobs of a long run
-    are never all in memory. On Ctrl-C (``KeyboardInterrupt``) the workers are stopped at once, before the
-    interrupt goes on."""
-    check_backend(backend, address)
-    if backend == "ray":
-        from train.eval.ray_backend import run_jobs_ray  # local: Ray is an optional extra
-
-        job_list, size_list = list(jobs), list(sizes)
-        return run_jobs_ray(fn, job_list, size_list, workers, progress, desc, address, connect_timeout)
-    if total is None:
-        sizes = list(sizes)
-        total = sum(sizes)
-    with tqdm(total=total, disable=not progress, unit="deal", desc=desc, dynamic_ncols=True) as bar:
-        if workers <= 1 or (isinstance(jobs, Sequence) and len(jobs) <= 1):
-            results = []
-            for job, size in zip(jobs, sizes, strict=True):
-                results.append(fn(job))
-                bar.update(size)
-            return results
-        return _run_in_pool(fn, jobs, sizes, workers, bar)
-
-
-def _ignore_interrupts() -> None:
-    """Worker start-up: Ctrl-C reaches every process of the terminal's group, and only the parent decides what
-    it means; a terminate from the parent unwinds the worker (``SystemExit``), so that a file it is writing
-    through ``atomic_files`` leaves no temporary behind."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-    def unwind(signum: int, frame: FrameType | None) -> None:
-        # one unwinding only: a second terminate (the pool's exit sends one too) must not cut short the clean-up
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        raise SystemExit(128 + signum)
-
-    signal.signal(signal.SIGTERM, unwind)
-
-
-def _run_in_pool(
-    fn: Callable[[_Job], _Result], jobs: Iterable[_Job], sizes: Iterable[int], workers: int, bar: Any
-) -> list[_Result]:
-    # spawn, not fork: the parent may hold threads (tqdm's monitor, BLAS), and forking a threaded process can
-    # deadlock; a spawned worker reloads the cached compiled core in about a second.
-    context = multiprocessing.get_context("spawn")
-    done: queue.Queue[tuple[int, Any, BaseException | None]] = queue.Queue()
-    results: list[Any] = []
-    sizes_of: list[int] = []
-    pool = context.Pool(processes=workers, initializer=_ignore_interrupts)
-    try:
-        pending = 0
-        for job, size in zip(jobs, sizes, strict=True):
-            i = len(results)
-            results.append(None)
-            sizes_of.append(size)
-            pool.apply_async(
-                fn,
-                (job,),
-                callback=functools.partial(_finished, done, i),
-                error_callback=functools.partial(_failed, done, i),
-            )
-            pending += 1
-            # Two jobs per worker in flight: enough to keep them busy, few enough to draw jobs as they are needed.
-            while pending >= 2 * workers:
-                pending -= _collect(done, results, sizes_of, bar)
-        while pending:
-            pending -= _collect(done, results, sizes_of, bar)
-        pool.close()
-    except BaseException:
-        pool.terminate()  # at once: the jobs in flight are abandoned, queued ones never start
-        raise
-    finally:
-        pool.join()
-    return results
-
-
-def _finished(done: queue.Queue[tuple[int, Any, BaseException | None]], i: int, result: Any) -> None:
-    done.put((i, result, None))
-
-
-def _failed(done: queue.Queue[tuple[int, Any, BaseException | None]], i: int, error: BaseException) -> None:
-    done.put((i, None, error))
-
-
-def _collect(
-    done: queue.Queue[tuple[int, Any, BaseException | None]], results: list[Any], sizes: list[int], bar: Any
-) -> int:
-    """Wait for one finished job, store its result (or raise its error); returns 1."""
-    i, result, error = done.get()
-    if error is not None:
-        raise error
-    results[i] = result
-    bar.update(sizes[i])
-    return 1
 
 
 def chunk_bounds(count: int) -> list[tuple[int, int]]:

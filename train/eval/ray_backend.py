@@ -6,7 +6,7 @@ Call                ``evaluate("heuristic", "random", players=4, deals=500, back
 Command line        ``bourre eval --candidate heuristic --players 4 --backend ray [--address ADDRESS]``
 =================== ========================================================================
 
-``train.eval.duplicate.run_jobs`` hands its work here when ``backend="ray"``: the same chunks of
+``train.eval.jobs.run_jobs`` hands its work here when ``backend="ray"``: the same chunks of
 ``CHUNK_DEALS`` deals as the process pool, each run by the same function, one Ray task per chunk,
 and the results put back in chunk order. A chunk's outcome depends only on the chunk (its deals and
 its agent seeds), never on where or when it ran, so the report is identical to the local backend's

@@ -113,10 +113,10 @@ from train.eval.duplicate import (
     chunk_sizes,
     iter_deals,
     play_deal,
-    run_jobs,
     t_interval,
     table_rules,
 )
+from train.eval.jobs import run_jobs
 
 __all__ = [
     "AgentResult",

@@ -11,7 +11,7 @@ from typing import Any
 import agents
 from agents.ppo import SHIPPED_MODEL, load_policy
 from agents.search.pimc import PIMCAgent
-from train.eval.duplicate import BACKENDS
+from train.eval.jobs import BACKENDS
 from train.run_dir import check_json_fields
 
 __all__ = ["Args", "POLICY_SLOT"]

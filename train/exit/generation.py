@@ -27,7 +27,8 @@ from agents.search.pimc import PIMCAgent
 from bourre_env import core
 from bourre_env.atomic_files import replacing
 from bourre_env.observation import OBS_SIZE
-from train.eval.duplicate import CHUNK_DEALS, Deals, agent_seed, iter_deals, run_jobs, seat_outcomes, table_rules
+from train.eval.duplicate import CHUNK_DEALS, Deals, agent_seed, iter_deals, seat_outcomes, table_rules
+from train.eval.jobs import run_jobs
 from train.ppo.policy_net import sparse_rows
 from train.ppo.rollout import SparseStore
 

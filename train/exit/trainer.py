@@ -10,7 +10,7 @@ Each round, in order (docs/expert_iteration.md explains the scheme):
    (``search``, a ``pimc`` spec whose ``{policy}`` is the current network's policy file: by default its rollouts
    are played by that network) acts for ``search_seats`` seats and the network plays the others. Every searched
    decision is recorded: observation (sparse), legal mask, the search's value (mean chips) of each candidate
-   action, and the seat's chips for the deal. The deals run as jobs through ``train.eval.duplicate.run_jobs``
+   action, and the seat's chips for the deal. The deals run as jobs through ``train.eval.jobs.run_jobs``
    (``--workers``, ``--backend ray``); they are seeded by the run's seed and the round. The data are kept in
    ``rounds/round_NNN/data.npz``, so a round interrupted after its generation does not search again on
    ``--resume``.

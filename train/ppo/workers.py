@@ -265,9 +265,9 @@ class WorkerPool:
 
 def _worker_main(conn: multiprocessing.connection.Connection, config: WorkerConfig) -> None:
     """A spawned worker: rollouts on request until told to stop; an error goes back as one line and a traceback."""
-    from train.eval.duplicate import _ignore_interrupts
+    from train.eval.jobs import ignore_interrupts
 
-    _ignore_interrupts()
+    ignore_interrupts()
     try:
         worker = RolloutWorker(config)
         while True:

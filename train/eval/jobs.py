@@ -1,0 +1,145 @@
+"""The project's one mechanism for parallel work: ``run_jobs`` runs a list (or a generator) of jobs in a pool of
+spawned processes on this machine, or as Ray tasks on a local instance or a cluster (``train.eval.ray_backend``),
+and returns their results in order. Duplicate evaluation, tournaments, the expert-iteration trainer's search and
+the batched trainer's evaluations use it; the batched trainer's rollout workers (``train.ppo.workers``) start
+their processes with the same ``ignore_interrupts``, so that Ctrl-C means the same everywhere: the parent alone
+decides, and stops its workers at once.
+"""
+
+from __future__ import annotations
+
+import functools
+import multiprocessing
+import queue
+import signal
+from collections.abc import Callable, Iterable, Sequence
+from types import FrameType
+from typing import Any, TypeVar
+
+from tqdm import tqdm
+
+__all__ = ["BACKENDS", "check_backend", "ignore_interrupts", "run_jobs"]
+
+_Job = TypeVar("_Job")
+_Result = TypeVar("_Result")
+
+
+BACKENDS = ("local", "ray")
+"""Where chunks run: ``local``, a process pool on this machine; ``ray``, Ray tasks (``train.eval.ray_backend``)."""
+
+
+def check_backend(backend: str, address: str | None) -> None:
+    if backend not in BACKENDS:
+        raise ValueError(f"backend: expected one of {BACKENDS}, got {backend!r}")
+    if address is not None and backend != "ray":
+        raise ValueError(f"address: a Ray cluster's address goes with backend 'ray', got backend {backend!r}")
+
+
+def run_jobs(
+    fn: Callable[[_Job], _Result],
+    jobs: Iterable[_Job],
+    sizes: Iterable[int],
+    workers: int,
+    progress: bool,
+    desc: str,
+    backend: str = "local",
+    address: str | None = None,
+    total: int | None = None,
+    connect_timeout: float = 60.0,
+) -> list[_Result]:
+    """``[fn(job) for job in jobs]``, in ``workers`` processes, with a progress bar counting ``sizes`` (one per
+    job; ``total`` is their sum, needed when ``sizes`` is not a sequence); with ``backend="ray"``, as Ray tasks
+    on a local instance of ``workers`` CPUs or the cluster at ``address`` (given up, with a ``ValueError``, if it
+    does not answer within ``connect_timeout`` seconds).
+
+    ``jobs`` may be a generator: it is drawn a few jobs ahead of the workers, so that the jobs of a long run
+    are never all in memory. On Ctrl-C (``KeyboardInterrupt``) the workers are stopped at once, before the
+    interrupt goes on."""
+    check_backend(backend, address)
+    if backend == "ray":
+        from train.eval.ray_backend import run_jobs_ray  # local: Ray is an optional extra
+
+        job_list, size_list = list(jobs), list(sizes)
+        return run_jobs_ray(fn, job_list, size_list, workers, progress, desc, address, connect_timeout)
+    if total is None:
+        sizes = list(sizes)
+        total = sum(sizes)
+    with tqdm(total=total, disable=not progress, unit="deal", desc=desc, dynamic_ncols=True) as bar:
+        if workers <= 1 or (isinstance(jobs, Sequence) and len(jobs) <= 1):
+            results = []
+            for job, size in zip(jobs, sizes, strict=True):
+                results.append(fn(job))
+                bar.update(size)
+            return results
+        return _run_in_pool(fn, jobs, sizes, workers, bar)
+
+
+def ignore_interrupts() -> None:
+    """Worker start-up: Ctrl-C reaches every process of the terminal's group, and only the parent decides what
+    it means; a terminate from the parent unwinds the worker (``SystemExit``), so that a file it is writing
+    through ``atomic_files`` leaves no temporary behind."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def unwind(signum: int, frame: FrameType | None) -> None:
+        # one unwinding only: a second terminate (the pool's exit sends one too) must not cut short the clean-up
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, unwind)
+
+
+def _run_in_pool(
+    fn: Callable[[_Job], _Result], jobs: Iterable[_Job], sizes: Iterable[int], workers: int, bar: Any
+) -> list[_Result]:
+    # spawn, not fork: the parent may hold threads (tqdm's monitor, BLAS), and forking a threaded process can
+    # deadlock; a spawned worker reloads the cached compiled core in about a second.
+    context = multiprocessing.get_context("spawn")
+    done: queue.Queue[tuple[int, Any, BaseException | None]] = queue.Queue()
+    results: list[Any] = []
+    sizes_of: list[int] = []
+    pool = context.Pool(processes=workers, initializer=ignore_interrupts)
+    try:
+        pending = 0
+        for job, size in zip(jobs, sizes, strict=True):
+            i = len(results)
+            results.append(None)
+            sizes_of.append(size)
+            pool.apply_async(
+                fn,
+                (job,),
+                callback=functools.partial(_finished, done, i),
+                error_callback=functools.partial(_failed, done, i),
+            )
+            pending += 1
+            # Two jobs per worker in flight: enough to keep them busy, few enough to draw jobs as they are needed.
+            while pending >= 2 * workers:
+                pending -= _collect(done, results, sizes_of, bar)
+        while pending:
+            pending -= _collect(done, results, sizes_of, bar)
+        pool.close()
+    except BaseException:
+        pool.terminate()  # at once: the jobs in flight are abandoned, queued ones never start
+        raise
+    finally:
+        pool.join()
+    return results
+
+
+def _finished(done: queue.Queue[tuple[int, Any, BaseException | None]], i: int, result: Any) -> None:
+    done.put((i, result, None))
+
+
+def _failed(done: queue.Queue[tuple[int, Any, BaseException | None]], i: int, error: BaseException) -> None:
+    done.put((i, None, error))
+
+
+def _collect(
+    done: queue.Queue[tuple[int, Any, BaseException | None]], results: list[Any], sizes: list[int], bar: Any
+) -> int:
+    """Wait for one finished job, store its result (or raise its error); returns 1."""
+    i, result, error = done.get()
+    if error is not None:
+        raise error
+    results[i] = result
+    bar.update(sizes[i])
+    return 1
