@@ -1,11 +1,27 @@
-"""Shared helpers for the tests: random legal play over the core and state inspection."""
+"""Shared helpers for the tests: random legal play over the core and state inspection; each test leaves Ctrl-C as
+it found it."""
 
 from __future__ import annotations
 
+import signal
+from collections.abc import Iterator
+
 import numpy as np
+import pytest
 
 from bourre_env import core
 from bourre_env.core.rules import Rules
+
+
+@pytest.fixture(autouse=True)
+def _ctrl_c_handler_restored() -> Iterator[None]:
+    """Code under test may set this process's Ctrl-C handler (an in-process SB3 environment ignores SIGINT); a
+    command a later test starts would inherit an ignored SIGINT and outlive its Ctrl-C. Which tests ran before in
+    the same process depends on how pytest-xdist shares them out, so each test restores the handler it found."""
+    before = signal.getsignal(signal.SIGINT)
+    yield
+    if before is not None:  # None: a handler not set from Python, which Python cannot set back
+        signal.signal(signal.SIGINT, before)
 
 
 def cards_of(mask: int) -> list[int]:

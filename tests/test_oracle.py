@@ -24,6 +24,7 @@ The default run is sized to take well under a minute; ``@pytest.mark.slow`` test
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -545,6 +546,15 @@ def check_legality(rules: Rules, rng: np.random.Generator, deals: int, stats: Le
         play_deal(rules, rng, on_play, favour=favour, extra_trumps=int(rng.integers(2, rules.hand_size + 1)))
 
 
+@functools.cache
+def legality_stats(index: int) -> LegalityStats:
+    """The checks of 150 deals of ``LEGALITY_CONFIGS[index]``, made once: the legality and the search budget tests
+    read the same deals."""
+    stats = LegalityStats()
+    check_legality(Rules(**LEGALITY_CONFIGS[index]), np.random.default_rng(1000 + index), deals=150, stats=stats)
+    return stats
+
+
 @pytest.mark.parametrize("index", range(len(LEGALITY_CONFIGS)))
 def test_legality_matches_oracle(index: int) -> None:
     """Core legal masks (with the core's cinch) and plain legal sets equal the oracle's, decision by decision.
@@ -553,9 +563,7 @@ def test_legality_matches_oracle(index: int) -> None:
     top trumps; a claimed cinch refuted by a random deal of the unseen cards and random legal play), except
     where its search gave up (the known limitation bounded by ``test_cinch_search_stays_within_budget``).
     """
-    rules = Rules(**LEGALITY_CONFIGS[index])
-    stats = LegalityStats()
-    check_legality(rules, np.random.default_rng(1000 + index), deals=150, stats=stats)
+    stats = legality_stats(index)
     assert stats.decisions > 0
     assert not stats.wrong, f"{len(stats.wrong)} cinch answers contradicted, e.g.\n" + "\n".join(stats.wrong[:3])
 
@@ -567,9 +575,7 @@ def test_cinch_search_stays_within_budget(index: int) -> None:
     On giving up the core answers "no cinch" without proof, so an abort is a possible wrong answer: a known
     limitation (README, "Decisions") whose rate this test bounds at 2% of trick-play decisions.
     """
-    rules = Rules(**LEGALITY_CONFIGS[index])
-    stats = LegalityStats()
-    check_legality(rules, np.random.default_rng(1000 + index), deals=150, stats=stats)
+    stats = legality_stats(index)
     assert len(stats.aborts) <= stats.decisions // 50, (
         f"{len(stats.aborts)} aborted searches in {stats.decisions} decisions, e.g. " + "\n".join(stats.aborts[:3])
     )
