@@ -39,7 +39,12 @@ from bourre_env.core.layout import (
     S_PHASE,
     S_PLAYED,
     S_POT,
+    S_RESHUFFLES,
     S_REWARD,
+    S_RNG,
+    S_STOCK,
+    S_STOCK_LEN,
+    S_STOCK_POS,
     S_TRICK_CARDS,
     S_TRICK_LEADER,
     S_TRICK_NO,
@@ -63,6 +68,13 @@ __all__ = [
     "trick_card",
     "played_cards",
     "rewards_column",
+    "phase_column",
+    "to_act_column",
+    "decision_column",
+    "stock_position",
+    "stock_to_come",
+    "reshuffles_of",
+    "rng_state_of",
 ]
 
 
@@ -228,6 +240,45 @@ def rewards_column(seat: int = 0) -> int:
     if not 0 <= seat < MAX_PLAYERS:
         raise ValueError(f"seat: expected 0..{MAX_PLAYERS - 1}, got {seat!r}")
     return S_REWARD + seat
+
+
+def phase_column() -> int:
+    """The column of the phase in a 2-D array of states (``states[:, phase_column()]``)."""
+    return S_PHASE
+
+
+def to_act_column() -> int:
+    """The column of the seat to act (-1 when none) in a 2-D array of states."""
+    return S_CUR
+
+
+def decision_column(seat: int = 0) -> int:
+    """The column of ``seat``'s decision (``PENDING``, ``PASSED``, ``PLAYING``) in a 2-D array of states; the
+    seats' columns follow one another, so ``states[rows, decision_column() + seats]`` reads one seat per row."""
+    if not 0 <= seat < MAX_PLAYERS:
+        raise ValueError(f"seat: expected 0..{MAX_PLAYERS - 1}, got {seat!r}")
+    return S_DECISION + seat
+
+
+def stock_position(s: np.ndarray) -> int:
+    """Cards drawn so far from the stock (the dealt one, or the one a reshuffle rebuilt)."""
+    return int(s[S_STOCK_POS])
+
+
+def stock_to_come(s: np.ndarray) -> slice:
+    """The columns of the stock's cards still to be drawn, in the order they will come; writing a permutation of
+    them into a copy of the state gives the same game with the stock re-shuffled below the cards already seen."""
+    return slice(S_STOCK + int(s[S_STOCK_POS]), S_STOCK + int(s[S_STOCK_LEN]))
+
+
+def reshuffles_of(s: np.ndarray) -> int:
+    """Times the stock ran out this deal and was rebuilt from the discards (public)."""
+    return int(s[S_RESHUFFLES])
+
+
+def rng_state_of(s: np.ndarray) -> int:
+    """The state's own random stream (it orders a rebuilt stock), as ``core.start_episode`` takes it."""
+    return int(s[S_RNG])
 
 
 # ---------------------------------------------------------------- for compiled code

@@ -56,3 +56,27 @@ def test_view_is_read_only_and_checks_its_input() -> None:
     with pytest.raises(ValueError, match="trick"):
         v.trick_winner(6)
     assert view.rewards_column(2) == core.S_REWARD + 2
+
+
+def test_the_column_and_stock_accessors_read_what_the_state_holds() -> None:
+    rules = Rules(num_players=5)
+    rng = np.random.default_rng(3)
+    states = []
+    for s, _p in random_game(rules, rng):
+        states.append(s.copy())
+        to_come = s[view.stock_to_come(s)]
+        # the stock still to come is the dealt stock's tail, and holds no card of any hand
+        assert len(to_come) == s[core.S_STOCK_LEN] - s[core.S_STOCK_POS] == s[core.S_STOCK_LEN] - view.stock_position(s)
+        held = 0
+        for q in range(rules.num_players):
+            held |= view.hand_of(s, q)
+        assert not any(held >> int(c) & 1 for c in to_come)
+        assert (view.reshuffles_of(s), view.rng_state_of(s)) == (s[core.S_RESHUFFLES], s[core.S_RNG])
+    table = np.stack(states)
+    seats = np.arange(len(table)) % rules.num_players
+    assert (table[:, view.phase_column()] == [view.phase_of(s) for s in states]).all()
+    assert (table[:, view.to_act_column()] == [view.to_act(s) for s in states]).all()
+    decisions = table[np.arange(len(table)), view.decision_column() + seats]
+    assert (decisions == [view.decision_of(s, int(q)) for s, q in zip(states, seats, strict=True)]).all()
+    with pytest.raises(ValueError, match="seat"):
+        view.decision_column(8)

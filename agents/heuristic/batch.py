@@ -72,7 +72,7 @@ from agents.heuristic.batch_base import (
 from agents.heuristic.batch_decide import _decide
 from agents.heuristic.batch_play import _play
 from agents.heuristic.odds import PARAM_SETS, HeuristicParams
-from bourre_env import core, observation
+from bourre_env import observation, view
 from bourre_env.actions import NUM_ACTIONS
 from bourre_env.observation import (
     O_PHASE,
@@ -148,7 +148,7 @@ def heuristic_actions_at(
     bad = -1
     for i in range(rows.shape[0]):
         b = rows[i]
-        seat = states[b, core.S_CUR]
+        seat = view.to_act(states[b])
         if seat < 0:  # no one is to act: the deal is over
             out[i] = NO_LEGAL
         else:

@@ -79,7 +79,7 @@ from numba import njit
 
 from agents.search.policy import observe_rows, policy_path
 from agents.search.rollout import ROLLOUT_KINDS, Rollout
-from bourre_env import core, observation
+from bourre_env import core, observation, view
 from bourre_env.core.rules import Rules
 from train.eval.statistics import t_interval
 
@@ -150,14 +150,15 @@ class VarianceReduction:
 
 def is_draw(state: np.ndarray, action: int) -> bool:
     """Whether ``action`` is a stay of a draw round (discards, and replacements from the stock)."""
-    return int(state[core.S_PHASE]) in core.DRAW_PHASES and action >= core.STAY_BASE
+    return view.phase_of(state) in core.DRAW_PHASES and action >= core.STAY_BASE
 
 
 def _unseen(state: np.ndarray) -> int:
     """Cards of the dealt stock still to come; 0 once the stock was rebuilt by a reshuffle (its order is fixed)."""
-    if state[core.S_RESHUFFLES] != 0:
+    if view.reshuffles_of(state) != 0:
         return 0
-    return int(state[core.S_STOCK_LEN] - state[core.S_STOCK_POS])
+    columns = view.stock_to_come(state)
+    return columns.stop - columns.start
 
 
 @njit(cache=True)
@@ -245,7 +246,7 @@ class DrawCorrector:
         draw takes no card of the dealt stock (nothing to correct)."""
         unseen = _unseen(state)
         after = self._step(state, action)
-        drawn = unseen if after[core.S_RESHUFFLES] != 0 else int(after[core.S_STOCK_POS] - state[core.S_STOCK_POS])
+        drawn = unseen if view.reshuffles_of(after) != 0 else view.stock_position(after) - view.stock_position(state)
         if unseen == 0 or drawn == 0:
             return None
         return self._reorder(after), np.stack([self._step(before, action) for before in self._reorder(state)])
@@ -259,9 +260,9 @@ class DrawCorrector:
                 row,
                 self.params,
                 self._rng.permutation(self._deck),
-                int(state[core.S_DEALER]),
+                view.dealer_of(state),
                 0,
-                int(state[core.S_RNG]),
+                view.rng_state_of(state),
             )
         return self._reorder(state), redealt
 
@@ -274,17 +275,17 @@ class DrawCorrector:
     def _reorder(self, state: np.ndarray) -> np.ndarray:
         """``resamples`` copies of ``state`` with the unseen stock in uniformly random orders, or every order once
         when there are at most ``resamples`` of them."""
-        start, unseen = core.S_STOCK + int(state[core.S_STOCK_POS]), _unseen(state)
+        columns, unseen = view.stock_to_come(state), _unseen(state)
         if unseen <= 1:
             return state[None].copy()
-        cards = state[start : start + unseen].copy()
+        cards = state[columns].copy()
         if math.factorial(unseen) <= self.options.resamples:
             orders = [np.asarray(order) for order in itertools.permutations(range(unseen))]
         else:
             orders = [self._rng.permutation(unseen) for _ in range(self.options.resamples)]
         out = np.repeat(state[None], len(orders), axis=0)
         for row, order in zip(out, orders, strict=True):
-            row[start : start + unseen] = cards[order]
+            row[columns] = cards[order]
         return out
 
     def _values(self, states: np.ndarray, me: np.ndarray) -> np.ndarray:
@@ -309,7 +310,7 @@ class DrawCorrector:
             function: Any = value
             return np.asarray(function(states, self.params), dtype=np.float64).reshape(len(states), self.num_players)
         rollout.run(states, self.params)
-        return states[:, core.S_REWARD : core.S_REWARD + self.num_players].astype(np.float64)
+        return states[:, view.rewards_column(0) : view.rewards_column(0) + self.num_players].astype(np.float64)
 
     def _mixed(self, states: np.ndarray, me: np.ndarray) -> np.ndarray:
         """Rollouts with seat ``me[b]`` of row ``b`` played by the candidate's model, the others by the field's;
@@ -321,14 +322,14 @@ class DrawCorrector:
         masks = np.zeros((len(states), core.NUM_ACTIONS), dtype=np.int8)
         every = np.arange(len(states))
         while True:
-            phase = states[:, core.S_PHASE]
-            out_of_it = (states[every, core.S_DECISION + me] == core.PASSED) & (phase != core.DECLARE)
+            phase = states[:, view.phase_column()]
+            out_of_it = (states[every, view.decision_column() + me] == core.PASSED) & (phase != core.DECLARE)
             rows = np.flatnonzero((phase < core.DEAL_OVER) & ~out_of_it)
             if rows.size == 0:
                 break
             o, m = obs[: rows.size], masks[: rows.size]
             observe_rows(states, self.params, rows, o, m, scratch)
-            mine = states[rows, core.S_CUR] == me[rows]
+            mine = states[rows, view.to_act_column()] == me[rows]
             actions = np.zeros(rows.size, dtype=np.int64)
             if mine.any():
                 actions[mine] = self._candidate.actions(o[mine], m[mine])
@@ -338,7 +339,7 @@ class DrawCorrector:
             if bad >= 0:
                 raise RuntimeError(f"a rollout's action was refused in row {bad}")
         out = np.zeros((len(states), self.num_players))
-        out[every, me] = states[every, core.S_REWARD + me]
+        out[every, me] = states[every, view.rewards_column(0) + me]
         return out
 
 
