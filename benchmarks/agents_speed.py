@@ -138,7 +138,15 @@ def forward_speed(players: int, seconds: float, seed: int) -> list[tuple[int, fl
             legal = np.flatnonzero(obs["action_mask"])
             env.step(int(legal[rng.integers(legal.size)]))
     observations = np.asarray(rows, dtype=np.float32)
-    print(f"{observations.shape[0]} observations, {np.mean(observations != 0) * 100:.1f}% nonzero entries")
+    nonzero = (observations != 0).sum(axis=1)
+    print(
+        f"{observations.shape[0]} observations, {np.mean(observations != 0) * 100:.1f}% nonzero entries "
+        f"({nonzero.mean():.1f} a row on average, {nonzero.max()} at most)"
+    )
+    x = observations[:, : weights.obs_size]
+    for k, (weight, bias) in enumerate(weights.hidden):
+        x = np.maximum(x @ weight.T + bias, 0.0) if weights.activation == "relu" else np.tanh(x @ weight.T + bias)
+        print(f"hidden layer {k}: {np.mean(x != 0) * 100:.1f}% nonzero after the activation")
     out = []
     for batch in (1, 16, 256, 1024):
         x = np.resize(observations, (batch, observations.shape[1]))
