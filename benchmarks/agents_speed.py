@@ -33,6 +33,14 @@ Usage
     python benchmarks/agents_speed.py                         # random and heuristic, 5 and 7 players
     python benchmarks/agents_speed.py --agents heuristic heuristic:tight --players 4 7 --seconds 5
     python benchmarks/agents_speed.py --agents pimc:8 ismcts:48 --players 5 --drivers random --seconds 60
+    python benchmarks/agents_speed.py --agents pimc:64,rollout=ppo --players 5 --drivers self --profile 12
+
+``--forward`` times instead the exported policy's forward pass alone (``agents.ppo.PolicyWeights``): the compiled
+``logits`` against the dense numpy products ``dense_logits``, microseconds of CPU per row at several batch sizes,
+on the observations of seeded deals driven by random legal actions.
+
+``--profile N`` runs each configuration (its warm-up included) under ``cProfile`` and prints its ``N`` functions of most
+own time (the profiler's overhead inflates the timings printed beside it; measure without it).
 """
 
 from __future__ import annotations
@@ -47,6 +55,8 @@ if not {"numba", "numpy"} & set(sys.modules):
         os.environ.setdefault(_name, "1")
 
 import argparse
+import cProfile
+import pstats
 import time
 
 import numpy as np
@@ -108,6 +118,50 @@ def measure(
             return both if clock == "both" else both[CLOCKS.index(clock)]
 
 
+def forward_speed(players: int, seconds: float, seed: int) -> list[tuple[int, float, float]]:
+    """``(batch, compiled us/row, dense us/row)`` of the shipped policy's forward pass: CPU time of this thread,
+    each over about ``seconds`` per batch size and kind, on observations of 30 seeded deals at ``players``."""
+    from agents.ppo import SHIPPED_MODEL, load_policy
+
+    weights = load_policy(SHIPPED_MODEL)
+    env = bourre_env.env(num_players=players)
+    rng = np.random.default_rng(seed)
+    rows = []
+    for episode in range(30):
+        env.reset(seed=seed + episode)
+        for _ in env.agent_iter():
+            obs, _, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                env.step(None)
+                continue
+            rows.append(obs["observation"])
+            legal = np.flatnonzero(obs["action_mask"])
+            env.step(int(legal[rng.integers(legal.size)]))
+    observations = np.asarray(rows, dtype=np.float32)
+    nonzero = (observations != 0).sum(axis=1)
+    print(
+        f"{observations.shape[0]} observations, {np.mean(observations != 0) * 100:.1f}% nonzero entries "
+        f"({nonzero.mean():.1f} a row on average, {nonzero.max()} at most)"
+    )
+    x = observations[:, : weights.obs_size]
+    for k, (weight, bias) in enumerate(weights.hidden):
+        x = np.maximum(x @ weight.T + bias, 0.0) if weights.activation == "relu" else np.tanh(x @ weight.T + bias)
+        print(f"hidden layer {k}: {np.mean(x != 0) * 100:.1f}% nonzero after the activation")
+    out = []
+    for batch in (1, 16, 256, 1024):
+        x = np.resize(observations, (batch, observations.shape[1]))
+        per_row = []
+        for forward in (weights.logits, weights.dense_logits):
+            forward(x)
+            calls, start = 0, time.thread_time()
+            while time.thread_time() - start < seconds:
+                forward(x)
+                calls += 1
+            per_row.append((time.thread_time() - start) / calls / batch * 1e6)
+        out.append((batch, per_row[0], per_row[1]))
+    return out
+
+
 def load_average() -> str:
     """The load averages over 1, 5 and 15 minutes (timings on a shared machine are read beside them)."""
     try:
@@ -132,6 +186,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--warmup", type=int, default=WARMUP_DECISIONS, help="untimed decisions first (fewer for slow agents)"
     )
+    parser.add_argument("--forward", action="store_true", help="time the policy's forward pass alone")
+    parser.add_argument(
+        "--profile", type=int, default=0, metavar="N", help="profile each configuration: its N costliest functions"
+    )
     args = parser.parse_args(argv)
     for spec in args.agents:
         try:  # an unknown spec is a usage error, said before any measurement
@@ -144,6 +202,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     print(f"uptime: {load_average()}")
+    if args.forward:
+        for players in args.players:
+            print(f"{'players':>7} {'batch':>6} {'compiled us/row':>16} {'dense us/row':>13}")
+            for batch, compiled, dense in forward_speed(players, args.seconds, args.seed):
+                print(f"{players:>7} {batch:>6} {compiled:>16.2f} {dense:>13.2f}", flush=True)
+        print(f"uptime: {load_average()}")
+        return 0
     print(
         f"{'agent':<34} {'players':>7} {'driver':>7} {'decisions':>10} {'decisions/s':>12} {'median ms':>10} "
         f"{'p95 ms':>8} {'cpu median ms':>14} {'cpu p95 ms':>11}"
@@ -151,7 +216,12 @@ def main(argv: list[str] | None = None) -> int:
     for spec in args.agents:
         for players in args.players:
             for driver in args.drivers:
+                profiler = cProfile.Profile() if args.profile > 0 else None
+                if profiler is not None:
+                    profiler.enable()
                 wall, cpu = measure(spec, players, driver, args.seconds, args.seed, args.warmup, clock="both")
+                if profiler is not None:
+                    profiler.disable()
                 rate = wall.size / wall.sum()
                 median, p95, cpu_median, cpu_p95 = (
                     float(np.percentile(t, q)) * 1000.0 for t in (wall, cpu) for q in (50, 95)
@@ -162,6 +232,8 @@ def main(argv: list[str] | None = None) -> int:
                     f"{p95:>8.2f} {cpu_median:>14.3f} {cpu_p95:>11.2f}{flag}",
                     flush=True,
                 )
+                if profiler is not None:
+                    pstats.Stats(profiler).sort_stats("tottime").print_stats(args.profile)
     print(f"uptime: {load_average()}")
     return 0
 

@@ -25,8 +25,9 @@ player took since the observer's deal began (pass or play, the exact discards, a
 played), of the policy's probability of that action in that world. The uniform proposals keep their own
 discards, so the weights are exact importance weights and the resampled worlds follow the posterior of the deal
 for players who play the policy (up to the resampling's finite size); a declaration still secret is drawn from
-the policy itself, which needs no weight. Each event of the deal is replayed in all the proposals at once, with
-one forward pass over the rows where another player decides.
+the policy itself, which needs no weight. Each event of the deal is replayed in all the proposals at once: one
+compiled call encodes the observation of every row where another player decides, runs the policy's forward pass
+(``agents.ppo.forward_row``) and adds the log-probability of the recorded action.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ import numpy as np
 from numba import njit
 
 from agents.heuristic.batch import FLOAT_WORK, INT_WORK, heuristic_action, params_array
+from agents.ppo import forward_row
 from agents.search.policy import PolicyModel, observe_rows
 from bourre_env import core, observation, view
 from bourre_env.sampler import EV_ACTION, EV_DRAW, EV_HIDDEN, WorldSampler
@@ -214,6 +216,44 @@ def _keep_matching(
                 break
 
 
+@njit(cache=True)
+def _add_log_probs(
+    states: np.ndarray,
+    p: np.ndarray,
+    rows: np.ndarray,
+    actions: np.ndarray,
+    scratch: np.ndarray,
+    weights: tuple[np.ndarray, ...],
+    biases: tuple[np.ndarray, ...],
+    tanh: bool,
+    hidden: np.ndarray,
+    nonzero: np.ndarray,
+    log_w: np.ndarray,
+) -> None:
+    """Add to ``log_w[rows[i]]`` the log-probability of ``actions[i]`` under the policy's masked softmax for the
+    seat to act in ``states[rows[i]]`` (``-inf`` for an action it may not take): encoding, forward pass and
+    softmax compiled together, one row at a time."""
+    obs = np.zeros(observation.OBS_SIZE, dtype=np.float32)
+    mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
+    logits = np.zeros(core.NUM_ACTIONS, dtype=np.float32)
+    for i in range(rows.shape[0]):
+        b = rows[i]
+        observation.observe_with(states[b], p, view.to_act(states[b]), obs, mask, scratch[b])
+        if mask[actions[i]] == 0:
+            log_w[b] = -np.inf
+            continue
+        forward_row(weights, biases, tanh, obs, hidden, nonzero, logits)
+        top = -np.inf
+        for a in range(core.NUM_ACTIONS):
+            if mask[a] != 0 and logits[a] > top:
+                top = float(logits[a])
+        total = 0.0
+        for a in range(core.NUM_ACTIONS):
+            if mask[a] != 0:
+                total += np.exp(float(logits[a]) - top)
+        log_w[b] += float(logits[actions[i]]) - top - np.log(total)
+
+
 def _policy_log_weights(
     states: np.ndarray,
     p: np.ndarray,
@@ -234,6 +274,8 @@ def _policy_log_weights(
     obs = np.zeros((size, observation.OBS_SIZE), dtype=np.float32)
     masks = np.zeros((size, core.NUM_ACTIONS), dtype=np.int8)
     acts = np.zeros(size, dtype=np.int64)
+    packed = policy.weights.packed
+    hidden, nonzero = packed.scratch()
     for s in states:
         core.set_pot(s, pot)  # the pot the others saw: the deal's pot, which stays the same until settlement
     # every world has the same events, so event by event all worlds step together: one forward pass per event
@@ -246,13 +288,13 @@ def _policy_log_weights(
             _recorded_actions(states, rows, seat, discards, a)
         else:
             a[:] = arg
-        if seat != 0:
+        if seat != 0 and kind == EV_HIDDEN:
             o, m = obs[: rows.size], masks[: rows.size]
             observe_rows(states, p, rows, o, m, scratch)
-            if kind == EV_HIDDEN:
-                a[:] = policy.choose(o, m, rng)  # drawn from the model: its probability and the proposal's cancel
-            else:
-                log_w[rows] += policy.log_probs(o, m)[np.arange(rows.size), a]
+            a[:] = policy.choose(o, m, rng)  # drawn from the model: its probability and the proposal's cancel
+        elif seat != 0:
+            weights, biases = packed.weights, packed.biases
+            _add_log_probs(states, p, rows, a, scratch, weights, biases, packed.tanh, hidden, nonzero, log_w)
         _step_listed(states, p, rows, a, scratch, alive)
     _keep_matching(states, p, pot, target, scratch, alive)
     log_w[~alive] = -np.inf

@@ -3,9 +3,10 @@
 ``PolicyModel(path)`` wraps the actor network of a policy file (the shipped ``agents/models/ppo.npz`` by default)
 for the search agents. Everything here works on batches: ``observe_rows`` encodes, in one compiled call, the
 observation and legal mask of the seat to act in every listed row of a batch of core states; ``log_probs`` and
-``choose`` run one numpy forward pass over all of those rows; ``policy_rollouts`` plays a batch of worlds to the
-end of the deal with the policy in every seat, one forward pass per step over the rows still playing (the kind
-``"ppo"`` of ``agents.search.rollout``).
+``choose`` run the compiled forward pass (``agents.ppo.forward_row``, which skips the observation's zeros) over all
+of those rows; ``policy_rollouts`` plays a batch of worlds to the end of the deal with the policy in every seat
+(the kind ``"ppo"`` of ``agents.search.rollout``): greedy play in one compiled call that encodes, runs the network
+and steps each row to its end, sampled play one step at a time over the rows still playing.
 
 Greedy play takes the most probable legal action (the first one on a tie), exactly as ``agents.ppo.PPOAgent``
 does; ``sample=True`` draws from the masked softmax (Gumbel-max, from the caller's generator).
@@ -19,7 +20,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from agents.ppo import SHIPPED_MODEL, PolicyWeights, load_policy
+from agents.ppo import SHIPPED_MODEL, PolicyWeights, forward_row, load_policy
 from bourre_env import core, observation, view
 
 __all__ = ["PolicyModel", "observe_rows", "policy_rollouts", "policy_path", "deal_over"]
@@ -46,7 +47,10 @@ class PolicyModel:
     def __init__(self, spec: str = "ppo") -> None:
         path = policy_path(spec)
         if not path.is_file():
-            raise ValueError(f"{path}: no such policy file")
+            raise ValueError(
+                f"{path}: no such policy file (train one with bourre train: its run folder's model.npz; or use "
+                f"'ppo' for the shipped model)"
+            )
         self.spec = spec
         self.weights = _load(str(path.resolve()), path.stat().st_mtime_ns)
 
@@ -111,14 +115,56 @@ def _playing(states: np.ndarray, me: int, out: np.ndarray) -> int:
     return n
 
 
+@njit(cache=True)
+def _greedy_rollouts(
+    states: np.ndarray,
+    p: np.ndarray,
+    me: int,
+    weights: tuple[np.ndarray, ...],
+    biases: tuple[np.ndarray, ...],
+    tanh: bool,
+    hidden: np.ndarray,
+    nonzero: np.ndarray,
+) -> int:
+    """``policy_rollouts`` greedy, compiled whole: each row is played to its end, one decision after another
+    (encode, forward pass, the first most probable legal action, step), with no Python between the steps.
+    Returns the decisions taken, or ``-1 - b`` if row ``b`` refused the policy's action."""
+    obs = np.zeros(observation.OBS_SIZE, dtype=np.float32)
+    mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
+    x = np.zeros(core.SCRATCH_SIZE, dtype=np.int64)  # the cinch memo of the row being played
+    logits = np.empty(core.NUM_ACTIONS, dtype=np.float32)
+    taken = 0
+    for b in range(states.shape[0]):
+        s = states[b]
+        x[:] = 0
+        while not deal_over(s, me):
+            observation.observe_with(s, p, view.to_act(s), obs, mask, x)
+            forward_row(weights, biases, tanh, obs, hidden, nonzero, logits)
+            best = -1
+            for a in range(core.NUM_ACTIONS):
+                if mask[a] != 0 and (best < 0 or logits[a] > logits[best]):
+                    best = a
+            if best < 0 or not core.step_with(s, p, best, x):
+                return -1 - b
+            taken += 1
+    return taken
+
+
 def policy_rollouts(
     states: np.ndarray, p: np.ndarray, model: PolicyModel, me: int = -1, rng: np.random.Generator | None = None
 ) -> int:
     """Play every row of ``states`` (changed in place) with ``model`` for every seat until the deal is settled, or
     with ``me >= 0`` until seat ``me`` is out of it; greedy, or sampled with ``rng``. Returns the decisions taken.
 
-    One compiled encoding and one forward pass per step over all the rows still playing: the cost of a step is
-    a matrix product, not a Python call per row."""
+    Greedy play is one compiled call (``_greedy_rollouts``); sampled play takes one compiled encoding and one
+    compiled forward pass per step over all the rows still playing, and draws the actions of the step at once
+    from ``rng``."""
+    if rng is None:
+        packed = model.weights.packed
+        taken = _greedy_rollouts(states, p, me, packed.weights, packed.biases, packed.tanh, *packed.scratch())
+        if taken < 0:
+            raise RuntimeError(f"the policy's action was refused in row {-1 - taken} of the rollouts")
+        return taken
     scratch = np.zeros((states.shape[0], core.SCRATCH_SIZE), dtype=np.int64)  # each row's cinch memo
     going = np.zeros(states.shape[0], dtype=np.bool_)
     obs = np.zeros((states.shape[0], observation.OBS_SIZE), dtype=np.float32)
