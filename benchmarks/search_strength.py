@@ -1,11 +1,14 @@
 """Strength of the search agents against their budget: the plot ``docs/search_strength.png``.
 
-For each budget, ``pimc:WORLDS`` and ``ismcts:ITERATIONS`` are evaluated against the heuristic field by duplicate
+For each budget, ``pimc:WORLDS``, ``ismcts:ITERATIONS`` and the guided ``pimc:WORLDS,rollout=ppo`` (the network's
+rollouts, ``--guided``) are evaluated against the heuristic field by duplicate
 evaluation (``train.eval.duplicate``, replacement advantage with its 95% interval, chips per deal), and their time per
 decision is measured as ``benchmarks/agents_speed.py`` does (``act`` calls in their own games, one process, by the
 wall clock and by the CPU time of the thread: the cost on one core, which other processes on a shared machine do not
 inflate). The figures go to a JSON file and the plot to a PNG: advantage against budget on the left, against the
-median CPU time of a decision on the right (what a budget costs on one core of this machine).
+median CPU time of a decision on the right (what a budget costs on one core of this machine). ``--ppo`` adds the
+network itself as one point (one forward pass a decision); ``--keep`` keeps the rows of the earlier JSON file that
+this run does not measure again, so one family can be added without re-running the others.
 
 Usage
 -----
@@ -13,6 +16,7 @@ Usage
 
     python benchmarks/search_strength.py                              # docs/search.md's plot (150 deals a point)
     python benchmarks/search_strength.py --pimc 4 16 --ismcts 32 --deals 50 --out /tmp/strength
+    python benchmarks/search_strength.py --pimc --ismcts --guided 16 64 --ppo --keep   # add the guided agents
 """
 
 from __future__ import annotations
@@ -78,7 +82,8 @@ def plot(rows: list[dict], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
-    for family, color in (("pimc", "tab:blue"), ("ismcts", "tab:orange")):
+    labels = {"pimc": "pimc (worlds)", "ismcts": "ismcts (iterations)", "guided": "pimc,rollout=ppo (worlds)"}
+    for family, color in (("pimc", "tab:blue"), ("ismcts", "tab:orange"), ("guided", "tab:green"), ("ppo", "k")):
         part = [r for r in rows if r["family"] == family]
         if not part:
             continue
@@ -87,7 +92,7 @@ def plot(rows: list[dict], path: Path) -> None:
             [r["replacement_advantage"] - r["replacement_advantage_ci95"][0] for r in part],
             [r["replacement_advantage_ci95"][1] - r["replacement_advantage"] for r in part],
         ]
-        label = "pimc (worlds)" if family == "pimc" else "ismcts (iterations)"
+        label = labels.get(family, family)
         axes[0].errorbar([r["budget"] for r in part], adv, yerr=err, marker="o", capsize=3, color=color, label=label)
         axes[1].errorbar(
             [r["cpu_median_ms"] for r in part], adv, yerr=err, marker="o", capsize=3, color=color, label=family
@@ -96,7 +101,7 @@ def plot(rows: list[dict], path: Path) -> None:
         ax.axhline(0.0, color="grey", lw=0.8)
         ax.set_xscale("log", base=2)
         ax.legend()
-    axes[0].set_xlabel("budget: worlds (pimc) or iterations (ismcts)")
+    axes[0].set_xlabel("budget: worlds (pimc) or iterations (ismcts); ppo at 1")
     axes[1].set_xlabel("median CPU time of a decision, ms (one core of this machine)")
     axes[0].set_ylabel("replacement advantage over the heuristic\n(chips per deal, 95% CI)")
     players, deals = rows[0]["players"], rows[0]["deals"]
@@ -109,6 +114,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pimc", nargs="*", type=int, default=[4, 16, 64, 256], help="worlds")
     parser.add_argument("--ismcts", nargs="*", type=int, default=[16, 48, 100, 400], help="iterations")
+    parser.add_argument("--guided", nargs="*", type=int, default=[], help="worlds of pimc:WORLDS,rollout=ppo")
+    parser.add_argument("--ppo", action="store_true", help="add the shipped network as a point")
+    parser.add_argument("--keep", action="store_true", help="keep the earlier JSON's rows of the specs not re-run")
     parser.add_argument("--players", type=int, default=5)
     parser.add_argument("--deals", type=int, default=150)
     parser.add_argument("--seed", type=int, default=0)
@@ -117,7 +125,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path(_REPO_ROOT) / "docs" / "search_strength")
     args = parser.parse_args(argv)
     specs = [("pimc", f"pimc:{w}", w) for w in args.pimc] + [("ismcts", f"ismcts:{i}", i) for i in args.ismcts]
-    rows = run(specs, args.players, args.deals, args.seed, args.workers, args.seconds)
+    specs += [("guided", f"pimc:{w},rollout=ppo", w) for w in args.guided] + ([("ppo", "ppo", 1)] if args.ppo else [])
+    if not specs:
+        parser.error("nothing to measure: give budgets to --pimc, --ismcts or --guided, or --ppo")
+    earlier = args.out.with_suffix(".json")
+    kept: list[dict] = []
+    if args.keep and earlier.is_file():
+        measured = {spec for _, spec, _ in specs}
+        kept = [r for r in json.loads(earlier.read_text()) if r["spec"] not in measured]
+        if any(r["players"] != args.players or r["deals"] != args.deals or r["seed"] != args.seed for r in kept):
+            parser.error(f"--keep: {earlier} holds rows of another table size, deal count or seed")
+    rows = kept + run(specs, args.players, args.deals, args.seed, args.workers, args.seconds)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.with_suffix(".json").write_text(json.dumps(rows, indent=1) + "\n")
     plot(rows, args.out.with_suffix(".png"))

@@ -211,3 +211,17 @@ def test_search_strength_writes_its_figures_and_plot(tmp_path: Any) -> None:
         assert low <= r["replacement_advantage"] <= high
         assert 0 < r["cpu_median_ms"] <= r["cpu_p95_ms"] and r["decisions_timed"] > 0
     assert out.with_suffix(".png").stat().st_size > 1000
+    # a family added to the earlier rows (--keep), and one measured again replaces its earlier row
+    quick = ["--players", "3", "--deals", "2", "--seconds", "0.1", "--out", str(out), "--keep"]
+    assert main(["--pimc", "2", "--ismcts", "--guided", "2", "--ppo", *quick]) == 0
+    rows = json.loads(out.with_suffix(".json").read_text())
+    assert [(r["family"], r["spec"]) for r in rows] == [
+        ("ismcts", "ismcts:4"),
+        ("pimc", "pimc:2"),
+        ("guided", "pimc:2,rollout=ppo"),
+        ("ppo", "ppo"),
+    ]
+    with pytest.raises(SystemExit):
+        main(["--pimc", "--ismcts", "--ppo", "--deals", "5", "--out", str(out), "--keep"])  # rows of 2 deals, 3 players
+    with pytest.raises(SystemExit):
+        main(["--pimc", "--ismcts"])  # nothing to measure

@@ -24,9 +24,9 @@ heuristic's order are searched, at the root and deeper.
 
 Specs for ``agents.make``: ``ismcts`` (128 iterations, up to 32 proposals per determinization),
 ``ismcts:ITERATIONS``, and options after commas:
-``ismcts:512,rollout=random,ms=20,c=0.7,batch=16,draws=4,infer=32``; ``rollout``, ``model`` and ``sample`` as in
-``pimc`` (``rollout=ppo``: the policy file plays the rollouts and the other seats in the tree). With ``ms``
-iterations stop when the budget is spent (after at least one batch), which makes decisions depend on the
+``ismcts:512,rollout=random,ms=20,c=0.7,batch=16,draws=4,infer=32``; ``rollout``, ``model``, ``temper`` and
+``sample`` as in ``pimc`` (``rollout=ppo``: the policy file plays the rollouts and the other seats in the tree).
+With ``ms`` iterations stop when the budget is spent (after at least one batch), which makes decisions depend on the
 machine's speed; without it the agent is deterministic given its seed. Rules: from the observation, or
 ``ISMCTSAgent(rules=...)``.
 
@@ -104,6 +104,7 @@ class ISMCTSAgent:
         name: str = "ismcts",
         model: str = "heuristic",
         sample: bool = False,
+        temper: float = 1.0,
     ) -> None:
         for key, value in (("iterations", iterations), ("batch", batch), ("draws", draws)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
@@ -125,7 +126,7 @@ class ISMCTSAgent:
         seq = np.random.SeedSequence(0 if seed is None else seed)
         self._rng = np.random.default_rng(seq.spawn(1)[0])
         self.rollout = Rollout(rollout, seed=int(seq.generate_state(1)[0]), sample=sample)
-        self.world_model = WorldModel(model, self.infer, self.rollout)
+        self.world_model = WorldModel(model, self.infer, self.rollout, temper)
         self._heuristic = HeuristicAgent(seed=int(seq.generate_state(2)[1]))
         self.last_visits: dict[int, int] = {}  # root visits of the last search (diagnostics)
         self.last_iterations = 0
@@ -254,6 +255,7 @@ DEFAULTS: dict[str, Any] = {
     "infer": 32,
     "model": "heuristic",
     "sample": 0,
+    "temper": 1.0,
 }
 LIMITS: dict[str, float] = {"iterations": 1024, "ms": 1000, "batch": 64, "draws": 8, "infer": 32}
 """The largest budgets of a spec from an untrusted source (``agents.check_budget``)."""
@@ -273,5 +275,6 @@ def make_ismcts(variant: str | None, seed: int | None) -> ISMCTSAgent:
         infer=int(o["infer"]),
         model=str(o["model"]),
         sample=bool(o["sample"]),
+        temper=float(o["temper"]),
         name="ismcts" if not variant else f"ismcts:{variant}",
     )

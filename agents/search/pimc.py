@@ -15,15 +15,22 @@ pays nothing more in the deal.
 Rules: read from the observation's rule fields (``rules_from_observation``); ``PIMCAgent(rules=...)``
 overrides them (the only field the observation rounds is an exotic rake).
 
-Specs for ``agents.make``: ``pimc`` (64 worlds, 32 proposals per world), ``pimc:WORLDS``, and options after commas:
-``pimc:64,rollout=random,ms=20,draws=4,infer=8``. ``rollout`` is a kind of ``agents.search.rollout`` (the compiled
-heuristic by default, ``random``, or ``ppo`` / ``ppo:PATH``: a policy file for every seat, greedy, or drawn from
-its softmax with ``sample=1``); ``model`` is the model of the others' earlier decisions that weighs the worlds
-(``heuristic`` by default, or ``ppo`` / ``ppo:PATH``: the product of the policy's probabilities of their
-actions), and ``infer`` how many uniform worlds are drawn per world kept by it (``agents.search.inference``; 0 or
-1: uniform worlds); ``ms`` caps the time of a decision:
-worlds are played in chunks until the budget is spent (at least one chunk), which makes decisions depend on
-the machine's speed; without it the agent is deterministic given its seed.
+Specs for ``agents.make``: ``pimc`` (64 worlds, 32 proposals per world), ``pimc:WORLDS``, and options after commas
+(``pimc:64,rollout=random,ms=20,draws=4,infer=8``):
+
+* ``rollout``: a kind of ``agents.search.rollout`` (the compiled heuristic by default, ``random``, or ``ppo`` /
+  ``ppo:PATH``: a policy file for every seat, greedy, or drawn from its softmax with ``sample=1``);
+* ``model``: the model of the others' earlier decisions that weighs the worlds (``heuristic`` by default, or
+  ``ppo`` / ``ppo:PATH``: the product of the policy's probabilities of their actions, raised to the power
+  ``temper``, 1 by default); ``infer``: how many uniform worlds are drawn per world kept by it
+  (``agents.search.inference``; 0 or 1: uniform worlds);
+* ``z`` (0 by default): the rollout policy's own action is the default, replaced only by a candidate whose
+  paired mean gain over it exceeds ``z`` standard errors (``PIMCAgent.decide``);
+* ``phases`` (``PHASES``): search only trick play (``tricks``) or only the decisions before it
+  (``decisions``); the rollout policy acts elsewhere;
+* ``ms``: caps the time of a decision: worlds are played in chunks until the budget is spent (at least one
+  chunk), which makes decisions depend on the machine's speed; without it the agent is deterministic given its
+  seed.
 
 Specs from an untrusted source (the web server's page) are held to ``LIMITS`` by ``agents.check_budget``:
 at most 256 worlds, ``infer`` 32, ``draws`` 8 and ``ms`` 1000. ``agents.make`` itself takes any budget.
@@ -31,6 +38,7 @@ at most 256 worlds, ``infer`` 32, ``draws`` 8 and ``ms`` 1000. ``agents.make`` i
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -51,7 +59,11 @@ from bourre_env.core.rules import Rules
 from bourre_env.observation import O_HAND, O_PHASE, O_TRUMP, OBS_SIZE
 from bourre_env.sampler import WorldSampler
 
-__all__ = ["PIMCAgent", "make_pimc", "parse_options", "draw_candidates", "WorldModel", "DEFAULTS", "LIMITS"]
+__all__ = ["PIMCAgent", "make_pimc", "parse_options", "draw_candidates", "WorldModel", "DEFAULTS", "LIMITS", "choose"]
+
+PHASES = ("all", "tricks", "decisions")
+"""Where the search searches (option ``phases``): everywhere, in trick play only, or only in the decisions before it
+(naming trump, pass or play, the draw); elsewhere the rollout policy acts."""
 
 CHUNK_WORLDS = 8
 """Worlds played per chunk under a time budget."""
@@ -150,15 +162,19 @@ def parse_options(
 
 class WorldModel:
     """How a search agent draws its worlds: uniformly, weighed by the heuristic (``model_worlds``) or by a policy
-    file (``policy_worlds``), ``infer`` uniform proposals per world kept (``agents.search.inference``)."""
+    file (``policy_worlds``, its weights raised to the power ``temper``), ``infer`` uniform proposals per world kept
+    (``agents.search.inference``)."""
 
-    def __init__(self, model: str, infer: int, rollout: Rollout) -> None:
+    def __init__(self, model: str, infer: int, rollout: Rollout, temper: float = 1.0) -> None:
         if isinstance(infer, bool) or not isinstance(infer, (int, np.integer)) or infer < 0:
             raise ValueError(f"infer: expected an integer >= 0 (0: uniform worlds), got {infer!r}")
+        if not (isinstance(temper, (int, float, np.integer, np.floating)) and 0.0 < float(temper) <= 1.0):
+            raise ValueError(f"temper: expected a number in (0, 1] (1: the policy's exact posterior), got {temper!r}")
         if model.partition(":")[0] not in MODELS or (model != "heuristic" and not model.startswith("ppo")):
             raise ValueError(f"model: expected one of {MODELS} or 'ppo:PATH', got {model!r}")
         self.model = model
         self.infer = int(infer)
+        self.temper = float(temper)
         self.policy = PolicyModel(model) if model != "heuristic" else None
         # random rollouts model nobody: their worlds stay uniform, as before policy models existed
         self.uniform = self.infer <= 1 or (self.policy is None and rollout.kind == "random")
@@ -168,7 +184,7 @@ class WorldModel:
         if self.uniform:
             return sampler.sample(count, seed=rng)
         if self.policy is not None:
-            return policy_worlds(sampler, target, count, rng, self.policy, oversample=self.infer)
+            return policy_worlds(sampler, target, count, rng, self.policy, oversample=self.infer, temper=self.temper)
         return model_worlds(sampler, target, count, rng, oversample=self.infer)
 
 
@@ -187,6 +203,9 @@ class PIMCAgent:
         name: str = "pimc",
         model: str = "heuristic",
         sample: bool = False,
+        z: float = 0.0,
+        temper: float = 1.0,
+        phases: str = "all",
     ) -> None:
         if isinstance(worlds, bool) or not isinstance(worlds, (int, np.integer)) or worlds < 1:
             raise ValueError(f"worlds: expected an integer >= 1, got {worlds!r}")
@@ -196,7 +215,13 @@ class PIMCAgent:
             raise ValueError(f"infer: expected an integer >= 0 (0: uniform worlds), got {infer!r}")
         if ms is not None and not ms > 0:
             raise ValueError(f"ms: expected a positive time budget in milliseconds, got {ms!r}")
+        if not (isinstance(z, (int, float, np.integer, np.floating)) and 0.0 <= float(z) < math.inf):
+            raise ValueError(f"z: expected a finite number >= 0 (0: the best mean), got {z!r}")
+        if phases not in PHASES:
+            raise ValueError(f"phases: expected one of {PHASES}, got {phases!r}")
         self.name = name
+        self.z = float(z)
+        self.phases = phases
         self.worlds = int(worlds)
         self.draws = int(draws)
         self.ms = ms
@@ -205,7 +230,7 @@ class PIMCAgent:
         seq = np.random.SeedSequence(0 if seed is None else seed)
         self._rng = np.random.default_rng(seq.spawn(1)[0])
         self.rollout = Rollout(rollout, seed=int(seq.generate_state(1)[0]), sample=sample)
-        self.world_model = WorldModel(model, self.infer, self.rollout)
+        self.world_model = WorldModel(model, self.infer, self.rollout, temper)
         self._heuristic = HeuristicAgent(seed=int(seq.generate_state(2)[1]))
         self.last_values: dict[int, float] = {}  # mean chips of each candidate at the last search (diagnostics)
         self.last_worlds = 0
@@ -213,14 +238,18 @@ class PIMCAgent:
     def reset(self) -> None:
         """Nothing carries from one deal to the next."""
 
-    def candidates(self, vector: np.ndarray, mask: np.ndarray) -> list[int]:
-        """The actions to search: every legal one, unless the draw offers more than ``draws`` discard sets."""
+    def candidates(self, vector: np.ndarray, mask: np.ndarray, default: int | None = None) -> list[int]:
+        """The actions to search: every legal one, unless the draw offers more than ``draws`` discard sets (then
+        pass, the heuristic's draw and its neighbours, and ``default``, the rollout policy's own choice, if given)."""
         legal = np.flatnonzero(mask).tolist()
         stays = [a for a in legal if a >= core.STAY_BASE]
         if vector[O_PHASE] < 0.5 or len(stays) <= self.draws:
             return legal
         preferred = self._heuristic.act({"observation": vector, "action_mask": mask})
-        return ([core.PASS] if mask[core.PASS] else []) + draw_candidates(vector, mask, preferred, self.draws)
+        chosen = ([core.PASS] if mask[core.PASS] else []) + draw_candidates(vector, mask, preferred, self.draws)
+        if default is not None and default not in chosen:
+            chosen.append(default)
+        return chosen
 
     def draw_worlds(self, sampler: WorldSampler, target: np.ndarray, count: int) -> np.ndarray:
         """``count`` worlds: uniform (``infer`` 0 or 1, or random rollouts with the heuristic model), else weighed by
@@ -228,21 +257,22 @@ class PIMCAgent:
         return self.world_model.draw(sampler, target, count, self._rng)
 
     def act(self, observation: Observation) -> int:
-        only, values = self._decide(observation)
-        if only is not None:
-            return only
-        best = max(values.values())
-        ties = [a for a, value in values.items() if value >= best - 1e-12]
-        return int(ties[0])
+        return self.decide(observation)[0]
 
     def action_values(self, observation: Observation) -> dict[int, float]:
-        """The search's mean chips for each candidate action of this decision, in candidate order (``act`` plays the
-        first best); ``{}`` when there is nothing to search: one legal action, or one candidate. Searching draws
-        from the agent's generators exactly as ``act`` does (also kept in ``last_values``)."""
-        return self._decide(observation)[1]
+        """The search's mean chips for each candidate action of this decision, in candidate order; ``{}`` when there
+        is nothing to search: one legal action, or one candidate. Searching draws from the agent's generators
+        exactly as ``act`` does (also kept in ``last_values``)."""
+        return self.decide(observation)[1]
 
-    def _decide(self, observation: Observation) -> tuple[int | None, dict[int, float]]:
-        """The action when there is only one to take (and no search), else None and the candidates' values."""
+    def decide(self, observation: Observation) -> tuple[int, dict[int, float]]:
+        """The action ``act`` plays and the candidates' mean chips (``action_values``) of one search.
+
+        With ``z == 0`` the action is the first candidate of best mean. With ``z > 0`` the rollout policy's own
+        action is the default, and another candidate replaces it only when its mean gain over the default, paired
+        world by world, is more than ``z`` standard errors above zero: the best two candidates of a decision are
+        often a few hundredths of a chip apart, far inside the noise of 64 worlds, and an argmax over noise plays
+        worse than the policy the rollouts already follow."""
         legal = legal_actions(observation)
         if legal.size == 1:
             return int(legal[0]), {}
@@ -251,32 +281,60 @@ class PIMCAgent:
         if vector.shape != (OBS_SIZE,):
             raise ValueError(f"observation: expected {OBS_SIZE} entries, got {vector.shape}")
         start = time.perf_counter()
-        cands = self.candidates(vector, mask)
+        in_tricks = vector[O_PHASE + 1] > 0.5
+        if self.phases != "all" and in_tricks != (self.phases == "tricks"):
+            return int(self.rollout.actions(vector[np.newaxis], mask[np.newaxis])[0]), {}
+        default = int(self.rollout.actions(vector[np.newaxis], mask[np.newaxis])[0]) if self.z > 0 else None
+        cands = self.candidates(vector, mask, default)
         if len(cands) == 1:
             return int(cands[0]), {}
         sampler = WorldSampler(vector, rules=self.rules)
         params = sampler.params
         # rows where we pass stop at once (the rollout ends when our chips for the deal are final)
         rolled = cands
-        totals = np.zeros(len(rolled))
-        played = 0
+        gains_of_chunks: list[np.ndarray] = []
+        played = distinct = 0
         while played < self.worlds:
             chunk = self.worlds - played if self.ms is None else min(CHUNK_WORLDS, self.worlds - played)
             worlds = self.draw_worlds(sampler, vector, chunk)
+            distinct += int(np.unique(worlds, axis=0).shape[0])
             base = worlds[:, view.rewards_column(0)].astype(np.float64)
             rows = np.repeat(worlds[np.newaxis], len(rolled), axis=0).reshape(-1, core.STATE_SIZE)
             rows = np.ascontiguousarray(rows)
             _apply(rows, params, np.asarray(rolled, dtype=np.int64), chunk)
             self.rollout.run(rows, params, me=0)
             gains = rows[:, view.rewards_column(0)].reshape(len(rolled), chunk) - base[np.newaxis]
-            totals += gains.sum(axis=1)
+            gains_of_chunks.append(gains)
             played += chunk
             if self.ms is not None and (time.perf_counter() - start) * 1000.0 >= self.ms:
                 break
-        values = {int(a): float(totals[i] / played) for i, a in enumerate(rolled)}
+        gains = np.concatenate(gains_of_chunks, axis=1)
+        means = gains.mean(axis=1)
+        values = {int(a): float(means[i]) for i, a in enumerate(rolled)}
         self.last_values = values
         self.last_worlds = played
-        return None, dict(values)
+        index = rolled.index(default) if default is not None else None
+        return choose(rolled, gains, index, self.z, distinct), dict(values)
+
+
+def choose(candidates: list[int], gains: np.ndarray, default: int | None, z: float, distinct: int | None = None) -> int:
+    """The candidate to play from ``gains`` (``(candidates, worlds)``, the same worlds for every row): the first of
+    best mean; with a ``default`` row, that candidate unless the best one's paired mean gain over it exceeds ``z``
+    standard errors (``PIMCAgent.decide``). ``distinct``: how many of the worlds differ (weighed worlds are drawn
+    with repeats, which are no independent evidence); the standard error counts those, all worlds by default."""
+    means = gains.mean(axis=1)
+    best = int(np.flatnonzero(means >= means.max() - 1e-12)[0])
+    if default is None or best == default:
+        return int(candidates[best])
+    diff = gains[best] - gains[default]
+    worlds = diff.size if distinct is None else min(distinct, diff.size)
+    if worlds < 2:
+        return int(candidates[default])  # one world is no evidence against the policy
+    spread = float(diff.std(ddof=1)) / math.sqrt(worlds)
+    margin = float(diff.mean())
+    # the same gain in every world is sure (as sure as the worlds); no gain at all is a tie, which goes to the default
+    confident = margin > z * spread if spread > 0 else margin > 1e-12
+    return int(candidates[best if confident else default])
 
 
 DEFAULTS: dict[str, Any] = {
@@ -287,6 +345,9 @@ DEFAULTS: dict[str, Any] = {
     "infer": 32,
     "model": "heuristic",
     "sample": 0,
+    "z": 0.0,
+    "temper": 1.0,
+    "phases": "all",
 }
 LIMITS: dict[str, float] = {"worlds": 256, "ms": 1000, "draws": 8, "infer": 32}
 """The largest budgets of a spec from an untrusted source (``agents.check_budget``): about 0.3 s a decision."""
@@ -304,5 +365,8 @@ def make_pimc(variant: str | None, seed: int | None) -> PIMCAgent:
         infer=int(options["infer"]),
         model=str(options["model"]),
         sample=bool(options["sample"]),
+        z=float(options["z"]),
+        temper=float(options["temper"]),
+        phases=str(options["phases"]),
         name="pimc" if not variant else f"pimc:{variant}",
     )

@@ -110,14 +110,12 @@ class GenerationJob:
 def searched_action(expert: PIMCAgent, obs: dict[str, np.ndarray], rows: list[tuple[np.ndarray, ...]]) -> int:
     """The search's action at a decision; its observation, mask and candidate values go to ``rows`` (not when it
     has only one candidate: nothing to learn there)."""
-    found = expert.action_values(obs)
-    if not found:
-        return expert.act(obs)  # one candidate: no search
-    values = np.full(core.NUM_ACTIONS, np.nan, np.float32)
-    values[list(found)] = list(found.values())
-    rows.append((np.asarray(obs["observation"], np.float32), np.asarray(obs["action_mask"], bool), values))
-    best = max(found.values())
-    return next(a for a, v in found.items() if v >= best - 1e-12)  # the first best, as PIMCAgent.act
+    action, found = expert.decide(obs)
+    if found:  # else one candidate: no search
+        values = np.full(core.NUM_ACTIONS, np.nan, np.float32)
+        values[list(found)] = list(found.values())
+        rows.append((np.asarray(obs["observation"], np.float32), np.asarray(obs["action_mask"], bool), values))
+    return action  # what PIMCAgent.act plays: the first best, or with z > 0 the gated choice
 
 
 def play_chunk(job: GenerationJob) -> RoundData:
