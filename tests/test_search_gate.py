@@ -4,6 +4,7 @@ it by more than ``z`` paired standard errors."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -12,6 +13,7 @@ import agents
 import bourre_env
 from agents.search.pimc import PIMCAgent, choose
 from bourre_env import core
+from bourre_env.observation import O_PHASE
 
 
 def test_without_a_default_the_first_best_mean_is_played() -> None:
@@ -48,25 +50,30 @@ def test_a_bad_gate_is_refused(spec: str) -> None:
         agents.make(spec)
 
 
-def test_a_gated_draw_searches_the_policy_own_draw() -> None:
-    agent = PIMCAgent(worlds=4, rollout="ppo", z=2.0, draws=1)
-    env = bourre_env.env(num_players=5)
-    seen = 0
-    for seed in range(40):
+def play_deals(num_players: int, seeds: range, play: Callable[[dict[str, np.ndarray]], int]) -> None:
+    """Deal each seed and step every live seat with ``play(observation)``."""
+    env = bourre_env.env(num_players=num_players)
+    for seed in seeds:
         env.reset(seed=seed)
         for _ in env.agent_iter():
             obs, _, terminated, truncated, _ = env.last()
-            if terminated or truncated:
-                env.step(None)
-                continue
-            mask = obs["action_mask"]
-            stays = [a for a in np.flatnonzero(mask) if a >= core.STAY_BASE]
-            if len(stays) > 1:
-                default = int(agent.rollout.actions(obs["observation"][None], mask[None].astype(np.int8))[0])
-                assert default in agent.candidates(obs["observation"], mask, default)
-                seen += 1
-            env.step(int(np.flatnonzero(mask)[0]))
-    assert seen > 0
+            env.step(None if terminated or truncated else play(obs))
+
+
+def test_a_gated_draw_searches_the_policy_own_draw() -> None:
+    agent = PIMCAgent(worlds=4, rollout="ppo", z=2.0, draws=1)
+    seen = []
+
+    def check(obs: dict[str, np.ndarray]) -> int:
+        mask = obs["action_mask"]
+        if sum(1 for a in np.flatnonzero(mask) if a >= core.STAY_BASE) > 1:
+            default = int(agent.rollout.actions(obs["observation"][None], mask[None].astype(np.int8))[0])
+            assert default in agent.candidates(obs["observation"], mask, default)
+            seen.append(default)
+        return int(np.flatnonzero(mask)[0])
+
+    play_deals(5, range(40), check)
+    assert seen
 
 
 def test_a_strict_gate_plays_the_rollout_policy() -> None:
@@ -75,22 +82,36 @@ def test_a_strict_gate_plays_the_rollout_policy() -> None:
     gated = agents.make("pimc:8,rollout=ppo,z=1e9", seed=1)
     network = agents.make("ppo")
     assert isinstance(gated, PIMCAgent)
-    env = bourre_env.env(num_players=5)
-    decisions = same = 0
-    for seed in range(6):
-        env.reset(seed=seed)
-        for _ in env.agent_iter():
-            obs, _, terminated, truncated, _ = env.last()
-            if terminated or truncated:
-                env.step(None)
-                continue
-            chosen = gated.act(obs)
-            wanted = network.act(obs)
-            decisions += 1
-            same += chosen == wanted
-            env.step(wanted)
-    assert decisions > 50
-    assert same / decisions > 0.9
+    same = []
+
+    def compare(obs: dict[str, np.ndarray]) -> int:
+        wanted = network.act(obs)
+        same.append(gated.act(obs) == wanted)
+        return wanted
+
+    play_deals(5, range(6), compare)
+    assert len(same) > 50 and np.mean(same) > 0.9
+
+
+@pytest.mark.parametrize("phases", ["tricks", "decisions"])
+def test_the_search_keeps_to_its_phases(phases: str) -> None:
+    agent = agents.make(f"pimc:4,rollout=ppo,phases={phases}", seed=0)
+    network = agents.make("ppo")
+    assert isinstance(agent, PIMCAgent)
+    searched = {True: 0, False: 0}
+
+    def check(obs: dict[str, np.ndarray]) -> int:
+        action, values = agent.decide(obs)
+        in_tricks = bool(obs["observation"][O_PHASE + 1] > 0.5)
+        if in_tricks != (phases == "tricks"):
+            assert not values and action == network.act(obs), "outside its phases the rollout policy acts"
+        searched[in_tricks] += bool(values)
+        return action
+
+    play_deals(5, range(4), check)
+    assert searched[phases == "tricks"] > 0 and searched[phases != "tricks"] == 0
+    with pytest.raises(ValueError, match="phases"):
+        agents.make("pimc:4,phases=draw")
 
 
 def test_repeated_worlds_are_not_independent_evidence() -> None:

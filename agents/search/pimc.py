@@ -293,11 +293,12 @@ class PIMCAgent:
         # rows where we pass stop at once (the rollout ends when our chips for the deal are final)
         rolled = cands
         gains_of_chunks: list[np.ndarray] = []
-        played = distinct = 0
+        worlds_of_chunks: list[np.ndarray] = []
+        played = 0
         while played < self.worlds:
             chunk = self.worlds - played if self.ms is None else min(CHUNK_WORLDS, self.worlds - played)
             worlds = self.draw_worlds(sampler, vector, chunk)
-            distinct += int(np.unique(worlds, axis=0).shape[0])
+            worlds_of_chunks.append(worlds)
             base = worlds[:, view.rewards_column(0)].astype(np.float64)
             rows = np.repeat(worlds[np.newaxis], len(rolled), axis=0).reshape(-1, core.STATE_SIZE)
             rows = np.ascontiguousarray(rows)
@@ -313,8 +314,10 @@ class PIMCAgent:
         values = {int(a): float(means[i]) for i, a in enumerate(rolled)}
         self.last_values = values
         self.last_worlds = played
-        index = rolled.index(default) if default is not None else None
-        return choose(rolled, gains, index, self.z, distinct), dict(values)
+        if default is None:
+            return choose(rolled, gains, None, 0.0), dict(values)
+        distinct = int(np.unique(np.concatenate(worlds_of_chunks), axis=0).shape[0])
+        return choose(rolled, gains, rolled.index(default), self.z, distinct), dict(values)
 
 
 def choose(candidates: list[int], gains: np.ndarray, default: int | None, z: float, distinct: int | None = None) -> int:
