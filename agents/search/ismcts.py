@@ -109,8 +109,6 @@ class ISMCTSAgent:
         for key, value in (("iterations", iterations), ("batch", batch), ("draws", draws)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
                 raise ValueError(f"{key}: expected an integer >= 1, got {value!r}")
-        if isinstance(infer, bool) or not isinstance(infer, (int, np.integer)) or infer < 0:
-            raise ValueError(f"infer: expected an integer >= 0 (0: uniform worlds), got {infer!r}")
         if not c >= 0:
             raise ValueError(f"c: expected an exploration constant >= 0, got {c!r}")
         if ms is not None and not ms > 0:
@@ -121,12 +119,12 @@ class ISMCTSAgent:
         self.batch = int(batch)
         self.draws = int(draws)
         self.ms = ms
-        self.infer = int(infer)
         self.rules = rules
         seq = np.random.SeedSequence(0 if seed is None else seed)
         self._rng = np.random.default_rng(seq.spawn(1)[0])
         self.rollout = Rollout(rollout, seed=int(seq.generate_state(1)[0]), sample=sample)
-        self.world_model = WorldModel(model, self.infer, self.rollout, temper)
+        self.world_model = WorldModel(model, infer, self.rollout, temper)
+        self.infer = self.world_model.infer
         self._heuristic = HeuristicAgent(seed=int(seq.generate_state(2)[1]))
         self.last_visits: dict[int, int] = {}  # root visits of the last search (diagnostics)
         self.last_iterations = 0
@@ -263,18 +261,6 @@ LIMITS: dict[str, float] = {"iterations": 1024, "ms": 1000, "batch": 64, "draws"
 
 def make_ismcts(variant: str | None, seed: int | None) -> ISMCTSAgent:
     """``agents.make`` factory: ``ismcts``, ``ismcts:ITERATIONS``, ``ismcts:ITERATIONS,rollout=KIND,ms=MS,...``."""
-    o = parse_options(variant, DEFAULTS)
-    return ISMCTSAgent(
-        iterations=int(o["iterations"]),
-        seed=seed,
-        rollout=str(o["rollout"]),
-        c=float(o["c"]),
-        batch=int(o["batch"]),
-        draws=int(o["draws"]),
-        ms=o["ms"],
-        infer=int(o["infer"]),
-        model=str(o["model"]),
-        sample=bool(o["sample"]),
-        temper=float(o["temper"]),
-        name="ismcts" if not variant else f"ismcts:{variant}",
-    )
+    options = parse_options(variant, DEFAULTS)  # typed as the defaults are: the constructor's own keywords
+    options["sample"] = bool(options["sample"])
+    return ISMCTSAgent(seed=seed, name="ismcts" if not variant else f"ismcts:{variant}", **options)

@@ -211,8 +211,6 @@ class PIMCAgent:
             raise ValueError(f"worlds: expected an integer >= 1, got {worlds!r}")
         if isinstance(draws, bool) or not isinstance(draws, (int, np.integer)) or draws < 1:
             raise ValueError(f"draws: expected an integer >= 1, got {draws!r}")
-        if isinstance(infer, bool) or not isinstance(infer, (int, np.integer)) or infer < 0:
-            raise ValueError(f"infer: expected an integer >= 0 (0: uniform worlds), got {infer!r}")
         if ms is not None and not ms > 0:
             raise ValueError(f"ms: expected a positive time budget in milliseconds, got {ms!r}")
         if not (isinstance(z, (int, float, np.integer, np.floating)) and 0.0 <= float(z) < math.inf):
@@ -225,12 +223,12 @@ class PIMCAgent:
         self.worlds = int(worlds)
         self.draws = int(draws)
         self.ms = ms
-        self.infer = int(infer)
         self.rules = rules
         seq = np.random.SeedSequence(0 if seed is None else seed)
         self._rng = np.random.default_rng(seq.spawn(1)[0])
         self.rollout = Rollout(rollout, seed=int(seq.generate_state(1)[0]), sample=sample)
-        self.world_model = WorldModel(model, self.infer, self.rollout, temper)
+        self.world_model = WorldModel(model, infer, self.rollout, temper)
+        self.infer = self.world_model.infer
         self._heuristic = HeuristicAgent(seed=int(seq.generate_state(2)[1]))
         self.last_values: dict[int, float] = {}  # mean chips of each candidate at the last search (diagnostics)
         self.last_worlds = 0
@@ -358,18 +356,6 @@ LIMITS: dict[str, float] = {"worlds": 256, "ms": 1000, "draws": 8, "infer": 32}
 
 def make_pimc(variant: str | None, seed: int | None) -> PIMCAgent:
     """``agents.make`` factory: ``pimc``, ``pimc:WORLDS``, ``pimc:WORLDS,rollout=KIND,ms=MS,draws=K``."""
-    options = parse_options(variant, DEFAULTS)
-    return PIMCAgent(
-        worlds=int(options["worlds"]),
-        seed=seed,
-        rollout=str(options["rollout"]),
-        draws=int(options["draws"]),
-        ms=options["ms"],
-        infer=int(options["infer"]),
-        model=str(options["model"]),
-        sample=bool(options["sample"]),
-        z=float(options["z"]),
-        temper=float(options["temper"]),
-        phases=str(options["phases"]),
-        name="pimc" if not variant else f"pimc:{variant}",
-    )
+    options = parse_options(variant, DEFAULTS)  # typed as the defaults are: the constructor's own keywords
+    options["sample"] = bool(options["sample"])
+    return PIMCAgent(seed=seed, name="pimc" if not variant else f"pimc:{variant}", **options)
