@@ -109,11 +109,12 @@ def test_policy_specs() -> None:
 
 # ------------------------------------------------------------------------------ the posterior under the policy
 def policy_posterior(
-    rules: Rules, true_state: np.ndarray, observer: int, history: list[int], model: PolicyModel
+    rules: Rules, true_state: np.ndarray, observer: int, history: list[int], model: PolicyModel, temper: float = 1.0
 ) -> dict[tuple, float]:
     """Every world the observer cannot rule out (as ``tests.test_sampler.enumerate_worlds`` counts them: deals,
     discards, secret declarations, reshuffled stocks), each weighed by the product of the policy's
-    probabilities of the other seats' actions in it; the weight of each ``world_key``, summed."""
+    probabilities of the other seats' actions in it, raised to the power ``temper``; the weight of each
+    ``world_key``, summed."""
     p = rules.params()
     n, h = rules.num_players, rules.hand_size
     obs = observer_view(true_state, p, observer)
@@ -144,7 +145,7 @@ def policy_posterior(
         elif phase == core.DECLARE and secret and seat != observer:
             options = [core.PASS, core.DECLARE_PLAY]
         for a in options:
-            factor = probability(s, seat, a) if seat != observer else 1.0
+            factor = probability(s, seat, a) ** temper if seat != observer else 1.0
             if factor == 0.0:
                 continue
             k = int(s[core.S_PILE_LEN])
@@ -193,12 +194,17 @@ def policy_posterior(
     return dict(weights)
 
 
-# two small decks of tests/test_sampler.py (each enumeration takes about a minute on the shared machine)
-POSTERIOR_DECKS = SMALL[:2]
+# two small decks of tests/test_sampler.py (each enumeration takes about a minute on the shared machine), and the
+# first again with the weights tempered (the posterior of the policy's probabilities raised to the power 0.5)
+POSTERIOR_CASES = [(*case, 1.0) for case in SMALL[:2]] + [(*SMALL[0], 0.5)]
 
 
-@pytest.mark.parametrize(("name", "options", "seed"), POSTERIOR_DECKS, ids=[f"{c[0]}-{c[2]}" for c in POSTERIOR_DECKS])
-def test_policy_weighted_worlds_follow_the_posterior(name: str, options: dict[str, Any], seed: int) -> None:
+@pytest.mark.parametrize(
+    ("name", "options", "seed", "temper"), POSTERIOR_CASES, ids=[f"{c[0]}-{c[2]}-temper{c[3]}" for c in POSTERIOR_CASES]
+)
+def test_policy_weighted_worlds_follow_the_posterior(
+    name: str, options: dict[str, Any], seed: int, temper: float
+) -> None:
     model = PolicyModel("ppo")
     checked = 0
     for k, (rules, s, seat, history) in enumerate(small_positions(name, options, seed, per_kind=1)):
@@ -207,7 +213,7 @@ def test_policy_weighted_worlds_follow_the_posterior(name: str, options: dict[st
         decisions = [e for e, (_, q, _) in enumerate(sampler.events) if q != 0]
         if not decisions:
             continue  # nobody else has decided: the worlds stay uniform (tests/test_sampler.py)
-        posterior = policy_posterior(rules, s, seat, history, model)
+        posterior = policy_posterior(rules, s, seat, history, model, temper)
         total = sum(posterior.values())
         # a surviving proposal is one history of its world: its weight is at most the world's (the sum over them)
         rng = np.random.default_rng(k)
@@ -219,11 +225,12 @@ def test_policy_weighted_worlds_follow_the_posterior(name: str, options: dict[st
         assert np.isfinite(log_w).any(), "some proposals must survive"
         for w, lw in zip(states, log_w, strict=True):
             if np.isfinite(lw):
-                assert lw <= np.log(posterior[world_key(w, rules.num_players, 0)]) + 1e-4  # float32 logits
+                assert temper * lw <= np.log(posterior[world_key(w, rules.num_players, 0)]) + 1e-4  # float32 logits
         # the resampled worlds follow the posterior: 5 independent draws of 400
         seen: Counter = Counter()
         for r in range(5):
-            worlds = policy_worlds(sampler, obs, 400, np.random.default_rng(100 * k + r), model, oversample=32)
+            rng = np.random.default_rng(100 * k + r)
+            worlds = policy_worlds(sampler, obs, 400, rng, model, oversample=32, temper=temper)
             seen.update(world_key(w, rules.num_players, 0) for w in worlds)
         assert set(seen) <= set(posterior)
         keys = [key for key in posterior if posterior[key] / total * 2000 >= 1e-9]
