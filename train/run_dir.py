@@ -113,6 +113,34 @@ def check_json_fields(data: Any, cls: type, source: Path | str) -> dict[str, Any
     return dict(data)
 
 
+def args_to_json(args: Any) -> dict[str, Any]:
+    """A trainer's argument dataclass as JSON values (paths as strings), for its run folder's ``args.json``."""
+    return {k: (str(v) if isinstance(v, Path) else v) for k, v in dataclasses.asdict(args).items()}
+
+
+def args_from_json(cls: type, data: Any, source: Path | str) -> Any:
+    """The trainer arguments ``cls`` saved in ``source`` (read as JSON into ``data``): fields checked
+    (``check_json_fields``), lists made tuples and strings made paths where the field's type says so, then the
+    arguments' own ``validate()``; ``ValueError`` naming ``source`` otherwise."""
+    values = check_json_fields(data, cls, source)
+    hints = typing.get_type_hints(cls)
+    for name, value in values.items():
+        kinds = (
+            typing.get_args(hints[name]) if typing.get_origin(hints[name]) in (typing.Union, types.UnionType) else ()
+        )
+        hint = next((h for h in kinds if h is not type(None)), hints[name])
+        if value is not None and typing.get_origin(hint) is tuple:
+            values[name] = tuple(value)
+        elif value is not None and hint is Path:
+            values[name] = Path(value)
+    args = cls(**values)
+    try:
+        args.validate()
+    except ValueError as e:
+        raise ValueError(f"{source}: {e}") from None
+    return args
+
+
 def _type_name(hint: Any) -> str:
     if isinstance(hint, type):
         return hint.__name__

@@ -12,7 +12,7 @@ import agents
 from agents.ppo import SHIPPED_MODEL, load_policy
 from agents.search.pimc import PIMCAgent
 from train.eval.jobs import BACKENDS
-from train.run_dir import check_json_fields
+from train.run_dir import args_from_json, args_to_json
 
 __all__ = ["Args", "POLICY_SLOT"]
 
@@ -129,22 +129,11 @@ class Args:
             raise ValueError(f"search: expected a pimc spec (pimc:WORLDS,...), got {self.search!r}")
 
     def to_json(self) -> dict[str, Any]:
-        return {k: (str(v) if isinstance(v, Path) else v) for k, v in dataclasses.asdict(self).items()}
+        return args_to_json(self)
 
     @classmethod
     def from_json(cls, data: Any, source: Path | str = "args.json") -> Args:
         """The arguments saved in ``source`` (read as JSON into ``data``); ``ValueError`` naming ``source`` if a field
         is unknown, of the wrong type or invalid."""
-        values = check_json_fields(data, cls, source)
-        for name in ("players", "eval_players"):
-            if name in values:
-                values[name] = tuple(values[name])
-        for name in ("run_dir", "init_policy"):
-            if values.get(name) is not None:
-                values[name] = Path(values[name])
-        args = cls(**values)
-        try:
-            args.validate()
-        except ValueError as e:
-            raise ValueError(f"{source}: {e}") from None
+        args: Args = args_from_json(cls, data, source)
         return args

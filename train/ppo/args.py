@@ -23,7 +23,7 @@ from train.ppo.rollout import (
     rollout_bytes,
 )
 from train.ppo.workers import auto_workers
-from train.run_dir import check_json_fields
+from train.run_dir import args_from_json, args_to_json
 
 __all__ = ["Args"]
 
@@ -261,22 +261,11 @@ class Args:
         return SeatPool(self.pool_learner, self.pool_heuristic, self.pool_random, self.pool_snapshot)
 
     def to_json(self) -> dict[str, Any]:
-        return {k: (str(v) if isinstance(v, Path) else v) for k, v in dataclasses.asdict(self).items()}
+        return args_to_json(self)
 
     @classmethod
     def from_json(cls, data: Any, source: Path | str = "args.json") -> Args:
         """The arguments saved in ``source`` (read as JSON into ``data``); ``ValueError`` naming ``source`` if a field
         is unknown, of the wrong type or invalid."""
-        values = check_json_fields(data, cls, source)
-        for name in ("players", "hidden", "eval_players", "imitation_players"):
-            if name in values:
-                values[name] = tuple(values[name])
-        for name in ("run_dir", "opponent_policy", "init_policy"):
-            if values.get(name) is not None:
-                values[name] = Path(values[name])
-        args = cls(**values)
-        try:
-            args.validate()
-        except ValueError as e:
-            raise ValueError(f"{source}: {e}") from None
+        args: Args = args_from_json(cls, data, source)
         return args

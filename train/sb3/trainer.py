@@ -61,7 +61,7 @@ from bourre_env.atomic_files import write_text
 from train import runs
 from train.ppo.imitation import fit_policy, record_decisions
 from train.ppo.opponent_pool import PoolWeights
-from train.run_dir import check_json_fields, claim_run_dir, nothing_trained
+from train.run_dir import args_from_json, args_to_json, claim_run_dir, nothing_trained
 from train.runs import (
     CtrlC,
     RunState,
@@ -231,23 +231,13 @@ class Args:
         return PoolWeights(self.pool_heuristic, self.pool_random, self.pool_snapshot)
 
     def to_json(self) -> dict[str, Any]:
-        return {k: (str(v) if isinstance(v, Path) else v) for k, v in dataclasses.asdict(self).items()}
+        return args_to_json(self)
 
     @classmethod
     def from_json(cls, data: Any, source: Path | str = "args.json") -> Args:
         """The arguments saved in ``source`` (read as JSON into ``data``); ``ValueError`` naming ``source`` if a field
         is unknown, of the wrong type or invalid."""
-        values = check_json_fields(data, cls, source)
-        for name in ("players", "hidden", "eval_players", "imitation_players"):
-            if name in values:
-                values[name] = tuple(values[name])
-        if values.get("run_dir") is not None:
-            values["run_dir"] = Path(values["run_dir"])
-        args = cls(**values)
-        try:
-            args.validate()
-        except ValueError as e:
-            raise ValueError(f"{source}: {e}") from None
+        args: Args = args_from_json(cls, data, source)
         return args
 
 
