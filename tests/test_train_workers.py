@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import os
@@ -16,12 +17,15 @@ import numpy as np
 import pytest
 import torch
 
+from train.eval import jobs as eval_jobs
+from train.eval.duplicate import evaluate
 from train.ppo import trainer
 from train.ppo.policy_net import PolicyNet
 from train.ppo.rollout import Collector, SeatPool, gae
 from train.ppo.trainer import Args, Training, passing_warning, run
 from train.ppo.workers import (
     ProcessWorkers,
+    RayWorkers,
     ReceivedBatch,
     WorkerConfig,
     WorkerError,
@@ -176,6 +180,51 @@ def test_a_worker_that_raises_is_reported_with_its_error() -> None:
     assert str(caught.value).startswith("rollout worker 0 failed: ValueError:") and "\n" not in str(caught.value)
 
 
+def test_jobs_run_on_the_workers_between_rollouts_and_leave_the_rollout_as_it_was() -> None:
+    net = PolicyNet((32, 16))
+    configs = [dataclasses.replace(config(seed=s, tables=6), index=i) for i, s in enumerate((3, 4))]
+    rollouts = []
+    for with_jobs in (False, True):
+        with ProcessWorkers(configs) as workers:
+            workers.start(network_weights(net), [], [40, 40])
+            if with_jobs:  # sent while the rollout is in flight: each worker takes them after it
+                finished: list[int] = []
+                assert workers.run_jobs(abs, [-1, 2, -3, 4, -5], finished.append) == [1, 2, 3, 4, 5]
+                assert sorted(finished) == [0, 1, 2, 3, 4]
+            received = workers.receive(lambda: False)
+            assert received is not None and len(received) == 2
+            rollouts.append(received)
+    for alone, beside_jobs in zip(*rollouts, strict=True):
+        np.testing.assert_array_equal(alone.actions, beside_jobs.actions)
+        np.testing.assert_array_equal(alone.rewards, beside_jobs.rewards)
+
+
+def test_an_evaluation_on_the_workers_is_the_evaluation_anywhere() -> None:
+    alone = evaluate("heuristic", "random", players=(3, 4), deals=50, seed=4, progress=False)
+    with ProcessWorkers([dataclasses.replace(config(), index=i) for i in range(2)]) as workers:
+        on_workers = evaluate("heuristic", "random", players=(3, 4), deals=50, seed=4, progress=False, runner=workers)
+    assert on_workers.to_dict() == alone.to_dict()
+    with pytest.raises(ValueError, match="runner"):
+        evaluate("heuristic", "random", deals=5, backend="ray", runner=workers)
+
+
+def test_a_job_that_raises_stops_its_worker_with_its_error() -> None:
+    with ProcessWorkers([config()]) as workers, pytest.raises(WorkerError) as caught:
+        workers.run_jobs(int, ["seven"], lambda i: None)
+    assert str(caught.value).startswith("rollout worker 0 failed: ValueError: invalid literal")
+
+
+def test_the_trainer_evaluates_on_its_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_pool(*args: object) -> None:
+        raise AssertionError("an evaluation during training started a process pool of its own")
+
+    monkeypatch.setattr(eval_jobs, "_run_in_pool", no_pool)
+    fields = {**TINY, "eval_every": 512, "eval_deals": 45}
+    run_dir = run(Args(run_dir=tmp_path / "run", total_timesteps=600, seed=2, workers="2", **fields))  # type: ignore[arg-type]
+    evals = json.loads((run_dir / "state.json").read_text())["evals"]
+    assert [row["step"] // 512 for row in evals] == [0, 1]
+
+
 def test_a_worker_killed_mid_run_stops_the_run_with_a_checkpoint(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     proc = subprocess.Popen(
@@ -212,6 +261,21 @@ def test_ray_backend_trains_on_a_local_instance(tmp_path: Path) -> None:
     )
     assert json.loads((run_dir / "state.json").read_text())["num_timesteps"] >= 600
     assert (run_dir / "model.npz").is_file()
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray is not installed (pip install bourre-rl[ray])")
+def test_an_evaluation_on_ray_workers_is_the_evaluation_anywhere() -> None:
+    alone = evaluate("heuristic", "random", players=(3,), deals=45, seed=4, progress=False)
+    workers = RayWorkers([dataclasses.replace(config(), index=i) for i in range(2)], None)
+    try:
+        workers.start(network_weights(PolicyNet((32, 16))), [], [30, 30])  # the jobs wait for the rollout
+        on_workers = evaluate("heuristic", "random", players=(3,), deals=45, seed=4, progress=False, runner=workers)
+        assert workers.receive(lambda: False) is not None
+        with pytest.raises(WorkerError, match="rollout worker 1 \\(Ray actor\\) failed: ValueError"):
+            workers.run_jobs(int, ["1", "seven"], lambda i: None)
+    finally:
+        workers.close()
+    assert on_workers.to_dict() == alone.to_dict()
 
 
 def test_an_unreachable_ray_cluster_is_refused_before_any_work(tmp_path: Path) -> None:

@@ -131,7 +131,7 @@ from agents.base import Agent
 from bourre_env import history, memory
 from bourre_env.core.rules import Rules
 from bourre_env.view import StateView
-from train.eval.jobs import BACKENDS, check_backend, run_jobs
+from train.eval.jobs import BACKENDS, JobRunner, check_backend, run_jobs
 from train.eval.statistics import t_interval, t_quantile
 from train.eval.variance import ROOT, Draw, DrawCorrector, VarianceReduced, VarianceReduction, is_draw
 
@@ -545,6 +545,7 @@ def evaluate(
     address: str | None = None,
     connect_timeout: float = 60.0,
     variance_reduction: VarianceReduction | None = None,
+    runner: JobRunner | None = None,
 ) -> EvalReport:
     """Duplicate evaluation of ``candidate`` against ``field`` at each table size (see the module docstring).
 
@@ -556,8 +557,11 @@ def evaluate(
     ``train.eval.ray_backend``; given up after ``connect_timeout`` seconds without an answer), which does not
     change the report; ``variance_reduction``, the settings of a variance-reduced replacement advantage reported
     beside the plain one (``TableReport.variance_reduced``, ``train.eval.variance``: it costs rollouts at every
-    draw)."""
+    draw); ``runner``, workers already running that take the chunks instead (``train.eval.jobs.JobRunner``: the
+    batched trainer's rollout workers), in place of ``workers`` and ``backend``."""
     check_backend(backend, address)
+    if runner is not None and (backend != "local" or histories is not None):
+        raise ValueError("runner: its own workers run the chunks; not with backend 'ray' or histories")
     if histories is not None and backend != "local":
         raise ValueError("histories: only with backend 'local' (Ray workers would write them on their own disks)")
     sizes = [players] if isinstance(players, int) else list(players)
@@ -570,7 +574,10 @@ def evaluate(
     options = dict(rule_options or {})
     rules = [table_rules(n, options) for n in sizes]
     per_seat = [field_per_seat(field, n) for n in sizes]
-    check_sources([candidate, *(source for specs in per_seat for source in specs)], workers, backend)
+    # a runner's workers are other processes: the agents must reach them as specs, as they reach a pool's
+    check_sources(
+        [candidate, *(source for specs in per_seat for source in specs)], workers if runner is None else 2, backend
+    )
     # the corrections: (N + 1) * N float64 per deal
     check_outcomes_fit(deals, sizes, 0 if variance_reduction is None else (max(sizes) + 1) * max(sizes) * 8)
     history_folder = None if histories is None else str(histories)
@@ -601,6 +608,7 @@ def evaluate(
         address,
         total=deals * len(sizes),
         connect_timeout=connect_timeout,
+        runner=runner,
     )
     tables = []
     for i in range(len(sizes)):

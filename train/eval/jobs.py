@@ -1,9 +1,10 @@
 """The project's one mechanism for parallel work: ``run_jobs`` runs a list (or a generator) of jobs in a pool of
 spawned processes on this machine, or as Ray tasks on a local instance or a cluster (``train.eval.ray_backend``),
 and returns their results in order. Duplicate evaluation, tournaments, the expert-iteration trainer's search and
-the batched trainer's evaluations use it; the batched trainer's rollout workers (``train.ppo.workers``) start
-their processes with the same ``ignore_interrupts``, so that Ctrl-C means the same everywhere: the parent alone
-decides, and stops its workers at once.
+the batched trainer's final evaluation use it. The batched trainer's rollout workers (``train.ppo.workers``) are
+a ``JobRunner`` that ``run_jobs`` hands the jobs to instead, so that its evaluations during training run on them;
+they start their processes with the same ``ignore_interrupts``, so that Ctrl-C means the same everywhere: the
+parent alone decides, and stops its workers at once.
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ import queue
 import signal
 from collections.abc import Callable, Iterable, Sequence
 from types import FrameType
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from tqdm import tqdm
 
-__all__ = ["BACKENDS", "check_backend", "ignore_interrupts", "run_jobs"]
+__all__ = ["BACKENDS", "JobRunner", "check_backend", "ignore_interrupts", "run_jobs"]
 
 _Job = TypeVar("_Job")
 _Result = TypeVar("_Result")
@@ -26,6 +27,15 @@ _Result = TypeVar("_Result")
 
 BACKENDS = ("local", "ray")
 """Where chunks run: ``local``, a process pool on this machine; ``ray``, Ray tasks (``train.eval.ray_backend``)."""
+
+
+class JobRunner(Protocol):
+    """Workers that are already running and take jobs between their own work: the batched trainer's rollout
+    workers (``train.ppo.workers.WorkerPool``), on which its evaluations run instead of in a pool of their own.
+    ``run_jobs(fn, jobs, done)`` returns ``[fn(job) for job in jobs]`` in order and calls ``done(i)`` as job ``i``
+    finishes."""
+
+    def run_jobs(self, fn: Callable[[Any], Any], jobs: Sequence[Any], done: Callable[[int], None]) -> list[Any]: ...
 
 
 def check_backend(backend: str, address: str | None) -> None:
@@ -46,6 +56,7 @@ def run_jobs(
     address: str | None = None,
     total: int | None = None,
     connect_timeout: float = 60.0,
+    runner: JobRunner | None = None,
 ) -> list[_Result]:
     """``[fn(job) for job in jobs]``, in ``workers`` processes, with a progress bar counting ``sizes`` (one per
     job; ``total`` is their sum, needed when ``sizes`` is not a sequence); with ``backend="ray"``, as Ray tasks
@@ -54,8 +65,13 @@ def run_jobs(
 
     ``jobs`` may be a generator: it is drawn a few jobs ahead of the workers, so that the jobs of a long run
     are never all in memory. On Ctrl-C (``KeyboardInterrupt``) the workers are stopped at once, before the
-    interrupt goes on."""
+    interrupt goes on. With a ``runner`` (``JobRunner``) the jobs go to its workers instead, and ``workers``,
+    ``backend`` and ``address`` are not used."""
     check_backend(backend, address)
+    if runner is not None:
+        job_list, size_list = list(jobs), list(sizes)
+        with tqdm(total=sum(size_list), disable=not progress, unit="deal", desc=desc, dynamic_ncols=True) as bar:
+            return runner.run_jobs(fn, job_list, lambda i: bar.update(size_list[i]))
     if backend == "ray":
         from train.eval.ray_backend import run_jobs_ray  # local: Ray is an optional extra
 

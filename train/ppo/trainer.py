@@ -103,7 +103,7 @@ from tqdm.auto import tqdm
 from agents.ppo import load_policy, save_policy
 from bourre_env.atomic_files import write_text
 from train import runs
-from train.eval.duplicate import EvalReport
+from train.eval.duplicate import EvalReport, evaluate
 from train.eval.ray_backend import check_cluster
 from train.ppo.args import Args
 from train.ppo.checkpoint import check_finite, load_checkpoint, save_checkpoint
@@ -122,7 +122,7 @@ from train.ppo.workers import (
     start_workers,
 )
 from train.run_dir import claim_run_dir, nothing_trained
-from train.runs import CtrlC, RunState, eval_row, evaluate_policy_file, read_json
+from train.runs import CtrlC, RunState, eval_row, read_json
 
 __all__ = [
     "Args",
@@ -449,8 +449,6 @@ class Training:
         """Roll out and update until ``total_timesteps``; a checkpoint at the end, and on Ctrl-C (then
         ``KeyboardInterrupt``)."""
         args, state = self.args, self.state
-        if args.eval_every and not state.evals:  # where PPO starts from (the warm start), for the learning curve
-            self.evaluate()
         self.started = time.perf_counter()
         bar = tqdm(
             total=args.total_timesteps,
@@ -466,6 +464,8 @@ class Training:
                 try:
                     if self.workers > 1:
                         self.pool = start_workers(args, self.started_at, self.workers)
+                    if args.eval_every and not state.evals:  # where PPO starts: the curve's first point
+                        self.evaluate()
                     while state.num_timesteps < args.total_timesteps and not ctrl_c.pressed:
                         before = state.num_timesteps
                         chips = self.iteration(lambda: ctrl_c.pressed)
@@ -594,10 +594,16 @@ class Training:
         """A duplicate evaluation against the heuristic field, kept in ``state.evals`` and logged under ``eval/``."""
         args, now = self.args, self.state.num_timesteps
         path = export(self.net, self.run_dir / "eval_policy.npz", {**self.meta, "num_timesteps": now})
-        # with rollout workers, in as many processes (train.eval.jobs.run_jobs: the result does not depend on
-        # it), not on the learner's core alone
-        report = evaluate_policy_file(
-            path, "heuristic", args.eval_players, args.eval_deals, args.seed + 1, self.workers, False
+        # with rollout workers, on them, after the rollout they are playing (the result does not depend on where
+        # the chunks run): not on the learner's core, and no pool of its own to start
+        report = evaluate(
+            f"ppo:{path}",
+            "heuristic",
+            players=args.eval_players,
+            deals=args.eval_deals,
+            seed=args.seed + 1,
+            progress=False,
+            runner=self.pool,
         )
         self.state.evals.append(eval_row(now, report))
         for t in report.tables:

@@ -29,6 +29,10 @@ rows a one-process ``Collector`` would have used in its update. Decisions of dea
 with the worker (their values are recomputed with the next weights it receives, as the one-process
 trainer recomputes them) and go out with the rollout in which their deal ends.
 
+Jobs between rollouts: the pools are also a ``train.eval.jobs.JobRunner`` (``run_jobs``), so that the
+trainer's evaluations run on the workers, each taking its share of the chunks after the rollout it is playing;
+a rollout that comes back while the learner waits for the jobs is kept for ``receive``.
+
 Faults: a worker that raises sends its error back; one that dies (killed, out of memory) is seen by its
 process sentinel (or by Ray as a dead actor). Either way the trainer gets a ``WorkerError`` naming the
 worker and the reason, stops the others, saves its checkpoint (its network is the last good update's)
@@ -37,6 +41,7 @@ and exits with a one-line message. Workers ignore Ctrl-C: the trainer decides, s
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import math
 import multiprocessing
@@ -203,6 +208,10 @@ class RolloutWorker:
         collector.carry_over(complete)
         return rollout
 
+    def run_job(self, fn: Callable[[Any], Any], job: Any) -> Any:
+        """``fn(job)``: a job of the learner's between rollouts (a chunk of its evaluations)."""
+        return fn(job)
+
 
 def network_weights(net: PolicyNet) -> dict[str, np.ndarray]:
     """The network's parameters and buffers as CPU numpy arrays (what goes to the workers)."""
@@ -253,6 +262,12 @@ class WorkerPool:
         """The rollouts of the last ``start``; None if ``stop()`` turned true while waiting (Ctrl-C)."""
         raise NotImplementedError
 
+    def run_jobs(self, fn: Callable[[Any], Any], jobs: Sequence[Any], done: Callable[[int], None]) -> list[Any]:
+        """``[fn(job) for job in jobs]`` on the workers (``train.eval.jobs.JobRunner``), each worker taking its jobs
+        after the rollout it is playing; ``done(i)`` as job ``i`` finishes. A job that raises stops its worker,
+        as a rollout that raises does (``WorkerError``)."""
+        raise NotImplementedError
+
     def close(self) -> None:
         raise NotImplementedError
 
@@ -274,7 +289,10 @@ def _worker_main(conn: multiprocessing.connection.Connection, config: WorkerConf
             message = conn.recv()
             if message[0] == "stop":
                 return
-            conn.send(("rollout", worker.rollout(*message[1:])))
+            if message[0] == "job":
+                conn.send(("job", message[1], worker.run_job(*message[2:])))
+            else:
+                conn.send(("rollout", worker.rollout(*message[1:])))
     except (EOFError, OSError):  # the learner went away: nothing to tell it
         return
     except Exception as e:
@@ -291,7 +309,9 @@ class ProcessWorkers(WorkerPool):
         self.workers = len(configs)
         self.connections: list[multiprocessing.connection.Connection] = []
         self.processes: list[Any] = []
-        self.in_flight = False
+        self.in_flight = False  # a rollout started and not yet received
+        self.jobs_out = False  # jobs sent and not all answered (run_jobs raised)
+        self.received: dict[int, Rollout] = {}  # rollouts that came while run_jobs waited for jobs
         for config in configs:
             mine, theirs = context.Pipe()
             process = context.Process(
@@ -317,38 +337,83 @@ class ProcessWorkers(WorkerPool):
                 raise self._died(i) from None
         self.in_flight = True
 
+    def _next_message(self, waiting: set[int]) -> tuple[int, tuple[Any, ...]] | None:
+        """A message from one of the workers ``waiting``, as (worker, message); None after half a second without
+        one. ``WorkerError`` for a worker that died or sent an error."""
+        handles = {self.connections[i]: i for i in waiting} | {self.processes[i].sentinel: i for i in waiting}
+        for handle in multiprocessing.connection.wait(list(handles), timeout=0.5):
+            i = handles[handle]
+            conn = self.connections[i]
+            if not conn.poll():  # the sentinel: the process ended without a reply
+                raise self._died(i)
+            try:
+                message = conn.recv()
+            except (EOFError, OSError):
+                raise self._died(i) from None
+            if message[0] == "error":
+                raise WorkerError(f"rollout worker {i} failed: {message[1]}")
+            return i, message
+        return None
+
     def receive(self, stop: Callable[[], bool]) -> list[Rollout] | None:
         results: list[Rollout | None] = [None] * self.workers
-        waiting = set(range(self.workers))
+        for i, rollout in self.received.items():
+            results[i] = rollout
+        self.received = {}
+        waiting = {i for i in range(self.workers) if results[i] is None}
         while waiting:
             if stop():
                 return None
-            handles = {self.connections[i]: i for i in waiting} | {self.processes[i].sentinel: i for i in waiting}
-            for handle in multiprocessing.connection.wait(list(handles), timeout=0.5):
-                i = handles[handle]
-                if i not in waiting:
-                    continue
-                conn = self.connections[i]
-                if not conn.poll():  # the sentinel: the process ended without a reply
-                    raise self._died(i)
-                try:
-                    message = conn.recv()
-                except (EOFError, OSError):
-                    raise self._died(i) from None
-                if message[0] == "error":
-                    raise WorkerError(f"rollout worker {i} failed: {message[1]}")
-                results[i] = message[1]
-                waiting.discard(i)
+            got = self._next_message(waiting)
+            if got is not None:  # a rollout: run_jobs answers all its jobs before it returns
+                results[got[0]] = got[1][1]
+                waiting.discard(got[0])
         self.in_flight = False
         return [r for r in results if r is not None]
 
+    def run_jobs(self, fn: Callable[[Any], Any], jobs: Sequence[Any], done: Callable[[int], None]) -> list[Any]:
+        results: list[Any] = [None] * len(jobs)
+        sent = [0] * self.workers  # jobs sent to each worker and not yet answered
+        queued = collections.deque(range(len(jobs)))
+
+        def send(i: int) -> None:
+            j = queued.popleft()
+            try:
+                self.connections[i].send(("job", j, fn, jobs[j]))
+            except (BrokenPipeError, EOFError, OSError):
+                raise self._died(i) from None
+            sent[i] += 1
+
+        self.jobs_out = True
+        # two jobs per worker at a time: the second is there when the first ends
+        for _ in range(2):
+            for i in range(self.workers):
+                if queued:
+                    send(i)
+        while any(sent):
+            got = self._next_message({i for i in range(self.workers) if sent[i]})
+            if got is None:
+                continue
+            i, message = got
+            if message[0] == "rollout":  # the rollout it was playing when the jobs came: kept for receive
+                self.received[i] = message[1]
+                continue
+            results[message[1]] = message[2]
+            sent[i] -= 1
+            done(message[1])
+            if queued:
+                send(i)
+        self.jobs_out = False
+        return results
+
     def close(self) -> None:
+        busy = self.in_flight or self.jobs_out
         for conn, process in zip(self.connections, self.processes, strict=True):
-            if process.is_alive() and not self.in_flight:
+            if process.is_alive() and not busy:
                 with suppress(BrokenPipeError, OSError):
                     conn.send(("stop",))
         for process in self.processes:
-            process.join(timeout=5 if not self.in_flight else 0)
+            process.join(timeout=5 if not busy else 0)
             if process.is_alive():
                 process.terminate()  # a worker mid-rollout: its rollout is abandoned
                 process.join(timeout=10)
@@ -385,25 +450,40 @@ class RayWorkers(WorkerPool):
             for actor, share in zip(self.actors, decisions, strict=True)
         ]
 
-    def receive(self, stop: Callable[[], bool]) -> list[Rollout] | None:
+    def _get(self, ref: Any, i: int) -> Any:
+        """The result of actor ``i``'s call ``ref``; ``WorkerError`` if the actor died or the call raised."""
         from ray.exceptions import RayActorError, RayTaskError
 
+        try:
+            return self.ray.get(ref)
+        except RayActorError as e:
+            reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise WorkerError(f"rollout worker {i} (Ray actor) died: {reason}") from None
+        except RayTaskError as e:
+            cause = e.cause if getattr(e, "cause", None) is not None else e
+            raise WorkerError(f"rollout worker {i} (Ray actor) failed: {type(cause).__name__}: {cause}") from None
+
+    def receive(self, stop: Callable[[], bool]) -> list[Rollout] | None:
         ray, waiting = self.ray, list(self.pending)
         while waiting:
             if stop():
                 return None
             _, waiting = ray.wait(waiting, num_returns=len(waiting), timeout=0.5)
-        results = []
-        for i, ref in enumerate(self.pending):
-            try:
-                results.append(ray.get(ref))
-            except RayActorError as e:
-                reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-                raise WorkerError(f"rollout worker {i} (Ray actor) died: {reason}") from None
-            except RayTaskError as e:
-                cause = e.cause if getattr(e, "cause", None) is not None else e
-                raise WorkerError(f"rollout worker {i} (Ray actor) failed: {type(cause).__name__}: {cause}") from None
+        results = [self._get(ref, i) for i, ref in enumerate(self.pending)]
         self.pending = []
+        return results
+
+    def run_jobs(self, fn: Callable[[Any], Any], jobs: Sequence[Any], done: Callable[[int], None]) -> list[Any]:
+        # an actor runs its calls one at a time, in the order they came: the jobs wait for its rollout
+        calls = {self.actors[j % self.workers].run_job.remote(fn, job): j for j, job in enumerate(jobs)}
+        results: list[Any] = [None] * len(jobs)
+        waiting = list(calls)
+        while waiting:
+            ready, waiting = self.ray.wait(waiting, num_returns=1)
+            for ref in ready:
+                j = calls[ref]
+                results[j] = self._get(ref, j % self.workers)
+                done(j)
         return results
 
     def close(self) -> None:
