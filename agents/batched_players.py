@@ -41,7 +41,7 @@ class BatchedHeuristicPlayer:
     def act_game(self, game: BatchGame, rows: np.ndarray) -> np.ndarray:
         """The vector env's fast path: the same decisions as ``act_batch`` on the rows' observations (and the same
         draws of tie-break numbers), observed and decided in one compiled call without building them."""
-        return self.heuristic.act_at(game.states, game.params, rows, game.scratch)
+        return self.heuristic.act_at(game.states, game.params, rows, game.scratch, threads=game.threads)
 
     def __repr__(self) -> str:
         return f"BatchedHeuristicPlayer({self.name!r})"

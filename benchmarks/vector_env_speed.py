@@ -14,7 +14,9 @@ load of a shared machine weighs on them alike. It also prints the *limit* the he
 decisions per learner step (``d``) times the compiled heuristic's time per decision from the state
 rows (``t``, timed alone on the same tables), 1 / (d t) learner steps/s for a vector env whose every
 other cost were nil; and the same with the heuristic's decision alone on observations already built
-(what no encoding could go below).
+(what no encoding could go below). ``--threads T`` adds the default path on T numba threads
+(``BourreVectorEnv(threads=T)``: the env's steps, its observations and the heuristic's decisions on
+shares of the rows) to the rotation, with its ratio to one thread.
 
 ``--mode ppo`` times ``model.learn`` of MaskablePPO with the sb3 trainer's network and PPO settings
 (two hidden layers of 256, batches of 512, 4 epochs, ``train.sb3.trainer.Args`` defaults) on the
@@ -45,7 +47,7 @@ import numpy as np
 
 import agents
 from agents.batched_players import BatchedHeuristicPlayer, BatchedRandomPlayer
-from bourre_env import BourreSingleAgentEnv, BourreVectorEnv, core
+from bourre_env import BourreSingleAgentEnv, BourreVectorEnv, batch, core
 
 
 class ObservationPath:
@@ -69,9 +71,11 @@ class Counting:
         return self.player.act_game(game, rows)
 
 
-def vector_stepper(tables: int, players: int, opponent: Any) -> Callable[[], int]:
+def vector_stepper(
+    tables: int, players: int, opponent: Any, threads: int = 1, env_class: type[BourreVectorEnv] = BourreVectorEnv
+) -> Callable[[], int]:
     """One learner step of the vector env at every table with random legal actions; returns the steps made."""
-    env = BourreVectorEnv(tables, opponent, num_players=players)
+    env = env_class(tables, opponent, num_players=players, threads=threads)
     env.reset(seed=0)
     learner = BatchedRandomPlayer(0)
     rows = np.arange(tables)
@@ -206,11 +210,22 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--players", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=10.0, help="timing of each env (--mode env)")
     parser.add_argument("--ppo-timesteps", type=int, default=16_384, help="steps timed on each side (--mode ppo)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="also time the default path on this many numba threads (BourreVectorEnv(threads=T); needs "
+        "NUMBA_NUM_THREADS >= T in the environment: NUMBA_NUM_THREADS=2 python benchmarks/vector_env_speed.py "
+        "--threads 2)",
+    )
     return parser
 
 
 def main(argv: list[str] | None = None) -> None:
-    a = make_parser().parse_args(argv)
+    parser = make_parser()
+    a = parser.parse_args(argv)
+    if not 1 <= a.threads <= batch.max_threads():
+        parser.error(f"--threads: 1..{batch.max_threads()} (NUMBA_NUM_THREADS; set it in the environment)")
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}, CPUs: {os.cpu_count()}")
     if a.mode == "env":
         rates = interleaved_rates(
@@ -220,7 +235,12 @@ def main(argv: list[str] | None = None) -> None:
                     a.tables, a.players, ObservationPath(BatchedHeuristicPlayer("default", 0))
                 ),
                 "single": single_stepper(a.players),
-            },
+            }
+            | (
+                {"threads": vector_stepper(a.tables, a.players, BatchedHeuristicPlayer("default", 0), a.threads)}
+                if a.threads > 1
+                else {}
+            ),
             a.seconds,
         )
         fast, slow, single = rates["state"], rates["observations"], rates["single"]
@@ -228,6 +248,12 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{a.tables} tables, {a.players} players, heuristic opponents, random learner actions: learner steps/s")
         print(f"  BourreVectorEnv, heuristic from the state rows (act_game): {fast:12,.0f}  {fast / single:6.1f}x")
         print(f"  BourreVectorEnv, heuristic from observations (act_batch):  {slow:12,.0f}  {slow / single:6.1f}x")
+        if a.threads > 1:
+            threaded = rates["threads"]
+            print(
+                f"  the same as the first, on {a.threads} threads:                 {threaded:12,.0f}  "
+                f"{threaded / single:6.1f}x  ({threaded / fast:.2f}x one thread)"
+            )
         print(f"  BourreSingleAgentEnv, Python heuristic:                    {single:12,.0f}  {1.0:6.1f}x")
         print(
             f"  limit of the heuristic: {per_step:.2f} opponent decisions per learner step x "

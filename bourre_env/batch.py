@@ -357,8 +357,20 @@ def max_threads() -> int:
     return int(numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]  # numba sets its config at import
 
 
+ROWS_PER_THREAD = 32
+"""The fewest rows worth a thread of their own in calls on a subset of rows (``row_chunks``): below it, waking a
+thread costs more than it saves."""
+
+
+def row_chunks(threads: int, rows: int) -> int:
+    """How many shares a call on ``rows`` rows cuts them into on ``threads`` threads: one per thread, each of at
+    least ``ROWS_PER_THREAD`` rows; 1 means the one-thread kernels (the vector env's and the heuristic's calls on
+    the rows where someone is to act)."""
+    return max(1, min(threads, rows // ROWS_PER_THREAD))
+
+
 @contextmanager
-def _on_threads(n: int) -> Iterator[None]:
+def on_threads(n: int) -> Iterator[None]:
     """Run the parallel kernels inside on ``n`` of numba's threads; the setting is per calling thread, and the
     caller's own is restored after."""
     saved = numba.get_num_threads()
@@ -461,7 +473,7 @@ class BatchGame:
         if chunks == 1:
             _masks_all(self.states, self.params, out, self.scratch)
         else:
-            with _on_threads(chunks):
+            with on_threads(chunks):
                 _masks_threads(self.states, self.params, out, self.scratch, chunks)
         return out
 
@@ -478,7 +490,7 @@ class BatchGame:
         if chunks == 1:
             _observations_all(self.states, self.params, out, self.scratch)
         else:
-            with _on_threads(chunks):
+            with on_threads(chunks):
                 _observations_threads(self.states, self.params, out, self.scratch, chunks)
         return out
 
@@ -509,7 +521,7 @@ class BatchGame:
                 self.states, self.params, self._rngs, self._template, acts, rewards, done, truncated, self.scratch
             )
         else:
-            with _on_threads(chunks):
+            with on_threads(chunks):
                 bad = _step_all_threads(
                     self.states,
                     self.params,
@@ -557,7 +569,7 @@ class BatchGame:
                     self.scratch,
                 )
             )
-        with _on_threads(chunks):
+        with on_threads(chunks):
             return int(
                 _random_play_threads(
                     self.states,

@@ -68,6 +68,10 @@ warned about. Pass ``agent_factory=agents.batched_players.make_batched`` to get 
 spec strings; ``agents.make`` builds per-seat agents, which work through that slow path.
 ``learner_seat``: ``"rotate"`` (default: each table's seats in turn, one episode each, starting at a
 seat drawn from the seeded generator), ``"random"`` (drawn each episode), or a seat (always that one).
+``threads``: numba threads that step the tables and build the observations (``BatchGame(threads=...)``, up
+to ``NUMBA_NUM_THREADS``; default 1), each on a contiguous share of the rows of a call (of at least
+``batch.ROWS_PER_THREAD``); a batched player that decides from the state (the heuristic) uses the game's threads
+too. The results are those of one thread, decision for decision.
 Every other keyword is a rule option (``num_players=5``, ``deals_per_episode=3``, ``rules="standard"``...).
 ``reset(seed=None)``: a seed reseeds every table's deck stream and the learner-seat draws; ``None``
 continues them. ``options`` may hold ``"learner_seat"`` (a seat for every table's next episode).
@@ -86,7 +90,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
-from numba import njit
+from numba import njit, prange
 
 from bourre_env import batch, core, observation
 from bourre_env.batch import BatchGame
@@ -145,7 +149,17 @@ def _observe_rows(
 
 
 @njit(cache=True)
-def _step_rows(
+def _refused_row(states: np.ndarray, p: np.ndarray, rows: np.ndarray, actions: np.ndarray, scratch: np.ndarray) -> int:
+    """The index (into ``rows``) of the first action the rules refuse, else -1."""
+    mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
+    for i in range(rows.shape[0]):
+        if not batch._accepts(states[rows[i]], p, actions[i], mask, scratch[rows[i]]):
+            return i
+    return -1
+
+
+@njit(cache=True)
+def _step_accepted_rows(
     states: np.ndarray,
     p: np.ndarray,
     rngs: np.ndarray,
@@ -161,16 +175,7 @@ def _step_rows(
     dealt: np.ndarray,
     scratch: np.ndarray,
 ) -> int:
-    """``BatchGame.step`` for the given rows only, all or nothing, adding the learner's chips to ``rewards`` and
-    setting ``dealt`` where a new deal (of the episode, or of a new one) begins.
-
-    Returns the index (into ``rows``) of the first illegal action, having changed nothing, -1 when every row
-    stepped, or ``-2 - i`` when row ``rows[i]`` ended a second episode within one step (which the rules rule out:
-    the learner decides in every deal)."""
-    mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
-    for i in range(rows.shape[0]):
-        if not batch._accepts(states[rows[i]], p, actions[i], mask, scratch[rows[i]]):
-            return i
+    """The stepping half of ``_step_rows``: -1, or ``-2 - i`` when row ``rows[i]`` ended a second episode."""
     settled = np.zeros(p[core.P_NUM_PLAYERS], dtype=np.float32)
     for i in range(rows.shape[0]):
         b = rows[i]
@@ -193,6 +198,110 @@ def _step_rows(
     return -1
 
 
+@njit(cache=True)
+def _step_rows(
+    states: np.ndarray,
+    p: np.ndarray,
+    rngs: np.ndarray,
+    template: np.ndarray,
+    rows: np.ndarray,
+    actions: np.ndarray,
+    seats: np.ndarray,
+    rewards: np.ndarray,
+    ended: np.ndarray,
+    truncated: np.ndarray,
+    final_obs: np.ndarray,
+    final_pot: np.ndarray,
+    dealt: np.ndarray,
+    scratch: np.ndarray,
+) -> int:
+    """``BatchGame.step`` for the given rows only, all or nothing, adding the learner's chips to ``rewards`` and
+    setting ``dealt`` where a new deal (of the episode, or of a new one) begins.
+
+    Returns the index (into ``rows``) of the first illegal action, having changed nothing, -1 when every row
+    stepped, or ``-2 - i`` when row ``rows[i]`` ended a second episode within one step (which the rules rule out:
+    the learner decides in every deal)."""
+    bad = _refused_row(states, p, rows, actions, scratch)
+    if bad >= 0:
+        return bad
+    return _step_accepted_rows(
+        states, p, rngs, template, rows, actions, seats, rewards, ended, truncated, final_obs, final_pot, dealt, scratch
+    )
+
+
+# With threads, the rows are cut into one contiguous share per thread and each share runs the one-thread kernel:
+# the rows are distinct tables, which share nothing but the read-only params and deck template, and each draws
+# from its own random stream, so the results are those of one thread (as in ``bourre_env.batch``).
+@njit(cache=True, parallel=True)
+def _step_rows_threads(
+    states: np.ndarray,
+    p: np.ndarray,
+    rngs: np.ndarray,
+    template: np.ndarray,
+    rows: np.ndarray,
+    actions: np.ndarray,
+    seats: np.ndarray,
+    rewards: np.ndarray,
+    ended: np.ndarray,
+    truncated: np.ndarray,
+    final_obs: np.ndarray,
+    final_pot: np.ndarray,
+    dealt: np.ndarray,
+    scratch: np.ndarray,
+    chunks: int,
+) -> int:
+    """``_step_rows`` on ``chunks`` threads, all or nothing as well: every share is checked before any steps."""
+    n = rows.shape[0]
+    found = np.full(chunks, -1, dtype=np.int64)
+    for c in prange(chunks):
+        lo, hi = batch._chunk(c, chunks, n)
+        r = _refused_row(states, p, rows[lo:hi], actions[lo:hi], scratch)
+        if r >= 0:
+            found[c] = lo + r
+    for c in range(chunks):  # the first refused row, as one thread would report it
+        if found[c] >= 0:
+            return int(found[c])
+    for c in prange(chunks):
+        lo, hi = batch._chunk(c, chunks, n)
+        r = _step_accepted_rows(
+            states,
+            p,
+            rngs,
+            template,
+            rows[lo:hi],
+            actions[lo:hi],
+            seats,
+            rewards,
+            ended,
+            truncated,
+            final_obs,
+            final_pot,
+            dealt,
+            scratch,
+        )
+        if r < -1:
+            found[c] = -2 - (lo + (-2 - r))
+    for c in range(chunks):
+        if found[c] < -1:
+            return int(found[c])
+    return -1
+
+
+@njit(cache=True, parallel=True)
+def _observe_rows_threads(
+    states: np.ndarray,
+    p: np.ndarray,
+    rows: np.ndarray,
+    obs: np.ndarray,
+    masks: np.ndarray,
+    scratch: np.ndarray,
+    chunks: int,
+) -> None:
+    for c in prange(chunks):
+        lo, hi = batch._chunk(c, chunks, rows.shape[0])
+        _observe_rows(states, p, rows[lo:hi], obs[lo:hi], masks[lo:hi], scratch)
+
+
 class BourreVectorEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, np.ndarray]):
     """``num_envs`` tables of Bourré with one learner seat each, over one ``BatchGame`` (see the module docstring)."""
 
@@ -207,9 +316,10 @@ class BourreVectorEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, np.ndar
         learner_seat: str | int = "rotate",
         agent_factory: Callable[[str, int | None], Any] | None = None,
         opponent_seed: int = 0,
+        threads: int = 1,
         **rule_options: Any,
     ) -> None:
-        self.game = BatchGame(num_envs, seed=0, **rule_options)
+        self.game = BatchGame(num_envs, seed=0, threads=threads, **rule_options)
         self.num_envs = self.game.batch_size
         self.rules = self.game.rules
         self.num_players = self.game.num_players
@@ -396,7 +506,7 @@ class BourreVectorEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, np.ndar
         who: str,
     ) -> None:
         g = self.game
-        bad = _step_rows(
+        arrays = (
             g.states,
             g.params,
             g._rngs,
@@ -412,6 +522,12 @@ class BourreVectorEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, np.ndar
             self._dealt,
             g.scratch,
         )
+        chunks = batch.row_chunks(g.threads, rows.shape[0])
+        if chunks > 1:
+            with batch.on_threads(chunks):
+                bad = _step_rows_threads(*arrays, chunks)
+        else:
+            bad = _step_rows(*arrays)
         if bad >= 0:
             row = int(rows[bad])
             legal = np.flatnonzero(g.legal_masks()[row]).tolist()
@@ -458,7 +574,7 @@ class BourreVectorEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, np.ndar
         k = rows.shape[0]
         obs = np.empty((k, observation.OBS_SIZE), dtype=np.float32)
         masks = np.empty((k, core.NUM_ACTIONS), dtype=np.int8)
-        _observe_rows(g.states, g.params, rows, obs, masks, g.scratch)
+        self._observe_into(rows, obs, masks)
         return self._checked(player, player.act_batch(obs, masks, rows), k)
 
     @staticmethod
@@ -474,8 +590,18 @@ class BourreVectorEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, np.ndar
     # ------------------------------------------------------------------ views
     def _observe(self) -> np.ndarray:
         obs = np.empty((self.num_envs, observation.OBS_SIZE), dtype=np.float32)  # handed out: a fresh array each step
-        _observe_rows(self.game.states, self.game.params, self._all_rows, obs, self._masks, self.game.scratch)
+        self._observe_into(self._all_rows, obs, self._masks)
         return obs
+
+    def _observe_into(self, rows: np.ndarray, obs: np.ndarray, masks: np.ndarray) -> None:
+        """The observations and masks of the seats to act at ``rows``, on the game's threads."""
+        g = self.game
+        chunks = batch.row_chunks(g.threads, rows.shape[0])
+        if chunks > 1:
+            with batch.on_threads(chunks):
+                _observe_rows_threads(g.states, g.params, rows, obs, masks, g.scratch, chunks)
+        else:
+            _observe_rows(g.states, g.params, rows, obs, masks, g.scratch)
 
     def _infos(self) -> dict[str, Any]:
         return {"action_mask": self._masks.astype(np.bool_), "learner_seat": self.seats.copy()}

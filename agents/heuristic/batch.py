@@ -57,7 +57,7 @@ the first such row, or -1.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from agents.heuristic.batch_base import (
     FLOAT_WORK,
@@ -74,6 +74,7 @@ from agents.heuristic.batch_play import _play
 from agents.heuristic.odds import PARAM_SETS, HeuristicParams
 from bourre_env import observation, view
 from bourre_env.actions import NUM_ACTIONS
+from bourre_env.batch import on_threads, row_chunks
 from bourre_env.observation import (
     O_PHASE,
     O_ROUND,
@@ -86,6 +87,7 @@ __all__ = [
     "heuristic_action",
     "heuristic_actions",
     "heuristic_actions_at",
+    "heuristic_actions_at_threads",
     "params_array",
     "INT_WORK",
     "FLOAT_WORK",
@@ -159,6 +161,33 @@ def heuristic_actions_at(
     return bad
 
 
+@njit(cache=True, parallel=True)
+def heuristic_actions_at_threads(
+    states: np.ndarray,
+    p: np.ndarray,
+    rows: np.ndarray,
+    scratch: np.ndarray,
+    tie_breaks: np.ndarray,
+    params: np.ndarray,
+    out: np.ndarray,
+    chunks: int,
+) -> int:
+    """``heuristic_actions_at`` on ``chunks`` threads, one contiguous share of ``rows`` each (each with its own work
+    buffers): the rows are distinct tables and each decision takes its own tie-break number, so the actions are
+    those of one thread."""
+    n = rows.shape[0]
+    found = np.full(chunks, -1, dtype=np.int64)
+    for c in prange(chunks):
+        lo, hi = c * n // chunks, (c + 1) * n // chunks
+        r = heuristic_actions_at(states, p, rows[lo:hi], scratch, tie_breaks[lo:hi], params, out[lo:hi])
+        if r >= 0:
+            found[c] = lo + r
+    for c in range(chunks):
+        if found[c] >= 0:
+            return int(found[c])
+    return -1
+
+
 # ---------------------------------------------------------------- the agent
 def _check(name: str, array: object, dtype: type, shape: tuple[int, ...]) -> None:
     """A ``ValueError`` naming ``name`` unless ``array`` is a C-contiguous numpy array of ``dtype`` and ``shape``."""
@@ -227,16 +256,23 @@ class BatchHeuristic:
         rows: np.ndarray,
         scratch: np.ndarray,
         tie_breaks: np.ndarray | None = None,
+        threads: int = 1,
     ) -> np.ndarray:
         """The action of the seat to act at each of ``rows`` of a ``BatchGame`` (``states``, ``params``, ``scratch``),
         int64 ``(len(rows),)``: what ``act`` returns for those seats' observations and masks, with the same
-        tie-break numbers, without building them as arrays. ``ValueError`` for a row where no one is to act."""
+        tie-break numbers, without building them as arrays; on up to ``threads`` of numba's threads
+        (``bourre_env.batch.row_chunks``), with the same actions. ``ValueError`` for a row where no one is to act."""
         rows = np.ascontiguousarray(rows, dtype=np.int64)
         if rows.ndim != 1 or (rows.size and not (rows.min() >= 0 and rows.max() < states.shape[0])):
             raise ValueError(f"rows: expected row indices in 0..{states.shape[0] - 1}")
         out = np.empty(rows.shape[0], dtype=np.int64)
         tie_breaks = self._tie_break_numbers(rows.shape[0], tie_breaks)
-        bad = heuristic_actions_at(states, p, rows, scratch, tie_breaks, self._params, out)
+        chunks = row_chunks(threads, rows.shape[0])
+        if chunks > 1:
+            with on_threads(chunks):
+                bad = heuristic_actions_at_threads(states, p, rows, scratch, tie_breaks, self._params, out, chunks)
+        else:
+            bad = heuristic_actions_at(states, p, rows, scratch, tie_breaks, self._params, out)
         if bad >= 0:
             if out[bad] == NO_LEGAL:
                 raise ValueError(f"rows: no one is to act at row {int(rows[bad])}")
