@@ -28,7 +28,8 @@ from vector_env_speed import interleaved_rates, vector_stepper
 
 from agents.batched_players import BatchedHeuristicPlayer
 from agents.heuristic.batch import FLOAT_WORK, INT_WORK, heuristic_action
-from bourre_env import BourreVectorEnv, batch, core, observation
+from bourre_env import BourreVectorEnv, core, observation
+from bourre_env.vector_env import _step_accepted_rows
 
 MOVES_PER_TABLE = 256
 """Tie-break numbers drawn per table per call: more opponent moves than fit between two learner decisions."""
@@ -56,26 +57,34 @@ def _play_to_learner(
     mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
     ints = np.zeros(INT_WORK, dtype=np.int64)
     floats = np.zeros(FLOAT_WORK, dtype=np.float64)
-    settled = np.zeros(p[core.P_NUM_PLAYERS], dtype=np.float32)
+    action = np.zeros(1, dtype=np.int64)
     for i in range(rows.shape[0]):
         b = rows[i]
         s = states[b]
         move = 0
         while s[core.S_CUR] != seats[b] and s[core.S_CUR] >= 0 and move < MOVES_PER_TABLE:
             observation.observe_with(s, p, s[core.S_CUR], obs, mask, scratch[b])
-            action = heuristic_action(obs, mask, tie_breaks[b, move], params, ints, floats)
+            action[0] = heuristic_action(obs, mask, tie_breaks[b, move], params, ints, floats)
             move += 1
-            core.step_with(s, p, action, scratch[b])
-            if s[core.S_PHASE] == core.DEAL_OVER or s[core.S_PHASE] == core.GAME_OVER:
-                observation.encode_with(s, p, seats[b], final_obs[b], scratch[b])
-                final_pot[b] = s[core.S_POT]
-                dealt[b] = True
-            settled[:] = 0.0
-            outcome = batch._after_move(s, p, rngs[b], template, settled, scratch[b])
-            rewards[b] += settled[seats[b]]
-            if outcome != batch._GOING_ON:
-                ended[b] = True
-                truncated[b] = outcome == batch._TRUNCATED
+            # the env's own step of one row (a view of rows: no copy), settling and dealing anew as in a round
+            was_ended = ended[b]
+            code = _step_accepted_rows(
+                states,
+                p,
+                rngs,
+                template,
+                rows[i : i + 1],
+                action,
+                seats,
+                rewards,
+                ended,
+                truncated,
+                final_obs,
+                final_pot,
+                dealt,
+                scratch,
+            )
+            if code != -1 or ended[b] != was_ended:  # the episode ended: the next one's learner seat is drawn first
                 break
 
 

@@ -175,7 +175,10 @@ def _step_accepted_rows(
     dealt: np.ndarray,
     scratch: np.ndarray,
 ) -> int:
-    """The stepping half of ``_step_rows``: -1, or ``-2 - i`` when row ``rows[i]`` ended a second episode."""
+    """Step each of ``rows`` by its action (accepted by ``_refused_row``), adding the learner's chips to ``rewards``
+    and setting ``dealt`` where a new deal (of the episode, or of a new one) begins. Returns -1, or ``-2 - i`` when
+    row ``rows[i]`` ended a second episode within one step (which the rules rule out: the learner decides in every
+    deal)."""
     settled = np.zeros(p[core.P_NUM_PLAYERS], dtype=np.float32)
     for i in range(rows.shape[0]):
         b = rows[i]
@@ -196,37 +199,6 @@ def _step_accepted_rows(
             ended[b] = True
             truncated[b] = outcome == batch._TRUNCATED
     return -1
-
-
-@njit(cache=True)
-def _step_rows(
-    states: np.ndarray,
-    p: np.ndarray,
-    rngs: np.ndarray,
-    template: np.ndarray,
-    rows: np.ndarray,
-    actions: np.ndarray,
-    seats: np.ndarray,
-    rewards: np.ndarray,
-    ended: np.ndarray,
-    truncated: np.ndarray,
-    final_obs: np.ndarray,
-    final_pot: np.ndarray,
-    dealt: np.ndarray,
-    scratch: np.ndarray,
-) -> int:
-    """``BatchGame.step`` for the given rows only, all or nothing, adding the learner's chips to ``rewards`` and
-    setting ``dealt`` where a new deal (of the episode, or of a new one) begins.
-
-    Returns the index (into ``rows``) of the first illegal action, having changed nothing, -1 when every row
-    stepped, or ``-2 - i`` when row ``rows[i]`` ended a second episode within one step (which the rules rule out:
-    the learner decides in every deal)."""
-    bad = _refused_row(states, p, rows, actions, scratch)
-    if bad >= 0:
-        return bad
-    return _step_accepted_rows(
-        states, p, rngs, template, rows, actions, seats, rewards, ended, truncated, final_obs, final_pot, dealt, scratch
-    )
 
 
 # With threads, the rows are cut into one contiguous share per thread and each share runs the one-thread kernel:
@@ -250,7 +222,8 @@ def _step_rows_threads(
     scratch: np.ndarray,
     chunks: int,
 ) -> int:
-    """``_step_rows`` on ``chunks`` threads, all or nothing as well: every share is checked before any steps."""
+    """``_refused_row`` then ``_step_accepted_rows`` on ``chunks`` threads, all or nothing as one thread: every share
+    is checked before any steps; the first refused index (into ``rows``), else the stepping's code."""
     n = rows.shape[0]
     found = np.full(chunks, -1, dtype=np.int64)
     for c in prange(chunks):
@@ -526,8 +499,10 @@ class BourreVectorEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, np.ndar
         if chunks > 1:
             with batch.on_threads(chunks):
                 bad = _step_rows_threads(*arrays, chunks)
-        else:
-            bad = _step_rows(*arrays)
+        else:  # all or nothing: every action checked before any table moves
+            bad = _refused_row(g.states, g.params, rows, actions, g.scratch)
+            if bad < 0:
+                bad = _step_accepted_rows(*arrays)
         if bad >= 0:
             row = int(rows[bad])
             legal = np.flatnonzero(g.legal_masks()[row]).tolist()
