@@ -8,9 +8,11 @@ import pytest
 
 import agents
 import bourre_env
+from agents.heuristic.batch import BatchHeuristic
 from agents.ppo import SHIPPED_MODEL, PolicyWeights, load_policy
 from agents.search.inference import _add_log_probs
 from agents.search.policy import PolicyModel, _step_rows, observe_rows, policy_rollouts
+from agents.search.rollout import Rollout, _uniform
 from bourre_env import core, observation
 from bourre_env.core.rules import Rules
 
@@ -132,3 +134,60 @@ def test_compiled_log_probabilities_equal_the_models() -> None:
     assert log_w[rows[0]] == -np.inf and expected[0] == -np.inf
     np.testing.assert_allclose(log_w[rows[1:]], expected[1:], rtol=0, atol=1e-4)
     assert np.all(log_w[1::2] == 0.5)  # rows not listed are left alone
+
+
+def test_mixed_rollouts_play_the_policy_at_my_seat_and_the_heuristic_elsewhere() -> None:
+    model = PolicyModel("ppo")
+    heuristic = BatchHeuristic("default")
+    for num_players, me in ((5, 0), (3, 2), (7, 4)):
+        states, p = _starts(num_players, 32, num_players + 1)
+        rollout = Rollout("ppo", seed=9, others="heuristic")
+        rng = rollout._rng.copy()  # the tie-break numbers the kernel will draw, in its order: row by row
+        fast = states.copy()
+        rollout.run(fast, p, me=me)
+        # the definition, one row and one decision at a time: the dense greedy policy at seat `me`, the heuristic
+        # (given the kernel's tie-break number) at the others
+        slow = states.copy()
+        scratch = np.zeros((1, core.SCRATCH_SIZE), dtype=np.int64)
+        obs = np.zeros((1, observation.OBS_SIZE), dtype=np.float32)
+        mask = np.zeros((1, core.NUM_ACTIONS), dtype=np.int8)
+        mine = theirs = 0
+        for b in range(slow.shape[0]):
+            scratch[:] = 0
+            while not agents.search.policy.deal_over(slow[b], me):
+                seat = int(slow[b, core.S_CUR])
+                observe_rows(slow[b : b + 1], p, np.zeros(1, np.int64), obs, mask, scratch)
+                if seat == me:
+                    dense = model.weights.dense_logits(obs)
+                    action = int(np.where(mask == 1, dense, -np.inf).argmax())
+                    mine += 1
+                else:
+                    action = int(heuristic.act(obs, mask, tie_breaks=np.asarray([_uniform(rng)]))[0])
+                    theirs += 1
+                assert core.step_with(slow[b], p, action, scratch[0])
+        assert np.array_equal(fast, slow) and mine > 0 and theirs > 0
+        assert rollout.decisions == mine + theirs
+    with pytest.raises(ValueError, match="others"):
+        Rollout("heuristic", others="heuristic")
+    with pytest.raises(ValueError, match="others"):
+        Rollout("ppo", others="random")
+    with pytest.raises(ValueError, match="me >= 0"):
+        Rollout("ppo", others="heuristic").run(states.copy(), p)
+
+
+def test_pimc_with_the_heuristic_for_the_others_plays_legal_actions() -> None:
+    agent = agents.make("pimc:8,rollout=ppo,others=heuristic,model=heuristic,z=2", seed=3)
+    env = bourre_env.env(num_players=4)
+    env.reset(seed=5)
+    for _ in env.agent_iter():
+        o, _, terminated, truncated, _ = env.last()
+        if terminated or truncated:
+            env.step(None)
+            continue
+        action = agent.act(o)
+        assert o["action_mask"][action]
+        env.step(action)
+    with pytest.raises(ValueError, match="others"):
+        agents.make("pimc:8,others=heuristic")  # the heuristic's rollouts have no other policy to give
+    with pytest.raises(ValueError, match="unknown option 'others'"):
+        agents.make("ismcts:16,rollout=ppo,others=heuristic")

@@ -20,6 +20,9 @@ Specs for ``agents.make``: ``pimc`` (64 worlds, 32 proposals per world), ``pimc:
 
 * ``rollout``: a kind of ``agents.search.rollout`` (the compiled heuristic by default, ``random``, or ``ppo`` /
   ``ppo:PATH``: a policy file for every seat, greedy, or drawn from its softmax with ``sample=1``);
+* ``others``: ``heuristic`` to have the heuristic play the other seats of the rollouts while the searcher's own
+  seat plays the ``rollout`` policy file (greedy): for a field known, or assumed, to play the heuristic; pair it
+  with ``model=heuristic``. Empty (the default): the rollout policy plays every seat;
 * ``model``: the model of the others' earlier decisions that weighs the worlds (``heuristic`` by default, or
   ``ppo`` / ``ppo:PATH``: the product of the policy's probabilities of their actions, raised to the power
   ``temper``, 1 by default); ``infer``: how many uniform worlds are drawn per world kept by it
@@ -206,6 +209,7 @@ class PIMCAgent:
         z: float = 0.0,
         temper: float = 1.0,
         phases: str = "all",
+        others: str = "",
     ) -> None:
         if isinstance(worlds, bool) or not isinstance(worlds, (int, np.integer)) or worlds < 1:
             raise ValueError(f"worlds: expected an integer >= 1, got {worlds!r}")
@@ -226,7 +230,7 @@ class PIMCAgent:
         self.rules = rules
         seq = np.random.SeedSequence(0 if seed is None else seed)
         self._rng = np.random.default_rng(seq.spawn(1)[0])
-        self.rollout = Rollout(rollout, seed=int(seq.generate_state(1)[0]), sample=sample)
+        self.rollout = Rollout(rollout, seed=int(seq.generate_state(1)[0]), sample=sample, others=others or None)
         self.world_model = WorldModel(model, infer, self.rollout, temper)
         self.infer = self.world_model.infer
         self._heuristic = HeuristicAgent(seed=int(seq.generate_state(2)[1]))
@@ -349,6 +353,7 @@ DEFAULTS: dict[str, Any] = {
     "z": 0.0,
     "temper": 1.0,
     "phases": "all",
+    "others": "",
 }
 LIMITS: dict[str, float] = {"worlds": 256, "ms": 1000, "draws": 8, "infer": 32}
 """The largest budgets of a spec from an untrusted source (``agents.check_budget``): about 0.3 s a decision."""

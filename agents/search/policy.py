@@ -23,7 +23,7 @@ from numba import njit
 from agents.ppo import SHIPPED_MODEL, PolicyWeights, forward_row, load_policy
 from bourre_env import core, observation, view
 
-__all__ = ["PolicyModel", "observe_rows", "policy_rollouts", "policy_path", "deal_over"]
+__all__ = ["PolicyModel", "deal_over", "greedy_action", "observe_rows", "policy_path", "policy_rollouts"]
 
 
 def policy_path(spec: str) -> Path:
@@ -116,6 +116,27 @@ def _playing(states: np.ndarray, me: int, out: np.ndarray) -> int:
 
 
 @njit(cache=True)
+def greedy_action(
+    weights: tuple[np.ndarray, ...],
+    biases: tuple[np.ndarray, ...],
+    tanh: bool,
+    obs: np.ndarray,
+    mask: np.ndarray,
+    hidden: np.ndarray,
+    nonzero: np.ndarray,
+    logits: np.ndarray,
+) -> int:
+    """The policy's most probable legal action for one observation (the first of equals), -1 if none is legal;
+    ``hidden``, ``nonzero`` and ``logits`` are work buffers (``PackedPolicy.scratch``)."""
+    forward_row(weights, biases, tanh, obs, hidden, nonzero, logits)
+    best = -1
+    for a in range(core.NUM_ACTIONS):
+        if mask[a] != 0 and (best < 0 or logits[a] > logits[best]):
+            best = a
+    return best
+
+
+@njit(cache=True)
 def _greedy_rollouts(
     states: np.ndarray,
     p: np.ndarray,
@@ -139,11 +160,7 @@ def _greedy_rollouts(
         x[:] = 0
         while not deal_over(s, me):
             observation.observe_with(s, p, view.to_act(s), obs, mask, x)
-            forward_row(weights, biases, tanh, obs, hidden, nonzero, logits)
-            best = -1
-            for a in range(core.NUM_ACTIONS):
-                if mask[a] != 0 and (best < 0 or logits[a] > logits[best]):
-                    best = a
+            best = greedy_action(weights, biases, tanh, obs, mask, hidden, nonzero, logits)
             if best < 0 or not core.step_with(s, p, best, x):
                 return -1 - b
             taken += 1

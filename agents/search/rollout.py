@@ -13,8 +13,13 @@ plays a batch of worlds in one compiled call; the kinds:
   rows still playing; greedy (the action ``agents.make("ppo")`` plays), or with ``sample=True`` drawn from the
   masked softmax.
 
-``Rollout.actions(observations, masks)`` asks the same policy for a batch of observation rows, which is how
-the search agents consult it as the model of the other players outside the rollouts.
+``Rollout(kind, others="heuristic")`` plays ``kind`` (a greedy ``ppo`` policy) only at the searcher's seat
+(``run``'s ``me``) and the compiled heuristic at every other seat, all inside one compiled loop: the value of
+"this action, then my policy, against players who play the heuristic", for a search that knows or assumes
+its field.
+
+``Rollout.actions(observations, masks)`` asks the same policy for a batch of observation rows (the searcher's
+own policy when ``others`` is given), which is how the search agents consult it outside the rollouts.
 """
 
 from __future__ import annotations
@@ -23,11 +28,11 @@ import numpy as np
 from numba import njit
 
 from agents.heuristic.batch import FLOAT_WORK, INT_WORK, BatchHeuristic, heuristic_action, params_array
-from agents.search.policy import PolicyModel, deal_over, policy_rollouts
+from agents.search.policy import PolicyModel, deal_over, greedy_action, policy_rollouts
 from bourre_env import core, observation, view
 from bourre_env.batch import random_move
 
-__all__ = ["ROLLOUT_KINDS", "Rollout"]
+__all__ = ["OTHERS", "ROLLOUT_KINDS", "Rollout"]
 
 ROLLOUT_KINDS = ("heuristic", "random", "ppo")
 """The kinds of rollout; ``"ppo"`` also as ``"ppo:PATH"`` (a policy file)."""
@@ -75,15 +80,63 @@ def _heuristic_rollouts(states: np.ndarray, p: np.ndarray, me: int, hparams: np.
     return taken
 
 
-class Rollout:
-    """A rollout policy for every seat (module docstring), seeded: the same seed plays the same rollouts."""
+@njit(cache=True)
+def _mixed_rollouts(
+    states: np.ndarray,
+    p: np.ndarray,
+    me: int,
+    weights: tuple[np.ndarray, ...],
+    biases: tuple[np.ndarray, ...],
+    tanh: bool,
+    hidden: np.ndarray,
+    nonzero: np.ndarray,
+    hparams: np.ndarray,
+    rng: np.ndarray,
+) -> int:
+    """The policy, greedy, at seat ``me`` and the compiled heuristic at every other seat, each row until
+    ``deal_over``; returns the decisions taken, or -1 - row for the first row that refused an action."""
+    obs = np.zeros(observation.OBS_SIZE, dtype=np.float32)
+    mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
+    ints = np.zeros(INT_WORK, dtype=np.int64)
+    floats = np.zeros(FLOAT_WORK, dtype=np.float64)
+    logits = np.empty(core.NUM_ACTIONS, dtype=np.float32)
+    x = np.zeros(core.SCRATCH_SIZE, dtype=np.int64)  # the cinch memo of the row being played
+    taken = 0
+    for b in range(states.shape[0]):
+        s = states[b]
+        x[:] = 0
+        while not deal_over(s, me):
+            seat = view.to_act(s)
+            observation.observe_with(s, p, seat, obs, mask, x)
+            if seat == me:
+                a = greedy_action(weights, biases, tanh, obs, mask, hidden, nonzero, logits)
+            else:
+                a = heuristic_action(obs, mask, _uniform(rng), hparams, ints, floats)
+            if a < 0 or not core.step_with(s, p, a, x):
+                return -1 - b
+            taken += 1
+    return taken
 
-    def __init__(self, kind: str = "heuristic", seed: int = 0, sample: bool = False) -> None:
+
+OTHERS = ("heuristic",)
+"""Who may play the other seats of a rollout instead of its own policy (``Rollout(others=...)``)."""
+
+
+class Rollout:
+    """A rollout policy for every seat, or for the searcher's seat with ``others`` at the rest (module docstring),
+    seeded: the same seed plays the same rollouts."""
+
+    def __init__(self, kind: str = "heuristic", seed: int = 0, sample: bool = False, others: str | None = None) -> None:
         base = kind.partition(":")[0]
         if base not in ROLLOUT_KINDS or (base != "ppo" and kind != base):
             raise ValueError(f"rollout: expected one of {ROLLOUT_KINDS} or 'ppo:PATH', got {kind!r}")
+        if others is not None and others not in OTHERS:
+            raise ValueError(f"others: expected one of {OTHERS} got {others!r}")
+        if others is not None and (base != "ppo" or sample):
+            raise ValueError(f"others={others}: the searcher's seat must play a greedy policy file (rollout=ppo)")
         self.kind = base
         self.spec = kind
+        self.others = others
         self.sample = bool(sample)
         self.policy = PolicyModel(kind) if base == "ppo" else None
         seq = np.random.SeedSequence(seed)
@@ -123,6 +176,16 @@ class Rollout:
             raise ValueError("states: expected a writeable C-contiguous array (the rows are stepped in place)")
         if self.kind == "random":
             self.decisions += _random_rollouts(states, params, me, self._rng)
+            return
+        if self.policy is not None and self.others is not None:
+            if me < 0:
+                raise ValueError(f"others={self.others}: run needs the searcher's seat (me >= 0)")
+            packed = self.policy.weights.packed
+            weights = (packed.weights, packed.biases, packed.tanh)
+            taken = _mixed_rollouts(states, params, me, *weights, *packed.scratch(), self._hparams, self._rng)
+            if taken < 0:
+                raise RuntimeError(f"an action was refused in row {-1 - taken} of the rollouts")
+            self.decisions += taken
             return
         if self.policy is not None:
             self.decisions += policy_rollouts(states, params, self.policy, me, self._generator if self.sample else None)
