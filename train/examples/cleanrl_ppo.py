@@ -32,6 +32,8 @@ class Args:
     """agent spec of every other seat (agents.batched_players.make_batched)"""
     num_envs: int = 256
     """tables stepped together"""
+    env_threads: int = 1
+    """numba threads that step the tables and play the opponents (BourreVectorEnv(threads=...))"""
     num_steps: int = 32
     """steps per table per rollout"""
     total_timesteps: int = 1_000_000
@@ -90,7 +92,12 @@ def train(args: Args) -> dict[str, float]:
     torch.manual_seed(args.seed)
     torch.set_num_threads(max(1, args.torch_threads))
     envs = BourreVectorEnv(
-        args.num_envs, args.opponents, agent_factory=make_batched, opponent_seed=args.seed, num_players=args.num_players
+        args.num_envs,
+        args.opponents,
+        agent_factory=make_batched,
+        opponent_seed=args.seed,
+        threads=args.env_threads,
+        num_players=args.num_players,
     )
     n, t_len = args.num_envs, args.num_steps
     obs_size = envs.single_observation_space.shape[0]  # type: ignore[index]
