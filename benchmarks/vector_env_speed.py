@@ -250,10 +250,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"  BourreVectorEnv, heuristic from observations (act_batch):  {slow:12,.0f}  {slow / single:6.1f}x")
         if a.threads > 1:
             threaded = rates["threads"]
-            print(
-                f"  the same as the first, on {a.threads} threads:                 {threaded:12,.0f}  "
-                f"{threaded / single:6.1f}x  ({threaded / fast:.2f}x one thread)"
-            )
+            label = f"  the same as the first, on {a.threads} threads:"
+            print(f"{label:<61}{threaded:12,.0f}  {threaded / single:6.1f}x  ({threaded / fast:.2f}x one thread)")
         print(f"  BourreSingleAgentEnv, Python heuristic:                    {single:12,.0f}  {1.0:6.1f}x")
         print(
             f"  limit of the heuristic: {per_step:.2f} opponent decisions per learner step x "
