@@ -18,14 +18,17 @@ other cost were nil; and the same with the heuristic's decision alone on observa
 (``BourreVectorEnv(threads=T)``: the env's steps, its observations and the heuristic's decisions on
 shares of the rows) to the rotation, with its ratio to one thread.
 
-``--mode ppo`` times ``model.learn`` of MaskablePPO with the sb3 trainer's network and PPO settings
-(two hidden layers of 256, batches of 512, 4 epochs, ``train.sb3.trainer.Args`` defaults) on the
-trainer's envs (``make_vec_env``: ``num_envs`` tables of ``PoolVecEnv`` in this process) and on the
-envs it used before: 8 SB3 ``SubprocVecEnv`` workers, each a ``PoolEnv`` (the same opponent pool,
-Python heuristic), 256 steps each per rollout (the same 2,048-step rollouts). A warm-up rollout
-runs first; then whole rollouts are timed. No imitation warm start, no snapshots, no evaluation. The
-share of each loop's time spent in the PPO update (``model.train``) is printed too: the update does not
-depend on the env, so 1 / (the subprocess loop's share) bounds the speed-up any env could bring.
+``--mode ppo`` times ``model.learn`` of MaskablePPO with the sb3 trainer's PPO settings (batches of 512, 4
+epochs, ``train.sb3.trainer.Args`` defaults) in four loops: the trainer's envs (``make_vec_env``:
+``num_envs`` tables of ``PoolVecEnv`` in this process) and the envs it used before (8 SB3
+``SubprocVecEnv`` workers, each a ``PoolEnv``: the same opponent pool, Python heuristic, 256 steps each per
+rollout, the same 2,048-step rollouts), each with the trainer's network today (``--trunk shared``: one
+trunk of 256-256 for the actor and the critic, its first layer sparse) and with its network before
+(``--trunk separate``: SB3's two dense 256-256 networks). The ratios are to the trainer as it was before
+2026-11-25 (subprocess envs, separate networks). A warm-up rollout runs first; then the four loops take
+turns rollout by rollout. No imitation warm start, no snapshots, no evaluation. The share of each loop's
+time spent in the PPO update (``model.train``) is printed too: the update does not depend on the env, so
+1 / (a subprocess loop's share) bounds the speed-up any env could bring with that network.
 """
 
 from __future__ import annotations
@@ -149,58 +152,86 @@ def heuristic_limit(tables: int, players: int) -> tuple[float, float, float]:
     return per_step, state_path, decide_only
 
 
-def ppo_rate(venv: Any, args: Any, timesteps: int) -> tuple[float, float]:
-    """MaskablePPO learner steps/s on ``venv`` with the trainer's model, whole rollouts after a warm-up one, and the
-    share of that time spent in the PPO update (``model.train``), which no env makes shorter."""
-    import torch
+PPO_CONFIGS = {
+    "vec, shared": ("vec", "shared"),
+    "vec, separate": ("vec", "separate"),
+    "subprocess, separate": ("subprocess", "separate"),
+    "subprocess, shared": ("subprocess", "shared"),
+}
+"""The loops timed by ``--mode ppo``: (envs, trunk). ``vec, shared`` is ``bourre train --trainer sb3`` today;
+``subprocess, separate`` is the trainer before 2026-11-25 (its envs and its network)."""
 
-    from train.sb3.trainer import build_model
 
-    torch.set_num_threads(1)
-    torch.distributions.Distribution.set_default_validate_args(False)  # as the trainer
-    with tempfile.TemporaryDirectory() as folder:
-        model = build_model(args, venv, Path(folder))
-        rollout = args.num_envs * args.n_steps
-        model.learn(rollout)  # warm-up: the first reset, compiled code, torch's first calls
-        update = [0.0]
-        train = model.train
+class TimedLearner:
+    """A MaskablePPO model on ``venv`` with the trainer's settings, learning one rollout per call; it counts the
+    wall time of its calls and of the PPO update (``model.train``) within them."""
+
+    def __init__(self, venv: Any, args: Any, folder: Path) -> None:
+        from train.sb3.trainer import build_model
+
+        self.model = build_model(args, venv, folder)
+        self.rollout = args.num_envs * args.n_steps
+        self.model.learn(self.rollout)  # warm-up: the first reset, compiled code, torch's first calls
+        self.steps, self.seconds, self.update = 0, 0.0, 0.0
+        train = self.model.train
 
         def timed_train() -> None:
             started = time.perf_counter()
             train()
-            update[0] += time.perf_counter() - started
+            self.update += time.perf_counter() - started
 
-        model.train = timed_train  # type: ignore[method-assign]
+        self.model.train = timed_train  # type: ignore[method-assign]
+
+    def learn_one_rollout(self) -> None:
         start = time.perf_counter()
-        model.learn(timesteps, reset_num_timesteps=False)
-        seconds = time.perf_counter() - start
-        return (model.num_timesteps - rollout) / seconds, update[0] / seconds
+        self.model.learn(self.rollout, reset_num_timesteps=False)
+        self.seconds += time.perf_counter() - start
+        self.steps += self.rollout
 
 
-def ppo_rates(timesteps: int, players: int) -> tuple[tuple[float, float], tuple[float, float]]:
+def subprocess_env(args: Any, seed: int, players: int) -> Callable[[], Any]:
+    """The maker of one subprocess env of the trainer before ``BourreVecEnv``."""
+    from train.ppo.opponent_pool import PoolEnv
+    from train.sb3.glue import MaskInInfo
+
+    weights = args.pool_weights()
+    return lambda: MaskInInfo(PoolEnv(weights, seed=seed, num_players=players))
+
+
+def ppo_rates(timesteps: int, players: int) -> dict[str, tuple[float, float]]:
+    """(learner steps/s, share of the time in the update) of each loop of ``PPO_CONFIGS``: the loops take turns
+    rollout by rollout until each has ``timesteps``, so that the load of a shared machine weighs on them alike."""
+    import torch
     from stable_baselines3.common.vec_env import SubprocVecEnv
 
-    from train.ppo.opponent_pool import PoolEnv
-    from train.sb3.glue import MaskInInfo, MasksFromInfos
+    from train.sb3.glue import MasksFromInfos
     from train.sb3.trainer import Args, make_vec_env
 
-    args = Args(players=(players,), imitation_decisions=0, progress=False)
-    ours = make_vec_env(args)
+    torch.set_num_threads(1)
+    torch.distributions.Distribution.set_default_validate_args(False)  # as the trainer
+    envs: list[Any] = []
+    learners: dict[str, TimedLearner] = {}
     try:
-        vec = ppo_rate(ours, args, timesteps)
-    finally:
-        ours.close()
-    before = dataclasses.replace(args, num_envs=8, n_steps=256)
+        with tempfile.TemporaryDirectory() as folder:
+            for name, (kind, trunk) in PPO_CONFIGS.items():
+                args = Args(players=(players,), imitation_decisions=0, progress=False, trunk=trunk)
+                if kind == "vec":
+                    venv = make_vec_env(args)
+                else:
+                    args = dataclasses.replace(args, num_envs=8, n_steps=256)  # the same 2,048-step rollouts
 
-    def thunk(k: int) -> Any:
-        return lambda: MaskInInfo(PoolEnv(before.pool_weights(), seed=k, num_players=players))
-
-    sub = MasksFromInfos(SubprocVecEnv([thunk(k) for k in range(before.num_envs)]))
-    try:
-        old = ppo_rate(sub, before, timesteps)
+                    venv = MasksFromInfos(
+                        SubprocVecEnv([subprocess_env(args, k, players) for k in range(args.num_envs)])
+                    )
+                envs.append(venv)
+                learners[name] = TimedLearner(venv, args, Path(folder) / name.replace(", ", "_"))
+            while min(learner.steps for learner in learners.values()) < timesteps:
+                for learner in learners.values():
+                    learner.learn_one_rollout()
     finally:
-        sub.close()
-    return vec, old
+        for venv in envs:
+            venv.close()
+    return {name: (t.steps / t.seconds, t.update / t.seconds) for name, t in learners.items()}
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -262,14 +293,23 @@ def main(argv: list[str] | None = None) -> None:
             f"{1 / (per_step * decide_only):,.0f} learner steps/s)"
         )
     else:
-        (vec, vec_update), (old, old_update) = ppo_rates(a.ppo_timesteps, a.players)
-        print(f"MaskablePPO, trainer settings, {a.players} players: learner steps/s, share of the time in the update")
-        print(f"  on BourreVecEnv (PoolVecEnv, 64 tables x 32 steps):{vec:8,.0f}  {vec / old:5.1f}x  {vec_update:4.0%}")
-        print(f"  on 8 SubprocVecEnv PoolEnv workers (256 steps):    {old:8,.0f}  {1.0:5.1f}x  {old_update:4.0%}")
-        print(
-            f"  limit of any env: the update alone, {1 / old_update:.1f}x the subprocess envs' rate "
-            f"(their loop's time without its rollouts)"
-        )
+        rates = ppo_rates(a.ppo_timesteps, a.players)
+        before = rates["subprocess, separate"][0]
+        print(f"MaskablePPO, trainer settings, {a.players} players: learner steps/s, ratio, time in the update")
+        labels = {
+            "vec, shared": "BourreVecEnv, shared sparse trunk (the trainer today)",
+            "vec, separate": "BourreVecEnv, separate dense networks",
+            "subprocess, separate": "8 SubprocVecEnv PoolEnv workers, separate (before)",
+            "subprocess, shared": "8 SubprocVecEnv PoolEnv workers, shared sparse trunk",
+        }
+        for name, (rate, update) in rates.items():
+            print(f"  {labels[name]:<58}{rate:8,.0f}  {rate / before:5.1f}x  {update:4.0%}")
+        for trunk in ("separate", "shared"):
+            share = rates[f"subprocess, {trunk}"][1]
+            print(
+                f"  limit of any env with the {trunk} network: the update alone, {1 / share:.1f}x the subprocess "
+                f"envs' rate with it"
+            )
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

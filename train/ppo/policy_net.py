@@ -39,6 +39,8 @@ __all__ = [
     "gather_batch",
     "masked_logits",
     "sample_actions",
+    "first_layer",
+    "sparse_batch_from_dense",
     "sparse_first_layer",
     "sparse_rows",
 ]
@@ -105,11 +107,20 @@ def _gather(
     if not transpose:
         empty = np.empty(0, np.int64)
         return out_idx, out_val, offsets, empty, np.empty(0, np.float32), empty
-    # The same entries by column (a counting sort): the first layer's weight gradient is then a weighted sum of
-    # rows of the output gradient per column, which embedding_bag computes as fast as the forward pass.
+    t_rows, t_val, t_off = _by_column(out_idx, out_val, offsets, num_features)
+    return out_idx, out_val, offsets, t_rows, t_val, t_off
+
+
+@njit(cache=True)
+def _by_column(
+    idx: np.ndarray, val: np.ndarray, offsets: np.ndarray, num_features: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    # The entries of the bags by column (a counting sort): the first layer's weight gradient is then a weighted sum
+    # of rows of the output gradient per column, which embedding_bag computes as fast as the forward pass.
+    n, total = offsets.shape[0], idx.shape[0]
     t_off = np.zeros(num_features + 1, np.int64)
     for k in range(total):
-        t_off[out_idx[k] + 1] += 1
+        t_off[idx[k] + 1] += 1
     for j in range(num_features):
         t_off[j + 1] += t_off[j]
     fill = t_off[:num_features].copy()
@@ -118,11 +129,28 @@ def _gather(
     for i in range(n):
         end = offsets[i + 1] if i + 1 < n else total
         for k in range(offsets[i], end):
-            j = out_idx[k]
+            j = idx[k]
             t_rows[fill[j]] = i
-            t_val[fill[j]] = out_val[k]
+            t_val[fill[j]] = val[k]
             fill[j] += 1
-    return out_idx, out_val, offsets, t_rows, t_val, t_off[:num_features].copy()
+    return t_rows, t_val, t_off[:num_features].copy()
+
+
+@njit(cache=True)
+def _bags_from_dense(obs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    n, width = obs.shape
+    idx = np.empty(n * width, np.int64)
+    val = np.empty(n * width, np.float32)
+    offsets = np.empty(n, np.int64)
+    k = 0
+    for i in range(n):
+        offsets[i] = k
+        for j in range(width):
+            x = obs[i, j]  # written always, kept only when nonzero, as in _sparse_rows
+            idx[k] = j
+            val[k] = x
+            k += x != 0.0
+    return idx[:k].copy(), val[:k].copy(), offsets
 
 
 class SparseBatch(NamedTuple):
@@ -156,6 +184,34 @@ def gather_batch(
     if not grad:
         return SparseBatch(idx_t, val_t, off_t, None, None, None)
     return SparseBatch(idx_t, val_t, off_t, t_rows, t_val, t_off)
+
+
+def sparse_batch_from_dense(obs: torch.Tensor, grad: bool) -> SparseBatch:
+    """The rows of a dense ``(rows, features)`` tensor as a ``SparseBatch`` on its device (for callers that are
+    handed dense observations, as SB3's policies are); with ``grad`` also by column, for the backward pass of the
+    first layer. On the CPU a compiled scan; elsewhere torch's own operations."""
+    if obs.device.type == "cpu":
+        idx, val, offsets = _bags_from_dense(np.ascontiguousarray(obs.detach().numpy(), dtype=np.float32))
+        idx_t, val_t, off_t = torch.from_numpy(idx), torch.from_numpy(val), torch.from_numpy(offsets)
+        if not grad:
+            return SparseBatch(idx_t, val_t, off_t, None, None, None)
+        t_rows, t_val, t_off = _by_column(idx, val, offsets, obs.shape[1])
+        return SparseBatch(
+            idx_t, val_t, off_t, torch.from_numpy(t_rows), torch.from_numpy(t_val), torch.from_numpy(t_off)
+        )
+    return _sparse_batch_torch(obs, grad)
+
+
+def _sparse_batch_torch(obs: torch.Tensor, grad: bool) -> SparseBatch:
+    rows, cols = obs.nonzero(as_tuple=True)  # row-major: the entries of each row together, by column
+    val_t = obs[rows, cols]
+    counts = torch.bincount(rows, minlength=obs.shape[0])
+    offsets_t = torch.cumsum(counts, 0) - counts
+    if not grad:
+        return SparseBatch(cols, val_t, offsets_t, None, None, None)
+    by_column = torch.argsort(cols, stable=True)  # the same entries, column after column
+    t_counts = torch.bincount(cols, minlength=obs.shape[1])
+    return SparseBatch(cols, val_t, offsets_t, rows[by_column], val_t[by_column], torch.cumsum(t_counts, 0) - t_counts)
 
 
 def batch_from_counts(idx: np.ndarray, val: np.ndarray, counts: np.ndarray, device: torch.device | str) -> SparseBatch:
@@ -199,7 +255,7 @@ class _SparseFirst(torch.autograd.Function):
         return weight_grad, None, None, None, None, None, None
 
 
-def _first_layer(inputs: int, width: int) -> tuple[torch.nn.Parameter, torch.nn.Parameter]:
+def first_layer(inputs: int, width: int) -> tuple[torch.nn.Parameter, torch.nn.Parameter]:
     """Weight ``(inputs, width)`` and bias of a sparse first layer, initialised as torch's dense layer would be."""
     first = torch.nn.Linear(inputs, width)
     return (torch.nn.Parameter(first.weight.detach().t().contiguous()), torch.nn.Parameter(first.bias.detach().clone()))
@@ -221,7 +277,7 @@ class ValueNet(torch.nn.Module):
 
     def __init__(self, hidden: Sequence[int], obs_size: int = OBS_SIZE, hidden_hand_size: int = HIDDEN_HAND_SIZE):
         super().__init__()
-        weight, self.first_bias = _first_layer(obs_size + hidden_hand_size, hidden[0])  # one (obs + hands)-wide layer
+        weight, self.first_bias = first_layer(obs_size + hidden_hand_size, hidden[0])  # one (obs + hands)-wide layer
         self.obs_weight = torch.nn.Parameter(weight.detach()[:obs_size].clone())
         self.hand_weight = torch.nn.Parameter(weight.detach()[obs_size:].clone())
         self.layers = torch.nn.ModuleList(torch.nn.Linear(a, b) for a, b in zip(hidden[:-1], hidden[1:], strict=True))
@@ -254,7 +310,7 @@ class PolicyNet(torch.nn.Module):
         if not hidden or any(w < 1 for w in hidden):
             raise ValueError(f"hidden: positive layer widths, got {tuple(hidden)}")
         self.hidden_sizes = tuple(int(w) for w in hidden)
-        self.first_weight, self.first_bias = _first_layer(obs_size, hidden[0])
+        self.first_weight, self.first_bias = first_layer(obs_size, hidden[0])
         self.layers = torch.nn.ModuleList(torch.nn.Linear(a, b) for a, b in zip(hidden[:-1], hidden[1:], strict=True))
         self.actor = torch.nn.Linear(hidden[-1], num_actions)
         self.critic = torch.nn.Linear(hidden[-1], 1)

@@ -26,6 +26,7 @@ from stable_baselines3.common.vec_env import VecEnvWrapper
 from agents.ppo import PolicyWeights, save_policy
 from bourre_env.atomic_files import replacing
 from train.runs import RunState
+from train.sb3.trunk import trunk_policy_layers
 
 __all__ = [
     "ACTIVATION",
@@ -47,12 +48,15 @@ ACTIVATION = "relu"
 
 def policy_weights(policy: Any, meta: dict[str, Any]) -> PolicyWeights:
     """The actor of an sb3-contrib ``MaskableActorCriticPolicy`` built by ``build_model`` as ``PolicyWeights``."""
-    linears = [m for m in policy.mlp_extractor.policy_net if isinstance(m, torch.nn.Linear)]
 
-    def pair(layer: torch.nn.Linear) -> tuple[np.ndarray, np.ndarray]:
-        return layer.weight.detach().cpu().numpy().copy(), layer.bias.detach().cpu().numpy().copy()
+    def pair(weight: torch.Tensor, bias: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+        return (
+            weight.detach().cpu().numpy().astype(np.float32, copy=True),
+            bias.detach().cpu().numpy().astype(np.float32, copy=True),
+        )
 
-    return PolicyWeights(tuple(pair(m) for m in linears), pair(policy.action_net), ACTIVATION, meta)
+    hidden = tuple(pair(w, b) for w, b in trunk_policy_layers(policy))
+    return PolicyWeights(hidden, pair(policy.action_net.weight, policy.action_net.bias), ACTIVATION, meta)
 
 
 def export_policy(model: Any, path: Path, meta: dict[str, Any]) -> Path:

@@ -24,7 +24,7 @@ What happens, in order:
    optimizer) and ``state.json`` (step count, snapshots, evaluation history). ``--resume`` rebuilds
    the run from ``args.json`` and continues from the checkpoint's step count; arguments given again
    on the command line with a value other than their default override the saved ones (for
-   example a larger ``--total-timesteps``), except ``--hidden``: the network is the checkpoint's.
+   example a larger ``--total-timesteps``), except ``--hidden`` and ``--trunk``: the network is the checkpoint's.
    Loading a checkpoint reads tensors only (torch ``weights_only=True``), never pickled objects; a
    checkpoint that holds anything else, or does not fit the network, is refused with ``ValueError``.
 5. At the end, in the run folder: ``model.npz`` (the policy, for ``agents.make("ppo:PATH")``),
@@ -82,6 +82,7 @@ from train.sb3.glue import (
     save_checkpoint,
 )
 from train.sb3.pool import PoolVecEnv
+from train.sb3.trunk import TRUNKS, policy_kwargs
 
 __all__ = ["Args", "main", "run", "policy_weights"]
 
@@ -140,7 +141,11 @@ class Args:
     """Adam learning rate of the warm start"""
 
     hidden: tuple[int, ...] = (256, 256)
-    """hidden layer widths of the policy and of the value network (separate networks, ReLU)"""
+    """hidden layer widths (ReLU): of the trunk the actor and the critic share, or of each of their networks with
+    --trunk separate"""
+    trunk: str = "shared"
+    """shared: one trunk for the actor and the critic, its first layer reading the observation sparsely
+    (train.sb3.trunk); separate: SB3's two dense networks, as runs made before 2026-11-26 have"""
     learning_rate: float = 1e-4
     """Adam learning rate of PPO (small: the warm-started policy should be refined, not overwritten)"""
     n_steps: int = 32
@@ -221,6 +226,8 @@ class Args:
             raise ValueError(f"eval_players: table sizes between 2 and 8, got {self.eval_players}")
         if not self.hidden or any(w < 1 for w in self.hidden):
             raise ValueError(f"hidden: positive layer widths, got {self.hidden}")
+        if self.trunk not in TRUNKS:
+            raise ValueError(f"trunk: one of {', '.join(TRUNKS)}, got {self.trunk!r}")
         if not 0 < self.gamma <= 1 or not 0 <= self.gae_lambda <= 1:
             raise ValueError(f"gamma in (0, 1] and gae_lambda in [0, 1], got {self.gamma}, {self.gae_lambda}")
         if self.reward_scale <= 0 or self.learning_rate <= 0 or self.clip_range <= 0:
@@ -237,6 +244,8 @@ class Args:
     def from_json(cls, data: Any, source: Path | str = "args.json") -> Args:
         """The arguments saved in ``source`` (read as JSON into ``data``); ``ValueError`` naming ``source`` if a field
         is unknown, of the wrong type or invalid."""
+        if isinstance(data, dict) and "trunk" not in data:
+            data = {**data, "trunk": "separate"}  # a run made before the shared trunk keeps its network
         args: Args = args_from_json(cls, data, source)
         return args
 
@@ -344,6 +353,11 @@ def resolve_resume(args: Args, given: set[str]) -> Args:
             f"{' '.join(map(str, saved.hidden))}, and a resumed run keeps its network; drop --hidden, "
             f"or start a new run"
         )
+    if "trunk" in given and args.trunk != saved.trunk:
+        raise ValueError(
+            f"--trunk {args.trunk}: the run in {args.run_dir} has a {saved.trunk} trunk, and a resumed run keeps its "
+            f"network; drop --trunk, or start a new run"
+        )
     merged = dataclasses.replace(
         saved, **{name: getattr(args, name) for name in given}, run_dir=args.run_dir, resume=True, overwrite=False
     )
@@ -365,10 +379,7 @@ def build_model(args: Args, env: Any, run_dir: Path) -> MaskablePPO:
         vf_coef=args.vf_coef,
         max_grad_norm=args.max_grad_norm,
         target_kl=args.target_kl,
-        policy_kwargs={
-            "net_arch": {"pi": list(args.hidden), "vf": list(args.hidden)},
-            "activation_fn": ACTIVATIONS[ACTIVATION],
-        },
+        policy_kwargs=policy_kwargs(args.trunk, args.hidden, ACTIVATIONS[ACTIVATION]),
         seed=args.seed,
         device=args.device,
         verbose=0,
