@@ -219,7 +219,9 @@ _random_move = random_move
 
 
 @njit(cache=True)
-def _chunk(c: int, chunks: int, rows: int) -> tuple[int, int]:
+def chunk_bounds(c: int, chunks: int, rows: int) -> tuple[int, int]:
+    """The rows ``[lo, hi)`` of share ``c`` when ``rows`` rows are cut into ``chunks`` contiguous shares (compiled:
+    called inside parallel kernels, here and in ``agents.heuristic.batch``)."""
     return c * rows // chunks, (c + 1) * rows // chunks
 
 
@@ -274,7 +276,7 @@ def _step_all_threads(
     rows = states.shape[0]
     found = np.full(chunks, -1, dtype=np.int64)
     for c in prange(chunks):
-        lo, hi = _chunk(c, chunks, rows)
+        lo, hi = chunk_bounds(c, chunks, rows)
         r = _first_refused(states[lo:hi], p, actions[lo:hi], scratch[lo:hi])
         if r >= 0:
             found[c] = lo + r
@@ -282,7 +284,7 @@ def _step_all_threads(
         if found[c] >= 0:
             return int(found[c])
     for c in prange(chunks):
-        lo, hi = _chunk(c, chunks, rows)
+        lo, hi = chunk_bounds(c, chunks, rows)
         r = _step_accepted(
             states[lo:hi],
             p,
@@ -305,14 +307,14 @@ def _step_all_threads(
 @njit(cache=True, parallel=True)
 def _masks_threads(states: np.ndarray, p: np.ndarray, out: np.ndarray, scratch: np.ndarray, chunks: int) -> None:
     for c in prange(chunks):
-        lo, hi = _chunk(c, chunks, states.shape[0])
+        lo, hi = chunk_bounds(c, chunks, states.shape[0])
         _masks_all(states[lo:hi], p, out[lo:hi], scratch[lo:hi])
 
 
 @njit(cache=True, parallel=True)
 def _observations_threads(states: np.ndarray, p: np.ndarray, out: np.ndarray, scratch: np.ndarray, chunks: int) -> None:
     for c in prange(chunks):
-        lo, hi = _chunk(c, chunks, states.shape[0])
+        lo, hi = chunk_bounds(c, chunks, states.shape[0])
         _observations_all(states[lo:hi], p, out[lo:hi], scratch[lo:hi])
 
 
@@ -334,7 +336,7 @@ def _random_play_threads(
     # each chunk adds to its own chips at every decision: rows 128 bytes apart or more, never on one cache line
     chunk_chips = np.zeros((chunks, chips.shape[0] + 16), dtype=np.float64)
     for c in prange(chunks):
-        lo, hi = _chunk(c, chunks, rows)
+        lo, hi = chunk_bounds(c, chunks, rows)
         obs = np.zeros(observation.OBS_SIZE, dtype=np.float32)  # each thread's own encoding buffer
         totals[c] = _random_play(
             states[lo:hi],
@@ -355,6 +357,13 @@ def _random_play_threads(
 def max_threads() -> int:
     """The most threads a ``BatchGame`` may use: numba's pool size (``NUMBA_NUM_THREADS``, by default the CPUs)."""
     return int(numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]  # numba sets its config at import
+
+
+def check_threads(n: Any) -> int:
+    """``n`` as a thread count for the compiled kernels, or ``ValueError``: an integer in 1..``max_threads()``."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= max_threads():
+        raise ValueError(f"threads: expected an integer in 1..{max_threads()} (numba's NUMBA_NUM_THREADS), got {n!r}")
+    return int(n)
 
 
 ROWS_PER_THREAD = 32
@@ -437,11 +446,7 @@ class BatchGame:
 
     @threads.setter
     def threads(self, n: int) -> None:
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= max_threads():
-            raise ValueError(
-                f"threads: expected an integer in 1..{max_threads()} (numba's NUMBA_NUM_THREADS), got {n!r}"
-            )
-        self._threads = int(n)
+        self._threads = check_threads(n)
 
     def _chunks(self) -> int:
         """How many shares to cut the rows into: one per thread, at most one per row; 1 keeps the one-thread path."""

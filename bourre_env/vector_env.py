@@ -227,7 +227,7 @@ def _step_rows_threads(
     n = rows.shape[0]
     found = np.full(chunks, -1, dtype=np.int64)
     for c in prange(chunks):
-        lo, hi = batch._chunk(c, chunks, n)
+        lo, hi = batch.chunk_bounds(c, chunks, n)
         r = _refused_row(states, p, rows[lo:hi], actions[lo:hi], scratch)
         if r >= 0:
             found[c] = lo + r
@@ -235,7 +235,7 @@ def _step_rows_threads(
         if found[c] >= 0:
             return int(found[c])
     for c in prange(chunks):
-        lo, hi = batch._chunk(c, chunks, n)
+        lo, hi = batch.chunk_bounds(c, chunks, n)
         r = _step_accepted_rows(
             states,
             p,
@@ -271,7 +271,7 @@ def _observe_rows_threads(
     chunks: int,
 ) -> None:
     for c in prange(chunks):
-        lo, hi = batch._chunk(c, chunks, rows.shape[0])
+        lo, hi = batch.chunk_bounds(c, chunks, rows.shape[0])
         _observe_rows(states, p, rows[lo:hi], obs[lo:hi], masks[lo:hi], scratch)
 
 

@@ -76,3 +76,13 @@ def test_the_heuristic_decides_alike_on_threads() -> None:
     one = heuristic.act_at(game.states, game.params, rows, game.scratch, tie_breaks)
     two = heuristic.act_at(game.states, game.params, rows, game.scratch, tie_breaks, threads=2)
     np.testing.assert_array_equal(one, two)
+
+
+@pytest.mark.parametrize("threads", [0, -1, 1.5, True, batch.max_threads() + 1])
+def test_bad_thread_counts_are_named(threads: object) -> None:
+    game = BatchGame(4, seed=2, num_players=3)
+    rows = np.flatnonzero(game.states[:, view.to_act_column()] >= 0)
+    with pytest.raises(ValueError, match="threads: expected an integer in 1.."):
+        BatchHeuristic("default", seed=0).act_at(game.states, game.params, rows, game.scratch, threads=threads)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="threads: expected an integer in 1.."):
+        game.threads = threads  # type: ignore[assignment]

@@ -20,6 +20,7 @@ from typing import Any
 
 from bourre_env.atomic_files import replacing, write_text
 from train.eval.duplicate import EvalReport, evaluate
+from train.eval.jobs import JobRunner
 from train.eval.report import advantage_table, markdown_table
 from train.run_dir import check_json_fields
 
@@ -101,9 +102,20 @@ class CtrlC:
 
 
 def evaluate_policy_file(
-    path: Path, field: str, players: tuple[int, ...], deals: int, seed: int, workers: int, progress: bool
+    path: Path,
+    field: str,
+    players: tuple[int, ...],
+    deals: int,
+    seed: int,
+    workers: int,
+    progress: bool,
+    runner: JobRunner | None = None,
 ) -> EvalReport:
-    return evaluate(f"ppo:{path}", field, players=players, deals=deals, seed=seed, workers=workers, progress=progress)
+    """The duplicate evaluation of the policy file ``path`` against ``field``: on ``workers`` processes, or on the
+    workers of ``runner`` (a trainer's rollout workers) when given."""
+    return evaluate(
+        f"ppo:{path}", field, players=players, deals=deals, seed=seed, workers=workers, progress=progress, runner=runner
+    )
 
 
 def eval_row(step: int, report: EvalReport) -> dict[str, Any]:

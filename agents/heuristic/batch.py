@@ -74,7 +74,7 @@ from agents.heuristic.batch_play import _play
 from agents.heuristic.odds import PARAM_SETS, HeuristicParams
 from bourre_env import observation, view
 from bourre_env.actions import NUM_ACTIONS
-from bourre_env.batch import on_threads, row_chunks
+from bourre_env.batch import check_threads, chunk_bounds, on_threads, row_chunks
 from bourre_env.observation import (
     O_PHASE,
     O_ROUND,
@@ -178,7 +178,7 @@ def heuristic_actions_at_threads(
     n = rows.shape[0]
     found = np.full(chunks, -1, dtype=np.int64)
     for c in prange(chunks):
-        lo, hi = c * n // chunks, (c + 1) * n // chunks
+        lo, hi = chunk_bounds(c, chunks, n)
         r = heuristic_actions_at(states, p, rows[lo:hi], scratch, tie_breaks[lo:hi], params, out[lo:hi])
         if r >= 0:
             found[c] = lo + r
@@ -261,13 +261,14 @@ class BatchHeuristic:
         """The action of the seat to act at each of ``rows`` of a ``BatchGame`` (``states``, ``params``, ``scratch``),
         int64 ``(len(rows),)``: what ``act`` returns for those seats' observations and masks, with the same
         tie-break numbers, without building them as arrays; on up to ``threads`` of numba's threads
-        (``bourre_env.batch.row_chunks``), with the same actions. ``ValueError`` for a row where no one is to act."""
+        (``bourre_env.batch.row_chunks``), with the same actions. ``ValueError`` for a row where no one is to act, or
+        a thread count outside 1..``bourre_env.batch.max_threads()``."""
         rows = np.ascontiguousarray(rows, dtype=np.int64)
         if rows.ndim != 1 or (rows.size and not (rows.min() >= 0 and rows.max() < states.shape[0])):
             raise ValueError(f"rows: expected row indices in 0..{states.shape[0] - 1}")
         out = np.empty(rows.shape[0], dtype=np.int64)
         tie_breaks = self._tie_break_numbers(rows.shape[0], tie_breaks)
-        chunks = row_chunks(threads, rows.shape[0])
+        chunks = row_chunks(check_threads(threads), rows.shape[0])
         if chunks > 1:
             with on_threads(chunks):
                 bad = heuristic_actions_at_threads(states, p, rows, scratch, tie_breaks, self._params, out, chunks)

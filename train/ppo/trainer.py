@@ -103,7 +103,7 @@ from tqdm.auto import tqdm
 from agents.ppo import load_policy, save_policy
 from bourre_env.atomic_files import write_text
 from train import runs
-from train.eval.duplicate import EvalReport, evaluate
+from train.eval.duplicate import EvalReport
 from train.eval.ray_backend import check_cluster
 from train.ppo.args import Args
 from train.ppo.checkpoint import check_finite, load_checkpoint, save_checkpoint
@@ -122,7 +122,7 @@ from train.ppo.workers import (
     start_workers,
 )
 from train.run_dir import claim_run_dir, nothing_trained
-from train.runs import CtrlC, RunState, eval_row, read_json
+from train.runs import CtrlC, RunState, eval_row, evaluate_policy_file, read_json
 
 __all__ = [
     "Args",
@@ -596,14 +596,8 @@ class Training:
         path = export(self.net, self.run_dir / "eval_policy.npz", {**self.meta, "num_timesteps": now})
         # with rollout workers, on them, after the rollout they are playing (the result does not depend on where
         # the chunks run): not on the learner's core, and no pool of its own to start
-        report = evaluate(
-            f"ppo:{path}",
-            "heuristic",
-            players=args.eval_players,
-            deals=args.eval_deals,
-            seed=args.seed + 1,
-            progress=False,
-            runner=self.pool,
+        report = evaluate_policy_file(
+            path, "heuristic", args.eval_players, args.eval_deals, args.seed + 1, 1, False, runner=self.pool
         )
         self.state.evals.append(eval_row(now, report))
         for t in report.tables:
