@@ -1,7 +1,9 @@
 """Strength of the search agents against their budget: the plot ``docs/search_strength.png``.
 
-For each budget, ``pimc:WORLDS``, ``ismcts:ITERATIONS`` and the guided ``pimc:WORLDS,rollout=ppo`` (the network's
-rollouts, ``--guided``) are evaluated against the heuristic field by duplicate
+For each budget, ``pimc:WORLDS``, ``ismcts:ITERATIONS``, the guided ``pimc:WORLDS,rollout=ppo`` (the network's
+rollouts, ``--guided``) and the mixed ``pimc:WORLDS,rollout=ppo,others=heuristic,model=heuristic,z=2`` (the network
+for the searcher's seat, the heuristic for the others, ``--mixed``) are evaluated against the heuristic field by
+duplicate
 evaluation (``train.eval.duplicate``, replacement advantage with its 95% interval, chips per deal), and their time per
 decision is measured as ``benchmarks/agents_speed.py`` does (``act`` calls in their own games, one process, by the
 wall clock and by the CPU time of the thread: the cost on one core, which other processes on a shared machine do not
@@ -17,6 +19,7 @@ Usage
     python benchmarks/search_strength.py                              # docs/search.md's plot (150 deals a point)
     python benchmarks/search_strength.py --pimc 4 16 --ismcts 32 --deals 50 --out /tmp/strength
     python benchmarks/search_strength.py --pimc --ismcts --guided 16 64 --ppo --keep   # add the guided agents
+    python benchmarks/search_strength.py --pimc --ismcts --mixed 16 64 --keep --workers 2   # and the mixed ones
 """
 
 from __future__ import annotations
@@ -42,6 +45,9 @@ import numpy as np  # noqa: E402 - after the thread settings
 
 from benchmarks.agents_speed import measure  # noqa: E402 - after the thread settings and the path
 from train.eval.duplicate import evaluate  # noqa: E402
+
+MIXED_OPTIONS = "rollout=ppo,others=heuristic,model=heuristic,z=2"
+"""The options of ``--mixed``: docs/search.md's "the network for me, the heuristic for them"."""
 
 
 def run(
@@ -82,8 +88,14 @@ def plot(rows: list[dict], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
-    labels = {"pimc": "pimc (worlds)", "ismcts": "ismcts (iterations)", "guided": "pimc,rollout=ppo (worlds)"}
-    for family, color in (("pimc", "tab:blue"), ("ismcts", "tab:orange"), ("guided", "tab:green"), ("ppo", "k")):
+    labels = {
+        "pimc": "pimc (worlds)",
+        "ismcts": "ismcts (iterations)",
+        "guided": "pimc,rollout=ppo (worlds)",
+        "mixed": "pimc,rollout=ppo,others=heuristic (worlds)",
+    }
+    colors = {"pimc": "tab:blue", "ismcts": "tab:orange", "guided": "tab:green", "mixed": "tab:red", "ppo": "k"}
+    for family, color in colors.items():
         part = [r for r in rows if r["family"] == family]
         if not part:
             continue
@@ -115,6 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pimc", nargs="*", type=int, default=[4, 16, 64, 256], help="worlds")
     parser.add_argument("--ismcts", nargs="*", type=int, default=[16, 48, 100, 400], help="iterations")
     parser.add_argument("--guided", nargs="*", type=int, default=[], help="worlds of pimc:WORLDS,rollout=ppo")
+    parser.add_argument("--mixed", nargs="*", type=int, default=[], help=f"worlds of pimc:WORLDS,{MIXED_OPTIONS}")
     parser.add_argument("--ppo", action="store_true", help="add the shipped network as a point")
     parser.add_argument("--keep", action="store_true", help="keep the earlier JSON's rows of the specs not re-run")
     parser.add_argument("--players", type=int, default=5)
@@ -125,9 +138,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path(_REPO_ROOT) / "docs" / "search_strength")
     args = parser.parse_args(argv)
     specs = [("pimc", f"pimc:{w}", w) for w in args.pimc] + [("ismcts", f"ismcts:{i}", i) for i in args.ismcts]
-    specs += [("guided", f"pimc:{w},rollout=ppo", w) for w in args.guided] + ([("ppo", "ppo", 1)] if args.ppo else [])
+    specs += [("guided", f"pimc:{w},rollout=ppo", w) for w in args.guided]
+    specs += [("mixed", f"pimc:{w},{MIXED_OPTIONS}", w) for w in args.mixed] + ([("ppo", "ppo", 1)] if args.ppo else [])
     if not specs:
-        parser.error("nothing to measure: give budgets to --pimc, --ismcts or --guided, or --ppo")
+        parser.error("nothing to measure: give budgets to --pimc, --ismcts, --guided or --mixed, or --ppo")
     earlier = args.out.with_suffix(".json")
     kept: list[dict] = []
     if args.keep and earlier.is_file():

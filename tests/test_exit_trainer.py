@@ -24,6 +24,7 @@ TINY = {
     "deals": 3,
     "search": "pimc:4,rollout=ppo:{policy}",
     "eval_deals": 2,
+    "search_eval_deals": 2,
     "eval_players": (3,),
     "epochs": 2,
     "minibatch_size": 16,
@@ -65,16 +66,25 @@ def test_two_rounds_write_a_run_folder_a_playable_policy_and_a_report(two_rounds
         fields = [e["field"] for e in row["evals"]]
         assert fields == ["heuristic", f"ppo:{state.policies[r - 1]}"]
         assert all(len(e["replacement_advantage_ci95_3p"]) == 2 for e in row["evals"])
+        # the round's expert: the search on the network the round started from, in two fields
+        assert [e["field"] for e in row["search_evals"]] == ["heuristic", f"ppo:{state.policies[r - 1]}"]
     assert [e["field"] for e in state.start_evals] == ["heuristic"]
     report = (two_rounds / "report.md").read_text()
-    assert "| 0 (start) |" in report and "| 1 |" in report and "| 2 |" in report
+    assert "| 0 (start) |" in report and "| 1 |" in report and "| 2 |" in report and "search vs network" in report
+    search_eval = json.loads((two_rounds / "rounds" / "round_001" / "eval.json").read_text())[2]
+    assert search_eval["candidate"].startswith("pimc:4,rollout=ppo:") and search_eval["deals"] == 2
     agent = agents.make(f"ppo:{two_rounds / 'model.npz'}", 0)
     env = raw_env(num_players=3)
     env.reset(seed=1)
     obs = env.observe(env.agent_selection)
     assert obs["action_mask"][agent.act(obs)]
     tags = tensorboard_tags(two_rounds / "tb")
-    assert {"losses/policy_loss", "eval/replacement_advantage_vs_heuristic_3p", "charts/searched_decisions"} <= tags
+    assert {
+        "losses/policy_loss",
+        "eval/replacement_advantage_vs_heuristic_3p",
+        "eval/search_replacement_advantage_vs_network_3p",
+        "charts/searched_decisions",
+    } <= tags
 
 
 def test_resume_continues_from_the_saved_round_as_an_uninterrupted_run(two_rounds: Path, tmp_path: Path) -> None:

@@ -82,6 +82,10 @@ class Args:
     """deals per table size of each round's evaluations (against the heuristic field and the previous network)"""
     eval_players: tuple[int, ...] = (5,)
     """table sizes of the evaluations"""
+    search_eval_deals: int = 50
+    """deals per table size of each round's evaluations of its search (the expert the round learned from) against
+    the heuristic field and the round's starting network, on the first of the evaluations' deals (0: none; a
+    searched decision costs a few hundred of the network's)"""
 
     def search_spec(self, policy: Path | str) -> str:
         """``search`` with the policy file of the current network in place of ``{policy}``."""
@@ -92,7 +96,7 @@ class Args:
         for name in ("rounds", "deals", "search_seats", "epochs", "minibatch_size", "replay_rounds", "workers"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name}: expected at least 1, got {getattr(self, name)}")
-        for name in ("eval_deals", "torch_threads", "seed"):
+        for name in ("eval_deals", "search_eval_deals", "torch_threads", "seed"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name}: expected >= 0, got {getattr(self, name)}")
         for name in ("players", "eval_players"):

@@ -23,8 +23,9 @@ Each round, in order (docs/expert_iteration.md explains the scheme):
 3. **Export and evaluation**: the new actor goes to ``rounds/round_NNN/policy.npz`` (meta: command, seed, round,
    wall time) and ``model.npz``; it is the next round's network and rollout policy. A duplicate evaluation
    (``train.eval.duplicate.evaluate``, ``eval_deals`` deals) against the heuristic field and against the previous
-   round's network, with 95% confidence intervals, goes to ``report.md`` / ``report.json`` and TensorBoard
-   (``tb/``: ``charts/``, ``losses/``, ``eval/``). Then ``checkpoint.pt`` (network and Adam, tensors only) and
+   round's network, with 95% confidence intervals, and one of the round's search (the expert it learned from) on
+   ``search_eval_deals`` deals against the heuristic field and the network it searched with, go to ``report.md`` /
+   ``report.json`` and TensorBoard (``tb/``: ``charts/``, ``losses/``, ``eval/``). Then ``checkpoint.pt`` (network and Adam, tensors only) and
    ``state.json``.
 
 A new run needs an empty (or new) run folder (``--overwrite`` replaces a run there); ``--resume`` continues
@@ -293,8 +294,11 @@ class ExpertIteration:
         new_policy = export(self.net, folder / "policy.npz", meta)
         t0 = time.perf_counter()
         reports = self.evaluate(new_policy, Path(policy))
+        search_reports = self.evaluate_search(Path(policy))
         eval_seconds = time.perf_counter() - t0
-        write_text(folder / "eval.json", json.dumps([report.to_dict() for report in reports], indent=2) + "\n")
+        write_text(
+            folder / "eval.json", json.dumps([report.to_dict() for report in reports + search_reports], indent=2) + "\n"
+        )
         row: dict[str, Any] = {
             "round": r,
             "deals": data.deals,
@@ -305,6 +309,7 @@ class ExpertIteration:
             "eval_seconds": eval_seconds,
             **stats,
             "evals": [{"field": rep.field, **eval_row(r, rep)} for rep in reports],
+            "search_evals": [{"field": rep.field, **eval_row(r, rep)} for rep in search_reports],
         }
         with CtrlC() as ctrl_c:  # the round's files are written together, never half of them
             export(self.net, self.run_dir / "model.npz", meta)
@@ -313,8 +318,8 @@ class ExpertIteration:
             state.rounds.append(row)
             state.seconds += time.perf_counter() - started
             save_checkpoint(self.net, self.optimizer, self.run_dir, state)
-            write_report(self.run_dir, state, args, self.command, reports)
-        self.log(row, reports)
+            write_report(self.run_dir, state, args, self.command, reports + search_reports)
+        self.log(row, reports, search_reports)
         if ctrl_c.pressed:
             raise KeyboardInterrupt
 
@@ -332,15 +337,23 @@ class ExpertIteration:
         """The new network against the heuristic field and against the previous round's network."""
         if not self.args.eval_deals:
             return []
-        return [self.evaluate_against(policy, field) for field in ("heuristic", f"ppo:{previous}")]
+        return [self.evaluate_against(f"ppo:{policy}", field) for field in ("heuristic", f"ppo:{previous}")]
 
-    def evaluate_against(self, policy: Path, field: str) -> EvalReport:
+    def evaluate_search(self, previous: Path) -> list[EvalReport]:
+        """The round's search (built on the previous round's network, the expert the round learned from) against the
+        heuristic field and against that network: whether there was anything to learn."""
+        if not self.args.search_eval_deals:
+            return []
+        spec, deals = self.args.search_spec(previous), self.args.search_eval_deals
+        return [self.evaluate_against(spec, field, deals) for field in ("heuristic", f"ppo:{previous}")]
+
+    def evaluate_against(self, candidate: str, field: str, deals: int | None = None) -> EvalReport:
         args = self.args
         return evaluate(
-            f"ppo:{policy}",
+            candidate,
             field,
             players=args.eval_players,
-            deals=args.eval_deals,
+            deals=args.eval_deals if deals is None else deals,
             seed=args.seed + 1,
             workers=args.workers,
             progress=args.progress,
@@ -350,13 +363,13 @@ class ExpertIteration:
 
     def evaluate_start(self) -> None:
         """Round 0's network against the heuristic field, on the deals of every round's evaluation: the baseline."""
-        report = self.evaluate_against(Path(self.state.policies[0]), "heuristic")
+        report = self.evaluate_against(f"ppo:{self.state.policies[0]}", "heuristic")
         self.state.start_evals = [{"field": report.field, **eval_row(0, report)}]
         self.state.save(self.run_dir / "state.json")
         for t in report.tables:
             self.writer.add_scalar(f"eval/replacement_advantage_vs_heuristic_{t.players}p", t.replacement_advantage, 0)
 
-    def log(self, row: dict[str, Any], reports: list[EvalReport]) -> None:
+    def log(self, row: dict[str, Any], reports: list[EvalReport], search_reports: list[EvalReport]) -> None:
         r = row["round"]
         for key in (
             "policy_loss",
@@ -375,6 +388,10 @@ class ExpertIteration:
             for t in report.tables:
                 self.writer.add_scalar(f"eval/advantage_vs_{name}_{t.players}p", t.advantage, r)
                 self.writer.add_scalar(f"eval/replacement_advantage_vs_{name}_{t.players}p", t.replacement_advantage, r)
+        for report, name in zip(search_reports, ("heuristic", "network"), strict=True):
+            for t in report.tables:
+                key = f"eval/search_replacement_advantage_vs_{name}_{t.players}p"
+                self.writer.add_scalar(key, t.replacement_advantage, r)
         self.writer.flush()
 
 
@@ -395,14 +412,19 @@ def write_report(run_dir: Path, state: ExitState, args: Args, command: str, last
         "Advantages in chips per deal, 95% CI; evaluations of "
         f"{args.eval_deals} duplicate deals (seed {args.seed + 1}).",
         "",
+        f"The round's search (the expert it learned from: `{args.search}` on the network the round started from) "
+        f"on the first {args.search_eval_deals} of those deals, against the heuristic field and against that "
+        "network.",
+        "",
         "| round | searched decisions | search min | policy loss | KL to target | agreement before / after "
-        "| vs heuristic (replacement) | vs previous round (replacement) |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| vs heuristic (replacement) | vs previous round (replacement) | search vs heuristic | search vs network |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for start in state.start_evals:
-        lines.append(f"| 0 (start) | | | | | | {_advantage_text(start, args.eval_players[0])} | |")
+        lines.append(f"| 0 (start) | | | | | | {_advantage_text(start, args.eval_players[0])} | | | |")
     for row in state.rounds:
         evals = [_advantage_text(e, args.eval_players[0]) for e in row["evals"]] or ["-", "-"]
+        evals += [_advantage_text(e, args.eval_players[0]) for e in row.get("search_evals", [])] or ["-", "-"]
         lines.append(
             f"| {row['round']} | {row['searched_decisions']:,} | {row['generation_seconds'] / 60:.1f} "
             f"| {row['policy_loss']:.3f} | {row['kl_to_target']:.3f} "
