@@ -87,7 +87,7 @@ def plot(rows: list[dict], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.8), sharey=True)
     labels = {
         "pimc": "pimc (worlds)",
         "ismcts": "ismcts (iterations)",
@@ -112,13 +112,14 @@ def plot(rows: list[dict], path: Path) -> None:
     for ax in axes:
         ax.axhline(0.0, color="grey", lw=0.8)
         ax.set_xscale("log", base=2)
-        ax.legend()
+    handles, names = axes[0].get_legend_handles_labels()  # one legend for both, below them: no point hidden
+    fig.legend(handles, names, loc="lower center", ncol=3, fontsize="small")
     axes[0].set_xlabel("budget: worlds (pimc) or iterations (ismcts); ppo at 1")
     axes[1].set_xlabel("median CPU time of a decision, ms (one core of this machine)")
     axes[0].set_ylabel("replacement advantage over the heuristic\n(chips per deal, 95% CI)")
     players, deals = rows[0]["players"], rows[0]["deals"]
     fig.suptitle(f"Search agents against the heuristic field: {players} players, {deals} deals a point")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0.0, 0.1, 1.0, 1.0))
     fig.savefig(path, dpi=120)
 
 
