@@ -8,7 +8,7 @@ once by a new one, so every row always has a player to act.
 
 >>> g = BatchGame(batch_size=4, seed=0, num_players=5)
 >>> masks = g.legal_masks()                      # (4, 117) int8, for the player to act in each row
->>> obs = g.observations()                       # (4, 1271) float32, that player's observation
+>>> obs = g.observations()                       # (4, 1174) float32, that player's observation
 >>> rewards, done = g.step(masks.argmax(axis=1))  # rewards: (4, 5) chips of the deals that ended
 >>> g.truncated                                  # (4,) bool: which of the ended episodes were truncated
 

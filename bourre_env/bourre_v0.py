@@ -8,7 +8,7 @@ Import              ``import bourre_env; env = bourre_env.env(num_players=5)``
 Actions             ``Discrete(117)``, one flat space for the draw decision and trick play
 Parallel API        no (turn-based)
 Agents              ``player_0`` .. ``player_{n-1}``, seats in clockwise order, 2 to 8
-Observation shape   ``(1271,)`` float32, plus ``action_mask`` ``(117,)`` int8
+Observation shape   ``(1174,)`` float32, plus ``action_mask`` ``(117,)`` int8
 Observation values  [0, 1] except the pot fields (chips / 100) and the rules' chip counts
 =================== =====================================================================
 
@@ -154,10 +154,6 @@ declare_rule      1162    3 pass or play declared: with the draw / own round / s
 ante_rule         1165    3 play_ante chips; 1 if ante exemptions; 1 if the dealer antes for all
 entry_rule        1168    3 1 if playing needs a trump or a club; 1 if a second pass; its chips to stay
 penalty_rule      1171    3 1 if an illegal card is a renege; renege multiple of the pot; rake fraction
-void              1174   32 per relative seat: 1 for each suit (C, D, H, S) it is proven to hold no unseen card of
-trick_winning     1206    8 relative seat whose card wins the current trick so far, one-hot (0s before a card)
-boss              1214   52 1 for each card the observer holds that no card unseen by it outranks in its suit
-unseen            1266    5 cards unseen by the observer per suit (C, D, H, S) / 13, and of the trump suit / 13
 =============== ====== ==== ============================================================
 
 Rewards
@@ -198,9 +194,6 @@ Version history
   Observation version 2 (``bourre_env.observation.VERSION``) appended ``decision_round``,
   ``stayed`` and the rule fields after the 1145 entries of version 1, which are unchanged: a
   policy trained on version 1 reads the first 1145 entries (``agents.ppo`` does this itself).
-  Observation version 3 appended ``void``, ``trick_winning``, ``boss`` and ``unseen`` after the 1174
-  entries of version 2: what the observer can infer, given directly (a version-2 policy reads the first
-  1174).
 """
 
 from __future__ import annotations

@@ -78,19 +78,10 @@ FIELDS: tuple[Field, ...] = (
     Field("ante_rule", (3,), "play_ante chips; 1 if ante exemptions; 1 if the dealer antes for all"),
     Field("entry_rule", (3,), "1 if playing needs a trump or a club; 1 if a second pass; its chips to stay"),
     Field("penalty_rule", (3,), "1 if an illegal card is a renege; renege multiple of the pot; rake fraction"),
-    # Version 3 appended the fields below: what the observer can work out from the fields above, given directly
-    # because a network learns such conjunctions slowly. "Unseen": not in the observer's hand, not played, not among
-    # its discards, not the turned card (core.unseen_cards). "Proven": by the plays of this deal under the rules of
-    # trick play (core.proven_absent, the inference of the cinch in docs/rules.md); the observer's own row is 0s.
-    Field("void", (S, 4), "per relative seat: 1 for each suit (C, D, H, S) it is proven to hold no unseen card of"),
-    Field("trick_winning", (S,), "relative seat whose card wins the current trick so far, one-hot (0s before a card)"),
-    Field("boss", (NUM_CARDS,), "1 for each card the observer holds that no card unseen by it outranks in its suit"),
-    Field("unseen", (5,), "cards unseen by the observer per suit (C, D, H, S) / 13, and of the trump suit / 13"),
 )
-VERSION = 3
-"""Observation layout version: 1 had the first 1145 entries; 2 appended ``decision_round`` to ``penalty_rule``;
-3 appended ``void`` and the rest."""
-VERSION_SIZES = {1: 1145, 2: 1174, 3: sum(f.size for f in FIELDS)}
+VERSION = 2
+"""Observation layout version: 1 had the first 1145 entries; 2 appended ``decision_round`` and the rest."""
+VERSION_SIZES = {1: 1145, 2: sum(f.size for f in FIELDS)}
 """Vector size of each version; every version's layout is a prefix of the next, so a policy trained on an older
 version reads the first ``VERSION_SIZES[v]`` entries of today's vector."""
 
@@ -139,10 +130,6 @@ O_DECLARE_RULE = OFFSETS["declare_rule"]
 O_ANTE_RULE = OFFSETS["ante_rule"]
 O_ENTRY_RULE = OFFSETS["entry_rule"]
 O_PENALTY_RULE = OFFSETS["penalty_rule"]
-O_VOID = OFFSETS["void"]
-O_TRICK_WINNING = OFFSETS["trick_winning"]
-O_BOSS = OFFSETS["boss"]
-O_UNSEEN = OFFSETS["unseen"]
 
 # The ``decision_round`` slots are the rules core's decision rounds (``core.decision_round``), in game order.
 ROUND_NAME_TRUMP = core.ROUND_NAME_TRUMP
@@ -244,34 +231,6 @@ def encode_with(s: np.ndarray, p: np.ndarray, seat: int, out: np.ndarray, x: np.
     out[O_PENALTY_RULE] = p[core.P_RENEGE]
     out[O_PENALTY_RULE + 1] = p[core.P_RENEGE_MULT]
     out[O_PENALTY_RULE + 2] = p[core.P_RAKE_NUM] / p[core.P_RAKE_DEN]
-    _encode_inferred(s, p, seat, out)
-
-
-@njit(cache=True)
-def _encode_inferred(s: np.ndarray, p: np.ndarray, seat: int, out: np.ndarray) -> None:
-    """Version 3's fields: voids, the trick's winner so far, the observer's unbeatable cards, unseen counts."""
-    n = p[core.P_NUM_PLAYERS]
-    unseen = core.unseen_cards(s, p, seat)
-    trump = s[core.S_TRUMP]
-    renege = p[core.P_RENEGE] == 1  # a play may have been a renege: it proves nothing (core.proven_absent)
-    for suit in range(4):
-        in_suit = unseen & core.suit_mask(suit)
-        out[O_UNSEEN + suit] = core.popcount(in_suit) / 13.0
-        if suit == trump:
-            out[O_UNSEEN + 4] = core.popcount(in_suit) / 13.0
-        for q in range(n):
-            if q != seat and not renege and in_suit & ~s[core.S_ABSENT + q] == 0:
-                out[O_VOID + 4 * ((q - seat) % n) + suit] = 1.0
-    hand = s[core.S_HAND + seat]
-    for c in range(NUM_CARDS):
-        if (hand >> c) & 1 and unseen & core.above_mask(c) == 0:
-            out[O_BOSS + c] = 1.0
-    if s[core.S_PHASE] == core.PLAY and s[core.S_TRICK_NO] < T:
-        t = s[core.S_TRICK_NO]
-        leader = s[core.S_TRICK_LEADER + t]
-        cards = s[core.S_TRICK_CARDS + t * MAX_PLAYERS : core.S_TRICK_CARDS + (t + 1) * MAX_PLAYERS]
-        if leader >= 0 and cards[leader] >= 0:
-            out[O_TRICK_WINNING + (core.trick_winner(cards, leader, n, trump) - seat) % n] = 1.0
 
 
 @njit(cache=True)

@@ -10,12 +10,12 @@ observations, masks and rewards on the same decks.
 >>> import agents.batched_players, bourre_env
 >>> env = bourre_env.BourreVectorEnv(num_envs=1024, num_players=5, opponents="heuristic",
 ...                                  agent_factory=agents.batched_players.make_batched)
->>> obs, infos = env.reset(seed=0)                     # obs: (1024, 1271) float32
+>>> obs, infos = env.reset(seed=0)                     # obs: (1024, 1174) float32
 >>> masks = env.action_masks()                         # (1024, 117) bool, also infos["action_mask"]
 >>> obs, rewards, terminated, truncated, infos = env.step(masks.argmax(axis=1))
 
 =================== =====================================================================
-Observation space   ``Box(-1, inf, (num_envs, 1271), float32)``: each table's learner observation
+Observation space   ``Box(-1, inf, (num_envs, 1174), float32)``: each table's learner observation
 Action space        ``MultiDiscrete([117] * num_envs)``: the AEC action table (``bourre_env.bourre_v0``)
 Action mask         ``action_masks()`` and ``infos["action_mask"]``: ``(num_envs, 117)`` bool
 Reward              each learner's chips won or lost since its previous action (0 until a deal ends)

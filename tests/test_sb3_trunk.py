@@ -52,7 +52,7 @@ def test_the_exported_policy_plays_the_sb3_actor(trunk: str, tmp_path: Path) -> 
         model = build_model(args, env, tmp_path)
         model.learn(512)  # weights moved away from their initial values
         weights = load_policy(export_policy(model, tmp_path / "model.npz", {}))
-        assert [w.shape for w, _ in weights.hidden] == [(32, 1271), (24, 32)]
+        assert [w.shape for w, _ in weights.hidden] == [(32, 1174), (24, 32)]
         obs = env.reset().astype(np.float32)
         masks = np.stack(env.env_method("action_masks"))
     finally:

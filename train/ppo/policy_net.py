@@ -27,7 +27,7 @@ from torch.nn import functional
 
 from agents.ppo import PolicyWeights
 from bourre_env.core import NUM_ACTIONS
-from bourre_env.observation import OBS_SIZE, VERSION_SIZES
+from bourre_env.observation import OBS_SIZE
 from bourre_env.privileged import HIDDEN_HAND_SIZE
 
 __all__ = [
@@ -364,16 +364,13 @@ class PolicyNet(torch.nn.Module):
         return net
 
     def load_actor(self, weights: PolicyWeights) -> None:
-        """Copy an exported actor (trunk and action head) into this network; the critic keeps its weights. An actor
-        of an older observation version (fewer inputs: a prefix of today's) gets zero weights for the entries it
-        never read, so the network plays exactly as it did until training finds a use for them. ``ValueError`` if
-        the layer widths differ, or the observation size is not this network's or an older version's."""
+        """Copy an exported actor (trunk and action head) into this network; the critic keeps its weights.
+        ``ValueError`` if the layer widths or the observation size differ."""
         _check_relu(weights)
         widths = tuple(int(w.shape[0]) for w, _ in weights.hidden)
         if (
             widths != self.hidden_sizes
-            or weights.obs_size > self.obs_size
-            or (weights.obs_size != self.obs_size and weights.obs_size not in VERSION_SIZES.values())
+            or weights.obs_size != self.obs_size
             or weights.action[0].shape[0] != self.actor.out_features
         ):
             raise ValueError(
@@ -382,8 +379,7 @@ class PolicyNet(torch.nn.Module):
                 f"{self.obs_size} and {self.actor.out_features}"
             )
         with torch.no_grad():
-            self.first_weight.zero_()
-            self.first_weight[: weights.obs_size].copy_(torch.from_numpy(weights.hidden[0][0].T.copy()))
+            self.first_weight.copy_(torch.from_numpy(weights.hidden[0][0].T.copy()))
             self.first_bias.copy_(torch.from_numpy(weights.hidden[0][1]))
             for layer, (w, b) in zip(self.dense_layers, weights.hidden[1:], strict=True):
                 layer.weight.copy_(torch.from_numpy(w))
