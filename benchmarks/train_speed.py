@@ -336,7 +336,7 @@ def measure_batched(opts: argparse.Namespace) -> dict[str, Any]:
     from train.ppo.policy_net import PolicyNet
     from train.ppo.rollout import Collector
     from train.ppo.trainer import Args as BatchedArgs
-    from train.ppo.trainer import ppo_update
+    from train.ppo.trainer import make_optimizer, ppo_update
 
     pool = dict(zip(("pool_learner", "pool_heuristic", "pool_random", "pool_snapshot"), opts.pool or (), strict=False))
     args = BatchedArgs(
@@ -357,7 +357,7 @@ def measure_batched(opts: argparse.Namespace) -> dict[str, Any]:
     start = time.perf_counter()
     device = torch.device(args.device)
     net = PolicyNet(args.hidden).to(device)
-    optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
+    optimizer = make_optimizer(net, args)
     collector = Collector(
         net, args.players, args.tables, args.pool(), seed=args.seed, reward_scale=args.reward_scale, device=device
     )

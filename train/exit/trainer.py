@@ -25,8 +25,8 @@ Each round, in order (docs/expert_iteration.md explains the scheme):
    (``train.eval.duplicate.evaluate``, ``eval_deals`` deals) against the heuristic field and against the previous
    round's network, with 95% confidence intervals, and one of the round's search (the expert it learned from) on
    ``search_eval_deals`` deals against the heuristic field and the network it searched with, go to ``report.md`` /
-   ``report.json`` and TensorBoard (``tb/``: ``charts/``, ``losses/``, ``eval/``). Then ``checkpoint.pt`` (network and Adam, tensors only) and
-   ``state.json``.
+   ``report.json`` and TensorBoard (``tb/``: ``charts/``, ``losses/``, ``eval/``). Then ``checkpoint.pt`` (network
+   and Adam, tensors only) and ``state.json``.
 
 A new run needs an empty (or new) run folder (``--overwrite`` replaces a run there); ``--resume`` continues
 from the last finished round with the arguments of ``args.json``, those given again overriding them (a larger

@@ -131,6 +131,7 @@ __all__ = [
     "claim_run",
     "imitation_warm_start",
     "main",
+    "make_optimizer",
     "parse_args",
     "ppo_update",
     "resolve_resume",
@@ -377,6 +378,12 @@ def claim_run(args: Args, given: set[str]) -> tuple[Args, RunState | None]:
     return args, saved_state
 
 
+def make_optimizer(net: PolicyNet, args: Args) -> torch.optim.Optimizer:
+    """The PPO update's Adam. torch's fused step runs one kernel for every parameter instead of several per tensor:
+    a few percent of the update on a CPU."""
+    return torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5, fused=True)
+
+
 def build_network(
     args: Args, saved_state: RunState | None, device: torch.device
 ) -> tuple[PolicyNet, torch.optim.Optimizer, RunState]:
@@ -385,7 +392,7 @@ def build_network(
     torch.set_num_threads(args.torch_threads or min(4, os.cpu_count() or 1))
     torch.manual_seed(args.seed)
     net = PolicyNet(args.hidden, privileged_critic=args.privileged_critic).to(device)
-    optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)
+    optimizer = make_optimizer(net, args)
     if saved_state is None:
         return net, optimizer, RunState()
     assert args.run_dir is not None
