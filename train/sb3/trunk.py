@@ -58,7 +58,7 @@ def policy_kwargs(trunk: str, hidden: Sequence[int], activation: type[torch.nn.M
             "share_features_extractor": True,
             "net_arch": {"pi": [], "vf": []},
             # SB3's Adam settings, with torch's fused step: one kernel for all the parameters instead of a few per
-            # tensor (about 8% of the trainer's time at the default sizes)
+            # tensor
             "optimizer_kwargs": {"eps": 1e-5, "fused": True},
         }
     if trunk == "separate":
