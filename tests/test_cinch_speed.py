@@ -235,11 +235,11 @@ def test_has_cinch_matches_the_reference() -> None:
     """Every setting, a short run each; together they reach searched positions, cinches (found by the bounds or
     the search) and positions where every single path is cut and the discrepancy rounds decide."""
     total = np.zeros(9, dtype=np.int64)
-    for i, rules in enumerate(SETTINGS):
-        total += compare(rules, games=8, decisions=120, seed=3 + i)
-    assert total[QUERIES] > 100_000
-    assert total[SEARCHED] > 50_000
-    assert total[CINCHES] > 2_000
+    for i, rules in enumerate(SETTINGS):  # about 59,000 queries; the slow test below runs 100 times as many
+        total += compare(rules, games=4, decisions=120, seed=3 + i)
+    assert total[QUERIES] > 50_000
+    assert total[SEARCHED] > 30_000
+    assert total[CINCHES] > 1_500
     assert total[FALLBACK] > 300
 
 
