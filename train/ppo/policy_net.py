@@ -136,21 +136,9 @@ def _by_column(
     return t_rows, t_val, t_off[:num_features].copy()
 
 
-@njit(cache=True)
 def _bags_from_dense(obs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    n, width = obs.shape
-    idx = np.empty(n * width, np.int64)
-    val = np.empty(n * width, np.float32)
-    offsets = np.empty(n, np.int64)
-    k = 0
-    for i in range(n):
-        offsets[i] = k
-        for j in range(width):
-            x = obs[i, j]  # written always, kept only when nonzero, as in _sparse_rows
-            idx[k] = j
-            val[k] = x
-            k += x != 0.0
-    return idx[:k].copy(), val[:k].copy(), offsets
+    idx, val, counts = sparse_rows(obs, np.arange(obs.shape[0]))
+    return idx.astype(np.int64), val, np.cumsum(counts) - counts
 
 
 class SparseBatch(NamedTuple):
