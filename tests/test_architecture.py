@@ -245,3 +245,52 @@ self._x
 def test_no_module_uses_another_folders_private_names() -> None:
     found = {str(p.relative_to(ROOT)): uses for p in product_modules() if (uses := foreign_private_names(p))}
     assert not found, f"private names of another folder (make what is shared public in its home module): {found}"
+
+
+def compiled_functions(path: Path) -> set[str]:
+    """Names of the module's functions compiled by numba (decorated ``njit``, ``jit``, ``numba.njit(...)``...)."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.FunctionDef):
+            for decorator in node.decorator_list:
+                target = decorator.func if isinstance(decorator, ast.Call) else decorator
+                name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+                if name in ("njit", "jit"):
+                    names.add(node.name)
+    return names
+
+
+def referenced_names(path: Path) -> set[str]:
+    """Every name the module reads, imports or takes as an attribute, less the functions it defines itself (a
+    kernel of the same name in another file is its own)."""
+    found = set()
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            found.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            found.add(node.attr)
+        elif isinstance(node, ast.ImportFrom):
+            found.update(alias.name for alias in node.names)
+    return found - {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
+
+
+def test_compiled_functions_finds_them() -> None:
+    assert {"_sparse_rows", "_by_column"} <= compiled_functions(ROOT / "train" / "ppo" / "policy_net.py")
+    assert "sparse_rows" not in compiled_functions(ROOT / "train" / "ppo" / "policy_net.py")
+
+
+def test_compiled_kernels_of_train_stay_in_their_own_file() -> None:
+    """numba checks a cached kernel only against its own file, and ``bourre_env._jit_cache`` keys the cache folder on
+    the sources of ``bourre_env`` and ``agents`` alone: a kernel of ``train`` compiled into a kernel of another file
+    would run stale code after an edit. Call it through a Python function of its own file, or move both into one."""
+    files = sorted((ROOT / "train").rglob("*.py"))
+    kernels = {path: compiled_functions(path) for path in files}
+    crossing = [
+        f"{other.relative_to(ROOT)} uses {name} of {path.relative_to(ROOT)}"
+        for path, names in kernels.items()
+        for other in files
+        if other != path
+        for name in sorted(names & referenced_names(other))
+    ]
+    assert not crossing, crossing
