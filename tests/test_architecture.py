@@ -286,11 +286,12 @@ def test_compiled_kernels_of_train_stay_in_their_own_file() -> None:
     would run stale code after an edit. Call it through a Python function of its own file, or move both into one."""
     files = sorted((ROOT / "train").rglob("*.py"))
     kernels = {path: compiled_functions(path) for path in files}
+    references = {path: referenced_names(path) for path in files}
     crossing = [
         f"{other.relative_to(ROOT)} uses {name} of {path.relative_to(ROOT)}"
         for path, names in kernels.items()
         for other in files
         if other != path
-        for name in sorted(names & referenced_names(other))
+        for name in sorted(names & references[other])
     ]
     assert not crossing, crossing
