@@ -17,8 +17,13 @@ from bourre_env.core.rules import Rules
 def _ctrl_c_handler_restored() -> Iterator[None]:
     """Code under test may set this process's Ctrl-C handler (an in-process SB3 environment ignores SIGINT); a
     command a later test starts would inherit an ignored SIGINT and outlive its Ctrl-C. Which tests ran before in
-    the same process depends on how pytest-xdist shares them out, so each test restores the handler it found."""
+    the same process depends on how pytest-xdist shares them out, so each test restores the handler it found. Code
+    outside any test (an import, the collection) may have left it ignored or blocked too: each test starts with it
+    as a shell starts a command."""
     before = signal.getsignal(signal.SIGINT)
+    if before is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     yield
     if before is not None:  # None: a handler not set from Python, which Python cannot set back
         signal.signal(signal.SIGINT, before)

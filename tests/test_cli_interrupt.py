@@ -21,24 +21,15 @@ def _start(*args: str, cwd: Path) -> subprocess.Popen[str]:
     """``bourre ARGS`` from this checkout in its own process group, as a terminal runs a command: a Ctrl-C there
     reaches the command and its workers together."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    # A child inherits an ignored or blocked SIGINT and then never sees its Ctrl-C. A shell starts commands with
-    # neither, but this pytest process may hold one from code that ran before in it (which code depends on how
-    # pytest-xdist shares the files out), so the command starts as a shell would start it.
-    handler = signal.signal(signal.SIGINT, signal.default_int_handler)
-    mask = signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-    try:
-        return subprocess.Popen(
-            [sys.executable, "-m", "train.cli", *args],
-            cwd=cwd,
-            env=env,
-            text=True,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-        signal.signal(signal.SIGINT, handler if handler is not None else signal.default_int_handler)
+    return subprocess.Popen(
+        [sys.executable, "-m", "train.cli", *args],
+        cwd=cwd,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
 
 
 def _deals_done(progress: str) -> int:
