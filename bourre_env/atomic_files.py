@@ -12,8 +12,10 @@ import contextlib
 import os
 import signal
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
+from types import FrameType
 
 __all__ = ["check_writable_file", "check_writable_folder", "replacing", "write_bytes", "write_text"]
 
@@ -40,17 +42,32 @@ def replacing(path: str | os.PathLike[str], suffix: str = "") -> Iterator[Path]:
 
 @contextlib.contextmanager
 def _interrupts_held() -> Iterator[None]:
-    """Ctrl-C and a terminate wait until the block is done (where the platform can hold signals): a short write
-    then finishes, or never started, instead of leaving its temporary file behind."""
-    held = {signal.SIGINT, signal.SIGTERM}
-    if not hasattr(signal, "pthread_sigmask"):
+    """Ctrl-C and a terminate wait until the block is done: a short write then finishes, or never started, instead
+    of leaving its temporary file behind or its file unwritten.
+
+    Python runs its signal handlers in the main thread whichever thread the signal reached, so blocking the
+    signals in this thread (``pthread_sigmask``) is not enough: a process with other threads (numba's, a BLAS
+    library's) receives them there. Instead, while the block runs, SIGINT and SIGTERM only record that they came;
+    after it, the handlers in place before are put back and each signal that came is raised again for them. Only
+    the main thread can set handlers; in another thread the signals go to the main thread's handlers as always,
+    which leaves this thread's write alone."""
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    before = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    arrived: list[int] = []
+
+    def record(signum: int, frame: FrameType | None) -> None:
+        arrived.append(signum)
+
+    before = {sig: signal.signal(sig, record) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+        for sig, handler in before.items():
+            # None: a handler not set from Python, which Python cannot set back; the default is the nearest
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
+        for signum in dict.fromkeys(arrived):
+            signal.raise_signal(signum)
 
 
 def write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:

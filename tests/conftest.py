@@ -17,9 +17,11 @@ from bourre_env.core.rules import Rules
 def _ctrl_c_handler_restored() -> Iterator[None]:
     """Code under test may set this process's Ctrl-C handler (an in-process SB3 environment ignores SIGINT); a
     command a later test starts would inherit an ignored SIGINT and outlive its Ctrl-C. Which tests ran before in
-    the same process depends on how pytest-xdist shares them out, so each test restores the handler it found. Code
-    outside any test (an import, the collection) may have left it ignored or blocked too: each test starts with it
-    as a shell starts a command."""
+    the same process depends on how pytest-xdist shares them out, so each test restores the handler it found. And
+    pytest itself may start with SIGINT ignored: a non-interactive shell starts its background jobs (``cmd &``, as
+    a CI script may run the tests) with SIGINT ignored, Python then installs no KeyboardInterrupt handler, and
+    the xdist workers and every command they start inherit the ignoring. So each test starts with Ctrl-C at its
+    default and unblocked, as an interactive shell starts a command."""
     before = signal.getsignal(signal.SIGINT)
     if before is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
