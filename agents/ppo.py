@@ -51,6 +51,9 @@ __all__ = [
     "cached_policy",
     "load_policy",
     "save_policy",
+    "network_layers",
+    "pack_layers",
+    "read_weights_file",
     "make_ppo",
     "SHIPPED_MODEL",
     "FORMAT",
@@ -239,6 +242,75 @@ def save_policy(path: str | Path, weights: PolicyWeights) -> Path:
     return path
 
 
+def read_weights_file(
+    path: Path, fmt: str, version: int, what: str = "policy"
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """The arrays and the ``meta`` dictionary of an ``.npz`` weights file of format ``fmt`` and ``version`` (the
+    policy files of this module, the value files of ``agents.search.value``: ``what`` names the kind in the
+    errors); ``ValueError`` naming the file and the problem if it is not one. The entries are checked before
+    anything is allocated (``_check_entries``)."""
+    try:
+        _check_entries(path)
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {name: np.asarray(data[name]) for name in data.files}
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
+        raise ValueError(f"{path}: not a readable .npz {what} file ({type(e).__name__}: {e})") from None
+    try:
+        meta = json.loads(str(arrays.pop("meta")))
+    except (KeyError, json.JSONDecodeError):
+        raise ValueError(f"{path}: no valid 'meta' entry; is this a {fmt} file?") from None
+    if not isinstance(meta, dict) or meta.get("format") != fmt:
+        raise ValueError(
+            f"{path}: meta format is {meta.get('format') if isinstance(meta, dict) else meta!r}, expected {fmt!r}"
+        )
+    if meta.get("version") != version:
+        raise ValueError(f"{path}: format version {meta.get('version')!r}; this bourre-rl reads version {version}")
+    return arrays, meta
+
+
+def _dense_layer(arrays: dict[str, np.ndarray], prefix: str, path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """``prefix.weight`` ``(out, in)`` and ``prefix.bias`` ``(out,)`` taken out of ``arrays`` as float32, checked
+    (shapes, floating-point, finite); ``ValueError`` naming ``path`` otherwise."""
+    try:
+        weight, bias = arrays.pop(f"{prefix}.weight"), arrays.pop(f"{prefix}.bias")
+    except KeyError:
+        raise ValueError(f"{path}: missing {prefix}.weight or {prefix}.bias") from None
+    if weight.ndim != 2 or bias.shape != (weight.shape[0],):
+        raise ValueError(
+            f"{path}: {prefix} has weight {weight.shape} and bias {bias.shape}; expected (out, in) and (out,)"
+        )
+    if weight.dtype.kind != "f" or bias.dtype.kind != "f":
+        raise ValueError(
+            f"{path}: {prefix} has weight of dtype {weight.dtype} and bias of dtype {bias.dtype}; "
+            f"expected floating-point numbers"
+        )
+    if not (np.all(np.isfinite(weight)) and np.all(np.isfinite(bias))):
+        raise ValueError(f"{path}: {prefix} holds non-finite numbers")
+    return weight.astype(np.float32), bias.astype(np.float32)
+
+
+def network_layers(
+    arrays: dict[str, np.ndarray], path: Path, head: str, inputs: int, outputs: int
+) -> tuple[tuple[tuple[np.ndarray, np.ndarray], ...], tuple[np.ndarray, np.ndarray]]:
+    """The dense layers of a weights file's ``arrays`` (all of them taken out): the hidden ``layers.K`` in order, then
+    the output layer ``head``, each checked (``_dense_layer``) and each taking what the one before gives, from
+    ``inputs`` entries to ``outputs``; ``ValueError`` naming ``path`` and the problem otherwise."""
+    hidden: list[tuple[np.ndarray, np.ndarray]] = []
+    while f"layers.{len(hidden)}.weight" in arrays:
+        hidden.append(_dense_layer(arrays, f"layers.{len(hidden)}", path))
+    last = _dense_layer(arrays, head, path)
+    if arrays:
+        raise ValueError(f"{path}: unexpected entries {sorted(arrays)}")
+    width = inputs
+    for k, (weight, _) in enumerate([*hidden, last]):
+        if weight.shape[1] != width:
+            raise ValueError(f"{path}: layer {k} takes {weight.shape[1]} inputs, the layer before gives {width}")
+        width = weight.shape[0]
+    if width != outputs:
+        raise ValueError(f"{path}: the {head} layer gives {width} outputs, expected {outputs}")
+    return tuple(hidden), last
+
+
 def load_policy(path: str | Path) -> PolicyWeights:
     """Read an exported policy; ``ValueError`` naming the file and the problem if it is not a valid one."""
     path = Path(path)
@@ -247,22 +319,7 @@ def load_policy(path: str | Path) -> PolicyWeights:
             f"{path}: no such policy file (train one with bourre train: its run folder's model.npz; or "
             f"use agents.make('ppo') for the shipped model)"
         )
-    try:
-        _check_entries(path)
-        with np.load(path, allow_pickle=False) as data:
-            arrays = {name: np.asarray(data[name]) for name in data.files}
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as e:
-        raise ValueError(f"{path}: not a readable .npz policy file ({type(e).__name__}: {e})") from None
-    try:
-        meta = json.loads(str(arrays.pop("meta")))
-    except (KeyError, json.JSONDecodeError):
-        raise ValueError(f"{path}: no valid 'meta' entry; is this a {FORMAT} file?") from None
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise ValueError(
-            f"{path}: meta format is {meta.get('format') if isinstance(meta, dict) else meta!r}, expected {FORMAT!r}"
-        )
-    if meta.get("version") != VERSION:
-        raise ValueError(f"{path}: format version {meta.get('version')!r}; this bourre-rl reads version {VERSION}")
+    arrays, meta = read_weights_file(path, FORMAT, VERSION)
     activation = meta.get("activation")
     if activation not in _ACTIVATIONS:
         raise ValueError(f"{path}: activation {activation!r}, expected one of {_ACTIVATIONS}")
@@ -272,39 +329,8 @@ def load_policy(path: str | Path) -> PolicyWeights:
             f"{path}: made for observations of {obs_size} and {meta.get('num_actions')} actions; this "
             f"env has observations of {sorted(VERSION_SIZES.values())} (by version) and {NUM_ACTIONS}"
         )
-
-    def pair(prefix: str) -> tuple[np.ndarray, np.ndarray]:
-        try:
-            weight, bias = arrays.pop(f"{prefix}.weight"), arrays.pop(f"{prefix}.bias")
-        except KeyError:
-            raise ValueError(f"{path}: missing {prefix}.weight or {prefix}.bias") from None
-        if weight.ndim != 2 or bias.shape != (weight.shape[0],):
-            raise ValueError(
-                f"{path}: {prefix} has weight {weight.shape} and bias {bias.shape}; expected (out, in) and (out,)"
-            )
-        if weight.dtype.kind != "f" or bias.dtype.kind != "f":
-            raise ValueError(
-                f"{path}: {prefix} has weight of dtype {weight.dtype} and bias of dtype {bias.dtype}; "
-                f"expected floating-point numbers"
-            )
-        if not (np.all(np.isfinite(weight)) and np.all(np.isfinite(bias))):
-            raise ValueError(f"{path}: {prefix} holds non-finite numbers")
-        return weight.astype(np.float32), bias.astype(np.float32)
-
-    hidden: list[tuple[np.ndarray, np.ndarray]] = []
-    while f"layers.{len(hidden)}.weight" in arrays:
-        hidden.append(pair(f"layers.{len(hidden)}"))
-    action = pair("action")
-    if arrays:
-        raise ValueError(f"{path}: unexpected entries {sorted(arrays)}")
-    width = obs_size
-    for k, (weight, _) in enumerate([*hidden, action]):
-        if weight.shape[1] != width:
-            raise ValueError(f"{path}: layer {k} takes {weight.shape[1]} inputs, the layer before gives {width}")
-        width = weight.shape[0]
-    if width != NUM_ACTIONS:
-        raise ValueError(f"{path}: the action layer gives {width} outputs, expected {NUM_ACTIONS}")
-    return PolicyWeights(tuple(hidden), action, activation, meta)
+    hidden, action = network_layers(arrays, path, "action", int(meta["obs_size"]), NUM_ACTIONS)
+    return PolicyWeights(hidden, action, activation, meta)
 
 
 def _check_entries(path: Path) -> None:

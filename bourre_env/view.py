@@ -53,7 +53,7 @@ from bourre_env.core.layout import (
     S_TRUMP,
     STATE_SIZE,
 )
-from bourre_env.core.rules import MAX_HAND_SIZE, MAX_PLAYERS
+from bourre_env.core.rules import MAX_HAND_SIZE, MAX_PLAYERS, P_NUM_PLAYERS
 
 __all__ = [
     "StateView",
@@ -75,6 +75,7 @@ __all__ = [
     "stock_to_come",
     "reshuffles_of",
     "rng_state_of",
+    "num_players_of",
 ]
 
 
@@ -336,3 +337,9 @@ def trick_card(s: np.ndarray, trick: int, seat: int) -> int:
 def played_cards(s: np.ndarray) -> int:
     """Bitmask of every card played to a trick this deal."""
     return int(s[S_PLAYED])
+
+
+@njit(cache=True)
+def num_players_of(p: np.ndarray) -> int:
+    """The number of seats of the rules whose parameter vector (``Rules.params()``) is ``p``."""
+    return int(p[P_NUM_PLAYERS])

@@ -15,8 +15,9 @@ def test_view_reads_what_the_state_holds() -> None:
     rules = Rules(num_players=4, deals_per_episode=2)
     rng = np.random.default_rng(0)
     checked = 0
-    for s, _p in random_game(rules, rng):
+    for s, p in random_game(rules, rng):
         v = StateView(s, rules.num_players)
+        assert view.num_players_of(p) == rules.num_players
         assert (v.phase, v.dealer, v.to_act, v.pot) == (s[core.S_PHASE], s[core.S_DEALER], s[core.S_CUR], s[core.S_POT])
         assert (view.phase_of(s), view.to_act(s), view.dealer_of(s), view.pot_of(s)) == (
             v.phase,

@@ -31,6 +31,9 @@ Specs for ``agents.make``: ``pimc`` (64 worlds, 32 proposals per world), ``pimc:
   paired mean gain over it exceeds ``z`` standard errors (``PIMCAgent.decide``);
 * ``phases`` (``PHASES``): search only trick play (``tricks``) or only the decisions before it
   (``decisions``); the rollout policy acts elsewhere;
+* ``cut`` and ``value`` (off by default): with ``rollout=ppo``, a rollout stops when the searcher is to play a card
+  ``cut`` tricks after the searched one, and the value file ``value`` (``ppo:PATH``, a file of
+  ``agents.search.value``) estimates the chips it makes from there (``agents.search.value.cut_rollouts``);
 * ``ms``: caps the time of a decision: worlds are played in chunks until the budget is spent (at least one
   chunk), which makes decisions depend on the machine's speed; without it the agent is deterministic given its
   seed.
@@ -55,6 +58,7 @@ from agents.heuristic.odds import KEEP_SIDE_ACE, KEEP_SIDE_KING, KEEP_TRUMP
 from agents.search.inference import MODELS, model_worlds, policy_worlds
 from agents.search.policy import PolicyModel
 from agents.search.rollout import Rollout
+from agents.search.value import ValueWeights, cut_rollouts, load_value
 from bourre_env import core, view
 from bourre_env.core import ACE, KING
 from bourre_env.core.cards import NUM_RANKS
@@ -210,6 +214,8 @@ class PIMCAgent:
         temper: float = 1.0,
         phases: str = "all",
         others: str = "",
+        cut: int = 0,
+        value: str = "",
     ) -> None:
         if isinstance(worlds, bool) or not isinstance(worlds, (int, np.integer)) or worlds < 1:
             raise ValueError(f"worlds: expected an integer >= 1, got {worlds!r}")
@@ -221,6 +227,10 @@ class PIMCAgent:
             raise ValueError(f"z: expected a finite number >= 0 (0: the best mean), got {z!r}")
         if phases not in PHASES:
             raise ValueError(f"phases: expected one of {PHASES}, got {phases!r}")
+        if isinstance(cut, bool) or not isinstance(cut, (int, np.integer)) or cut < 0:
+            raise ValueError(f"cut: expected an integer >= 0 (0: rollouts to the end of the deal), got {cut!r}")
+        if bool(cut) != bool(value):
+            raise ValueError("cut and value go together: cut=TRICKS,value=ppo:PATH (a value file)")
         self.name = name
         self.z = float(z)
         self.phases = phases
@@ -232,6 +242,14 @@ class PIMCAgent:
         self._rng = np.random.default_rng(seq.spawn(1)[0])
         self.rollout = Rollout(rollout, seed=int(seq.generate_state(1)[0]), sample=sample, others=others or None)
         self.world_model = WorldModel(model, infer, self.rollout, temper)
+        self.cut = int(cut)
+        self.value: ValueWeights | None = None
+        if value:
+            if self.rollout.policy is None or self.rollout.sample or self.rollout.others is not None:
+                raise ValueError(
+                    "cut rollouts play a greedy policy file for every seat: rollout=ppo, no sample, no others"
+                )
+            self.value = load_value(value_path(value))
         self.infer = self.world_model.infer
         self._heuristic = HeuristicAgent(seed=int(seq.generate_state(2)[1]))
         self.last_values: dict[int, float] = {}  # mean chips of each candidate at the last search (diagnostics)
@@ -305,8 +323,13 @@ class PIMCAgent:
             rows = np.repeat(worlds[np.newaxis], len(rolled), axis=0).reshape(-1, core.STATE_SIZE)
             rows = np.ascontiguousarray(rows)
             _apply(rows, params, np.asarray(rolled, dtype=np.int64), chunk)
-            self.rollout.run(rows, params, me=0)
-            gains = rows[:, view.rewards_column(0)].reshape(len(rolled), chunk) - base[np.newaxis]
+            if self.value is not None and self.rollout.policy is not None:
+                estimates, taken = cut_rollouts(rows, params, self.rollout.policy, self.value, 0, self.cut)
+                self.rollout.decisions += taken
+            else:
+                self.rollout.run(rows, params, me=0)
+                estimates = np.zeros(rows.shape[0])
+            gains = (rows[:, view.rewards_column(0)] + estimates).reshape(len(rolled), chunk) - base[np.newaxis]
             gains_of_chunks.append(gains)
             played += chunk
             if self.ms is not None and (time.perf_counter() - start) * 1000.0 >= self.ms:
@@ -354,9 +377,19 @@ DEFAULTS: dict[str, Any] = {
     "temper": 1.0,
     "phases": "all",
     "others": "",
+    "cut": 0,
+    "value": "",
 }
 LIMITS: dict[str, float] = {"worlds": 256, "ms": 1000, "draws": 8, "infer": 32}
 """The largest budgets of a spec from an untrusted source (``agents.check_budget``): about 0.3 s a decision."""
+
+
+def value_path(spec: str) -> str:
+    """The file of a ``value`` option: ``ppo:PATH`` (the value file fitted to a policy, ``agents.search.value``)."""
+    name, sep, rest = spec.partition(":")
+    if name != "ppo" or not sep or not rest:
+        raise ValueError(f"value: expected 'ppo:PATH' (a value file of agents.search.value), got {spec!r}")
+    return rest
 
 
 def make_pimc(variant: str | None, seed: int | None) -> PIMCAgent:
