@@ -14,8 +14,8 @@ search's cut rollouts (``pimc:...,rollout=ppo,cut=1,value=ppo:PATH``) put where 
 3. **Report.** The root mean squared error on the held-out positions, next to the spread of the targets (the
    error of predicting their mean), goes to the terminal and into the file's ``meta`` with the command and seed.
 
-Determinism: the same arguments give the same positions (every table seeded from ``--seed``) and, with torch's
-one-thread CPU kernels, the same network.
+Determinism: the same arguments give the same positions (every table seeded from ``--seed``) and the same
+split and order of the fit; the network is the same up to the rounding of torch's threaded CPU kernels.
 """
 
 from __future__ import annotations
@@ -188,8 +188,8 @@ def fit(
     torch.manual_seed(seed)
     deals = np.unique(data.deals)
     held = deals[rng.random(deals.shape[0]) < holdout]
-    test = np.flatnonzero(np.isin(data.deals, held))
-    train = np.flatnonzero(~np.isin(data.deals, held))
+    held_out = np.isin(data.deals, held)
+    test, train = np.flatnonzero(held_out), np.flatnonzero(~held_out)
     if train.size == 0 or test.size == 0:
         raise ValueError(
             f"{len(data)} positions from {deals.shape[0]} deals: too few to hold out {holdout:.0%} of them"
