@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from agents import user_code
-from agents.base import Agent, Observation, legal_actions
+from agents.base import Agent, AgentError, Observation, choose, legal_actions
 from agents.heuristic import HeuristicAgent, HeuristicParams, make_heuristic
 from agents.ppo import PPOAgent, make_ppo
 from agents.random_agent import RandomAgent
@@ -20,7 +20,9 @@ from agents.search import ISMCTSAgent, PIMCAgent, ismcts, make_ismcts, make_pimc
 
 __all__ = [
     "Agent",
+    "AgentError",
     "Observation",
+    "choose",
     "legal_actions",
     "make",
     "check_budget",
@@ -93,6 +95,8 @@ def make(spec: str, seed: int | None = 0) -> Agent:
         return user_code.as_agent(factory(variant or None, seed), f"agent {name!r}")
     if user_code.looks_like_code(spec):
         return user_code.make(spec, seed)
+    if spec.strip().endswith(".npz"):  # a policy file named alone: say how to name it
+        raise ValueError(f"unknown agent {spec.strip()!r}: a policy file is named ppo:{spec.strip()}")
     raise ValueError(f"unknown agent {name!r}; known: {registered()}; {HOW_TO_ADD}")
 
 

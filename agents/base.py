@@ -6,9 +6,11 @@ float32 vector, "action_mask": int8 vector}``. An agent never sees anything else
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
+
+from bourre_env.actions import as_action_id
 
 Observation = dict[str, np.ndarray]
 
@@ -34,3 +36,40 @@ def legal_actions(observation: Observation) -> np.ndarray:
     if legal.size == 0:
         raise ValueError("the action mask allows no action: this observation is not a decision")
     return legal
+
+
+class AgentError(ValueError):
+    """An agent failed at a decision: it raised, called ``sys.exit``, or answered with something that is not an
+    action (``choose``), or with an action the rules refuse (the evaluation's ``step``). The message is one line
+    that names the agent and the decision; a ``ValueError``, so that every command prints it as its other errors.
+    ``what``, when given, is what the agent did, for a caller that names the agent otherwise."""
+
+    def __init__(self, message: str, what: str | None = None) -> None:
+        super().__init__(message)
+        self.what = what
+
+    def __reduce__(self) -> tuple[type, tuple[str, str | None]]:  # through a pool's pipe, both parts
+        return AgentError, (str(self), self.what)
+
+
+def choose(agent: Any, observation: Observation, label: str, where: str) -> int:
+    """``agent.act(observation)`` as an action id, by the env's one rule (``bourre_env.actions.as_action_id``: an
+    integer, never a float, a string or a bool however they would convert); ``AgentError`` naming ``label`` (the
+    agent's spec) and ``where`` (the decision) if the agent raises, exits or answers something else. Legality is
+    left to the env, whose rules may accept an illegal card as a renege."""
+    try:
+        answer = agent.act(observation)
+    except AgentError as err:  # a wrapper's own check (agents.user_code.UserAgent): the spec and decision added
+        what = getattr(err, "what", None)
+        raise AgentError(f"agent {label} {what} at {where}" if what else f"{err} at {where}") from None
+    except SystemExit as err:  # a pool worker that let it through would die, and its job would never finish
+        raise AgentError(f"agent {label} called sys.exit({err.code!r}) at {where}") from None
+    except Exception as err:
+        said = str(err).strip().splitlines()
+        raise AgentError(
+            f"agent {label} raised {type(err).__name__}{': ' + said[0][:200] if said else ''} at {where}"
+        ) from err
+    action = as_action_id(answer)
+    if action is None:
+        raise AgentError(f"agent {label} returned {answer!r:.60}, not an action id (an integer), at {where}")
+    return action

@@ -38,7 +38,7 @@ import numpy as np
 from numba import njit
 
 from agents.base import Observation, legal_actions
-from bourre_env.atomic_files import replacing
+from bourre_env.atomic_files import check_readable_file, replacing
 from bourre_env.core import NUM_ACTIONS
 from bourre_env.observation import VERSION_SIZES
 
@@ -65,6 +65,13 @@ SHIPPED_MODEL = Path(__file__).resolve().parent / "models" / "ppo.npz"
 _ACTIVATIONS = ("relu", "tanh")
 MAX_POLICY_BYTES = 2**30
 """Most bytes of arrays a policy file may hold (the shipped model holds under 2 MB)."""
+NO_POLICY_HINT = (
+    " (train one with bourre train: its run folder's model.npz; or use agents.make('ppo') for the shipped model)"
+)
+MAX_ENTRIES = 256
+"""Most arrays a weights file may hold: two a layer and the meta (the shipped model holds 7)."""
+MAX_META_DEPTH = 32
+"""Deepest nesting of lists and objects the ``meta`` of a weights file may have (provenance is flat)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -257,8 +264,10 @@ def read_weights_file(
         raise ValueError(f"{path}: not a readable .npz {what} file ({type(e).__name__}: {e})") from None
     try:
         meta = json.loads(str(arrays.pop("meta")))
-    except (KeyError, json.JSONDecodeError):
+    except (KeyError, json.JSONDecodeError, RecursionError):
         raise ValueError(f"{path}: no valid 'meta' entry; is this a {fmt} file?") from None
+    if _depth(meta) > MAX_META_DEPTH:
+        raise ValueError(f"{path}: 'meta' is nested more than {MAX_META_DEPTH} levels deep; is this a {fmt} file?")
     if not isinstance(meta, dict) or meta.get("format") != fmt:
         raise ValueError(
             f"{path}: meta format is {meta.get('format') if isinstance(meta, dict) else meta!r}, expected {fmt!r}"
@@ -266,6 +275,18 @@ def read_weights_file(
     if meta.get("version") != version:
         raise ValueError(f"{path}: format version {meta.get('version')!r}; this bourre-rl reads version {version}")
     return arrays, meta
+
+
+def _depth(value: Any) -> int:
+    """How deep lists and objects nest in a JSON value, without recursion (a hostile file may nest thousands)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, depth)
+            if depth <= MAX_META_DEPTH:  # past it the answer is known: no need to walk the rest
+                stack.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict) else item))
+    return deepest
 
 
 def _dense_layer(arrays: dict[str, np.ndarray], prefix: str, path: Path) -> tuple[np.ndarray, np.ndarray]:
@@ -284,9 +305,11 @@ def _dense_layer(arrays: dict[str, np.ndarray], prefix: str, path: Path) -> tupl
             f"{path}: {prefix} has weight of dtype {weight.dtype} and bias of dtype {bias.dtype}; "
             f"expected floating-point numbers"
         )
+    with np.errstate(over="ignore"):  # a float64 weight past float32's range becomes infinite: refused below
+        weight, bias = weight.astype(np.float32), bias.astype(np.float32)
     if not (np.all(np.isfinite(weight)) and np.all(np.isfinite(bias))):
-        raise ValueError(f"{path}: {prefix} holds non-finite numbers")
-    return weight.astype(np.float32), bias.astype(np.float32)
+        raise ValueError(f"{path}: {prefix} holds non-finite numbers (as float32: NaN, infinity, or past 3.4e38)")
+    return weight, bias
 
 
 def network_layers(
@@ -300,7 +323,9 @@ def network_layers(
         hidden.append(_dense_layer(arrays, f"layers.{len(hidden)}", path))
     last = _dense_layer(arrays, head, path)
     if arrays:
-        raise ValueError(f"{path}: unexpected entries {sorted(arrays)}")
+        names = sorted(arrays)
+        more = f" and {len(names) - 5} more" if len(names) > 5 else ""
+        raise ValueError(f"{path}: unexpected entries {names[:5]}{more}")
     width = inputs
     for k, (weight, _) in enumerate([*hidden, last]):
         if weight.shape[1] != width:
@@ -314,11 +339,7 @@ def network_layers(
 def load_policy(path: str | Path) -> PolicyWeights:
     """Read an exported policy; ``ValueError`` naming the file and the problem if it is not a valid one."""
     path = Path(path)
-    if not path.is_file():
-        raise ValueError(
-            f"{path}: no such policy file (train one with bourre train: its run folder's model.npz; or "
-            f"use agents.make('ppo') for the shipped model)"
-        )
+    check_readable_file(path, "policy file", NO_POLICY_HINT)
     arrays, meta = read_weights_file(path, FORMAT, VERSION)
     activation = meta.get("activation")
     if activation not in _ACTIVATIONS:
@@ -339,7 +360,10 @@ def _check_entries(path: Path) -> None:
     tiny forged file could otherwise ask for any amount of memory."""
     total = 0
     with zipfile.ZipFile(path) as archive:
-        for info in archive.infolist():
+        entries = archive.infolist()
+        if len(entries) > MAX_ENTRIES:  # refused before any entry is opened: each costs a read
+            raise ValueError(f"{len(entries):,} entries, more than a weights file holds ({MAX_ENTRIES})")
+        for info in entries:
             if not info.filename.endswith(".npy"):
                 raise ValueError(f"entry {info.filename!r} is not a numpy array")
             with archive.open(info) as f:

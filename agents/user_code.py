@@ -30,7 +30,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agents.base import Agent, Observation
+from agents.base import Agent, AgentError, Observation
+from bourre_env.actions import as_action_id
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -63,7 +64,12 @@ class UserAgent:
         self.name = own if isinstance(own, str) else name
 
     def act(self, observation: Observation) -> int:
-        return int(self.agent.act(observation))
+        answer = self.agent.act(observation)
+        action = as_action_id(answer)
+        if action is None:  # the env's rule: 52.5, "3" or True is no action, however it would convert
+            what = f"returned {answer!r:.60}, not an action id (an integer)"
+            raise AgentError(f"agent {self.name} {what}", what)
+        return action
 
     def reset(self) -> None:
         reset = getattr(self.agent, "reset", None)

@@ -15,8 +15,17 @@ import hashlib
 import os
 from pathlib import Path
 
+_folder: str | None = None
+
+
+def folder() -> str | None:
+    """The folder compiled code is cached in (``NUMBA_CACHE_DIR`` where the user set it); None before ``configure``
+    or where no folder could be made."""
+    return os.environ.get("NUMBA_CACHE_DIR") or _folder
+
 
 def configure() -> None:
+    global _folder
     if os.environ.get("NUMBA_CACHE_DIR"):
         return
     import numba
@@ -28,9 +37,10 @@ def configure() -> None:
         digest.update(source.relative_to(package.parent).as_posix().encode())
         digest.update(source.read_bytes())
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    folder = base / "bourre_env" / "numba" / digest.hexdigest()[:16]
+    cache = base / "bourre_env" / "numba" / digest.hexdigest()[:16]
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        cache.mkdir(parents=True, exist_ok=True)
     except OSError:
         return  # unwritable home: numba falls back to its own locations
-    numba.config.CACHE_DIR = str(folder)  # type: ignore[attr-defined]
+    numba.config.CACHE_DIR = str(cache)  # type: ignore[attr-defined]
+    _folder = str(cache)

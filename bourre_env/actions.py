@@ -21,6 +21,7 @@ trump (phase ``core.NAME_TRUMP``, ``Rules.trump_card="named_by_dealer"``) the on
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
@@ -52,7 +53,21 @@ __all__ = [
     "discard_cards",
     "is_stay",
     "is_card",
+    "as_action_id",
 ]
+
+
+def as_action_id(value: Any) -> int | None:
+    """``value`` as an action id if it is one by type: a Python or numpy integer, or a numpy integer array of one
+    element (what ``predict`` of Stable-Baselines3 returns for one observation); ``None`` for anything else, however
+    it would convert (a bool, a float such as 52.5 or 52.0, a string such as "3", None). The one rule of every
+    caller: the env's ``step``, the single-agent env (learner and opponents), evaluations and the agents' wrappers.
+    The range and legality are the rules core's to check."""
+    if isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind in "iu":
+        value = value.reshape(())[()]
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        return None
+    return int(value)
 
 
 def play(card: int | str) -> int:

@@ -208,7 +208,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from bourre_env import core, limits, observation, render
-from bourre_env.actions import describe
+from bourre_env.actions import as_action_id, describe
 from bourre_env.core import cards
 from bourre_env.core.rules import Rules
 
@@ -293,6 +293,7 @@ class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 - AECEnv is untyped (
         self.np_random, self.np_random_seed = seeding.np_random(None)
         self._mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
         self._started = False  # state_vector is a blank state until reset, whose "player to act" means nothing
+        self._closed = False
 
     def observation_space(self, agent: str) -> spaces.Space[Any]:
         return self.observation_spaces[agent]
@@ -302,6 +303,7 @@ class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 - AECEnv is untyped (
 
     # ------------------------------------------------------------------ reset
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        self._check_open("reset")
         if seed is not None:
             self.np_random, self.np_random_seed = seeding.np_random(seed)
         options = dict(options or {})
@@ -384,7 +386,12 @@ class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 - AECEnv is untyped (
         last: tuple[Any, float, bool, bool, dict[str, Any]] = super().last(observe)
         return last
 
+    def _check_open(self, call: str) -> None:
+        if self._closed:
+            raise ValueError(f"{call}: the env is closed; make a new one (bourre_env.env())")
+
     def _check_episode_running(self, call: str) -> None:
+        self._check_open(call)
         if not self._started:
             raise ValueError(f"{call}: no game yet; call reset() first")
         if not self.agents:
@@ -396,8 +403,12 @@ class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 - AECEnv is untyped (
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        if action is None or isinstance(action, bool) or not isinstance(action, (int, np.integer)):
-            raise ValueError(f"{agent} must act: expected an action id, got {action!r}; legal: {self._legal_text()}")
+        given = action
+        action = as_action_id(given)
+        if action is None:
+            raise ValueError(
+                f"{agent} must act: expected an action id (an integer), got {given!r:.80}; legal: {self._legal_text()}"
+            )
         if not 0 <= action < core.NUM_ACTIONS:  # before the compiled core, which takes int64 only
             raise ValueError(
                 f"action: expected an action id in 0..{core.NUM_ACTIONS - 1} for {agent}, got {action!r}; "
@@ -466,4 +477,5 @@ class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 - AECEnv is untyped (
         return text
 
     def close(self) -> None:
-        pass
+        """Ends the env: ``reset``, ``step`` and ``last`` refuse to run after it (a closed env holds no game)."""
+        self._closed = True

@@ -56,15 +56,23 @@ here deals exactly the cards of ``bourre_env.raw_env(...).reset(seed=seed)``.
 ``aec``: the AEC env inside. It is privileged (every hand, the stock, the seeded generator: see
 "Privileged access" in ``bourre_env.bourre_v0``); a learner reads only what ``reset`` and ``step`` return.
 
-Illegal learner actions raise ``ValueError`` (as in the AEC env). Gymnasium's ``check_env``
-steps with ``action_space.sample()``, which ignores masks: it passes when the action space
-samples legal actions (the tests wrap ``sample`` with the mask), and raises ``ValueError``
-otherwise. Deals where the learner passed are played out by the opponents inside ``step``;
+``on_illegal``: what an illegal learner action does. ``"raise"`` (default): ``ValueError``, as in the AEC env,
+nothing changed. ``"random"``: a legal action drawn uniformly from this env's seeded generator is played
+instead, and ``info["illegal_action"]`` holds the illegal one (what masked environments offer learners that
+sample from the whole action space). Gymnasium's ``check_env`` steps with ``action_space.sample()``, which
+ignores masks: it passes with ``on_illegal="random"``. An action that is not an integer raises in both modes.
+
+``gymnasium.make("bourre_env/Bourre-v0", opponents="heuristic", num_players=5)`` builds this env (the id is
+registered on ``import bourre_env``; ``ENV_ID``); without an ``agent_factory``, spec strings are built by the
+factory an installed package declares (``AGENT_FACTORY_GROUP``: ``agents.make`` in this distribution). The
+registered default is ``opponents="heuristic"``: every other seat the hand-written heuristic, seeded
+``opponent_seed + k``. Deals where the learner passed are played out by the opponents inside ``step``;
 with ``deals_per_episode > 1`` the learner decides at least once (draw or pass) in every deal.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -73,9 +81,30 @@ import numpy as np
 from gymnasium import spaces
 
 from bourre_env import core
+from bourre_env.actions import as_action_id
 from bourre_env.bourre_v0 import raw_env
 
+ON_ILLEGAL = ("raise", "random")
+"""What an illegal learner action does (``on_illegal``): raise ``ValueError``, or play a legal action drawn uniformly
+from the env's seeded generator instead, the illegal one reported in ``info["illegal_action"]``."""
+AGENT_FACTORY_GROUP = "bourre_env.agent_factory"
+"""The entry-point group where an installed package offers the factory of opponent specs (this distribution's
+``agents.make``), so that ``gymnasium.make`` builds ``opponents="heuristic"`` without an ``agent_factory``."""
+ENV_ID = "bourre_env/Bourre-v0"
+"""The Gymnasium id of this env (registered on ``import bourre_env``): ``gymnasium.make(ENV_ID, opponents=...)``."""
+
 ObsDict = dict[str, np.ndarray]
+
+
+def installed_agent_factory() -> Callable[[str, int | None], Policy] | None:
+    """The factory of opponent specs an installed package declares (``AGENT_FACTORY_GROUP``), loaded on demand;
+    None where there is none. Looked up by name, not imported: this package sits below the agents."""
+    for entry in importlib.metadata.entry_points(group=AGENT_FACTORY_GROUP):
+        factory: Callable[[str, int | None], Policy] = entry.load()
+        return factory
+    return None
+
+
 Policy = Any  # an object with act(obs_dict) -> int, or a callable obs_dict -> int
 OpponentsArg = Any  # a policy, a spec string, or a sequence of them (one per other seat)
 
@@ -93,10 +122,14 @@ class BourreSingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
         agent_factory: Callable[[str, int | None], Policy] | None = None,
         opponent_seed: int = 0,
         render_mode: str | None = None,
+        on_illegal: str = "raise",
         **rule_options: Any,
     ) -> None:
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode: expected None or 'ansi', got {render_mode!r}")
+        if on_illegal not in ON_ILLEGAL:
+            raise ValueError(f"on_illegal: expected one of {ON_ILLEGAL}, got {on_illegal!r}")
+        self.on_illegal = on_illegal
         self.render_mode = render_mode
         self.aec = raw_env(render_mode=render_mode, **rule_options)
         self.num_players = self.aec.rules.num_players
@@ -149,6 +182,8 @@ class BourreSingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
     def _build(self, policy: Policy, k: int) -> Policy:
         if isinstance(policy, str):
             if self._agent_factory is None:
+                self._agent_factory = installed_agent_factory()
+            if self._agent_factory is None:
                 raise ValueError(f"opponent spec {policy!r} needs agent_factory (for example agents.make)")
             policy = self._agent_factory(policy, self._opponent_seed + k)
         if not callable(getattr(policy, "act", None)) and not callable(policy):
@@ -166,12 +201,11 @@ class BourreSingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
     def _opponent_act(self, seat: int, obs: ObsDict) -> int:
         policy = self._opponent_for(seat)
         act = getattr(policy, "act", None)
-        action = act(obs) if callable(act) else policy(obs)
-        if isinstance(action, np.ndarray) and action.size == 1 and action.dtype.kind in "iu":
-            action = action.reshape(()).item()
-        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-            raise ValueError(f"opponent at seat {seat} ({policy!r}) returned {action!r}; expected an integer action id")
-        return int(action)
+        answer = act(obs) if callable(act) else policy(obs)
+        action = as_action_id(answer)
+        if action is None:
+            raise ValueError(f"opponent at seat {seat} ({policy!r}) returned {answer!r}; expected an integer action id")
+        return action
 
     def _reset_opponents_if_new_deal(self) -> None:
         deals_done = int(self.aec.state_vector[core.S_DEALS_DONE])
@@ -220,13 +254,16 @@ class BourreSingleAgentEnv(gymnasium.Env[np.ndarray, np.int64]):
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if self._done:
             raise RuntimeError("step() after the episode ended: call reset()")
-        if isinstance(action, np.ndarray) and action.size == 1:
-            action = action.item()
-        if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
-            raise ValueError(f"action must be an action id (int), got {action!r}")
-        self.aec.step(int(action))  # raises ValueError for an illegal action, nothing changed
-        reward = float(self.aec.rewards[self.learner]) + self._play_opponents()
+        given = action
+        action = as_action_id(given)
+        if action is None:
+            raise ValueError(f"action must be an action id (an integer), got {given!r}")
         info: dict[str, Any] = {"learner_seat": self.seat}
+        if self.on_illegal == "random" and not (0 <= action < core.NUM_ACTIONS and self.action_masks()[action]):
+            info["illegal_action"] = action
+            action = int(self.np_random.choice(np.flatnonzero(self.action_masks())))
+        self.aec.step(action)  # raises ValueError for an illegal action, nothing changed
+        reward = float(self.aec.rewards[self.learner]) + self._play_opponents()
         if self._truncated:
             info.update(self.aec.infos[self.learner])
         return self._observe(), reward, self._done and not self._truncated, self._truncated, info

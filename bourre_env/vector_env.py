@@ -410,6 +410,8 @@ class BourreVectorEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, np.ndar
     def reset(
         self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
+        if self.closed:
+            raise gymnasium.error.ClosedEnvironmentError("reset: the vector env is closed; make a new one")
         if seed is not None and not isinstance(seed, (int, np.integer)):
             raise ValueError(f"seed: one integer seeds every table (their streams derive from it), got {seed!r}")
         options = dict(options or {})
@@ -437,6 +439,8 @@ class BourreVectorEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, np.ndar
         return obs, self._infos()
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        if self.closed:
+            raise gymnasium.error.ClosedEnvironmentError("step: the vector env is closed; make a new one")
         if not self._started:
             raise RuntimeError("step() before reset()")
         acts = np.asarray(actions)

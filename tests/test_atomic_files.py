@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
+import stat
 import threading
 import time
 from pathlib import Path
@@ -101,3 +103,90 @@ def test_a_terminate_waits_for_the_write_and_then_reaches_its_handler(
         assert signal.getsignal(signal.SIGTERM) is unwind
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+# ---------------------------------------------------------------------------- what is at the path
+def test_a_symlink_is_followed_and_its_target_replaced_whole(tmp_path: Path) -> None:
+    real = tmp_path / "data" / "report.json"
+    real.parent.mkdir()
+    real.write_text("old")
+    real.chmod(0o600)
+    link = tmp_path / "report.json"
+    link.symlink_to(real)
+    atomic_files.write_text(link, "new")
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert real.read_text() == "new"
+    assert real.stat().st_mode & 0o777 == 0o600  # an existing file keeps its permission bits
+    assert sorted(p.name for p in real.parent.iterdir()) == ["report.json"]  # the temporary was beside the target
+
+
+def test_a_dangling_symlink_creates_its_target(tmp_path: Path) -> None:
+    link = tmp_path / "model.npz"
+    link.symlink_to(tmp_path / "elsewhere.npz")
+    with atomic_files.replacing(link, ".npz") as tmp:
+        tmp.write_bytes(b"weights")
+    assert link.is_symlink() and (tmp_path / "elsewhere.npz").read_bytes() == b"weights"
+
+
+def test_a_character_device_is_written_through_never_replaced() -> None:
+    before = os.stat("/dev/null")
+    atomic_files.write_text("/dev/null", "discarded")
+    after = os.stat("/dev/null")
+    assert stat.S_ISCHR(after.st_mode) and (after.st_ino, after.st_rdev) == (before.st_ino, before.st_rdev)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full on this system")
+def test_a_full_device_is_an_os_error_and_stays_a_device(tmp_path: Path) -> None:
+    before = os.stat("/dev/full")
+    with pytest.raises(OSError):
+        atomic_files.write_text("/dev/full", "x" * 10_000)
+    after = os.stat("/dev/full")
+    assert stat.S_ISCHR(after.st_mode) and (after.st_ino, after.st_rdev) == (before.st_ino, before.st_rdev)
+
+
+def test_a_fifo_is_written_through_to_its_reader(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    atomic_files.write_bytes(fifo, b"streamed")
+    reader.join(10)
+    assert received == [b"streamed"]
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert [p.name for p in tmp_path.iterdir()] == ["pipe"]
+
+
+def test_a_socket_or_folder_is_refused_in_one_line_before_anything_is_made(tmp_path: Path) -> None:
+    sock_path = tmp_path / "s"
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(sock_path))
+        for target in (sock_path, tmp_path):
+            with pytest.raises(ValueError, match=r"is a (socket|folder)") as err:
+                atomic_files.write_text(target, "x")
+            assert "\n" not in str(err.value)
+            with pytest.raises(ValueError, match="--save: "):
+                atomic_files.check_writable_file(target, "--save")
+        assert stat.S_ISSOCK(os.stat(sock_path).st_mode)
+    assert [p.name for p in tmp_path.iterdir()] == ["s"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a block device needs root")
+def test_a_block_device_is_refused(tmp_path: Path) -> None:
+    node = tmp_path / "disk"
+    try:
+        os.mknod(node, 0o600 | stat.S_IFBLK, os.makedev(7, 200))  # a loop device number: never opened
+    except OSError as err:
+        pytest.skip(f"cannot make a device node here: {err}")
+    for write in (lambda: atomic_files.write_text(node, "x"), lambda: atomic_files.check_writable_file(node, "--json")):
+        with pytest.raises(ValueError, match="is a block device, not a regular file"):
+            write()
+    assert stat.S_ISBLK(os.stat(node).st_mode)
+
+
+def test_check_writable_file_follows_links_and_accepts_devices(tmp_path: Path) -> None:
+    atomic_files.check_writable_file("/dev/null", "--save")
+    link = tmp_path / "link.json"
+    link.symlink_to(tmp_path / "missing" / "deep" / "out.json")
+    atomic_files.check_writable_file(link, "--save")  # the target's folder is made, as for a plain path
+    assert (tmp_path / "missing" / "deep").is_dir()

@@ -15,6 +15,7 @@ from gymnasium.utils.env_checker import check_env
 import agents
 import bourre_env
 from agents.random_agent import RandomAgent
+from bourre_env import single_agent
 from bourre_env.observation import OBS_SIZE
 from bourre_env.single_agent import BourreSingleAgentEnv
 
@@ -140,9 +141,13 @@ def test_seat_rotation_random_and_fixed() -> None:
         BourreSingleAgentEnv(RandomAgent(0), num_players=3, learner_seat=3)
 
 
-def test_opponents_specs_callables_swap_and_reset() -> None:
+def test_opponents_specs_callables_swap_and_reset(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a spec is built by the installed factory (agents.make, declared as an entry point)
+    assert [o.name for o in BourreSingleAgentEnv("heuristic", num_players=4).opponents] == ["heuristic"] * 3
+    monkeypatch.setattr(single_agent, "installed_agent_factory", lambda: None)
     with pytest.raises(ValueError, match="agent_factory"):
         BourreSingleAgentEnv("heuristic", num_players=4)
+    monkeypatch.undo()
     with pytest.raises(ValueError, match="1 or 3"):
         BourreSingleAgentEnv([RandomAgent(0), RandomAgent(1)], num_players=4)
 

@@ -35,73 +35,32 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from train.terminal_game import HUMAN, _cmd_play
+from train import arguments
+from train.eval.jobs import usable_cpus
+from train.terminal_game import HUMAN, MAX_DEALS, _cmd_play
 
 __all__ = ["build_parser", "main"]
 
 
-# ---------------------------------------------------------------------------- arguments
-def _rule_option(text: str) -> tuple[str, Any]:
-    """``KEY=VALUE`` with VALUE read as JSON when it parses (numbers, true/false/null), else as a string."""
-    key, sep, raw = text.partition("=")
-    if not sep or not key.strip():
-        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
-    words = {"true": True, "false": False, "none": None, "null": None}
-    if raw.strip().lower() in words:
-        return key.strip(), words[raw.strip().lower()]
+def _version() -> str:
+    """The installed distribution's version (``pyproject.toml``)."""
+    import importlib.metadata
+
     try:
-        value = json.loads(raw)
-    except json.JSONDecodeError:
-        value = raw
-    return key.strip(), value
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text}")
-    return value
-
-
-def _seed(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text}")
-    return value
-
-
-def _port(text: str) -> int:
-    value = int(text)
-    if not 1 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"expected a port from 1 to 65535, got {text}")
-    return value
-
-
-def _duration(unit: str) -> Callable[[str], float]:
-    """An argparse type: a finite number of ``unit`` above 0 (0 or less would close every table at once or give up
-    at once; nan or inf never)."""
-
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a number of {unit}, got {text!r}") from None
-        if not math.isfinite(value) or value <= 0:
-            raise argparse.ArgumentTypeError(f"expected a finite number of {unit} above 0, got {text}")
-        return value
-
-    return parse
+        return importlib.metadata.version("bourre-rl")
+    except importlib.metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "(not installed)"
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bourre", description="Bourré (Booray): evaluate agents and play.")
+    parser.add_argument("--version", action="version", version=f"bourre-rl {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     ev = commands.add_parser(
@@ -119,10 +78,17 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SPEC",
         help="opponents: one spec for every other seat, or one per seat (default: random)",
     )
-    ev.add_argument("--players", nargs="+", type=_positive, default=[5], metavar="N", help="table sizes (default: 5)")
-    ev.add_argument("--deals", type=_positive, default=500, help="deals per table size (default: 500)")
-    ev.add_argument("--seed", type=_seed, default=0, help="seed of the deals and the agents (default: 0)")
-    ev.add_argument("--workers", type=_positive, default=1, help="processes (default: 1); does not change results")
+    ev.add_argument(
+        "--players", nargs="+", type=arguments.positive, default=[5], metavar="N", help="table sizes (default: 5)"
+    )
+    ev.add_argument("--deals", type=arguments.positive, default=500, help="deals per table size (default: 500)")
+    ev.add_argument("--seed", type=arguments.seed, default=0, help="seed of the deals and the agents (default: 0)")
+    ev.add_argument(
+        "--workers",
+        type=arguments.positive,
+        default=usable_cpus(),
+        help=f"processes (default: one per CPU, here {usable_cpus()}); does not change results",
+    )
     ev.add_argument(
         "--backend",
         choices=("local", "ray"),
@@ -138,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument(
         "--connect-timeout",
-        type=_duration("seconds"),
+        type=arguments.duration("seconds"),
         default=60.0,
         metavar="SECONDS",
         help="with --address: give up on a cluster that does not answer within this time (default: 60)",
@@ -152,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument(
         "--rule",
-        type=_rule_option,
+        type=arguments.rule_option,
         action="append",
         default=[],
         metavar="KEY=VALUE",
@@ -177,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument(
         "--aivat-resamples",
-        type=_positive,
+        type=arguments.positive,
         default=32,
         metavar="K",
         help="with --aivat: rollouts per term of each correction (default: 32)",
@@ -205,16 +171,19 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"comma-separated seat list, '{HUMAN}' for a person, e.g. {HUMAN},heuristic,random; "
         f"it sets num_players (and --deals sets deals_per_episode: no --rule for them)",
     )
-    play.add_argument("--seed", type=_seed, default=None, help="seed of the deals and the agents (default: fresh)")
+    play.add_argument(
+        "--seed", type=arguments.seed, default=None, help="seed of the deals and the agents (default: fresh)"
+    )
     play.add_argument(
         "--deals",
-        type=_positive,
+        type=arguments.at_most(MAX_DEALS),
         default=1,
-        help="deals to play; the pot and the ante exemptions carry from deal to deal (default: 1)",
+        help=f"deals to play, 1 to {MAX_DEALS:,}; the pot and the ante exemptions carry from deal to deal "
+        "(default: 1; for longer series of agents, bourre eval)",
     )
     play.add_argument(
         "--rule",
-        type=_rule_option,
+        type=arguments.rule_option,
         action="append",
         default=[],
         metavar="KEY=VALUE",
@@ -236,18 +205,18 @@ def build_parser() -> argparse.ArgumentParser:
         "the serve extra (pip install -e '.[serve]').",
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this machine)")
-    serve.add_argument("--port", type=_port, default=8000, help="port, 1 to 65535 (default: 8000)")
-    serve.add_argument("--max-tables", type=_positive, default=None, help="live tables at most (default: 32)")
+    serve.add_argument("--port", type=arguments.port, default=8000, help="port, 1 to 65535 (default: 8000)")
+    serve.add_argument("--max-tables", type=arguments.positive, default=None, help="live tables at most (default: 32)")
     serve.add_argument(
         "--max-tables-per-client",
-        type=_positive,
+        type=arguments.positive,
         default=None,
         metavar="N",
         help="live tables of one client address at most (default: 8)",
     )
     serve.add_argument(
         "--idle-minutes",
-        type=_duration("minutes"),
+        type=arguments.duration("minutes"),
         default=None,
         help="close a table after this many minutes without a request (default: 30)",
     )
@@ -258,7 +227,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SPEC",
         help="also offer this agent spec, e.g. ppo:path/to/policy.npz (repeatable)",
     )
-    serve.add_argument("--seed", type=_seed, default=None, help="seed of the deals and agents (default: fresh)")
+    serve.add_argument(
+        "--seed", type=arguments.seed, default=None, help="seed of the deals and agents (default: fresh)"
+    )
     serve.set_defaults(func=_cmd_serve)
 
     # Listed for --help; main() hands their arguments to the training script and the benchmarks unparsed.
@@ -356,8 +327,21 @@ def _resumed_trainer(argv: list[str]) -> str | None:
     return None
 
 
+def _show_compile_progress() -> None:
+    """numba's compile lines (``bourre_env.compile_notice``) on stderr, progress included, for every command."""
+    import logging
+
+    log = logging.getLogger("bourre_env")
+    if not log.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        log.addHandler(handler)
+        log.setLevel(logging.INFO)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    _show_compile_progress()
     # train and bench hand their arguments on untouched: the training script and each benchmark parse their own
     if argv[:1] == ["train"]:
         trainer, rest = _trainer(argv[1:])
@@ -379,9 +363,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
-    except ValueError as err:  # bad specs and rule options: a message, not a traceback
+    except ValueError as err:  # bad specs and rule options, failing agents: a message, not a traceback
         print(f"bourre {args.command}: error: {err}", file=sys.stderr)
         return 2
+    except OSError as err:  # a write the system refused after the work (a full disk, /dev/full): one line
+        print(f"bourre {args.command}: error: {err}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130
@@ -511,7 +498,7 @@ def _print_eval(console: Any, report: Any) -> None:
 def _print_tournament(console: Any, report: Any) -> None:
     from rich import box
 
-    from train.eval.report import matrix_table, rating_table
+    from train.eval.tournament import matrix_table, rating_table
 
     for t in report.tables:
         # Compact (a simple frame, +-half-widths), to fit narrow terminals.
@@ -566,25 +553,32 @@ def _add_ladder_parser(commands: Any) -> None:
     )
     lad.add_argument(
         "--deals",
-        type=_positive,
+        type=arguments.positive,
         default=ladder.DEALS,
         help=f"deals per field and table size (default: {ladder.DEALS})",
     )
-    lad.add_argument("--seed", type=_seed, default=ladder.SEED, help=f"seed of the deals (default: {ladder.SEED})")
+    lad.add_argument(
+        "--seed", type=arguments.seed, default=ladder.SEED, help=f"seed of the deals (default: {ladder.SEED})"
+    )
     lad.add_argument(
         "--players",
         nargs="+",
-        type=_positive,
+        type=arguments.positive,
         default=list(ladder.PLAYERS),
         metavar="N",
         help=f"table sizes (default: {' '.join(map(str, ladder.PLAYERS))}; a rank needs these)",
     )
-    lad.add_argument("--workers", type=_positive, default=1, help="processes (default: 1); does not change results")
+    lad.add_argument(
+        "--workers",
+        type=arguments.positive,
+        default=usable_cpus(),
+        help=f"processes (default: one per CPU, here {usable_cpus()}); does not change results",
+    )
     lad.add_argument("--backend", choices=("local", "ray"), default="local", help="as bourre eval --backend")
     lad.add_argument("--address", default=None, metavar="ADDRESS", help="with --backend ray: as bourre eval --address")
     lad.add_argument(
         "--connect-timeout",
-        type=_duration("seconds"),
+        type=arguments.duration("seconds"),
         default=60.0,
         metavar="SECONDS",
         help="with --address: as bourre eval --connect-timeout (default: 60)",
@@ -619,7 +613,7 @@ def _cmd_ladder(args: argparse.Namespace) -> int:
     # Before the work: a run of many minutes must not end in a path error.
     for path, option in ((json_path, "--json"), (md_path if args.write_leaderboard else None, "--markdown")):
         if path is not None:
-            atomic_files.check_writable_folder(path.parent, option)
+            atomic_files.check_writable_file(path, option)
     run = {
         "deals": args.deals,
         "seed": args.seed,

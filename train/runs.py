@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import shlex
 import signal
 import sys
@@ -18,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bourre_env.atomic_files import replacing, write_text
+from bourre_env.atomic_files import check_readable_file, replacing, write_text
 from train.eval.duplicate import EvalReport, evaluate
 from train.eval.jobs import JobRunner
 from train.eval.report import advantage_table, markdown_table
@@ -61,22 +62,33 @@ class RunState:
     evals: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     imitation: dict[str, float] = dataclasses.field(default_factory=dict)
     train_seconds: float = 0.0
+    compile_seconds: float = 0.0  # numba compiling the kernels on a first run, apart from the training time
 
     def save(self, path: Path) -> None:
         write_text(path, json.dumps(dataclasses.asdict(self), indent=2) + "\n")
 
     @classmethod
     def load(cls, path: Path) -> RunState:
-        """The state saved in ``path``; ``ValueError`` naming the file if it cannot be read or a field is wrong."""
-        return cls(**check_json_fields(read_json(path, "the run state"), cls, path))
+        """The state saved in ``path``; ``ValueError`` naming the file if it cannot be read or a field is wrong (of
+        the wrong type, or a count or time below 0 or not finite)."""
+        state = cls(**check_json_fields(read_json(path, "the run state"), cls, path))
+        if state.num_timesteps < 0:
+            raise ValueError(f"{path}: num_timesteps is {state.num_timesteps}, expected an integer >= 0")
+        if not (math.isfinite(state.train_seconds) and state.train_seconds >= 0):
+            raise ValueError(f"{path}: train_seconds is {state.train_seconds!r}, expected a finite number >= 0")
+        return state
 
 
 def read_json(path: Path, what: str) -> Any:
-    """The JSON in ``path``; ``ValueError`` naming the file and ``what`` it should hold if it cannot be read."""
+    """The JSON in ``path``; ``ValueError`` naming the file and ``what`` it should hold if it cannot be read (also
+    when it is not a regular file, or nests too deep for Python's parser)."""
+    check_readable_file(path, f"file of {what}")
     try:
         return json.loads(path.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ValueError(f"{path}: cannot read {what} ({e})") from None
+    except RecursionError:
+        raise ValueError(f"{path}: cannot read {what} (lists or objects nested too deep)") from None
 
 
 class CtrlC:
@@ -187,6 +199,7 @@ def write_report(
         for field in ("random", "heuristic")
     ]
     eval_seconds = time.perf_counter() - started
+    compiling = state.compile_seconds + state.imitation.get("compile_seconds", 0.0)
     curve = plot_learning_curve(state, eval_players, run_dir / "learning_curve.png")
     table = "\n".join(markdown_table(advantage_table(reports)))
     text = [
@@ -196,7 +209,8 @@ def write_report(
         f"Seed: {seed}  ",
         f"PPO steps: {state.num_timesteps:,}; training time {state.train_seconds / 60:.1f} min "
         f"(imitation {state.imitation.get('seconds', 0.0) / 60:.1f} min), "
-        f"final evaluation {eval_seconds:.0f} s",
+        f"final evaluation {eval_seconds:.0f} s"
+        + (f"; numba compiling {compiling / 60:.1f} min (once after an install)" if compiling >= 1 else ""),
         "",
         f'Model: `{model_path}` (play it with `agents.make("ppo:{model_path}")`)',
         "",

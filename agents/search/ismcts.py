@@ -252,7 +252,7 @@ DEFAULTS: dict[str, Any] = {
     "draws": 4,
     "infer": 32,
     "model": "heuristic",
-    "sample": 0,
+    "sample": False,
     "temper": 1.0,
 }
 LIMITS: dict[str, float] = {"iterations": 1024, "ms": 1000, "batch": 64, "draws": 8, "infer": 32}
@@ -262,5 +262,4 @@ LIMITS: dict[str, float] = {"iterations": 1024, "ms": 1000, "batch": 64, "draws"
 def make_ismcts(variant: str | None, seed: int | None) -> ISMCTSAgent:
     """``agents.make`` factory: ``ismcts``, ``ismcts:ITERATIONS``, ``ismcts:ITERATIONS,rollout=KIND,ms=MS,...``."""
     options = parse_options(variant, DEFAULTS)  # typed as the defaults are: the constructor's own keywords
-    options["sample"] = bool(options["sample"])
     return ISMCTSAgent(seed=seed, name="ismcts" if not variant else f"ismcts:{variant}", **options)

@@ -131,7 +131,9 @@ def draw_candidates(vector: np.ndarray, mask: np.ndarray, preferred: int, limit:
 def parse_options(
     variant: str | None, defaults: dict[str, Any], limits: Mapping[str, float] | None = None
 ) -> dict[str, Any]:
-    """``"64"`` or ``"64,rollout=random,ms=20"`` or ``"worlds=64"`` into options; ``ValueError`` naming a bad one.
+    """``"64"`` or ``"64,rollout=random,ms=20"`` or ``"worlds=64"`` into options; ``ValueError`` naming a bad one,
+    and one given twice (``"64,worlds=8"`` names ``worlds`` twice: the first option is the first key's). An option
+    whose default is a bool takes ``0``, ``1``, ``false`` or ``true`` only.
 
     ``limits``: the largest value each named option may take (a budget from an untrusted spec); past it,
     ``ValueError`` names the option and its maximum."""
@@ -139,6 +141,7 @@ def parse_options(
     if not variant:
         return options
     first_key = next(iter(defaults))
+    given: set[str] = set()
     for k, item in enumerate(variant.split(",")):
         key, sep, value = item.partition("=")
         if not sep:
@@ -148,7 +151,16 @@ def parse_options(
         key = key.strip()
         if key not in defaults:
             raise ValueError(f"unknown option {key!r}; options: {sorted(defaults)}")
+        if key in given:
+            raise ValueError(f"option {key} given twice in {variant!r}")
+        given.add(key)
         kind = type(defaults[key]) if defaults[key] is not None else float
+        if kind is bool:
+            flags = {"0": False, "1": True, "false": False, "true": True}
+            if value.strip().lower() not in flags:
+                raise ValueError(f"option {key}: expected 0 or 1 (false or true), got {value!r}")
+            options[key] = flags[value.strip().lower()]
+            continue
         try:
             options[key] = kind(value.strip())
         except ValueError:
@@ -372,7 +384,7 @@ DEFAULTS: dict[str, Any] = {
     "draws": 4,
     "infer": 32,
     "model": "heuristic",
-    "sample": 0,
+    "sample": False,
     "z": 0.0,
     "temper": 1.0,
     "phases": "all",
@@ -395,5 +407,4 @@ def value_path(spec: str) -> str:
 def make_pimc(variant: str | None, seed: int | None) -> PIMCAgent:
     """``agents.make`` factory: ``pimc``, ``pimc:WORLDS``, ``pimc:WORLDS,rollout=KIND,ms=MS,draws=K``."""
     options = parse_options(variant, DEFAULTS)  # typed as the defaults are: the constructor's own keywords
-    options["sample"] = bool(options["sample"])
     return PIMCAgent(seed=seed, name="pimc" if not variant else f"pimc:{variant}", **options)

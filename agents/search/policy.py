@@ -20,8 +20,9 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
-from agents.ppo import SHIPPED_MODEL, PolicyWeights, forward_row, load_policy
+from agents.ppo import NO_POLICY_HINT, SHIPPED_MODEL, PolicyWeights, forward_row, load_policy
 from bourre_env import core, observation, view
+from bourre_env.atomic_files import check_readable_file
 
 __all__ = ["PolicyModel", "deal_over", "greedy_action", "observe_rows", "policy_path", "policy_rollouts"]
 
@@ -46,11 +47,7 @@ class PolicyModel:
 
     def __init__(self, spec: str = "ppo") -> None:
         path = policy_path(spec)
-        if not path.is_file():
-            raise ValueError(
-                f"{path}: no such policy file (train one with bourre train: its run folder's model.npz; or use "
-                f"'ppo' for the shipped model)"
-            )
+        check_readable_file(path, "policy file", NO_POLICY_HINT)
         self.spec = spec
         self.weights = _load(str(path.resolve()), path.stat().st_mtime_ns)
 

@@ -35,7 +35,7 @@ from numba import njit
 from agents.ppo import PackedPolicy, forward_row, network_layers, pack_layers, read_weights_file
 from agents.search.policy import PolicyModel, deal_over, greedy_action
 from bourre_env import core, observation, view
-from bourre_env.atomic_files import replacing
+from bourre_env.atomic_files import check_readable_file, replacing
 from bourre_env.privileged import HIDDEN_HAND_SIZE
 
 __all__ = ["FORMAT", "INPUT_SIZE", "ValueWeights", "cut_rollouts", "load_value", "save_value", "value_input"]
@@ -109,8 +109,7 @@ def save_value(path: str | Path, weights: ValueWeights) -> Path:
 def load_value(path: str | Path) -> ValueWeights:
     """Read a value file; ``ValueError`` naming the file and the problem if it is not a valid one."""
     path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"{path}: no such value file (fit one with python -m train.research.value_fit)")
+    check_readable_file(path, "value file", " (fit one with python -m train.research.value_fit)")
     arrays, meta = read_weights_file(path, FORMAT, VERSION, "value")
     if meta.get("obs_size") != observation.OBS_SIZE or meta.get("hands_size") != HIDDEN_HAND_SIZE:
         raise ValueError(

@@ -127,11 +127,11 @@ import numpy as np
 
 import agents
 import bourre_env
-from agents.base import Agent
+from agents.base import Agent, AgentError, choose
 from bourre_env import history, memory
 from bourre_env.core.rules import Rules
 from bourre_env.view import StateView
-from train.eval.jobs import BACKENDS, JobRunner, check_backend, run_jobs
+from train.eval.jobs import BACKENDS, JobRunner, check_backend, deal_done, run_jobs
 from train.eval.statistics import t_interval, t_quantile
 from train.eval.variance import ROOT, Draw, DrawCorrector, VarianceReduced, VarianceReduction, is_draw
 
@@ -289,10 +289,22 @@ def seat_outcomes(state: np.ndarray, num_players: int) -> np.ndarray:
     ).reshape(num_players, 6)
 
 
-def play_deal(env: Any, table: Sequence[Agent], deals: Deals, k: int, draws: list[Draw] | None = None) -> np.ndarray:
+def play_deal(
+    env: Any,
+    table: Sequence[Agent],
+    deals: Deals,
+    k: int,
+    draws: list[Draw] | None = None,
+    labels: Sequence[str] | None = None,
+    deal_name: str | None = None,
+) -> np.ndarray:
     """Play deal ``k`` of ``deals`` with ``table[s]`` in seat ``s``; the ``seat_outcomes`` rows. ``draws``, if
     given, receives the state as dealt (with the action ``ROOT``), then the state before every stay of a draw
-    round and its action (``train.eval.variance``)."""
+    round and its action (``train.eval.variance``).
+
+    An agent that raises, exits or answers something other than an action id, or an action the rules refuse, is an
+    ``agents.AgentError`` naming it (``labels[s]``, else its ``name``), the deal (``deal_name``, else ``deal k``)
+    and the decision."""
     env.reset(seed=int(deals.env_seeds[k]), options={"deck": deals.decks[k].tolist(), "dealer": int(deals.dealers[k])})
     for agent in table:
         reset = getattr(agent, "reset", None)  # optional: an agent without memory need not have one
@@ -301,12 +313,21 @@ def play_deal(env: Any, table: Sequence[Agent], deals: Deals, k: int, draws: lis
     seat_of = env.unwrapped.agent_name_mapping
     if draws is not None:
         draws.append((env.unwrapped.state_vector.copy(), ROOT))
-    for name in env.agent_iter():
+    for decision, name in enumerate(env.agent_iter(), 1):
         obs, _, terminated, truncated, _ = env.last()
-        action = None if terminated or truncated else int(table[seat_of[name]].act(obs))
-        if draws is not None and action is not None and is_draw(env.unwrapped.state_vector, action):
+        if terminated or truncated:
+            env.step(None)
+            continue
+        seat = seat_of[name]
+        label = labels[seat] if labels is not None else str(getattr(table[seat], "name", type(table[seat]).__name__))
+        where = f"{deal_name or f'deal {k}'}, decision {decision} ({name})"
+        action = choose(table[seat], obs, repr(label), where)
+        if draws is not None and is_draw(env.unwrapped.state_vector, action):
             draws.append((env.unwrapped.state_vector.copy(), action))
-        env.step(action)
+        try:
+            env.step(action)
+        except ValueError as err:  # the rules refuse it: out of range, or illegal where reneges are not allowed
+            raise AgentError(f"agent {label!r} at {where}: {err}") from None
     return seat_outcomes(env.unwrapped.state_vector, len(table))
 
 
@@ -374,15 +395,20 @@ def _run_eval_job(job: _EvalJob) -> _EvalResult:
     corrections = None if corrector is None else np.zeros((len(job.deals), n + 1, n))
     for k in range(len(job.deals)):
         draws: list[list[Draw]] | None = None if corrector is None else [[] for _ in range(n + 1)]
+        deal_name = f"deal {job.chunk * CHUNK_DEALS + k} of seed {job.seed} at {n} players"
         for r in range(n):
-            out[k, r] = play_deal(env, tables[r], job.deals, k, None if draws is None else draws[r])
+            labels = [agent_label(job.candidate) if s == r else names[s] for s in range(n)]
+            out[k, r] = play_deal(env, tables[r], job.deals, k, None if draws is None else draws[r], labels, deal_name)
             _save_history(
                 env, job, k, f"seat{r}", [agent_label(job.candidate) if s == r else names[s] for s in range(n)]
             )
-        baseline[k] = play_deal(env, baseline_table, job.deals, k, None if draws is None else draws[n])
+        baseline[k] = play_deal(
+            env, baseline_table, job.deals, k, None if draws is None else draws[n], names, deal_name
+        )
         _save_history(env, job, k, "field", names)
         if corrector is not None and corrections is not None and draws is not None:
             corrections[k] = corrector.corrections(draws, [*range(n), -1])
+        deal_done()
     return out, baseline, corrections, 0 if corrector is None else corrector.corrected
 
 
@@ -546,6 +572,7 @@ def evaluate(
     connect_timeout: float = 60.0,
     variance_reduction: VarianceReduction | None = None,
     runner: JobRunner | None = None,
+    bar: Any = None,
 ) -> EvalReport:
     """Duplicate evaluation of ``candidate`` against ``field`` at each table size (see the module docstring).
 
@@ -558,7 +585,8 @@ def evaluate(
     change the report; ``variance_reduction``, the settings of a variance-reduced replacement advantage reported
     beside the plain one (``TableReport.variance_reduced``, ``train.eval.variance``: it costs rollouts at every
     draw); ``runner``, workers already running that take the chunks instead (``train.eval.jobs.JobRunner``: the
-    batched trainer's rollout workers), in place of ``workers`` and ``backend``."""
+    batched trainer's rollout workers), in place of ``workers`` and ``backend``; ``bar``, a progress bar of the
+    caller's that the deals move (in place of ``progress``'s own)."""
     check_backend(backend, address)
     if runner is not None and (backend != "local" or histories is not None):
         raise ValueError("runner: its own workers run the chunks; not with backend 'ray' or histories")
@@ -601,7 +629,7 @@ def evaluate(
         _run_eval_job,
         jobs(),
         chunk_sizes(deals, len(sizes)),
-        workers,
+        min(workers, chunks * len(sizes)),  # a worker past the chunks would start and wait
         progress,
         f"eval {agent_label(candidate)}",
         backend,
@@ -609,6 +637,7 @@ def evaluate(
         total=deals * len(sizes),
         connect_timeout=connect_timeout,
         runner=runner,
+        bar=bar,
     )
     tables = []
     for i in range(len(sizes)):

@@ -9,17 +9,59 @@ parent alone decides, and stops its workers at once.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import multiprocessing
+import os
 import queue
 import signal
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from types import FrameType
 from typing import Any, Protocol, TypeVar
 
 from tqdm import tqdm
 
-__all__ = ["BACKENDS", "JobRunner", "check_backend", "ignore_interrupts", "run_jobs"]
+__all__ = [
+    "BACKENDS",
+    "JobRunner",
+    "check_backend",
+    "deal_done",
+    "ignore_interrupts",
+    "run_jobs",
+    "usable_cpus",
+    "usable_workers",
+]
+
+# Progress within a job: where a finished deal is reported (set in the process that runs the jobs), and the job
+# it belongs to. A job of 20 deals of a search agent takes minutes; the bar moves deal by deal, not chunk by chunk.
+_report: Callable[[int, int], None] | None = None
+_job_index = -1
+
+
+def deal_done(count: int = 1) -> None:
+    """A job tells ``run_jobs``'s progress bar that ``count`` more of its deals are played (nothing if no bar
+    listens: a Ray task, a trainer's rollout worker, or a direct call)."""
+    if _report is not None:
+        _report(_job_index, count)
+
+
+def _run_tracked(fn: Callable[[Any], Any], i: int, job: Any) -> Any:
+    global _job_index
+    _job_index = i
+    return fn(job)
+
+
+def _report_to(progress: Any) -> Callable[[int, int], None]:
+    return lambda i, count: progress.put((i, count))
+
+
+def _start_worker(progress: Any) -> None:
+    """A pool worker's start-up: interrupts as ``ignore_interrupts`` says, deals reported to the parent's queue."""
+    global _report
+    ignore_interrupts()
+    _report = _report_to(progress)
+
 
 _Job = TypeVar("_Job")
 _Result = TypeVar("_Result")
@@ -45,6 +87,29 @@ def check_backend(backend: str, address: str | None) -> None:
         raise ValueError(f"address: a Ray cluster's address goes with backend 'ray', got backend {backend!r}")
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity where the system tells it; ``bourre eval`` and ``bourre
+    ladder`` start one worker on each by default)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def usable_workers(workers: int, jobs: int | None = None, cpus: int | None = None) -> int:
+    """The processes a local pool starts for ``workers`` asked: at most one per job (``jobs``, where known) and one
+    per CPU this process may run on (``cpus``, default: the system's figure), with a warning on stderr when the
+    CPUs cap it; a worker past them only adds start-up time and memory, and 100,000 of them would never start."""
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers: expected an integer >= 1, got {workers!r}")
+    if cpus is None:
+        cpus = usable_cpus()
+    count = workers if jobs is None else min(workers, max(jobs, 1))
+    if count > cpus:
+        print(
+            f"warning: workers: {workers:,} asked for, this machine runs {cpus} at once; using {cpus}", file=sys.stderr
+        )
+        count = cpus
+    return count
+
+
 def run_jobs(
     fn: Callable[[_Job], _Result],
     jobs: Iterable[_Job],
@@ -57,6 +122,7 @@ def run_jobs(
     total: int | None = None,
     connect_timeout: float = 60.0,
     runner: JobRunner | None = None,
+    bar: Any = None,
 ) -> list[_Result]:
     """``[fn(job) for job in jobs]``, in ``workers`` processes, with a progress bar counting ``sizes`` (one per
     job; ``total`` is their sum, needed when ``sizes`` is not a sequence); with ``backend="ray"``, as Ray tasks
@@ -66,7 +132,8 @@ def run_jobs(
     ``jobs`` may be a generator: it is drawn a few jobs ahead of the workers, so that the jobs of a long run
     are never all in memory. On Ctrl-C (``KeyboardInterrupt``) the workers are stopped at once, before the
     interrupt goes on. With a ``runner`` (``JobRunner``) the jobs go to its workers instead, and ``workers``,
-    ``backend`` and ``address`` are not used."""
+    ``backend`` and ``address`` are not used. ``bar``: a tqdm bar of the caller's to move, by deals, instead of a
+    bar of its own (``progress`` and ``desc`` are then not used): the ladder's, over all its evaluations."""
     check_backend(backend, address)
     if runner is not None:
         job_list, size_list = list(jobs), list(sizes)
@@ -76,18 +143,44 @@ def run_jobs(
         from train.eval.ray_backend import run_jobs_ray  # local: Ray is an optional extra
 
         job_list, size_list = list(jobs), list(sizes)
-        return run_jobs_ray(fn, job_list, size_list, workers, progress, desc, address, connect_timeout)
-    if total is None:
+        results = run_jobs_ray(
+            fn, job_list, size_list, workers, progress and bar is None, desc, address, connect_timeout
+        )
+        if bar is not None:  # the caller's bar moves once the tasks are back
+            bar.update(sum(size_list))
+        return results
+    if isinstance(sizes, Sequence) or total is None:
         sizes = list(sizes)
         total = sum(sizes)
-    with tqdm(total=total, disable=not progress, unit="deal", desc=desc, dynamic_ncols=True) as bar:
+        workers = usable_workers(workers, len(sizes))
+    else:
+        workers = usable_workers(workers)
+    own = tqdm(total=total, disable=not progress, unit="deal", desc=desc, dynamic_ncols=True) if bar is None else None
+    with contextlib.nullcontext(bar) if own is None else own as moved:
         if workers <= 1 or (isinstance(jobs, Sequence) and len(jobs) <= 1):
-            results = []
-            for job, size in zip(jobs, sizes, strict=True):
-                results.append(fn(job))
-                bar.update(size)
-            return results
-        return _run_in_pool(fn, jobs, sizes, workers, bar)
+            return _run_here(fn, jobs, sizes, moved)
+        return _run_in_pool(fn, jobs, sizes, workers, moved)
+
+
+def _run_here(fn: Callable[[_Job], _Result], jobs: Iterable[_Job], sizes: Iterable[int], bar: Any) -> list[_Result]:
+    """The jobs one after another in this process, the bar moved by each deal a job reports (``deal_done``)."""
+    global _report
+    reported = [0]
+
+    def report(i: int, count: int) -> None:
+        reported[0] += count
+        bar.update(count)
+
+    results: list[_Result] = []
+    before, _report = _report, report
+    try:
+        for i, (job, size) in enumerate(zip(jobs, sizes, strict=True)):
+            reported[0] = 0
+            results.append(_run_tracked(fn, i, job))
+            bar.update(size - reported[0])  # what the job did not report itself
+    finally:
+        _report = before
+    return results
 
 
 def ignore_interrupts() -> None:
@@ -113,7 +206,9 @@ def _run_in_pool(
     done: queue.Queue[tuple[int, Any, BaseException | None]] = queue.Queue()
     results: list[Any] = []
     sizes_of: list[int] = []
-    pool = context.Pool(processes=workers, initializer=ignore_interrupts)
+    deals = context.SimpleQueue()  # (job, count) of the deals the workers report as they play them
+    tracker = _Progress(deals, bar)
+    pool = context.Pool(processes=workers, initializer=_start_worker, initargs=(deals,))
     try:
         pending = 0
         for job, size in zip(jobs, sizes, strict=True):
@@ -121,17 +216,17 @@ def _run_in_pool(
             results.append(None)
             sizes_of.append(size)
             pool.apply_async(
-                fn,
-                (job,),
+                _run_tracked,
+                (fn, i, job),
                 callback=functools.partial(_finished, done, i),
                 error_callback=functools.partial(_failed, done, i),
             )
             pending += 1
             # Two jobs per worker in flight: enough to keep them busy, few enough to draw jobs as they are needed.
             while pending >= 2 * workers:
-                pending -= _collect(done, results, sizes_of, bar)
+                pending -= _collect(done, results, sizes_of, tracker)
         while pending:
-            pending -= _collect(done, results, sizes_of, bar)
+            pending -= _collect(done, results, sizes_of, tracker)
         pool.close()
     except BaseException:
         pool.terminate()  # at once: the jobs in flight are abandoned, queued ones never start
@@ -149,13 +244,38 @@ def _failed(done: queue.Queue[tuple[int, Any, BaseException | None]], i: int, er
     done.put((i, None, error))
 
 
+class _Progress:
+    """The bar of a pool: each deal a worker reports moves it at once; a finished job adds what it did not report."""
+
+    def __init__(self, deals: Any, bar: Any) -> None:
+        self.deals, self.bar = deals, bar
+        self.reported: dict[int, int] = {}
+
+    def drain(self) -> None:
+        while not self.deals.empty():
+            i, count = self.deals.get()
+            self.reported[i] = self.reported.get(i, 0) + count
+            self.bar.update(count)
+
+    def finished(self, i: int, size: int) -> None:
+        self.drain()
+        self.bar.update(size - self.reported.pop(i, 0))
+
+
 def _collect(
-    done: queue.Queue[tuple[int, Any, BaseException | None]], results: list[Any], sizes: list[int], bar: Any
+    done: queue.Queue[tuple[int, Any, BaseException | None]], results: list[Any], sizes: list[int], progress: _Progress
 ) -> int:
-    """Wait for one finished job, store its result (or raise its error); returns 1."""
-    i, result, error = done.get()
+    """Wait for one finished job, moving the bar as deals are reported, and store its result (or raise its error);
+    returns 1."""
+    while True:
+        progress.drain()
+        try:
+            i, result, error = done.get(timeout=0.2)
+            break
+        except queue.Empty:
+            continue
     if error is not None:
         raise error
     results[i] = result
-    bar.update(sizes[i])
+    progress.finished(i, sizes[i])
     return 1

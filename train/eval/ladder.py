@@ -235,9 +235,12 @@ class Leaderboard:
     @classmethod
     def load(cls, path: str | Path = REFERENCE_FILE) -> Leaderboard:
         """``ValueError`` naming the file if it is missing or not a leaderboard."""
+        from bourre_env.atomic_files import check_readable_file  # here: the command line imports this module at start
+
         try:
+            check_readable_file(path, "ladder leaderboard")  # a FIFO would block the read
             return cls.from_dict(json.loads(Path(path).read_text()))
-        except (OSError, ValueError, KeyError, TypeError, IndexError) as err:
+        except (OSError, ValueError, KeyError, TypeError, IndexError, RecursionError) as err:
             raise ValueError(f"reference {path}: not a ladder leaderboard ({err})") from None
 
 
@@ -308,6 +311,7 @@ def _play(
         bar.set_postfix_str(f"{label} vs {field}")
         if label == field:
             cells += [Cell(field, n, 0.0, (0.0, 0.0), 0.0, (0.0, 0.0), played=False) for n in sizes]
+            bar.update(deals * len(sizes))  # nothing to play: the agent against itself scores 0
         else:
             report = evaluate(
                 candidate,
@@ -320,6 +324,7 @@ def _play(
                 backend=backend,
                 address=address,
                 connect_timeout=connect_timeout,
+                bar=bar,  # moved deal by deal, so that its rate and time left mean something
             )
             for t in report.tables:
                 cells.append(
@@ -333,7 +338,6 @@ def _play(
                         played=True,
                     )
                 )
-        bar.update(1)
     return LadderCard(label, VERSION, list(fields), sizes, deals, seed, cells)
 
 
@@ -354,7 +358,8 @@ def ladder(
     ``train.eval.duplicate.evaluate``; ``workers``, ``backend``, ``address`` and ``connect_timeout`` go to it."""
     sizes = _check(deals, seed, players)
     fields = LADDERS[VERSION]
-    with tqdm(total=len(fields), disable=not progress, unit="field", desc="ladder", dynamic_ncols=True) as bar:
+    total = len(fields) * len(sizes) * deals
+    with tqdm(total=total, disable=not progress, unit="deal", desc="ladder", dynamic_ncols=True) as bar:
         return _play(candidate, fields, sizes, deals, seed, workers, backend, address, connect_timeout, bar)
 
 
@@ -379,8 +384,8 @@ def leaderboard(
         return own.ru_utime + own.ru_stime + workers_.ru_utime + workers_.ru_stime
 
     started = cpu()
-    total = len(fields) * len(fields)
-    with tqdm(total=total, disable=not progress, unit="field", desc="leaderboard", dynamic_ncols=True) as bar:
+    total = len(fields) * len(fields) * len(sizes) * deals
+    with tqdm(total=total, disable=not progress, unit="deal", desc="leaderboard", dynamic_ncols=True) as bar:
         cards = [
             _play(agent, fields, sizes, deals, seed, workers, backend, address, connect_timeout, bar)
             for agent in fields

@@ -87,7 +87,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -116,7 +116,8 @@ from train.eval.duplicate import (
     t_interval,
     table_rules,
 )
-from train.eval.jobs import run_jobs
+from train.eval.jobs import deal_done, run_jobs
+from train.eval.report import Column, TextTable, ci_text, half_width, markdown_table, percent, signed, table_of
 
 __all__ = [
     "AgentResult",
@@ -124,7 +125,9 @@ __all__ = [
     "TournamentTable",
     "draw_lineups",
     "iter_lineups",
+    "matrix_table",
     "pool_names",
+    "rating_table",
     "tournament",
 ]
 
@@ -188,11 +191,14 @@ def _run_job(job: _Job) -> tuple[np.ndarray, np.ndarray]:
     baseline = np.empty((len(job.deals), n, NUM_OUTCOMES), dtype=np.int64)
     for k, lineup in enumerate(job.lineups):
         members = [instance(int(a), int(np.count_nonzero(lineup[:j] == a))) for j, a in enumerate(lineup)]
+        deal_name = f"deal {job.chunk * CHUNK_DEALS + k} of seed {job.seed} at {n} players"
+        labels = [agent_label(job.pool[int(a)]) for a in lineup]
         for r in range(n):
             table = [members[(s - r) % n] for s in range(n)]
-            rows = play_deal(env, table, job.deals, k)
+            rows = play_deal(env, table, job.deals, k, None, [labels[(s - r) % n] for s in range(n)], deal_name)
             out[k, r] = rows[(np.arange(n) + r) % n]  # back to member order
-        baseline[k] = play_deal(env, baseline_table, job.deals, k)
+        baseline[k] = play_deal(env, baseline_table, job.deals, k, None, [agent_label(job.baseline)] * n, deal_name)
+        deal_done()
     return out, baseline
 
 
@@ -350,8 +356,6 @@ class TournamentReport:
         return dataclasses.asdict(self)
 
     def to_markdown(self) -> str:
-        from train.eval.report import markdown_table, matrix_table, rating_table  # it imports this module
-
         lines = [
             f"# Tournament: {', '.join(self.pool)}",
             "",
@@ -522,4 +526,35 @@ def tournament(
         rule_options=options,
         chunk_deals=CHUNK_DEALS,
         tables=tables,
+    )
+
+
+# ---------------------------------------------------------------------------- tables
+def rating_table(report: TournamentReport, t: TournamentTable, compact: bool = False) -> TextTable:
+    """The agents of one table size, best rated first; ``compact``: intervals as half-widths."""
+    interval: Callable[[Sequence[float] | None], str] = half_width if compact else (lambda ci: ci_text(ci, "-"))
+    vs = f"all-{report.baseline}"
+    columns: list[Column[tuple[int, AgentResult]]] = [
+        Column("rank", "#", lambda r: str(r[0])),
+        Column("agent", "agent", lambda r: r[1].name, right=False),
+        Column("mu", "mu", lambda r: f"{r[1].mu:.2f}"),
+        Column("sigma", "sigma", lambda r: f"{r[1].sigma:.2f}"),
+        Column("mu - 3 sigma", "mu-3sig", lambda r: f"{r[1].ordinal:.2f}"),
+        Column("chips/deal", "chips", lambda r: signed(r[1].chips)),
+        Column("95% CI", "+-95%", lambda r: interval(r[1].chips_ci95)),
+        Column(f"replacement vs {vs}", f"vs {vs}", lambda r: signed(r[1].replacement_advantage)),
+        Column("95% CI", "+-95%", lambda r: interval(r[1].replacement_advantage_ci95)),
+        Column("matches", "deals", lambda r: str(r[1].matches)),
+        Column("pot won", "pot won", lambda r: percent(r[1].pot_win_rate)),
+        Column("played", "played", lambda r: percent(r[1].play_rate)),
+    ]
+    return table_of(columns, list(enumerate(t.agents, 1)), compact)
+
+
+def matrix_table(t: TournamentTable, matrix: list[list[float | None]]) -> TextTable:
+    """A matrix of one table size (``t.payoff`` or ``t.margin``): rows and columns in pool order."""
+    return TextTable(
+        ["", *t.names],
+        [False] + [True] * len(t.names),
+        [[name, *(signed(v) for v in row)] for name, row in zip(t.names, matrix, strict=True)],
     )

@@ -80,6 +80,7 @@ from numba import njit
 from agents.search.policy import observe_rows, policy_path
 from agents.search.rollout import ROLLOUT_KINDS, Rollout
 from bourre_env import core, observation, view
+from bourre_env.atomic_files import check_readable_file
 from bourre_env.core.rules import Rules
 from train.eval.statistics import t_interval
 
@@ -109,8 +110,11 @@ def _check_value(value: object, name: str) -> None:
         base = value.partition(":")[0]
         if base not in ROLLOUT_KINDS or (base != "ppo" and value != base):
             raise ValueError(f"{name}: expected one of {ROLLOUT_KINDS} or 'ppo:PATH', got {value!r}")
-        if base == "ppo" and not policy_path(value).is_file():
-            raise ValueError(f"{name}: {policy_path(value)}: no such policy file")
+        if base == "ppo":
+            try:
+                check_readable_file(policy_path(value), "policy file")
+            except ValueError as err:
+                raise ValueError(f"{name}: {err}") from None
     elif not callable(value):
         raise ValueError(f"{name}: expected a rollout kind or a function (states, params) -> chips, got {value!r}")
 

@@ -12,9 +12,10 @@ from typing import Any
 import torch
 
 from agents.ppo import load_policy
+from bourre_env.atomic_files import check_readable_file
 from bourre_env.memory import check_fits
 from train.eval.ray_backend import import_ray
-from train.ppo.policy_net import PolicyNet
+from train.ppo.policy_net import PolicyNet, network_bytes
 from train.ppo.rollout import (
     DECISION_BYTES,
     TABLE_BYTES,
@@ -207,8 +208,11 @@ class Args:
         self.check_memory()
         self.pool()  # raises on bad weights
         for name in ("opponent_policy", "init_policy"):
-            if getattr(self, name) is not None and not Path(getattr(self, name)).is_file():
-                raise ValueError(f"{name}: no policy file at {getattr(self, name)}")
+            if getattr(self, name) is not None:
+                try:
+                    check_readable_file(getattr(self, name), "policy file")
+                except ValueError as err:
+                    raise ValueError(f"{name}: {err}") from None
         # read now, not after minutes of imitation: a damaged or mismatched file is refused before any work
         if self.opponent_policy is not None:
             try:
@@ -254,6 +258,11 @@ class Args:
         else:
             what = f"--imitation-decisions {self.imitation_decisions}"
         check_fits(rollout_bytes(self.tables, decisions), what)
+        # checked apart: a network of a few huge layers asks for its memory at construction, before any table
+        check_fits(
+            network_bytes(self.hidden, self.privileged_critic, self.max_snapshots),
+            f"--hidden {' '.join(map(str, self.hidden))}",
+        )
 
     def pool(self) -> SeatPool:
         if self.opponent_policy is not None:

@@ -36,6 +36,7 @@ __all__ = [
     "SparseBatch",
     "ValueNet",
     "batch_from_counts",
+    "network_bytes",
     "gather_batch",
     "masked_logits",
     "sample_actions",
@@ -282,6 +283,20 @@ class ValueNet(torch.nn.Module):
         for layer in self.layers:
             h = functional.relu(layer(h))
         return cast(torch.Tensor, self.head(h).squeeze(-1))
+
+
+def network_bytes(
+    hidden: Sequence[int], privileged_critic: bool = False, snapshots: int = 0, obs_size: int = OBS_SIZE
+) -> int:
+    """About the memory training a ``PolicyNet`` of these layers takes: float32 weights, their gradients and Adam's
+    two moments (4 copies), the temporary of the first update twice over, and ``snapshots`` frozen copies in the
+    opponent pool; computed from the widths, before anything is allocated."""
+    widths = [obs_size, *(int(w) for w in hidden)]
+    trunk = sum((a + 1) * b for a, b in zip(widths[:-1], widths[1:], strict=True))
+    weights = trunk + (widths[-1] + 1) * (NUM_ACTIONS + 1)
+    if privileged_critic:
+        weights += trunk + HIDDEN_HAND_SIZE * widths[1] + widths[-1] + 1
+    return 4 * weights * (6 + snapshots)
 
 
 class PolicyNet(torch.nn.Module):

@@ -102,6 +102,7 @@ from tqdm.auto import tqdm
 
 from agents.ppo import load_policy, save_policy
 from bourre_env.atomic_files import write_text
+from bourre_env.compile_notice import compile_seconds
 from train import runs
 from train.eval.duplicate import EvalReport
 from train.eval.ray_backend import check_cluster
@@ -451,12 +452,13 @@ class Training:
         self.last_eval = ""  # the progress bar's summary of the last evaluation
         self.timings: dict[str, float] = {}  # of the last iteration (benchmarks/train_speed.py reads them)
         self.started = time.perf_counter()  # since the training time was last added to state.train_seconds
+        self.compiled = compile_seconds()  # numba's compile time by then: not training time
 
     def train(self) -> None:
         """Roll out and update until ``total_timesteps``; a checkpoint at the end, and on Ctrl-C (then
         ``KeyboardInterrupt``)."""
         args, state = self.args, self.state
-        self.started = time.perf_counter()
+        self.started, self.compiled = time.perf_counter(), compile_seconds()
         bar = tqdm(
             total=args.total_timesteps,
             initial=min(state.num_timesteps, args.total_timesteps),
@@ -623,8 +625,10 @@ class Training:
 
     def checkpoint(self) -> None:
         """``checkpoint.pt`` and ``state.json``, the training time since the last one added."""
-        self.state.train_seconds += time.perf_counter() - self.started
-        self.started = time.perf_counter()
+        compiling = compile_seconds() - self.compiled
+        self.state.train_seconds += time.perf_counter() - self.started - compiling
+        self.state.compile_seconds += compiling
+        self.started, self.compiled = time.perf_counter(), compile_seconds()
         save_checkpoint(self.net, self.optimizer, self.run_dir, self.state)
 
 
@@ -636,11 +640,20 @@ def _summary_writer(folder: Path) -> Any:
 
 
 # ---------------------------------------------------------------------------- command line
+HELP_GUIDE = """\
+--trainer {batched,sb3,exit}: batched, this trainer (the default); sb3, MaskablePPO over the vector env; exit, expert
+iteration from a search. Each takes --help.
+
+A short run: bourre train --total-timesteps 200000 --imitation-decisions 50000 --final-eval-deals 200 --run-dir
+runs/try. The flags most runs set: --seed, --run-dir, --resume, --overwrite, --total-timesteps, --players, --workers,
+--device, --hidden. Every flag follows, with its default."""
+
+
 def parse_args(argv: list[str] | None = None) -> tuple[Args, set[str]]:
     """``Args`` from the command line (tyro; ``--help`` lists every field with its docstring) and the names of
     the fields the command line sets (for ``--resume``, which keeps the saved value of every other field)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    description = (__doc__ or "").split("\n\n")[0] + " (bourre train --trainer sb3: the MaskablePPO trainer)"
+    description = (__doc__ or "").split("\n\n")[0] + "\n\n" + HELP_GUIDE
     return (tyro.cli(Args, args=argv, prog="bourre train", description=description), runs.fields_given(Args, argv))
 
 

@@ -47,6 +47,7 @@ import math
 import multiprocessing
 import multiprocessing.connection
 import os
+import time
 import traceback
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack, suppress
@@ -407,21 +408,40 @@ class ProcessWorkers(WorkerPool):
         return results
 
     def close(self) -> None:
+        """Stop every worker within ``STOP_SECONDS + TERMINATE_SECONDS`` in all, whatever each is doing: an idle one
+        is asked to stop; one still starting (importing torch, loading compiled code) or mid-rollout is terminated,
+        then killed. The waits run against one deadline for all the workers, not one after another, so that
+        Ctrl-C during the warm start ends the run in seconds."""
         busy = self.in_flight or self.jobs_out
         for conn, process in zip(self.connections, self.processes, strict=True):
             if process.is_alive() and not busy:
                 with suppress(BrokenPipeError, OSError):
                     conn.send(("stop",))
+        _join_until(self.processes, 0.0 if busy else STOP_SECONDS)
         for process in self.processes:
-            process.join(timeout=5 if not busy else 0)
             if process.is_alive():
                 process.terminate()  # a worker mid-rollout: its rollout is abandoned
-                process.join(timeout=10)
+        _join_until(self.processes, TERMINATE_SECONDS)
+        for process in self.processes:
             if process.is_alive():
                 process.kill()
                 process.join()
         for conn in self.connections:
             conn.close()
+
+
+STOP_SECONDS = 2.0
+"""How long ``ProcessWorkers.close`` waits for idle workers to stop when asked, in all."""
+TERMINATE_SECONDS = 3.0
+"""How long it then waits for terminated workers to unwind (their files written whole), in all, before killing."""
+
+
+def _join_until(processes: Sequence[Any], seconds: float) -> None:
+    """Join ``processes`` until each has ended or ``seconds`` have passed since the call, whichever comes first."""
+    deadline = time.monotonic() + seconds
+    for process in processes:
+        if process.is_alive():
+            process.join(timeout=max(0.0, deadline - time.monotonic()))
 
 
 class RayWorkers(WorkerPool):

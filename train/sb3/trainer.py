@@ -58,9 +58,11 @@ from stable_baselines3.common.callbacks import BaseCallback
 from tqdm.auto import tqdm
 
 from bourre_env.atomic_files import write_text
+from bourre_env.memory import check_fits
 from train import runs
 from train.ppo.imitation import fit_policy, record_decisions
 from train.ppo.opponent_pool import PoolWeights
+from train.ppo.policy_net import network_bytes
 from train.run_dir import args_from_json, args_to_json, claim_run_dir, nothing_trained
 from train.runs import (
     CtrlC,
@@ -228,6 +230,11 @@ class Args:
             raise ValueError(f"hidden: positive layer widths, got {self.hidden}")
         if self.trunk not in TRUNKS:
             raise ValueError(f"trunk: one of {', '.join(TRUNKS)}, got {self.trunk!r}")
+        # before anything is written or allocated: huge widths are a one-line error, not a failed allocation
+        check_fits(
+            network_bytes(self.hidden, self.trunk == "separate", self.max_snapshots),
+            f"--hidden {' '.join(map(str, self.hidden))}",
+        )
         if not 0 < self.gamma <= 1 or not 0 <= self.gae_lambda <= 1:
             raise ValueError(f"gamma in (0, 1] and gae_lambda in [0, 1], got {self.gamma}, {self.gae_lambda}")
         if self.reward_scale <= 0 or self.learning_rate <= 0 or self.clip_range <= 0:
