@@ -59,6 +59,7 @@ __all__ = [
     "ReplayStep",
     "read",
     "loads",
+    "strict_json",
     "write",
     "dumps",
     "rules_of",
@@ -349,12 +350,27 @@ def read(source: str | os.PathLike[str] | Mapping[str, Any]) -> dict[str, Any]:
     return loads(data)
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise ValueError(f"the key {key!r} is given twice in one object")
+        seen[key] = value
+    return seen
+
+
+def strict_json(text: str | bytes | bytearray) -> Any:
+    """JSON text parsed as ``json.loads`` does, except that an object holding a key twice is a ``ValueError`` (the
+    standard library keeps the last silently: a file or a request must not say two things at once)."""
+    return json.loads(text, object_pairs_hook=_unique_keys)
+
+
 def loads(text: str | bytes) -> dict[str, Any]:
-    """A history from JSON text or bytes (UTF-8), checked with ``check``."""
+    """A history from JSON text or bytes (UTF-8), checked with ``check``; an object with a key twice is refused."""
     if not isinstance(text, (str, bytes, bytearray)):
         raise TypeError(f"history.loads takes JSON text or bytes, got {type(text).__name__}")
     try:
-        data = json.loads(text)
+        data = strict_json(text)
     except (ValueError, RecursionError) as err:
         # ValueError: not JSON, not UTF-8, or an integer past Python's digit limit; RecursionError: nested too deep
         problem = "nested too deep" if isinstance(err, RecursionError) else str(err)

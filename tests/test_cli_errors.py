@@ -130,7 +130,7 @@ def test_serve_passes_the_per_client_table_limit_to_the_server(monkeypatch: pyte
     calls: list[tuple[Any, ...]] = []
     monkeypatch.setattr(train.serve, "run", lambda *args: calls.append(args))
     assert cli.main(["serve", "--max-tables", "20", "--max-tables-per-client", "3"]) == 0
-    assert calls and calls[0][2] == 20 and calls[0][-1] == 3
+    assert calls and calls[0][2] == 20 and calls[0][6] == 3
 
 
 def _bench(*args: str) -> subprocess.CompletedProcess[str]:

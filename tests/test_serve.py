@@ -18,6 +18,7 @@ except (ImportError, RuntimeError) as err:  # RuntimeError: Starlette without ht
 from bourre_env import core, history  # noqa: E402
 from bourre_env.core import cards
 from train.serve import app as serve_app  # noqa: E402
+from train.serve import replays as serve_replays  # noqa: E402
 from train.serve import tables as tb  # noqa: E402
 
 CARD = re.compile(r"\b(?:10|[2-9JQKA])[CDHS]\b")
@@ -212,8 +213,11 @@ def test_refusals_are_4xx_with_a_message_and_change_nothing() -> None:
         ({"agents": ["random"]}, "agents: one spec for every other seat"),
         ({"agents": "nobody"}, "unknown agent 'nobody'"),
         ({"agents": "human"}, "one seat is the person's"),
-        ({"agents": "ppo:/etc/passwd"}, "file paths are not taken from the page"),
-        ({"agents": "ppo:model.npz"}, "file paths are not taken from the page"),
+        ({"agents": "ppo:/etc/passwd"}, "is not offered by this server"),
+        ({"agents": "ppo:model.npz"}, "is not offered by this server"),
+        ({"agents": "ppo:model"}, "is not offered by this server"),
+        ({"agents": "pimc:8,rollout=ppo:model"}, "option rollout: no file path"),
+        ({"agents": "pimc:8,value=model"}, "option value: a page chooses one of ['']"),
         ({"agents": "pimc:1000000"}, "option worlds: at most 256"),
         ({"agents": "pimc:64,ms=100000"}, "option ms: at most 1000"),
         ({"agents": "pimc:64,infer=1000"}, "option infer: at most 32"),
@@ -296,6 +300,20 @@ def test_the_replay_view_refuses_long_histories() -> None:
     assert big.status_code == 413
 
 
+def test_the_answer_to_a_replay_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    client, _ = _client()
+    view = _finish(client, _new(client, seat=1), np.random.default_rng(4))
+    text = client.get(view["result"]["history"]).content
+    size = len(client.post("/api/replays?open=1", content=text).content)
+    monkeypatch.setattr(serve_app, "MAX_REPLAY_BYTES", size - 1)
+    response = client.post("/api/replays?open=1", content=text)
+    assert response.status_code == 413, response.text
+    assert response.json()["error"] == (
+        f"the replay of this history would be {size} bytes, past the limit of {size - 1}: replay fewer deals"
+    )
+    assert client.post("/api/replays", content=text).status_code == 200  # from a seat: smaller
+
+
 @pytest.fixture(scope="module")
 def saved_text() -> str:
     """The hand history of a deal played to its end at a table."""
@@ -341,7 +359,7 @@ def test_an_unexpected_error_is_a_500_without_a_traceback(
     def broken(*args: Any) -> None:
         raise RuntimeError("a secret detail of the server")
 
-    monkeypatch.setattr(tb, "replay_frames", broken)
+    monkeypatch.setattr(serve_replays, "replay_frames", broken)
     client, _ = _client()
     response = client.post("/api/replays", content=saved_text)
     assert response.status_code == 500 and response.json() == {"error": "internal error"}
@@ -437,6 +455,11 @@ def test_the_documented_limits_are_the_servers() -> None:
         ("tables.MAX_REPLAY_DEALS", tb.MAX_REPLAY_DEALS),
         ("app.TABLE_THREADS", serve_app.TABLE_THREADS),
         ("tables.MOVE_MS", f"{tb.MOVE_MS // 1000} s"),
+        ("tables.MOVE_SECONDS", f"{tb.MOVE_SECONDS:g} s"),
+        ("app.MAX_REPLAYS", serve_app.MAX_REPLAYS),
+        ("app.MAX_REPLAYS_PER_CLIENT", serve_app.MAX_REPLAYS_PER_CLIENT),
+        ("app.MAX_REPLAY_BYTES", f"{serve_app.MAX_REPLAY_BYTES // 1024 // 1024} MiB"),
+        ("STOP_SECONDS", f"{serve.STOP_SECONDS:g} s"),
     ):
         assert f"``{name}`` ({value}" in doc, name
     pimc, ismcts = agents.search.pimc.LIMITS, agents.search.ismcts.LIMITS
@@ -527,3 +550,12 @@ def test_the_replay_view_from_a_seat_shows_that_seats_hand(server: Any, browser:
     assert shown() == frames[changed]["hand"] != frames[0]["hand"]
     Select(browser.find_element(By.ID, "replay-seat")).select_by_value("open")
     wait.until(lambda d: not d.find_element(By.ID, "replay-hand-area").is_displayed())
+
+
+def test_a_key_given_twice_is_refused_in_a_request_and_in_a_history() -> None:
+    client, state = _client()
+    response = client.post("/api/tables", content=b'{"preset": "standard", "players": 3, "players": 8}')
+    assert response.status_code == 400 and "'players' is given twice" in response.json()["error"]
+    assert len(state) == 0  # nothing was made
+    with pytest.raises(history.HistoryError, match="'format' is given twice"):
+        history.loads('{"format": "bourre-hand-history", "format": "x"}')

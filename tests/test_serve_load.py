@@ -1,7 +1,8 @@
 """A bounded load test of ``bourre serve``: a real uvicorn server on the loopback, one table whose agents think until
 the test lets them move, and a few hundred requests showing that the options, another table and the slow table's
-own refusals are all answered while those agents still think. Nothing here is timed: a request held up by the slow
-table could not finish before the test releases it."""
+own refusals are all answered while those agents still think; and replays held while their answers are encoded,
+showing that they hold up nothing and that the replays past the limits are refused at once. Nothing here is timed:
+a request held up by the slow work could not finish before the test releases it."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ uvicorn = pytest.importorskip("uvicorn", reason="the load test needs the serve e
 
 from agents.base import Agent, Observation  # noqa: E402
 from train.serve import app as serve_app  # noqa: E402
+from train.serve import replays as serve_replays  # noqa: E402
 from train.serve import tables as tb  # noqa: E402
 
 WAIT_SECONDS = 60
@@ -49,7 +51,7 @@ class SlowAgent:
 @pytest.fixture()
 def server() -> Iterator[tuple[int, tb.Tables]]:
     """A real server on 127.0.0.1 at a free port, in a thread, with its tables."""
-    state = tb.Tables(seed=0)
+    state = tb.Tables(seed=0, move_seconds=2 * WAIT_SECONDS)  # the slow agents below are not replaced
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -68,12 +70,16 @@ def server() -> Iterator[tuple[int, tb.Tables]]:
         thread.join(timeout=30)
 
 
-def _request(port: int, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-    """(status, JSON answer) of one request to the server on 127.0.0.1."""
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT_SECONDS)
+def _request(
+    port: int, method: str, path: str, body: Any = None, raw: bytes | None = None, source: str = "127.0.0.1"
+) -> tuple[int, Any]:
+    """(status, JSON answer) of one request to the server on 127.0.0.1, from ``source`` (a loopback address: each
+    is another client to the server); ``raw``: a body sent as it is."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT_SECONDS, source_address=(source, 0))
     try:
         headers = {"Content-Type": "application/json"} if method == "POST" else {}
-        connection.request(method, path, body=None if body is None else json.dumps(body), headers=headers)
+        data = raw if raw is not None else None if body is None else json.dumps(body)
+        connection.request(method, path, body=data, headers=headers)
         response = connection.getresponse()
         payload = json.loads(response.read() or b"null")
         return response.status, payload
@@ -140,3 +146,58 @@ def test_a_slow_table_holds_up_neither_the_other_tables_nor_the_options(server: 
     slow_player.join(timeout=WAIT_SECONDS)
     assert not slow_player.is_alive() and slow_answers == [200, 200]  # the slow table did play on
     assert busy > 0  # the slow table was busy while the others were answered
+
+
+def test_replays_are_worked_out_off_the_event_loop_and_bounded(
+    server: tuple[int, tb.Tables], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    port, _ = server
+    status, view = _request(port, "POST", "/api/tables", {"players": 8, "agents": "random", "seat": 0})
+    while status in (200, 201) and not view["over"]:
+        status, view = _request(
+            port,
+            "POST",
+            f"/api/tables/{view['table']}/actions",
+            {"action": view["legal"][0]["action"], "turn": view["turn"]},
+        )
+    assert status == 200, view
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT_SECONDS)
+    connection.request("GET", view["result"]["history"])
+    saved = connection.getresponse().read()
+    connection.close()
+
+    encoding, release = threading.Semaphore(0), threading.Event()
+
+    class HeldAnswer(dict):  # type: ignore[type-arg]
+        """A replay's answer whose encoding waits for the test: json's encoder asks a dict subclass for its items,
+        wherever the server encodes it. Encoded on the event loop, it would hold up every request."""
+
+        def items(self) -> Any:
+            encoding.release()
+            release.wait(WAIT_SECONDS)
+            return super().items()
+
+    replay_frames = serve_replays.replay_frames
+    monkeypatch.setattr(serve_replays, "replay_frames", lambda *args: HeldAnswer(replay_frames(*args)))
+    per_client, in_all = serve_app.MAX_REPLAYS_PER_CLIENT, serve_app.MAX_REPLAYS
+    sources = [f"127.0.0.{1 + k // per_client}" for k in range(in_all)]  # every client at its limit, all at once
+    with ThreadPoolExecutor(max_workers=in_all) as pool:
+        held = [pool.submit(_request, port, "POST", "/api/replays", raw=saved, source=source) for source in sources]
+        try:
+            for _ in held:
+                assert encoding.acquire(timeout=WAIT_SECONDS / 2), "the replays were not encoded side by side"
+            # every replay is being worked out: the server still answers, and refuses more replays at once
+            status, options = _request(port, "GET", "/api/options")
+            assert status == 200 and options["limits"]["replays"] == in_all
+            status, mine = _request(port, "POST", "/api/replays", raw=saved, source="127.0.0.1")
+            assert status == 429 and "limit for one client" in mine["error"], mine
+            newcomer = f"127.0.0.{len(set(sources)) + 1}"
+            status, theirs = _request(port, "POST", "/api/replays", raw=saved, source=newcomer)
+            assert status == 503 and "its limit" in theirs["error"], theirs
+            assert all(not future.done() for future in held)
+        finally:
+            release.set()
+        answers = [future.result(timeout=WAIT_SECONDS) for future in held]
+    assert [status for status, _ in answers] == [200] * in_all
+    assert all(len(answer["frames"]) == len(json.loads(saved)["deals"][0]["actions"]) + 1 for _, answer in answers)
+    assert _request(port, "POST", "/api/replays", raw=saved)[0] == 200  # the slots were given back

@@ -220,7 +220,7 @@ def test_entry_point_agents_are_registered_and_loaded_lazily(tmp_path: Path, mon
 
 
 def test_untrusted_specs_never_load_code(bot_file: Path, bot_module: str) -> None:
-    from train.serve.tables import TableError, check_agent
+    from train.serve.tables import TableError, check_agent, check_offered
 
     mark = bot_file.with_suffix(".imported")
     for spec in (f"{bot_module}:TwoTrumpBot", f"{bot_file.name}:TwoTrumpBot", "os:system"):
@@ -229,7 +229,8 @@ def test_untrusted_specs_never_load_code(bot_file: Path, bot_module: str) -> Non
         with pytest.raises(TableError, match="names code to load|file paths"):
             check_agent(spec)  # what a page's request goes through
     assert not mark.exists(), "a page's spec ran the bot's code"
-    # The operator offers it (bourre serve --agent SPEC): then it is built.
+    # The operator offers it (bourre serve --agent SPEC): then it is built, once, when the server starts.
     offered = f"{bot_module}:TwoTrumpBot"
-    assert check_agent(offered, offered=[offered]) == offered
+    assert check_offered(offered) == offered
     assert mark.exists()
+    assert check_agent(offered, offered=[offered]) == offered

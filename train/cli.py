@@ -221,6 +221,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="close a table after this many minutes without a request (default: 30)",
     )
     serve.add_argument(
+        "--move-seconds",
+        type=arguments.duration("seconds"),
+        default=None,
+        metavar="S",
+        help="wall time an agent at a table has for each move (and its reset, and being built); "
+        "past it the heuristic plays for it (default: 10)",
+    )
+    serve.add_argument(
         "--agent",
         action="append",
         default=[],
@@ -662,7 +670,14 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     from train import serve
 
     serve.run(
-        args.host, args.port, args.max_tables, args.idle_minutes, args.agent, args.seed, args.max_tables_per_client
+        args.host,
+        args.port,
+        args.max_tables,
+        args.idle_minutes,
+        args.agent,
+        args.seed,
+        args.max_tables_per_client,
+        args.move_seconds,
     )
     return 0
 

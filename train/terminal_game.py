@@ -216,7 +216,9 @@ def _cmd_play(args: argparse.Namespace) -> int:
         if args.save is not None:
             try:
                 print(f"wrote {history.write(env.history(), args.save)}")
-            except (ValueError, OSError) as err:  # a full disk, a refused path: said in one line, nothing replaced
+            except ValueError as err:  # no finished deal to write: said, not an error
+                print(f"--save: nothing written: {err}")
+            except OSError as err:  # a full disk or device (/dev/full): said in one line, nothing replaced
                 saved = False
                 print(f"bourre play: error: --save: nothing written: {err}", file=sys.stderr)
     return 0 if saved else 1

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import logging
 import re
+import threading
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,7 +15,6 @@ from urllib.parse import urlsplit
 import anyio.to_thread
 from anyio import CapacityLimiter
 from starlette.applications import Starlette
-from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
@@ -24,6 +25,7 @@ from starlette.staticfiles import StaticFiles
 import agents
 from bourre_env import history
 from bourre_env.core.rules import MAX_PLAYERS, MIN_PLAYERS, presets
+from train.serve import replays
 from train.serve import tables as tb
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -35,6 +37,13 @@ LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 TABLE_THREADS = 16
 """Threads that tables' work (agents' moves) may hold at once; the other requests have the rest of the pool, so
 tables that think cannot hold up the options, the replays, or the event loop."""
+MAX_REPLAYS = 4
+"""Replays being worked out at once, in all (a replay of 20 deals takes about a second of one core); one more is
+refused at once (503) rather than queued."""
+MAX_REPLAYS_PER_CLIENT = 2
+"""Replays that one client address may have worked out at once (429 past it)."""
+MAX_REPLAY_BYTES = 4 * 1024 * 1024
+"""Bytes the answer to a replay may have (413 past it): 20 deals at 8 players make about 1.2 to 1.7 MB."""
 
 _LOG = logging.getLogger(__name__)
 _LENGTH = re.compile(r"[0-9]{1,12}")
@@ -77,11 +86,53 @@ async def _json(request: Request) -> Any:
     if not data.strip():
         return {}
     try:
-        return json.loads(data)
+        return history.strict_json(data)  # a key given twice is refused, not silently the last
     except RecursionError:
         raise tb.TableError(400, "malformed JSON body: nested too deep") from None
     except ValueError as err:  # not JSON, not UTF-8, or an integer past Python's digit limit
         raise tb.TableError(400, f"malformed JSON body: {err}") from None
+
+
+class _ReplaySlots:
+    """Counts of replays in flight, in all and per client address, taken without waiting: a request past a limit is
+    refused at once, so that queued work can neither pile up nor hold the event loop. Released from any thread."""
+
+    def __init__(self, total: int, per_client: int) -> None:
+        self.total, self.per_client = total, per_client
+        self._held: Counter[str | None] = Counter()
+        self._lock = threading.Lock()
+
+    def take(self, client: str | None) -> None:
+        with self._lock:
+            if self._held[client] >= self.per_client:
+                raise tb.TableError(
+                    429, f"you have {self.per_client} replays being worked out, the limit for one client; wait for them"
+                )
+            if sum(self._held.values()) >= self.total:
+                raise tb.TableError(
+                    503, f"the server is working out {self.total} replays, its limit; try again in a few seconds"
+                )
+            self._held[client] += 1
+
+    def give_back(self, client: str | None) -> None:
+        with self._lock:
+            self._held[client] -= 1
+            if self._held[client] <= 0:
+                del self._held[client]
+
+
+def _replay_answer(data: bytes, seat: int | None, open_hands: bool) -> bytes:
+    """The JSON answer to a replay, built whole here (off the event loop: encoding a large one takes a tenth of a
+    second), as Starlette's ``JSONResponse`` would encode it; refused (413) past ``MAX_REPLAY_BYTES``."""
+    frames = replays.replay_frames(data, seat, open_hands)
+    body = json.dumps(frames, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")).encode()
+    if len(body) > MAX_REPLAY_BYTES:
+        raise tb.TableError(
+            413,
+            f"the replay of this history would be {len(body)} bytes, past the limit of {MAX_REPLAY_BYTES}: "
+            f"replay fewer deals",
+        )
+    return body
 
 
 def _check_sender(request: Request) -> None:
@@ -123,15 +174,20 @@ def create_app(tables: tb.Tables | None = None, allowed_hosts: Sequence[str] = L
     """The app; ``allowed_hosts``: the ``Host`` names it answers (a web page elsewhere cannot rebind a name to it)."""
     state = tables if tables is not None else tb.Tables()
     table_threads = CapacityLimiter(TABLE_THREADS)
+    replay_threads = CapacityLimiter(MAX_REPLAYS)
+    replay_slots = _ReplaySlots(MAX_REPLAYS, MAX_REPLAYS_PER_CLIENT)
 
     async def locked(table: tb.Table, work: Callable[[], Any]) -> Any:
         """``work`` under the table's lock, in one of the tables' threads: agents may be thinking under that lock.
         A table busy with another request is refused (409) at once rather than waited for, so that requests
-        queued on one table cannot hold threads."""
+        queued on one table cannot hold threads. A table whose agent failed is closed."""
         if not table.lock.acquire(blocking=False):
             raise tb.TableError(409, "the table is busy with another request (its agents are thinking); try again")
         try:
             return await anyio.to_thread.run_sync(work, limiter=table_threads)
+        except tb.AgentError:
+            state.discard(table.id)
+            raise
         finally:
             table.lock.release()
 
@@ -153,14 +209,21 @@ def create_app(tables: tb.Tables | None = None, allowed_hosts: Sequence[str] = L
                     "upload_bytes": MAX_UPLOAD,
                     "body_bytes": MAX_BODY,
                     "move_ms": state.move_ms,
+                    "move_seconds": state.move_seconds,
+                    "replays": MAX_REPLAYS,
+                    "replays_per_client": MAX_REPLAYS_PER_CLIENT,
+                    "replay_bytes": MAX_REPLAY_BYTES,
                     "budgets": {"pimc": agents.search.pimc.LIMITS, "ismcts": agents.search.ismcts.LIMITS},
                 },
             }
         )
 
+    def _client(request: Request) -> str | None:
+        return request.client.host if request.client is not None else None
+
     async def create(request: Request) -> Response:
         body = await _json(request)
-        client = request.client.host if request.client is not None else None
+        client = _client(request)
         # a new table plays its agents' first moves: in the tables' threads
         table = await anyio.to_thread.run_sync(state.create, body, client, limiter=table_threads)
         return _ok(await locked(table, table.view), status=201)
@@ -220,10 +283,16 @@ def create_app(tables: tb.Tables | None = None, allowed_hosts: Sequence[str] = L
         open_text = request.query_params.get("open", "0")
         if open_text not in ("0", "1"):
             raise tb.TableError(400, f"open: expected 0 or 1, got {open_text!r}")
-        frames = await run_in_threadpool(
-            tb.replay_frames, data, int(seat_text) if seat_text else None, open_text == "1"
-        )
-        return _ok(frames)
+        client = _client(request)
+        replay_slots.take(client)  # after the upload is read: a slow upload holds no slot
+        try:
+            # parsing, replaying and encoding the answer, all in a thread: none of it on the event loop
+            body = await anyio.to_thread.run_sync(
+                _replay_answer, data, int(seat_text) if seat_text else None, open_text == "1", limiter=replay_threads
+            )
+        finally:
+            replay_slots.give_back(client)
+        return Response(body, media_type="application/json", headers=_HEADERS)
 
     routes = [
         Route("/", _handled(page), methods=["GET"]),

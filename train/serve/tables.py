@@ -10,6 +10,8 @@ never holds a card its seat cannot see.
 
 from __future__ import annotations
 
+import functools
+import logging
 import math
 import secrets
 import threading
@@ -21,8 +23,9 @@ import numpy as np
 
 import agents
 import bourre_env
+from agents.search import inference, ismcts, pimc, rollout
 from bourre_env import core, history, observation
-from bourre_env.actions import describe, discard_cards
+from bourre_env.actions import as_action_id, describe, discard_cards
 from bourre_env.core import cards
 from bourre_env.core.rules import MAX_PLAYERS, MIN_PLAYERS, Rules, presets
 from bourre_env.view import StateView
@@ -34,6 +37,11 @@ MAX_TABLES_PER_CLIENT = 8
 """Live tables that one client (one IP address) may hold at most, so that one client cannot take every table."""
 MOVE_MS = 1000
 """The time cap (milliseconds) of one search agent's move at a table set from the page (its ``ms`` option)."""
+MOVE_SECONDS = 10.0
+"""The clock of every agent at a table, in wall time: each call into it (built, reset before a deal, a move) that has
+not returned by then is abandoned, and the heuristic plays that seat until the call has returned (``Table``)."""
+STAND_IN = "heuristic"
+"""The agent that plays a seat whose own agent missed the clock."""
 IDLE_SECONDS = 30 * 60
 """A table untouched this long is closed."""
 KEPT_HISTORIES = 100
@@ -41,8 +49,10 @@ KEPT_HISTORIES = 100
 MAX_REPLAY_DEALS = 20
 """Deals of a history file that the replay view steps through at most."""
 
+_BUILT = "being built"
 _DECISION_NAMES = ("deciding", "passed", "playing")
 _FACE_NAMES = ("in the dealer's hand", "out of play", "played")
+_LOG = logging.getLogger(__name__)
 
 
 class TableError(Exception):
@@ -52,6 +62,16 @@ class TableError(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
+
+
+class AgentError(TableError):
+    """An agent at a table failed (it raised, or answered with no legal action): a 502 naming the agent and its seat.
+    The table cannot go on (the agent's move is not played) and the server closes it."""
+
+    def __init__(self, seat: int, spec: str, what: str) -> None:
+        super().__init__(
+            502, f"agent {spec!r} at seat {seat} (player_{seat}) failed: {what}; the table is closed, open a new one"
+        )
 
 
 # ---------------------------------------------------------------------------- views
@@ -193,33 +213,90 @@ def agent_options() -> list[str]:
     return sorted(specs)
 
 
+_SEARCHES = {"pimc": pimc.DEFAULTS, "ismcts": ismcts.DEFAULTS}
+SEARCH_WORDS: dict[str, tuple[str, ...]] = {
+    "rollout": rollout.ROLLOUT_KINDS,
+    "model": inference.MODELS,
+    "others": ("", *rollout.OTHERS),
+    "phases": pimc.PHASES,
+}
+"""The words a page may give a search agent's text options; any other text option keeps its default (``value``: a
+file). ``ppo`` here is the shipped model: a ``ppo:PATH`` is a file, never taken from a page."""
+
+
+def _not_offered(spec: str) -> TableError:
+    # One message for every spec that could name a file, built from the spec alone: whether a file of that name
+    # exists, or can be read, never changes the answer (nothing is opened to find out).
+    return TableError(
+        400,
+        f"agent {spec!r} is not offered by this server: a page chooses by name among the agents it offers "
+        f"(GET /api/options), a heuristic variant or a search with budget options (pimc:64,ms=500), and never "
+        f"names a file; start the server with --agent {spec} to offer it",
+    )
+
+
+def _check_page_spec(spec: str) -> None:
+    """Refuse a spec from the page that is none of: a registered agent's bare name (``ppo`` is the shipped model), a
+    heuristic variant of ``PARAM_SETS``, or a search (``pimc``, ``ismcts``) with budgets within their limits and
+    words of ``SEARCH_WORDS`` for its text options. Only the spec's text is looked at: nothing here reaches a file."""
+    from agents.heuristic import PARAM_SETS
+
+    name, colon, variant = spec.partition(":")
+    if name not in agents.registered():
+        if agents.user_code.looks_like_code(spec):
+            raise TableError(
+                400,
+                f"agent {spec!r} names code to load, a page may not; start the server with --agent {spec} to offer it",
+            )
+        raise TableError(
+            400, f"unknown agent {name!r}; a page chooses among {agent_options()} and the agents the server offers"
+        )
+    if not colon or (name == "heuristic" and variant in PARAM_SETS):
+        return
+    if name not in _SEARCHES:  # ppo:ANYTHING (a file), or a variant of an agent that takes none from a page
+        raise _not_offered(spec)
+    try:
+        agents.check_budget(spec)  # budgets past the limits, and a text option that names a file (ppo:PATH)
+        options = pimc.parse_options(variant, dict(_SEARCHES[name]))
+    except ValueError as err:
+        raise TableError(400, f"agent {spec!r}: {err}") from None
+    for key, value in options.items():
+        words = SEARCH_WORDS.get(key, (_SEARCHES[name][key],))
+        if isinstance(value, str) and value not in words:
+            raise TableError(400, f"agent {spec!r}: option {key}: a page chooses one of {list(words)}, got {value!r}")
+
+
 def check_agent(spec: Any, offered: Sequence[str] = ()) -> str:
-    """A spec that ``agents.make`` accepts; the user's code (``module:Class``, ``file.py:Class``), a file path
-    (``ppo:PATH``) or a search budget past the limits for untrusted specs (``agents.check_budget``) only if the
-    server offers it."""
+    """A spec that a page may name (stripped): one the server offers (``offered``, checked when it started:
+    ``check_offered``), or one that ``_check_page_spec`` allows and ``agents.make`` builds. A page chooses by name
+    among the agents the operator offers; it never reaches a path or code, whatever the files on the server."""
     if not isinstance(spec, str) or not spec.strip() or len(spec) > 200:
         raise TableError(400, f"agent: expected an agents.make spec such as 'heuristic', got {spec!r}")
     spec = spec.strip()
     if spec == HUMAN:
         raise TableError(400, "agent: one seat is the person's; the others are agents")
-    if spec not in offered and agents.is_user_code(spec):
-        # checked before anything is built: naming a module or a file would run its code on the server
-        raise TableError(
-            400,
-            f"agent {spec!r} names code to load, a page may not; start the server with --agent {spec} to offer it",
-        )
-    _, _, variant = spec.partition(":")
-    if spec not in offered and any(ch in variant for ch in "/\\."):
-        raise TableError(
-            400,
-            f"agent {spec!r}: file paths are not taken from the page; start the server with --agent {spec} to offer it",
-        )
+    if spec in offered:
+        return spec
+    _check_page_spec(spec)
     try:
-        if spec not in offered:
-            agents.check_budget(spec)
         agents.make(spec, 0)
     except (ValueError, OSError) as err:
         raise TableError(400, f"agent {spec!r}: {err}") from None
+    return spec
+
+
+def check_offered(spec: str) -> str:
+    """An operator's ``--agent`` spec (stripped), built once to check it: it may name files and code, and take any
+    budget; ``ValueError`` naming what is wrong."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"expected an agents.make spec such as 'ppo:path/to/policy.npz', got {spec!r}")
+    spec = spec.strip()
+    if spec == HUMAN:
+        raise ValueError("one seat is the person's; offer agents")
+    try:
+        agents.make(spec, 0)
+    except OSError as err:
+        raise ValueError(f"{spec}: {err}") from None
     return spec
 
 
@@ -257,9 +334,37 @@ def table_settings(body: Any, offered: Sequence[str] = ()) -> tuple[Rules, str, 
 
 
 # ---------------------------------------------------------------------------- tables
+class _Call:
+    """One call into an agent, in a daemon thread of its own; ``done`` is set once it has returned or raised. A call
+    that is not waited for is abandoned, never joined: a daemon thread keeps neither the table's thread nor the
+    process (Ctrl-C) waiting for it."""
+
+    def __init__(self, call: Callable[[], Any], name: str, doing: str) -> None:
+        self.doing = doing
+        self.done = threading.Event()
+        self.result: Any = None
+        self.error: BaseException | None = None
+        threading.Thread(target=self._run, args=(call,), name=name, daemon=True).start()
+
+    def _run(self, call: Callable[[], Any]) -> None:
+        try:
+            self.result = call()
+        except BaseException as err:  # whatever the agent raises is reported, not lost in its thread
+            self.error = err
+        finally:
+            self.done.set()
+
+
 class Table:
     """One person and agents at a table, deal after deal. Each deal is an episode of one deal: the pot carries
-    to the next deal (the ``pot`` reset option) and the deal passes left; every player antes every deal."""
+    to the next deal (the ``pot`` reset option) and the deal passes left; every player antes every deal.
+
+    Every call into an agent (building it, its ``reset`` before a deal, its moves) runs in a daemon thread on the
+    agents' clock, ``move_seconds`` of wall time. The heuristic (``STAND_IN``) plays a seat whose agent missed it,
+    which the view's ``notices`` say, until the late call has returned: the agent is never called twice at once,
+    plays again from its next move, and only in deals it was reset for (an agent built late, from the next deal).
+    An agent that raises or answers with no legal action fails the table: ``AgentError`` (502) names it and its
+    seat."""
 
     def __init__(
         self,
@@ -270,26 +375,99 @@ class Table:
         rng: np.random.Generator,
         move_ms: float | None = None,
         trusted: Sequence[str] = (),
+        move_seconds: float | None = MOVE_SECONDS,
     ) -> None:
-        """``move_ms``: the time cap of a search agent's move (its ``ms`` option), but for the ``trusted`` specs."""
+        """``move_ms``: the time cap of a search agent's move (its ``ms`` option), but for the ``trusted`` specs;
+        ``move_seconds``: the agents' clock (``None``: none, for the warm-up before the server listens)."""
         self.id = secrets.token_urlsafe(16)  # 128 random bits: a table's id is what lets a client use it
         self.rules, self.preset, self.seat, self.specs = rules, preset, seat, specs
         self.params = rules.params()
         self.rng = rng
-        self.env = history.Recording(bourre_env.raw_env(rules=rules), seats=specs, preset=preset)
-        self.bots = {q: agents.make(spec, int(rng.integers(2**31))) for q, spec in enumerate(specs) if q != seat}
-        for q, bot in self.bots.items():
-            # a search agent thinks within its ms option (pimc, ismcts): capped, so no move holds a table long
-            if move_ms is not None and specs[q] not in trusted and hasattr(bot, "ms"):
-                bot.ms = move_ms if bot.ms is None else min(bot.ms, move_ms)
-        self.totals = [0] * rules.num_players
-        self.histories: dict[int, dict[str, Any]] = {}  # deal number (from 1) -> its history
+        self.move_ms, self.trusted, self.move_seconds = move_ms, trusted, move_seconds
+        self.notices: list[str] = []
+        self.late: dict[int, _Call] = {}  # seat -> its agent's call that missed the clock, until seen returned
+        self.reset_for: dict[int, int] = {}  # seat -> the deal its agent was reset for
+        self.stand_ins: dict[int, agents.Agent] = {}  # seat -> the heuristic that has played for its agent
         self.deal = 0
         self.turn = 0  # actions taken in the current deal: a client names the turn it answers
+        self.env = history.Recording(bourre_env.raw_env(rules=rules), seats=specs, preset=preset)
+        self.bots: dict[int, agents.Agent] = {}
+        for q, spec in enumerate(specs):
+            if q != seat:
+                finished, bot = self._call(q, functools.partial(agents.make, spec, int(rng.integers(2**31))), _BUILT)
+                if finished:
+                    self._take_up(q, bot)
+        self.totals = [0] * rules.num_players
+        self.histories: dict[int, dict[str, Any]] = {}  # deal number (from 1) -> its history
         self.pot = 0
         self.dealer = int(rng.integers(rules.num_players))
         self.lock = threading.Lock()
         self._new_deal()
+
+    def _call(self, q: int, call: Callable[[], Any], doing: str) -> tuple[bool, Any]:
+        """``(True, result)`` of ``call()`` into seat ``q``'s agent on the clock, ``(False, None)`` when it was late
+        (kept in ``late``: the agent is not called again until it has returned); ``AgentError`` when it raised."""
+        running = _Call(call, f"bourre serve: player_{q}'s agent", doing)
+        if not running.done.wait(self.move_seconds):
+            self.late[q] = running
+            when = f"deal {self.deal}, turn {self.turn}" if self.deal else "before the first deal"
+            self._notice(
+                f"player_{q}'s agent {self.specs[q]!r} did not answer within {self.move_seconds:g} s ({doing}; "
+                f"{when}): the {STAND_IN} plays for it meanwhile"
+            )
+            return False, None
+        if running.error is not None:
+            _LOG.warning("bourre serve: agent %r at seat %d raised", self.specs[q], q, exc_info=running.error)
+            what = f"{type(running.error).__name__}: {running.error}"
+            raise AgentError(q, self.specs[q], f"it raised {what[:300]} ({doing})") from None
+        return True, running.result
+
+    def _notice(self, notice: str) -> None:
+        _LOG.warning("bourre serve: %s", notice)
+        self.notices = [*self.notices[-19:], notice]  # the latest 20: an agent that is always late adds one a move
+
+    def _take_up(self, q: int, bot: agents.Agent) -> None:
+        # a search agent thinks within its ms option (pimc, ismcts): capped, so no move holds a table long
+        if self.move_ms is not None and self.specs[q] not in self.trusted and hasattr(bot, "ms"):
+            bot.ms = self.move_ms if bot.ms is None else min(bot.ms, self.move_ms)
+        self.bots[q] = bot
+
+    def _idle(self, q: int) -> bool:
+        """Whether seat ``q``'s agent is built and no call into it is still running. A late call that has returned
+        since is seen here: a late build is taken up; an agent whose late call raised plays no more at this table."""
+        running = self.late.get(q)
+        if running is not None:
+            if not running.done.is_set():
+                return False
+            del self.late[q]
+            if running.error is not None:
+                _LOG.warning("bourre serve: agent %r at seat %d raised", self.specs[q], q, exc_info=running.error)
+                self._notice(f"player_{q}'s agent {self.specs[q]!r} failed after missing the clock: it plays no more")
+                self.bots.pop(q, None)
+                return False
+            if running.doing == _BUILT:
+                self._take_up(q, running.result)
+        return q in self.bots
+
+    def _stand_in(self, q: int) -> agents.Agent:
+        if q not in self.stand_ins:
+            self.stand_ins[q] = agents.make(STAND_IN, int(self.rng.integers(2**31)))
+            self.stand_ins[q].reset()
+        return self.stand_ins[q]
+
+    def _agent_action(self, q: int, obs: Mapping[str, np.ndarray]) -> int:
+        """Seat ``q``'s move: its agent's on the clock, else its stand-in's; ``AgentError`` for no legal action."""
+        if self._idle(q) and self.reset_for.get(q) == self.deal:
+            bot = self.bots[q]
+            own = {key: value.copy() for key, value in obs.items()}  # an abandoned call keeps its own arrays
+            finished, answer = self._call(q, lambda: bot.act(own), "moving")
+            if finished:
+                action = as_action_id(answer)  # the env's one rule
+                legal = np.flatnonzero(obs["action_mask"]).tolist()
+                if action is None or action not in legal:
+                    raise AgentError(q, self.specs[q], f"it played {answer!r:.60}, not a legal action (legal: {legal})")
+                return action
+        return int(self._stand_in(q).act(dict(obs)))
 
     @property
     def over(self) -> bool:
@@ -300,18 +478,20 @@ class Table:
             self.env.reset(seed=int(self.rng.integers(2**62)), options={"dealer": self.dealer, "pot": self.pot})
         except ValueError as err:  # a pot past the env's bound
             raise TableError(409, f"cannot deal: {err}; open a new table") from None
-        for bot in self.bots.values():
-            bot.reset()
         self.deal += 1
         self.turn = 0
+        for q in range(self.rules.num_players):
+            if q != self.seat and self._idle(q) and self._call(q, self.bots[q].reset, "resetting for the deal")[0]:
+                self.reset_for[q] = self.deal
+        for stand_in in self.stand_ins.values():
+            stand_in.reset()
         self._play_agents()
 
     def _play_agents(self) -> None:
         raw = self.env.unwrapped
         state = StateView(raw.state_vector, self.rules.num_players)
         while state.to_act >= 0 and state.to_act != self.seat:
-            name = raw.agent_selection
-            self.env.step(self.bots[state.to_act].act(raw.observe(name)))
+            self.env.step(self._agent_action(state.to_act, raw.observe(raw.agent_selection)))
             self.turn += 1
         if state.to_act < 0:
             self._settled()
@@ -334,6 +514,8 @@ class Table:
             raise TableError(400, f"turn: expected an integer, got {turn!r}")
         if self.over:
             raise TableError(409, f"deal {self.deal} is over: start the next deal")
+        if StateView(self.env.unwrapped.state_vector, self.rules.num_players).to_act != self.seat:
+            raise TableError(409, "it is not your turn: an agent is to act")
         if turn is not None and turn != self.turn:
             raise TableError(409, f"stale request: it answers turn {turn}, the table is at turn {self.turn}")
         legal = self.env.unwrapped.legal_actions()
@@ -373,6 +555,7 @@ class Table:
                 "over": over,
                 "rules": {"preset": self.preset, "players": self.rules.num_players},
                 "agents": list(self.specs),
+                "notices": list(self.notices),
                 "totals": list(self.totals),
                 "log": public_log(actions, None if over else self.seat, secret),
                 "result": None,
@@ -386,7 +569,8 @@ class Table:
 
 class Tables:
     """The live tables, at most ``max_tables`` in all and ``per_client`` for one client, each closed after
-    ``idle_seconds`` without a request; search agents' moves capped at ``move_ms`` (but for the ``offered`` specs)."""
+    ``idle_seconds`` without a request; search agents' moves capped at ``move_ms`` (but for the ``offered`` specs),
+    and every agent's calls at ``move_seconds`` of wall time (``Table``)."""
 
     def __init__(
         self,
@@ -397,6 +581,7 @@ class Tables:
         clock: Callable[[], float] = time.monotonic,
         per_client: int = MAX_TABLES_PER_CLIENT,
         move_ms: float = MOVE_MS,
+        move_seconds: float = MOVE_SECONDS,
     ) -> None:
         for name, count in (("max_tables", max_tables), ("per_client", per_client)):
             if isinstance(count, bool) or not isinstance(count, int) or count < 1:
@@ -409,10 +594,17 @@ class Tables:
             raise ValueError(f"idle_seconds (idle_minutes * 60): expected a finite number > 0, got {idle_seconds!r}")
         if isinstance(move_ms, bool) or not isinstance(move_ms, (int, float)) or not 0 < move_ms < math.inf:
             raise ValueError(f"move_ms: expected a finite number > 0, got {move_ms!r}")
+        if (
+            isinstance(move_seconds, bool)
+            or not isinstance(move_seconds, (int, float))
+            or not 0 < move_seconds <= 24 * 3600
+        ):
+            raise ValueError(f"move_seconds: expected a number of seconds in (0, 86400], got {move_seconds!r}")
         self.max_tables = max_tables
         self.per_client = per_client
         self.idle_seconds = idle_seconds
         self.move_ms = move_ms
+        self.move_seconds = float(move_seconds)
         self.offered = list(offered)
         self.clock = clock
         self.rng = np.random.default_rng(seed)  # seeds the tables' deals and agents; secret from the clients
@@ -449,7 +641,9 @@ class Tables:
             self._sweep()
             self._check_room(client)
             rng = np.random.default_rng(self.rng.integers(2**63))
-        table = Table(rules, preset, seat, specs, rng, move_ms=self.move_ms, trusted=self.offered)
+        table = Table(
+            rules, preset, seat, specs, rng, move_ms=self.move_ms, trusted=self.offered, move_seconds=self.move_seconds
+        )
         with self._lock:
             self._check_room(client)  # filled while this table was being dealt
             self._tables[table.id] = table
@@ -472,65 +666,8 @@ class Tables:
                 raise TableError(404, "no such table")
             del self._used[table_id], self._owner[table_id]
 
-
-# ---------------------------------------------------------------------------- replays
-def replay_frames(data: bytes, seat: int | None, open_hands: bool) -> dict[str, Any]:
-    """Every position of a history file, as ``seat`` saw it (default: the person's seat, else 0) or with every hand
-    open: a frame before each action (naming it) and one after each deal with its results."""
-    try:
-        saved = history.loads(data)
-    except history.HistoryError as err:
-        raise TableError(422, f"not a valid hand history: {err}") from None
-    if len(saved["deals"]) > MAX_REPLAY_DEALS:
-        raise TableError(
-            413,
-            f"the replay view takes histories of at most {MAX_REPLAY_DEALS} deals, this one has {len(saved['deals'])}",
-        )
-    rules = history.rules_of(saved)
-    n = rules.num_players
-    if seat is None:
-        seat = next((q for q, s in enumerate(saved["seats"]) if s["agent"] == HUMAN), 0)
-    if not 0 <= seat < n:
-        raise TableError(400, f"seat: expected an integer in 0..{n - 1}, got {seat}")
-    p = rules.params()
-    viewer = None if open_hands else seat
-    frames: list[dict[str, Any]] = []
-    totals = [0] * n
-    replay = history.Replay(saved)
-    try:
-        for step in replay:
-            s = step.env.state_vector
-            actions = saved["deals"][step.deal]["actions"]
-            frame = seat_view(s, p, rules, seat, open_hands)
-            secret = rules.declaration == "simultaneous" and frame["phase"] == "declaration"
-            mine = viewer is None or step.seat == viewer
-            upcoming = public_log([step.record], viewer, secret)[0]
-            frame.update(
-                deal=step.deal,
-                step=step.entry,
-                totals=list(totals),
-                result=None,
-                log=public_log(actions[: step.entry], viewer, secret),
-                next={**upcoming, "action": step.action if mine else None},
-            )
-            frame["legal"] = []  # a replay is watched, not played
-            frames.append(frame)
-            if step.entry == len(actions) - 1:  # the deal's last action: show it settled
-                settled = s.copy()
-                core.step(settled, p, step.action)
-                results = saved["deals"][step.deal]["results"]
-                totals = [t + r for t, r in zip(totals, results["payments"], strict=True)]
-                end = seat_view(settled, p, rules, seat, open_hands)
-                end.update(
-                    deal=step.deal,
-                    step=len(actions),
-                    totals=list(totals),
-                    next=None,
-                    legal=[],
-                    log=public_log(actions, None, False),
-                    result=results,
-                )
-                frames.append(end)
-    except history.HistoryError as err:
-        raise TableError(422, f"the history does not replay: {err}") from None
-    return {"rules": saved["rules"], "seats": saved["seats"], "seat": seat, "open": open_hands, "frames": frames}
+    def discard(self, table_id: str) -> None:
+        """Close a table if it is still open (one whose agent failed)."""
+        with self._lock:
+            if self._tables.pop(table_id, None) is not None:
+                del self._used[table_id], self._owner[table_id]

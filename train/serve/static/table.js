@@ -41,7 +41,11 @@ async function api(method, path, body, raw = false) {
   const text = await response.text();
   let payload = null;
   try { payload = text ? JSON.parse(text) : null; } catch (err) { payload = { error: text }; }
-  if (!response.ok) throw new Error(payload && payload.error ? payload.error : `HTTP ${response.status}`);
+  if (!response.ok) {
+    const error = new Error(payload && payload.error ? payload.error : `HTTP ${response.status}`);
+    error.status = response.status;
+    throw error;
+  }
   return payload;
 }
 
@@ -161,6 +165,9 @@ function renderHand(view) {
 function renderTable(view) {
   play.view = view;
   $("table").hidden = false;
+  // an agent that missed its clock: the heuristic plays its seat, and the page says so
+  $("notices").textContent = view.notices.join(" ");
+  $("notices").hidden = !view.notices.length;
   $("table").dataset.turn = `${view.deal}:${view.turn}`;
   $("table").dataset.over = view.over ? "1" : "0";
   renderBoard($("board"), view, view.agents);
@@ -177,6 +184,13 @@ function renderTable(view) {
   }
 }
 
+// An agent that failed (502) closed its table: back to the setup, with the server's message naming the agent.
+function leaveIfClosed(err) {
+  if (err.status !== 502) return;
+  $("table").hidden = true;
+  $("setup").hidden = false;
+}
+
 async function act(action) {
   showMessage("");
   try {
@@ -184,6 +198,7 @@ async function act(action) {
     renderTable(await api("POST", `/api/tables/${play.view.table}/actions`, { action, turn: play.view.turn }));
   } catch (err) {
     showMessage(err.message);
+    leaveIfClosed(err);
   }
 }
 
@@ -202,7 +217,7 @@ function fillSeats() {
     })));
     inputs[inputs.length - 1].querySelector("input").setAttribute("list", "agent-specs");
   }
-  $("agents").replaceChildren(el("legend", {}, "Agents at the other seats (any agent spec)"), ...inputs);
+  $("agents").replaceChildren(el("legend", {}, "Agents at the other seats (one the server offers, or a search with its budget)"), ...inputs);
 }
 
 async function setUp() {
@@ -235,6 +250,7 @@ async function setUp() {
       renderTable(await api("POST", `/api/tables/${play.view.table}/deals`));
     } catch (err) {
       showMessage(err.message);
+      leaveIfClosed(err);
     }
   });
   $("leave").addEventListener("click", async () => {
