@@ -230,10 +230,14 @@ def test_cleanrl_example_runs_in_a_subprocess() -> None:
     import os
     import subprocess
     import sys
+    import tempfile
     from pathlib import Path
+
+    import bourre_env
 
     root = Path(__file__).resolve().parents[1]
     env = {**os.environ, "PYTHONPATH": str(root)}
+    model = Path(tempfile.mkdtemp()) / "model.npz"
     done = subprocess.run(
         [
             sys.executable,
@@ -243,10 +247,12 @@ def test_cleanrl_example_runs_in_a_subprocess() -> None:
             "16",
             "--num-steps",
             "8",
-            "--total-timesteps",
-            "256",
             "--hidden",
             "16",
+            "--total-timesteps",
+            "250",  # not a whole number of rollouts: rounded up to 256
+            "--model-path",
+            str(model),
         ],
         cwd=root,
         env=env,
@@ -256,6 +262,13 @@ def test_cleanrl_example_runs_in_a_subprocess() -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "iteration 2/2 step 256" in done.stdout and "losses/value_loss" in done.stdout
+    assert "requires_grad" not in done.stderr
+    assert f"bourre eval --candidate ppo:{model}" in done.stdout
+    played = agents.make(f"ppo:{model}")  # the saved actor plays: the evaluation takes it
+    obs = bourre_env.env(num_players=5)
+    obs.reset(seed=0)
+    first = obs.last()[0]
+    assert first["action_mask"][played.act(first)] == 1
 
 
 class ObservationPathHeuristic:

@@ -397,6 +397,13 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             f"--rule num_players={options['num_players']!r} contradicts --players (which makes it "
             f"{' and '.join(map(str, args.players))}); --players alone sets it"
         )
+    if args.tournament:
+        try:  # before the work: the ratings come after every deal is played
+            import openskill  # noqa: F401
+        except ImportError:
+            raise ValueError(
+                "--tournament rates the agents with openskill, which is not installed: pip install -e '.[eval]'"
+            ) from None
     if args.tournament and args.save_histories is not None:
         raise ValueError("--save-histories: only with --candidate")
     if args.tournament and args.aivat is not None:

@@ -1,6 +1,11 @@
 """Masked PPO on ``bourre_env.BourreVectorEnv``, CleanRL style: one ``Args`` dataclass, one loop.
 
     python -m train.examples.cleanrl_ppo --num-envs 256 --total-timesteps 2000000
+    bourre eval --candidate ppo:runs/cleanrl/model.npz --field heuristic --players 5
+
+It trains whole rollouts of ``num_envs * num_steps`` decisions, as many as reach ``total_timesteps`` (the last one
+may go past it), and writes the actor as a policy file of ``agents.ppo`` (``model_path``), which every command
+takes as ``ppo:PATH``.
 
 The learner plays one seat per table against batched opponents (the compiled heuristic by default); illegal
 actions get a logit of -1e9, so the policy only ever samples legal moves. Episodes reset within the step
@@ -12,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -19,6 +25,7 @@ import tyro
 from torch import nn
 
 from agents.batched_players import make_batched
+from agents.ppo import PolicyWeights, save_policy
 from bourre_env import BourreVectorEnv
 
 
@@ -62,6 +69,8 @@ class Args:
     """width of the two hidden layers"""
     torch_threads: int = 1
     """torch threads"""
+    model_path: str = "runs/cleanrl/model.npz"
+    """where the trained actor is written (agents.ppo's policy file: bourre eval --candidate ppo:PATH)"""
 
 
 class Agent(nn.Module):
@@ -114,7 +123,7 @@ def train(args: Args) -> dict[str, float]:
     finished: list[float] = []
     stats: dict[str, float] = {}
     start, step = time.perf_counter(), 0
-    iterations = max(1, args.total_timesteps // (n * t_len))
+    iterations = max(1, -(-args.total_timesteps // (n * t_len)))  # rounded up: at least the steps asked for
     for iteration in range(1, iterations + 1):
         for t in range(t_len):
             obs_buf[t], mask_buf[t] = next_obs, next_mask
@@ -163,16 +172,26 @@ def train(args: Args) -> dict[str, float]:
         stats = {
             "charts/SPS": sps,
             "charts/episodic_return": float(np.mean(finished[-1000:])) if finished else 0.0,
-            "losses/policy_loss": float(pg_loss),
-            "losses/value_loss": float(v_loss),
-            "losses/entropy": float(entropy.mean()),
+            "losses/policy_loss": pg_loss.item(),
+            "losses/value_loss": v_loss.item(),
+            "losses/entropy": entropy.mean().item(),
         }
         print(
             f"iteration {iteration}/{iterations} step {step:,} " + " ".join(f"{k}={v:.4g}" for k, v in stats.items()),
             flush=True,
         )
     envs.close()
+    path = save_actor(agent, args)
+    print(f"wrote {path}: bourre eval --candidate ppo:{path} --field heuristic --players {args.num_players}")
     return stats
+
+
+def save_actor(agent: Agent, args: Args) -> Path:
+    """The actor's layers as an ``agents.ppo`` policy file (relu, the full observation), with the arguments."""
+    linear = [m for m in agent.actor if isinstance(m, nn.Linear)]
+    layers = [(m.weight.detach().numpy().copy(), m.bias.detach().numpy().copy()) for m in linear]
+    meta = {"trainer": "train.examples.cleanrl_ppo", "args": dataclasses.asdict(args)}
+    return save_policy(args.model_path, PolicyWeights(tuple(layers[:-1]), layers[-1], "relu", meta))
 
 
 if __name__ == "__main__":

@@ -314,6 +314,19 @@ def plot(results: list[dict[str, Any]], path: Path) -> None:
     plt.close(fig)
 
 
+def _progress_line(result: dict[str, Any]) -> str:
+    """One configuration's result in words, while the others are solved (the table comes at the end)."""
+    sizes = result["sizes"]
+    iterations, value = result["cfr_plus"][-1]
+    agents = ", ".join(
+        f"{agent} {v:.4f}" if isinstance(v, float) else f"{agent} n/a" for agent, v in result["agents"].items()
+    )
+    return (
+        f"{sizes['states']:,} states, {sizes['information_states']:,} information states; CFR+ NashConv {value:.1e} "
+        f"after {iterations} iterations; NashConv of {agents}"
+    )
+
+
 def main_exact(names: Sequence[str], out: Path, iterations: int | None = None, progress: bool = True) -> list[dict]:
     """``bourre exploit --exact [CONFIG ...]``: every named configuration (default: all), written to ``out``."""
     names = list(names) or list(CONFIGS)
@@ -327,7 +340,7 @@ def main_exact(names: Sequence[str], out: Path, iterations: int | None = None, p
     for name in names:
         result = run_config(name, iterations or DEFAULT_ITERATIONS[name], progress=progress)
         results.append(result)
-        print(f"{name}: {result['sizes']}, CFR+ {result['cfr_plus'][-1]}, agents {result['agents']}", flush=True)
+        print(f"{name}: solved ({_progress_line(result)})", flush=True)
     out.mkdir(parents=True, exist_ok=True)
     atomic_files.write_text(out / "nashconv.json", json.dumps(results, indent=2) + "\n")
     atomic_files.write_text(out / "nashconv.md", markdown(results))
