@@ -17,9 +17,24 @@ PACKAGE = ROOT / "bourre_env"
 PRODUCT_FOLDERS = ("bourre_env", "agents", "train")
 # The rules core's modules (bourre_env/core/), lowest first: each may import only modules before it in this list,
 # never the facade ``bourre_env.core`` (its ``__init__``) and nothing else of ``bourre_env``.
-CORE_ORDER = ["cards", "rules", "layout", "bits", "tricks", "cinch", "settlement", "deal", "play", "rounds"]
+CORE_ORDER = [
+    "cards",
+    "rules",
+    "layout",
+    "bits",
+    "tricks",
+    "cinch_bounds",
+    "cinch_options",
+    "cinch_probe",
+    "cinch_search",
+    "cinch",
+    "settlement",
+    "deal",
+    "play",
+    "rounds",
+]
 MAX_MODULE_LINES = 700
-LONG_MODULES = {"bourre_env/core/cinch.py"}  # the cinch solver reads better whole
+LONG_MODULES: set[str] = set()  # every product module is under the limit
 # Modules over the limit that are being split separately; remove one from this set once it is under the limit.
 LONG_MODULES_PENDING: set[str] = set()
 # Agents that still read ``core.S_`` offsets; they are converted to ``bourre_env.view`` accessors separately.

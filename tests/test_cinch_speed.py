@@ -1,6 +1,6 @@
 """The fast cinch check gives the answers of the search it speeds up, on every position tried.
 
-The exact search of ``core.has_cinch`` now walks its single-path rounds in place (``cinch._probe``)
+The exact search of ``core.has_cinch`` now walks its single-path rounds in place (``cinch_probe._probe``)
 and some of its helpers were rewritten for speed (``_run_representatives``, ``_hands_completable``).
 ``tests/reference_cinch.py`` keeps the cinch code as it was before; here the two are compared:
 
@@ -11,7 +11,7 @@ and some of its helpers were rewritten for speed (``_run_representatives``, ``_h
    both ``must_trump_when_cannot_win``, ``lead_trump_honors`` and every preset; half the games
    play their lowest legal card, which keeps high trumps and so brings more cinches;
    with the same work done (searches, search nodes, searches given up, as counted in the state);
-3. where the reference searches, each of its single-path rounds against ``cinch._probe`` under the
+3. where the reference searches, each of its single-path rounds against ``cinch_probe._probe`` under the
    same ordering: the same outcome (found, exhausted, cut) and the same budget spent.
 
 The default run takes a few seconds once compiled; ``-m slow`` runs the long sweep (over 10^6 queries).
@@ -25,7 +25,7 @@ from numba import njit
 
 from bourre_env import core
 from bourre_env.batch import BatchGame, _after_move, _random_move
-from bourre_env.core import cinch
+from bourre_env.core import cinch_bounds, cinch_options, cinch_probe
 from bourre_env.core.rules import CINCH_TRICKS, Rules, presets
 from tests import reference_cinch as ref
 
@@ -54,7 +54,7 @@ def _reps_mismatches_in_suit(suit: int) -> int:
                 mine |= bit
         # the breakers held by us, then the same cards held by no one we know of (not passable)
         for hand, pas in ((mine, passable), (np.int64(0), passable | ~core.ALL_CARDS)):
-            if cinch._run_representatives(allowed, pas, hand) != ref._run_representatives(allowed, pas, hand):
+            if cinch_options._run_representatives(allowed, pas, hand) != ref._run_representatives(allowed, pas, hand):
                 bad += 1
     return bad
 
@@ -70,7 +70,9 @@ def test_run_representatives_on_random_hands() -> None:
         allowed, passable, hand = (int(v) for v in rng.integers(0, 1 << 52, size=3))
         passable |= allowed
         hand &= ~allowed
-        assert cinch._run_representatives(allowed, passable, hand) == ref._run_representatives(allowed, passable, hand)
+        assert cinch_options._run_representatives(allowed, passable, hand) == ref._run_representatives(
+            allowed, passable, hand
+        )
 
 
 def _random_constraints(rng: np.random.Generator, n: int) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
@@ -106,7 +108,13 @@ def test_hands_completable_matches_the_reference() -> None:
         pool, count, forbid, known = _random_constraints(rng, n)
         count[me] = 0
         want = ref._hands_completable(pool, count, forbid, known, n, me)
-        assert cinch._hands_completable(pool, count, forbid, known, n, me) == want, (pool, count, forbid, known, me)
+        assert cinch_bounds._hands_completable(pool, count, forbid, known, n, me) == want, (
+            pool,
+            count,
+            forbid,
+            known,
+            me,
+        )
         outcomes.add(bool(want))
     assert outcomes == {True, False}
 
@@ -183,7 +191,7 @@ def _compare_one(s: np.ndarray, p: np.ndarray, seat: int, x: np.ndarray, counts:
     for policy in range(core.NUM_PROBE_POLICIES):
         counts[PROBE_CHECKS] += 1
         code = ref.reference_first_round(s.copy(), p, seat, need, policy, theirs)
-        if cinch._probe(s, p, seat, pool, need, policy, w, mine) != code or mine[0] != theirs[0]:
+        if cinch_probe._probe(s, p, seat, pool, need, policy, w, mine) != code or mine[0] != theirs[0]:
             counts[PROBE_MISMATCHES] += 1
         if code != 2:
             break

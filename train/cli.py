@@ -18,7 +18,7 @@
 ``bourre exploit --agent heuristic --players 5 [--steps N]`` / ``bourre exploit --exact [CONFIG ...]``
     how exploitable an agent is: a trained best response at full size, or exact NashConv on small Bourré
     (``train.research.exploiter``, ``train.research.nashconv``; --exact needs the openspiel extra).
-``bourre bench [throughput|agents|train] [ARGS...]``
+``bourre bench [throughput|agents|train|device] [ARGS...]``
     the speed benchmarks of ``benchmarks/`` (from a source checkout), with their own arguments.
 ``bourre serve [--port 8000]``
     play in the browser at http://127.0.0.1:8000 and replay hand histories (``train.serve``).
@@ -286,7 +286,12 @@ def _cmd_bench(argv: list[str]) -> int:
     return 0
 
 
-BENCHMARKS = {"throughput": "throughput.py", "agents": "agents_speed.py", "train": "train_speed.py"}
+BENCHMARKS = {
+    "throughput": "throughput.py",
+    "agents": "agents_speed.py",
+    "train": "train_speed.py",
+    "device": "device_suite.py",
+}
 TRAINERS = ("batched", "sb3", "exit")
 """``bourre train --trainer``: the batched trainer (``train.ppo.trainer``, the default), MaskablePPO
 (``train.sb3.trainer``) or expert iteration (``train.exit.trainer``)."""

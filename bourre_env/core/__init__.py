@@ -42,13 +42,19 @@ from bourre_env.core.cards import (
     NUM_CARDS,
 )
 from bourre_env.core.cinch import (
-    NUM_PROBE_POLICIES,
     has_cinch,
     has_cinch_with,
-    next_active_arr,
+)
+from bourre_env.core.cinch_bounds import (
     sure_tricks,
     trump_lower_bound,
     unseen_cards,
+)
+from bourre_env.core.cinch_options import (
+    next_active_arr,
+)
+from bourre_env.core.cinch_search import (
+    NUM_PROBE_POLICIES,
 )
 from bourre_env.core.deal import (
     draw_card,

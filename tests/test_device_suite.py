@@ -1,0 +1,97 @@
+"""``benchmarks/device_suite.py``: its quick mode runs every part and writes every figure; a part that fails or runs
+past its budget fails the suite after the other parts have run; bad arguments are refused in one line."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "benchmarks" / "device_suite.py"
+
+
+def _suite(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(SCRIPT), *argv], capture_output=True, text=True, cwd=ROOT, timeout=1800)
+
+
+@pytest.fixture
+def suite(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))  # the script imports its preamble from beside it
+    return importlib.import_module("benchmarks.device_suite")
+
+
+def test_quick_mode_runs_every_part_and_writes_every_figure(tmp_path: Path) -> None:
+    result = _suite("--quick", "--out", str(tmp_path))
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    report = json.loads((tmp_path / "device_suite.json").read_text())
+    parts = report["parts"]
+    assert list(parts) == ["machine", "compile", "train", "vector-env", "batch", "eval"]
+    assert all(p["status"] == "ok" for p in parts.values()), {k: p["detail"] for k, p in parts.items()}
+    assert report["ok"] is True and report["quick"] is True
+    machine = report["machine"]
+    assert {"gpus", "driver", "cuda_available", "cpu_count", "torch", "numba", "python"} <= set(machine)
+
+    train = parts["train"]["figures"]
+    assert train["workers_requested"] == [1, 4, 8, 15] and train["workers_run"][0] == 1
+    for row in train["counts"]:
+        assert row["steps_per_second"] > 0 and row["cost_model_steps_per_second"] > 0
+    vector = parts["vector-env"]["figures"]["counts"]
+    assert vector[0]["threads"] == 1 and all(c["steps_per_second"] > 0 for c in vector)
+    batch = parts["batch"]["figures"]["rows"]
+    assert {(r["threads"], r["with_observations"]) for r in batch} >= {(1, False), (1, True)}
+    evaluation = parts["eval"]["figures"]
+    assert evaluation["deals"] == 100 and evaluation["deals_per_second"] > 0
+
+    table = (tmp_path / "device_suite.md").read_text()
+    assert "| part | measure | measured | cost model or reference |" in table
+    for name in ("compile", "train", "vector-env", "batch", "eval"):
+        assert f"\n| {name} | " in table
+    assert len([line for line in table.splitlines() if line.startswith("| train |")]) == len(train["counts"])
+    assert (tmp_path / "logs" / "train.log").is_file()
+
+
+def test_a_failing_part_fails_the_suite_after_the_others_ran(tmp_path: Path) -> None:
+    result = _suite("--quick", "--parts", "batch", "--fail-part", "machine", "--out", str(tmp_path))
+    assert result.returncode == 1, result.stdout[-4000:]
+    parts = json.loads((tmp_path / "device_suite.json").read_text())["parts"]
+    assert parts["machine"]["status"] == "failed" and parts["machine"]["detail"] == "exit status 3"
+    assert parts["batch"]["status"] == "ok" and parts["batch"]["figures"]["rows"]
+    table = (tmp_path / "device_suite.md").read_text()
+    assert "| machine | **failed**: exit status 3" in table and "\n| batch | " in table
+    assert "failed: machine" in result.stdout
+
+
+def test_a_part_past_its_budget_is_stopped_with_its_children(suite: ModuleType, tmp_path: Path) -> None:
+    args = suite.parse_args(["--out", str(tmp_path)])
+    ctx = suite.Context(args, 2)
+    sleeper = "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])"
+    part = suite.Part(
+        "slow",
+        "sleeps",
+        1,
+        1.0,
+        [sys.executable, "-c", f"{sleeper}; print('started', flush=True); time.sleep(60)"],
+        lambda ctx, output: {},
+    )
+    start = time.perf_counter()
+    result = suite.run_part(part, ctx, tmp_path / "slow.log")
+    assert result.status == "timed out" and not result.ok
+    assert time.perf_counter() - start < 30  # the grandchild, holding the pipe, was stopped too
+    assert "started" in (tmp_path / "slow.log").read_text()
+
+
+def test_bad_arguments_are_refused_in_one_line(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("")
+    result = _suite("--out", str(tmp_path / "file"))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "--out:" in result.stderr and "is a file, not a folder" in result.stderr
+    result = _suite("--parts", "nosuch")
+    assert result.returncode == 2 and "invalid choice: 'nosuch'" in result.stderr
+    assert _suite("--help").stdout.startswith("usage:")
