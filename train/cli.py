@@ -240,6 +240,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.set_defaults(func=_cmd_serve)
 
+    from train.arena.command import add_parsers as add_arena_parsers  # light: argparse and the standard library
+
+    add_arena_parsers(commands)
+
     # Listed for --help; main() hands their arguments to the training script and the benchmarks unparsed.
     commands.add_parser(
         "train",

@@ -1,0 +1,109 @@
+"""A real arena server on 127.0.0.1 (an ephemeral port) and bots that talk to it, for tests/test_arena_*.py."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("websockets", reason="the arena extra: pip install -e '.[arena]'")
+pytest.importorskip("sqlalchemy", reason="the arena extra: pip install -e '.[arena]'")
+pytest.importorskip("alembic", reason="the arena extra: pip install -e '.[arena]'")
+pytest.importorskip("uvicorn", reason="the serve extra: pip install -e '.[serve]'")
+
+from websockets.sync.client import connect  # noqa: E402
+
+from train.arena import protocol  # noqa: E402
+from train.arena.client import Bot, play  # noqa: E402
+from train.arena.server import Arena, serve_in_thread  # noqa: E402
+from train.arena.storage import Store  # noqa: E402
+
+WAIT = 120.0  # bound of every wait: a shared machine may be slow, a hang must still end
+
+
+class Server:
+    def __init__(self, folder: Path) -> None:
+        self.store = Store(folder)
+        self.arena = Arena(self.store)
+        self.uvicorn, self.port = serve_in_thread(self.arena)
+        self.url = f"ws://127.0.0.1:{self.port}/bot"
+        self.names = 0
+
+    def new_bot(self) -> tuple[str, str]:
+        self.names += 1
+        name = f"bot{self.names}"
+        return name, self.store.add_bot(name)
+
+    def wait_connected(self, *names: str) -> None:
+        deadline = time.monotonic() + WAIT
+        while not set(names) <= set(self.arena.registry.connected()):
+            assert time.monotonic() < deadline, f"bots {names} did not connect"
+            time.sleep(0.02)
+
+    def match(self, body: dict[str, Any], headers: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{self.port}/api/matches",
+            data=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json", **(headers or {})},
+            method="POST",
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=WAIT) as answer:
+                return answer.status, json.loads(answer.read())
+        except urllib.error.HTTPError as err:
+            return err.code, json.loads(err.read())
+
+
+@pytest.fixture(scope="module", name="server")
+def arena_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    s = Server(tmp_path_factory.mktemp("arena"))
+    yield s
+    s.uvicorn.should_exit = True
+
+
+class Recorder(Bot):
+    """Plays the first legal action (or what ``choose`` says) and keeps every message it receives."""
+
+    def __init__(self, choose: Callable[[dict[str, Any]], int] | None = None, observation: bool = False) -> None:
+        self.messages: list[dict[str, Any]] = []
+        self.choose = choose
+        self.observation = observation
+
+    def act(self, turn: dict[str, Any]) -> int:
+        self.messages.append(turn)
+        return self.choose(turn) if self.choose is not None else turn["legal"][0]["action"]
+
+    def on_message(self, message: dict[str, Any]) -> None:
+        self.messages.append(message)
+
+
+def start(bot: Bot, server: Server, name: str, token: str) -> threading.Thread:
+    """Play ``bot`` in a daemon thread until its first match ends."""
+    thread = threading.Thread(
+        target=play,
+        args=(bot, server.url, name, token),
+        kwargs={"reconnect": False, "until": lambda m: m["type"] == "match_end"},
+        daemon=True,
+    )
+    thread.start()
+    server.wait_connected(name)
+    return thread
+
+
+def raw(server: Server, hello: dict[str, Any] | None = None, **headers: str) -> Any:
+    """A bare connection, after its hello (``None``: no hello sent)."""
+    ws = connect(server.url, additional_headers=headers or None, open_timeout=WAIT).__enter__()
+    if hello is not None:
+        ws.send(json.dumps(hello))
+    return ws
+
+
+def hello(name: str, token: str, version: int = protocol.PROTOCOL_VERSION) -> dict[str, Any]:
+    return {"type": "hello", "protocol": version, "name": name, "token": token}

@@ -1,0 +1,101 @@
+"""The arena's protocol without a socket: the strict parser of what a bot sends, and the docs' transcript, which is
+regenerated from a real match and compared (BOURRE_REGENERATE=1 rewrites it)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from arena_helpers import WAIT, Recorder, Server, arena_server, start  # noqa: F401 (arena_server: the fixture 'server')
+
+from train.arena import protocol
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "protocol.md"
+BEGIN, END = "<!-- transcript: begin (tests/test_arena_protocol.py) -->", "<!-- transcript: end -->"
+
+
+def test_hello_and_action_parse() -> None:
+    assert protocol.parse_client('{"type":"hello","protocol":1,"name":"a-b_1.c","token":"t"}') == protocol.Hello(
+        1, "a-b_1.c", "t", False
+    )
+    assert protocol.parse_client(b'{"type":"action","turn":3,"action":52}') == protocol.Action(3, 52)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", "not a JSON object"),
+        ("[1]", "expected a JSON object"),
+        ('{"type":"action","turn":1,"turn":2,"action":3}', "key given twice"),
+        ('{"type":"action","turn":1,"action":3.0}', "action: expected an integer"),
+        ('{"type":"action","turn":true,"action":3}', "turn: expected an integer"),
+        ('{"type":"action","turn":-1,"action":3}', "0..2**53-1"),
+        ('{"type":"action","turn":1}', "missing ['action']"),
+        ('{"type":"action","turn":1,"action":2,"x":{"y":1}}', "unknown ['x']"),
+        ('{"type":"move"}', "type: expected one of hello, action"),
+        ('{"type":"hello","protocol":1,"name":"../etc","token":"t"}', "name: expected"),
+        ('{"type":"hello","protocol":1,"name":"a","token":""}', "token"),
+        ('{"type":"hello","protocol":1,"name":"a","token":"t","observation":1}', "observation"),
+        ("[" * 2000, "past the limit"),
+        ("[" * 500 + "]" * 500, "expected a JSON object"),
+    ],
+)
+def test_every_bad_message_is_one_clear_error(text: str, expected: str) -> None:
+    with pytest.raises(protocol.ProtocolError) as caught:
+        protocol.parse_client(text)
+    assert expected in str(caught.value)
+
+
+def test_the_client_schemas_accept_what_the_parser_accepts() -> None:
+    jsonschema.Draft202012Validator(protocol.schema("hello")).validate(
+        {"type": "hello", "protocol": 1, "name": "alice", "token": "x", "observation": True}
+    )
+    jsonschema.Draft202012Validator(protocol.schema("action")).validate({"type": "action", "turn": 1, "action": 0})
+    for kind in protocol.CLIENT_TYPES + protocol.SERVER_TYPES:
+        jsonschema.Draft202012Validator.check_schema(protocol.schema(kind))
+
+
+def _transcript(server: Server) -> str:
+    """A 2-player match of one deal between the heuristic and a remote bot that plays the first legal action."""
+    name, token = "alice", server.store.add_bot("alice")
+    bot = Recorder()
+    sent: list[dict[str, Any]] = []
+    original = bot.act
+
+    def act(turn: dict[str, Any]) -> int:
+        action = original(turn)
+        sent.append({"type": "action", "turn": turn["turn"], "action": action})
+        return action
+
+    bot.act = act  # type: ignore[method-assign]
+    thread = start(bot, server, name, token)
+    status, answer = server.match({"seats": ["heuristic", "bot:alice"], "deals": 1, "seed": 7})
+    assert status == 200, answer
+    thread.join(WAIT)
+    lines = ['bot    {"type":"hello","protocol":1,"name":"alice","token":"<the token add-bot printed>"}']
+    lines.append('server {"type":"welcome","protocol":1,"name":"alice"}')
+    answers = iter(sent)
+    for message in bot.messages:
+        jsonschema.Draft202012Validator(protocol.schema(message["type"])).validate(message)
+        lines.append("server " + json.dumps(message, separators=(",", ":")))
+        if message["type"] == "turn":
+            lines.append("bot    " + json.dumps(next(answers), separators=(",", ":")))
+    text = "\n".join(lines)
+    return re.sub(r'"match":"[0-9a-f]{16}"', '"match":"0123456789abcdef"', text)
+
+
+def test_the_docs_transcript_is_a_real_match(server: Server) -> None:
+    fresh = _transcript(server)
+    doc = DOC.read_text(encoding="utf-8")
+    assert BEGIN in doc and END in doc, f"{DOC} lacks its transcript markers"
+    head, rest = doc.split(BEGIN, 1)
+    body, tail = rest.split(END, 1)
+    block = f"\n```text\n{fresh}\n```\n"
+    if os.environ.get("BOURRE_REGENERATE") == "1":
+        DOC.write_text(head + BEGIN + block + END + tail, encoding="utf-8")
+    assert body == block, "docs/protocol.md's transcript differs from a real match: BOURRE_REGENERATE=1 rewrites it"

@@ -1,0 +1,282 @@
+"""The arena over real sockets on 127.0.0.1: matches of built-in agents and Python remote bots, every message held
+to its JSON Schema, hidden cards relabelled at the socket, the clock, illegal and malformed answers, disconnects,
+tokens, and the limits. No timing is asserted: a clock test uses a bot that never answers."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import numpy as np
+import pytest
+from arena_helpers import WAIT, Recorder, Server, arena_server, hello, raw, start  # noqa: F401 (arena_server: the fixture 'server')
+
+from bourre_env import core
+from bourre_env.core.rules import Rules
+from train.arena import protocol
+from train.arena.client import AgentBot
+
+VALIDATORS = {kind: jsonschema.Draft202012Validator(protocol.schema(kind)) for kind in protocol.SERVER_TYPES}
+
+
+def validate(message: dict[str, Any]) -> None:
+    VALIDATORS[message["type"]].validate(message)
+
+
+def test_a_match_of_a_builtin_agent_a_python_bot_and_an_agent_bot(server: Server) -> None:
+    (a, ta), (b, tb) = server.new_bot(), server.new_bot()
+    first, agent = Recorder(observation=True), AgentBot("heuristic")
+    threads = [start(first, server, a, ta), start(agent, server, b, tb)]
+    status, answer = server.match({"seats": ["heuristic", f"bot:{a}", f"bot:{b}"], "deals": 2, "seed": 3})
+    assert status == 200, answer
+    for thread in threads:
+        thread.join(WAIT)
+    report = answer["report"]
+    assert report["status"] == "finished" and report["deals"] == 2 and report["players"] == 3
+    by_label = {r["label"]: r for r in report["results"]}
+    assert by_label["heuristic"]["counts"] is None
+    for name in (a, b):
+        counts = by_label[f"bot:{name}"]["counts"]
+        assert counts["decisions"] > 0 and counts["fallbacks"] == 0 and counts["disconnects"] == 0
+    # the table advantages of one table sum to 0: each entry's is its chips minus the mean of the others'
+    assert sum(r["advantage"] for r in report["results"]) == pytest.approx(0.0, abs=1e-9)
+    for message in first.messages:
+        validate(message)
+    kinds = [m["type"] for m in first.messages]
+    assert kinds[0] == "match_start" and kinds[-1] == "match_end"
+    assert kinds.count("deal_start") == kinds.count("deal_end") == 2 * 3
+    turns = [m for m in first.messages if m["type"] == "turn"]
+    assert all(len(t["observation"]) > 0 and t["view"]["to_act"] == t["seat"] for t in turns)
+    assert all(t["legal"][0]["text"] for t in turns)
+    stored = server.store.match(report["match"])
+    assert stored is not None and stored["status"] == "finished" and stored["games"] == 2 * 3
+    assert "bot:" + a in json.loads(stored["report"])["results"][1]["label"]
+
+
+def _relabel_hidden(s: np.ndarray, rules: Rules, viewer: int, rng: np.random.Generator) -> np.ndarray:
+    """Every card ``viewer`` cannot see, permuted everywhere in the state (tests/test_no_leak.py's relabelling)."""
+    n = rules.num_players
+    known = int(s[core.S_HAND + viewer]) | int(s[core.S_PLAYED]) | int(s[core.S_DISCARDS + viewer])
+    if s[core.S_FACE] >= 0:
+        known |= 1 << int(s[core.S_FACE])
+    hidden = [c for c in rules.deck_cards() if not known >> c & 1]
+    perm = dict(zip(hidden, rng.permutation(hidden).tolist(), strict=True))
+
+    def remap(mask: int) -> int:
+        return sum(1 << perm.get(c, c) for c in range(52) if mask >> c & 1)
+
+    t = s.copy()
+    for q in range(n):
+        if q != viewer:
+            for base in (core.S_HAND, core.S_DISCARDS, core.S_KNOWN_OUT):
+                t[base + q] = remap(int(s[base + q]))
+    for base, length in ((core.S_STOCK, core.S_STOCK_LEN), (core.S_PILE, core.S_PILE_LEN)):
+        for i in range(int(s[length])):
+            t[base + i] = perm.get(int(s[base + i]), int(s[base + i]))
+    t[core.S_RNG] = rng.integers(2**62)
+    return t
+
+
+def test_hidden_cards_never_change_a_message_on_the_wire(server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every turn a bot receives over the socket is rebuilt from states where every card its seat cannot see is
+    relabelled: the message, observation vector included, must be the very one that went over the wire."""
+    from train.arena import remote
+
+    built: list[tuple[np.ndarray, np.ndarray, Rules, int, dict[str, Any]]] = []
+    original = protocol.turn
+
+    def recording(*args: Any) -> dict[str, Any]:
+        message = original(*args)
+        built.append((args[3].copy(), args[4], args[5], args[6], message))
+        return message
+
+    monkeypatch.setattr(remote.protocol, "turn", recording)
+    (a, ta), (b, tb) = server.new_bot(), server.new_bot()
+    bots = [Recorder(observation=True), Recorder(observation=False)]
+    threads = [start(bots[0], server, a, ta), start(bots[1], server, b, tb)]
+    status, answer = server.match({"seats": [f"bot:{a}", "heuristic", f"bot:{b}", "random"], "deals": 1, "seed": 5})
+    assert status == 200, answer
+    for thread in threads:
+        thread.join(WAIT)
+    received = [m for bot in bots for m in bot.messages if m["type"] == "turn"]
+    assert len(received) == len(built) > 0
+    wire = {m["turn"]: m for m in received}
+    rng = np.random.default_rng(0)
+    changed = 0
+    for state, params, rules, seat, message in built:
+        assert wire[message["turn"]] == json.loads(protocol.encode(message))
+        for _ in range(3):
+            other = _relabel_hidden(state, rules, seat, rng)
+            changed += int(not np.array_equal(other, state))
+            clock, chips = message["clock_ms"], message["view"]["chips"]
+            again = original(message["match"], message["turn"], message["deal"], other, params, rules, seat, clock,
+                             chips, "observation" in message)  # fmt: skip
+            assert again == message
+    assert changed > 0  # the relabelling moved cards: the check is not vacuous
+
+
+def test_a_bot_that_never_answers_loses_its_moves_to_the_fallback(server: Server) -> None:
+    name, token = server.new_bot()
+    ws = raw(server, hello(name, token))
+    assert json.loads(ws.recv(WAIT))["type"] == "welcome"
+    server.wait_connected(name)
+    status, answer = server.match({"seats": ["heuristic", f"bot:{name}"], "deals": 1, "clock": 0.05})
+    assert status == 200, answer
+    counts = answer["report"]["results"][1]["counts"]
+    assert counts["decisions"] > 0 and counts["timeouts"] == counts["fallbacks"] == counts["decisions"]
+    errors = [m for m in _drain(ws) if m["type"] == "error"]
+    assert len(errors) == counts["timeouts"] and all("fallback (heuristic)" in e["message"] for e in errors)
+    ws.close()
+
+
+def _drain(ws: Any) -> list[dict[str, Any]]:
+    out = []
+    while True:
+        message = json.loads(ws.recv(WAIT))
+        out.append(message)
+        validate(message)
+        if message["type"] == "match_end":
+            return out
+
+
+def test_illegal_and_malformed_answers_are_told_once_and_counted(server: Server) -> None:
+    name, token = server.new_bot()
+    ws = raw(server, hello(name, token))
+    assert json.loads(ws.recv(WAIT))["type"] == "welcome"
+    server.wait_connected(name)
+    result: dict[str, Any] = {}
+    thread = threading.Thread(
+        target=lambda: result.update(answer=server.match({"seats": [f"bot:{name}", "random"], "deals": 2})),
+        daemon=True,
+    )
+    thread.start()
+    errors, answers = [], 0
+    while True:
+        message = json.loads(ws.recv(WAIT))
+        validate(message)
+        if message["type"] == "turn":
+            answers += 1
+            if answers % 3 == 1:
+                ws.send(json.dumps({"type": "action", "turn": message["turn"], "action": 999}))  # no such action
+            elif answers % 3 == 2:
+                ws.send('{"type": "action", "turn": 1, "turn": 2}')  # a key twice
+            else:
+                ws.send("x" * (protocol.MAX_MESSAGE_BYTES + 1))
+        elif message["type"] == "error":
+            errors.append(message)
+        elif message["type"] == "match_end":
+            break
+    thread.join(WAIT)
+    status, answer = result["answer"]
+    assert status == 200
+    counts = answer["report"]["results"][0]["counts"]
+    assert counts["illegal"] == (answers + 2) // 3 and counts["malformed"] == answers - counts["illegal"]
+    assert counts["fallbacks"] == counts["decisions"] == answers == len(errors)
+    assert not any("Traceback" in e["message"] for e in errors)
+    ws.close()
+
+
+def test_a_bot_that_reconnects_takes_its_seat_back(server: Server) -> None:
+    name, token = server.new_bot()
+    other, other_token = server.new_bot()
+    back_in = threading.Event()
+
+    def hold(turn: dict[str, Any]) -> int:
+        # the other seat thinks (well inside its clock) until the first bot is back: the match cannot end meanwhile,
+        # however fast the fallback plays the absent seat and however slowly the machine runs this test
+        back_in.wait(1.5)
+        return int(turn["legal"][0]["action"])
+
+    holder = start(Recorder(hold), server, other, other_token)
+    ws = raw(server, hello(name, token))
+    assert json.loads(ws.recv(WAIT))["type"] == "welcome"
+    server.wait_connected(name)
+    result: dict[str, Any] = {}
+    thread = threading.Thread(
+        target=lambda: result.update(
+            answer=server.match({"seats": [f"bot:{name}", f"bot:{other}"], "deals": 3, "clock": 2.0})
+        ),
+        daemon=True,
+    )
+    thread.start()
+    while json.loads(ws.recv(WAIT))["type"] != "turn":
+        pass
+    ws.close()  # gone in the middle of a turn
+    back = Recorder()
+    while True:  # until the server has noticed the first connection is gone: one live connection per token
+        probe = raw(server, hello(name, token))
+        if json.loads(probe.recv(WAIT))["type"] == "welcome":
+            probe.close()
+            break
+        probe.close()
+    returned = start(back, server, name, token)
+    back_in.set()
+    returned.join(WAIT)
+    thread.join(WAIT)
+    holder.join(WAIT)
+    status, answer = result["answer"]
+    assert status == 200
+    counts = answer["report"]["results"][0]["counts"]
+    assert counts["disconnects"] >= 1 and counts["absent"] >= 1
+    answered = sum(1 for m in back.messages if m["type"] == "turn")
+    assert answered > 0 and counts["decisions"] >= answered
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ({"token": "wrong"}, "wrong token"),
+        ({"name": "nobody"}, "unknown bot name"),
+        ({"protocol": 2}, "protocol version 2 is not spoken here: this server speaks version 1"),
+        ({"type": "action"}, "missing"),
+    ],
+)
+def test_a_bad_hello_is_refused_with_one_clear_message(server: Server, change: dict[str, Any], expected: str) -> None:
+    name, token = server.new_bot()
+    ws = raw(server, {**hello(name, token), **change})
+    refusal = json.loads(ws.recv(WAIT))
+    validate(refusal)
+    assert refusal["type"] == "error" and refusal["fatal"] and expected in refusal["message"]
+    ws.close()
+
+
+def test_one_live_connection_per_token_and_origin_checks(server: Server) -> None:
+    name, token = server.new_bot()
+    first = raw(server, hello(name, token))
+    assert json.loads(first.recv(WAIT))["type"] == "welcome"
+    second = raw(server, hello(name, token))
+    assert "connected already" in json.loads(second.recv(WAIT))["message"]
+    second.close()
+    first.close()
+    other = raw(server, None, Origin="http://evil.example")  # refused before any hello
+    refusal = json.loads(other.recv(WAIT))
+    assert refusal["fatal"] and "Origin" in refusal["message"]
+    other.close()
+    status, answer = server.match({"seats": ["heuristic", "random"]}, {"Origin": "http://evil.example"})
+    assert status == 403
+
+
+def test_tokens_are_stored_as_hashes_only(server: Server) -> None:
+    name, token = server.new_bot()
+    db = server.store.engine.url.database
+    assert db is not None and token.encode() not in Path(db).read_bytes()
+    assert server.store.check_token(name, token) and not server.store.check_token(name, token + "x")
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ({"seats": ["heuristic", "bot:nobody"]}, "bot:nobody is not connected"),
+        ({"seats": ["heuristic", "ppo:/etc/passwd"]}, "ppo"),
+        ({"seats": ["heuristic", "evil.py:Bot"]}, "evil.py"),
+        ({"seats": ["heuristic", "random"], "deals": 0}, "deals"),
+        ({"seats": ["heuristic", "random"], "clock": "1"}, "clock"),
+        ({"seats": ["heuristic"], "players": 2}, "seats"),
+    ],
+)
+def test_a_bad_match_request_is_refused_before_any_deal(server: Server, body: dict[str, Any], expected: str) -> None:
+    status, answer = server.match(body)
+    assert 400 <= status < 500 and expected in answer["error"]

@@ -1,0 +1,123 @@
+"""The command line of the arena: ``bourre arena serve|match|add-bot`` and ``bourre connect``.
+
+``add_parsers(commands)`` adds both to the ``bourre`` command's subparsers (``train.cli``); each sets ``func``, which
+returns the exit status and raises ``ValueError`` for a one-line error (status 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from train import arguments
+
+__all__ = ["add_parsers"]
+
+DEFAULT_PORT = 8765
+DEFAULT_DATA = "runs/arena"
+
+
+def add_parsers(commands: Any) -> None:
+    arena = commands.add_parser("arena", help="host remote bots at duplicate matches (docs/arena.md)")
+    sub = arena.add_subparsers(dest="arena_command", required=True, metavar="SUBCOMMAND")
+
+    serve = sub.add_parser("serve", help="host tables that remote bots connect to")
+    serve.add_argument("--data", default=DEFAULT_DATA, help=f"data folder: the database (default: {DEFAULT_DATA})")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    serve.add_argument("--port", type=arguments.port, default=DEFAULT_PORT, help=f"port (default: {DEFAULT_PORT})")
+    serve.add_argument("--agent", action="append", default=[], metavar="SPEC", help="also offer this agent spec")
+    serve.set_defaults(func=_serve)
+
+    match = sub.add_parser("match", help="ask a running server for a match, and print its report")
+    match.add_argument("--seats", required=True, help="one entry per seat: bot:NAME or an agent spec, comma-separated")
+    match.add_argument("--players", type=int, default=None, help="table size (default: the number of seats)")
+    match.add_argument("--deals", type=int, default=20, help="deals, each played in every seat rotation (default 20)")
+    match.add_argument("--seed", type=arguments.seed, default=0, help="seed of the deals (default 0)")
+    match.add_argument("--clock", type=float, default=2.0, help="seconds per move of a remote bot (default 2)")
+    match.add_argument("--url", default=f"http://127.0.0.1:{DEFAULT_PORT}", help="the server")
+    match.add_argument("--json", default=None, metavar="FILE", help="also write the report as JSON")
+    match.set_defaults(func=_match)
+
+    add = sub.add_parser("add-bot", help="register a bot and print its token (once: only a hash is kept)")
+    add.add_argument("name")
+    add.add_argument("--data", default=DEFAULT_DATA, help=f"data folder (default: {DEFAULT_DATA})")
+    add.set_defaults(func=_add_bot)
+
+    connect = commands.add_parser("connect", help="play an agent spec as a remote bot at an arena server")
+    connect.add_argument("spec", help="an agents.make spec: heuristic, file.py:Class, module:Class, ppo:PATH")
+    connect.add_argument("--url", default=f"ws://127.0.0.1:{DEFAULT_PORT}/bot", help="the server's bot address")
+    connect.add_argument("--name", required=True, help="the bot's name (bourre arena add-bot NAME)")
+    connect.add_argument("--token-file", required=True, help="a file holding the bot's token")
+    connect.add_argument("--seed", type=arguments.seed, default=0, help="the agent's seed")
+    connect.set_defaults(func=_connect)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from train.arena import server
+
+    server.run(args.data, args.host, args.port, args.agent)
+    return 0
+
+
+def _add_bot(args: argparse.Namespace) -> int:
+    from train.arena.protocol import NAME_PATTERN
+    from train.arena.storage import Store
+
+    if not NAME_PATTERN.fullmatch(args.name):
+        raise ValueError(f"name: expected 1 to 32 of A-Z a-z 0-9 _ . -, got {args.name!r}")
+    store = Store(args.data)
+    token = store.add_bot(args.name)
+    store.close()
+    print(token)
+    print(f"the token of bot {args.name}: shown this once, keep it in a file (--token-file)", file=sys.stderr)
+    return 0
+
+
+def _match(args: argparse.Namespace) -> int:
+    seats = [s.strip() for s in args.seats.split(",") if s.strip()]
+    body = {"seats": seats, "players": args.players or len(seats), "deals": args.deals, "seed": args.seed,
+            "clock": args.clock}  # fmt: skip
+    request = urllib.request.Request(
+        args.url.rstrip("/") + "/api/matches",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(request) as answer:
+            result = json.loads(answer.read())
+    except urllib.error.HTTPError as err:
+        try:
+            message = json.loads(err.read()).get("error", str(err))
+        except ValueError:
+            message = str(err)
+        raise ValueError(message) from None
+    except urllib.error.URLError as err:
+        raise ValueError(f"no arena server at {args.url}: {err.reason}") from None
+    print(result["text"])
+    if args.json is not None:
+        Path(args.json).write_text(json.dumps(result["report"], indent=1))
+    return 0
+
+
+def _connect(args: argparse.Namespace) -> int:
+    from train.arena.client import AgentBot, RefusedError, play
+
+    try:
+        token = Path(args.token_file).read_text().strip()
+    except OSError as err:
+        raise ValueError(f"--token-file: {err.strerror}: {args.token_file}") from None
+    bot = AgentBot(args.spec, args.seed)
+    try:
+        play(bot, args.url, args.name, token, progress=True)
+    except RefusedError as err:
+        raise ValueError(f"refused by the server: {err}") from None
+    except KeyboardInterrupt:
+        print("\nbourre connect: stopped", file=sys.stderr)
+        return 130
+    return 0

@@ -1,0 +1,223 @@
+"""A match: seats of built-in agents and remote bots, played as ``bourre eval`` plays its duplicate deals.
+
+The deals are ``train.eval.duplicate.make_deals(seed, rules, deals)``, the very decks, dealers and reset seeds of an
+evaluation with the same seed. Each deal is played ``N`` times, the seats rotated one place each time: in rotation
+``r`` the ``i``-th entry of the match sits in seat ``(i + r) % N``, so every entry holds every hand of the deal once
+and seat and card luck cancel. Each game is ``train.eval.duplicate.play_deal``, the evaluation's own loop; a remote
+bot is an agent like any other there (``train.arena.remote.RemoteSeat``). Built-in agents are seeded by their entry,
+from ``(seed, N, 0, 1 + i)``, and reset before every deal.
+
+An entry's result (``SeatResult``) is the evaluation's: its chips per deal with a 95% t-interval taking the deal
+as the unit (``SideStats``), and its *table advantage*, its chips minus the mean of the other seats at the same
+table, averaged over the rotations, with its interval (``train.eval.duplicate``'s definition, computed from integer
+sums, so an entry among copies of itself scores exactly 0).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+import bourre_env
+from bourre_env import history
+from bourre_env.core.rules import make_params
+from train.arena import protocol
+from train.arena.remote import Registry, RemoteSeat, TurnContext
+from train.eval.duplicate import CHIPS, SideStats, agent_seed, build_agent, make_deals, play_deal, table_rules
+from train.eval.report import percent, with_ci
+from train.eval.statistics import t_interval
+
+__all__ = ["DEFAULT_CLOCK", "MAX_DEALS", "MatchSpec", "MatchReport", "SeatResult", "play_match"]
+
+DEFAULT_CLOCK = 2.0
+"""Seconds a remote bot has for each move, unless the match says otherwise."""
+MAX_DEALS = 1000
+"""Deals of one match at most: a match ties up its bots, and its request waits for the report."""
+MAX_CLOCK = 60.0
+
+DealHook = Callable[[int, int, np.ndarray, dict[str, Any]], None]
+"""Called as each game ends: ``(deal, rotation, outcome rows, hand history)``; the store commits it there."""
+
+
+@dataclasses.dataclass(frozen=True)
+class MatchSpec:
+    """What a match request asks for; ``check`` refuses anything out of bounds."""
+
+    seats: tuple[str, ...]  # one entry per seat: bot:NAME or an agent spec
+    players: int
+    deals: int = 20
+    seed: int = 0
+    clock: float = DEFAULT_CLOCK
+    fallback: str = "heuristic"
+    rule_options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    @classmethod
+    def from_request(cls, body: Any) -> MatchSpec:
+        """From a request's JSON; ``ValueError`` naming the field."""
+        if not isinstance(body, dict):
+            raise ValueError("expected a JSON object")
+        unknown = set(body) - {"seats", "players", "deals", "seed", "clock"}
+        if unknown:
+            raise ValueError(f"unknown fields: {sorted(unknown)[:5]}")
+        seats = body.get("seats")
+        if not isinstance(seats, list) or not all(isinstance(s, str) and len(s) <= 200 for s in seats):
+            raise ValueError("seats: expected a list of bot:NAME and agent specs")
+        values = {}
+        for key, low, high in (("players", 2, 8), ("deals", 1, MAX_DEALS), ("seed", 0, 2**32 - 1)):
+            value = body.get(key, cls.__dataclass_fields__[key].default if key != "players" else len(seats))
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise ValueError(f"{key}: expected an integer in {low}..{high}, got {value!r}")
+            values[key] = value
+        clock = body.get("clock", DEFAULT_CLOCK)
+        if isinstance(clock, bool) or not isinstance(clock, int | float) or not 0.001 <= clock <= MAX_CLOCK:
+            raise ValueError(f"clock: expected seconds in 0.001..{MAX_CLOCK:g}, got {clock!r}")
+        if len(seats) != values["players"]:
+            raise ValueError(f"seats: expected one entry per seat ({values['players']}), got {len(seats)}")
+        bots = [s[4:] for s in seats if s.startswith("bot:")]
+        if len(set(bots)) != len(bots):
+            raise ValueError("seats: a bot sits at most once in a match")
+        return cls(tuple(seats), values["players"], values["deals"], values["seed"], float(clock))
+
+
+@dataclasses.dataclass(frozen=True)
+class SeatResult:
+    entry: int
+    label: str
+    side: SideStats
+    advantage: float
+    advantage_ci95: tuple[float, float] | None
+    counts: dict[str, int] | None  # a remote bot's timeouts, fallbacks and disconnects
+
+
+@dataclasses.dataclass(frozen=True)
+class MatchReport:
+    match: str
+    status: str  # finished, or aborted
+    players: int
+    deals: int
+    seed: int
+    clock: float
+    results: list[SeatResult]
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def text(self) -> str:
+        """The report as ``bourre arena match`` prints it."""
+        head = f"match {self.match}: {self.players} players, {self.deals} deals x {self.players} rotations, seed "
+        lines = [head + f"{self.seed}, clock {self.clock:g} s ({self.status})"]
+        rows = [["seat", "chips/deal [95% CI]", "table advantage [95% CI]", "pot won", "played", "remote"]]
+        for r in self.results:
+            counts = r.counts
+            remote = (
+                "-"
+                if counts is None
+                else f"{counts['decisions']} moves, {counts['fallbacks']} fallbacks ({counts['timeouts']} timeouts, "
+                f"{counts['illegal']} illegal, {counts['malformed']} malformed, {counts['absent']} absent), "
+                f"{counts['disconnects']} disconnects"
+            )
+            rows.append(
+                [
+                    r.label,
+                    with_ci(r.side.chips, r.side.chips_ci95),
+                    with_ci(r.advantage, r.advantage_ci95),
+                    percent(r.side.pot_win_rate),
+                    percent(r.side.play_rate),
+                    remote,
+                ]
+            )
+        widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]))]
+        for row in rows:
+            lines.append("  ".join(cell.ljust(w) if c in (0, 5) else cell.rjust(w) for c, (cell, w) in
+                                   enumerate(zip(row, widths, strict=True))).rstrip())  # fmt: skip
+        return "\n".join(lines)
+
+
+def results_of(
+    labels: Sequence[str], outcomes: np.ndarray, counts: Sequence[dict[str, int] | None]
+) -> list[SeatResult]:
+    """From outcomes ``(deals, rotation, seat, 6)`` with entry ``i`` in seat ``(i + r) % N`` of rotation ``r``."""
+    n = outcomes.shape[1]
+    table_sum = outcomes[..., CHIPS].sum(axis=2).sum(axis=1)  # (deals,)
+    results = []
+    for i, label in enumerate(labels):
+        rows = np.stack([outcomes[:, r, (i + r) % n] for r in range(n)], axis=1)  # (deals, n, 6)
+        own = rows[..., CHIPS].sum(axis=1)
+        advantage = ((n - 1) * own - (table_sum - own)) / (n * (n - 1))
+        results.append(
+            SeatResult(i, label, SideStats.of(rows, own / n), float(advantage.mean()), t_interval(advantage), counts[i])
+        )
+    return results
+
+
+def play_match(
+    spec: MatchSpec,
+    match: str,
+    registry: Registry,
+    on_game: DealHook | None = None,
+    stop: Callable[[], bool] = lambda: False,
+) -> MatchReport:
+    """Play ``spec`` (its bots claimed from ``registry``, released at the end); ``ValueError`` before any deal for a
+    bot that is not connected or busy, or a bad agent spec."""
+    n = spec.players
+    rules = table_rules(n, spec.rule_options)
+    deals = make_deals(spec.seed, rules, spec.deals)
+    env = history.Recording(bourre_env.env(**{**spec.rule_options, "num_players": n}))
+    clock_ms = int(round(spec.clock * 1000))
+    totals = [0] * n
+    context = TurnContext(match, env, make_params(rules), rules, spec.clock)
+    names = [s[4:] for s in spec.seats if s.startswith("bot:")]
+    slots = {slot.name: slot for slot in registry.seat(names, match)}
+    try:
+        entries: list[Any] = []
+        for i, seat in enumerate(spec.seats):
+            seed = agent_seed(spec.seed, n, 0, 1 + i)
+            entries.append(
+                RemoteSeat(slots[seat[4:]], context, spec.fallback, seed)
+                if seat.startswith("bot:")
+                else build_agent(seat, seed)
+            )
+        remotes = [(i, e) for i, e in enumerate(entries) if isinstance(e, RemoteSeat)]
+        for _, remote in remotes:
+            remote.send(protocol.match_start(match, n, spec.seats, spec.deals, spec.seed, clock_ms, rules))
+        outcomes = np.zeros((spec.deals, n, n, 6), dtype=np.int64)
+        played = 0
+        for k in range(spec.deals):
+            if stop():
+                break
+            for r in range(n):
+                table = [entries[(s - r) % n] for s in range(n)]
+                labels = [spec.seats[(s - r) % n] for s in range(n)]
+                context.deal = k
+                context.chips = lambda r=r: [totals[(s - r) % n] for s in range(n)]  # type: ignore[misc]
+                dealer = int(deals.dealers[k])
+                for i, remote in remotes:
+                    remote.send(protocol.deal_start(match, k, r, (i + r) % n, dealer, labels))
+                rows = play_deal(env, table, deals, k, labels=labels, deal_name=f"deal {k}, rotation {r}")
+                outcomes[k, r] = rows
+                saved = env.history(labels)
+                for s in range(n):
+                    totals[(s - r) % n] += int(rows[s, CHIPS])
+                if on_game is not None:  # stored before the bots hear of it: what they were told is kept
+                    on_game(k, r, rows, saved)
+                for i, remote in remotes:
+                    remote.send(protocol.deal_end(match, k, r, (i + r) % n, saved["deals"][0]["results"]))
+            played = k + 1
+        counts = [e.slot.counts.to_dict() if isinstance(e, RemoteSeat) and e.slot.counts else None for e in entries]
+        status = "finished" if played == spec.deals else "aborted"
+        report = MatchReport(
+            match, status, n, played, spec.seed, spec.clock,
+            results_of(spec.seats, outcomes[:played], counts) if played else [],
+        )  # fmt: skip
+        summary = [
+            {"seat": r.label, "chips": r.side.chips, "advantage": r.advantage, "counts": r.counts}
+            for r in report.results
+        ]
+        for _, remote in remotes:
+            remote.send(protocol.match_end(match, status, summary))
+        return report
+    finally:
+        registry.release(list(slots.values()))

@@ -1,0 +1,227 @@
+"""The wire of the arena, protocol version 1: every message, built and parsed in one place (``docs/protocol.md``).
+
+Messages are JSON objects, one per WebSocket text frame, each with a ``type``. A bot sends two kinds, ``hello`` (the
+first message, once) and ``action``; the server sends the others. ``parse_client`` is the only reader of what a bot
+sends: it bounds the work (``MAX_MESSAGE_BYTES`` before parsing, nesting refused by the exact key sets) and answers
+every fault with ``ProtocolError``, a one-line message that is sent back to the bot as it is. The JSON Schemas of
+``train/arena/schemas/`` describe the same messages; ``tests/test_arena_protocol.py`` holds the builders to them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import Mapping, Sequence
+from importlib import resources
+from typing import Any
+
+import numpy as np
+
+from bourre_env import core, observation
+from bourre_env.core.rules import Rules
+from bourre_env.history import strict_json
+from train.serve.tables import seat_view
+
+__all__ = [
+    "CLIENT_TYPES",
+    "MAX_MESSAGE_BYTES",
+    "NAME_PATTERN",
+    "PROTOCOL_VERSION",
+    "SERVER_TYPES",
+    "Action",
+    "Hello",
+    "ProtocolError",
+    "deal_end",
+    "deal_start",
+    "encode",
+    "error",
+    "match_end",
+    "match_start",
+    "parse_client",
+    "schema",
+    "turn",
+    "welcome",
+]
+
+PROTOCOL_VERSION = 1
+"""The major version; a bot that names another one is refused at its ``hello``."""
+MAX_MESSAGE_BYTES = 1024
+"""A bot's messages are a hello (a name and a token) or an action: anything longer is a fault, refused unread."""
+NAME_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,32}")
+"""A bot's name: what an operator gives ``bourre arena add-bot`` and a match names as ``bot:NAME``."""
+CLIENT_TYPES = ("hello", "action")
+SERVER_TYPES = ("welcome", "error", "match_start", "deal_start", "turn", "deal_end", "match_end")
+
+
+class ProtocolError(ValueError):
+    """A bot's message the server refuses; the text is what the bot is told."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Hello:
+    protocol: int
+    name: str
+    token: str
+    observation: bool  # send the observation vector of bourre_v0 with every turn
+
+
+@dataclasses.dataclass(frozen=True)
+class Action:
+    turn: int
+    action: int
+
+
+def _integer(value: Any, what: str) -> int:
+    # bool is an int in Python, and 1.0 is a number in JSON: neither is an id
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ProtocolError(f"{what}: expected an integer, got {json.dumps(value)[:40]}")
+    if not 0 <= value < 2**53:  # past it a JavaScript client could not have meant it
+        raise ProtocolError(f"{what}: expected an integer in 0..2**53-1, got {value}")
+    return value
+
+
+def parse_client(data: str | bytes) -> Hello | Action:
+    """A bot's message, checked whole; ``ProtocolError`` naming the fault."""
+    if len(data) > MAX_MESSAGE_BYTES:
+        raise ProtocolError(f"message of {len(data)} bytes, past the limit of {MAX_MESSAGE_BYTES}")
+    try:
+        message = strict_json(data)
+    except (ValueError, RecursionError):
+        raise ProtocolError("not a JSON object (or a key given twice)") from None
+    if not isinstance(message, dict):
+        raise ProtocolError("expected a JSON object with a 'type'")
+    kind = message.get("type")
+    if kind == "hello":
+        keys = {"type", "protocol", "name", "token"}
+        allowed = keys | {"observation"}
+    elif kind == "action":
+        keys = allowed = {"type", "turn", "action"}
+    else:
+        raise ProtocolError(f"type: expected one of {', '.join(CLIENT_TYPES)}, got {json.dumps(kind)[:40]}")
+    if not keys <= message.keys() <= allowed:
+        missing, extra = sorted(keys - message.keys()), sorted(message.keys() - allowed)
+        raise ProtocolError(f"{kind}: missing {missing}, unknown {[k[:20] for k in extra][:5]}")
+    if kind == "action":
+        return Action(_integer(message["turn"], "turn"), _integer(message["action"], "action"))
+    name, token, wants = message["name"], message["token"], message.get("observation", False)
+    if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
+        raise ProtocolError(f"name: expected 1 to 32 of A-Z a-z 0-9 _ . -, got {json.dumps(name)[:40]}")
+    if not isinstance(token, str) or not 1 <= len(token) <= 128:
+        raise ProtocolError("token: expected the text that bourre arena add-bot printed")
+    if not isinstance(wants, bool):
+        raise ProtocolError("observation: expected true or false")
+    return Hello(_integer(message["protocol"], "protocol"), name, token, wants)
+
+
+def encode(message: Mapping[str, Any]) -> str:
+    return json.dumps(message, separators=(",", ":"))
+
+
+def schema(kind: str) -> dict[str, Any]:
+    """The JSON Schema of one message type (``train/arena/schemas/{kind}.json``)."""
+    if kind not in CLIENT_TYPES + SERVER_TYPES:
+        raise KeyError(kind)
+    text = resources.files("train.arena").joinpath("schemas").joinpath(f"{kind}.json").read_text(encoding="utf-8")
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
+
+
+# ---------------------------------------------------------------------------- what the server sends
+def welcome(name: str) -> dict[str, Any]:
+    return {"type": "welcome", "protocol": PROTOCOL_VERSION, "name": name}
+
+
+def error(message: str, fatal: bool = False, turn: int | None = None) -> dict[str, Any]:
+    """A fault the bot is told of; ``fatal``: the server closes the connection after it."""
+    return {"type": "error", "message": message, "fatal": fatal, "turn": turn}
+
+
+def match_start(
+    match: str, players: int, seats: Sequence[str], deals: int, seed: int, clock_ms: int, rules: Rules
+) -> dict[str, Any]:
+    return {
+        "type": "match_start",
+        "match": match,
+        "players": players,
+        "seats": list(seats),
+        "deals": deals,
+        "seed": seed,
+        "clock_ms": clock_ms,
+        "rules": rules_dict(rules),
+    }
+
+
+def rules_dict(rules: Rules) -> dict[str, Any]:
+    """The rules as plain JSON values (every field of ``Rules``)."""
+    out = {}
+    for field in dataclasses.fields(rules):
+        value = getattr(rules, field.name)
+        out[field.name] = list(value) if isinstance(value, tuple) else value
+    return out
+
+
+def deal_start(match: str, deal: int, rotation: int, seat: int, dealer: int, seats: Sequence[str]) -> dict[str, Any]:
+    """Before each deal: ``seats`` names who sits where in this rotation (``bot:NAME`` or an agent spec)."""
+    return {
+        "type": "deal_start",
+        "match": match,
+        "deal": deal,
+        "rotation": rotation,
+        "seat": seat,
+        "dealer": dealer,
+        "seats": list(seats),
+    }
+
+
+def turn(
+    match: str,
+    number: int,
+    deal: int,
+    state: np.ndarray,
+    params: np.ndarray,
+    rules: Rules,
+    seat: int,
+    clock_ms: int,
+    chips: Sequence[int],
+    with_observation: bool,
+) -> dict[str, Any]:
+    """A decision of ``seat``: its view (``train.serve.tables.seat_view``: built from the seat's observation alone,
+    so it holds what the seat may know and nothing more), the legal actions, the clock; ``chips``: every seat's
+    chips in the match so far, in this rotation's seats."""
+    view = seat_view(state, params, rules, seat)
+    legal = view.pop("legal")
+    message = {
+        "type": "turn",
+        "match": match,
+        "turn": number,
+        "deal": deal,
+        "seat": seat,
+        "clock_ms": clock_ms,
+        "view": {**view, "chips": list(chips)},
+        "legal": legal,
+    }
+    if with_observation:
+        obs = np.empty(observation.OBS_SIZE, dtype=np.float32)
+        mask = np.empty(core.NUM_ACTIONS, dtype=np.int8)
+        observation.observe_with(state, params, seat, obs, mask, core.new_scratch())
+        message["observation"] = [float(x) for x in obs]
+    return message
+
+
+def deal_end(match: str, deal: int, rotation: int, seat: int, results: Mapping[str, Any]) -> dict[str, Any]:
+    """After a deal: every hand as dealt, the decisions, tricks and payments (the hand history's ``results``)."""
+    keep = ("hands", "decisions", "tricks", "payments", "outcomes", "pot")
+    return {
+        "type": "deal_end",
+        "match": match,
+        "deal": deal,
+        "rotation": rotation,
+        "seat": seat,
+        "results": {key: results[key] for key in keep},
+    }
+
+
+def match_end(match: str, status: str, results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """``status``: finished, or aborted; ``results``: one entry per seat of the match (``train.arena.match``)."""
+    return {"type": "match_end", "match": match, "status": status, "results": [dict(r) for r in results]}

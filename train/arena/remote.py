@@ -1,0 +1,263 @@
+"""A remote bot's seat: the connection a table thread talks through, and the agent that plays the seat.
+
+The game never waits on the network for longer than the clock: a table runs in a thread of its own and calls
+``RemoteSeat.act`` like any agent's; ``act`` queues the turn on the event loop's writer and waits for the answer on
+a future, at most ``clock`` seconds. Whatever goes wrong (no answer in time, an illegal or malformed answer, no
+connection) the bot is told once, in one ``error`` message, the seat's fallback agent plays the move, and the fault is
+counted in ``SeatCounts``. A bot that comes back (a new connection with its token) is handed the next turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import dataclasses
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+import agents
+from agents.base import Agent
+from train.arena import protocol
+
+__all__ = ["BotSlot", "Connection", "Registry", "RemoteSeat", "SeatCounts", "TurnContext", "GRACE_SECONDS"]
+
+GRACE_SECONDS = 30.0
+"""A bot that disconnects during a match has this long to come back before its seat is left to the fallback for
+the rest of the match (the fallback plays its moves meanwhile)."""
+
+
+@dataclasses.dataclass
+class SeatCounts:
+    """What happened at a remote seat in one match; every fault is a move the fallback played."""
+
+    decisions: int = 0
+    timeouts: int = 0
+    illegal: int = 0
+    malformed: int = 0
+    absent: int = 0  # turns while the bot had no connection
+    disconnects: int = 0
+
+    @property
+    def fallbacks(self) -> int:
+        return self.timeouts + self.illegal + self.malformed + self.absent
+
+    def to_dict(self) -> dict[str, int]:
+        return {**dataclasses.asdict(self), "fallbacks": self.fallbacks}
+
+
+class _FaultError(Exception):
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class Connection:
+    """One live socket of a bot. Table threads call ``send`` and ``expect``; the socket's reader calls
+    ``answer``, ``fault`` and ``closed`` on the event loop."""
+
+    def __init__(self, name: str, loop: asyncio.AbstractEventLoop, observation: bool) -> None:
+        self.name = name
+        self.loop = loop
+        self.observation = observation
+        self.outbox: asyncio.Queue[str | None] = asyncio.Queue()
+        self._lock = threading.Lock()
+        self._pending: tuple[int, concurrent.futures.Future[int]] | None = None
+        self.open = True
+
+    def send(self, message: Mapping[str, Any]) -> None:
+        """Queue a message (from any thread); one writer task sends them in order."""
+        if self.open:
+            self.loop.call_soon_threadsafe(self.outbox.put_nowait, protocol.encode(message))
+
+    def expect(self, turn: int) -> concurrent.futures.Future[int]:
+        future: concurrent.futures.Future[int] = concurrent.futures.Future()
+        with self._lock:
+            self._pending = (turn, future)
+        if not self.open:
+            future.set_exception(_FaultError("disconnect", "disconnected"))
+        return future
+
+    def forget(self, turn: int) -> None:
+        with self._lock:
+            if self._pending is not None and self._pending[0] == turn:
+                self._pending = None
+
+    def answer(self, action: protocol.Action) -> bool:
+        """An action for the pending turn; False when no turn of that number awaits one (late or made up)."""
+        with self._lock:
+            if self._pending is None or self._pending[0] != action.turn:
+                return False
+            future = self._pending[1]
+            self._pending = None
+        future.set_result(action.action)
+        return True
+
+    def fault(self, kind: str, message: str) -> bool:
+        """A malformed message or a lost socket: the pending turn, if any, is lost to the fallback (True: it was,
+        and its table tells the bot)."""
+        with self._lock:
+            pending, self._pending = self._pending, None
+        if pending is not None and not pending[1].done():
+            pending[1].set_exception(_FaultError(kind, message))
+            return True
+        return False
+
+    def closed(self) -> None:
+        self.open = False
+        self.fault("disconnect", "disconnected")
+        self.outbox.put_nowait(None)
+
+
+class BotSlot:
+    """A bot by name: its live connection (or none), and the match it sits in (or none)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.connection: Connection | None = None
+        self.match: str | None = None
+        self.counts: SeatCounts | None = None  # of the match it sits in
+        self.left_at: float | None = None
+
+
+class Registry:
+    """The bots the server knows of right now; one live connection per bot (per token)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.slots: dict[str, BotSlot] = {}
+
+    def attach(self, connection: Connection) -> BotSlot:
+        """``ValueError`` when the bot has a live connection already."""
+        with self._lock:
+            slot = self.slots.setdefault(connection.name, BotSlot(connection.name))
+            if slot.connection is not None and slot.connection.open:
+                raise ValueError(f"bot {connection.name!r} is connected already: one live connection per token")
+            slot.connection = connection
+            slot.left_at = None
+            return slot
+
+    def detach(self, connection: Connection) -> None:
+        with self._lock:
+            slot = self.slots.get(connection.name)
+            if slot is not None and slot.connection is connection:
+                slot.connection = None
+                slot.left_at = time.monotonic()
+                if slot.counts is not None:
+                    slot.counts.disconnects += 1
+        connection.closed()
+
+    def seat(self, names: list[str], match: str) -> list[BotSlot]:
+        """Claim the named bots for a match: each must be connected and in no other match (``ValueError``)."""
+        with self._lock:
+            slots = []
+            for name in names:
+                slot = self.slots.get(name)
+                if slot is None or slot.connection is None:
+                    raise ValueError(f"bot:{name} is not connected")
+                if slot.match is not None:
+                    raise ValueError(f"bot:{name} is playing match {slot.match}")
+                slots.append(slot)
+            for slot in slots:
+                slot.match = match
+                slot.counts = SeatCounts()
+            return slots
+
+    def release(self, slots: list[BotSlot]) -> None:
+        with self._lock:
+            for slot in slots:
+                slot.match = None
+                slot.counts = None
+
+    def connected(self) -> list[str]:
+        with self._lock:
+            return sorted(name for name, slot in self.slots.items() if slot.connection is not None)
+
+
+@dataclasses.dataclass
+class TurnContext:
+    """What a turn message needs that the agent interface does not carry; the match runner keeps it current."""
+
+    match: str
+    env: Any
+    params: np.ndarray
+    rules: Any
+    clock: float
+    deal: int = 0
+    chips: Callable[[], list[int]] = list
+    turns: int = 0
+    lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
+
+    def next_turn(self) -> int:
+        with self.lock:
+            self.turns += 1
+            return self.turns
+
+
+class RemoteSeat:
+    """The agent of a remote bot at one match's table: ``act`` asks the bot, on the clock, else the fallback."""
+
+    def __init__(self, slot: BotSlot, context: TurnContext, fallback: str, seed: int) -> None:
+        self.slot = slot
+        self.context = context
+        self.name = f"bot:{slot.name}"
+        self.fallback: Agent = agents.make(fallback, seed)
+        self.fallback_spec = fallback
+
+    def reset(self) -> None:
+        reset = getattr(self.fallback, "reset", None)
+        if callable(reset):
+            reset()
+
+    def send(self, message: Mapping[str, Any]) -> None:
+        connection = self.slot.connection
+        if connection is not None:
+            connection.send(message)
+
+    def act(self, observation: Mapping[str, np.ndarray]) -> int:
+        counts = self.slot.counts if self.slot.counts is not None else SeatCounts()
+        counts.decisions += 1
+        ctx = self.context
+        raw = ctx.env.unwrapped
+        seat = raw.agent_name_mapping[raw.agent_selection]
+        number = ctx.next_turn()
+        connection = self.slot.connection
+        if connection is None:
+            counts.absent += 1
+            return self._fallback(observation)
+        clock_ms = int(round(ctx.clock * 1000))
+        message = protocol.turn(
+            ctx.match, number, ctx.deal, raw.state_vector, ctx.params, ctx.rules, seat, clock_ms, ctx.chips(),
+            connection.observation,
+        )  # fmt: skip
+        future = connection.expect(number)
+        connection.send(message)
+        try:
+            action = future.result(timeout=ctx.clock)
+        except concurrent.futures.TimeoutError:
+            connection.forget(number)
+            counts.timeouts += 1
+            connection.send(protocol.error(self._played(f"no action within {clock_ms} ms"), turn=number))
+            return self._fallback(observation)
+        except _FaultError as fault:
+            if fault.kind == "disconnect":
+                counts.absent += 1
+            else:
+                counts.malformed += 1
+                connection.send(protocol.error(self._played(str(fault)), turn=number))
+            return self._fallback(observation)
+        if not 0 <= action < len(observation["action_mask"]) or not observation["action_mask"][action]:
+            counts.illegal += 1
+            legal = [int(a) for a in np.flatnonzero(observation["action_mask"])]
+            connection.send(protocol.error(self._played(f"action {action} is not legal (legal: {legal})"), turn=number))
+            return self._fallback(observation)
+        return int(action)
+
+    def _played(self, why: str) -> str:
+        return f"{why}; the fallback ({self.fallback_spec}) played this move"
+
+    def _fallback(self, observation: Mapping[str, np.ndarray]) -> int:
+        return int(self.fallback.act(dict(observation)))

@@ -1,0 +1,310 @@
+"""``bourre arena serve``: the Starlette app where remote bots connect (``/bot``) and matches are asked for.
+
+========================= ===================================================================================
+``GET /bot`` (WebSocket)  a bot's connection: ``hello`` first, then turns and actions (``docs/protocol.md``)
+``POST /api/matches``     a match (``MatchSpec`` as JSON); answers when it is over with its report
+``GET /api/bots``         the names of the bots connected now
+========================= ===================================================================================
+
+The server trusts nothing a bot sends: its messages are parsed by ``protocol.parse_client`` alone (a size cap
+before parsing, exact key sets), at most ``MAX_RATE`` a second, and nothing in them names a file or code: a match's
+built-in seats are checked by ``train.serve.tables.check_agent``, the rule of the browser table (registered names
+and budgets within limits, plus the operator's ``--agent`` specs). A request with an ``Origin`` of another host is
+refused, and on the loopback only this machine's names are answered, as by ``bourre serve``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+from urllib.parse import urlsplit
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route, WebSocketRoute
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from bourre_env.history import strict_json
+from train.arena import protocol
+from train.arena.match import MatchSpec, play_match
+from train.arena.remote import Connection, Registry
+from train.arena.storage import Store
+from train.serve.app import LOOPBACK_HOSTS
+from train.serve.tables import TableError, check_agent
+
+__all__ = ["Arena", "HELLO_SECONDS", "MAX_MATCHES", "MAX_RATE", "MAX_REQUEST", "create_app"]
+
+log = logging.getLogger("bourre.arena")
+
+HELLO_SECONDS = 5.0
+"""A connection that has not said hello by then is closed."""
+MAX_RATE = 100.0
+"""Messages a second a bot may send, on average (a bucket of ``2 * MAX_RATE``): one action per turn needs far less."""
+MAX_MATCHES = 32
+"""Matches played at once; one more is refused (429)."""
+MAX_REQUEST = 16 * 1024
+"""Bytes of a match request."""
+WS_MAX_SIZE = 16 * protocol.MAX_MESSAGE_BYTES
+"""A frame past this is refused by uvicorn unread (close code 1009); past ``protocol.MAX_MESSAGE_BYTES`` and up to
+it, the bot is told why."""
+
+
+class Arena:
+    """The server's state: the store, the bots connected, the matches under way."""
+
+    def __init__(self, store: Store, offered: Sequence[str] = (), fallback: str = "heuristic") -> None:
+        self.store = store
+        self.offered = tuple(offered)
+        self.fallback = fallback
+        self.registry = Registry()
+        self.running = 0
+        self.stopping = False
+        self._lock = threading.Lock()
+
+    def play(self, spec: MatchSpec) -> dict[str, Any]:
+        """Play a match (in the caller's thread) and store every game as it ends; its report as a dict, with
+        ``text``."""
+        with self._lock:
+            if self.running >= MAX_MATCHES:
+                raise TableError(429, f"{MAX_MATCHES} matches are under way: try again later")
+            self.running += 1
+        try:
+            match = secrets.token_hex(8)
+            request = {"seats": list(spec.seats), "players": spec.players, "deals": spec.deals, "seed": spec.seed,
+                       "clock": spec.clock}  # fmt: skip
+            self.store.start_match(match, request)
+            try:
+                report = play_match(
+                    spec,
+                    match,
+                    self.registry,
+                    lambda k, r, rows, saved: self.store.game_finished(match, k, r, rows, saved),
+                    lambda: self.stopping,
+                )
+            except ValueError as err:
+                self.store.finish_match(match, "refused", None)
+                raise TableError(409, str(err)) from None
+            self.store.finish_match(match, report.status, report.to_dict())
+            return {"report": report.to_dict(), "text": report.text()}
+        finally:
+            with self._lock:
+                self.running -= 1
+
+
+def _same_origin(headers: Any) -> str | None:
+    """Why a request with an ``Origin`` of another host is refused, or None: a page elsewhere must not drive the
+    server through a visitor's browser (a bot outside a browser sends no Origin)."""
+    origin = headers.get("origin")
+    if origin is None:
+        return None
+    parts = urlsplit(origin)
+    own = headers.get("host", "").lower()
+    if parts.scheme not in ("http", "https") or parts.netloc.lower() != own:
+        return f"Origin {origin[:100]!r} is not this server ({own[:100]}): connections from other sites are refused"
+    return None
+
+
+class _Bucket:
+    def __init__(self, rate: float) -> None:
+        self.rate, self.level, self.last = rate, 2 * rate, time.monotonic()
+
+    def take(self) -> bool:
+        now = time.monotonic()
+        self.level = min(2 * self.rate, self.level + (now - self.last) * self.rate)
+        self.last = now
+        self.level -= 1
+        return self.level >= 0
+
+
+async def _refuse(ws: WebSocket, message: str) -> None:
+    await ws.send_text(protocol.encode(protocol.error(message, fatal=True)))
+    await ws.close(code=1008)
+
+
+async def _writer(ws: WebSocket, connection: Connection) -> None:
+    while (text := await connection.outbox.get()) is not None:
+        try:
+            await ws.send_text(text)
+        except Exception:  # the socket is gone: its reader sees the disconnect and detaches the bot
+            return
+
+
+def create_app(arena: Arena, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> Starlette:
+    async def bot(ws: WebSocket) -> None:
+        await ws.accept()
+        refused = _same_origin(ws.headers)
+        if refused is not None:
+            await _refuse(ws, refused)
+            return
+        try:
+            first = await asyncio.wait_for(ws.receive(), HELLO_SECONDS)
+        except asyncio.TimeoutError:
+            await _refuse(ws, f"no hello within {HELLO_SECONDS:g} s")
+            return
+        if first["type"] == "websocket.disconnect":
+            return
+        try:
+            hello = protocol.parse_client(first.get("text") or first.get("bytes") or b"")
+        except protocol.ProtocolError as err:
+            await _refuse(ws, str(err))
+            return
+        if not isinstance(hello, protocol.Hello):
+            await _refuse(ws, "the first message must be a hello")
+            return
+        if hello.protocol != protocol.PROTOCOL_VERSION:
+            await _refuse(
+                ws,
+                f"protocol version {hello.protocol} is not spoken here: this server speaks version "
+                f"{protocol.PROTOCOL_VERSION}",
+            )
+            return
+        if not await asyncio.to_thread(arena.store.check_token, hello.name, hello.token):
+            await _refuse(ws, "unknown bot name, or a wrong token")
+            return
+        connection = Connection(hello.name, asyncio.get_running_loop(), hello.observation)
+        try:
+            arena.registry.attach(connection)
+        except ValueError as err:
+            await _refuse(ws, str(err))
+            return
+        log.info("bot %s connected", hello.name)
+        await ws.send_text(protocol.encode(protocol.welcome(hello.name)))
+        writer = asyncio.create_task(_writer(ws, connection))
+        bucket = _Bucket(MAX_RATE)
+        try:
+            await _read(ws, connection, bucket)
+        finally:
+            arena.registry.detach(connection)
+            try:
+                await asyncio.wait_for(writer, 1.0)
+                await ws.close(code=1000)
+            except Exception:  # closed from the other side already, or the writer stuck on a dead socket
+                writer.cancel()
+            log.info("bot %s disconnected", hello.name)
+
+    async def _read(ws: WebSocket, connection: Connection, bucket: _Bucket) -> None:
+        while True:
+            try:
+                message = await ws.receive()
+            except WebSocketDisconnect:
+                return
+            if message["type"] == "websocket.disconnect":
+                return
+            if not bucket.take():
+                connection.send(protocol.error(f"more than {MAX_RATE:g} messages a second: closed", fatal=True))
+                return
+            data = message.get("text")
+            if data is None:
+                data = message.get("bytes") or b""
+            try:
+                parsed = protocol.parse_client(data)
+                if isinstance(parsed, protocol.Hello):
+                    raise protocol.ProtocolError("hello: this connection has said hello already")
+            except protocol.ProtocolError as err:
+                if not connection.fault("malformed", str(err)):
+                    connection.send(protocol.error(str(err)))
+                continue
+            if not connection.answer(parsed):
+                connection.send(
+                    protocol.error(f"turn {parsed.turn} awaits no action (its clock ran out, or it was never sent)")
+                )
+
+    async def matches(request: Request) -> Response:
+        try:
+            refused = _same_origin(request.headers)
+            if refused is not None:
+                raise TableError(403, refused)
+            if request.headers.get("content-type", "").partition(";")[0].strip().lower() != "application/json":
+                raise TableError(415, "Content-Type: expected application/json")
+            body = b""
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > MAX_REQUEST:
+                    raise TableError(413, f"request past {MAX_REQUEST} bytes")
+            try:
+                spec = MatchSpec.from_request(strict_json(body))
+            except (ValueError, RecursionError) as err:
+                raise TableError(400, str(err)) from None
+            for seat in spec.seats:
+                if not seat.startswith("bot:"):
+                    check_agent(seat, arena.offered)
+            return JSONResponse(await _in_thread(lambda: arena.play(spec)))
+        except TableError as err:
+            return JSONResponse({"error": err.message}, status_code=err.status)
+        except Exception:
+            log.exception("match request failed")
+            return JSONResponse({"error": "internal error"}, status_code=500)
+
+    async def connected(request: Request) -> Response:
+        return JSONResponse({"bots": arena.registry.connected()})
+
+    return Starlette(
+        routes=[
+            WebSocketRoute("/bot", bot),
+            Route("/api/matches", matches, methods=["POST"]),
+            Route("/api/bots", connected, methods=["GET"]),
+        ],
+        middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))],
+    )
+
+
+async def _in_thread(work: Callable[[], Any]) -> Any:
+    """``work`` in a daemon thread of its own: a match lasts minutes, and the event loop's pool has a few threads
+    (a server that stops abandons it; every finished game is in the store already)."""
+    loop = asyncio.get_running_loop()
+    future = loop.create_future()
+
+    def run() -> None:
+        try:
+            result = work()
+        except BaseException as err:  # handed to the request, which answers for it
+            loop.call_soon_threadsafe(future.set_exception, err)
+        else:
+            loop.call_soon_threadsafe(future.set_result, result)
+
+    threading.Thread(target=run, daemon=True, name="arena match").start()
+    return await future
+
+
+def serve_in_thread(arena: Arena, host: str = "127.0.0.1", port: int = 0) -> tuple[Any, int]:
+    """Start a server in a daemon thread (tests and the benchmark); the uvicorn server and its port."""
+    import uvicorn
+
+    config = uvicorn.Config(create_app(arena), host=host, port=port, log_level="warning", ws="wsproto",
+                            ws_max_size=WS_MAX_SIZE)  # fmt: skip
+    server = uvicorn.Server(config)
+    threading.Thread(target=server.run, daemon=True, name="arena server").start()
+    deadline = time.monotonic() + 60
+    while not server.started:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the arena server did not start within 60 s")
+        time.sleep(0.01)
+    return server, server.servers[0].sockets[0].getsockname()[1]
+
+
+def run(data: str, host: str = "127.0.0.1", port: int = 8765, offered: Sequence[str] = ()) -> None:
+    """``bourre arena serve``: until Ctrl-C; matches a stopped server left are marked interrupted first."""
+    import uvicorn
+
+    from train.serve.tables import check_offered
+
+    checked = [check_offered(spec) for spec in offered]
+    store = Store(data)
+    interrupted = store.mark_interrupted()
+    if interrupted:
+        print(f"bourre arena: {interrupted} match(es) of a server that stopped are marked interrupted", flush=True)
+    hosts = list(LOOPBACK_HOSTS) if host in ("127.0.0.1", "localhost", "::1") else ["*"]
+    arena = Arena(store, checked)
+    url = f"ws://{'[' + host + ']' if ':' in host else host}:{port}/bot"
+    print(f"bourre arena: bots connect to {url}; data in {data}  (Ctrl-C to stop)", flush=True)
+    config = uvicorn.Config(create_app(arena, hosts), host=host, port=port, log_level="warning", ws="wsproto",
+                            ws_max_size=WS_MAX_SIZE, timeout_graceful_shutdown=3)  # fmt: skip
+    uvicorn.Server(config).run()
