@@ -418,3 +418,33 @@ def test_the_vector_env_refuses_to_run_after_close() -> None:
         env.step(np.full(2, 52))
     with pytest.raises(gymnasium.error.ClosedEnvironmentError, match="closed"):
         env.reset(seed=0)
+
+
+def test_a_terminated_evaluation_stops_its_workers(tmp_path: Path) -> None:
+    """SIGTERM (kill, a scheduler, a container's stop) stops the command and its pool workers, as Ctrl-C does."""
+    import signal
+
+    command = [sys.executable, "-m", "train.cli", "eval", "--candidate", "heuristic", "--field", "heuristic"]
+    command += ["--players", "3", "4", "--deals", "400", "--workers", "2", "--out", str(tmp_path)]
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 240
+    children: list[int] = []
+    while time.monotonic() < deadline and len(children) < 2 and process.poll() is None:
+        time.sleep(0.5)
+        found = subprocess.run(["pgrep", "-P", str(process.pid)], capture_output=True, text=True).stdout.split()
+        children = [int(pid) for pid in found]
+    assert len(children) >= 2, "the pool never started"
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=60) == 128 + signal.SIGTERM
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and any(os.path.exists(f"/proc/{pid}") for pid in children):
+        time.sleep(0.2)
+    alive = [pid for pid in children if os.path.exists(f"/proc/{pid}") and "Z" not in _state(pid)]
+    assert not alive, f"workers {alive} outlived the command"
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2]
+    except OSError:
+        return "Z"

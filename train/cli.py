@@ -356,9 +356,26 @@ def _show_compile_progress() -> None:
         log.setLevel(logging.INFO)
 
 
+def _terminate_cleanly() -> None:
+    """A terminate (SIGTERM: ``kill``, a job scheduler, a container's stop) unwinds the command as an exception, so
+    that it stops its worker processes and leaves no temporary file, as Ctrl-C does; by default Python would die at
+    once and leave its pool workers running on their own."""
+    import signal
+
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return  # someone chose a handler already: theirs stands
+
+    def unwind(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, unwind)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     _show_compile_progress()
+    if sys.argv[1:] == argv:  # the command itself, not a caller in its own process (tests call main(argv))
+        _terminate_cleanly()
     # train and bench hand their arguments on untouched: the training script and each benchmark parse their own
     if argv[:1] == ["train"]:
         trainer, rest = _trainer(argv[1:])
