@@ -582,7 +582,10 @@ def _add_ladder_parser(commands: Any) -> None:
         help="rate an agent against the fixed reference fields (train.eval.ladder, docs/leaderboard.md)",
         description=f"Duplicate evaluation of SPEC against each reference agent of ladder v{ladder.VERSION} "
         f"({', '.join(ladder.LADDERS[ladder.VERSION])}) at {', '.join(map(str, ladder.PLAYERS))} players; prints "
-        "its card, its rating and its rank among the reference agents.",
+        "its card, its rating and its rank among the reference agents. A card of a fast agent takes a few minutes "
+        "on a 2-core machine with a worker per core (bourre ladder heuristic: 4 min 39 s on 2026-11-26, the "
+        "machine shared with other work and the search compiling first), most of it against pimc:16, whose every "
+        "decision is a search; the bar counts deals.",
     )
     what = lad.add_mutually_exclusive_group(required=True)
     what.add_argument("spec", nargs="?", metavar="SPEC", help="agent to rate, e.g. heuristic or mybot.py:Bot")
