@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -179,7 +180,17 @@ def test_illegal_and_malformed_answers_are_told_once_and_counted(server: Server)
     ws.close()
 
 
-def test_a_bot_that_reconnects_takes_its_seat_back(server: Server) -> None:
+@pytest.mark.parametrize(
+    ("grace", "away", "in_time"),
+    [(30.0, 0.0, True), (0.2, 0.6, False)],
+    ids=["back-in-time", "back-too-late"],
+)
+def test_a_bot_that_reconnects_within_the_grace_period_takes_its_seat_back(
+    server: Server, grace: float, away: float, in_time: bool
+) -> None:
+    """A bot that drops mid-turn: the fallback plays its moves while it is away; back within the match's grace
+    period it takes its seat back, back past it it has forfeited, is told so once and is sent no turn again, yet
+    follows the match to its end."""
     name, token = server.new_bot()
     other, other_token = server.new_bot()
     back_in = threading.Event()
@@ -195,34 +206,43 @@ def test_a_bot_that_reconnects_takes_its_seat_back(server: Server) -> None:
     assert json.loads(ws.recv(WAIT))["type"] == "welcome"
     server.wait_connected(name)
     result: dict[str, Any] = {}
-    thread = threading.Thread(
-        target=lambda: result.update(
-            answer=server.match({"seats": [f"bot:{name}", f"bot:{other}"], "deals": 3, "clock": 2.0})
-        ),
-        daemon=True,
-    )
+    body = {"seats": [f"bot:{name}", f"bot:{other}"], "deals": 3, "clock": 2.0, "grace": grace}
+    thread = threading.Thread(target=lambda: result.update(answer=server.match(body)), daemon=True)
     thread.start()
-    while json.loads(ws.recv(WAIT))["type"] != "turn":
-        pass
+    while (message := json.loads(ws.recv(WAIT)))["type"] != "turn":
+        if message["type"] == "match_start":
+            validate(message)
+            assert message["grace_ms"] == round(grace * 1000)
     ws.close()  # gone in the middle of a turn
+    while name in server.arena.registry.connected():  # one live connection per token: until the server notices
+        time.sleep(0.01)
+    time.sleep(away)  # the grace period starts when the server notices, so the bot is away at least this long
     back = Recorder()
-    while True:  # until the server has noticed the first connection is gone: one live connection per token
-        probe = raw(server, hello(name, token))
-        if json.loads(probe.recv(WAIT))["type"] == "welcome":
-            probe.close()
-            break
-        probe.close()
     returned = start(back, server, name, token)
     back_in.set()
     returned.join(WAIT)
     thread.join(WAIT)
     holder.join(WAIT)
     status, answer = result["answer"]
-    assert status == 200
-    counts = answer["report"]["results"][0]["counts"]
-    assert counts["disconnects"] >= 1 and counts["absent"] >= 1
+    assert status == 200, answer
+    report = answer["report"]
+    assert report["grace"] == grace
+    counts = report["results"][0]["counts"]
+    assert counts["disconnects"] == 1 and counts["absent"] + counts["forfeited"] >= 1
+    assert counts["fallbacks"] == counts["absent"] + counts["forfeited"]  # the bot itself never erred
+    for message in back.messages:
+        validate(message)
     answered = sum(1 for m in back.messages if m["type"] == "turn")
-    assert answered > 0 and counts["decisions"] >= answered
+    told = [m for m in back.messages if m["type"] == "error"]
+    assert back.messages[-1]["type"] == "match_end"  # a bot that forfeited still follows the match to its end
+    if in_time:
+        assert counts["forfeits"] == counts["forfeited"] == 0 and not told
+        assert answered > 0 and counts["decisions"] == answered + counts["absent"]
+    else:
+        assert counts["forfeits"] == 1 and counts["forfeited"] > 0 and answered == 0
+        assert len(told) == 1 and "forfeited its seat" in told[0]["message"] and not told[0]["fatal"]
+        assert counts["decisions"] == counts["absent"] + counts["forfeited"]
+        assert "forfeited its seat" in answer["text"]
 
 
 @pytest.mark.parametrize(
@@ -274,6 +294,7 @@ def test_tokens_are_stored_as_hashes_only(server: Server) -> None:
         ({"seats": ["heuristic", "evil.py:Bot"]}, "evil.py"),
         ({"seats": ["heuristic", "random"], "deals": 0}, "deals"),
         ({"seats": ["heuristic", "random"], "clock": "1"}, "clock"),
+        ({"seats": ["heuristic", "random"], "grace": 601}, "grace: expected seconds in 0..600"),
         ({"seats": ["heuristic"], "players": 2}, "seats"),
     ],
 )

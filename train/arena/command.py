@@ -39,6 +39,9 @@ def add_parsers(commands: Any) -> None:
     match.add_argument("--deals", type=int, default=20, help="deals, each played in every seat rotation (default 20)")
     match.add_argument("--seed", type=arguments.seed, default=0, help="seed of the deals (default 0)")
     match.add_argument("--clock", type=float, default=2.0, help="seconds per move of a remote bot (default 2)")
+    match.add_argument("--grace", type=float, default=30.0,
+                       help="seconds a remote bot that lost its connection has to come back before it forfeits its "
+                       "seat for the rest of the match (default 30, at most 600)")  # fmt: skip
     match.add_argument("--url", default=f"http://127.0.0.1:{DEFAULT_PORT}", help="the server")
     match.add_argument("--json", default=None, metavar="FILE", help="also write the report as JSON")
     match.set_defaults(func=_match)
@@ -81,7 +84,7 @@ def _add_bot(args: argparse.Namespace) -> int:
 def _match(args: argparse.Namespace) -> int:
     seats = [s.strip() for s in args.seats.split(",") if s.strip()]
     body = {"seats": seats, "players": args.players or len(seats), "deals": args.deals, "seed": args.seed,
-            "clock": args.clock}  # fmt: skip
+            "clock": args.clock, "grace": args.grace}  # fmt: skip
     request = urllib.request.Request(
         args.url.rstrip("/") + "/api/matches",
         data=json.dumps(body).encode(),

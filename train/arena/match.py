@@ -25,7 +25,7 @@ import bourre_env
 from bourre_env import history
 from bourre_env.core.rules import make_params
 from train.arena import protocol
-from train.arena.remote import Registry, RemoteSeat, TurnContext
+from train.arena.remote import GRACE_SECONDS, MAX_GRACE, Registry, RemoteSeat, TurnContext
 from train.eval.duplicate import CHIPS, SideStats, agent_seed, build_agent, make_deals, play_deal, table_rules
 from train.eval.report import percent, with_ci
 from train.eval.statistics import t_interval
@@ -52,6 +52,7 @@ class MatchSpec:
     seed: int = 0
     clock: float = DEFAULT_CLOCK
     fallback: str = "heuristic"
+    grace: float = GRACE_SECONDS  # seconds a bot that lost its connection has to come back before it forfeits
     rule_options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
     @classmethod
@@ -59,7 +60,7 @@ class MatchSpec:
         """From a request's JSON; ``ValueError`` naming the field."""
         if not isinstance(body, dict):
             raise ValueError("expected a JSON object")
-        unknown = set(body) - {"seats", "players", "deals", "seed", "clock"}
+        unknown = set(body) - {"seats", "players", "deals", "seed", "clock", "grace"}
         if unknown:
             raise ValueError(f"unknown fields: {sorted(unknown)[:5]}")
         seats = body.get("seats")
@@ -74,12 +75,15 @@ class MatchSpec:
         clock = body.get("clock", DEFAULT_CLOCK)
         if isinstance(clock, bool) or not isinstance(clock, int | float) or not 0.001 <= clock <= MAX_CLOCK:
             raise ValueError(f"clock: expected seconds in 0.001..{MAX_CLOCK:g}, got {clock!r}")
+        grace = body.get("grace", GRACE_SECONDS)
+        if isinstance(grace, bool) or not isinstance(grace, int | float) or not 0 <= grace <= MAX_GRACE:
+            raise ValueError(f"grace: expected seconds in 0..{MAX_GRACE:g}, got {grace!r}")
         if len(seats) != values["players"]:
             raise ValueError(f"seats: expected one entry per seat ({values['players']}), got {len(seats)}")
         bots = [s[4:] for s in seats if s.startswith("bot:")]
         if len(set(bots)) != len(bots):
             raise ValueError("seats: a bot sits at most once in a match")
-        return cls(tuple(seats), values["players"], values["deals"], values["seed"], float(clock))
+        return cls(tuple(seats), values["players"], values["deals"], values["seed"], float(clock), grace=float(grace))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,6 +105,7 @@ class MatchReport:
     seed: int
     clock: float
     results: list[SeatResult]
+    grace: float = GRACE_SECONDS
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -108,7 +113,7 @@ class MatchReport:
     def text(self) -> str:
         """The report as ``bourre arena match`` prints it."""
         head = f"match {self.match}: {self.players} players, {self.deals} deals x {self.players} rotations, seed "
-        lines = [head + f"{self.seed}, clock {self.clock:g} s ({self.status})"]
+        lines = [head + f"{self.seed}, clock {self.clock:g} s, grace {self.grace:g} s ({self.status})"]
         rows = [["seat", "chips/deal [95% CI]", "table advantage [95% CI]", "pot won", "played", "remote"]]
         for r in self.results:
             counts = r.counts
@@ -118,6 +123,7 @@ class MatchReport:
                 else f"{counts['decisions']} moves, {counts['fallbacks']} fallbacks ({counts['timeouts']} timeouts, "
                 f"{counts['illegal']} illegal, {counts['malformed']} malformed, {counts['absent']} absent), "
                 f"{counts['disconnects']} disconnects"
+                + (f", forfeited its seat ({counts['forfeited']} moves after it)" if counts["forfeits"] else "")
             )
             rows.append(
                 [
@@ -170,7 +176,7 @@ def play_match(
     totals = [0] * n
     context = TurnContext(match, env, make_params(rules), rules, spec.clock)
     names = [s[4:] for s in spec.seats if s.startswith("bot:")]
-    slots = {slot.name: slot for slot in registry.seat(names, match)}
+    slots = {slot.name: slot for slot in registry.seat(names, match, spec.grace)}
     try:
         entries: list[Any] = []
         for i, seat in enumerate(spec.seats):
@@ -182,7 +188,7 @@ def play_match(
             )
         remotes = [(i, e) for i, e in enumerate(entries) if isinstance(e, RemoteSeat)]
         for _, remote in remotes:
-            remote.send(protocol.match_start(match, n, spec.seats, spec.deals, spec.seed, clock_ms, rules))
+            remote.send(protocol.match_start(match, n, spec.seats, spec.deals, spec.seed, clock_ms, rules, spec.grace))
         outcomes = np.zeros((spec.deals, n, n, 6), dtype=np.int64)
         played = 0
         for k in range(spec.deals):
@@ -206,11 +212,12 @@ def play_match(
                 for i, remote in remotes:
                     remote.send(protocol.deal_end(match, k, r, (i + r) % n, saved["deals"][0]["results"]))
             played = k + 1
+        registry.check_forfeits(list(slots.values()))
         counts = [e.slot.counts.to_dict() if isinstance(e, RemoteSeat) and e.slot.counts else None for e in entries]
         status = "finished" if played == spec.deals else "aborted"
         report = MatchReport(
             match, status, n, played, spec.seed, spec.clock,
-            results_of(spec.seats, outcomes[:played], counts) if played else [],
+            results_of(spec.seats, outcomes[:played], counts) if played else [], spec.grace,
         )  # fmt: skip
         summary = [
             {"seat": r.label, "chips": r.side.chips, "advantage": r.advantage, "counts": r.counts}

@@ -138,8 +138,9 @@ def error(message: str, fatal: bool = False, turn: int | None = None) -> dict[st
 
 
 def match_start(
-    match: str, players: int, seats: Sequence[str], deals: int, seed: int, clock_ms: int, rules: Rules
+    match: str, players: int, seats: Sequence[str], deals: int, seed: int, clock_ms: int, rules: Rules, grace: float
 ) -> dict[str, Any]:
+    """``grace``: seconds a bot that loses its connection has to come back before it forfeits its seat."""
     return {
         "type": "match_start",
         "match": match,
@@ -148,6 +149,7 @@ def match_start(
         "deals": deals,
         "seed": seed,
         "clock_ms": clock_ms,
+        "grace_ms": int(round(grace * 1000)),
         "rules": rules_dict(rules),
     }
 

@@ -4,7 +4,8 @@ The game never waits on the network for longer than the clock: a table runs in a
 ``RemoteSeat.act`` like any agent's; ``act`` queues the turn on the event loop's writer and waits for the answer on
 a future, at most ``clock`` seconds. Whatever goes wrong (no answer in time, an illegal or malformed answer, no
 connection) the bot is told once, in one ``error`` message, the seat's fallback agent plays the move, and the fault is
-counted in ``SeatCounts``. A bot that comes back (a new connection with its token) is handed the next turn.
+counted in ``SeatCounts``. A bot that comes back (a new connection with its token) within the match's grace period
+is handed the next turn; one away for longer has forfeited its seat: the fallback plays it to the end of the match.
 """
 
 from __future__ import annotations
@@ -23,11 +24,13 @@ import agents
 from agents.base import Agent
 from train.arena import protocol
 
-__all__ = ["BotSlot", "Connection", "Registry", "RemoteSeat", "SeatCounts", "TurnContext", "GRACE_SECONDS"]
+__all__ = ["BotSlot", "Connection", "Registry", "RemoteSeat", "SeatCounts", "TurnContext", "GRACE_SECONDS", "MAX_GRACE"]
 
 GRACE_SECONDS = 30.0
 """A bot that disconnects during a match has this long to come back before its seat is left to the fallback for
-the rest of the match (the fallback plays its moves meanwhile)."""
+the rest of the match (the fallback plays its moves meanwhile); a match may ask for another (``grace``)."""
+MAX_GRACE = 600.0
+"""The longest grace period a match may ask for: an absent bot's seat is the fallback's for that long at most."""
 
 
 @dataclasses.dataclass
@@ -38,12 +41,14 @@ class SeatCounts:
     timeouts: int = 0
     illegal: int = 0
     malformed: int = 0
-    absent: int = 0  # turns while the bot had no connection
+    absent: int = 0  # turns while the bot had no connection, within the grace period
     disconnects: int = 0
+    forfeits: int = 0  # 1: away past the grace period, the bot lost its seat for the rest of the match
+    forfeited: int = 0  # turns the fallback played after the forfeit
 
     @property
     def fallbacks(self) -> int:
-        return self.timeouts + self.illegal + self.malformed + self.absent
+        return self.timeouts + self.illegal + self.malformed + self.absent + self.forfeited
 
     def to_dict(self) -> dict[str, int]:
         return {**dataclasses.asdict(self), "fallbacks": self.fallbacks}
@@ -121,6 +126,23 @@ class BotSlot:
         self.match: str | None = None
         self.counts: SeatCounts | None = None  # of the match it sits in
         self.left_at: float | None = None
+        self.grace = GRACE_SECONDS  # of the match it sits in
+        self.forfeited = False  # in the match it sits in
+
+    def check_forfeit(self, now: float) -> bool:
+        """Whether the bot has forfeited its seat: away from its match for longer than the grace period. Checked
+        when it would be needed (a turn, a return, the match's end), so no timer thread is kept per bot."""
+        if (
+            not self.forfeited
+            and self.match is not None
+            and self.connection is None
+            and self.left_at is not None
+            and now - self.left_at > self.grace
+        ):
+            self.forfeited = True
+            if self.counts is not None:
+                self.counts.forfeits = 1
+        return self.forfeited
 
 
 class Registry:
@@ -131,11 +153,13 @@ class Registry:
         self.slots: dict[str, BotSlot] = {}
 
     def attach(self, connection: Connection) -> BotSlot:
-        """``ValueError`` when the bot has a live connection already."""
+        """``ValueError`` when the bot has a live connection already. A bot back after its match's grace period
+        has forfeited its seat (``slot.forfeited``): it follows the match, and is sent no turn of it."""
         with self._lock:
             slot = self.slots.setdefault(connection.name, BotSlot(connection.name))
             if slot.connection is not None and slot.connection.open:
                 raise ValueError(f"bot {connection.name!r} is connected already: one live connection per token")
+            slot.check_forfeit(time.monotonic())  # before its absence ends: how long it was away decides
             slot.connection = connection
             slot.left_at = None
             return slot
@@ -150,8 +174,9 @@ class Registry:
                     slot.counts.disconnects += 1
         connection.closed()
 
-    def seat(self, names: list[str], match: str) -> list[BotSlot]:
-        """Claim the named bots for a match: each must be connected and in no other match (``ValueError``)."""
+    def seat(self, names: list[str], match: str, grace: float = GRACE_SECONDS) -> list[BotSlot]:
+        """Claim the named bots for a match: each must be connected and in no other match (``ValueError``); each
+        has ``grace`` seconds to come back after a lost connection."""
         with self._lock:
             slots = []
             for name in names:
@@ -164,13 +189,23 @@ class Registry:
             for slot in slots:
                 slot.match = match
                 slot.counts = SeatCounts()
+                slot.grace = grace
+                slot.forfeited = False
             return slots
+
+    def check_forfeits(self, slots: list[BotSlot]) -> None:
+        """At the match's end: a bot still away past the grace period has forfeited (its report says so)."""
+        with self._lock:
+            now = time.monotonic()
+            for slot in slots:
+                slot.check_forfeit(now)
 
     def release(self, slots: list[BotSlot]) -> None:
         with self._lock:
             for slot in slots:
                 slot.match = None
                 slot.counts = None
+                slot.forfeited = False
 
     def connected(self) -> list[str]:
         with self._lock:
@@ -224,6 +259,9 @@ class RemoteSeat:
         raw = ctx.env.unwrapped
         seat = raw.agent_name_mapping[raw.agent_selection]
         number = ctx.next_turn()
+        if self.slot.check_forfeit(time.monotonic()):
+            counts.forfeited += 1  # for the rest of the match, even once the bot is back: it is sent no turn
+            return self._fallback(observation)
         connection = self.slot.connection
         if connection is None:
             counts.absent += 1

@@ -79,7 +79,7 @@ class Arena:
         try:
             match = secrets.token_hex(8)
             request = {"seats": list(spec.seats), "players": spec.players, "deals": spec.deals, "seed": spec.seed,
-                       "clock": spec.clock}  # fmt: skip
+                       "clock": spec.clock, "grace": spec.grace}  # fmt: skip
             self.store.start_match(match, request)
             try:
                 report = play_match(
@@ -171,12 +171,17 @@ def create_app(arena: Arena, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> S
             return
         connection = Connection(hello.name, asyncio.get_running_loop(), hello.observation)
         try:
-            arena.registry.attach(connection)
+            slot = arena.registry.attach(connection)
         except ValueError as err:
             await _refuse(ws, str(err))
             return
         log.info("bot %s connected", hello.name)
         await ws.send_text(protocol.encode(protocol.welcome(hello.name)))
+        if slot.forfeited:  # told once, on its return: it follows the match to its end but is sent no turn
+            await ws.send_text(protocol.encode(protocol.error(
+                f"match {slot.match}: away for more than the grace period of {slot.grace:g} s, this bot forfeited "
+                "its seat; the fallback plays it to the end of the match"
+            )))  # fmt: skip
         writer = asyncio.create_task(_writer(ws, connection))
         bucket = _Bucket(MAX_RATE)
         try:
