@@ -14,6 +14,7 @@ from typing import Any
 from agents import user_code
 from agents.base import Agent, AgentError, Observation, choose, legal_actions
 from agents.heuristic import HeuristicAgent, HeuristicParams, make_heuristic
+from agents.llm import make_llm
 from agents.ppo import PPOAgent, make_ppo
 from agents.random_agent import RandomAgent
 from agents.search import ISMCTSAgent, PIMCAgent, ismcts, make_ismcts, make_pimc, pimc
@@ -132,3 +133,4 @@ register("heuristic", make_heuristic)
 register("ppo", make_ppo)
 register("pimc", make_pimc)
 register("ismcts", make_ismcts)
+register("llm", make_llm)

@@ -21,7 +21,8 @@ from train.eval.duplicate import evaluate
 # (tests/test_search_agents.py plays them with their model of the others).
 SEARCH = {"pimc": "pimc:2,rollout=random,infer=0", "ismcts": "ismcts:8,rollout=random,batch=4,infer=0"}
 SPECS = [
-    *(SEARCH.get(name, name) for name in agents.registered()),
+    # a bare llm needs a model and a server (tests/test_llm_agent.py plays it against a scripted one)
+    *(SEARCH.get(name, name) for name in agents.registered() if name != "llm"),
     *(f"heuristic:{v}" for v in PARAM_SETS if v != "default"),
 ]
 

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from train import arguments
+from train import console as console_tables
 from train.eval.jobs import usable_cpus
 from train.terminal_game import HUMAN, MAX_DEALS, _cmd_play
 
@@ -466,7 +467,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             connect_timeout=args.connect_timeout,
         )
         elapsed = time.perf_counter() - started
-        _print_tournament(console, report)
+        console_tables.print_tournament(console, report)
         paths = report.save(out)
     else:
         from train.eval.duplicate import evaluate
@@ -488,7 +489,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             variance_reduction=variance,
         )
         elapsed = time.perf_counter() - started
-        _print_eval(console, ereport)
+        console_tables.print_eval(console, ereport)
         out.mkdir(parents=True, exist_ok=True)
         paths = [atomic_files.write_text(out / "eval.json", json.dumps(ereport.to_dict(), indent=2) + "\n")]
     where = (
@@ -500,77 +501,6 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     )
     console.print(f"{elapsed:.1f} s with {where}; wrote {', '.join(str(p) for p in paths)}")
     return 0
-
-
-def _rich_table(table: Any, title: str, caption: str | None = None, no_wrap: bool = False, **style: Any) -> Any:
-    """A ``train.eval.report.TextTable`` as a rich table; its label columns (left-aligned) never wrap."""
-    from rich.table import Table
-
-    out = Table(title=title, caption=caption, **style)
-    for name, right in zip(table.columns, table.right, strict=True):
-        out.add_column(name, justify="right" if right else "left", no_wrap=no_wrap or not right)
-    for row in table.rows:
-        out.add_row(*row)
-    return out
-
-
-def _print_eval(console: Any, report: Any) -> None:
-    from train.eval.report import advantage_table, field_name, side_table
-
-    field = field_name(report)
-    for t in report.tables:
-        console.print(
-            _rich_table(
-                side_table(report, t),
-                f"{report.candidate} vs {field}: {t.players} players, {t.deals} deals x {t.players} "
-                f"seats (duplicate) + 1 all-field table, seed {report.seed}",
-            )
-        )
-    console.print(
-        _rich_table(
-            advantage_table([report], compact=True),
-            f"Advantage of {report.candidate} over {field}, chips per deal [95% CI]",
-            caption="table: minus the other seats at its table; replacement: minus the field's "
-            "agent in its seat at the all-field table",
-        )
-    )
-
-
-def _print_tournament(console: Any, report: Any) -> None:
-    from rich import box
-
-    from train.eval.tournament import matrix_table, rating_table
-
-    for t in report.tables:
-        # Compact (a simple frame, +-half-widths), to fit narrow terminals.
-        console.print(
-            _rich_table(
-                rating_table(report, t, compact=True),
-                f"Tournament: {t.players} players, {t.deals} deals x {t.players} rotations, seed {report.seed}",
-                caption=f"{t.ranking_note()}; chips per deal in antes; "
-                f"vs all-{report.baseline}: chips minus {report.baseline}'s in the same seat at a "
-                f"table of {report.baseline} only ({t.baseline_chips:+.3f} there)",
-                no_wrap=True,
-                box=box.SIMPLE_HEAD,
-                pad_edge=False,
-            )
-        )
-        grids = [
-            ("margin: chips per deal of the row agent minus the column agent's", "same deals, same tables", t.margin)
-        ]
-        if t.payoff_note() is not None:  # everyone sat at every table: its rows would be constant
-            console.print(t.payoff_note())
-        else:
-            grids.insert(
-                0,
-                (
-                    "chips per deal of the row agent at tables with the column agent",
-                    "diagonal: over all the row agent's tables",
-                    t.payoff,
-                ),
-            )
-        for title, caption, matrix in grids:
-            console.print(_rich_table(matrix_table(t, matrix), title, caption=caption, box=box.SIMPLE_HEAD))
 
 
 # ---------------------------------------------------------------------------- ladder
@@ -671,7 +601,9 @@ def _cmd_ladder(args: argparse.Namespace) -> int:
     if args.write_leaderboard:
         board = ladder.leaderboard(**run)
         console.print(
-            _rich_table(ladder.rating_table(board), f"Ladder v{board.version}: reference agents", box=box.SIMPLE_HEAD)
+            console_tables.rich_table(
+                ladder.rating_table(board), f"Ladder v{board.version}: reference agents", box=box.SIMPLE_HEAD
+            )
         )
         atomic_files.write_text(json_path, json.dumps(board.to_dict(), indent=2) + "\n")
         atomic_files.write_text(md_path, ladder.leaderboard_markdown(board))
@@ -680,7 +612,7 @@ def _cmd_ladder(args: argparse.Namespace) -> int:
     reference = ladder.Leaderboard.load(args.reference)  # before the work: a bad file fails at once
     card = ladder.ladder(args.spec, **run)
     console.print(
-        _rich_table(
+        console_tables.rich_table(
             ladder.card_table(card),
             f"Ladder v{card.version}: {card.candidate}, {card.deals} deals per cell, seed {card.seed}",
             caption="chips per deal [95% CI]; table: minus the other seats at its table; replacement: minus "

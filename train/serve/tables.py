@@ -205,11 +205,18 @@ def public_log(actions: Sequence[Mapping[str, Any]], viewer: int | None, secret_
 
 
 # ---------------------------------------------------------------------------- settings
+PAGE_NEVER = ("llm",)
+"""Registered agents a page may never name, only the operator (``--agent``): a language model's server, model and
+key variable are the operator's choice."""
+
+
 def agent_options() -> list[str]:
-    """Agent specs the page suggests: every registered agent and the heuristic's variants."""
+    """Agent specs the page suggests: every registered agent a page may name and the heuristic's variants."""
     from agents.heuristic import PARAM_SETS
 
-    specs = set(agents.registered()) | {f"heuristic:{v}" for v in PARAM_SETS if v != "default"}
+    specs = {s for s in agents.registered() if s not in PAGE_NEVER} | {
+        f"heuristic:{v}" for v in PARAM_SETS if v != "default"
+    }
     return sorted(specs)
 
 
@@ -242,6 +249,12 @@ def _check_page_spec(spec: str) -> None:
     from agents.heuristic import PARAM_SETS
 
     name, colon, variant = spec.partition(":")
+    if name in PAGE_NEVER:
+        raise TableError(
+            400,
+            f"agent {spec!r}: a language model's server and key are the operator's choice, never a page's; start the "
+            f"server with --agent {spec} to offer it",
+        )
     if name not in agents.registered():
         if agents.user_code.looks_like_code(spec):
             raise TableError(
