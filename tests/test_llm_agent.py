@@ -296,3 +296,32 @@ def test_a_named_key_variable_must_be_set(monkeypatch: pytest.MonkeyPatch) -> No
 def test_the_prompt_template_is_versioned() -> None:
     prompt = load_prompt()
     assert prompt.version == "v1" and "{view}" in prompt.user and "{error}" in prompt.reask
+
+
+def test_bourre_eval_of_an_llm_prints_its_counts_and_writes_its_transcript(
+    serve: Callable[..., ScriptedServer], key: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``bourre eval --candidate llm:...`` against the scripted server: a normal evaluation, the model's counts with
+    its fallbacks (every other reply is junk, so some moves fall to the heuristic), the transcript beside eval.json,
+    and the key in no file."""
+    from train import cli
+
+    replies = iter(range(10**6))
+    server = serve(policy=lambda prompt: "1" if next(replies) % 3 else "no idea")
+    spec = f"llm:model=scripted,base_url={server.url},key_env={KEY_ENV},timeout=2,retries=1,backoff=0.01"
+    out = tmp_path / "out"
+    code = cli.main(
+        ["eval", "--candidate", spec, "--field", "heuristic", "--players", "3", "--deals", "2"]
+        + ["--workers", "1", "--no-progress", "--out", str(out)]
+    )
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "Advantage of llm:" in printed.replace("\n", " ") or "llm:model=scripted" in printed
+    counts = next(line for line in printed.splitlines() if line.startswith("candidate's own counts at 3 players"))
+    assert "model scripted" in counts and "fallbacks" in counts and "prompt tokens" in counts and "reasks" in counts
+    report = json.loads((out / "eval.json").read_text())
+    stats = report["tables"][0]["agent_stats"]
+    assert stats["decisions"] == stats["by_model"] + stats["fallbacks"] > 0
+    transcript = (out / "llm_transcript.jsonl").read_text().splitlines()
+    assert len(transcript) >= stats["decisions"] - stats["fallback_error"]
+    _key_in_no_file(tmp_path)

@@ -473,6 +473,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         from train.eval.duplicate import evaluate
 
         field = args.field[0] if len(args.field) == 1 else args.field
+        # a language model's every prompt and reply, beside the evaluation's output (docs/llm.md)
+        transcript = out / "llm_transcript.jsonl" if args.candidate.strip().startswith("llm:") else None
         ereport = evaluate(
             args.candidate,
             field,
@@ -487,9 +489,15 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             address=args.address,
             connect_timeout=args.connect_timeout,
             variance_reduction=variance,
+            transcript=transcript,
         )
         elapsed = time.perf_counter() - started
         console_tables.print_eval(console, ereport)
+        for t in ereport.tables:
+            if t.agent_stats:
+                console.print(console_tables.agent_counts_line(t.players, t.agent_stats), markup=False, soft_wrap=True)
+        if transcript is not None:
+            console.print(f"transcript of every decision: {transcript}")
         out.mkdir(parents=True, exist_ok=True)
         paths = [atomic_files.write_text(out / "eval.json", json.dumps(ereport.to_dict(), indent=2) + "\n")]
     where = (

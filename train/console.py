@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["print_eval", "print_tournament", "rich_table"]
+__all__ = ["agent_counts_line", "print_eval", "print_tournament", "rich_table"]
 
 
 def rich_table(table: Any, title: str, caption: str | None = None, no_wrap: bool = False, **style: Any) -> Any:
@@ -77,3 +77,18 @@ def print_tournament(console: Any, report: Any) -> None:
             )
         for title, caption, matrix in grids:
             console.print(rich_table(matrix_table(t, matrix), title, caption=caption, box=box.SIMPLE_HEAD))
+
+
+def agent_counts_line(players: int, counts: dict[str, Any]) -> str:
+    """One line of the counts a candidate kept of its own play at one table size (an llm agent's moves, fallbacks,
+    retries and tokens: docs/llm.md), its text fields (a model, a prompt's version) first."""
+    words = [f"{key} {value}" for key, value in counts.items() if isinstance(value, str) and value]
+    numbers = [
+        f"{key.replace('_', ' ')} {value:,.1f}" if isinstance(value, float) else f"{key.replace('_', ' ')} {value:,}"
+        for key, value in counts.items()
+        if isinstance(value, (int, float)) and not isinstance(value, bool)
+    ]
+    errors = counts.get("errors") or {}
+    if errors:
+        numbers.append("errors " + ", ".join(f"{kind} {count}" for kind, count in sorted(errors.items())))
+    return f"candidate's own counts at {players} players: " + "; ".join([*words, *numbers])

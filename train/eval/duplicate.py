@@ -132,7 +132,7 @@ from bourre_env import history, memory
 from bourre_env.core.rules import Rules
 from bourre_env.view import StateView
 from train.eval.jobs import BACKENDS, JobRunner, check_backend, deal_done, run_jobs
-from train.eval.statistics import t_interval, t_quantile
+from train.eval.statistics import agent_counts, sum_counts, t_interval, t_quantile
 from train.eval.variance import ROOT, Draw, DrawCorrector, VarianceReduced, VarianceReduction, is_draw
 
 __all__ = [
@@ -365,9 +365,12 @@ class _EvalJob:
     deals: Deals
     histories: str | None = None  # folder for one hand history per game, or None
     variance: VarianceReduction | None = None  # the draws' corrections too (train.eval.variance), or None
+    transcript: str | None = None  # where a candidate that keeps one (an llm agent) appends its transcript
 
 
-_EvalResult = tuple[np.ndarray, np.ndarray, np.ndarray | None, int]
+# outcomes, the all-field table, the draws' corrections, the draws corrected, the candidate's own counts (an agent
+# with ``stats.as_dict()``: the llm agent's moves, fallbacks, retries and tokens), summed over its seats
+_EvalResult = tuple[np.ndarray, np.ndarray, np.ndarray | None, int, dict[str, Any] | None]
 
 
 def _run_eval_job(job: _EvalJob) -> _EvalResult:
@@ -384,6 +387,11 @@ def _run_eval_job(job: _EvalJob) -> _EvalResult:
     seeds = [agent_seed(job.seed, n, job.chunk, 1 + s) for s in range(n)]
     # One table per rotation, and one all-field table, so that each table's agents see only their own deals.
     tables = [[build_agent(job.candidate if s == r else job.field[s], seeds[s]) for s in range(n)] for r in range(n)]
+    if job.transcript is not None:
+        for r in range(n):
+            keep = getattr(tables[r][r], "write_transcript_to", None)
+            if callable(keep):
+                keep(job.transcript)
     baseline_table = [build_agent(job.field[s], seeds[s]) for s in range(n)]
     names = [agent_label(source) for source in job.field]
     out = np.empty((len(job.deals), n, n, NUM_OUTCOMES), dtype=np.int64)
@@ -409,7 +417,8 @@ def _run_eval_job(job: _EvalJob) -> _EvalResult:
         if corrector is not None and corrections is not None and draws is not None:
             corrections[k] = corrector.corrections(draws, [*range(n), -1])
         deal_done()
-    return out, baseline, corrections, 0 if corrector is None else corrector.corrected
+    candidates = [tables[r][r] for r in range(n)]
+    return out, baseline, corrections, 0 if corrector is None else corrector.corrected, agent_counts(candidates)
 
 
 def _save_history(env: Any, job: _EvalJob, k: int, table: str, seats: list[str]) -> None:
@@ -471,6 +480,7 @@ class TableReport:
     replacement_advantage: float  # candidate minus the field's agent in the same seat, chips per deal
     replacement_advantage_ci95: tuple[float, float] | None
     variance_reduced: VarianceReduced | None = None  # the corrected replacement advantage, if asked for
+    agent_stats: dict[str, Any] | None = None  # the candidate's own counts (an llm agent's fallbacks...), if it has
 
     @classmethod
     def of(
@@ -480,6 +490,7 @@ class TableReport:
         corrections: np.ndarray | None = None,
         variance: VarianceReduction | None = None,
         draws_corrected: int = 0,
+        agent_stats: dict[str, Any] | None = None,
     ) -> TableReport:
         """From outcomes ``(deals, rotation, seat, 6)`` with the candidate in seat ``rotation``, and the all-field
         table's ``(deals, seat, 6)``; with ``variance``, also from the draws' corrections ``(deals, table, seat)``
@@ -510,6 +521,7 @@ class TableReport:
             replacement_advantage=float(replacement.mean()),
             replacement_advantage_ci95=t_interval(replacement),
             variance_reduced=reduced,
+            agent_stats=agent_stats,
         )
 
 
@@ -573,6 +585,7 @@ def evaluate(
     variance_reduction: VarianceReduction | None = None,
     runner: JobRunner | None = None,
     bar: Any = None,
+    transcript: str | Path | None = None,
 ) -> EvalReport:
     """Duplicate evaluation of ``candidate`` against ``field`` at each table size (see the module docstring).
 
@@ -586,7 +599,10 @@ def evaluate(
     beside the plain one (``TableReport.variance_reduced``, ``train.eval.variance``: it costs rollouts at every
     draw); ``runner``, workers already running that take the chunks instead (``train.eval.jobs.JobRunner``: the
     batched trainer's rollout workers), in place of ``workers`` and ``backend``; ``bar``, a progress bar of the
-    caller's that the deals move (in place of ``progress``'s own)."""
+    caller's that the deals move (in place of ``progress``'s own); ``transcript``, a file where a candidate that
+    keeps a transcript (the llm agent) appends every decision, from every worker. A candidate that keeps counts
+    (``stats.as_dict()``: the llm agent's moves, fallbacks, retries and tokens) has them summed into each table's
+    ``agent_stats``."""
     check_backend(backend, address)
     if runner is not None and (backend != "local" or histories is not None):
         raise ValueError("runner: its own workers run the chunks; not with backend 'ray' or histories")
@@ -622,6 +638,7 @@ def evaluate(
                     chunk_deals,
                     history_folder,
                     variance_reduction,
+                    None if transcript is None else str(transcript),
                 )
 
     chunks = -(-deals // CHUNK_DEALS)
@@ -650,6 +667,7 @@ def evaluate(
                 corrections,
                 variance_reduction,
                 sum(r[3] for r in mine),
+                sum_counts([r[4] for r in mine]),
             )
         )
     field_label = (

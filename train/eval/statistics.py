@@ -1,4 +1,5 @@
-"""Student-t confidence intervals for per-deal results, with no dependency beyond the standard library and numpy.
+"""Student-t confidence intervals for per-deal results, with no dependency beyond the standard library and numpy;
+and the sums of the counts a candidate keeps of its own play (``agent_counts``, ``sum_counts``).
 
 The quantile comes from the regularized incomplete beta function (a continued fraction), so the intervals of
 ``bourre eval`` need no SciPy.
@@ -7,10 +8,12 @@ The quantile comes from the regularized incomplete beta function (a continued fr
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-__all__ = ["t_interval", "t_quantile"]
+__all__ = ["agent_counts", "sum_counts", "t_interval", "t_quantile"]
 
 
 def _betacf(a: float, b: float, x: float) -> float:
@@ -74,3 +77,27 @@ def t_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, float] |
     mean = float(values.mean())
     half = t_quantile(0.5 + level / 2.0, values.size - 1) * float(values.std(ddof=1)) / math.sqrt(values.size)
     return (mean - half, mean + half)
+
+
+def agent_counts(candidates: Sequence[Any]) -> dict[str, Any] | None:
+    """The counts of candidates that keep them (``stats.as_dict()``), numbers summed, the rest (a model's name, a
+    prompt's version) taken from the first; None where none keeps any."""
+    kept = [c.stats.as_dict() for c in candidates if callable(getattr(getattr(c, "stats", None), "as_dict", None))]
+    return sum_counts(kept)
+
+
+def sum_counts(parts: Sequence[dict[str, Any] | None]) -> dict[str, Any] | None:
+    kept = [p for p in parts if p]
+    if not kept:
+        return None
+    total = dict(kept[0])
+    for part in kept[1:]:
+        for key, value in part.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                total[key] = total.get(key, 0) + value
+            elif isinstance(value, dict):
+                merged = dict(total.get(key) or {})
+                for k, v in value.items():
+                    merged[k] = merged.get(k, 0) + v
+                total[key] = merged
+    return total
