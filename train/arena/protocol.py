@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from bourre_env import core, observation
+from bourre_env import core, observation, text
 from bourre_env.core.rules import Rules
 from bourre_env.history import strict_json
 from train.serve.tables import seat_view
@@ -193,6 +193,14 @@ def turn(
     chips in the match so far, in this rotation's seats."""
     view = seat_view(state, params, rules, seat)
     legal = view.pop("legal")
+    obs = np.empty(observation.OBS_SIZE, dtype=np.float32)
+    mask = np.empty(core.NUM_ACTIONS, dtype=np.int8)
+    observation.observe_with(state, params, seat, obs, mask, core.new_scratch())
+    seen: dict[str, np.ndarray] = {"observation": obs, "action_mask": mask}
+    # the view in words and each action's label (bourre_env.text, as the llm agent reads them): a bot that is a
+    # language model needs no rendering of its own, and answers with a label that parse_reply reads back
+    for entry, label in zip(legal, text.action_labels(*text.decision(seen)), strict=True):
+        entry["label"] = label
     message = {
         "type": "turn",
         "match": match,
@@ -202,11 +210,9 @@ def turn(
         "clock_ms": clock_ms,
         "view": {**view, "chips": list(chips)},
         "legal": legal,
+        "text": text.describe_view(seen),
     }
     if with_observation:
-        obs = np.empty(observation.OBS_SIZE, dtype=np.float32)
-        mask = np.empty(core.NUM_ACTIONS, dtype=np.int8)
-        observation.observe_with(state, params, seat, obs, mask, core.new_scratch())
         message["observation"] = [float(x) for x in obs]
     return message
 
