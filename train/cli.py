@@ -374,8 +374,8 @@ def _terminate_cleanly() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    _show_compile_progress()
     if sys.argv[1:] == argv:  # the command itself, not a caller in its own process (tests call main(argv))
+        _show_compile_progress()
         _terminate_cleanly()
     # train and bench hand their arguments on untouched: the training script and each benchmark parse their own
     if argv[:1] == ["train"]:

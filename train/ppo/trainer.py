@@ -642,7 +642,7 @@ def _summary_writer(folder: Path) -> Any:
 # ---------------------------------------------------------------------------- command line
 HELP_GUIDE = """\
 --trainer {batched,sb3,exit}: batched, this trainer (the default); sb3, MaskablePPO over the vector env; exit, expert
-iteration from a search. Each takes --help.
+iteration from a search. Each takes --help: bourre train --trainer sb3 --help.
 
 A short run: bourre train --total-timesteps 200000 --imitation-decisions 50000 --final-eval-deals 200 --run-dir
 runs/try. The flags most runs set: --seed, --run-dir, --resume, --overwrite, --total-timesteps, --players, --workers,
