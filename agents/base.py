@@ -63,6 +63,10 @@ def choose(agent: Any, observation: Observation, label: str, where: str) -> int:
         what = getattr(err, "what", None)
         raise AgentError(f"agent {label} {what} at {where}" if what else f"{err} at {where}") from None
     except SystemExit as err:  # a pool worker that let it through would die, and its job would never finish
+        if isinstance(err.code, int) and err.code > 128:
+            # a signal's unwinding (128 + its number: a terminate reaching a pool worker or a command), not the
+            # agent's: it must go on, or the worker would play on with the signal ignored and never stop
+            raise
         raise AgentError(f"agent {label} called sys.exit({err.code!r}) at {where}") from None
     except Exception as err:
         said = str(err).strip().splitlines()

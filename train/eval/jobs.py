@@ -33,15 +33,16 @@ __all__ = [
     "usable_workers",
 ]
 
-# Progress within a job: where a finished deal is reported (set in the process that runs the jobs), and the job
-# it belongs to. A job of 20 deals of a search agent takes minutes; the bar moves deal by deal, not chunk by chunk.
+# Progress within a job: where a finished deal is reported, and the job it belongs to. A job of 20 deals of a search
+# agent takes minutes: run here (one worker), the bar moves deal by deal. A pool's workers move it job by job, as
+# its result comes back (a queue of per-deal reports from the workers made Ctrl-C hang in CI: not worth the risk).
 _report: Callable[[int, int], None] | None = None
 _job_index = -1
 
 
 def deal_done(count: int = 1) -> None:
     """A job tells ``run_jobs``'s progress bar that ``count`` more of its deals are played (nothing if no bar
-    listens: a Ray task, a trainer's rollout worker, or a direct call)."""
+    listens: a pool's worker, a Ray task, a trainer's rollout worker, or a direct call)."""
     if _report is not None:
         _report(_job_index, count)
 
@@ -50,17 +51,6 @@ def _run_tracked(fn: Callable[[Any], Any], i: int, job: Any) -> Any:
     global _job_index
     _job_index = i
     return fn(job)
-
-
-def _report_to(progress: Any) -> Callable[[int, int], None]:
-    return lambda i, count: progress.put((i, count))
-
-
-def _start_worker(progress: Any) -> None:
-    """A pool worker's start-up: interrupts as ``ignore_interrupts`` says, deals reported to the parent's queue."""
-    global _report
-    ignore_interrupts()
-    _report = _report_to(progress)
 
 
 _Job = TypeVar("_Job")
@@ -206,9 +196,7 @@ def _run_in_pool(
     done: queue.Queue[tuple[int, Any, BaseException | None]] = queue.Queue()
     results: list[Any] = []
     sizes_of: list[int] = []
-    deals = context.SimpleQueue()  # (job, count) of the deals the workers report as they play them
-    tracker = _Progress(deals, bar)
-    pool = context.Pool(processes=workers, initializer=_start_worker, initargs=(deals,))
+    pool = context.Pool(processes=workers, initializer=ignore_interrupts)
     try:
         pending = 0
         for job, size in zip(jobs, sizes, strict=True):
@@ -216,17 +204,17 @@ def _run_in_pool(
             results.append(None)
             sizes_of.append(size)
             pool.apply_async(
-                _run_tracked,
-                (fn, i, job),
+                fn,
+                (job,),
                 callback=functools.partial(_finished, done, i),
                 error_callback=functools.partial(_failed, done, i),
             )
             pending += 1
             # Two jobs per worker in flight: enough to keep them busy, few enough to draw jobs as they are needed.
             while pending >= 2 * workers:
-                pending -= _collect(done, results, sizes_of, tracker)
+                pending -= _collect(done, results, sizes_of, bar)
         while pending:
-            pending -= _collect(done, results, sizes_of, tracker)
+            pending -= _collect(done, results, sizes_of, bar)
         pool.close()
     except BaseException:
         pool.terminate()  # at once: the jobs in flight are abandoned, queued ones never start
@@ -244,38 +232,13 @@ def _failed(done: queue.Queue[tuple[int, Any, BaseException | None]], i: int, er
     done.put((i, None, error))
 
 
-class _Progress:
-    """The bar of a pool: each deal a worker reports moves it at once; a finished job adds what it did not report."""
-
-    def __init__(self, deals: Any, bar: Any) -> None:
-        self.deals, self.bar = deals, bar
-        self.reported: dict[int, int] = {}
-
-    def drain(self) -> None:
-        while not self.deals.empty():
-            i, count = self.deals.get()
-            self.reported[i] = self.reported.get(i, 0) + count
-            self.bar.update(count)
-
-    def finished(self, i: int, size: int) -> None:
-        self.drain()
-        self.bar.update(size - self.reported.pop(i, 0))
-
-
 def _collect(
-    done: queue.Queue[tuple[int, Any, BaseException | None]], results: list[Any], sizes: list[int], progress: _Progress
+    done: queue.Queue[tuple[int, Any, BaseException | None]], results: list[Any], sizes: list[int], bar: Any
 ) -> int:
-    """Wait for one finished job, moving the bar as deals are reported, and store its result (or raise its error);
-    returns 1."""
-    while True:
-        progress.drain()
-        try:
-            i, result, error = done.get(timeout=0.2)
-            break
-        except queue.Empty:
-            continue
+    """Wait for one finished job, store its result (or raise its error); returns 1."""
+    i, result, error = done.get()
     if error is not None:
         raise error
     results[i] = result
-    progress.finished(i, sizes[i])
+    bar.update(sizes[i])
     return 1
