@@ -382,9 +382,17 @@ class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 - AECEnv is untyped (
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """PettingZoo's ``last``; ``ValueError`` once the episode is over (every agent is gone), where PettingZoo's
         own would raise a bare ``KeyError`` for the last agent's name."""
-        self._check_episode_running("last")
-        last: tuple[Any, float, bool, bool, dict[str, Any]] = super().last(observe)
-        return last
+        if self._closed or not self._started or not self.agents:
+            self._check_episode_running("last")
+        # AECEnv.last's tuple, built here: one call less per decision of the AEC loop
+        agent = self.agent_selection
+        return (
+            self.observe(agent) if observe else None,
+            self._cumulative_rewards[agent],
+            self.terminations[agent],
+            self.truncations[agent],
+            self.infos[agent],
+        )
 
     def _check_open(self, call: str) -> None:
         if self._closed:
@@ -398,13 +406,15 @@ class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 - AECEnv is untyped (
             raise ValueError(f"{call}: the episode is over (every agent is done); call reset() to start a new one")
 
     def step(self, action: int | None) -> None:
-        self._check_episode_running("step")
+        if self._closed or not self._started or not self.agents:
+            self._check_episode_running("step")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
         given = action
-        action = as_action_id(given)
+        if type(action) is not int:  # the common case needs no conversion
+            action = as_action_id(given)
         if action is None:
             raise ValueError(
                 f"{agent} must act: expected an action id (an integer), got {given!r:.80}; legal: {self._legal_text()}"

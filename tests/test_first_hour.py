@@ -30,7 +30,7 @@ def test_train_help_lists_the_trainers_and_a_short_run() -> None:
         timeout=120,
         env={"COLUMNS": "120", "PATH": ""},
     ).stdout
-    assert "--trainer {batched,sb3,exit}" in out
+    assert "--trainer {batched,sb3,exit,dmc}" in out
     assert "A short run: bourre train --total-timesteps" in out
     for flag in ("--seed", "--run-dir", "--total-timesteps", "--workers", "--hidden"):
         assert flag in out

@@ -5,10 +5,8 @@ and its counts, the transcript's lines, and the key, set in an environment varia
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +15,8 @@ import pytest
 
 pytest.importorskip("openai")
 
+from scripted_chat_server import ScriptedServer, Step  # noqa: E402
+
 import agents  # noqa: E402  (after the skip: the llm extra may be missing)
 import bourre_env  # noqa: E402
 from agents.llm import LLMAgent, load_prompt, make_llm, parse_spec  # noqa: E402
@@ -24,85 +24,6 @@ from bourre_env import text  # noqa: E402
 
 KEY = "sk-test-0123456789abcdefSECRET"
 KEY_ENV = "BOURRE_TEST_LLM_KEY"
-
-# A step of the script: ("answer", text), ("429", retry_after or None), ("500",), ("slow", seconds, text),
-# ("garbage",) (a body that is not JSON). Past the script's end the server answers "1".
-Step = tuple[Any, ...]
-
-
-class ScriptedServer:
-    """A chat-completions endpoint (``POST /v1/chat/completions``) that answers from a script, or from ``policy``
-    (the last user message -> the reply's text) once the script is spent; ``requests`` records what came in."""
-
-    def __init__(self, script: list[Step] | None = None, policy: Callable[[str], str] | None = None) -> None:
-        self.script = list(script or [])
-        self.policy = policy or (lambda _prompt: "1")
-        self.requests: list[dict[str, Any]] = []
-        self.lock = threading.Lock()
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:  # quiet: the test output stays readable
-                pass
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                with server.lock:
-                    server.requests.append(
-                        {"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body}
-                    )
-                    step = server.script.pop(0) if server.script else ("answer", None)
-                kind = step[0]
-                if kind == "429":
-                    headers = {"Retry-After": str(step[1])} if step[1] is not None else {}
-                    return self._send(429, {"error": {"message": "rate limited", "type": "rate_limit"}}, headers)
-                if kind == "500":
-                    return self._send(500, {"error": {"message": "boom", "type": "server_error"}})
-                if kind == "garbage":
-                    return self._raw(200, b"this is not json")
-                if kind == "slow":
-                    time.sleep(step[1])
-                content = step[-1]
-                if content is None:
-                    content = server.policy(body["messages"][-1]["content"])
-                self._send(
-                    200,
-                    {
-                        "id": "chatcmpl-test",
-                        "object": "chat.completion",
-                        "created": 0,
-                        "model": body["model"],
-                        "choices": [
-                            {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
-                        ],
-                        "usage": {"prompt_tokens": 100, "completion_tokens": 2, "total_tokens": 102},
-                    },
-                )
-
-            def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-                self._raw(status, json.dumps(payload).encode(), headers)
-
-            def _raw(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    for name, value in (headers or {}).items():
-                        self.send_header(name, value)
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):  # the client gave up (its time-out)
-                    pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 @pytest.fixture
@@ -325,3 +246,41 @@ def test_bourre_eval_of_an_llm_prints_its_counts_and_writes_its_transcript(
     transcript = (out / "llm_transcript.jsonl").read_text().splitlines()
     assert len(transcript) >= stats["decisions"] - stats["fallback_error"]
     _key_in_no_file(tmp_path)
+
+
+def test_the_evaluations_bar_shows_moves_per_second_tokens_and_fallbacks(
+    serve: Callable[..., ScriptedServer], key: str, tmp_path: Path
+) -> None:
+    """The bar of ``bourre eval --candidate llm:...`` notes the model's moves, their rate, its tokens and
+    fallbacks as the deals go (here on a bar of the test's own, which ``evaluate`` moves)."""
+    from tqdm import tqdm
+
+    from train.eval.duplicate import evaluate
+
+    replies = iter(range(10**6))
+    server = serve(policy=lambda prompt: "1" if next(replies) % 3 else "no idea")
+    spec = f"llm:model=scripted,base_url={server.url},key_env={KEY_ENV},timeout=2,retries=1,backoff=0.01"
+    notes: list[str] = []
+
+    class Bar(tqdm):  # type: ignore[type-arg]  # tqdm is generic in its stubs only
+        def set_postfix_str(self, s: str = "", refresh: bool = True) -> None:
+            notes.append(s)
+            super().set_postfix_str(s, refresh)
+
+    with Bar(total=2, disable=True) as bar:
+        report = evaluate(spec, "heuristic", players=3, deals=2, seed=0, workers=1, bar=bar)
+    stats = report.tables[0].agent_stats
+    assert stats is not None and len(notes) == 3  # one per deal, and the job's result
+    moves, tokens = stats["decisions"], stats["prompt_tokens"] + stats["completion_tokens"]
+    assert notes[-1].startswith(f"{moves:,} moves (") and "/s)" in notes[-1]
+    assert f"{tokens:,} tokens" in notes[-1]
+    assert ("fallbacks" in notes[-1]) == (stats["fallbacks"] > 0)
+
+
+def test_the_transcript_goes_where_the_spec_says_else_beside_the_output(tmp_path: Path) -> None:
+    from train.cli import _llm_transcript
+
+    named = tmp_path / "mine.jsonl"
+    assert _llm_transcript(f"llm:model=m,transcript={named}", tmp_path / "out") == named
+    assert _llm_transcript("llm:model=m", tmp_path / "out") == tmp_path / "out" / "llm_transcript.jsonl"
+    assert _llm_transcript("heuristic", tmp_path / "out") is None

@@ -10,10 +10,11 @@
 ``bourre ladder SPEC [--deals 40] [--workers 2]`` / ``bourre ladder --write-leaderboard``
     an agent against the fixed reference fields: its card, rating and rank (``train.eval.ladder``,
     ``docs/leaderboard.md``).
-``bourre train [--trainer batched|sb3|exit] [--seed 0] [--total-timesteps N] [--run-dir DIR] [--resume] ...``
+``bourre train [--trainer batched|sb3|exit|dmc] [--seed 0] [--total-timesteps N] [--run-dir DIR] [--resume] ...``
     self-play training: batched PPO (``train.ppo.trainer``, the default), MaskablePPO over the vector env
-    (``--trainer sb3``, ``train.sb3.trainer``) or expert iteration from a search (``--trainer exit``,
-    ``train.exit.trainer``); ``bourre train [--trainer sb3|exit] --help``
+    (``--trainer sb3``, ``train.sb3.trainer``), expert iteration from a search (``--trainer exit``,
+    ``train.exit.trainer``) or Deep Monte-Carlo (``--trainer dmc``, ``train.dmc.trainer``);
+    ``bourre train [--trainer sb3|exit|dmc] --help``
     lists every argument; ends by printing the new agent's evaluation against the random and heuristic fields.
 ``bourre exploit --agent heuristic --players 5 [--steps N]`` / ``bourre exploit --exact [CONFIG ...]``
     how exploitable an agent is: a trained best response at full size, or exact NashConv on small Bourré
@@ -248,8 +249,7 @@ def build_parser() -> argparse.ArgumentParser:
     # Listed for --help; main() hands their arguments to the training script and the benchmarks unparsed.
     commands.add_parser(
         "train",
-        help="self-play training: batched PPO, or MaskablePPO with --trainer sb3 "
-        "(bourre train --help for its arguments)",
+        help="self-play training: batched PPO, or --trainer sb3|exit|dmc (bourre train --help for its arguments)",
         add_help=False,
     )
     commands.add_parser(
@@ -297,9 +297,9 @@ BENCHMARKS = {
     "train": "train_speed.py",
     "device": "device_suite.py",
 }
-TRAINERS = ("batched", "sb3", "exit")
+TRAINERS = ("batched", "sb3", "exit", "dmc")
 """``bourre train --trainer``: the batched trainer (``train.ppo.trainer``, the default), MaskablePPO
-(``train.sb3.trainer``) or expert iteration (``train.exit.trainer``)."""
+(``train.sb3.trainer``), expert iteration (``train.exit.trainer``) or Deep Monte-Carlo (``train.dmc.trainer``)."""
 
 
 def _trainer(argv: list[str]) -> tuple[str | None, list[str]]:
@@ -328,7 +328,8 @@ def _trainer(argv: list[str]) -> tuple[str | None, list[str]]:
 
 def _resumed_trainer(argv: list[str]) -> str | None:
     """``sb3`` when ``argv`` resumes (``--resume``) a run folder (``--run-dir``) with ``checkpoint.zip`` and no
-    ``checkpoint.pt``; ``exit`` when the folder holds an expert-iteration run (its ``rounds/``)."""
+    ``checkpoint.pt``; ``exit`` when the folder holds an expert-iteration run (its ``rounds/``); ``dmc`` when its
+    ``args.json`` is a Deep Monte-Carlo run's (it has ``epsilon``)."""
     if "--resume" not in argv:
         return None
     for i, token in enumerate(argv):
@@ -342,7 +343,21 @@ def _resumed_trainer(argv: list[str]) -> str | None:
             return "sb3"
         if (folder / "rounds" / "round_000").is_dir():
             return "exit"
+        if _is_dmc_run(folder):
+            return "dmc"
     return None
+
+
+def _is_dmc_run(folder: Path) -> bool:
+    """Whether ``folder``'s ``args.json`` holds the arguments of a Deep Monte-Carlo run (only they have ``epsilon``);
+    an unreadable one is left to the trainer, which names what is wrong with it."""
+    from train.runs import read_json  # local: the command line imports no trainer before it is chosen
+
+    try:
+        saved = read_json(folder / "args.json", "a run's arguments")  # a FIFO there is never opened
+    except ValueError:
+        return False
+    return isinstance(saved, dict) and "epsilon" in saved
 
 
 def _show_compile_progress() -> None:
@@ -386,6 +401,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from train.sb3.trainer import main as train_main
         elif trainer == "exit":
             from train.exit.trainer import main as train_main
+        elif trainer == "dmc":
+            from train.dmc.trainer import main as train_main
         else:
             from train.ppo.trainer import main as train_main
         return train_main(rest)
@@ -410,6 +427,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 # ---------------------------------------------------------------------------- eval
+def _llm_transcript(candidate: str, out: Path) -> Path | None:
+    """Where a language model's every prompt and reply goes (docs/llm.md): the spec's ``transcript=PATH``, else
+    ``llm_transcript.jsonl`` beside the evaluation's output; None for any other candidate."""
+    name, _, variant = candidate.strip().partition(":")
+    if name != "llm":
+        return None
+    from agents.llm import parse_spec  # local: the llm extra is optional
+
+    named = parse_spec(variant).transcript
+    return Path(named) if named else out / "llm_transcript.jsonl"
+
+
 def _cmd_eval(args: argparse.Namespace) -> int:
     from rich.console import Console
 
@@ -474,7 +503,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
         field = args.field[0] if len(args.field) == 1 else args.field
         # a language model's every prompt and reply, beside the evaluation's output (docs/llm.md)
-        transcript = out / "llm_transcript.jsonl" if args.candidate.strip().startswith("llm:") else None
+        transcript = _llm_transcript(args.candidate, out)
         ereport = evaluate(
             args.candidate,
             field,

@@ -187,7 +187,8 @@ def _bits(x: np.ndarray, start: int, size: int) -> int:
     return m
 
 
-@njit(cache=True)
+# inlined: called with constants, it would be compiled once per pair of them (numba specialises on literals)
+@njit(cache=True, inline="always")
 def _first(obs: np.ndarray, start: int, size: int) -> int:
     """Index of the first nonzero entry of ``obs[start:start + size]``, or -1."""
     m = _bits(obs, start, size)

@@ -143,7 +143,8 @@ def _outlook(
     for q in range(1, n):
         if iw[I_DEC + q] == PLAYING:
             known_trumps += _expected_trumps(prm, u, iw[I_DISC + q], h, p_draw_trump)
-    pending_trumps = _expected_trumps(prm, u, -1, h, p_draw_trump)
+    # np.int64, not the literal: numba would compile a second copy specialised on the constant's value
+    pending_trumps = _expected_trumps(prm, u, np.int64(-1), h, p_draw_trump)
 
     for m in range(n + 1):
         fl[F_DIST + m] = 0.0
@@ -324,7 +325,8 @@ def _decide(obs: np.ndarray, mask: np.ndarray, prm: np.ndarray, iw: np.ndarray, 
         iw[I_OPTS] = side_aces
         iw[I_OPTS + 1] = side_kings
         iw[I_OPTS + 2] = 0
-        _outlook(prm, n, h, trump, dealer, face, hand_bits, n_trumps, 1, iw, fl)
+        one = np.int64(1)  # not the literal 1: numba would compile a second _outlook specialised on it
+        _outlook(prm, n, h, trump, dealer, face, hand_bits, n_trumps, one, iw, fl)
         pot1 = pot if pot > 1.0 else 1.0  # Python's max(pot, 1.0)
         return SECOND_STAY if fl[F_WIN] - fl[F_BOURRE] * cost > prm[K_MARGIN] + 1.0 / pot1 else PASS
 

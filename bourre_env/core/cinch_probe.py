@@ -68,17 +68,29 @@ from bourre_env.core.tricks import (
 
 
 @njit(cache=True)
-def _probe_setup(s: np.ndarray, n: int, me: int, w: np.ndarray) -> tuple[int, int]:
-    """``_probe``'s rows of ``w`` at the root: the trick, each other seat's card count, what it cannot hold (row 6,
-    with the current trick's), what is known of its hand, the next playing seat; returns (playing seats, the union
-    of what is known)."""
+def _probe(
+    s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, policy: int, w: np.ndarray, budget: np.ndarray
+) -> int:
+    """``_search_round(max_disc=0, policy)`` from the root, in place: 1 found, 0 exhausted, 2 cut, 3 out of budget.
+
+    Mirrors ``_search_round`` step for step (node tests, then the play ``_options`` would sort first,
+    then the consistency checks), spending ``budget`` as it does. What the search recomputes from the
+    trick at every node (its best cards, who is winning it) is kept up to date play by play instead.
+    ``w`` is scratch with at least 5 rows of MAX_PLAYERS, and row 6 holds what earlier plays proved
+    (``proven_absent``).
+
+    One function on purpose: split into helpers (even ones numba inlines) the loop ran 4-8% slower in
+    ``BatchGame.random_play`` (docs/benchmarks.md, "Regressions: asv").
+    """
+    n = _n(p)
     trick = w[0]
     count = w[1]
     forbid = w[2]
     known = w[3]
     nxt = w[4]  # the next playing seat after each playing seat
     absent = w[6]
-    row = S_TRICK_CARDS + s[S_TRICK_NO] * MAX_PLAYERS
+    t = s[S_TRICK_NO]
+    row = S_TRICK_CARDS + t * MAX_PLAYERS
     nactive = 0
     for q in range(MAX_PLAYERS):
         trick[q] = s[row + q] if q < n else -1
@@ -95,135 +107,6 @@ def _probe_setup(s: np.ndarray, n: int, me: int, w: np.ndarray) -> tuple[int, in
     if _face_held_by_other(s, me):
         known_all = face_bit(s)
         known[s[S_DEALER]] = known_all
-    return nactive, known_all
-
-
-# _trick_after, _probe_sure and _probe_other_play run at every node of _probe: inlined into its loop (numba IR),
-# since as calls they cost about 10% of batch random play (BatchGame.random_play, 5 players, measured)
-@njit(cache=True, inline="always")
-def _trick_after(
-    c: int, seat: int, leading: bool, led: int, winning: int, best_led: int, best_trump: int, trump: int
-) -> tuple[int, int, int, int]:
-    """(suit led, seat winning, best card of the suit led, best trump) of the trick so far after ``seat`` plays
-    ``c``, as ``_bests`` and ``trick_winner`` would find them."""
-    if leading:
-        led = c // 13
-        winning = seat
-    elif _beats(c, led, best_led, best_trump, trump):
-        winning = seat
-    if c // 13 == led and c > best_led:
-        best_led = c
-    if c // 13 == trump and c > best_trump:
-        best_trump = c
-    return led, winning, best_led, best_trump
-
-
-@njit(cache=True, inline="always")
-def _probe_sure(
-    trick: np.ndarray,
-    n: int,
-    me: int,
-    seat: int,
-    leader: int,
-    led: int,
-    trump: int,
-    hand: int,
-    unseen: int,
-    need: int,
-    in_trick: int,
-    leading: bool,
-) -> bool:
-    """The search's sound prune in ``_probe``: ``need`` more tricks are sure. ``sure_tricks`` counts at most our
-    trumps and our card in this trick, so it is skipped when those cannot reach ``need``."""
-    return bool(
-        (
-            popcount(hand & suit_mask(trump)) + in_trick >= need
-            and sure_tricks(hand, trick, leader, n, me, led, trump, unseen) >= need
-        )
-        or (leading and seat == me and popcount(hand) >= need and _all_sure_leads(hand, unseen, trump))
-    )
-
-
-@njit(cache=True, inline="always")
-def _probe_other_play(
-    w: np.ndarray,
-    seat: int,
-    pool: int,
-    gone: int,
-    hand: int,
-    in_trick: bool,
-    mine_winning: bool,
-    leading: bool,
-    led: int,
-    best_led: int,
-    best_trump: int,
-    trump: int,
-    must_trump: bool,
-    lead_honors: bool,
-    policy: int,
-    depth: int,
-) -> tuple[int, bool]:
-    """Another seat's play in ``_probe``, its rows of ``w`` updated: (the card, whether the seat had a second
-    option); card -1 where the round stops there (no option, or the play contradicts what is known)."""
-    count = w[1]
-    forbid = w[2]
-    known = w[3]
-    kn = known[seat]
-    free = count[seat] - popcount(kn)
-    allowed = pool & ~forbid[seat] if free > 0 else np.int64(0)
-    cand = kn | _run_representatives(allowed, pool | gone | kn, hand)
-    c = _first_option(
-        cand,
-        pool,
-        in_trick,
-        mine_winning,
-        leading,
-        led,
-        best_led,
-        best_trump,
-        trump,
-        must_trump,
-        lead_honors,
-        policy,
-        depth,
-    )
-    branches = popcount(cand) > 1
-    if c < 0:
-        return -1, branches
-    extra = forbidden_after(c, leading, led, best_led, best_trump, trump, must_trump, lead_honors)
-    if (kn & ~_bit(c)) & extra:
-        return -1, branches
-    free_after = count[seat] - popcount(kn) - (0 if (kn >> c) & 1 else 1)
-    new_pool = pool & ~_bit(c)
-    new_forbid = forbid[seat] | extra
-    if popcount(new_pool & ~new_forbid) < free_after:
-        return -1, branches
-    forbid[seat] = new_forbid
-    known[seat] = kn & ~_bit(c)
-    count[seat] -= 1
-    return c, branches
-
-
-@njit(cache=True)
-def _probe(
-    s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, policy: int, w: np.ndarray, budget: np.ndarray
-) -> int:
-    """``_search_round(max_disc=0, policy)`` from the root, in place: 1 found, 0 exhausted, 2 cut, 3 out of budget.
-
-    Mirrors ``_search_round`` step for step (node tests, then the play ``_options`` would sort first,
-    then the consistency checks), spending ``budget`` as it does. What the search recomputes from the
-    trick at every node (its best cards, who is winning it) is kept up to date play by play instead.
-    ``w`` is scratch with at least 5 rows of MAX_PLAYERS, and row 6 holds what earlier plays proved
-    (``proven_absent``).
-    """
-    n = _n(p)
-    trick = w[0]
-    count = w[1]
-    forbid = w[2]
-    known = w[3]
-    nxt = w[4]
-    t = s[S_TRICK_NO]
-    nactive, known_all = _probe_setup(s, n, me, w)
     gone = _gone_for(s, p, me)
     hand = s[S_HAND + me]
     mine = 0
@@ -262,8 +145,15 @@ def _probe(
         in_trick = 1 if trick[me] >= 0 else 0
         if mine + popcount(hand) + in_trick < need and _hands_completable(pool, count, forbid, known, n, me):
             return 1
+        # the search's sound prune; ``sure_tricks`` counts at most our trumps and our card in this trick,
+        # so it is skipped when those cannot reach ``need``
         leading = nplayed == 0
-        if _probe_sure(trick, n, me, seat, leader, led, trump, hand, pool | known_all, need - mine, in_trick, leading):
+        if (
+            mine + popcount(hand & suit_mask(trump)) + in_trick >= need
+            and mine + sure_tricks(hand, trick, leader, n, me, led, trump, pool | known_all) >= need
+        ) or (
+            leading and seat == me and mine + popcount(hand) >= need and _all_sure_leads(hand, pool | known_all, trump)
+        ):
             return 2 if cut else 0
         if seat == me:
             options = ordinary_plays(hand, leading, led, best_led, best_trump, trump, must_trump, lead_honors)
@@ -271,13 +161,14 @@ def _probe(
             c = _strongest(options, trump)
             hand &= ~_bit(c)
         else:
+            kn = known[seat]
+            free = count[seat] - popcount(kn)
+            allowed = pool & ~forbid[seat] if free > 0 else np.int64(0)
+            cand = kn | _run_representatives(allowed, pool | gone | kn, hand)
             mine_winning = in_trick == 1 and not leading and winning == me
-            c, branches = _probe_other_play(
-                w,
-                seat,
+            c = _first_option(
+                cand,
                 pool,
-                gone,
-                hand,
                 in_trick == 1,
                 mine_winning,
                 leading,
@@ -290,12 +181,32 @@ def _probe(
                 policy,
                 depth,
             )
-            cut = cut or branches
+            cut = cut or popcount(cand) > 1
             if c < 0:
                 return 2 if cut else 0
-            pool &= ~_bit(c)
+            extra = forbidden_after(c, leading, led, best_led, best_trump, trump, must_trump, lead_honors)
+            if (kn & ~_bit(c)) & extra:
+                return 2 if cut else 0
+            free_after = count[seat] - popcount(kn) - (0 if (kn >> c) & 1 else 1)
+            new_pool = pool & ~_bit(c)
+            new_forbid = forbid[seat] | extra
+            if popcount(new_pool & ~new_forbid) < free_after:
+                return 2 if cut else 0
+            pool = new_pool
+            forbid[seat] = new_forbid
+            known[seat] = kn & ~_bit(c)
             known_all &= ~_bit(c)
-        led, winning, best_led, best_trump = _trick_after(c, seat, leading, led, winning, best_led, best_trump, trump)
+            count[seat] -= 1
+        # the trick so far, as ``_bests`` and ``trick_winner`` would find it
+        if leading:
+            led = c // 13
+            winning = seat
+        elif _beats(c, led, best_led, best_trump, trump):
+            winning = seat
+        if c // 13 == led and c > best_led:
+            best_led = c
+        if c // 13 == trump and c > best_trump:
+            best_trump = c
         trick[seat] = c
         nplayed += 1
         seat = nxt[seat]

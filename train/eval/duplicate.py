@@ -416,7 +416,7 @@ def _run_eval_job(job: _EvalJob) -> _EvalResult:
         _save_history(env, job, k, "field", names)
         if corrector is not None and corrections is not None and draws is not None:
             corrections[k] = corrector.corrections(draws, [*range(n), -1])
-        deal_done()
+        deal_done(1, agent_counts([tables[r][r] for r in range(n)]))
     candidates = [tables[r][r] for r in range(n)]
     return out, baseline, corrections, 0 if corrector is None else corrector.corrected, agent_counts(candidates)
 
@@ -655,6 +655,7 @@ def evaluate(
         connect_timeout=connect_timeout,
         runner=runner,
         bar=bar,
+        counts_of=lambda result: result[4],
     )
     tables = []
     for i in range(len(sizes)):

@@ -16,7 +16,8 @@ import os
 import queue
 import signal
 import sys
-from collections.abc import Callable, Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import FrameType
 from typing import Any, Protocol, TypeVar
 
@@ -26,6 +27,7 @@ __all__ = [
     "BACKENDS",
     "JobRunner",
     "check_backend",
+    "counts_postfix",
     "deal_done",
     "ignore_interrupts",
     "run_jobs",
@@ -36,15 +38,36 @@ __all__ = [
 # Progress within a job: where a finished deal is reported, and the job it belongs to. A job of 20 deals of a search
 # agent takes minutes: run here (one worker), the bar moves deal by deal. A pool's workers move it job by job, as
 # its result comes back (a queue of per-deal reports from the workers made Ctrl-C hang in CI: not worth the risk).
-_report: Callable[[int, int], None] | None = None
+_report: Callable[[int, int, Mapping[str, Any] | None], None] | None = None
 _job_index = -1
 
 
-def deal_done(count: int = 1) -> None:
+def deal_done(count: int = 1, counts: Mapping[str, Any] | None = None) -> None:
     """A job tells ``run_jobs``'s progress bar that ``count`` more of its deals are played (nothing if no bar
-    listens: a pool's worker, a Ray task, a trainer's rollout worker, or a direct call)."""
+    listens: a pool's worker, a Ray task, a trainer's rollout worker, or a direct call), and its candidate's counts
+    so far, where it keeps any (``counts_postfix``)."""
     if _report is not None:
-        _report(_job_index, count)
+        _report(_job_index, count, counts)
+
+
+def counts_postfix(parts: Iterable[Mapping[str, Any] | None], seconds: float) -> str:
+    """The bar's note on what the jobs' candidates counted (an agent's ``stats.as_dict()``: the llm agent's), summed
+    over ``parts``: its moves and their rate over ``seconds``, tokens and fallbacks; empty where nothing moved."""
+    kept = [part for part in parts if part]
+
+    def total(key: str) -> int:
+        return sum(int(part.get(key) or 0) for part in kept)
+
+    moves = total("decisions")
+    if not moves:
+        return ""
+    words = [f"{moves:,} moves ({moves / max(seconds, 1e-9):,.1f}/s)"]
+    tokens = total("prompt_tokens") + total("completion_tokens")
+    if tokens:
+        words.append(f"{tokens:,} tokens")
+    if fallbacks := total("fallbacks"):
+        words.append(f"{fallbacks:,} fallbacks")
+    return ", ".join(words)
 
 
 def _run_tracked(fn: Callable[[Any], Any], i: int, job: Any) -> Any:
@@ -113,6 +136,7 @@ def run_jobs(
     connect_timeout: float = 60.0,
     runner: JobRunner | None = None,
     bar: Any = None,
+    counts_of: Callable[[_Result], Mapping[str, Any] | None] | None = None,
 ) -> list[_Result]:
     """``[fn(job) for job in jobs]``, in ``workers`` processes, with a progress bar counting ``sizes`` (one per
     job; ``total`` is their sum, needed when ``sizes`` is not a sequence); with ``backend="ray"``, as Ray tasks
@@ -123,7 +147,9 @@ def run_jobs(
     are never all in memory. On Ctrl-C (``KeyboardInterrupt``) the workers are stopped at once, before the
     interrupt goes on. With a ``runner`` (``JobRunner``) the jobs go to its workers instead, and ``workers``,
     ``backend`` and ``address`` are not used. ``bar``: a tqdm bar of the caller's to move, by deals, instead of a
-    bar of its own (``progress`` and ``desc`` are then not used): the ladder's, over all its evaluations."""
+    bar of its own (``progress`` and ``desc`` are then not used): the ladder's, over all its evaluations.
+    ``counts_of``: a finished job's candidate counts, in its result (``counts_postfix`` shows them on the bar, with
+    the counts a job here reports deal by deal)."""
     check_backend(backend, address)
     if runner is not None:
         job_list, size_list = list(jobs), list(sizes)
@@ -145,20 +171,47 @@ def run_jobs(
         workers = usable_workers(workers, len(sizes))
     else:
         workers = usable_workers(workers)
+    desc = desc if len(desc) <= 48 else desc[:47] + "…"  # a long spec (a file's path, an llm's) would fill the bar
     own = tqdm(total=total, disable=not progress, unit="deal", desc=desc, dynamic_ncols=True) if bar is None else None
     with contextlib.nullcontext(bar) if own is None else own as moved:
+        counted = _CountsNote(moved, counts_of)
         if workers <= 1 or (isinstance(jobs, Sequence) and len(jobs) <= 1):
-            return _run_here(fn, jobs, sizes, moved)
-        return _run_in_pool(fn, jobs, sizes, workers, moved)
+            return _run_here(fn, jobs, sizes, moved, counted)
+        return _run_in_pool(fn, jobs, sizes, workers, moved, counted)
 
 
-def _run_here(fn: Callable[[_Job], _Result], jobs: Iterable[_Job], sizes: Iterable[int], bar: Any) -> list[_Result]:
+class _CountsNote:
+    """The bar's note of the candidates' counts (``counts_postfix``): each job's latest, over the time since the
+    start."""
+
+    def __init__(self, bar: Any, counts_of: Callable[[Any], Mapping[str, Any] | None] | None) -> None:
+        self.bar = bar
+        self.counts_of = counts_of
+        self.started = time.perf_counter()
+        self.by_job: dict[int, Mapping[str, Any]] = {}
+
+    def job_counts(self, i: int, counts: Mapping[str, Any] | None) -> None:
+        if counts:
+            self.by_job[i] = counts
+            note = counts_postfix(self.by_job.values(), time.perf_counter() - self.started)
+            if note and hasattr(self.bar, "set_postfix_str"):
+                self.bar.set_postfix_str(note, refresh=False)
+
+    def job_result(self, i: int, result: Any) -> None:
+        if self.counts_of is not None:
+            self.job_counts(i, self.counts_of(result))
+
+
+def _run_here(
+    fn: Callable[[_Job], _Result], jobs: Iterable[_Job], sizes: Iterable[int], bar: Any, counted: _CountsNote
+) -> list[_Result]:
     """The jobs one after another in this process, the bar moved by each deal a job reports (``deal_done``)."""
     global _report
     reported = [0]
 
-    def report(i: int, count: int) -> None:
+    def report(i: int, count: int, counts: Mapping[str, Any] | None) -> None:
         reported[0] += count
+        counted.job_counts(i, counts)
         bar.update(count)
 
     results: list[_Result] = []
@@ -167,6 +220,7 @@ def _run_here(fn: Callable[[_Job], _Result], jobs: Iterable[_Job], sizes: Iterab
         for i, (job, size) in enumerate(zip(jobs, sizes, strict=True)):
             reported[0] = 0
             results.append(_run_tracked(fn, i, job))
+            counted.job_result(i, results[-1])
             bar.update(size - reported[0])  # what the job did not report itself
     finally:
         _report = before
@@ -188,7 +242,12 @@ def ignore_interrupts() -> None:
 
 
 def _run_in_pool(
-    fn: Callable[[_Job], _Result], jobs: Iterable[_Job], sizes: Iterable[int], workers: int, bar: Any
+    fn: Callable[[_Job], _Result],
+    jobs: Iterable[_Job],
+    sizes: Iterable[int],
+    workers: int,
+    bar: Any,
+    counted: _CountsNote,
 ) -> list[_Result]:
     # spawn, not fork: the parent may hold threads (tqdm's monitor, BLAS), and forking a threaded process can
     # deadlock; a spawned worker reloads the cached compiled core in about a second.
@@ -212,9 +271,9 @@ def _run_in_pool(
             pending += 1
             # Two jobs per worker in flight: enough to keep them busy, few enough to draw jobs as they are needed.
             while pending >= 2 * workers:
-                pending -= _collect(done, results, sizes_of, bar)
+                pending -= _collect(done, results, sizes_of, bar, counted)
         while pending:
-            pending -= _collect(done, results, sizes_of, bar)
+            pending -= _collect(done, results, sizes_of, bar, counted)
         pool.close()
     except BaseException:
         pool.terminate()  # at once: the jobs in flight are abandoned, queued ones never start
@@ -233,12 +292,17 @@ def _failed(done: queue.Queue[tuple[int, Any, BaseException | None]], i: int, er
 
 
 def _collect(
-    done: queue.Queue[tuple[int, Any, BaseException | None]], results: list[Any], sizes: list[int], bar: Any
+    done: queue.Queue[tuple[int, Any, BaseException | None]],
+    results: list[Any],
+    sizes: list[int],
+    bar: Any,
+    counted: _CountsNote,
 ) -> int:
     """Wait for one finished job, store its result (or raise its error); returns 1."""
     i, result, error = done.get()
     if error is not None:
         raise error
     results[i] = result
+    counted.job_result(i, result)
     bar.update(sizes[i])
     return 1

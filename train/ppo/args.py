@@ -26,7 +26,7 @@ from train.ppo.rollout import (
 from train.ppo.workers import auto_workers
 from train.run_dir import args_from_json, args_to_json
 
-__all__ = ["Args"]
+__all__ = ["HELP_GROUPS", "Args"]
 
 
 @dataclasses.dataclass
@@ -278,3 +278,61 @@ class Args:
         is unknown, of the wrong type or invalid."""
         args: Args = args_from_json(cls, data, source)
         return args
+
+
+# ``bourre train --help``'s boxes of Args's fields, in order (train.grouped_cli); tests/test_cli_help.py holds
+# every field to one
+HELP_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (
+        "run",
+        (
+            "seed",
+            "run_dir",
+            "resume",
+            "overwrite",
+            "total_timesteps",
+            "players",
+            "imitation_decisions",
+            "final_eval_deals",
+            "progress",
+        ),
+    ),
+    ("machine", ("tables", "workers", "device", "torch_threads", "backend", "address")),
+    ("network", ("hidden", "privileged_critic", "init_policy")),
+    (
+        "imitation",
+        ("imitation_players", "imitation_epochs", "imitation_learning_rate", "imitation_batch_size"),
+    ),
+    (
+        "ppo",
+        (
+            "learning_rate",
+            "anneal_lr",
+            "rollout_decisions",
+            "minibatch_size",
+            "update_epochs",
+            "gamma",
+            "gae_lambda",
+            "clip_coef",
+            "ent_coef",
+            "vf_coef",
+            "max_grad_norm",
+            "target_kl",
+            "norm_adv",
+            "reward_scale",
+        ),
+    ),
+    (
+        "opponents",
+        (
+            "pool_learner",
+            "pool_heuristic",
+            "pool_random",
+            "pool_snapshot",
+            "snapshot_every",
+            "max_snapshots",
+            "opponent_policy",
+        ),
+    ),
+    ("evaluation", ("eval_every", "eval_deals", "eval_players", "eval_workers", "checkpoint_every")),
+)

@@ -97,7 +97,6 @@ from typing import Any
 
 import numpy as np
 import torch
-import tyro
 from tqdm.auto import tqdm
 
 from agents.ppo import load_policy, save_policy
@@ -106,7 +105,8 @@ from bourre_env.compile_notice import compile_seconds
 from train import runs
 from train.eval.duplicate import EvalReport
 from train.eval.ray_backend import check_cluster
-from train.ppo.args import Args
+from train.grouped_cli import grouped_cli
+from train.ppo.args import HELP_GROUPS, Args
 from train.ppo.checkpoint import check_finite, load_checkpoint, save_checkpoint
 from train.ppo.policy_net import PolicyNet, masked_logits
 from train.ppo.rollout import (
@@ -641,20 +641,22 @@ def _summary_writer(folder: Path) -> Any:
 
 # ---------------------------------------------------------------------------- command line
 HELP_GUIDE = """\
---trainer {batched,sb3,exit}: batched, this trainer (the default); sb3, MaskablePPO over the vector env; exit, expert
-iteration from a search. Each takes --help: bourre train --trainer sb3 --help.
+--trainer {batched,sb3,exit,dmc}: batched, this trainer (the default); sb3, MaskablePPO over the vector env; exit,
+expert iteration from a search; dmc, Deep Monte-Carlo (DouZero). Each takes --help: bourre train --trainer sb3 --help.
 
 A short run: bourre train --total-timesteps 200000 --imitation-decisions 50000 --final-eval-deals 200 --run-dir
-runs/try. The flags most runs set: --seed, --run-dir, --resume, --overwrite, --total-timesteps, --players, --workers,
---device, --hidden. Every flag follows, with its default."""
+runs/try. The flags a short run sets come first ("run options"); every flag follows in its group, with its
+default."""
 
 
 def parse_args(argv: list[str] | None = None) -> tuple[Args, set[str]]:
-    """``Args`` from the command line (tyro; ``--help`` lists every field with its docstring) and the names of
-    the fields the command line sets (for ``--resume``, which keeps the saved value of every other field)."""
+    """``Args`` from the command line (tyro; ``--help`` lists every field with its docstring, in
+    ``HELP_GROUPS``) and the names of the fields the command line sets (for ``--resume``, which keeps the saved
+    value of every other field)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     description = (__doc__ or "").split("\n\n")[0] + "\n\n" + HELP_GUIDE
-    return (tyro.cli(Args, args=argv, prog="bourre train", description=description), runs.fields_given(Args, argv))
+    args = grouped_cli(Args, HELP_GROUPS, args=argv, prog="bourre train", description=description)
+    return args, runs.fields_given(Args, argv)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,121 @@
+"""A chat-completions server (``POST /v1/chat/completions``) that answers from a script: the test server of
+``tests/test_llm_agent.py``, and a demo one can run for ``bourre eval --candidate llm:...`` (docs/llm.md)::
+
+    python tests/scripted_chat_server.py --port 8765     # then base_url=http://127.0.0.1:8765/v1
+
+Run as a command, its "model" answers ``1`` to every prompt but one in five, which it answers with prose, after a
+429 and a 500 on its first two requests; it takes any key.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import threading
+import time
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+# A step of the script: ("answer", text), ("429", retry_after or None), ("500",), ("slow", seconds, text),
+# ("garbage",) (a body that is not JSON). Past the script's end the server answers "1".
+Step = tuple[Any, ...]
+
+
+class ScriptedServer:
+    """A chat-completions endpoint (``POST /v1/chat/completions``) that answers from a script, or from ``policy``
+    (the last user message -> the reply's text) once the script is spent; ``requests`` records what came in."""
+
+    def __init__(
+        self, script: list[Step] | None = None, policy: Callable[[str], str] | None = None, port: int = 0
+    ) -> None:
+        self.script = list(script or [])
+        self.policy = policy or (lambda _prompt: "1")
+        self.requests: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # quiet: the test output stays readable
+                pass
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with server.lock:
+                    server.requests.append(
+                        {"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body}
+                    )
+                    step = server.script.pop(0) if server.script else ("answer", None)
+                kind = step[0]
+                if kind == "429":
+                    headers = {"Retry-After": str(step[1])} if step[1] is not None else {}
+                    return self._send(429, {"error": {"message": "rate limited", "type": "rate_limit"}}, headers)
+                if kind == "500":
+                    return self._send(500, {"error": {"message": "boom", "type": "server_error"}})
+                if kind == "garbage":
+                    return self._raw(200, b"this is not json")
+                if kind == "slow":
+                    time.sleep(step[1])
+                content = step[-1]
+                if content is None:
+                    content = server.policy(body["messages"][-1]["content"])
+                self._send(
+                    200,
+                    {
+                        "id": "chatcmpl-test",
+                        "object": "chat.completion",
+                        "created": 0,
+                        "model": body["model"],
+                        "choices": [
+                            {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+                        ],
+                        "usage": {"prompt_tokens": 100, "completion_tokens": 2, "total_tokens": 102},
+                    },
+                )
+
+            def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+                self._raw(status, json.dumps(payload).encode(), headers)
+
+            def _raw(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    for name, value in (headers or {}).items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up (its time-out)
+                    pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (default: 8765)")
+    args = parser.parse_args()
+    replies = itertools.count()
+    server = ScriptedServer(
+        [("429", 1), ("500",)],
+        policy=lambda _prompt: "I would rather not say." if next(replies) % 5 == 4 else "1",
+        port=args.port,
+    )
+    print(f"serving chat completions at {server.url} (Ctrl-C stops)", flush=True)
+    try:
+        server.thread.join()
+    except KeyboardInterrupt:
+        server.close()
+
+
+if __name__ == "__main__":
+    main()
