@@ -313,7 +313,7 @@ def _decide(obs: np.ndarray, mask: np.ndarray, prm: np.ndarray, iw: np.ndarray, 
 
     if popcount(_bits(mask, 0, _HALF)) + popcount(_bits(mask, _HALF, NUM_ACTIONS - _HALF)) == 1:
         return _first_legal(mask)
-    n_trumps = 0
+    n_trumps = np.int64(0)  # not the literal: numba typed a copy of _outlook on n_trumps == 0 (docs/architecture.md)
     for i in range(nh - 1, -1, -1):
         if iw[I_HAND + i] // NUM_RANKS == trump:
             iw[I_TRUMPS + n_trumps] = iw[I_HAND + i] % NUM_RANKS
