@@ -5,17 +5,20 @@ What is measured
 The server runs in this process (``train.arena.server.serve_in_thread``: uvicorn on 127.0.0.1, an ephemeral port,
 a temporary data folder); every seat of every match is a remote bot (no built-in agent sits at a table), a
 ``train.arena.client.Bot`` that answers each turn with its first legal action. The bots run in ``--bot-processes``
-processes of their own (threads inside each, one per bot), so that the server's figures are not the client's GIL
-and the server process's CPU time is the server's alone. The matches are asked for as ``POST /api/matches`` asks
-(``Arena.play``, each in a thread), 1 then 16 at once by default, ``--deals`` deals each at ``--players`` seats.
+processes of their own (all the bots of a process on one event loop, ``train.arena.client.play_async``), so that the
+server's figures are not the client's GIL and the server process's CPU time is the server's alone. The matches are
+asked for over HTTP, ``POST /api/matches`` with an operator token, 1 then 16 at once by default, ``--deals`` deals
+each at ``--players`` seats.
 
 * remote decisions/s: the turns the bots answered, over the wall time of the matches running at once;
-* round trip per move, p50 and p99: from the table thread asking for the turn (before the message is encoded and
-  queued for the socket) to the event loop receiving the bot's action for it (``Connection.expect`` to
-  ``Connection.answer``, timed in the server by wrapping them): the network, the bot and the server's own queueing,
-  not the table thread's wake-up after it;
+* round trip per move, p50 and p99: from the table asking for the turn (before the message is encoded and queued
+  for the socket) to the event loop receiving the bot's action for it (``Connection.expect`` to
+  ``Connection.answer``, timed in the server by wrapping them): the network, the bot and the server's own queueing;
 * server CPU per decision: ``resource.getrusage`` of this process (user + system) over the run, divided by the
-  decisions; the bots' CPU is reported beside it (``RUSAGE_CHILDREN`` of their processes, after they exit).
+  decisions;
+* bot CPU per decision: the bot processes' own CPU time (user + system) over the run, divided by the decisions
+  (each process keeps its figure in shared memory, refreshed every 20 ms; read after the run, once they are idle);
+  server and bots together is what the 2-core budget pays: 2 cores / 2,000 decisions/s = 1,000 us a decision.
 
 Before the timed runs an untimed match warms up the compiled game code and the connections. The machine is shared
 by server and bots: on two cores the figures are those of the pair.
@@ -46,6 +49,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -59,22 +63,27 @@ TARGET_P99_MS = 50.0
 """Round trip per move, 99th percentile, the issue asks for."""
 
 
-def bot_worker(url: str, bots: Sequence[tuple[str, str]]) -> None:
-    """A bot process: one thread per bot, each answering the first legal action until the process is ended."""
-    from train.arena.client import Bot, play
+def bot_worker(url: str, bots: Sequence[tuple[str, str]], cpu: Any, slot: int) -> None:
+    """A bot process: every bot on one event loop, each answering the first legal action until the process ends;
+    ``cpu[slot]``: the process's CPU seconds, kept current."""
+    import asyncio
+
+    from train.arena.client import Bot, play_async
 
     class FirstLegal(Bot):
         def act(self, turn: dict[str, Any]) -> int:
             return int(turn["legal"][0]["action"])
 
-    threads = [
-        threading.Thread(target=play, args=(FirstLegal(), url, name, token), kwargs={"reconnect": False}, daemon=True)
-        for name, token in bots
-    ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    async def keep_cpu() -> None:
+        while True:
+            cpu[slot] = cpu_seconds(resource.RUSAGE_SELF)
+            await asyncio.sleep(0.02)
+
+    async def all_bots() -> None:
+        plays = [play_async(FirstLegal(), url, name, token, reconnect=False) for name, token in bots]
+        await asyncio.gather(keep_cpu(), *plays)
+
+    asyncio.run(all_bots())
 
 
 class RoundTrips:
@@ -120,26 +129,45 @@ def cpu_seconds(who: int) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run_tables(arena: Any, bots: list[str], tables: int, args: argparse.Namespace, trips: RoundTrips) -> dict[str, Any]:
-    """``tables`` matches at once, every seat a remote bot; their figures."""
-    from train.arena.match import MatchSpec
+def ask(port: int, operator: str, body: dict[str, Any]) -> dict[str, Any]:
+    """``POST /api/matches``: the match's answer (its report and text)."""
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/api/matches",
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json", "Authorization": f"Bearer {operator}"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=600) as answer:
+        result: dict[str, Any] = json.loads(answer.read())
+    return result
 
-    specs = [
-        MatchSpec.from_request(
-            {
-                "seats": [f"bot:{name}" for name in bots[t * args.players : (t + 1) * args.players]],
-                "deals": args.deals,
-                "seed": args.seed + t,
-                "clock": args.clock,
-            }
-        )
+
+def bots_cpu_seconds(cpu: Any) -> float:
+    """The bot processes' CPU seconds so far, once they are idle (their figures are refreshed every 20 ms)."""
+    time.sleep(0.1)
+    return float(sum(cpu))
+
+
+def run_tables(
+    port: int, operator: str, bots: list[str], tables: int, args: argparse.Namespace, trips: RoundTrips, shared: Any
+) -> dict[str, Any]:
+    """``tables`` matches at once, every seat a remote bot; their figures (``shared``: the bots' CPU seconds)."""
+    bodies = [
+        {
+            "seats": [f"bot:{name}" for name in bots[t * args.players : (t + 1) * args.players]],
+            "deals": args.deals,
+            "seed": args.seed + t,
+            "clock": args.clock,
+        }
         for t in range(tables)
     ]
     trips.take()
+    bots0 = bots_cpu_seconds(shared)
     cpu0, wall0 = cpu_seconds(resource.RUSAGE_SELF), time.perf_counter()
     with ThreadPoolExecutor(tables) as pool:
-        reports = [answer["report"] for answer in pool.map(arena.play, specs)]
+        reports = [answer["report"] for answer in pool.map(lambda body: ask(port, operator, body), bodies)]
     wall, cpu = time.perf_counter() - wall0, cpu_seconds(resource.RUSAGE_SELF) - cpu0
+    bots_cpu = bots_cpu_seconds(shared) - bots0
     rtt = np.array(trips.take()) * 1000
     counts = [r["counts"] for report in reports for r in report["results"] if r["counts"] is not None]
     decisions = sum(c["decisions"] for c in counts)
@@ -161,6 +189,8 @@ def run_tables(arena: Any, bots: list[str], tables: int, args: argparse.Namespac
         "round_trip_ms_max": float(rtt.max()) if rtt.size else None,
         "server_cpu_seconds": cpu,
         "server_cpu_us_per_decision": 1e6 * cpu / decisions if decisions else None,
+        "bots_cpu_seconds": bots_cpu,
+        "bots_cpu_us_per_decision": 1e6 * bots_cpu / decisions if decisions else None,
     }
 
 
@@ -240,14 +270,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="arena-speed-") as data:
         store = Store(data)
+        operator = store.add_operator("benchmark")
         arena = Arena(store)
         server, port = serve_in_thread(arena)
         url = f"ws://127.0.0.1:{port}/bot"
         bots = [(f"b{i}", store.add_bot(f"b{i}")) for i in range(max(args.tables) * args.players)]
         names = [name for name, _ in bots]
         context = multiprocessing.get_context("spawn")  # the server's threads are running: no fork
+        cpu = context.Array("d", args.bot_processes, lock=False)
         workers = [
-            context.Process(target=bot_worker, args=(url, bots[p :: args.bot_processes]), daemon=True)
+            context.Process(target=bot_worker, args=(url, bots[p :: args.bot_processes], cpu, p), daemon=True)
             for p in range(args.bot_processes)
         ]
         for worker in workers:
@@ -258,11 +290,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if time.monotonic() > deadline or not all(w.is_alive() for w in workers):
                     raise RuntimeError(f"{len(arena.registry.connected())} of {len(bots)} bots connected")
                 time.sleep(0.05)
-            warm = argparse.Namespace(**{**vars(args), "deals": 1})
-            run_tables(arena, names, 1, warm, trips)  # untimed: compiled code, caches, the first sends
+            # deals of their own: the timed runs find none of their hands in the server's caches
+            warm = argparse.Namespace(**{**vars(args), "deals": 1, "seed": args.seed + 10_000})
+            run_tables(port, operator, names, 1, warm, trips, cpu)  # untimed: compiled code, caches, the first sends
             for tables in args.tables:
                 print(f"[{tables} table(s)] ...", file=sys.stderr, flush=True)
-                results.append(run_tables(arena, names, tables, args, trips))
+                results.append(run_tables(port, operator, names, tables, args, trips, cpu))
         finally:
             for worker in workers:
                 worker.terminate()
@@ -273,7 +306,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     bots_cpu = cpu_seconds(resource.RUSAGE_CHILDREN)
     print(
         f"{'tables':>6} {'decisions':>9} {'fallbacks':>9} {'seconds':>7} {'decisions/s':>11} "
-        f"{'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} {'server CPU us/decision':>22}"
+        f"{'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} {'CPU us/decision: server':>23} {'bots':>6}"
     )
     for r in results:
         p50, p99, top = (
@@ -283,10 +316,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(
             f"{r['tables']:>6} {r['decisions']:>9} {r['fallbacks']:>9} {r['seconds']:>7.2f} "
             f"{r['decisions_per_second']:>11,.0f} {p50:>7.2f} {p99:>7.2f} {top:>7.2f} "
-            f"{r['server_cpu_us_per_decision'] or float('nan'):>22,.0f}"
+            f"{r['server_cpu_us_per_decision'] or float('nan'):>23,.0f} "
+            f"{r['bots_cpu_us_per_decision'] or float('nan'):>6,.0f}"
         )
     print(
-        f"bot processes: {bots_cpu:.1f} CPU s in all (every run, the warm-up included); target at 16 tables: "
+        f"bot processes: {bots_cpu:.1f} CPU s in all (start-up and warm-up included); target at 16 tables: "
         f">= {TARGET_RATE:,.0f} decisions/s with p99 < {TARGET_P99_MS:g} ms"
     )
     if args.json:

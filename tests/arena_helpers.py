@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import socket
+import subprocess
+import sys
 import threading
 import time
 import urllib.error
@@ -31,6 +34,7 @@ WAIT = 120.0  # bound of every wait: a shared machine may be slow, a hang must s
 class Server:
     def __init__(self, folder: Path) -> None:
         self.store = Store(folder)
+        self.operator = self.store.add_operator("tests")
         self.arena = Arena(self.store)
         self.uvicorn, self.port = serve_in_thread(self.arena)
         self.url = f"ws://127.0.0.1:{self.port}/bot"
@@ -48,10 +52,12 @@ class Server:
             time.sleep(0.02)
 
     def match(self, body: dict[str, Any], headers: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
+        """POST /api/matches with the operator's token (``headers`` may replace it, or drop it with ``{}`` values)."""
+        sent = {"Content-Type": "application/json", "Authorization": f"Bearer {self.operator}", **(headers or {})}
         request = urllib.request.Request(
             f"http://127.0.0.1:{self.port}/api/matches",
             data=json.dumps(body).encode(),
-            headers={"Content-Type": "application/json", **(headers or {})},
+            headers={k: v for k, v in sent.items() if v},
             method="POST",
         )
         try:
@@ -66,6 +72,7 @@ def arena_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     s = Server(tmp_path_factory.mktemp("arena"))
     yield s
     s.uvicorn.should_exit = True
+    s.store.close()
 
 
 class Recorder(Bot):
@@ -107,3 +114,40 @@ def raw(server: Server, hello: dict[str, Any] | None = None, **headers: str) -> 
 
 def hello(name: str, token: str, version: int = protocol.PROTOCOL_VERSION) -> dict[str, Any]:
     return {"type": "hello", "protocol": version, "name": name, "token": token}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_listening(port: int) -> None:
+    for _ in range(int(WAIT / 0.05)):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise AssertionError("the arena server did not listen")
+
+
+def serve_process(
+    data: Path, port: int, said: list[str] | None = None, database: str | None = None
+) -> subprocess.Popen[str]:
+    """``bourre arena serve`` (``train.arena.server.run``) in a process of its own, once it listens; ``said``
+    receives the lines it printed until then; ``database``: a URL instead of the data folder's SQLite file."""
+    code = f"from train.arena import server; server.run({str(data)!r}, port={port}, database={database!r})"
+    process = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    assert process.stdout is not None
+    deadline = time.monotonic() + WAIT
+    for line in process.stdout:  # the line it prints once the store is migrated, before it listens
+        if said is not None:
+            said.append(line)
+        if "bots connect to" in line:
+            break
+        assert time.monotonic() < deadline
+    wait_listening(port)
+    return process

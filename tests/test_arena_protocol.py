@@ -10,10 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import numpy as np
 import pytest
 from arena_helpers import WAIT, Recorder, Server, arena_server, start  # noqa: F401 (arena_server: the fixture 'server')
 
-from train.arena import protocol
+import bourre_env
+from bourre_env import core, observation
+from bourre_env.core.rules import Rules, presets
+from train.arena import protocol, view
+from train.serve.tables import seat_view
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "protocol.md"
 BEGIN, END = "<!-- transcript: begin (tests/test_arena_protocol.py) -->", "<!-- transcript: end -->"
@@ -99,3 +104,58 @@ def test_the_docs_transcript_is_a_real_match(server: Server) -> None:
     if os.environ.get("BOURRE_REGENERATE") == "1":
         DOC.write_text(head + BEGIN + block + END + tail, encoding="utf-8")
     assert body == block, "docs/protocol.md's transcript differs from a real match: BOURRE_REGENERATE=1 rewrites it"
+
+
+@pytest.mark.parametrize(("preset", "players"), [(p, n) for p in sorted(presets) for n in (2, 5)] + [("standard", 8)])
+def test_the_fast_view_is_the_browser_tables_view(preset: str, players: int) -> None:
+    """``train.arena.view.view_of`` (the arena's hot path) against ``train.serve.tables.seat_view`` (the oracle), for
+    every seat at every decision of random games, legal actions included; and the turn built from the env's own
+    observation is the turn built from the state."""
+    from bourre_env.core.rules import make_params
+
+    rules = Rules.from_options(preset, num_players=players)
+    params = make_params(rules)
+    env = bourre_env.env(rules=preset, num_players=players)
+    rng = np.random.default_rng(players)
+    checked = 0
+    for game in range(4):
+        env.reset(seed=game)
+        for name in env.agent_iter():
+            obs, _, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                env.step(None)
+                continue
+            state = env.unwrapped.state_vector
+            for seat in range(players):
+                expected = seat_view(state, params, rules, seat)
+                seen_obs = np.empty(observation.OBS_SIZE, dtype=np.float32)
+                seen_mask = np.empty(core.NUM_ACTIONS, dtype=np.int8)
+                observation.observe_with(state, params, seat, seen_obs, seen_mask, core.new_scratch())
+                for _ in range(2):  # built, then from the cache of draw decisions
+                    assert view.view_of(seen_obs, seen_mask, players, rules.hand_size, seat) == expected
+                checked += 1
+            seat = env.unwrapped.agent_name_mapping[name]
+            from_state = protocol.turn("0" * 16, 1, 0, state, params, rules, seat, 1000, [0] * players, True, True)
+            seen = (obs["observation"], obs["action_mask"])
+            again = protocol.turn("0" * 16, 1, 0, state, params, rules, seat, 1000, [0] * players, True, True, seen)
+            assert again == from_state
+            env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    assert checked > 0
+
+
+def test_words_are_sent_only_to_a_bot_that_asks_for_them() -> None:
+    from bourre_env.core.rules import make_params
+
+    rules = Rules.from_options(num_players=3)
+    env = bourre_env.env(num_players=3)
+    env.reset(seed=1)
+    seat = env.unwrapped.agent_name_mapping[env.agent_selection]
+    args = ("0" * 16, 1, 0, env.unwrapped.state_vector, make_params(rules), rules, seat, 1000, [0, 0, 0], False)
+    plain, worded = protocol.turn(*args), protocol.turn(*args, True)
+    assert "text" not in plain and all("label" not in entry for entry in plain["legal"])
+    assert worded["text"].startswith("Bourr") and all(entry["label"] for entry in worded["legal"])
+    assert {**worded, "text": None, "legal": None} == {**plain, "text": None, "legal": None}
+    jsonschema.Draft202012Validator(protocol.schema("turn")).validate(plain)
+    jsonschema.Draft202012Validator(protocol.schema("turn")).validate(worded)
+    hello = '{"type":"hello","protocol":1,"name":"a","token":"t","words":true}'
+    assert protocol.parse_client(hello) == protocol.Hello(1, "a", "t", False, True)

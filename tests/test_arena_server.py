@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import threading
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -281,8 +283,9 @@ def test_one_live_connection_per_token_and_origin_checks(server: Server) -> None
 
 def test_tokens_are_stored_as_hashes_only(server: Server) -> None:
     name, token = server.new_bot()
-    db = server.store.engine.url.database
-    assert db is not None and token.encode() not in Path(db).read_bytes()
+    db = Path(str(server.store.engine.url.database))
+    for path in (db, db.with_name(db.name + "-wal")):  # WAL mode: the newest pages are in the log
+        assert not path.exists() or token.encode() not in path.read_bytes()
     assert server.store.check_token(name, token) and not server.store.check_token(name, token + "x")
 
 
@@ -301,3 +304,66 @@ def test_tokens_are_stored_as_hashes_only(server: Server) -> None:
 def test_a_bad_match_request_is_refused_before_any_deal(server: Server, body: dict[str, Any], expected: str) -> None:
     status, answer = server.match(body)
     assert 400 <= status < 500 and expected in answer["error"]
+
+
+@pytest.mark.parametrize(
+    ("authorization", "expected"),
+    [(None, "an operator token is required"), ("Bearer wrong", "unknown operator token"), ("Basic x", "required")],
+    ids=["none", "wrong", "not-bearer"],
+)
+def test_the_operator_routes_need_an_operator_token(server: Server, authorization: str | None, expected: str) -> None:
+    status, answer = server.match({"seats": ["heuristic", "random"]}, {"Authorization": authorization or ""})
+    assert status == 401 and expected in answer["error"] and "\n" not in answer["error"]
+    request = urllib.request.Request(f"http://127.0.0.1:{server.port}/api/bots")
+    if authorization:
+        request.add_header("Authorization", authorization)
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=WAIT)
+    assert refused.value.code == 401 and refused.value.headers["WWW-Authenticate"] == "Bearer"
+    request = urllib.request.Request(f"http://127.0.0.1:{server.port}/api/bots")
+    request.add_header("Authorization", f"Bearer {server.operator}")
+    with urllib.request.urlopen(request, timeout=WAIT) as answer_:
+        assert "bots" in json.loads(answer_.read())
+
+
+def test_operator_tokens_are_stored_as_hashes_only(server: Server) -> None:
+    token = server.store.add_operator("another")
+    db = Path(str(server.store.engine.url.database))
+    for path in (db, db.with_name(db.name + "-wal")):
+        assert not path.exists() or token.encode() not in path.read_bytes()
+    assert server.store.operator_of(token) == "another" and server.store.operator_of(token + "x") is None
+
+
+def test_the_fallback_is_chosen_per_match(server: Server) -> None:
+    """A match may name its fallback among the built-in agents the server offers; the bot hears which at the start,
+    and every move the fallback played for it says so."""
+    name, token = server.new_bot()
+    ws = raw(server, hello(name, token))
+    assert json.loads(ws.recv(WAIT))["type"] == "welcome"
+    server.wait_connected(name)
+    body = {"seats": ["heuristic", f"bot:{name}"], "deals": 1, "clock": 0.05, "fallback": "random"}
+    status, answer = server.match(body)
+    assert status == 200, answer
+    report = answer["report"]
+    assert report["fallback"] == "random" and "fallback random" in answer["text"]
+    messages = _drain(ws)
+    assert messages[0]["type"] == "match_start" and messages[0]["fallback"] == "random"
+    errors = [m for m in messages if m["type"] == "error"]
+    assert errors and all("the fallback (random) played this move" in e["message"] for e in errors)
+    assert len(errors) == report["results"][1]["counts"]["timeouts"]
+    ws.close()
+
+
+@pytest.mark.parametrize(
+    ("fallback", "expected"),
+    [
+        ("ppo:/etc/passwd", "fallback: "),
+        ("evil.py:Bot", "fallback: "),
+        ("bot:alice", "fallback: expected the spec of a built-in agent"),
+        (3, "fallback: expected the spec of a built-in agent"),
+        ("llm", "fallback: "),
+    ],
+)
+def test_a_fallback_the_server_does_not_offer_is_refused(server: Server, fallback: Any, expected: str) -> None:
+    status, answer = server.match({"seats": ["heuristic", "random"], "fallback": fallback})
+    assert status == 400 and answer["error"].startswith(expected), answer

@@ -2,54 +2,33 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
 import signal
-import socket
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
-from arena_helpers import WAIT, Recorder
+import numpy as np
+from arena_helpers import WAIT, Recorder, free_port, serve_process
 
+import bourre_env
+from bourre_env import history
 from train.arena.client import play
+from train.arena.match import MatchSpec, play_match
+from train.arena.remote import Registry
 from train.arena.storage import Store
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _serve(data: Path, port: int) -> subprocess.Popen[str]:
-    code = f"from train.arena import server; server.run({str(data)!r}, port={port})"
-    process = subprocess.Popen(
-        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
-    assert process.stdout is not None
-    deadline = time.monotonic() + WAIT
-    for line in process.stdout:  # the line it prints once the store is migrated, before it listens
-        if "bots connect to" in line:
-            break
-        assert time.monotonic() < deadline
-    for _ in range(int(WAIT / 0.05)):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return process
-        except OSError:
-            time.sleep(0.05)
-    raise AssertionError("the arena server did not listen")
+from train.eval.duplicate import agent_seed, build_agent, make_deals, play_deal, table_rules
 
 
 def test_sigkill_mid_match_loses_no_finished_game(tmp_path: Path) -> None:
     store = Store(tmp_path)
     token = store.add_bot("slow")
-    port = _free_port()
-    process = _serve(tmp_path, port)
+    operator = store.add_operator("tests")
+    port = free_port()
+    process = serve_process(tmp_path, port)
     try:
         bot = Recorder(choose=lambda turn: (time.sleep(0.02), turn["legal"][0]["action"])[1])
         url = f"ws://127.0.0.1:{port}/bot"
@@ -65,7 +44,9 @@ def test_sigkill_mid_match_loses_no_finished_game(tmp_path: Path) -> None:
             import urllib.request
 
             request = urllib.request.Request(
-                f"http://127.0.0.1:{port}/api/matches", body, {"Content-Type": "application/json"}
+                f"http://127.0.0.1:{port}/api/matches",
+                body,
+                {"Content-Type": "application/json", "Authorization": f"Bearer {operator}"},
             )
             with contextlib.suppress(OSError):  # the server is killed under it
                 urllib.request.urlopen(request, timeout=WAIT)
@@ -94,7 +75,35 @@ def test_sigkill_mid_match_loses_no_finished_game(tmp_path: Path) -> None:
     games = store.games(match)
     assert [(g["deal"], g["rotation"]) for g in games] == [(k // 3, k % 3) for k in range(len(games))]
     assert all(g["history"]["deals"][0]["results"]["payments"] for g in games)
-    again = _serve(tmp_path, _free_port())
+    again = serve_process(tmp_path, free_port())
     again.kill()
     again.wait(WAIT)
     assert store.match(match)["status"] == "interrupted"  # type: ignore[index]
+    store.close()
+
+
+def test_a_match_of_built_in_agents_plays_the_evaluations_games() -> None:
+    """The arena's game loop (on the event loop) against ``train.eval.duplicate.play_deal`` (the evaluation's): the
+    same deals, rotations and agent seeds give the same outcome rows and hand histories."""
+    seats = ("heuristic", "random", "heuristic", "random")
+    spec = MatchSpec.from_request({"seats": list(seats), "deals": 3, "seed": 11})
+    stored: list[tuple[int, int, np.ndarray, dict[str, object]]] = []
+
+    async def keep(k: int, r: int, rows: np.ndarray, saved: dict[str, object]) -> None:
+        stored.append((k, r, rows.copy(), saved))
+
+    report = asyncio.run(play_match(spec, "0" * 16, Registry(), keep))
+    assert report.status == "finished" and len(stored) == 3 * 4
+    n = spec.players
+    rules = table_rules(n, {})
+    deals = make_deals(spec.seed, rules, spec.deals)
+    entries = [build_agent(seat, agent_seed(spec.seed, n, 0, 1 + i)) for i, seat in enumerate(seats)]
+    env = history.Recording(bourre_env.env(num_players=n))
+    expected = []
+    for k in range(spec.deals):
+        for r in range(n):
+            labels = [seats[(s - r) % n] for s in range(n)]
+            rows = play_deal(env, [entries[(s - r) % n] for s in range(n)], deals, k, labels=labels)
+            expected.append((k, r, rows, env.history(labels)))
+    for (k, r, rows, saved), (k2, r2, rows2, saved2) in zip(stored, expected, strict=True):
+        assert (k, r) == (k2, r2) and np.array_equal(rows, rows2) and saved == saved2

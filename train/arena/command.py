@@ -1,4 +1,4 @@
-"""The command line of the arena: ``bourre arena serve|match|add-bot`` and ``bourre connect``.
+"""The command line of the arena: ``bourre arena serve|match|add-bot|add-operator`` and ``bourre connect``.
 
 ``add_parsers(commands)`` adds both to the ``bourre`` command's subparsers (``train.cli``); each sets ``func``, which
 returns the exit status and raises ``ValueError`` for a one-line error (status 2).
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import urllib.error
 import urllib.request
@@ -15,11 +16,29 @@ from pathlib import Path
 from typing import Any
 
 from train import arguments
+from train.arena import ladder_cli
 
 __all__ = ["add_parsers"]
 
 DEFAULT_PORT = 8765
 DEFAULT_DATA = "runs/arena"
+TOKEN_VARIABLE = "BOURRE_ARENA_TOKEN"
+"""The environment variable ``bourre arena match`` reads the operator token from, without ``--token-file``."""
+DATABASE_VARIABLE = "BOURRE_ARENA_DATABASE"
+"""The environment variable the commands that open the database read its URL from, without ``--database`` (a
+variable keeps a password out of the list of processes)."""
+
+
+def _database_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--database", default=None, metavar="URL",
+                        help="the database, instead of the data folder's SQLite file: postgresql://USER:PASSWORD@"
+                        f"HOST:PORT/DB, or sqlite:///FILE (default: the {DATABASE_VARIABLE} variable; docs/arena.md)"
+                        )  # fmt: skip
+
+
+def _database(args: argparse.Namespace) -> str | None:
+    """The ``--database`` URL, else the ``BOURRE_ARENA_DATABASE`` variable's, else None (the data folder's file)."""
+    return getattr(args, "database", None) or os.environ.get(DATABASE_VARIABLE, "").strip() or None
 
 
 def add_parsers(commands: Any) -> None:
@@ -31,6 +50,8 @@ def add_parsers(commands: Any) -> None:
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     serve.add_argument("--port", type=arguments.port, default=DEFAULT_PORT, help=f"port (default: {DEFAULT_PORT})")
     serve.add_argument("--agent", action="append", default=[], metavar="SPEC", help="also offer this agent spec")
+    _database_option(serve)
+    ladder_cli.add_options(serve)
     serve.set_defaults(func=_serve)
 
     match = sub.add_parser("match", help="ask a running server for a match, and print its report")
@@ -42,14 +63,30 @@ def add_parsers(commands: Any) -> None:
     match.add_argument("--grace", type=float, default=30.0,
                        help="seconds a remote bot that lost its connection has to come back before it forfeits its "
                        "seat for the rest of the match (default 30, at most 600)")  # fmt: skip
+    match.add_argument("--fallback", default="heuristic", metavar="SPEC",
+                       help="the built-in agent that plays a remote bot's move when the bot cannot (a timeout, an "
+                       "illegal answer, no connection): one the server offers (default: heuristic)")  # fmt: skip
+    match.add_argument("--token-file", default=None, metavar="FILE",
+                       help=f"a file holding an operator token (default: the {TOKEN_VARIABLE} variable)")  # fmt: skip
     match.add_argument("--url", default=f"http://127.0.0.1:{DEFAULT_PORT}", help="the server")
     match.add_argument("--json", default=None, metavar="FILE", help="also write the report as JSON")
     match.set_defaults(func=_match)
 
+    rerate = ladder_cli.add_rerate(sub)
+    _database_option(rerate)
+    rerate.set_defaults(func=lambda args: ladder_cli.rerate(args, _database(args)))
+
     add = sub.add_parser("add-bot", help="register a bot and print its token (once: only a hash is kept)")
     add.add_argument("name")
     add.add_argument("--data", default=DEFAULT_DATA, help=f"data folder (default: {DEFAULT_DATA})")
+    _database_option(add)
     add.set_defaults(func=_add_bot)
+
+    operator = sub.add_parser("add-operator", help="make an operator token, which asks for matches (printed once)")
+    operator.add_argument("name")
+    operator.add_argument("--data", default=DEFAULT_DATA, help=f"data folder (default: {DEFAULT_DATA})")
+    _database_option(operator)
+    operator.set_defaults(func=_add_operator)
 
     connect = commands.add_parser("connect", help="play an agent spec as a remote bot at an arena server")
     connect.add_argument("spec", help="an agents.make spec: heuristic, file.py:Class, module:Class, ppo:PATH")
@@ -63,32 +100,56 @@ def add_parsers(commands: Any) -> None:
 def _serve(args: argparse.Namespace) -> int:
     from train.arena import server
 
-    server.run(args.data, args.host, args.port, args.agent)
+    server.run(args.data, args.host, args.port, args.agent, database=_database(args), ladder=ladder_cli.config(args))
     return 0
 
 
 def _add_bot(args: argparse.Namespace) -> int:
+    return _add_token(args, "bot")
+
+
+def _add_operator(args: argparse.Namespace) -> int:
+    return _add_token(args, "operator")
+
+
+def _add_token(args: argparse.Namespace, what: str) -> int:
     from train.arena.protocol import NAME_PATTERN
     from train.arena.storage import Store
 
     if not NAME_PATTERN.fullmatch(args.name):
         raise ValueError(f"name: expected 1 to 32 of A-Z a-z 0-9 _ . -, got {args.name!r}")
-    store = Store(args.data)
-    token = store.add_bot(args.name)
-    store.close()
+    store = Store(args.data, url=_database(args))
+    try:
+        token = store.add_bot(args.name) if what == "bot" else store.add_operator(args.name)
+    finally:
+        store.close()
     print(token)
-    print(f"the token of bot {args.name}: shown this once, keep it in a file (--token-file)", file=sys.stderr)
+    print(f"the token of {what} {args.name}: shown this once, keep it in a file (--token-file)", file=sys.stderr)
     return 0
+
+
+def _operator_token(args: argparse.Namespace) -> str:
+    if args.token_file is not None:
+        try:
+            token = Path(args.token_file).read_text().strip()
+        except OSError as err:
+            raise ValueError(f"--token-file: {err.strerror}: {args.token_file}") from None
+    else:
+        token = os.environ.get(TOKEN_VARIABLE, "").strip()
+    if not token:
+        raise ValueError(f"an operator token is needed: --token-file FILE or {TOKEN_VARIABLE} (bourre arena serve "
+                         "prints one at its first start; bourre arena add-operator NAME makes another)")  # fmt: skip
+    return token
 
 
 def _match(args: argparse.Namespace) -> int:
     seats = [s.strip() for s in args.seats.split(",") if s.strip()]
     body = {"seats": seats, "players": args.players or len(seats), "deals": args.deals, "seed": args.seed,
-            "clock": args.clock, "grace": args.grace}  # fmt: skip
+            "clock": args.clock, "grace": args.grace, "fallback": args.fallback}  # fmt: skip
     request = urllib.request.Request(
         args.url.rstrip("/") + "/api/matches",
         data=json.dumps(body).encode(),
-        headers={"Content-Type": "application/json"},
+        headers={"Content-Type": "application/json", "Authorization": f"Bearer {_operator_token(args)}"},
         method="POST",
     )
     try:

@@ -3,9 +3,11 @@
 The deals are ``train.eval.duplicate.make_deals(seed, rules, deals)``, the very decks, dealers and reset seeds of an
 evaluation with the same seed. Each deal is played ``N`` times, the seats rotated one place each time: in rotation
 ``r`` the ``i``-th entry of the match sits in seat ``(i + r) % N``, so every entry holds every hand of the deal once
-and seat and card luck cancel. Each game is ``train.eval.duplicate.play_deal``, the evaluation's own loop; a remote
-bot is an agent like any other there (``train.arena.remote.RemoteSeat``). Built-in agents are seeded by their entry,
-from ``(seed, N, 0, 1 + i)``, and reset before every deal.
+and seat and card luck cancel. Each game is played as ``train.eval.duplicate.play_deal`` plays it (the same reset,
+agents reset before the deal, one ``choose`` per decision, the same outcome rows; ``tests/test_arena_storage.py``
+holds a match of built-in agents to it), in a task of the server's event loop: a remote bot's turn is awaited
+(``train.arena.remote.RemoteSeat``), a built-in agent thinks in a worker thread, so that no table stops the others.
+Built-in agents are seeded by their entry, from ``(seed, N, 0, 1 + i)``, and reset before every deal.
 
 An entry's result (``SeatResult``) is the evaluation's: its chips per deal with a 95% t-interval taking the deal
 as the unit (``SideStats``), and its *table advantage*, its chips minus the mean of the other seats at the same
@@ -15,22 +17,33 @@ sums, so an entry among copies of itself scores exactly 0).
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 import bourre_env
+from agents.base import AgentError, choose
 from bourre_env import history
 from bourre_env.core.rules import make_params
 from train.arena import protocol
 from train.arena.remote import GRACE_SECONDS, MAX_GRACE, Registry, RemoteSeat, TurnContext
-from train.eval.duplicate import CHIPS, SideStats, agent_seed, build_agent, make_deals, play_deal, table_rules
+from train.eval.duplicate import (
+    CHIPS,
+    Deals,
+    SideStats,
+    agent_seed,
+    build_agent,
+    make_deals,
+    seat_outcomes,
+    table_rules,
+)
 from train.eval.report import percent, with_ci
 from train.eval.statistics import t_interval
 
-__all__ = ["DEFAULT_CLOCK", "MAX_DEALS", "MatchSpec", "MatchReport", "SeatResult", "play_match"]
+__all__ = ["DEFAULT_CLOCK", "MAX_DEALS", "MatchSpec", "MatchReport", "SeatResult", "play_game", "play_match", "warm_up"]
 
 DEFAULT_CLOCK = 2.0
 """Seconds a remote bot has for each move, unless the match says otherwise."""
@@ -38,8 +51,8 @@ MAX_DEALS = 1000
 """Deals of one match at most: a match ties up its bots, and its request waits for the report."""
 MAX_CLOCK = 60.0
 
-DealHook = Callable[[int, int, np.ndarray, dict[str, Any]], None]
-"""Called as each game ends: ``(deal, rotation, outcome rows, hand history)``; the store commits it there."""
+DealHook = Callable[[int, int, np.ndarray, dict[str, Any]], Awaitable[None]]
+"""Awaited as each game ends: ``(deal, rotation, outcome rows, hand history)``; the store commits it there."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,7 +73,7 @@ class MatchSpec:
         """From a request's JSON; ``ValueError`` naming the field."""
         if not isinstance(body, dict):
             raise ValueError("expected a JSON object")
-        unknown = set(body) - {"seats", "players", "deals", "seed", "clock", "grace"}
+        unknown = set(body) - {"seats", "players", "deals", "seed", "clock", "grace", "fallback"}
         if unknown:
             raise ValueError(f"unknown fields: {sorted(unknown)[:5]}")
         seats = body.get("seats")
@@ -83,7 +96,13 @@ class MatchSpec:
         bots = [s[4:] for s in seats if s.startswith("bot:")]
         if len(set(bots)) != len(bots):
             raise ValueError("seats: a bot sits at most once in a match")
-        return cls(tuple(seats), values["players"], values["deals"], values["seed"], float(clock), grace=float(grace))
+        fallback = body.get("fallback", "heuristic")
+        if not isinstance(fallback, str) or not fallback.strip() or fallback.startswith("bot:"):
+            raise ValueError(f"fallback: expected the spec of a built-in agent, got {fallback!r:.60}")
+        return cls(
+            tuple(seats), values["players"], values["deals"], values["seed"], float(clock), fallback.strip(),
+            float(grace),
+        )  # fmt: skip
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,6 +125,7 @@ class MatchReport:
     clock: float
     results: list[SeatResult]
     grace: float = GRACE_SECONDS
+    fallback: str = "heuristic"
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -113,7 +133,10 @@ class MatchReport:
     def text(self) -> str:
         """The report as ``bourre arena match`` prints it."""
         head = f"match {self.match}: {self.players} players, {self.deals} deals x {self.players} rotations, seed "
-        lines = [head + f"{self.seed}, clock {self.clock:g} s, grace {self.grace:g} s ({self.status})"]
+        lines = [
+            head + f"{self.seed}, clock {self.clock:g} s, grace {self.grace:g} s, fallback {self.fallback} "
+            f"({self.status})"
+        ]
         rows = [["seat", "chips/deal [95% CI]", "table advantage [95% CI]", "pot won", "played", "remote"]]
         for r in self.results:
             counts = r.counts
@@ -159,19 +182,61 @@ def results_of(
     return results
 
 
-def play_match(
+def warm_up() -> None:
+    """Play one game of built-in agents, so that the compiled game code is loaded (numba's cache: seconds, once per
+    process) before the first match: a match runs on the server's event loop, which must keep answering the bots."""
+    rules = table_rules(3, {})
+    env = history.Recording(bourre_env.env(num_players=3))
+    table = [build_agent("random", seed) for seed in range(3)]
+    asyncio.run(play_game(env, table, make_deals(0, rules, 1), 0, ["random"] * 3, "warm-up"))
+    env.history(["random"] * 3)
+
+
+async def play_game(
+    env: Any, table: Sequence[Any], deals: Deals, k: int, labels: Sequence[str], deal_name: str
+) -> np.ndarray:
+    """``train.eval.duplicate.play_deal(env, table, deals, k, labels=labels, deal_name=deal_name)``, with a remote
+    seat's turn awaited and a built-in agent's move chosen in a worker thread; the ``seat_outcomes`` rows."""
+    env.reset(seed=int(deals.env_seeds[k]), options={"deck": deals.decks[k].tolist(), "dealer": int(deals.dealers[k])})
+    for agent in table:
+        reset = getattr(agent, "reset", None)
+        if callable(reset):
+            reset()
+    seat_of = env.unwrapped.agent_name_mapping
+    for decision, name in enumerate(env.agent_iter(), 1):
+        obs, _, terminated, truncated, _ = env.last()
+        if terminated or truncated:
+            env.step(None)
+            continue
+        seat = seat_of[name]
+        where = f"{deal_name}, decision {decision} ({name})"
+        agent = table[seat]
+        if isinstance(agent, RemoteSeat):
+            action = await agent.act(obs)
+        else:
+            action = await asyncio.to_thread(choose, agent, obs, repr(labels[seat]), where)
+        try:
+            env.step(action)
+        except ValueError as err:  # the rules refuse it: out of range, or illegal where reneges are not allowed
+            raise AgentError(f"agent {labels[seat]!r} at {where}: {err}") from None
+    return seat_outcomes(env.unwrapped.state_vector, len(table))
+
+
+async def play_match(
     spec: MatchSpec,
     match: str,
     registry: Registry,
     on_game: DealHook | None = None,
     stop: Callable[[], bool] = lambda: False,
 ) -> MatchReport:
-    """Play ``spec`` (its bots claimed from ``registry``, released at the end); ``ValueError`` before any deal for a
-    bot that is not connected or busy, or a bad agent spec."""
+    """Play ``spec`` (its bots claimed from ``registry``, released at the end) on the running event loop;
+    ``ValueError`` before any deal for a bot that is not connected or busy, or a bad agent spec."""
     n = spec.players
     rules = table_rules(n, spec.rule_options)
     deals = make_deals(spec.seed, rules, spec.deals)
-    env = history.Recording(bourre_env.env(**{**spec.rule_options, "num_players": n}))
+    # the preset the histories are written against, found once (history.rules_record's default, for every game)
+    preset = history.rules_record(rules)["preset"]
+    env = history.Recording(bourre_env.env(**{**spec.rule_options, "num_players": n}), preset=preset)
     clock_ms = int(round(spec.clock * 1000))
     totals = [0] * n
     context = TurnContext(match, env, make_params(rules), rules, spec.clock)
@@ -188,7 +253,11 @@ def play_match(
             )
         remotes = [(i, e) for i, e in enumerate(entries) if isinstance(e, RemoteSeat)]
         for _, remote in remotes:
-            remote.send(protocol.match_start(match, n, spec.seats, spec.deals, spec.seed, clock_ms, rules, spec.grace))
+            remote.send(
+                protocol.match_start(
+                    match, n, spec.seats, spec.deals, spec.seed, clock_ms, rules, spec.grace, spec.fallback
+                )
+            )
         outcomes = np.zeros((spec.deals, n, n, 6), dtype=np.int64)
         played = 0
         for k in range(spec.deals):
@@ -202,13 +271,13 @@ def play_match(
                 dealer = int(deals.dealers[k])
                 for i, remote in remotes:
                     remote.send(protocol.deal_start(match, k, r, (i + r) % n, dealer, labels))
-                rows = play_deal(env, table, deals, k, labels=labels, deal_name=f"deal {k}, rotation {r}")
+                rows = await play_game(env, table, deals, k, labels, f"deal {k}, rotation {r}")
                 outcomes[k, r] = rows
                 saved = env.history(labels)
                 for s in range(n):
                     totals[(s - r) % n] += int(rows[s, CHIPS])
                 if on_game is not None:  # stored before the bots hear of it: what they were told is kept
-                    on_game(k, r, rows, saved)
+                    await on_game(k, r, rows, saved)
                 for i, remote in remotes:
                     remote.send(protocol.deal_end(match, k, r, (i + r) % n, saved["deals"][0]["results"]))
             played = k + 1
@@ -217,7 +286,7 @@ def play_match(
         status = "finished" if played == spec.deals else "aborted"
         report = MatchReport(
             match, status, n, played, spec.seed, spec.clock,
-            results_of(spec.seats, outcomes[:played], counts) if played else [], spec.grace,
+            results_of(spec.seats, outcomes[:played], counts) if played else [], spec.grace, spec.fallback,
         )  # fmt: skip
         summary = [
             {"seat": r.label, "chips": r.side.chips, "advantage": r.advantage, "counts": r.counts}

@@ -21,7 +21,7 @@ import numpy as np
 from bourre_env import core, observation, text
 from bourre_env.core.rules import Rules
 from bourre_env.history import strict_json
-from train.serve.tables import seat_view
+from train.arena.view import view_of
 
 __all__ = [
     "CLIENT_TYPES",
@@ -64,6 +64,7 @@ class Hello:
     name: str
     token: str
     observation: bool  # send the observation vector of bourre_v0 with every turn
+    words: bool = False  # send the view in words and the actions' labels with every turn
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,7 +95,7 @@ def parse_client(data: str | bytes) -> Hello | Action:
     kind = message.get("type")
     if kind == "hello":
         keys = {"type", "protocol", "name", "token"}
-        allowed = keys | {"observation"}
+        allowed = keys | {"observation", "words"}
     elif kind == "action":
         keys = allowed = {"type", "turn", "action"}
     else:
@@ -104,14 +105,17 @@ def parse_client(data: str | bytes) -> Hello | Action:
         raise ProtocolError(f"{kind}: missing {missing}, unknown {[k[:20] for k in extra][:5]}")
     if kind == "action":
         return Action(_integer(message["turn"], "turn"), _integer(message["action"], "action"))
-    name, token, wants = message["name"], message["token"], message.get("observation", False)
+    name, token = message["name"], message["token"]
+    wants, words = message.get("observation", False), message.get("words", False)
     if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
         raise ProtocolError(f"name: expected 1 to 32 of A-Z a-z 0-9 _ . -, got {json.dumps(name)[:40]}")
     if not isinstance(token, str) or not 1 <= len(token) <= 128:
         raise ProtocolError("token: expected the text that bourre arena add-bot printed")
     if not isinstance(wants, bool):
         raise ProtocolError("observation: expected true or false")
-    return Hello(_integer(message["protocol"], "protocol"), name, token, wants)
+    if not isinstance(words, bool):
+        raise ProtocolError("words: expected true or false")
+    return Hello(_integer(message["protocol"], "protocol"), name, token, wants, words)
 
 
 def encode(message: Mapping[str, Any]) -> str:
@@ -138,9 +142,18 @@ def error(message: str, fatal: bool = False, turn: int | None = None) -> dict[st
 
 
 def match_start(
-    match: str, players: int, seats: Sequence[str], deals: int, seed: int, clock_ms: int, rules: Rules, grace: float
+    match: str,
+    players: int,
+    seats: Sequence[str],
+    deals: int,
+    seed: int,
+    clock_ms: int,
+    rules: Rules,
+    grace: float,
+    fallback: str = "heuristic",
 ) -> dict[str, Any]:
-    """``grace``: seconds a bot that loses its connection has to come back before it forfeits its seat."""
+    """``grace``: seconds a bot that loses its connection has to come back before it forfeits its seat;
+    ``fallback``: the built-in agent that plays a move the bot could not."""
     return {
         "type": "match_start",
         "match": match,
@@ -150,6 +163,7 @@ def match_start(
         "seed": seed,
         "clock_ms": clock_ms,
         "grace_ms": int(round(grace * 1000)),
+        "fallback": fallback,
         "rules": rules_dict(rules),
     }
 
@@ -187,20 +201,23 @@ def turn(
     clock_ms: int,
     chips: Sequence[int],
     with_observation: bool,
+    with_words: bool = False,
+    seen: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> dict[str, Any]:
-    """A decision of ``seat``: its view (``train.serve.tables.seat_view``: built from the seat's observation alone,
-    so it holds what the seat may know and nothing more), the legal actions, the clock; ``chips``: every seat's
-    chips in the match so far, in this rotation's seats."""
-    view = seat_view(state, params, rules, seat)
+    """A decision of ``seat``: its view (``train.arena.view.view_of``, the browser table's view, built from the
+    seat's observation alone, so it holds what the seat may know and nothing more), the legal actions, the clock;
+    ``chips``: every seat's chips in the match so far, in this rotation's seats. ``with_words``: the view in words
+    and each action's label as well (a bot asks for them at its hello). ``seen``: the seat's observation vector and
+    legal mask if the caller has them (the env's, for this state and seat), else they are computed here."""
+    if seen is None:
+        obs = np.empty(observation.OBS_SIZE, dtype=np.float32)
+        mask = np.empty(core.NUM_ACTIONS, dtype=np.int8)
+        observation.observe_with(state, params, seat, obs, mask, core.new_scratch())
+    else:
+        obs, mask = seen
+    view = view_of(obs, mask, rules.num_players, rules.hand_size, seat)
     legal = view.pop("legal")
-    obs = np.empty(observation.OBS_SIZE, dtype=np.float32)
-    mask = np.empty(core.NUM_ACTIONS, dtype=np.int8)
-    observation.observe_with(state, params, seat, obs, mask, core.new_scratch())
-    seen: dict[str, np.ndarray] = {"observation": obs, "action_mask": mask}
-    # the view in words and each action's label (bourre_env.text, as the llm agent reads them): a bot that is a
-    # language model needs no rendering of its own, and answers with a label that parse_reply reads back
-    for entry, label in zip(legal, text.action_labels(*text.decision(seen)), strict=True):
-        entry["label"] = label
+    view["chips"] = list(chips)
     message = {
         "type": "turn",
         "match": match,
@@ -208,12 +225,18 @@ def turn(
         "deal": deal,
         "seat": seat,
         "clock_ms": clock_ms,
-        "view": {**view, "chips": list(chips)},
+        "view": view,
         "legal": legal,
-        "text": text.describe_view(seen),
     }
+    if with_words:
+        # the view in words and each action's label (bourre_env.text, as the llm agent reads them): a bot that is a
+        # language model needs no rendering of its own, and answers with a label that parse_reply reads back
+        words: dict[str, np.ndarray] = {"observation": obs, "action_mask": mask}
+        for entry, label in zip(legal, text.action_labels(*text.decision(words)), strict=True):
+            entry["label"] = label
+        message["text"] = text.describe_view(words)
     if with_observation:
-        message["observation"] = [float(x) for x in obs]
+        message["observation"] = obs.tolist()
     return message
 
 

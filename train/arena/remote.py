@@ -1,17 +1,18 @@
-"""A remote bot's seat: the connection a table thread talks through, and the agent that plays the seat.
+"""A remote bot's seat: its connection, and the agent that plays the seat on the clock.
 
-The game never waits on the network for longer than the clock: a table runs in a thread of its own and calls
-``RemoteSeat.act`` like any agent's; ``act`` queues the turn on the event loop's writer and waits for the answer on
-a future, at most ``clock`` seconds. Whatever goes wrong (no answer in time, an illegal or malformed answer, no
-connection) the bot is told once, in one ``error`` message, the seat's fallback agent plays the move, and the fault is
-counted in ``SeatCounts``. A bot that comes back (a new connection with its token) within the match's grace period
-is handed the next turn; one away for longer has forfeited its seat: the fallback plays it to the end of the match.
+The game never waits on the network for longer than the clock. Every table is a task on the server's event loop (no
+thread per table: a turn goes out and its answer comes in without a hand-off between threads), and
+``RemoteSeat.act`` queues the turn on the connection's writer and awaits the answer on a future, at most ``clock``
+seconds. Whatever goes wrong (no answer in time, an illegal or malformed answer, no connection) the bot is told once,
+in one ``error`` message, the seat's fallback agent plays the move (in a worker thread, as every built-in agent does),
+and the fault is counted in ``SeatCounts``. A bot that comes back (a new connection with its token) within the
+match's grace period is handed the next turn; one away for longer has forfeited its seat: the fallback plays it to
+the end of the match.
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import dataclasses
 import threading
 import time
@@ -61,51 +62,47 @@ class _FaultError(Exception):
 
 
 class Connection:
-    """One live socket of a bot. Table threads call ``send`` and ``expect``; the socket's reader calls
-    ``answer``, ``fault`` and ``closed`` on the event loop."""
+    """One live socket of a bot, used on the event loop only: tables call ``send`` and ``expect``; the socket's
+    reader calls ``answer``, ``fault`` and ``closed``. ``observation`` and ``words``: what the bot's hello asked
+    for with every turn."""
 
-    def __init__(self, name: str, loop: asyncio.AbstractEventLoop, observation: bool) -> None:
+    def __init__(self, name: str, observation: bool, words: bool = False) -> None:
         self.name = name
-        self.loop = loop
         self.observation = observation
+        self.words = words
         self.outbox: asyncio.Queue[str | None] = asyncio.Queue()
-        self._lock = threading.Lock()
-        self._pending: tuple[int, concurrent.futures.Future[int]] | None = None
+        self._pending: tuple[int, asyncio.Future[int]] | None = None
         self.open = True
 
     def send(self, message: Mapping[str, Any]) -> None:
-        """Queue a message (from any thread); one writer task sends them in order."""
+        """Queue a message; one writer task sends them in order."""
         if self.open:
-            self.loop.call_soon_threadsafe(self.outbox.put_nowait, protocol.encode(message))
+            self.outbox.put_nowait(protocol.encode(message))
 
-    def expect(self, turn: int) -> concurrent.futures.Future[int]:
-        future: concurrent.futures.Future[int] = concurrent.futures.Future()
-        with self._lock:
-            self._pending = (turn, future)
+    def expect(self, turn: int) -> asyncio.Future[int]:
+        future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self._pending = (turn, future)
         if not self.open:
             future.set_exception(_FaultError("disconnect", "disconnected"))
         return future
 
     def forget(self, turn: int) -> None:
-        with self._lock:
-            if self._pending is not None and self._pending[0] == turn:
-                self._pending = None
+        if self._pending is not None and self._pending[0] == turn:
+            self._pending = None
 
     def answer(self, action: protocol.Action) -> bool:
         """An action for the pending turn; False when no turn of that number awaits one (late or made up)."""
-        with self._lock:
-            if self._pending is None or self._pending[0] != action.turn:
-                return False
-            future = self._pending[1]
-            self._pending = None
+        if self._pending is None or self._pending[0] != action.turn or self._pending[1].done():
+            return False
+        future = self._pending[1]
+        self._pending = None
         future.set_result(action.action)
         return True
 
     def fault(self, kind: str, message: str) -> bool:
         """A malformed message or a lost socket: the pending turn, if any, is lost to the fallback (True: it was,
         and its table tells the bot)."""
-        with self._lock:
-            pending, self._pending = self._pending, None
+        pending, self._pending = self._pending, None
         if pending is not None and not pending[1].done():
             pending[1].set_exception(_FaultError(kind, message))
             return True
@@ -224,16 +221,14 @@ class TurnContext:
     deal: int = 0
     chips: Callable[[], list[int]] = list
     turns: int = 0
-    lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
 
     def next_turn(self) -> int:
-        with self.lock:
-            self.turns += 1
-            return self.turns
+        self.turns += 1
+        return self.turns
 
 
 class RemoteSeat:
-    """The agent of a remote bot at one match's table: ``act`` asks the bot, on the clock, else the fallback."""
+    """The seat of a remote bot at one match's table: ``act`` asks the bot, on the clock, else the fallback."""
 
     def __init__(self, slot: BotSlot, context: TurnContext, fallback: str, seed: int) -> None:
         self.slot = slot
@@ -252,7 +247,8 @@ class RemoteSeat:
         if connection is not None:
             connection.send(message)
 
-    def act(self, observation: Mapping[str, np.ndarray]) -> int:
+    async def act(self, observation: Mapping[str, np.ndarray]) -> int:
+        """The bot's action for the seat to act in ``context.env`` (``observation``: the env's, of that seat)."""
         counts = self.slot.counts if self.slot.counts is not None else SeatCounts()
         counts.decisions += 1
         ctx = self.context
@@ -261,41 +257,42 @@ class RemoteSeat:
         number = ctx.next_turn()
         if self.slot.check_forfeit(time.monotonic()):
             counts.forfeited += 1  # for the rest of the match, even once the bot is back: it is sent no turn
-            return self._fallback(observation)
+            return await self._fallback(observation)
         connection = self.slot.connection
         if connection is None:
             counts.absent += 1
-            return self._fallback(observation)
+            return await self._fallback(observation)
         clock_ms = int(round(ctx.clock * 1000))
+        mask = observation["action_mask"]
         message = protocol.turn(
             ctx.match, number, ctx.deal, raw.state_vector, ctx.params, ctx.rules, seat, clock_ms, ctx.chips(),
-            connection.observation,
+            connection.observation, connection.words, (observation["observation"], mask),
         )  # fmt: skip
         future = connection.expect(number)
         connection.send(message)
         try:
-            action = future.result(timeout=ctx.clock)
-        except concurrent.futures.TimeoutError:
+            action = await asyncio.wait_for(future, ctx.clock)
+        except asyncio.TimeoutError:
             connection.forget(number)
             counts.timeouts += 1
             connection.send(protocol.error(self._played(f"no action within {clock_ms} ms"), turn=number))
-            return self._fallback(observation)
+            return await self._fallback(observation)
         except _FaultError as fault:
             if fault.kind == "disconnect":
                 counts.absent += 1
             else:
                 counts.malformed += 1
                 connection.send(protocol.error(self._played(str(fault)), turn=number))
-            return self._fallback(observation)
-        if not 0 <= action < len(observation["action_mask"]) or not observation["action_mask"][action]:
+            return await self._fallback(observation)
+        if not 0 <= action < len(mask) or not mask[action]:
             counts.illegal += 1
-            legal = [int(a) for a in np.flatnonzero(observation["action_mask"])]
+            legal = np.flatnonzero(mask).tolist()
             connection.send(protocol.error(self._played(f"action {action} is not legal (legal: {legal})"), turn=number))
-            return self._fallback(observation)
+            return await self._fallback(observation)
         return int(action)
 
     def _played(self, why: str) -> str:
         return f"{why}; the fallback ({self.fallback_spec}) played this move"
 
-    def _fallback(self, observation: Mapping[str, np.ndarray]) -> int:
-        return int(self.fallback.act(dict(observation)))
+    async def _fallback(self, observation: Mapping[str, np.ndarray]) -> int:
+        return int(await asyncio.to_thread(self.fallback.act, dict(observation)))  # type: ignore[arg-type]

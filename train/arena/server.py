@@ -2,15 +2,23 @@
 
 ========================= ===================================================================================
 ``GET /bot`` (WebSocket)  a bot's connection: ``hello`` first, then turns and actions (``docs/protocol.md``)
-``POST /api/matches``     a match (``MatchSpec`` as JSON); answers when it is over with its report
-``GET /api/bots``         the names of the bots connected now
+``POST /api/matches``     a match (``MatchSpec`` as JSON); answers when it is over with its report (operator)
+``GET /api/bots``         the names of the bots connected now (operator)
+``GET /leaderboard``      the ratings, and each bot's matches and hand histories (``train.arena.leaderboard``)
 ========================= ===================================================================================
 
-The server trusts nothing a bot sends: its messages are parsed by ``protocol.parse_client`` alone (a size cap
+The operator's routes ask for an operator token (``Authorization: Bearer TOKEN``; ``bourre arena add-operator``, or
+the one ``bourre arena serve`` makes at its first start); a request without a known one is refused with 401 and one
+line. The server trusts nothing a bot sends: its messages are parsed by ``protocol.parse_client`` alone (a size cap
 before parsing, exact key sets), at most ``MAX_RATE`` a second, and nothing in them names a file or code: a match's
-built-in seats are checked by ``train.serve.tables.check_agent``, the rule of the browser table (registered names
-and budgets within limits, plus the operator's ``--agent`` specs). A request with an ``Origin`` of another host is
-refused, and on the loopback only this machine's names are answered, as by ``bourre serve``.
+built-in seats and its fallback are checked by ``train.serve.tables.check_agent``, the rule of the browser table
+(registered names and budgets within limits, plus the operator's ``--agent`` specs). A request with an ``Origin`` of
+another host is refused, and on the loopback only this machine's names are answered, as by ``bourre serve``.
+
+Everything runs on one event loop: the sockets, and every match as a task (``train.arena.match``), so a turn and its
+answer take no hand-off between threads; built-in agents think, and the store writes, in threads of their own.
+uvicorn serves the WebSockets with the ``websockets`` package, per-message compression off (``ws_options``): the
+messages are small, and compressing them cost more CPU than it saved.
 """
 
 from __future__ import annotations
@@ -18,9 +26,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
+import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -33,14 +42,16 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from bourre_env.history import strict_json
-from train.arena import protocol
-from train.arena.match import MatchSpec, play_match
+from train.arena import leaderboard, protocol
+from train.arena.match import MatchSpec, play_match, warm_up
+from train.arena.records import Book
 from train.arena.remote import Connection, Registry
+from train.arena.scheduler import Ladder, LadderConfig, lifespan
 from train.arena.storage import Store
 from train.serve.app import LOOPBACK_HOSTS
 from train.serve.tables import TableError, check_agent
 
-__all__ = ["Arena", "HELLO_SECONDS", "MAX_MATCHES", "MAX_RATE", "MAX_REQUEST", "create_app"]
+__all__ = ["Arena", "HELLO_SECONDS", "MAX_MATCHES", "MAX_RATE", "MAX_REQUEST", "WS_OPTIONS", "create_app", "ws_options"]
 
 log = logging.getLogger("bourre.arena")
 
@@ -55,48 +66,65 @@ MAX_REQUEST = 16 * 1024
 WS_MAX_SIZE = 16 * protocol.MAX_MESSAGE_BYTES
 """A frame past this is refused by uvicorn unread (close code 1009); past ``protocol.MAX_MESSAGE_BYTES`` and up to
 it, the bot is told why."""
+WS_OPTIONS: dict[str, Any] = {"ws_max_size": WS_MAX_SIZE, "ws_per_message_deflate": False}
+"""uvicorn's WebSocket settings of the arena (``ws_options`` adds the implementation)."""
+
+
+def ws_options() -> dict[str, Any]:
+    """``WS_OPTIONS`` with uvicorn's implementation on the ``websockets`` package: its sans-I/O one where this
+    uvicorn has it (0.35 and later), else its older one."""
+    from uvicorn.config import WS_PROTOCOLS
+
+    return {**WS_OPTIONS, "ws": "websockets-sansio" if "websockets-sansio" in WS_PROTOCOLS else "websockets"}
 
 
 class Arena:
-    """The server's state: the store, the bots connected, the matches under way."""
+    """The server's state: the store, the bots connected, the matches under way. ``offered``: the operator's
+    ``--agent`` specs, which a match may name beside the registered agents. Built, it has played one game
+    (``match.warm_up``), so that no match loads the compiled game code on the event loop."""
 
-    def __init__(self, store: Store, offered: Sequence[str] = (), fallback: str = "heuristic") -> None:
+    def __init__(self, store: Store, offered: Sequence[str] = (), ladder: LadderConfig | None = None) -> None:
+        warm_up()
         self.store = store
+        # the ratings (train.arena.records.Book), and the scheduler of bourre arena serve --ladder
+        cells = ladder or LadderConfig()
+        self.book = Book(store, cells.fields, cells.sizes)
+        self.ladder = None if ladder is None else Ladder(self, ladder, self.book)
         self.offered = tuple(offered)
-        self.fallback = fallback
         self.registry = Registry()
         self.running = 0
         self.stopping = False
-        self._lock = threading.Lock()
+        self._allowed: set[str] = set()  # specs check_agent accepted (it reads the installed entry points: slow)
 
-    def play(self, spec: MatchSpec) -> dict[str, Any]:
-        """Play a match (in the caller's thread) and store every game as it ends; its report as a dict, with
-        ``text``."""
-        with self._lock:
-            if self.running >= MAX_MATCHES:
-                raise TableError(429, f"{MAX_MATCHES} matches are under way: try again later")
-            self.running += 1
+    def check_agent(self, spec: str) -> None:
+        """``TableError`` for a built-in agent spec that a match may not name (``train.serve.tables.check_agent``)."""
+        if spec not in self._allowed:
+            check_agent(spec, self.offered)
+            self._allowed.add(spec)
+
+    async def play(self, spec: MatchSpec) -> dict[str, Any]:
+        """Play a match on the running loop and store every game as it ends; its report as a dict, with ``text``."""
+        if self.running >= MAX_MATCHES:
+            raise TableError(429, f"{MAX_MATCHES} matches are under way: try again later")
+        self.running += 1
         try:
             match = secrets.token_hex(8)
             request = {"seats": list(spec.seats), "players": spec.players, "deals": spec.deals, "seed": spec.seed,
-                       "clock": spec.clock, "grace": spec.grace}  # fmt: skip
-            self.store.start_match(match, request)
+                       "clock": spec.clock, "grace": spec.grace, "fallback": spec.fallback}  # fmt: skip
+            await asyncio.wrap_future(self.store.start_match(match, request))
+
+            async def store(k: int, r: int, rows: Any, saved: dict[str, Any]) -> None:
+                await asyncio.wrap_future(self.store.game_finished(match, k, r, rows, saved))
+
             try:
-                report = play_match(
-                    spec,
-                    match,
-                    self.registry,
-                    lambda k, r, rows, saved: self.store.game_finished(match, k, r, rows, saved),
-                    lambda: self.stopping,
-                )
+                report = await play_match(spec, match, self.registry, store, lambda: self.stopping)
             except ValueError as err:
-                self.store.finish_match(match, "refused", None)
+                await asyncio.wrap_future(self.store.finish_match(match, "refused", None))
                 raise TableError(409, str(err)) from None
-            self.store.finish_match(match, report.status, report.to_dict())
+            await asyncio.wrap_future(self.store.finish_match(match, report.status, report.to_dict()))
             return {"report": report.to_dict(), "text": report.text()}
         finally:
-            with self._lock:
-                self.running -= 1
+            self.running -= 1
 
 
 def _same_origin(headers: Any) -> str | None:
@@ -169,7 +197,7 @@ def create_app(arena: Arena, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> S
         if not await asyncio.to_thread(arena.store.check_token, hello.name, hello.token):
             await _refuse(ws, "unknown bot name, or a wrong token")
             return
-        connection = Connection(hello.name, asyncio.get_running_loop(), hello.observation)
+        connection = Connection(hello.name, hello.observation, hello.words)
         try:
             slot = arena.registry.attach(connection)
         except ValueError as err:
@@ -222,11 +250,22 @@ def create_app(arena: Arena, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> S
                     protocol.error(f"turn {parsed.turn} awaits no action (its clock ran out, or it was never sent)")
                 )
 
+    async def operator(request: Request) -> None:
+        """``TableError`` 403 for another site's page, 401 without an operator's token."""
+        refused = _same_origin(request.headers)
+        if refused is not None:
+            raise TableError(403, refused)
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        token = token.strip()
+        if scheme.lower() != "bearer" or not token:
+            raise TableError(401, "an operator token is required: Authorization: Bearer TOKEN (bourre arena match "
+                             "--token-file FILE; bourre arena add-operator NAME makes one)")  # fmt: skip
+        if len(token) > 128 or await asyncio.to_thread(arena.store.operator_of, token) is None:
+            raise TableError(401, "unknown operator token")
+
     async def matches(request: Request) -> Response:
         try:
-            refused = _same_origin(request.headers)
-            if refused is not None:
-                raise TableError(403, refused)
+            await operator(request)
             if request.headers.get("content-type", "").partition(";")[0].strip().lower() != "application/json":
                 raise TableError(415, "Content-Type: expected application/json")
             body = b""
@@ -240,15 +279,23 @@ def create_app(arena: Arena, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> S
                 raise TableError(400, str(err)) from None
             for seat in spec.seats:
                 if not seat.startswith("bot:"):
-                    check_agent(seat, arena.offered)
-            return JSONResponse(await _in_thread(lambda: arena.play(spec)))
+                    arena.check_agent(seat)
+            try:
+                arena.check_agent(spec.fallback)
+            except TableError as err:
+                raise TableError(err.status, f"fallback: {err.message}") from None
+            return JSONResponse(await arena.play(spec))
         except TableError as err:
-            return JSONResponse({"error": err.message}, status_code=err.status)
+            return _refusal(err)
         except Exception:
             log.exception("match request failed")
             return JSONResponse({"error": "internal error"}, status_code=500)
 
     async def connected(request: Request) -> Response:
+        try:
+            await operator(request)
+        except TableError as err:
+            return _refusal(err)
         return JSONResponse({"bots": arena.registry.connected()})
 
     return Starlette(
@@ -256,35 +303,23 @@ def create_app(arena: Arena, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> S
             WebSocketRoute("/bot", bot),
             Route("/api/matches", matches, methods=["POST"]),
             Route("/api/bots", connected, methods=["GET"]),
+            *leaderboard.routes(arena.book, arena.store),
         ],
         middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))],
+        lifespan=lifespan(arena),
     )
 
 
-async def _in_thread(work: Callable[[], Any]) -> Any:
-    """``work`` in a daemon thread of its own: a match lasts minutes, and the event loop's pool has a few threads
-    (a server that stops abandons it; every finished game is in the store already)."""
-    loop = asyncio.get_running_loop()
-    future = loop.create_future()
-
-    def run() -> None:
-        try:
-            result = work()
-        except BaseException as err:  # handed to the request, which answers for it
-            loop.call_soon_threadsafe(future.set_exception, err)
-        else:
-            loop.call_soon_threadsafe(future.set_result, result)
-
-    threading.Thread(target=run, daemon=True, name="arena match").start()
-    return await future
+def _refusal(err: TableError) -> Response:
+    headers = {"WWW-Authenticate": "Bearer"} if err.status == 401 else None
+    return JSONResponse({"error": err.message}, status_code=err.status, headers=headers)
 
 
 def serve_in_thread(arena: Arena, host: str = "127.0.0.1", port: int = 0) -> tuple[Any, int]:
     """Start a server in a daemon thread (tests and the benchmark); the uvicorn server and its port."""
     import uvicorn
 
-    config = uvicorn.Config(create_app(arena), host=host, port=port, log_level="warning", ws="wsproto",
-                            ws_max_size=WS_MAX_SIZE)  # fmt: skip
+    config = uvicorn.Config(create_app(arena), host=host, port=port, log_level="warning", **ws_options())
     server = uvicorn.Server(config)
     threading.Thread(target=server.run, daemon=True, name="arena server").start()
     deadline = time.monotonic() + 60
@@ -295,21 +330,41 @@ def serve_in_thread(arena: Arena, host: str = "127.0.0.1", port: int = 0) -> tup
     return server, server.servers[0].sockets[0].getsockname()[1]
 
 
-def run(data: str, host: str = "127.0.0.1", port: int = 8765, offered: Sequence[str] = ()) -> None:
-    """``bourre arena serve``: until Ctrl-C; matches a stopped server left are marked interrupted first."""
+def run(
+    data: str,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    offered: Sequence[str] = (),
+    database: str | None = None,
+    ladder: LadderConfig | None = None,
+) -> None:
+    """``bourre arena serve``: until Ctrl-C; matches a stopped server left are marked interrupted first, and at the
+    first start an operator token is made and printed once. ``database``: a URL (``storage.database_url``) instead of
+    the data folder's SQLite file. ``ladder``: schedule matches (``train.arena.scheduler``)."""
     import uvicorn
 
     from train.serve.tables import check_offered
 
     checked = [check_offered(spec) for spec in offered]
-    store = Store(data)
+    store = Store(data, url=database)
     interrupted = store.mark_interrupted()
     if interrupted:
         print(f"bourre arena: {interrupted} match(es) of a server that stopped are marked interrupted", flush=True)
+    if not store.has_operator():
+        token = store.add_operator("operator")
+        print(f"bourre arena: the operator token (shown once, only its hash is kept; bourre arena match "
+              f"--token-file FILE): {token}", file=sys.stderr, flush=True)  # fmt: skip
     hosts = list(LOOPBACK_HOSTS) if host in ("127.0.0.1", "localhost", "::1") else ["*"]
-    arena = Arena(store, checked)
+    arena = Arena(store, checked, ladder)
+    if ladder is not None:
+        print(f"bourre arena: the ladder schedules matches: {', '.join(ladder.fields)} at "
+              f"{', '.join(map(str, ladder.sizes))} players, {ladder.tables} at once", flush=True)  # fmt: skip
     url = f"ws://{'[' + host + ']' if ':' in host else host}:{port}/bot"
-    print(f"bourre arena: bots connect to {url}; data in {data}  (Ctrl-C to stop)", flush=True)
-    config = uvicorn.Config(create_app(arena, hosts), host=host, port=port, log_level="warning", ws="wsproto",
-                            ws_max_size=WS_MAX_SIZE, timeout_graceful_shutdown=3)  # fmt: skip
-    uvicorn.Server(config).run()
+    where = data if database is None else store.masked_url  # a URL is shown without its password
+    print(f"bourre arena: bots connect to {url}; data in {where}  (Ctrl-C to stop)", flush=True)
+    config = uvicorn.Config(create_app(arena, hosts), host=host, port=port, log_level="warning",
+                            timeout_graceful_shutdown=3, **ws_options())  # fmt: skip
+    try:
+        uvicorn.Server(config).run()
+    finally:
+        store.close()

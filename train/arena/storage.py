@@ -1,9 +1,26 @@
-"""The arena's database: bots (token hashes), matches and every finished game, through SQLAlchemy 2.0 Core.
+"""The arena's database: bots and operators (token hashes), matches and every finished game, through SQLAlchemy 2.0
+Core.
 
-SQLite by default, one file under the data folder (``arena.sqlite3``); another URL (PostgreSQL) goes through the same
-tables. The schema is under Alembic migrations (``train/arena/migrations``), applied when a ``Store`` opens. Every
-game is committed in its own transaction as it ends, so a server killed mid-match loses no finished game; on the next
-start its matches still marked ``running`` are marked ``interrupted``.
+SQLite by default, one file under the data folder (``arena.sqlite3``), in WAL mode with ``synchronous=NORMAL``; another
+URL (PostgreSQL) goes through the same tables. The schema is under Alembic migrations (``train/arena/migrations``),
+applied when a ``Store`` opens. Every write goes through one writer thread, which commits whatever is queued in one
+transaction (a group commit: 16 tables that finish games at once cost one commit, not 16). A game is committed before
+``game_finished`` returns (or its future is done), and the match waits for it before it tells the bots the game is
+over, so a server killed mid-match loses no finished game (a committed WAL transaction survives the death of the
+process; only a power cut may lose the last ones, which ``synchronous=NORMAL`` trades for a commit without fsync); on
+the next start its matches still marked ``running`` are marked ``interrupted``.
+
+PostgreSQL (``postgresql://USER:PASSWORD@HOST:PORT/DB``, through psycopg 3) takes the same tables and migrations:
+several arena processes may share one database. There, a connection is checked before use (``pool_pre_ping``), and a
+write or a read that meets a lost server (a restart, a failover) is tried again every ``RETRY_SECONDS`` for up to
+``RECONNECT_SECONDS``, with one warning when the database goes away and one when it is back: a table waiting for its
+game's commit waits that long, and loses nothing. A write retried after a lost connection is made idempotent (an
+insert that finds its row already there, committed before the connection dropped, does nothing). A URL is shown only
+through ``masked``: its password never reaches a message or a log line.
+
+A match waiting for a server is ``pending``; ``Store.claim_match`` takes the oldest one for one server, once, however
+many servers ask at once (``SELECT ... FOR UPDATE SKIP LOCKED`` on PostgreSQL, one atomic ``UPDATE ... RETURNING`` on
+SQLite).
 
 Tokens are 32 random bytes (``secrets.token_urlsafe``), shown once; only their SHA-256 is stored (a token is random,
 not a password: a slow hash would add nothing), and a presented token is compared with ``hmac.compare_digest``.
@@ -11,19 +28,46 @@ not a password: a slow hash would add nothing), and a presented token is compare
 
 from __future__ import annotations
 
+import concurrent.futures
+import functools
 import hashlib
 import hmac
+import itertools
 import json
+import logging
+import queue
 import secrets
+import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
-__all__ = ["DB_FILE", "Store", "metadata"]
+__all__ = [
+    "DB_FILE",
+    "PENDING",
+    "RECONNECT_SECONDS",
+    "RETRY_SECONDS",
+    "Store",
+    "alembic_config",
+    "database_url",
+    "masked",
+    "metadata",
+    "migrate",
+]
+
+log = logging.getLogger("bourre.arena")
 
 DB_FILE = "arena.sqlite3"
+PENDING = "pending"
+"""The status of a match that waits for a server to claim it (``Store.queue_match``, ``Store.claim_match``)."""
+RECONNECT_SECONDS = 120.0
+"""How long a write or a read waits for a database server that went away (PostgreSQL) before it fails."""
+RETRY_SECONDS = 0.5
+"""The pause between two tries to reach a database server that went away."""
+_T = TypeVar("_T")
 
 metadata = sa.MetaData()
 bots = sa.Table(
@@ -39,8 +83,18 @@ matches = sa.Table(
     sa.Column("id", sa.String(32), primary_key=True),
     sa.Column("created", sa.Float, nullable=False),
     sa.Column("request", sa.Text, nullable=False),  # the match spec, JSON
-    sa.Column("status", sa.String(16), nullable=False),  # running, finished, aborted, interrupted
+    sa.Column("status", sa.String(16), nullable=False),  # pending, running, finished, aborted, interrupted, refused
     sa.Column("report", sa.Text, nullable=True),  # MatchReport.to_dict(), JSON
+    sa.Column("server", sa.String(64), nullable=True),  # the server that claimed it (claim_match)
+    sa.Column("claimed", sa.Float, nullable=True),  # when
+    sa.Index("ix_matches_status_created", "status", "created"),
+)
+operators = sa.Table(
+    "operators",
+    metadata,
+    sa.Column("name", sa.String(32), primary_key=True),
+    sa.Column("token_sha256", sa.String(64), nullable=False, unique=True),
+    sa.Column("created", sa.Float, nullable=False),
 )
 games = sa.Table(
     "games",
@@ -52,13 +106,62 @@ games = sa.Table(
     sa.Column("history", sa.Text, nullable=False),  # the hand history, JSON (docs/hand_history.md)
 )
 
+_INSERT_GAME = sa.insert(games)
+_INSERT_MATCH = sa.insert(matches)
+_MIGRATION_LOCK = 0x626F75727265  # "bourre": the PostgreSQL advisory lock that servers starting at once migrate under
+
 
 def _digest(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
+def database_url(url: str) -> sa.URL:
+    """The SQLAlchemy URL of a ``--database`` value: ``postgresql://`` (or ``postgres://``) goes through psycopg 3,
+    ``postgresql+psycopg://``; ``sqlite:///FILE`` as it is. ``ValueError`` for anything else, its password masked."""
+    try:
+        parsed = sa.make_url(url)
+    except sa.exc.ArgumentError:
+        raise ValueError(
+            "database: not a URL (expected sqlite:///FILE or postgresql://USER:PASSWORD@HOST:PORT/DB)"
+        ) from None
+    backend, _, driver = parsed.drivername.partition("+")
+    if backend in ("postgresql", "postgres"):
+        if driver not in ("", "psycopg"):
+            raise ValueError(f"database {masked(parsed)}: the arena reaches PostgreSQL through psycopg 3 only: "
+                             "postgresql://... or postgresql+psycopg://...")  # fmt: skip
+        return parsed.set(drivername="postgresql+psycopg")
+    if backend == "sqlite":
+        return parsed
+    raise ValueError(f"database {masked(parsed)}: expected sqlite:///FILE or postgresql://USER:PASSWORD@HOST:PORT/DB")
+
+
+def masked(url: str | sa.URL) -> str:
+    """``url`` as text with its password (in the address or as a ``password=`` query argument) shown as ``***``: the
+    one way a database URL is shown, in every message and log line."""
+    if isinstance(url, str):
+        try:
+            url = sa.make_url(url)
+        except sa.exc.ArgumentError:
+            return "(a database URL that does not parse)"
+    if "password" in url.query:
+        url = url.update_query_dict({"password": "***"})
+    return url.render_as_string(hide_password=True)
+
+
+_Write = tuple[Any, Any, "concurrent.futures.Future[Any]"]  # a statement, its parameters, its future
+
+
+def _sqlite_pragmas(connection: Any, _record: Any) -> None:
+    cursor = connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")  # readers never block the writer, a commit appends to the log
+    cursor.execute("PRAGMA synchronous=NORMAL")  # no fsync per commit: durable across a crash of the process
+    cursor.close()
+
+
 class Store:
-    """The database at ``url``, or ``sqlite:///{folder}/arena.sqlite3``; migrated to the newest schema on opening."""
+    """The database at ``url`` (``database_url``), or ``sqlite:///{folder}/arena.sqlite3``; migrated to the newest
+    schema on opening. ``ValueError`` (one line, the password masked) for a URL it cannot use or a server it cannot
+    reach at the start. ``masked_url``: the URL to show."""
 
     def __init__(self, folder: str | Path | None = None, url: str | None = None) -> None:
         if url is None:
@@ -66,86 +169,294 @@ class Store:
                 raise ValueError("Store: a data folder or a database URL")
             Path(folder).mkdir(parents=True, exist_ok=True)
             url = f"sqlite:///{Path(folder) / DB_FILE}"
-        self.engine = sa.create_engine(url)
-        migrate(self.engine)
+        parsed = database_url(url)
+        self.masked_url = masked(parsed)
+        self._secrets = [s for s in (parsed.password, parsed.query.get("password")) if isinstance(s, str) and s]
+        self.sqlite = parsed.get_backend_name() == "sqlite"
+        # a pooled connection that a restarted server dropped is found before use and replaced
+        self.engine = sa.create_engine(parsed, pool_pre_ping=not self.sqlite)
+        if self.sqlite:
+            sa.event.listen(self.engine, "connect", _sqlite_pragmas)
+        from sqlalchemy.dialects import postgresql, sqlite
+
+        # an insert tried again after a lost connection may find its row committed already: then it does nothing
+        insert = sqlite.insert if self.sqlite else postgresql.insert
+        self._again: dict[int, Any] = {
+            id(_INSERT_GAME): insert(games).on_conflict_do_nothing(),
+            id(_INSERT_MATCH): insert(matches).on_conflict_do_nothing(),
+        }
+        try:
+            migrate(self.engine)
+        except sa.exc.DBAPIError as err:
+            self.engine.dispose()
+            raise ValueError(f"database {self.masked_url}: {self._reason(err)}") from None
+        self._writes: queue.SimpleQueue[_Write | None] = queue.SimpleQueue()
+        self._writer: threading.Thread | None = None
+        self._writer_lock = threading.Lock()
+        self._down_since: float | None = None
+        self._down_lock = threading.Lock()
 
     def close(self) -> None:
+        with self._writer_lock:
+            if self._writer is not None:
+                self._writes.put(None)
+                self._writer.join()
+                self._writer = None
         self.engine.dispose()
 
-    # ------------------------------------------------------------------------ bots
+    # ------------------------------------------------------------------------ a server that went away
+    def _reason(self, err: BaseException) -> str:
+        """The driver's first line about ``err``, any password in it masked."""
+        orig = getattr(err, "orig", None) or err
+        text = (str(orig).strip().splitlines() or [type(orig).__name__])[0]
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
+
+    def _lost(self, err: sa.exc.DBAPIError) -> bool:
+        """Whether ``err`` says the database server is out of reach (PostgreSQL: a restart, a dropped connection, a
+        server not yet accepting), so that the same work may be tried again. SQLite waits for its locks itself."""
+        if self.sqlite:
+            return False
+        return bool(err.connection_invalidated) or isinstance(err, (sa.exc.OperationalError, sa.exc.InterfaceError))
+
+    def _retrying(self, work: Callable[[], _T]) -> _T:
+        """``work()``, tried again every ``RETRY_SECONDS`` while the server is out of reach, for up to
+        ``RECONNECT_SECONDS``; one warning when it goes away, one when it is back, no traceback."""
+        deadline: float | None = None
+        while True:
+            try:
+                result = work()
+            except sa.exc.DBAPIError as err:
+                if not self._lost(err):
+                    raise
+                now = time.monotonic()
+                if deadline is None:
+                    deadline = now + RECONNECT_SECONDS
+                    with self._down_lock:
+                        if self._down_since is None:
+                            self._down_since = now
+                            log.warning("the database at %s is out of reach (%s): waiting up to %g s for it",
+                                        self.masked_url, self._reason(err), RECONNECT_SECONDS)  # fmt: skip
+                elif now > deadline:
+                    raise
+                time.sleep(RETRY_SECONDS)
+                continue
+            if deadline is not None:
+                with self._down_lock:
+                    if self._down_since is not None:
+                        log.warning("the database at %s is back after %.1f s", self.masked_url,
+                                    time.monotonic() - self._down_since)  # fmt: skip
+                        self._down_since = None
+            return result
+
+    # ------------------------------------------------------------------------ the writer
+    def submit(self, statement: Any, parameters: Any = None) -> concurrent.futures.Future[Any]:
+        """Queue a write for the writer thread; its future is done once the transaction that holds it commits."""
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        with self._writer_lock:
+            if self._writer is None:
+                self._writer = threading.Thread(target=self._write_loop, name="arena store", daemon=True)
+                self._writer.start()
+            self._writes.put((statement, parameters, future))
+        return future
+
+    def _commit(self, groups: list[tuple[Any, list[Any], Any]], tries: Iterator[int]) -> list[int]:
+        """Execute ``groups`` in one transaction; after the first try, each insert in its idempotent form."""
+        again = next(tries) > 0
+        with self.engine.begin() as db:
+            return [
+                db.execute(self._again.get(id(st), st) if again else st, ps if len(ps) > 1 else ps[0]).rowcount
+                for st, ps, _ in groups
+            ]
+
+    def _write_loop(self) -> None:
+        while (first := self._writes.get()) is not None:
+            batch, last = [first], False
+            while not self._writes.empty():
+                item = self._writes.get()
+                if item is None:
+                    last = True
+                    break
+                batch.append(item)
+            # consecutive games are inserted in one executemany
+            groups: list[tuple[Any, list[Any], list[concurrent.futures.Future[Any]]]] = []
+            for statement, parameters, future in batch:
+                if groups and statement is _INSERT_GAME and groups[-1][0] is _INSERT_GAME:
+                    groups[-1][1].append(parameters)
+                    groups[-1][2].append(future)
+                else:
+                    groups.append((statement, [parameters], [future]))
+            try:
+                counts = self._retrying(functools.partial(self._commit, groups, itertools.count()))
+            except Exception as err:  # every write of the batch is told; the writer goes on
+                for _, _, futures in groups:
+                    for future in futures:
+                        future.set_exception(err)
+            else:
+                for (_, _, futures), count in zip(groups, counts, strict=True):
+                    for future in futures:
+                        future.set_result(count)
+            if last:
+                return
+
+    def _read(self, statement: Any) -> Any:
+        """The first row of ``statement`` (a tuple), or None; tried again while the server is out of reach."""
+
+        def work() -> Any:
+            with self.engine.connect() as db:
+                return db.execute(statement).first()
+
+        return self._retrying(work)
+
+    # ------------------------------------------------------------------------ bots and operators
     def add_bot(self, name: str) -> str:
         """A new bot's token (shown once); ``ValueError`` if the name is taken."""
-        token = secrets.token_urlsafe(32)
-        with self.engine.begin() as db:
-            if db.execute(sa.select(bots.c.name).where(bots.c.name == name)).first() is not None:
-                raise ValueError(f"bot {name!r} exists already")
-            db.execute(sa.insert(bots).values(name=name, token_sha256=_digest(token), created=time.time()))
-        return token
+        return self._add_token(bots, name, "bot")
 
     def check_token(self, name: str, token: str) -> bool:
-        with self.engine.connect() as db:
-            row = db.execute(sa.select(bots.c.token_sha256).where(bots.c.name == name)).first()
+        row = self._read(sa.select(bots.c.token_sha256).where(bots.c.name == name))
         # an unknown name is compared too, so the answer takes as long whether the name exists or not
         return hmac.compare_digest(row[0] if row is not None else "0" * 64, _digest(token)) and row is not None
 
+    def add_operator(self, name: str) -> str:
+        """A new operator's token (shown once), which ``POST /api/matches`` asks for; ``ValueError`` if the name is
+        taken."""
+        return self._add_token(operators, name, "operator")
+
+    def has_operator(self) -> bool:
+        return self._read(sa.select(operators.c.name).limit(1)) is not None
+
+    def operator_of(self, token: str) -> str | None:
+        """The name of the operator whose token this is, or None (looked up by the token's hash)."""
+        row = self._read(sa.select(operators.c.name).where(operators.c.token_sha256 == _digest(token)))
+        return None if row is None else str(row[0])
+
+    def _add_token(self, table: sa.Table, name: str, what: str) -> str:
+        token = secrets.token_urlsafe(32)
+        with self.engine.begin() as db:
+            if db.execute(sa.select(table.c.name).where(table.c.name == name)).first() is not None:
+                raise ValueError(f"{what} {name!r} exists already")
+            db.execute(sa.insert(table).values(name=name, token_sha256=_digest(token), created=time.time()))
+        return token
+
     # ------------------------------------------------------------------------ matches
-    def start_match(self, match: str, request: dict[str, Any]) -> None:
-        with self.engine.begin() as db:
-            db.execute(
-                sa.insert(matches).values(id=match, created=time.time(), request=json.dumps(request), status="running")
-            )
+    def start_match(self, match: str, request: dict[str, Any]) -> concurrent.futures.Future[Any]:
+        values = {"id": match, "created": time.time(), "request": json.dumps(request), "status": "running"}
+        return self.submit(_INSERT_MATCH, values)
 
-    def game_finished(self, match: str, deal: int, rotation: int, outcomes: Any, history: dict[str, Any]) -> None:
-        with self.engine.begin() as db:
-            db.execute(
-                sa.insert(games).values(
-                    match_id=match,
-                    deal=deal,
-                    rotation=rotation,
-                    outcomes=json.dumps(outcomes.tolist()),
-                    history=json.dumps(history, separators=(",", ":")),
-                )
-            )
+    def queue_match(self, match: str, request: dict[str, Any]) -> concurrent.futures.Future[Any]:
+        """Store a match as ``pending``, for whichever server claims it first (``claim_match``); its future is done
+        once it is committed."""
+        values = {"id": match, "created": time.time(), "request": json.dumps(request), "status": PENDING}
+        return self.submit(_INSERT_MATCH, values)
 
-    def finish_match(self, match: str, status: str, report: dict[str, Any] | None) -> None:
-        with self.engine.begin() as db:
-            db.execute(
-                sa.update(matches)
-                .where(matches.c.id == match)
-                .values(status=status, report=None if report is None else json.dumps(report))
-            )
+    def claim_match(self, server: str) -> dict[str, Any] | None:
+        """Claim the oldest pending match for ``server`` (the claiming arena process's id, up to 64 characters): its
+        row, now ``running`` with ``server`` and ``claimed`` (the time) set, its ``request`` decoded from JSON; None
+        when no match is pending.
+
+        However many servers (threads, processes, machines) claim at once, every pending match goes to exactly one of
+        them, and none is skipped while it is pending:
+
+        - PostgreSQL: the oldest pending row is selected ``FOR UPDATE SKIP LOCKED`` and updated in the same
+          transaction. A second server's select skips the row the first one holds locked (it neither waits for it nor
+          sees it as pending again after the commit) and takes the next; a server that dies before its commit
+          releases its lock and the match stays pending.
+        - SQLite: one statement, ``UPDATE matches SET ... WHERE id = (SELECT the oldest pending) AND status = 'pending'
+          RETURNING ...``; SQLite has one writer at a time and the statement reads under the write lock, so two
+          claims run one after the other (the second waits, up to the driver's busy timeout of 5 s).
+
+        The commit is the claim: a claim whose connection drops before the answer arrives is tried again, and may
+        leave that first match ``running`` with this server's id, unplayed (``mark_interrupted`` finds it at the
+        server's next start). ``tests/test_arena_postgres.py`` claims a queue from two processes at once, on both."""
+        values = {"status": "running", "server": server, "claimed": time.time()}
+        oldest = sa.select(matches.c.id).where(matches.c.status == PENDING).order_by(matches.c.created, matches.c.id)
+
+        def claim() -> Any:
+            with self.engine.begin() as db:
+                if not self.sqlite:
+                    row = db.execute(oldest.limit(1).with_for_update(skip_locked=True)).first()
+                    if row is None:
+                        return None
+                    where = matches.c.id == row[0]
+                else:
+                    pending = matches.alias("pending")  # the inner select must not correlate to the updated table
+                    first = sa.select(pending.c.id).where(pending.c.status == PENDING)
+                    first = first.order_by(pending.c.created, pending.c.id).limit(1)
+                    where = sa.and_(matches.c.id == first.scalar_subquery(), matches.c.status == PENDING)
+                update = sa.update(matches).where(where).values(**values).returning(*matches.c)
+                return db.execute(update).mappings().first()
+
+        row = self._retrying(claim)
+        return None if row is None else {**dict(row), "request": json.loads(row["request"])}
+
+    def game_finished(
+        self, match: str, deal: int, rotation: int, outcomes: Any, history: dict[str, Any]
+    ) -> concurrent.futures.Future[Any]:
+        """Queue a finished game; its future is done once it is committed."""
+        values = {
+            "match_id": match,
+            "deal": deal,
+            "rotation": rotation,
+            "outcomes": json.dumps(outcomes.tolist()),
+            "history": json.dumps(history, separators=(",", ":")),
+        }
+        return self.submit(_INSERT_GAME, values)
+
+    def finish_match(self, match: str, status: str, report: dict[str, Any] | None) -> concurrent.futures.Future[Any]:
+        values = {"status": status, "report": None if report is None else json.dumps(report)}
+        return self.submit(sa.update(matches).where(matches.c.id == match), values)
 
     def mark_interrupted(self) -> int:
         """Matches left ``running`` by a server that stopped without finishing them; their count."""
-        with self.engine.begin() as db:
-            result = db.execute(sa.update(matches).where(matches.c.status == "running").values(status="interrupted"))
-            return int(result.rowcount)
+        statement = sa.update(matches).where(matches.c.status == "running")
+        return int(self.submit(statement, {"status": "interrupted"}).result())
 
     def match(self, match: str) -> dict[str, Any] | None:
-        with self.engine.connect() as db:
-            row = db.execute(sa.select(matches).where(matches.c.id == match)).mappings().first()
-            if row is None:
-                return None
-            count = db.execute(sa.select(sa.func.count()).select_from(games).where(games.c.match_id == match))
-            return {**dict(row), "games": int(count.scalar_one())}
+        def work() -> dict[str, Any] | None:
+            with self.engine.connect() as db:
+                row = db.execute(sa.select(matches).where(matches.c.id == match)).mappings().first()
+                if row is None:
+                    return None
+                count = db.execute(sa.select(sa.func.count()).select_from(games).where(games.c.match_id == match))
+                return {**dict(row), "games": int(count.scalar_one())}
+
+        return self._retrying(work)
 
     def games(self, match: str) -> list[dict[str, Any]]:
-        with self.engine.connect() as db:
-            rows = db.execute(
-                sa.select(games).where(games.c.match_id == match).order_by(games.c.deal, games.c.rotation)
-            ).mappings()
-            return [
-                {**dict(r), "outcomes": json.loads(r["outcomes"]), "history": json.loads(r["history"])} for r in rows
-            ]
+        def work() -> list[dict[str, Any]]:
+            with self.engine.connect() as db:
+                rows = db.execute(
+                    sa.select(games).where(games.c.match_id == match).order_by(games.c.deal, games.c.rotation)
+                ).mappings()
+                return [
+                    {**dict(r), "outcomes": json.loads(r["outcomes"]), "history": json.loads(r["history"])}
+                    for r in rows
+                ]
+
+        return self._retrying(work)
 
 
-def migrate(engine: sa.Engine) -> None:
-    """Apply the Alembic migrations up to the newest (``train/arena/migrations``)."""
+def migrate(engine: sa.Engine, revision: str = "head") -> None:
+    """Apply the Alembic migrations up to ``revision``, the newest by default (``train/arena/migrations``). On
+    PostgreSQL under an advisory lock: servers that start at once migrate one after the other (the schema's changes
+    are transactional there, so the second finds it done)."""
     from alembic import command
+
+    with engine.begin() as connection:
+        if connection.dialect.name == "postgresql":
+            connection.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK})
+        config = alembic_config(connection)
+        command.upgrade(config, revision)
+
+
+def alembic_config(connection: sa.Connection | None = None) -> Any:
+    """Alembic's configuration for the arena's migrations, on ``connection`` (for ``alembic.command``; without one,
+    for reading the scripts only)."""
     from alembic.config import Config
 
     config = Config()
     config.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
-    with engine.begin() as connection:
-        config.attributes["connection"] = connection
-        command.upgrade(config, "head")
+    config.attributes["connection"] = connection
+    return config

@@ -1,0 +1,196 @@
+"""The ladder's queries of the arena's database (SQLAlchemy Core, for SQLite and PostgreSQL alike), beside
+``train.arena.storage``, which owns the connection and the tables of the matches.
+
+``baselines`` holds the all-field tables of the ladder (``train.arena.ratings``): a reference field's game on one
+deal, keyed by (field, players, seed, deal); its outcome rows and its hand history. ``Book`` keeps what the
+ratings are computed from: every stored match that is no longer running, read once (a stored match does not change
+after), and the baselines; ``Book.standings()`` rates them again when a match has ended since the last call.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import sqlalchemy as sa
+
+from train.arena.ratings import BaselineKey, Standings, StoredMatch, rate
+from train.arena.storage import Store, games, matches, metadata
+
+__all__ = ["Book", "baselines", "bot_matches", "game_history", "insert_baseline", "match_histories"]
+
+baselines = sa.Table(
+    "baselines",
+    metadata,
+    sa.Column("field", sa.String(200), primary_key=True),
+    sa.Column("players", sa.Integer, primary_key=True),
+    sa.Column("seed", sa.BigInteger, primary_key=True),
+    sa.Column("deal", sa.Integer, primary_key=True),
+    sa.Column("outcomes", sa.Text, nullable=False),  # seat_outcomes rows, JSON
+    sa.Column("history", sa.Text, nullable=False),  # the hand history, JSON (docs/hand_history.md)
+)
+
+_SETTLED = ("finished", "aborted", "interrupted")
+
+
+def insert_baseline(
+    store: Store, key: BaselineKey, outcomes: np.ndarray, history: dict[str, Any]
+) -> Any:  # a concurrent.futures.Future, done once committed
+    field, players, seed, deal = key
+    values = {"field": field, "players": players, "seed": seed, "deal": deal, "outcomes": json.dumps(outcomes.tolist()),
+              "history": json.dumps(history, separators=(",", ":"))}  # fmt: skip
+    return store.submit(sa.insert(baselines), values)
+
+
+def _stored(row: Any, rows: Sequence[Any]) -> StoredMatch:
+    request = json.loads(row.request)
+    seats = tuple(str(s) for s in request["seats"])
+    n = len(seats)
+    by_deal: dict[int, dict[int, list[list[int]]]] = {}
+    for deal, rotation, outcomes in rows:
+        by_deal.setdefault(int(deal), {})[int(rotation)] = json.loads(outcomes)
+    complete = sorted(k for k, rotations in by_deal.items() if set(rotations) == set(range(n)))
+    array = np.array([[by_deal[k][r] for r in range(n)] for k in complete], dtype=np.int64).reshape(-1, n, n, 6)
+    report = json.loads(row.report) if row.report else None
+    counts: list[dict[str, int] | None] = [None] * n
+    for result in (report or {}).get("results", []):
+        counts[int(result["entry"])] = result.get("counts")
+    return StoredMatch(row.id, float(row.created), row.status, seats, int(request.get("seed", 0)), tuple(complete),
+                       array, tuple(counts))  # fmt: skip
+
+
+class Book:
+    """The stored matches and baselines the ratings come from, read incrementally; thread-safe."""
+
+    def __init__(self, store: Store, fields: Sequence[str], sizes: Sequence[int]) -> None:
+        self.store = store
+        self.fields = list(fields)
+        self.sizes = list(sizes)
+        self._lock = threading.Lock()
+        self._matches: dict[str, StoredMatch] = {}
+        self._baselines: dict[BaselineKey, np.ndarray] = {}
+        self._standings: Standings | None = None
+        self._standings_baselines = 0
+
+    def standings(self) -> Standings:
+        """The standings of every settled match (``train.arena.ratings.rate``), rated again only if a match has
+        settled, or a baseline been stored, since the last call."""
+        with self._lock:
+            with self.store.engine.connect() as db:
+                settled = db.execute(sa.select(matches.c.id).where(matches.c.status.in_(_SETTLED))).scalars().all()
+                new = [m for m in settled if m not in self._matches]
+                for start in range(0, len(new), 500):
+                    self._load(db, new[start : start + 500])
+                count = db.execute(sa.select(sa.func.count()).select_from(baselines)).scalar_one()
+                if count != len(self._baselines):
+                    self._load_baselines(db)
+            if self._standings is None or new or count != self._standings_baselines:
+                self._standings = rate(list(self._matches.values()), self._baselines, self.fields, self.sizes)
+                self._standings_baselines = count
+            return self._standings
+
+    def _load(self, db: Any, ids: Sequence[str]) -> None:
+        rows: dict[str, list[Any]] = {m: [] for m in ids}
+        for match_id, deal, rotation, outcomes in db.execute(
+            sa.select(games.c.match_id, games.c.deal, games.c.rotation, games.c.outcomes).where(
+                games.c.match_id.in_(ids)
+            )
+        ):
+            rows[match_id].append((deal, rotation, outcomes))
+        for row in db.execute(sa.select(matches).where(matches.c.id.in_(ids))):
+            self._matches[row.id] = _stored(row, rows[row.id])
+
+    def _load_baselines(self, db: Any) -> None:
+        query = sa.select(baselines.c.field, baselines.c.players, baselines.c.seed, baselines.c.deal,
+                          baselines.c.outcomes)  # fmt: skip
+        for field, players, seed, deal, outcomes in db.execute(query):
+            key = (str(field), int(players), int(seed), int(deal))
+            if key not in self._baselines:
+                self._baselines[key] = np.array(json.loads(outcomes), dtype=np.int64)
+
+    def has_baselines(self, field: str, players: int, seed: int, deals: int) -> set[int]:
+        """The deals of ``range(deals)`` whose all-field table is stored."""
+        with self.store.engine.connect() as db:
+            found = db.execute(
+                sa.select(baselines.c.deal).where(
+                    baselines.c.field == field,
+                    baselines.c.players == players,
+                    baselines.c.seed == seed,
+                    baselines.c.deal < deals,
+                )  # fmt: skip
+            ).scalars()
+            return {int(k) for k in found}
+
+
+def bot_matches(store: Store, name: str, limit: int = 200) -> list[dict[str, Any]]:
+    """The newest ``limit`` matches the bot sat in (not running): id, created, status, seats, seed, games. A bot's
+    name is matched exactly in the seats (the request's JSON holds ``"bot:NAME"``)."""
+    needle = json.dumps(f"bot:{name}")
+    found = []
+    with store.engine.connect() as db:
+        count = sa.select(sa.func.count()).select_from(games).where(games.c.match_id == matches.c.id)
+        query = (
+            sa.select(matches.c.id, matches.c.created, matches.c.status, matches.c.request, count.scalar_subquery())
+            .where(matches.c.status.in_(_SETTLED), matches.c.request.contains(needle, autoescape=True))
+            .order_by(matches.c.created.desc(), matches.c.id.desc())
+        )
+        for match_id, created, status, request, played in db.execute(query):
+            body = json.loads(request)
+            if f"bot:{name}" in body["seats"]:
+                found.append({"match": match_id, "created": float(created), "status": status,
+                              "seats": body["seats"], "seed": body.get("seed"), "games": int(played)})  # fmt: skip
+            if len(found) >= limit:
+                break
+    return found
+
+
+def match_histories(store: Store, match: str) -> dict[str, Any] | None:
+    """A settled match's hand histories, one per game in (deal, rotation) order, and the all-field tables of a
+    reference match; None for an unknown match or one still running (its deals are played again in the next
+    rotations: their cards must not be shown before it ends)."""
+    with store.engine.connect() as db:
+        row = db.execute(sa.select(matches).where(matches.c.id == match)).first()
+        if row is None or row.status not in _SETTLED:
+            return None
+        played = db.execute(
+            sa.select(games.c.deal, games.c.rotation, games.c.history)
+            .where(games.c.match_id == match)
+            .order_by(games.c.deal, games.c.rotation)
+        ).all()
+        stored = _stored(row, [])
+        reference = stored.field()
+        fields: Sequence[Any] = []
+        if reference is not None:
+            fields = db.execute(
+                sa.select(baselines.c.deal, baselines.c.history)
+                .where(baselines.c.field == reference[1], baselines.c.players == stored.players,
+                       baselines.c.seed == stored.seed, baselines.c.deal.in_(sorted({int(g[0]) for g in played})))
+                .order_by(baselines.c.deal)
+            ).all()  # fmt: skip
+    return {
+        "match": match,
+        "status": row.status,
+        "seats": list(stored.seats),
+        "seed": stored.seed,
+        "games": [{"deal": int(k), "rotation": int(r), "history": json.loads(h)} for k, r, h in played],
+        "all_field": [{"deal": int(k), "history": json.loads(h)} for k, h in fields],
+    }
+
+
+def game_history(store: Store, match: str, deal: int, rotation: int) -> dict[str, Any] | None:
+    """One game's hand history (``docs/hand_history.md``) of a settled match, or None."""
+    with store.engine.connect() as db:
+        row = db.execute(
+            sa.select(games.c.history)
+            .join(matches, matches.c.id == games.c.match_id)
+            .where(
+                games.c.match_id == match,
+                games.c.deal == deal,
+                games.c.rotation == rotation,
+                matches.c.status.in_(_SETTLED),
+            )  # fmt: skip
+        ).first()
+    return None if row is None else dict(json.loads(row[0]))

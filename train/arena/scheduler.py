@@ -1,0 +1,254 @@
+"""The ladder's scheduler: connected bots are paired into duplicate matches, continuously (``bourre arena serve
+--ladder``).
+
+The pairing rule, ``next_match`` (a pure function: the idle bots' counts in, the next match out):
+
+1. Among the bots connected and in no match (*idle*), the one with the fewest matches goes first; ties go to the
+   larger OpenSkill sigma (the less certain rating), then to the name. But a bot that has been passed over, while
+   idle, for at least as many scheduled matches as there are idle bots is *overdue*, and the overdue bot that has
+   waited longest goes first.
+2. It plays a *peer match* when another bot is idle and it has played fewer peer matches than reference matches;
+   otherwise a *reference match*.
+3. A reference match puts it alone among ``N - 1`` copies of a reference agent ``F``: the cell (``F``, ``N``) it
+   has played least, ties in the order of ``fields`` then ``sizes``. The server also plays each of its deals once
+   at the all-field table (``F`` in every seat), the par of the replacement advantage (``train.arena.ratings``).
+4. A peer match seats it with the other idle bots, least-played first, at the table size its peer matches have
+   used least (cycling through ``sizes``); seats left over are copies of one reference agent (cycling through
+   ``fields``).
+
+No connected bot waits long: least-played first alone would make a bot with many matches wait until every newcomer
+has caught up with it, so the wait is also capped. A bot that stays idle is overdue after as many scheduled
+matches as there are idle bots; among bots idle the whole time, the one idle longer has waited longer, so no
+later bot overtakes it, and it goes first within as many more matches as there are bots: a wait of at most twice
+the bots, in matches (``tests/test_arena_ladder.py`` runs the rule over many steps with bots that come and go).
+Every match has a fresh random seed (``secrets``): a settled match's hand histories are public, and a bot must not
+meet deals it has read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import secrets
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from typing import Any
+
+import bourre_env
+from bourre_env import history
+from train.arena.match import DEFAULT_CLOCK, MatchSpec, play_game
+from train.arena.ratings import Standings
+from train.arena.records import Book, insert_baseline
+from train.arena.remote import GRACE_SECONDS
+from train.arena.storage import Store
+from train.eval.duplicate import agent_seed, build_agent, make_deals, table_rules
+from train.eval.ladder import LADDERS, PLAYERS, VERSION
+
+__all__ = ["BotStats", "LadderConfig", "Ladder", "Planned", "lifespan", "next_match", "play_baselines"]
+
+log = logging.getLogger("bourre.arena")
+
+Cell = tuple[str, int]
+
+
+@dataclasses.dataclass(frozen=True)
+class LadderConfig:
+    """What ``bourre arena serve --ladder`` schedules."""
+
+    fields: tuple[str, ...] = LADDERS[VERSION]  # the reference agents, as bourre ladder uses them
+    sizes: tuple[int, ...] = PLAYERS  # the table sizes
+    deals: int = 10  # deals of a match, each played once per rotation
+    tables: int = 2  # scheduled matches at once
+    clock: float = DEFAULT_CLOCK
+    grace: float = GRACE_SECONDS
+    fallback: str = "heuristic"
+    poll: float = 0.5  # seconds between two looks for idle bots
+
+    def __post_init__(self) -> None:
+        if not self.fields or not self.sizes:
+            raise ValueError("ladder: at least one reference agent and one table size")
+        if any(not 2 <= n <= 8 for n in self.sizes):
+            raise ValueError(f"ladder: table sizes are 2..8, got {list(self.sizes)}")
+        if not 1 <= self.deals <= 1000 or self.tables < 1:
+            raise ValueError("ladder: deals 1..1000 and at least one table")
+
+
+@dataclasses.dataclass(frozen=True)
+class BotStats:
+    """An idle bot as the scheduler sees it."""
+
+    name: str
+    matches: int = 0
+    peers: int = 0  # peer matches
+    reference: Mapping[Cell, int] = dataclasses.field(default_factory=dict)  # reference matches per cell
+    sigma: float = 25 / 3  # OpenSkill's uncertainty (its default for a bot never rated)
+    waited: int = 0  # matches scheduled since it became idle, without it
+
+    @property
+    def reference_matches(self) -> int:
+        return sum(self.reference.values())
+
+
+@dataclasses.dataclass(frozen=True)
+class Planned:
+    """A match to play: ``field`` is the reference agent of a reference match, None for a peer match."""
+
+    seats: tuple[str, ...]
+    seed: int
+    field: str | None
+
+    @property
+    def players(self) -> int:
+        return len(self.seats)
+
+    @property
+    def bots(self) -> list[str]:
+        return [s[4:] for s in self.seats if s.startswith("bot:")]
+
+
+def next_match(idle: Sequence[BotStats], config: LadderConfig, seed: int) -> Planned | None:
+    """The next match for bots ``idle`` (connected, in no match) by the pairing rule of the module docstring;
+    None when no bot is idle. ``seed``: the match's deals."""
+    if not idle:
+        return None
+    order = sorted(idle, key=lambda b: (b.matches, -b.sigma, b.name))
+    overdue = [b for b in idle if b.waited >= len(idle)]
+    if overdue:
+        first = min(overdue, key=lambda b: (-b.waited, b.matches, -b.sigma, b.name))
+        order.remove(first)
+        order.insert(0, first)
+    first, others = order[0], order[1:]
+    if others and first.peers < first.reference_matches:
+        n = config.sizes[first.peers % len(config.sizes)]
+        fill = config.fields[(first.peers // len(config.sizes)) % len(config.fields)]
+        bots = [f"bot:{b.name}" for b in (first, *others[: n - 1])]
+        return Planned((*bots, *[fill] * (n - len(bots))), seed, None)
+    cells = [(f, n) for f in config.fields for n in config.sizes]
+    field, n = min(cells, key=lambda c: (first.reference.get(c, 0), cells.index(c)))
+    return Planned((f"bot:{first.name}", *[field] * (n - 1)), seed, field)
+
+
+async def play_baselines(store: Store, book: Book, field: str, players: int, seed: int, deals: int) -> None:
+    """Play and store the all-field table of every deal of ``range(deals)`` not stored yet: ``field`` in every seat,
+    each seat's agent built for the deal, seeded from ``(seed, players, deal, 1 + seat)``, so that a deal's table
+    is the same whenever it is played."""
+    have = await asyncio.to_thread(book.has_baselines, field, players, seed, deals)
+    rules = table_rules(players, {})
+    dealt = make_deals(seed, rules, deals)
+    env = history.Recording(bourre_env.env(num_players=players), preset=history.rules_record(rules)["preset"])
+    labels = [field] * players
+    for k in range(deals):
+        if k in have:
+            continue
+        seeds = [agent_seed(seed, players, k, 1 + s) for s in range(players)]
+        table = await asyncio.to_thread(_build, field, seeds)
+        rows = await play_game(env, table, dealt, k, labels, f"all-field table of deal {k}")
+        await asyncio.wrap_future(insert_baseline(store, (field, players, seed, k), rows, env.history(labels)))
+
+
+def _build(field: str, seeds: Sequence[int]) -> list[Any]:
+    return [build_agent(field, s) for s in seeds]
+
+
+class Ladder:
+    """Runs the scheduler on the server's event loop: ``arena`` is the server's ``Arena`` (its registry, its store,
+    its ``play``), ``book`` the ratings it keeps."""
+
+    def __init__(self, arena: Any, config: LadderConfig, book: Book, draw: Callable[[], int] | None = None) -> None:
+        self.arena = arena
+        self.config = config
+        self.book = book
+        self.draw = draw or (lambda: secrets.randbits(32))
+        self.busy: set[str] = set()
+        self.waited: dict[str, int] = {}  # idle bots: matches scheduled since each became idle
+        self.paused = False  # True: no new match is scheduled (the running ones go on)
+        self.tasks: set[asyncio.Task[None]] = set()
+        self.scheduled = 0
+
+    def idle(self, standings: Standings) -> list[BotStats]:
+        """The bots connected and in no match, with their counts from the stored matches."""
+        found = []
+        for name, slot in list(self.arena.registry.slots.items()):
+            connection = slot.connection
+            if connection is None or not connection.open or slot.match is not None or name in self.busy:
+                continue
+            standing = standings.bot(name)
+            if standing is None:
+                found.append(BotStats(name))
+                continue
+            cells = {(c.field, c.players): c.matches for c in standing.cells}
+            found.append(BotStats(name, standing.matches, standing.matches - standing.reference_matches, cells,
+                                  standing.sigma, self.waited.get(name, 0)))  # fmt: skip
+        return found
+
+    async def run(self) -> None:
+        """Until cancelled: fill the free tables, look again every ``config.poll`` seconds."""
+        while True:
+            try:
+                await self.schedule()
+            except Exception:  # a database that is away a moment: try again at the next look
+                log.exception("ladder: scheduling failed")
+            await asyncio.sleep(self.config.poll)
+
+    async def schedule(self) -> None:
+        while len(self.tasks) < self.config.tables and not self.paused:
+            idle = self.idle(await asyncio.to_thread(self.book.standings))
+            names = {b.name for b in idle}
+            self.waited = {name: w for name, w in self.waited.items() if name in names}  # busy or gone: reset
+            planned = next_match(idle, self.config, self.draw())
+            if planned is None:
+                return
+            for name in names:
+                self.waited[name] = 0 if name in planned.bots else self.waited.get(name, 0) + 1
+            self.busy.update(planned.bots)
+            self.scheduled += 1
+            task = asyncio.create_task(self._play(planned))
+            self.tasks.add(task)
+            task.add_done_callback(self.tasks.discard)
+
+    async def _play(self, planned: Planned) -> None:
+        from train.serve.tables import TableError
+
+        c = self.config
+        spec = MatchSpec(planned.seats, planned.players, c.deals, planned.seed, c.clock, c.fallback, c.grace)
+        baseline = None
+        if planned.field is not None:
+            store = self.arena.store
+            baseline = asyncio.create_task(
+                play_baselines(store, self.book, planned.field, planned.players, planned.seed, c.deals)
+            )
+        try:
+            await self.arena.play(spec)
+            if baseline is not None:
+                await baseline
+        except TableError as err:  # a bot gone before it sat, or the server's matches all taken
+            log.info("ladder: match %s not played: %s", ",".join(planned.seats), err.message)
+            if baseline is not None:
+                baseline.cancel()
+        except Exception:
+            log.exception("ladder: match %s failed", ",".join(planned.seats))
+        finally:
+            try:
+                await asyncio.to_thread(self.book.standings)  # the ratings after the match
+            finally:
+                self.busy.difference_update(planned.bots)
+
+
+def lifespan(arena: Any) -> Callable[[Any], contextlib.AbstractAsyncContextManager[None]]:
+    """Starlette's lifespan: the arena's ladder (``arena.ladder``, a ``Ladder`` or None) runs while the app does."""
+
+    @contextlib.asynccontextmanager
+    async def span(_app: Any) -> AsyncIterator[None]:
+        ladder: Ladder | None = getattr(arena, "ladder", None)
+        task = None if ladder is None else asyncio.create_task(ladder.run())
+        try:
+            yield
+        finally:
+            if task is not None and ladder is not None:
+                task.cancel()
+                for running in [task, *ladder.tasks]:
+                    running.cancel()
+                await asyncio.gather(task, *ladder.tasks, return_exceptions=True)
+
+    return span

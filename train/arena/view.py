@@ -1,0 +1,174 @@
+"""A seat's view for a ``turn`` message, built fast from the seat's observation alone.
+
+The view is the browser table's (``train.serve.tables.seat_view``), entry for entry: ``tests/test_arena_protocol.py``
+holds the two equal on states of many games, that function being the oracle. This one is built for the arena's hot
+path (a turn of every remote decision): it reads the observation once, through its non-zero entries (``observation``'s
+layout, ``FIELDS`` and ``OFFSETS``), instead of splitting it into arrays, and it keeps the legal actions' entries of
+a recent draw decision (legal actions, hand, phase) in a small cache, because a duplicate match deals every hand once
+per rotation of the seats, so the same draw decision comes back ``N`` times (a draw's entries are the costly part:
+each names the cards it discards, ``bourre_env.actions.describe``). Nothing but the observation and the legal mask
+enters a view: the cache's key is made of the seat's own hand, its legal actions and the phase.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+from bourre_env import core, observation
+from bourre_env.actions import describe
+from bourre_env.core import cards
+
+__all__ = ["LEGAL_CACHE", "legal_entries", "view_of"]
+
+LEGAL_CACHE = 1024
+"""The legal actions of draw decisions kept (least recently used dropped): four times the draw decisions that
+``MAX_MATCHES`` tables of 8 play between two rotations of one deal, and about 16 MB at most (a draw lists up to 32
+stays). The other decisions list a few cards, cheap to describe again."""
+
+_DECISION_NAMES = ("deciding", "passed", "playing")
+_FACE_NAMES = ("in the dealer's hand", "out of play", "played")
+_CARD = tuple(cards.to_str(c) for c in range(core.NUM_CARDS))
+
+
+def _locator() -> tuple[list[int], list[int]]:
+    """For each index of the observation vector: its field's number in ``FIELDS`` and its flat index in the field."""
+    field_of: list[int] = []
+    local_of: list[int] = []
+    for number, field in enumerate(observation.FIELDS):
+        field_of.extend([number] * field.size)
+        local_of.extend(range(field.size))
+    return field_of, local_of
+
+
+_FIELD_OF, _LOCAL_OF = _locator()
+_NUMBER = {field.name: number for number, field in enumerate(observation.FIELDS)}
+_S, _T = observation.S, observation.T
+
+
+def _legal(actions: tuple[int, ...], hand: tuple[int, ...], phase: int) -> tuple[dict[str, Any], ...]:
+    out = []
+    for a in actions:
+        entry: dict[str, Any] = {"action": a, "text": describe(a, hand, phase)}
+        if a < core.NUM_CARDS:
+            entry["card"] = _CARD[a]
+        if phase in core.DRAW_PHASES and a >= core.STAY_BASE:
+            # the action table's stay (bourre_env.actions): bit i of a - STAY_BASE discards the i-th lowest card
+            entry["discard"] = [_CARD[c] for i, c in enumerate(hand) if (a - core.STAY_BASE) >> i & 1]
+        out.append(entry)
+    return tuple(out)
+
+
+_cached_legal = functools.lru_cache(maxsize=LEGAL_CACHE)(_legal)
+
+
+def legal_entries(actions: tuple[int, ...], hand: tuple[int, ...], phase: int) -> list[dict[str, Any]]:
+    """The ``legal`` entries of a turn: each action's id, its ``describe`` text, the card it plays or the cards it
+    discards; fresh dicts (the cached ones are never handed out)."""
+    entries = _cached_legal(actions, hand, phase) if phase in core.DRAW_PHASES else _legal(actions, hand, phase)
+    return [{**entry, "discard": list(entry["discard"])} if "discard" in entry else dict(entry)
+            for entry in entries]  # fmt: skip
+
+
+def view_of(obs: np.ndarray, mask: np.ndarray, players: int, hand_size: int, seat: int) -> dict[str, Any]:
+    """The view of ``seat`` (``train.serve.tables.seat_view``'s dict, ``legal`` included) from its observation
+    vector and legal mask."""
+    ones: dict[int, list[int]] = {}  # field number -> flat indices of its non-zero entries, in order
+    for i in np.flatnonzero(obs).tolist():
+        ones.setdefault(_FIELD_OF[i], []).append(_LOCAL_OF[i])
+
+    def first(name: str) -> int | None:
+        found = ones.get(_NUMBER[name])
+        return found[0] if found else None
+
+    def per_seat(name: str, width: int) -> dict[int, int]:  # relative seat -> its first non-zero column
+        out: dict[int, int] = {}
+        for flat in ones.get(_NUMBER[name], ()):
+            out.setdefault(flat // width, flat % width)
+        return out
+
+    n = players
+    hand = tuple(ones.get(_NUMBER["hand"], ()))
+    round_ = first("decision_round")
+    in_play = 1 in ones.get(_NUMBER["phase"], ())
+    phase = "trick play" if in_play else (observation.ROUND_NAMES[round_] if round_ is not None else "deal over")
+    face, trump, led = first("face_card"), first("trump"), first("led_suit")
+    dealer, to_act = first("dealer"), first("to_act")
+    decision, discards = per_seat("decision", 3), per_seat("discard_count", _T + 1)
+    tricks_won, stayed = per_seat("tricks_won", _T + 1), set(ones.get(_NUMBER["stayed"], ()))
+    seats = []
+    for q in range(n):
+        rel = (q - seat) % n
+        seats.append(
+            {
+                "seat": q,
+                "decision": _DECISION_NAMES[decision.get(rel, 0)],
+                "discards": discards.get(rel),
+                "tricks": tricks_won.get(rel, 0),
+                "stayed": rel in stayed,
+            }
+        )
+    return {
+        "seat": seat,
+        "players": n,
+        "hand_size": hand_size,
+        "phase": phase,
+        "hand": [_CARD[c] for c in hand],
+        "trump": None if trump is None else cards.SUIT_NAMES[trump],
+        "turned": None if face is None else {"card": _CARD[face], "status": _FACE_NAMES[first("face_status") or 0]},
+        "dealer": None if dealer is None else (dealer + seat) % n,
+        "to_act": None if to_act is None else (to_act + seat) % n,
+        "pot": int(round(float(obs[observation.O_POT]) * 100)),
+        "seats": seats,
+        "tricks": _tricks(ones, seat, n, hand_size, seats),
+        "led": None if led is None else cards.SUIT_NAMES[led],
+        "own_discards": [_CARD[c] for c in ones.get(_NUMBER["own_discards"], ())],
+        "cinch": bool(ones.get(_NUMBER["cinch"])),
+        # a decision round's slot in the observation is the code of its phase
+        "legal": legal_entries(tuple(np.flatnonzero(mask).tolist()), hand, round_ if round_ is not None else core.PLAY),
+    }
+
+
+def _tricks(
+    ones: dict[int, list[int]], seat: int, n: int, hand_size: int, seats: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The tricks led so far, as ``seat_view`` writes them: who led, who played what in order, who won each."""
+    leaders: dict[int, int] = {}
+    for flat in ones.get(_NUMBER["trick_leader"], ()):
+        leaders.setdefault(flat // _S, flat % _S)
+    played_by: dict[int, int] = {}
+    for flat in ones.get(_NUMBER["played_by"], ()):
+        played_by.setdefault(flat // _S, flat % _S)
+    played_in: dict[int, list[int]] = {}  # trick -> its cards, by card id
+    for flat in ones.get(_NUMBER["played_in"], ()):
+        played_in.setdefault(flat % _T, []).append(flat // _T)
+    out: list[dict[str, Any]] = []
+    for t in range(hand_size):
+        leader_rel = leaders.get(t)
+        if leader_rel is None:  # not led yet
+            break
+        played = [(c, played_by.get(c, 0)) for c in sorted(played_in.get(t, ()))]
+        order = sorted(played, key=lambda cr: (cr[1] - leader_rel) % n)
+        out.append(
+            {
+                "number": t + 1,
+                "leader": (leader_rel + seat) % n,
+                "cards": [{"seat": (rel + seat) % n, "card": _CARD[c]} for c, rel in order],
+                "winner": None,
+            }
+        )
+    for t, trick in enumerate(out[:-1]):
+        trick["winner"] = out[t + 1]["leader"]  # the winner of a trick leads the next
+    if out:
+        # the last trick led: finished when every player has played to it; its winner is the one trick that the
+        # leaders of the later tricks do not account for
+        playing = sum(1 for q in seats if q["decision"] == "playing")
+        last = out[-1]
+        if len(last["cards"]) == playing:
+            won = [q["tricks"] for q in seats]
+            for trick in out[:-1]:
+                won[trick["winner"]] -= 1
+            last["winner"] = next((q for q in range(n) if won[q] > 0), None)
+    return out
