@@ -344,6 +344,33 @@ def test_resume_and_arguments_are_checked(tmp_path: Path) -> None:
             args.validate()
 
 
+def test_rule_options_reach_the_tables_the_workers_and_args_json() -> None:
+    """--rule KEY=VALUE (bourre exploit --exact's small games): the collector's tables, every worker's, args.json."""
+    from train.ppo.workers import worker_configs
+
+    args = Args(players=(3,), rule=("hand_size=1", "ranks=2", "max_discard=0"))
+    args.validate()
+    assert args.rule_options() == {"hand_size": 1, "ranks": 2, "max_discard": 0}
+    collector = Collector(PolicyNet((8,)), (3,), 2, SeatPool(), 0, 0.1, rule_options=args.rule_options())
+    rules = collector.games[0].rules
+    assert (rules.num_players, rules.hand_size, len(rules.deck_cards()), rules.max_discard) == (3, 1, 8, 0)
+    assert [c.rule_options for c in worker_configs(args, 0, 2)] == [args.rule_options()] * 2
+    assert Args.from_json(json.loads(json.dumps(args.to_json()))).rule == args.rule
+    assert parse_args(["--rule", "hand_size=1", "--rule", "ranks=2"]) == (
+        Args(rule=("hand_size=1", "ranks=2")),
+        {"rule"},
+    )  # repeated, not the last one only
+    for rule, message in [
+        (("hand_size",), "expected KEY=VALUE"),
+        (("num_players=3",), "set by --players"),
+        (("colour=red",), "not a rule option"),
+        (("hand_size=9",), "at 3 players"),
+        (("deals_per_episode=2",), "single deals"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            Args(players=(3,), rule=rule).validate()
+
+
 def test_a_checkpoint_is_read_as_tensors_only(tmp_path: Path) -> None:
     net = PolicyNet((8,))
     optimizer = torch.optim.Adam(net.parameters())

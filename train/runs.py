@@ -15,7 +15,7 @@ import shlex
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -122,11 +122,21 @@ def evaluate_policy_file(
     workers: int,
     progress: bool,
     runner: JobRunner | None = None,
+    rule_options: Mapping[str, Any] | None = None,
 ) -> EvalReport:
     """The duplicate evaluation of the policy file ``path`` against ``field``: on ``workers`` processes, or on the
-    workers of ``runner`` (a trainer's rollout workers) when given."""
+    workers of ``runner`` (a trainer's rollout workers) when given; ``rule_options``: ``Rules`` fields of every
+    table (the standard game's by default)."""
     return evaluate(
-        f"ppo:{path}", field, players=players, deals=deals, seed=seed, workers=workers, progress=progress, runner=runner
+        f"ppo:{path}",
+        field,
+        players=players,
+        deals=deals,
+        seed=seed,
+        workers=workers,
+        progress=progress,
+        runner=runner,
+        rule_options=rule_options,
     )
 
 
@@ -190,12 +200,16 @@ def write_report(
     eval_workers: int,
     progress: bool,
     title: str = "PPO self-play run",
+    rule_options: Mapping[str, Any] | None = None,
 ) -> list[EvalReport]:
-    """Evaluate the final model against the random and heuristic fields (seed ``seed + 2``), write ``report.md``,
-    ``report.json`` and ``learning_curve.png``, print the table; returns the two evaluations."""
+    """Evaluate the final model against the random and heuristic fields (seed ``seed + 2``; ``rule_options``, the
+    run's rules), write ``report.md``, ``report.json`` and ``learning_curve.png``, print the table; returns the two
+    evaluations."""
     started = time.perf_counter()
     reports = [
-        evaluate_policy_file(model_path, field, eval_players, final_eval_deals, seed + 2, eval_workers, progress)
+        evaluate_policy_file(
+            model_path, field, eval_players, final_eval_deals, seed + 2, eval_workers, progress, None, rule_options
+        )
         for field in ("random", "heuristic")
     ]
     eval_seconds = time.perf_counter() - started

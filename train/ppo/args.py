@@ -6,13 +6,17 @@ The trainer itself, and what each step does with these fields, is ``train.ppo.tr
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 from typing import Any
 
 import torch
+import tyro
 
 from agents.ppo import load_policy
 from bourre_env.atomic_files import check_readable_file
+from bourre_env.core.rules import Rules
+from bourre_env.limits import check_rules
 from bourre_env.memory import check_fits
 from train.eval.ray_backend import import_ray
 from train.ppo.policy_net import PolicyNet, network_bytes
@@ -44,6 +48,9 @@ class Args:
     players: tuple[int, ...] = (5,)
     """table sizes trained on, mixed in one run: the tables are shared out in proportion to how often a size is
     listed (5 5 7: two thirds at 5 players)"""
+    rule: tyro.conf.UseAppendAction[tuple[str, ...]] = ()
+    """the rules of every table, KEY=VALUE with a field of ``Rules`` (--rule hand_size=2 --rule ranks=2):
+    the rollouts, the imitation warm start and the evaluations play them (num_players comes from --players)"""
     tables: int = 1024
     """tables stepped together, all sizes included"""
     total_timesteps: int = 3_000_000
@@ -174,6 +181,7 @@ class Args:
                 raise ValueError(f"{name}: table sizes between 2 and 8, got {sizes}")
         if any(not 2 <= n <= 8 for n in self.imitation_players):
             raise ValueError(f"imitation_players: table sizes between 2 and 8, got {self.imitation_players}")
+        self.rule_options()  # raises on a bad option
         if self.tables < len(set(self.players)):
             raise ValueError(f"tables: at least one per table size, got {self.tables} for players {self.players}")
         if not self.hidden or any(w < 1 for w in self.hidden):
@@ -224,6 +232,33 @@ class Args:
                 PolicyNet(self.hidden).load_actor(load_policy(self.init_policy))
             except ValueError as e:
                 raise ValueError(f"init_policy: {self.init_policy}: {e}") from None
+
+    def rule_options(self) -> dict[str, Any]:
+        """``rule`` as ``Rules`` options; ``ValueError`` naming ``rule`` if one is not KEY=VALUE, not a field, or
+        gives rules that some table size of players, imitation_players or eval_players cannot play."""
+        options: dict[str, Any] = {}
+        for text in self.rule:
+            key, sep, raw = text.partition("=")
+            if not sep or not key.strip():
+                raise ValueError(f"rule: expected KEY=VALUE, got {text!r}")
+            try:  # as bourre eval --rule reads it: JSON where it parses (numbers, true, null), else the text
+                options[key.strip()] = json.loads(raw)
+            except json.JSONDecodeError:
+                options[key.strip()] = raw
+        if "num_players" in options:
+            raise ValueError("rule: num_players is set by --players (and --eval-players), not by --rule")
+        unknown = sorted(set(options) - {f.name for f in dataclasses.fields(Rules)})
+        if unknown:
+            raise ValueError(f"rule: not a rule option {unknown} (the fields of bourre_env.core.rules.Rules)")
+        for n in sorted({*self.players, *self.imitation_players, *self.eval_players}):
+            try:
+                rules = Rules.from_options(**{**options, "num_players": n})
+                check_rules(rules)
+            except (TypeError, ValueError) as err:
+                raise ValueError(f"rule: {' '.join(self.rule)} at {n} players: {err}") from None
+            if rules.deals_per_episode != 1:
+                raise ValueError("rule: deals_per_episode: the trainer plays single deals")
+        return options
 
     def worker_count(self) -> int:
         """The number of rollout workers ``workers`` asks for (``auto``: ``train.ppo.workers.auto_workers``);
@@ -292,6 +327,7 @@ HELP_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "overwrite",
             "total_timesteps",
             "players",
+            "rule",
             "imitation_decisions",
             "final_eval_deals",
             "progress",

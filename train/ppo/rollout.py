@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -390,7 +390,8 @@ class Collector:
 
     ``heuristic``: the player of the heuristic's seats (default: ``BatchHeuristic``); ``teacher``: a player with
     the same ``act(observations, masks)`` call that plays the learner's seats instead of the network (the
-    imitation warm start records it; log-probabilities and values are then 0)."""
+    imitation warm start records it; log-probabilities and values are then 0); ``rule_options``: ``Rules`` fields
+    of every table (``num_players`` comes from ``players``)."""
 
     def __init__(
         self,
@@ -403,6 +404,7 @@ class Collector:
         device: torch.device | str = "cpu",
         heuristic: Any = None,
         teacher: Any = None,
+        rule_options: Mapping[str, Any] | None = None,
     ) -> None:
         sizes = sorted(set(players))
         if tables < len(sizes):
@@ -412,7 +414,7 @@ class Collector:
         counts[-1] += tables - counts.sum()
         seeds = np.random.SeedSequence([seed, 17]).generate_state(len(sizes) + 4)
         self.games = [
-            BatchGame(int(b), seed=int(s), num_players=n)
+            BatchGame(int(b), seed=int(s), **{**(rule_options or {}), "num_players": n})
             for n, b, s in zip(sizes, counts, seeds[: len(sizes)], strict=True)
         ]
         self.net, self.device, self.pool, self.reward_scale = net, device, pool, reward_scale

@@ -314,6 +314,7 @@ def run(args: Args, given: set[str] | None = None) -> Path:
         eval_workers=args.eval_workers,
         progress=args.progress,
         title="Batched PPO self-play run",
+        rule_options=args.rule_options(),
     )
     warning = passing_warning(reports)
     if warning is not None:
@@ -445,6 +446,7 @@ class Training:
                 seed=collector_seed(args.seed, state.num_timesteps),
                 reward_scale=args.reward_scale,
                 device=device,
+                rule_options=args.rule_options(),
             )
             self.collector.set_snapshots(self.pool_snapshots())
         self.rng = np.random.default_rng([args.seed, state.num_timesteps, 5])
@@ -605,8 +607,9 @@ class Training:
         path = export(self.net, self.run_dir / "eval_policy.npz", {**self.meta, "num_timesteps": now})
         # with rollout workers, on them, after the rollout they are playing (the result does not depend on where
         # the chunks run): not on the learner's core, and no pool of its own to start
+        rules = args.rule_options()
         report = evaluate_policy_file(
-            path, "heuristic", args.eval_players, args.eval_deals, args.seed + 1, 1, False, runner=self.pool
+            path, "heuristic", args.eval_players, args.eval_deals, args.seed + 1, 1, False, self.pool, rules
         )
         self.state.evals.append(eval_row(now, report))
         for t in report.tables:

@@ -36,6 +36,7 @@ def imitation_warm_start(net: PolicyNet, args: Args, device: torch.device) -> di
         reward_scale=args.reward_scale,
         device=device,
         teacher=teacher,
+        rule_options=args.rule_options(),
     )
     t = recorder.transitions
     complete = np.zeros(0, np.bool_)

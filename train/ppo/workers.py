@@ -115,6 +115,7 @@ class WorkerConfig:
     seed: int
     reward_scale: float
     torch_threads: int = 1
+    rule_options: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass
@@ -192,7 +193,13 @@ class RolloutWorker:
         self.config = config
         self.net = PolicyNet(config.hidden, privileged_critic=config.privileged_critic)
         self.collector = Collector(
-            self.net, config.players, config.tables, config.pool, seed=config.seed, reward_scale=config.reward_scale
+            self.net,
+            config.players,
+            config.tables,
+            config.pool,
+            seed=config.seed,
+            reward_scale=config.reward_scale,
+            rule_options=config.rule_options,
         )
 
     def rollout(self, weights: dict[str, np.ndarray], snapshots: Sequence[str], decisions: int) -> Rollout:
@@ -525,6 +532,7 @@ def worker_configs(args: Any, num_timesteps: int, workers: int) -> list[WorkerCo
             pool=args.pool(),
             seed=collector_seed(args.seed, num_timesteps, i),
             reward_scale=args.reward_scale,
+            rule_options=args.rule_options(),
         )
         for i, share in enumerate(table_shares(args.tables, workers))
     ]
