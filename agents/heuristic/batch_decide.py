@@ -333,7 +333,7 @@ def _decide(obs: np.ndarray, mask: np.ndarray, prm: np.ndarray, iw: np.ndarray, 
     _order_by_value(nh, iw, fl)
     # only PASS and DECLARE_PLAY allowed: a declaration round
     declaring = iw[I_DEC] == 0 and _bits(mask, STAY_BASE + 1, NUM_ACTIONS - STAY_BASE - 1) == 0
-    n_opts = 0
+    n_opts = np.int64(0)  # as n_trumps: a literal 0 typed a copy of _outlook
     for f in range(3 if prm[K_CHOOSE_DRAW] != 0.0 else 1):
         floor = DRAW_FLOORS[f]
         # the values below the floor are a prefix of the order
