@@ -285,3 +285,11 @@ def run_from_command_line(run: Callable[[Any, set[str]], Any], args: Any, given:
     except KeyboardInterrupt:
         return 130
     return 0
+
+
+def summary_writer(folder: Path) -> Any:
+    """A TensorBoard writer into ``folder`` (made if missing): every trainer's ``tb/``."""
+    from torch.utils.tensorboard import SummaryWriter  # local: tensorboard loads slowly, and only training needs it
+
+    folder.mkdir(parents=True, exist_ok=True)
+    return SummaryWriter(str(folder))

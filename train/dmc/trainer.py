@@ -143,7 +143,7 @@ class Learner:
             net, args.players, args.tables, args.seed + 7919 * state.num_timesteps, args.epsilon, args.reward_scale
         )
         self.rng = np.random.default_rng([args.seed, state.num_timesteps, 5])
-        self.writer = _summary_writer(self.run_dir / "tb")
+        self.writer = runs.summary_writer(self.run_dir / "tb")
         self.last_eval = ""
         self.started, self.compiled = time.perf_counter(), compile_seconds()
 
@@ -237,13 +237,6 @@ class Learner:
         self.state.compile_seconds += compiling
         self.started, self.compiled = time.perf_counter(), compile_seconds()
         save_checkpoint(self.net, self.optimizer, self.run_dir, self.state)
-
-
-def _summary_writer(folder: Path) -> Any:
-    from torch.utils.tensorboard import SummaryWriter
-
-    folder.mkdir(parents=True, exist_ok=True)
-    return SummaryWriter(str(folder))
 
 
 def resolve_resume(args: Args, given: set[str]) -> Args:

@@ -229,7 +229,7 @@ class ExpertIteration:
         assert args.run_dir is not None
         self.args, self.run_dir, self.net, self.optimizer, self.state = args, args.run_dir, net, optimizer, state
         self.command = command
-        self.writer = _summary_writer(self.run_dir / "tb")
+        self.writer = runs.summary_writer(self.run_dir / "tb")
 
     def train(self) -> None:
         """Rounds until ``rounds``; on Ctrl-C, ``KeyboardInterrupt`` after saying how to resume."""
@@ -444,13 +444,6 @@ def _advantage_text(row: dict[str, Any], players: int) -> str:
     ci = row.get(f"replacement_advantage_ci95_{players}p")
     value = row[f"replacement_advantage_{players}p"]
     return f"{value:+.3f} [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else f"{value:+.3f}"
-
-
-def _summary_writer(folder: Path) -> Any:
-    from torch.utils.tensorboard import SummaryWriter
-
-    folder.mkdir(parents=True, exist_ok=True)
-    return SummaryWriter(str(folder))
 
 
 def build_network(args: Args, state: ExitState | None) -> tuple[PolicyNet, torch.optim.Optimizer, ExitState]:

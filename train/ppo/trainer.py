@@ -450,7 +450,7 @@ class Training:
             )
             self.collector.set_snapshots(self.pool_snapshots())
         self.rng = np.random.default_rng([args.seed, state.num_timesteps, 5])
-        self.writer = _summary_writer(run_dir / "tb")
+        self.writer = runs.summary_writer(run_dir / "tb")
         self.last_eval = ""  # the progress bar's summary of the last evaluation
         self.timings: dict[str, float] = {}  # of the last iteration (benchmarks/train_speed.py reads them)
         self.started = time.perf_counter()  # since the training time was last added to state.train_seconds
@@ -633,13 +633,6 @@ class Training:
         self.state.compile_seconds += compiling
         self.started, self.compiled = time.perf_counter(), compile_seconds()
         save_checkpoint(self.net, self.optimizer, self.run_dir, self.state)
-
-
-def _summary_writer(folder: Path) -> Any:
-    from torch.utils.tensorboard import SummaryWriter
-
-    folder.mkdir(parents=True, exist_ok=True)
-    return SummaryWriter(str(folder))
 
 
 # ---------------------------------------------------------------------------- command line
