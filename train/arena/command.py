@@ -52,6 +52,8 @@ def add_parsers(commands: Any) -> None:
     serve.add_argument("--agent", action="append", default=[], metavar="SPEC", help="also offer this agent spec")
     _database_option(serve)
     ladder_cli.add_options(serve)
+    serve.add_argument("--people", action="store_true",
+                       help="admit people at tables with bots, from the page /play (docs/arena.md)")  # fmt: skip
     serve.set_defaults(func=_serve)
 
     match = sub.add_parser("match", help="ask a running server for a match, and print its report")
@@ -100,7 +102,15 @@ def add_parsers(commands: Any) -> None:
 def _serve(args: argparse.Namespace) -> int:
     from train.arena import server
 
-    server.run(args.data, args.host, args.port, args.agent, database=_database(args), ladder=ladder_cli.config(args))
+    server.run(
+        args.data,
+        args.host,
+        args.port,
+        args.agent,
+        database=_database(args),
+        ladder=ladder_cli.config(args),
+        people=args.people,
+    )
     return 0
 
 

@@ -23,6 +23,14 @@ later bot overtakes it, and it goes first within as many more matches as there a
 the bots, in matches (``tests/test_arena_ladder.py`` runs the rule over many steps with bots that come and go).
 Every match has a fresh random seed (``secrets``): a settled match's hand histories are public, and a bot must not
 meet deals it has read.
+
+Several servers may share one database, each with its own bots (a bot connects to any of them). Each server's
+scheduler plans from the bots connected to it, and goes through the database's queue: it first claims
+(``Store.claim_match`` with its idle bots) the oldest pending match whose bots are all idle here, queued by whichever
+server; only when there is none does it queue the match the rule plans (``Store.queue_match``) and claim it. A
+server plays only what it has claimed, so no match is played twice, and a match it queued stays pending for any
+server that can play it. The server's lifespan also keeps its liveness lock and sweeps the matches of servers that
+are gone (``Store.keep_alive``, every ``storage.LIVENESS_SECONDS``).
 """
 
 from __future__ import annotations
@@ -37,6 +45,7 @@ from typing import Any
 
 import bourre_env
 from bourre_env import history
+from train.arena import storage
 from train.arena.match import DEFAULT_CLOCK, MatchSpec, play_game
 from train.arena.ratings import Standings
 from train.arena.records import Book, insert_baseline
@@ -45,7 +54,7 @@ from train.arena.storage import Store
 from train.eval.duplicate import agent_seed, build_agent, make_deals, table_rules
 from train.eval.ladder import LADDERS, PLAYERS, VERSION
 
-__all__ = ["BotStats", "LadderConfig", "Ladder", "Planned", "lifespan", "next_match", "play_baselines"]
+__all__ = ["BotStats", "LadderConfig", "Ladder", "Planned", "keep_alive", "lifespan", "next_match", "play_baselines"]
 
 log = logging.getLogger("bourre.arena")
 
@@ -105,6 +114,19 @@ class Planned:
     @property
     def bots(self) -> list[str]:
         return [s[4:] for s in self.seats if s.startswith("bot:")]
+
+    def request(self, config: LadderConfig) -> dict[str, Any]:
+        """The match request stored for it (``MatchSpec.from_request`` reads it back)."""
+        return {"seats": list(self.seats), "players": self.players, "deals": config.deals, "seed": self.seed,
+                "clock": config.clock, "grace": config.grace, "fallback": config.fallback}  # fmt: skip
+
+    @classmethod
+    def of(cls, request: Mapping[str, Any]) -> Planned:
+        """The match of a stored request: a reference match when one bot sits among copies of one agent."""
+        seats = tuple(str(s) for s in request["seats"])
+        others = {s for s in seats if not s.startswith("bot:")}
+        bots = len(seats) - sum(s in others for s in seats)
+        return cls(seats, int(request.get("seed", 0)), next(iter(others)) if bots == 1 and len(others) == 1 else None)
 
 
 def next_match(idle: Sequence[BotStats], config: LadderConfig, seed: int) -> Planned | None:
@@ -192,38 +214,49 @@ class Ladder:
             await asyncio.sleep(self.config.poll)
 
     async def schedule(self) -> None:
+        store: Store = self.arena.store
         while len(self.tasks) < self.config.tables and not self.paused:
             idle = self.idle(await asyncio.to_thread(self.book.standings))
             names = {b.name for b in idle}
             self.waited = {name: w for name, w in self.waited.items() if name in names}  # busy or gone: reset
-            planned = next_match(idle, self.config, self.draw())
-            if planned is None:
+            if not idle:
                 return
+            # a match queued already (by any server) that this server's idle bots can play, else the rule's next
+            claimed = await asyncio.to_thread(store.claim_match, store.server_id, names)
+            if claimed is None:
+                planned = next_match(idle, self.config, self.draw())
+                if planned is None:
+                    return
+                await asyncio.wrap_future(store.queue_match(secrets.token_hex(8), planned.request(self.config)))
+                self.scheduled += 1
+                claimed = await asyncio.to_thread(store.claim_match, store.server_id, names)
+                if claimed is None:  # taken meanwhile by a server where the same bots are connected too
+                    return
+            planned = Planned.of(claimed["request"])
             for name in names:
                 self.waited[name] = 0 if name in planned.bots else self.waited.get(name, 0) + 1
             self.busy.update(planned.bots)
-            self.scheduled += 1
-            task = asyncio.create_task(self._play(planned))
+            task = asyncio.create_task(self._play(planned, str(claimed["id"]), claimed["request"]))
             self.tasks.add(task)
             task.add_done_callback(self.tasks.discard)
 
-    async def _play(self, planned: Planned) -> None:
+    async def _play(self, planned: Planned, match: str, request: dict[str, Any]) -> None:
         from train.serve.tables import TableError
 
-        c = self.config
-        spec = MatchSpec(planned.seats, planned.players, c.deals, planned.seed, c.clock, c.fallback, c.grace)
         baseline = None
         if planned.field is not None:
             store = self.arena.store
             baseline = asyncio.create_task(
-                play_baselines(store, self.book, planned.field, planned.players, planned.seed, c.deals)
+                play_baselines(store, self.book, planned.field, planned.players, planned.seed, int(request["deals"]))
             )
         try:
-            await self.arena.play(spec)
+            spec = MatchSpec.from_request(request)
+            await self.arena.play(spec, claimed=match)
             if baseline is not None:
                 await baseline
-        except TableError as err:  # a bot gone before it sat, or the server's matches all taken
-            log.info("ladder: match %s not played: %s", ",".join(planned.seats), err.message)
+        except (TableError, ValueError) as err:  # a bot gone before it sat, or the server's matches all taken
+            log.info("ladder: match %s not played: %s", ",".join(planned.seats), getattr(err, "message", err))
+            await asyncio.wrap_future(self.arena.store.finish_match(match, "refused", None))
             if baseline is not None:
                 baseline.cancel()
         except Exception:
@@ -235,20 +268,39 @@ class Ladder:
                 self.busy.difference_update(planned.bots)
 
 
+async def keep_alive(store: Store, every: float | None = None) -> None:
+    """Until cancelled: hold the store's liveness lock and sweep the matches of servers that are gone
+    (``Store.keep_alive``), every ``every`` seconds (default ``storage.LIVENESS_SECONDS``)."""
+    while True:
+        try:
+            swept = await asyncio.to_thread(store.keep_alive)
+            if swept:
+                log.warning("%d running match(es) of servers that are gone are marked interrupted", swept)
+        except Exception:  # a database away for longer than the store waits: try again at the next round
+            log.warning("the liveness check of server %s failed: trying again", store.server_id, exc_info=True)
+        await asyncio.sleep(every or storage.LIVENESS_SECONDS)
+
+
 def lifespan(arena: Any) -> Callable[[Any], contextlib.AbstractAsyncContextManager[None]]:
-    """Starlette's lifespan: the arena's ladder (``arena.ladder``, a ``Ladder`` or None) runs while the app does."""
+    """Starlette's lifespan: the arena's ladder (``arena.ladder``, a ``Ladder`` or None) runs while the app does,
+    and so does the liveness of its store (``keep_alive``: held before the first request is answered)."""
 
     @contextlib.asynccontextmanager
     async def span(_app: Any) -> AsyncIterator[None]:
         ladder: Ladder | None = getattr(arena, "ladder", None)
-        task = None if ladder is None else asyncio.create_task(ladder.run())
+        store: Store | None = getattr(arena, "store", None)
+        tasks = []
+        if store is not None:
+            await asyncio.to_thread(store.hold)
+            tasks.append(asyncio.create_task(keep_alive(store)))
+        if ladder is not None:
+            tasks.append(asyncio.create_task(ladder.run()))
         try:
             yield
         finally:
-            if task is not None and ladder is not None:
+            running = [*tasks, *(ladder.tasks if ladder is not None else ())]
+            for task in running:
                 task.cancel()
-                for running in [task, *ladder.tasks]:
-                    running.cancel()
-                await asyncio.gather(task, *ladder.tasks, return_exceptions=True)
+            await asyncio.gather(*running, return_exceptions=True)
 
     return span

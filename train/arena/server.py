@@ -5,6 +5,7 @@
 ``POST /api/matches``     a match (``MatchSpec`` as JSON); answers when it is over with its report (operator)
 ``GET /api/bots``         the names of the bots connected now (operator)
 ``GET /leaderboard``      the ratings, and each bot's matches and hand histories (``train.arena.leaderboard``)
+``GET /play``             a person's seat at a table with bots (``--people``); ``GET /people``: their results
 ========================= ===================================================================================
 
 The operator's routes ask for an operator token (``Authorization: Bearer TOKEN``; ``bourre arena add-operator``, or
@@ -44,6 +45,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from bourre_env.history import strict_json
 from train.arena import leaderboard, protocol
 from train.arena.match import MatchSpec, play_match, warm_up
+from train.arena.people import People
 from train.arena.records import Book
 from train.arena.remote import Connection, Registry
 from train.arena.scheduler import Ladder, LadderConfig, lifespan
@@ -95,6 +97,7 @@ class Arena:
         self.running = 0
         self.stopping = False
         self._allowed: set[str] = set()  # specs check_agent accepted (it reads the installed entry points: slow)
+        self.people = People(self)  # people at the table: admitted once enabled (bourre arena serve --people)
 
     def check_agent(self, spec: str) -> None:
         """``TableError`` for a built-in agent spec that a match may not name (``train.serve.tables.check_agent``)."""
@@ -102,16 +105,18 @@ class Arena:
             check_agent(spec, self.offered)
             self._allowed.add(spec)
 
-    async def play(self, spec: MatchSpec) -> dict[str, Any]:
-        """Play a match on the running loop and store every game as it ends; its report as a dict, with ``text``."""
+    async def play(self, spec: MatchSpec, claimed: str | None = None) -> dict[str, Any]:
+        """Play a match on the running loop and store every game as it ends; its report as a dict, with ``text``.
+        ``claimed``: the id of a match this server claimed (``Store.claim_match``), stored already."""
         if self.running >= MAX_MATCHES:
             raise TableError(429, f"{MAX_MATCHES} matches are under way: try again later")
         self.running += 1
         try:
-            match = secrets.token_hex(8)
+            match = claimed or secrets.token_hex(8)
             request = {"seats": list(spec.seats), "players": spec.players, "deals": spec.deals, "seed": spec.seed,
                        "clock": spec.clock, "grace": spec.grace, "fallback": spec.fallback}  # fmt: skip
-            await asyncio.wrap_future(self.store.start_match(match, request))
+            if claimed is None:
+                await asyncio.wrap_future(self.store.start_match(match, request))
 
             async def store(k: int, r: int, rows: Any, saved: dict[str, Any]) -> None:
                 await asyncio.wrap_future(self.store.game_finished(match, k, r, rows, saved))
@@ -194,12 +199,14 @@ def create_app(arena: Arena, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> S
                 f"{protocol.PROTOCOL_VERSION}",
             )
             return
-        if not await asyncio.to_thread(arena.store.check_token, hello.name, hello.token):
+        person = arena.people.claim(hello)  # a person's seat token (train.arena.people), else None
+        if person is None and not await asyncio.to_thread(arena.store.check_token, hello.name, hello.token):
             await _refuse(ws, "unknown bot name, or a wrong token")
             return
-        connection = Connection(hello.name, hello.observation, hello.words)
+        registry = arena.registry if person is None else arena.people.registry  # people: never the ladder's
+        connection = Connection(hello.name if person is None else person.key, hello.observation, hello.words)
         try:
-            slot = arena.registry.attach(connection)
+            slot = registry.attach(connection)
         except ValueError as err:
             await _refuse(ws, str(err))
             return
@@ -211,11 +218,13 @@ def create_app(arena: Arena, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> S
                 "its seat; the fallback plays it to the end of the match"
             )))  # fmt: skip
         writer = asyncio.create_task(_writer(ws, connection))
+        if person is not None:
+            arena.people.start(person)
         bucket = _Bucket(MAX_RATE)
         try:
             await _read(ws, connection, bucket)
         finally:
-            arena.registry.detach(connection)
+            registry.detach(connection)
             try:
                 await asyncio.wait_for(writer, 1.0)
                 await ws.close(code=1000)
@@ -304,6 +313,7 @@ def create_app(arena: Arena, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> S
             Route("/api/matches", matches, methods=["POST"]),
             Route("/api/bots", connected, methods=["GET"]),
             *leaderboard.routes(arena.book, arena.store),
+            *arena.people.routes(),
         ],
         middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))],
         lifespan=lifespan(arena),
@@ -337,10 +347,12 @@ def run(
     offered: Sequence[str] = (),
     database: str | None = None,
     ladder: LadderConfig | None = None,
+    people: bool = False,
 ) -> None:
     """``bourre arena serve``: until Ctrl-C; matches a stopped server left are marked interrupted first, and at the
     first start an operator token is made and printed once. ``database``: a URL (``storage.database_url``) instead of
-    the data folder's SQLite file. ``ladder``: schedule matches (``train.arena.scheduler``)."""
+    the data folder's SQLite file. ``ladder``: schedule matches (``train.arena.scheduler``). ``people``: admit people
+    at tables with bots (``train.arena.people``)."""
     import uvicorn
 
     from train.serve.tables import check_offered
@@ -356,6 +368,10 @@ def run(
               f"--token-file FILE): {token}", file=sys.stderr, flush=True)  # fmt: skip
     hosts = list(LOOPBACK_HOSTS) if host in ("127.0.0.1", "localhost", "::1") else ["*"]
     arena = Arena(store, checked, ladder)
+    arena.people.enabled = people
+    if people:
+        print(f"bourre arena: people take a seat at http://{'[' + host + ']' if ':' in host else host}:{port}/play",
+              flush=True)  # fmt: skip
     if ladder is not None:
         print(f"bourre arena: the ladder schedules matches: {', '.join(ladder.fields)} at "
               f"{', '.join(map(str, ladder.sizes))} players, {ladder.tables} at once", flush=True)  # fmt: skip

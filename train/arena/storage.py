@@ -20,7 +20,16 @@ through ``masked``: its password never reaches a message or a log line.
 
 A match waiting for a server is ``pending``; ``Store.claim_match`` takes the oldest one for one server, once, however
 many servers ask at once (``SELECT ... FOR UPDATE SKIP LOCKED`` on PostgreSQL, one atomic ``UPDATE ... RETURNING`` on
-SQLite).
+SQLite); with ``bots``, the oldest one whose remote bots are all among them (connected to that server, idle).
+
+Several servers: each ``Store`` is one server (``server_id``), and every match it starts or claims carries that id.
+A serving store holds a *liveness lock* for its life (``hold``): on PostgreSQL a session advisory lock keyed by the
+id, on SQLite an exclusive ``flock`` on a file beside the database. Whatever kills the process (SIGKILL included),
+the database or the kernel releases the lock at once, so ``sweep`` tells a dead server from a live one without a
+clock: a running match whose server's lock can be taken is marked ``interrupted``. A server sweeps at its start
+(``mark_interrupted``, which also takes its own old matches and those without a server id) and every
+``LIVENESS_SECONDS`` after; on PostgreSQL only once the database has been up ``STEADY_SECONDS`` (a restarted
+database has lost every lock, and each live server takes its own again within ``LIVENESS_SECONDS``).
 
 Tokens are 32 random bytes (``secrets.token_urlsafe``), shown once; only their SHA-256 is stored (a token is random,
 not a password: a slow hash would add nothing), and a presented token is compared with ``hmac.compare_digest``.
@@ -29,27 +38,33 @@ not a password: a slow hash would add nothing), and a presented token is compare
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import functools
 import hashlib
 import hmac
 import itertools
 import json
 import logging
+import os
 import queue
 import secrets
+import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
 __all__ = [
+    "CLAIM_WINDOW",
     "DB_FILE",
+    "LIVENESS_SECONDS",
     "PENDING",
     "RECONNECT_SECONDS",
     "RETRY_SECONDS",
+    "STEADY_SECONDS",
     "Store",
     "alembic_config",
     "database_url",
@@ -67,6 +82,14 @@ RECONNECT_SECONDS = 120.0
 """How long a write or a read waits for a database server that went away (PostgreSQL) before it fails."""
 RETRY_SECONDS = 0.5
 """The pause between two tries to reach a database server that went away."""
+LIVENESS_SECONDS = 1.0
+"""How often a serving store checks its liveness lock (taking it again after a lost connection) and sweeps the
+matches of servers that are gone (``Store.keep_alive``, from the server's lifespan)."""
+STEADY_SECONDS = 5.0
+"""PostgreSQL: no sweep until the database has been up this long, so that after a restart of the database every
+live server has taken its liveness lock again (each does within ``LIVENESS_SECONDS``) before any is judged gone."""
+CLAIM_WINDOW = 200
+"""``Store.claim_match`` with ``bots`` looks at this many of the oldest pending matches for one it can play."""
 _T = TypeVar("_T")
 
 metadata = sa.MetaData()
@@ -158,12 +181,18 @@ def _sqlite_pragmas(connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+def _lock_key(server: str) -> int:
+    """The PostgreSQL advisory lock (a signed 64-bit key) that says the server ``server`` is alive."""
+    return int.from_bytes(hashlib.sha256(b"bourre-server:" + server.encode()).digest()[:8], "big", signed=True)
+
+
 class Store:
     """The database at ``url`` (``database_url``), or ``sqlite:///{folder}/arena.sqlite3``; migrated to the newest
     schema on opening. ``ValueError`` (one line, the password masked) for a URL it cannot use or a server it cannot
-    reach at the start. ``masked_url``: the URL to show."""
+    reach at the start. ``masked_url``: the URL to show. ``server_id``: this server's id in the ``server`` column of
+    the matches it starts or claims (default: host name, process id and 4 random bytes)."""
 
-    def __init__(self, folder: str | Path | None = None, url: str | None = None) -> None:
+    def __init__(self, folder: str | Path | None = None, url: str | None = None, server_id: str | None = None) -> None:
         if url is None:
             if folder is None:
                 raise ValueError("Store: a data folder or a database URL")
@@ -173,6 +202,11 @@ class Store:
         self.masked_url = masked(parsed)
         self._secrets = [s for s in (parsed.password, parsed.query.get("password")) if isinstance(s, str) and s]
         self.sqlite = parsed.get_backend_name() == "sqlite"
+        self.server_id = server_id or f"{socket.gethostname()[:40]}-{os.getpid()}-{secrets.token_hex(4)}"
+        self._locks = Path(f"{parsed.database}.servers") if self.sqlite and parsed.database else None
+        self._life: Any = None  # the liveness lock: a PostgreSQL connection, or an open file on SQLite
+        self._life_lock = threading.Lock()
+        self._closed = False  # a liveness check still under way when the store closes does nothing more
         # a pooled connection that a restarted server dropped is found before use and replaced
         self.engine = sa.create_engine(parsed, pool_pre_ping=not self.sqlite)
         if self.sqlite:
@@ -202,6 +236,12 @@ class Store:
                 self._writes.put(None)
                 self._writer.join()
                 self._writer = None
+        with self._life_lock:
+            self._closed = True
+            if self._life is not None:
+                with contextlib.suppress(Exception):  # a connection the database dropped already
+                    self._life.close()
+                self._life = None
         self.engine.dispose()
 
     # ------------------------------------------------------------------------ a server that went away
@@ -340,9 +380,102 @@ class Store:
             db.execute(sa.insert(table).values(name=name, token_sha256=_digest(token), created=time.time()))
         return token
 
+    # ------------------------------------------------------------------------ servers alive and gone
+    def hold(self) -> None:
+        """Take this server's liveness lock if it does not hold it (again, after PostgreSQL dropped its connection):
+        while it is held, ``sweep`` in other servers leaves this server's running matches alone."""
+        with self._life_lock:
+            if self._closed:
+                return
+            if self.sqlite:
+                if self._life is None and self._locks is not None:
+                    import fcntl
+
+                    self._locks.mkdir(exist_ok=True)
+                    life = open(self._lock_file(self.server_id), "a")  # noqa: SIM115 (held for the store's life)
+                    fcntl.flock(life, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    self._life = life
+                return
+            if self._life is not None:
+                try:
+                    self._life.execute(sa.text("SELECT 1"))
+                    return
+                except sa.exc.DBAPIError:  # the database restarted, or the connection dropped: the lock is gone
+                    with contextlib.suppress(Exception):
+                        self._life.close()
+                    self._life = None
+
+            def take() -> Any:
+                life = self.engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+                try:
+                    life.execute(sa.text("SELECT pg_advisory_lock(:key)"), {"key": _lock_key(self.server_id)})
+                except BaseException:
+                    life.close()
+                    raise
+                return life
+
+            self._life = self._retrying(take)
+
+    def _lock_file(self, server: str) -> Path:
+        assert self._locks is not None
+        return self._locks / (hashlib.sha256(server.encode()).hexdigest()[:24] + ".lock")
+
+    def _gone(self, db: sa.Connection, server: str) -> bool:
+        """Whether server ``server``'s liveness lock is free: its process has ended (or never held one)."""
+        if self.sqlite:
+            if self._locks is None:
+                return False
+            import fcntl
+
+            path = self._lock_file(server)
+            with open(path, "a") as probe:
+                try:
+                    fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    return False
+                path.unlink(missing_ok=True)  # nobody holds it: the file of a server that is gone
+                return True
+        return bool(db.execute(sa.text("SELECT pg_try_advisory_xact_lock(:key)"), {"key": _lock_key(server)}).scalar())
+
+    def sweep(self, own: bool = False) -> int:
+        """Mark ``interrupted`` the running matches of every other server that is gone (its liveness lock free), and
+        with ``own`` this server's and those without a server id (a server of an older version); their count. On
+        PostgreSQL nothing of another server is swept before the database has been up ``STEADY_SECONDS``."""
+        self.hold()
+
+        def work() -> int:
+            with self.engine.begin() as db:
+                running = sa.select(matches.c.server).where(matches.c.status == "running").distinct()
+                servers = {row[0] for row in db.execute(running)}
+                servers.discard(self.server_id)
+                servers.discard(None)
+                if servers and not self.sqlite:
+                    up = db.execute(sa.text("SELECT extract(epoch from now() - pg_postmaster_start_time())"))
+                    if float(up.scalar_one()) < STEADY_SECONDS:
+                        servers = set()
+                gone = sorted(server for server in servers if self._gone(db, server))
+                whose: sa.ColumnElement[bool] = matches.c.server.in_(gone)
+                if own:
+                    whose = sa.or_(whose, matches.c.server == self.server_id, matches.c.server.is_(None))
+                if not gone and not own:
+                    return 0
+                update = sa.update(matches).where(matches.c.status == "running", whose)
+                counted = db.execute(update.values(status="interrupted")).rowcount
+            for server in gone:
+                log.warning("server %s is gone: its running matches are marked interrupted", server)
+            return int(counted)
+
+        return self._retrying(work)
+
+    def keep_alive(self) -> int:
+        """``hold`` and ``sweep``, as a serving store does every ``LIVENESS_SECONDS``; the matches interrupted."""
+        return 0 if self._closed else self.sweep()
+
     # ------------------------------------------------------------------------ matches
     def start_match(self, match: str, request: dict[str, Any]) -> concurrent.futures.Future[Any]:
-        values = {"id": match, "created": time.time(), "request": json.dumps(request), "status": "running"}
+        """Store a match as ``running`` on this server (``server_id``); its future is done once it is committed."""
+        values = {"id": match, "created": time.time(), "request": json.dumps(request), "status": "running",
+                  "server": self.server_id, "claimed": time.time()}  # fmt: skip
         return self.submit(_INSERT_MATCH, values)
 
     def queue_match(self, match: str, request: dict[str, Any]) -> concurrent.futures.Future[Any]:
@@ -351,10 +484,11 @@ class Store:
         values = {"id": match, "created": time.time(), "request": json.dumps(request), "status": PENDING}
         return self.submit(_INSERT_MATCH, values)
 
-    def claim_match(self, server: str) -> dict[str, Any] | None:
+    def claim_match(self, server: str, bots: Collection[str] | None = None) -> dict[str, Any] | None:
         """Claim the oldest pending match for ``server`` (the claiming arena process's id, up to 64 characters): its
         row, now ``running`` with ``server`` and ``claimed`` (the time) set, its ``request`` decoded from JSON; None
-        when no match is pending.
+        when no match is pending. With ``bots`` (the bots connected to that server and idle), the oldest of the
+        ``CLAIM_WINDOW`` oldest pending matches whose remote seats (``bot:NAME``) are all among them.
 
         However many servers (threads, processes, machines) claim at once, every pending match goes to exactly one of
         them, and none is skipped while it is pending:
@@ -372,6 +506,28 @@ class Store:
         server's next start). ``tests/test_arena_postgres.py`` claims a queue from two processes at once, on both."""
         values = {"status": "running", "server": server, "claimed": time.time()}
         oldest = sa.select(matches.c.id).where(matches.c.status == PENDING).order_by(matches.c.created, matches.c.id)
+        if server == self.server_id:
+            self.hold()
+
+        def claim_among() -> Any:
+            """The first playable candidate that is still pending and that no other server holds locked."""
+            assert bots is not None
+            with self.engine.begin() as db:
+                candidates = db.execute(oldest.add_columns(matches.c.request).limit(CLAIM_WINDOW)).all()
+                for match, request in candidates:
+                    seats = json.loads(request).get("seats", [])
+                    if not all(s[4:] in bots for s in seats if s.startswith("bot:")):
+                        continue
+                    where = sa.and_(matches.c.id == match, matches.c.status == PENDING)
+                    if not self.sqlite:  # lock it, or skip it if another server holds it
+                        locked = sa.select(matches.c.id).where(where).with_for_update(skip_locked=True)
+                        if db.execute(locked).first() is None:
+                            continue
+                    update = sa.update(matches).where(where).values(**values).returning(*matches.c)
+                    row = db.execute(update).mappings().first()
+                    if row is not None:
+                        return row
+                return None
 
         def claim() -> Any:
             with self.engine.begin() as db:
@@ -388,7 +544,7 @@ class Store:
                 update = sa.update(matches).where(where).values(**values).returning(*matches.c)
                 return db.execute(update).mappings().first()
 
-        row = self._retrying(claim)
+        row = self._retrying(claim if bots is None else claim_among)
         return None if row is None else {**dict(row), "request": json.loads(row["request"])}
 
     def game_finished(
@@ -405,13 +561,14 @@ class Store:
         return self.submit(_INSERT_GAME, values)
 
     def finish_match(self, match: str, status: str, report: dict[str, Any] | None) -> concurrent.futures.Future[Any]:
+        """Settle a running match (one that another server marked ``interrupted`` meanwhile stays so)."""
         values = {"status": status, "report": None if report is None else json.dumps(report)}
-        return self.submit(sa.update(matches).where(matches.c.id == match), values)
+        return self.submit(sa.update(matches).where(matches.c.id == match, matches.c.status == "running"), values)
 
     def mark_interrupted(self) -> int:
-        """Matches left ``running`` by a server that stopped without finishing them; their count."""
-        statement = sa.update(matches).where(matches.c.status == "running")
-        return int(self.submit(statement, {"status": "interrupted"}).result())
+        """At a server's start: matches left ``running`` by a server that stopped without finishing them (this id's,
+        those without an id, and those of every server that is gone: ``sweep``); their count."""
+        return self.sweep(own=True)
 
     def match(self, match: str) -> dict[str, Any] | None:
         def work() -> dict[str, Any] | None:
