@@ -141,3 +141,11 @@ def test_action_values_are_what_act_maximises() -> None:
             assert all(obs["action_mask"][a] for a in values)
         env.step(action)
     assert searched
+
+
+def test_a_round_with_its_evaluations_switched_off_is_logged(tmp_path: Path) -> None:
+    """``--eval-deals 0 --search-eval-deals 0``: no report to log, and the round ends as any other."""
+    tiny = {**TINY, "eval_deals": 0, "search_eval_deals": 0}
+    run_dir = run(Args(run_dir=tmp_path / "run", rounds=1, **tiny))  # type: ignore[arg-type]
+    state = ExitState.load(run_dir / "state.json")
+    assert state.round == 1 and state.rounds[0]["evals"] == [] and state.rounds[0]["search_evals"] == []

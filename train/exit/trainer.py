@@ -384,11 +384,12 @@ class ExpertIteration:
             self.writer.add_scalar(f"losses/{key}", row[key], r)
         for key in ("searched_decisions", "generation_seconds", "train_seconds", "eval_seconds"):
             self.writer.add_scalar(f"charts/{key}", row[key], r)
-        for report, name in zip(reports, ("heuristic", "previous"), strict=True):
+        # either list is empty when its evaluation is switched off (--eval-deals 0, --search-eval-deals 0)
+        for report, name in zip(reports, ("heuristic", "previous")[: len(reports)], strict=True):
             for t in report.tables:
                 self.writer.add_scalar(f"eval/advantage_vs_{name}_{t.players}p", t.advantage, r)
                 self.writer.add_scalar(f"eval/replacement_advantage_vs_{name}_{t.players}p", t.replacement_advantage, r)
-        for report, name in zip(search_reports, ("heuristic", "network"), strict=True):
+        for report, name in zip(search_reports, ("heuristic", "network")[: len(search_reports)], strict=True):
             for t in report.tables:
                 key = f"eval/search_replacement_advantage_vs_{name}_{t.players}p"
                 self.writer.add_scalar(key, t.replacement_advantage, r)

@@ -1,0 +1,85 @@
+"""``benchmarks/baselines.py``: the table of trainers at equal compute is built right from results (fast, on made-up
+runs), and its quick mode runs every trainer for a few seconds, rates each with a tiny ladder and writes the
+table (slow: about two minutes on a 2-core machine)."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "benchmarks" / "baselines.py"
+
+
+@pytest.fixture
+def baselines(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))  # the script imports its preamble from beside it
+    return importlib.import_module("benchmarks.baselines")
+
+
+def test_the_table_has_each_run_a_mean_per_trainer_and_the_skipped(baselines: ModuleType) -> None:
+    run = baselines.RunResult
+    results = [
+        run("batched", 0, steps=1000, wall_seconds=10.0, model="a.npz", rating=0.2, rating_ci95=(0.0, 0.4)),
+        run("batched", 1, steps=3000, wall_seconds=10.0, model="b.npz", rating=0.4, rating_ci95=(0.3, 0.5)),
+        run("dmc", 0, steps=500, wall_seconds=5.0, note="stopped before its first checkpoint"),
+    ]
+    skipped = [baselines.Skipped("rllib", "ray is not installed")]
+    rows = baselines.table_rows(results, skipped)
+    assert [r[0] for r in rows] == ["batched", "batched", "**batched: mean**", "dmc", "**dmc: mean**", "rllib"]
+    assert all(len(r) == len(baselines.COLUMNS) for r in rows)
+    assert rows[0][2:6] == ("1,000", "100", "10", "+0.200 [+0.000, +0.400]")
+    mean = baselines.mean_row("batched", results[:2])
+    assert mean["steps"] == 2000 and mean["steps_per_second"] == 200 and mean["rating"] == pytest.approx(0.3)
+    half = (0.2 + 0.1) / 2 / 2**0.5  # the mean half-width over sqrt(2 seeds)
+    assert mean["rating_ci95"] == pytest.approx((0.3 - half, 0.3 + half))
+    assert rows[2][5] == f"+0.300 [{0.3 - half:+.3f}, {0.3 + half:+.3f}]"
+    assert rows[3][5] == "not rated" and rows[4][6] == "0 of 1 rated"
+    assert rows[5][5] == "not run" and rows[5][6] == "ray is not installed"
+
+    markdown = baselines.markdown_table(rows).splitlines()
+    assert markdown[0] == "| " + " | ".join(baselines.COLUMNS) + " |"
+    assert len(markdown) == 2 + len(rows) and all(line.count("|") == len(baselines.COLUMNS) + 1 for line in markdown)
+    plain = baselines.plain_table(rows)
+    assert "batched: mean" in plain and "**" not in plain
+    data = baselines.payload(results, skipped, {"minutes": 1.0}, "python benchmarks/baselines.py")
+    assert json.loads(json.dumps(data))["rows"] == [list(r) for r in rows]
+    assert [m["trainer"] for m in data["means"]] == ["batched", "dmc"] and data["skipped"][0]["trainer"] == "rllib"
+
+
+def test_every_trainer_has_a_command_with_a_step_budget_past_the_clock(baselines: ModuleType, tmp_path: Path) -> None:
+    plan = baselines.Plan(5, 1.0, 1000, "pimc:2", 2, 200, True)
+    for trainer in baselines.TRAINERS:
+        command = baselines.trainer_command(trainer, tmp_path / trainer, 0, plan)
+        assert str(baselines.HUGE) in command and "--seed" in command, trainer
+    finish = baselines.finish_command("batched", tmp_path, plan)
+    assert finish[-5:-1] == ["--total-timesteps", "1", "--final-eval-deals", "1"] and "--resume" in finish
+    assert baselines.finish_command("exit", tmp_path, plan) is None
+
+
+@pytest.mark.slow
+def test_quick_mode_trains_rates_and_writes_the_table(tmp_path: Path) -> None:
+    out = tmp_path / "baselines.json"
+    command = [sys.executable, str(SCRIPT), "--quick", "--run-root", str(tmp_path / "runs"), "--json", str(out)]
+    command += ["--markdown", str(tmp_path / "baselines.md")]
+    result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=900)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    data = json.loads(out.read_text())
+    ran = {r["trainer"] for r in data["runs"]}
+    skipped = {s["trainer"] for s in data["skipped"]}
+    assert ran | skipped == {"batched", "sb3", "exit", "dmc", "cleanrl", "rllib"} and not ran & skipped
+    if importlib.util.find_spec("ray") is None:
+        assert "rllib" in skipped
+    for r in data["runs"]:
+        assert r["seed"] == 0 and r["wall_seconds"] > 0, r
+        assert r["model"] is not None and r["rating"] is not None, r  # every trainer leaves a policy the ladder rates
+        assert r["steps"] > 0, r
+    assert len(data["rows"]) == 2 * len(ran) + len(skipped)
+    assert (tmp_path / "baselines.md").read_text().startswith("| trainer | seed | steps |")
