@@ -860,15 +860,18 @@ def worker_compile(args: argparse.Namespace) -> dict[str, Any]:
             vector_stepper(64, PLAYERS, BatchedHeuristicPlayer("default", 0), t)()
 
     def collector() -> None:
+        import numpy as np
         import torch
 
         from train.ppo.policy_net import PolicyNet
-        from train.ppo.rollout import Collector
+        from train.ppo.rollout import Collector, gae
         from train.ppo.trainer import Args
 
         torch.set_num_threads(1)
         a = Args(players=(PLAYERS,), imitation_decisions=0, progress=False)
         Collector(PolicyNet(a.hidden), a.players, 32, a.pool(), seed=0, reward_scale=a.reward_scale).collect(512)
+        # the update's advantages, which the train part would otherwise compile in its first update
+        gae(np.array([1, -1]), np.array([False, True]), np.zeros(2), np.zeros(2), a.gamma, a.gae_lambda)
 
     def evaluation() -> None:
         from train.eval.duplicate import evaluate
