@@ -3,15 +3,15 @@ and in time, that fails on any game lost or doubled.
 
 What is run
 -----------
-The server runs in this process, as in ``benchmarks/arena_speed.py`` (``train.arena.server.serve_in_thread``: uvicorn
-on 127.0.0.1, an ephemeral port, SQLite in a temporary data folder). ``--tables`` x ``--players`` bots (100 by
-default) connect from ``--bot-processes`` processes of their own (all the bots of a process on one event loop,
-``train.arena.client.play_async``); each answers a turn with a legal action drawn at random (seeded by its name), so
-that games have draws and tricks, not only passes. Every table is a fixed group of ``--players`` bots that asks for
-one match after another (``POST /api/matches`` with an operator token, ``--deals`` deals each, played once per
-rotation of the seats, a new seed each), all ``--tables`` at once, until the matches answered hold ``--decisions``
-decisions (no new match is asked after that, or after ``--max-seconds``; the matches under way finish). One
-untimed match of one table comes first (the compiled game code, the connections).
+The server runs in this process, as in ``benchmarks/arena_speed.py`` (``train.arena.server.serve_in_thread``: uvicorn on
+127.0.0.1, an ephemeral port, SQLite in a temporary data folder). ``--tables`` x ``--players`` bots (100 by default)
+connect from ``--bot-processes`` processes of their own (all the bots of a process on one event loop,
+``train.arena.client.play_async``; ``benchmarks/arena_bots.py``); each answers a turn with a legal action drawn at
+random (seeded by its name), so that games have draws and tricks, not only passes. Every table is a fixed group of
+``--players`` bots that asks for one match after another (``POST /api/matches`` with an operator token, ``--deals``
+deals each, played once per rotation of the seats, a new seed each), all ``--tables`` at once, until the matches
+answered hold ``--decisions`` decisions (no new match is asked after that, or after ``--max-seconds``; the matches under
+way finish). One untimed match of one table comes first (the compiled game code, the connections).
 
 What is reported
 ----------------
@@ -49,9 +49,6 @@ import preamble  # noqa: F401
 import argparse
 import itertools
 import json
-import multiprocessing
-import os
-import platform
 import resource
 import sys
 import tempfile
@@ -63,53 +60,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from arena_speed import RoundTrips, ask, cpu_name, cpu_seconds
+from arena_bots import BotProcesses, cpu_seconds, machine_info, machine_line
+from arena_speed import RoundTrips, ask
 
 Game = tuple[str, int, int]
 """A game: (match id, deal, rotation)."""
-
-
-def load_worker(url: str, bots: Sequence[tuple[str, str]], seed: int, cpu: Any, slot: int, stop: Any, out: str) -> None:
-    """A bot process: every bot on one event loop, each answering a random legal action, until ``stop`` is set;
-    then it writes to ``out`` what each bot was told (every ``deal_end``), its answers, and any bot's error.
-    ``cpu[slot]``: the process's CPU seconds, kept current."""
-    import asyncio
-    import random
-
-    from train.arena.client import Bot, play_async
-
-    class RandomLegal(Bot):
-        def __init__(self, name: str) -> None:
-            self.rng = random.Random(f"{seed}:{name}")
-            self.moves = 0
-            self.told: list[list[Any]] = []
-
-        def act(self, turn: dict[str, Any]) -> int:
-            self.moves += 1
-            return int(self.rng.choice(turn["legal"])["action"])
-
-        def on_message(self, message: dict[str, Any]) -> None:
-            if message["type"] == "deal_end":
-                self.told.append([message["match"], message["deal"], message["rotation"]])
-
-    async def all_bots() -> None:
-        players = {name: RandomLegal(name) for name, _ in bots}
-        tasks = {
-            name: asyncio.create_task(play_async(players[name], url, name, token, reconnect=False))
-            for name, token in bots
-        }
-        while not stop.is_set():
-            cpu[slot] = cpu_seconds(resource.RUSAGE_SELF)
-            await asyncio.sleep(0.02)
-        cpu[slot] = cpu_seconds(resource.RUSAGE_SELF)
-        errors = {name: repr(task.exception()) for name, task in tasks.items() if task.done() and task.exception()}
-        for task in tasks.values():
-            task.cancel()
-        await asyncio.gather(*tasks.values(), return_exceptions=True)
-        bots_out = {name: {"moves": p.moves, "told": p.told} for name, p in players.items()}
-        Path(out).write_text(json.dumps({"bots": bots_out, "errors": errors}))
-
-    asyncio.run(all_bots())
 
 
 def audit(
@@ -259,7 +214,7 @@ class Tables:
             thread.join()
 
 
-def measure(arena: Any, tables: Tables, trips: RoundTrips, cpu: Any) -> dict[str, Any]:
+def measure(arena: Any, tables: Tables, trips: RoundTrips, fleet: BotProcesses) -> dict[str, Any]:
     """The timed run: its figures."""
     samples: list[int] = []
     done = threading.Event()
@@ -269,8 +224,7 @@ def measure(arena: Any, tables: Tables, trips: RoundTrips, cpu: Any) -> dict[str
             samples.append(arena.running)
 
     trips.take()
-    time.sleep(0.1)  # the bot processes' CPU figures are refreshed every 20 ms
-    bots0, rss0 = float(sum(cpu)), rss_mib()
+    bots0, rss0 = fleet.cpu_seconds(), rss_mib()
     cpu0, wall0 = cpu_seconds(resource.RUSAGE_SELF), time.perf_counter()
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
@@ -278,8 +232,7 @@ def measure(arena: Any, tables: Tables, trips: RoundTrips, cpu: Any) -> dict[str
     wall, server_cpu = time.perf_counter() - wall0, cpu_seconds(resource.RUSAGE_SELF) - cpu0
     done.set()
     sampler.join()
-    time.sleep(0.1)
-    bots_cpu = float(sum(cpu)) - bots0
+    bots_cpu = fleet.cpu_seconds() - bots0
     rtt = np.array(trips.take()) * 1000
     counts = [r["counts"] for report in tables.reports for r in report["results"] if r["counts"] is not None]
     decisions = sum(c["decisions"] for c in counts)
@@ -352,47 +305,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
-def start_bots(
-    url: str, bots: list[tuple[str, str]], args: argparse.Namespace, folder: str
-) -> tuple[list[Any], Any, Any, list[str]]:
-    """The bot processes, their CPU figures, the event that stops them, and the files they write at their end."""
-    context = multiprocessing.get_context("spawn")  # the server's threads are running: no fork
-    cpu, stop = context.Array("d", args.bot_processes, lock=False), context.Event()
-    outs = [os.path.join(folder, f"bots{p}.json") for p in range(args.bot_processes)]
-    workers = [
-        context.Process(
-            target=load_worker,
-            args=(url, bots[p :: args.bot_processes], args.seed, cpu, p, stop, outs[p]),
-            daemon=True,
-        )
-        for p in range(args.bot_processes)
-    ]
-    for worker in workers:
-        worker.start()
-    return workers, cpu, stop, outs
-
-
-def collect(workers: list[Any], stop: Any, outs: list[str]) -> tuple[dict[str, Any], dict[str, str]]:
-    """Stop the bot processes; what each bot was told and answered, and the bots' errors."""
-    stop.set()
-    for worker in workers:
-        worker.join(60)
-        if worker.is_alive():
-            worker.terminate()
-            worker.join(10)
-    bots: dict[str, Any] = {}
-    errors: dict[str, str] = {}
-    for p, out in enumerate(outs):
-        try:
-            data = json.loads(Path(out).read_text())
-        except (OSError, ValueError) as err:
-            errors[f"process {p}"] = f"wrote no results ({err})"
-            continue
-        bots.update(data["bots"])
-        errors.update(data["errors"])
-    return bots, errors
-
-
 def check(store: Any, asked: dict[str, list[str]], deals: dict[str, tuple[int, int]], bots: dict[str, Any]) -> Any:
     statuses, keys = read_back(store)
     told = {name: [(str(m), int(k), int(s)) for m, k, s in b["told"]] for name, b in bots.items()}
@@ -404,10 +316,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from train.arena.server import Arena, serve_in_thread
     from train.arena.storage import Store
 
-    load = os.getloadavg()
+    machine = machine_info()
     header = (
-        f"Python {platform.python_version()} on {cpu_name()}, {os.cpu_count()} CPUs, load average "
-        f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; server in this process, {args.tables * args.players} bots in "
+        f"{machine_line(machine)}; server in this process, {args.tables * args.players} bots in "
         f"{args.bot_processes} processes (random legal actions); {args.tables} tables of {args.players} bots, "
         f"{args.deals} deal(s) x {args.players} rotations a match, until {args.decisions:,} decisions "
         f"(at most {args.max_seconds:g} s), clock {args.clock:g} s"
@@ -423,22 +334,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         bots = [(f"b{i}", store.add_bot(f"b{i}")) for i in range(args.tables * args.players)]
         names = [name for name, _ in bots]
         groups = [names[t * args.players : (t + 1) * args.players] for t in range(args.tables)]
-        workers, cpu, stop, outs = start_bots(f"ws://127.0.0.1:{port}/bot", bots, args, data)
+        fleet = BotProcesses.start(
+            f"ws://127.0.0.1:{port}/bot", bots, args.bot_processes, moves="random", seed=args.seed, folder=data
+        )
         try:
-            deadline = time.monotonic() + 120
-            while len(arena.registry.connected()) < len(bots):
-                if time.monotonic() > deadline or not all(w.is_alive() for w in workers):
-                    raise RuntimeError(f"{len(arena.registry.connected())} of {len(bots)} bots connected")
-                time.sleep(0.05)
-            connected = len(arena.registry.connected())
+            connected = fleet.wait_connected(arena)
             tables = Tables(port, operator, groups, args)
             tables.ask_one(groups[0], args.seed + 1_000_000, 1)  # untimed: compiled code, caches, the first sends
             warm = list(tables.reports)
             tables.reports, tables.decisions, tables.deals = [], 0, 0
             print(f"[{connected} bots connected; {args.tables} tables] ...", file=sys.stderr, flush=True)
-            result = measure(arena, tables, trips, cpu)
+            result = measure(arena, tables, trips, fleet)
         finally:
-            told, bot_errors = collect(workers, stop, outs)
+            told, bot_errors = fleet.stop()
             server.should_exit = True
         reports = warm + tables.reports
         asked = tables.seated
@@ -473,13 +381,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         keys = ("tables", "players", "deals", "decisions", "max_seconds", "clock", "bot_processes", "seed", "quick")
         payload = {
             "config": {k: getattr(args, k) for k in keys},
-            "machine": {
-                "cpu": cpu_name(),
-                "python": platform.python_version(),
-                "platform": platform.platform(),
-                "cpu_count": os.cpu_count(),
-                "load_average": list(load),
-            },
+            "machine": machine,
             "result": result,
         }
         atomic_files.write_text(args.json, json.dumps(payload, indent=2) + "\n")

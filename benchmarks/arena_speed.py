@@ -5,8 +5,9 @@ What is measured
 The server runs in this process (``train.arena.server.serve_in_thread``: uvicorn on 127.0.0.1, an ephemeral port,
 a temporary data folder); every seat of every match is a remote bot (no built-in agent sits at a table), a
 ``train.arena.client.Bot`` that answers each turn with its first legal action. The bots run in ``--bot-processes``
-processes of their own (all the bots of a process on one event loop, ``train.arena.client.play_async``), so that the
-server's figures are not the client's GIL and the server process's CPU time is the server's alone. The matches are
+processes of their own (all the bots of a process on one event loop, ``train.arena.client.play_async``;
+``benchmarks/arena_bots.py``), so that the server's figures are not the client's GIL and the server process's CPU time
+is the server's alone. The matches are
 asked for over HTTP, ``POST /api/matches`` with an operator token, 1 then 16 at once by default, ``--deals`` deals
 each at ``--players`` seats.
 
@@ -41,9 +42,6 @@ import preamble  # noqa: F401
 # isort: split
 import argparse
 import json
-import multiprocessing
-import os
-import platform
 import resource
 import sys
 import tempfile
@@ -52,38 +50,15 @@ import time
 import urllib.request
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import numpy as np
+from arena_bots import BotProcesses, cpu_seconds, machine_info, machine_line
 
 TARGET_RATE = 2000.0
 """Remote decisions/s at 16 tables the issue asks for (server and bots on one 2-core machine)."""
 TARGET_P99_MS = 50.0
 """Round trip per move, 99th percentile, the issue asks for."""
-
-
-def bot_worker(url: str, bots: Sequence[tuple[str, str]], cpu: Any, slot: int) -> None:
-    """A bot process: every bot on one event loop, each answering the first legal action until the process ends;
-    ``cpu[slot]``: the process's CPU seconds, kept current."""
-    import asyncio
-
-    from train.arena.client import Bot, play_async
-
-    class FirstLegal(Bot):
-        def act(self, turn: dict[str, Any]) -> int:
-            return int(turn["legal"][0]["action"])
-
-    async def keep_cpu() -> None:
-        while True:
-            cpu[slot] = cpu_seconds(resource.RUSAGE_SELF)
-            await asyncio.sleep(0.02)
-
-    async def all_bots() -> None:
-        plays = [play_async(FirstLegal(), url, name, token, reconnect=False) for name, token in bots]
-        await asyncio.gather(keep_cpu(), *plays)
-
-    asyncio.run(all_bots())
 
 
 class RoundTrips:
@@ -124,11 +99,6 @@ class RoundTrips:
             return out
 
 
-def cpu_seconds(who: int) -> float:
-    usage = resource.getrusage(who)
-    return usage.ru_utime + usage.ru_stime
-
-
 def ask(port: int, operator: str, body: dict[str, Any]) -> dict[str, Any]:
     """``POST /api/matches``: the match's answer (its report and text)."""
     request = urllib.request.Request(
@@ -142,16 +112,16 @@ def ask(port: int, operator: str, body: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def bots_cpu_seconds(cpu: Any) -> float:
-    """The bot processes' CPU seconds so far, once they are idle (their figures are refreshed every 20 ms)."""
-    time.sleep(0.1)
-    return float(sum(cpu))
-
-
 def run_tables(
-    port: int, operator: str, bots: list[str], tables: int, args: argparse.Namespace, trips: RoundTrips, shared: Any
+    port: int,
+    operator: str,
+    bots: list[str],
+    tables: int,
+    args: argparse.Namespace,
+    trips: RoundTrips,
+    fleet: BotProcesses,
 ) -> dict[str, Any]:
-    """``tables`` matches at once, every seat a remote bot; their figures (``shared``: the bots' CPU seconds)."""
+    """``tables`` matches at once, every seat a remote bot of ``fleet``; their figures."""
     bodies = [
         {
             "seats": [f"bot:{name}" for name in bots[t * args.players : (t + 1) * args.players]],
@@ -162,12 +132,12 @@ def run_tables(
         for t in range(tables)
     ]
     trips.take()
-    bots0 = bots_cpu_seconds(shared)
+    bots0 = fleet.cpu_seconds()
     cpu0, wall0 = cpu_seconds(resource.RUSAGE_SELF), time.perf_counter()
     with ThreadPoolExecutor(tables) as pool:
         reports = [answer["report"] for answer in pool.map(lambda body: ask(port, operator, body), bodies)]
     wall, cpu = time.perf_counter() - wall0, cpu_seconds(resource.RUSAGE_SELF) - cpu0
-    bots_cpu = bots_cpu_seconds(shared) - bots0
+    bots_cpu = fleet.cpu_seconds() - bots0
     rtt = np.array(trips.take()) * 1000
     counts = [r["counts"] for report in reports for r in report["results"] if r["counts"] is not None]
     decisions = sum(c["decisions"] for c in counts)
@@ -242,25 +212,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.partition(":")[2].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     from train.arena.server import Arena, serve_in_thread
     from train.arena.storage import Store
 
-    load = os.getloadavg()
+    machine = machine_info()
     header = (
-        f"Python {platform.python_version()} on {cpu_name()}, {os.cpu_count()} CPUs, load average "
-        f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; server in this process, {args.bot_processes} bot processes; "
+        f"{machine_line(machine)}; server in this process, {args.bot_processes} bot processes; "
         f"{args.players} seats a match, all remote bots (first legal action), {args.deals} deal(s) x "
         f"{args.players} rotations, clock {args.clock:g} s"
     )
@@ -273,37 +232,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         operator = store.add_operator("benchmark")
         arena = Arena(store)
         server, port = serve_in_thread(arena)
-        url = f"ws://127.0.0.1:{port}/bot"
         bots = [(f"b{i}", store.add_bot(f"b{i}")) for i in range(max(args.tables) * args.players)]
         names = [name for name, _ in bots]
-        context = multiprocessing.get_context("spawn")  # the server's threads are running: no fork
-        cpu = context.Array("d", args.bot_processes, lock=False)
-        workers = [
-            context.Process(target=bot_worker, args=(url, bots[p :: args.bot_processes], cpu, p), daemon=True)
-            for p in range(args.bot_processes)
-        ]
-        for worker in workers:
-            worker.start()
+        fleet = BotProcesses.start(f"ws://127.0.0.1:{port}/bot", bots, args.bot_processes, moves="first")
         try:
-            deadline = time.monotonic() + 120
-            while len(arena.registry.connected()) < len(bots):
-                if time.monotonic() > deadline or not all(w.is_alive() for w in workers):
-                    raise RuntimeError(f"{len(arena.registry.connected())} of {len(bots)} bots connected")
-                time.sleep(0.05)
+            fleet.wait_connected(arena)
             # deals of their own: the timed runs find none of their hands in the server's caches
             warm = argparse.Namespace(**{**vars(args), "deals": 1, "seed": args.seed + 10_000})
-            run_tables(port, operator, names, 1, warm, trips, cpu)  # untimed: compiled code, caches, the first sends
+            run_tables(port, operator, names, 1, warm, trips, fleet)  # untimed: compiled code, caches, the first sends
             for tables in args.tables:
                 print(f"[{tables} table(s)] ...", file=sys.stderr, flush=True)
-                results.append(run_tables(port, operator, names, tables, args, trips, cpu))
+                results.append(run_tables(port, operator, names, tables, args, trips, fleet))
         finally:
-            for worker in workers:
-                worker.terminate()
-            for worker in workers:
-                worker.join(30)
+            fleet.stop()
             server.should_exit = True
             store.close()
-    bots_cpu = cpu_seconds(resource.RUSAGE_CHILDREN)
+    bots_cpu = cpu_seconds(resource.RUSAGE_CHILDREN)  # the processes are stopped and waited for: theirs in full
     print(
         f"{'tables':>6} {'decisions':>9} {'fallbacks':>9} {'seconds':>7} {'decisions/s':>11} "
         f"{'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} {'CPU us/decision: server':>23} {'bots':>6}"
@@ -330,13 +274,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "config": {
                 k: getattr(args, k) for k in ("tables", "players", "deals", "clock", "bot_processes", "seed", "quick")
             },
-            "machine": {
-                "cpu": cpu_name(),
-                "python": platform.python_version(),
-                "platform": platform.platform(),
-                "cpu_count": os.cpu_count(),
-                "load_average": list(load),
-            },
+            "machine": machine,
             "targets": {"decisions_per_second": TARGET_RATE, "round_trip_ms_p99": TARGET_P99_MS},
             "bots_cpu_seconds": bots_cpu,
             "results": results,

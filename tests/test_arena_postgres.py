@@ -1,8 +1,9 @@
 """The arena on PostgreSQL, against a server named by ``BOURRE_TEST_POSTGRES`` (tests/postgres_helpers.py; without one
 these tests skip and say why, and ``.ci/run`` starts one): the migrations up and down from an empty database, a match
 stored and read back as SQLite keeps it, a server killed with SIGKILL mid-match that keeps every finished game, the
-claim of pending matches by two processes at once (on SQLite too), and an arena that waits for its database through a
-restart and loses nothing. A database URL's password is never shown (these run without a server)."""
+claim of pending matches by two processes at once (these three on SQLite too), and an arena that waits for its
+database through a restart and loses nothing. A database URL's password is never shown (these run without a
+server)."""
 
 from __future__ import annotations
 
@@ -94,11 +95,11 @@ def test_a_match_is_stored_and_read_back_as_on_sqlite(postgres: str, tmp_path: P
 
 
 # ---------------------------------------------------------------------------- a server killed mid-match
-def test_sigkill_mid_match_loses_no_finished_game(postgres: str, tmp_path: Path) -> None:
-    store = Store(url=postgres)
+def test_sigkill_mid_match_loses_no_finished_game(database: str, tmp_path: Path) -> None:
+    store = Store(url=database)
     token, operator = store.add_bot("slow"), store.add_operator("tests")
     port = free_port()
-    process = serve_process(tmp_path, port, database=postgres)
+    process = serve_process(tmp_path, port, database=database)
     try:
         bot = Recorder(choose=lambda turn: (time.sleep(0.02), turn["legal"][0]["action"])[1])
         url = f"ws://127.0.0.1:{port}/bot"
@@ -130,7 +131,7 @@ def test_sigkill_mid_match_loses_no_finished_game(postgres: str, tmp_path: Path)
     games = store.games(match)
     assert [(g["deal"], g["rotation"]) for g in games] == [(k // 3, k % 3) for k in range(len(games))]
     assert all(g["history"]["deals"][0]["results"]["payments"] for g in games)
-    again = serve_process(tmp_path, free_port(), database=postgres)
+    again = serve_process(tmp_path, free_port(), database=database)
     again.kill()
     again.wait(WAIT)
     assert store.match(match)["status"] == "interrupted"  # type: ignore[index]

@@ -4,7 +4,7 @@ The deals are ``train.eval.duplicate.make_deals(seed, rules, deals)``, the very 
 evaluation with the same seed. Each deal is played ``N`` times, the seats rotated one place each time: in rotation
 ``r`` the ``i``-th entry of the match sits in seat ``(i + r) % N``, so every entry holds every hand of the deal once
 and seat and card luck cancel. Each game is played as ``train.eval.duplicate.play_deal`` plays it (the same reset,
-agents reset before the deal, one ``choose`` per decision, the same outcome rows; ``tests/test_arena_storage.py``
+agents reset before the deal, one ``choose`` per decision, the same outcome rows; ``tests/test_arena_match.py``
 holds a match of built-in agents to it), in a task of the server's event loop: a remote bot's turn is awaited
 (``train.arena.remote.RemoteSeat``), a built-in agent thinks in a worker thread, so that no table stops the others.
 Built-in agents are seeded by their entry, from ``(seed, N, 0, 1 + i)``, and reset before every deal.

@@ -36,7 +36,6 @@ import time
 from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 import sqlalchemy as sa
 from starlette.requests import Request
@@ -44,11 +43,11 @@ from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Respon
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from bourre_env.history import strict_json
 from train.arena import protocol
 from train.arena.match import MatchSpec, play_match
 from train.arena.remote import GRACE_SECONDS, BotSlot, Registry
 from train.arena.storage import Store, bots, matches
+from train.serve import http_input
 from train.serve.tables import TableError
 
 if TYPE_CHECKING:
@@ -285,21 +284,11 @@ class People:
 
         async def seats(request: Request) -> Response:
             try:
-                refused = _foreign_origin(request.headers)
+                refused = http_input.foreign_origin(request.headers)
                 if refused is not None:
                     raise TableError(403, refused)
-                if request.headers.get("content-type", "").partition(";")[0].strip().lower() != "application/json":
-                    raise TableError(415, "Content-Type: expected application/json")
-                body = b""
-                async for chunk in request.stream():
-                    body += chunk
-                    if len(body) > MAX_BODY:
-                        raise TableError(413, f"request past {MAX_BODY} bytes")
-                try:
-                    parsed = strict_json(body)
-                except (ValueError, RecursionError) as err:
-                    raise TableError(400, str(err)) from None
-                return JSONResponse(await self.admit(parsed))
+                http_input.check_json_type(request.headers)
+                return JSONResponse(await self.admit(await http_input.read_json(request, MAX_BODY)))
             except TableError as err:
                 return JSONResponse({"error": err.message}, status_code=err.status)
 
@@ -329,18 +318,6 @@ def _settle(store: Store, match: str, status: str, report: dict[str, Any] | None
 def _is_bot(store: Store, name: str) -> bool:
     with store.engine.connect() as db:
         return db.execute(sa.select(bots.c.name).where(bots.c.name == name)).first() is not None
-
-
-def _foreign_origin(headers: Any) -> str | None:
-    """Why a request with an ``Origin`` of another host is refused, or None (as the operator's routes refuse it)."""
-    origin = headers.get("origin")
-    if origin is None:
-        return None
-    parts = urlsplit(origin)
-    own = headers.get("host", "").lower()
-    if parts.scheme not in ("http", "https") or parts.netloc.lower() != own:
-        return f"Origin {origin[:100]!r} is not this server: seats are asked for from its own page"
-    return None
 
 
 def people_matches(store: Store, limit: int = 200) -> list[dict[str, Any]]:

@@ -32,7 +32,6 @@ import threading
 import time
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import urlsplit
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -42,7 +41,6 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from bourre_env.history import strict_json
 from train.arena import leaderboard, protocol
 from train.arena.match import MatchSpec, play_match, warm_up
 from train.arena.people import People
@@ -50,6 +48,7 @@ from train.arena.records import Book
 from train.arena.remote import Connection, Registry
 from train.arena.scheduler import Ladder, LadderConfig, lifespan
 from train.arena.storage import Store
+from train.serve import http_input
 from train.serve.app import LOOPBACK_HOSTS
 from train.serve.tables import TableError, check_agent
 
@@ -132,19 +131,6 @@ class Arena:
             self.running -= 1
 
 
-def _same_origin(headers: Any) -> str | None:
-    """Why a request with an ``Origin`` of another host is refused, or None: a page elsewhere must not drive the
-    server through a visitor's browser (a bot outside a browser sends no Origin)."""
-    origin = headers.get("origin")
-    if origin is None:
-        return None
-    parts = urlsplit(origin)
-    own = headers.get("host", "").lower()
-    if parts.scheme not in ("http", "https") or parts.netloc.lower() != own:
-        return f"Origin {origin[:100]!r} is not this server ({own[:100]}): connections from other sites are refused"
-    return None
-
-
 class _Bucket:
     def __init__(self, rate: float) -> None:
         self.rate, self.level, self.last = rate, 2 * rate, time.monotonic()
@@ -173,7 +159,7 @@ async def _writer(ws: WebSocket, connection: Connection) -> None:
 def create_app(arena: Arena, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> Starlette:
     async def bot(ws: WebSocket) -> None:
         await ws.accept()
-        refused = _same_origin(ws.headers)
+        refused = http_input.foreign_origin(ws.headers)
         if refused is not None:
             await _refuse(ws, refused)
             return
@@ -261,7 +247,7 @@ def create_app(arena: Arena, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> S
 
     async def operator(request: Request) -> None:
         """``TableError`` 403 for another site's page, 401 without an operator's token."""
-        refused = _same_origin(request.headers)
+        refused = http_input.foreign_origin(request.headers)
         if refused is not None:
             raise TableError(403, refused)
         scheme, _, token = request.headers.get("authorization", "").partition(" ")
@@ -275,16 +261,11 @@ def create_app(arena: Arena, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> S
     async def matches(request: Request) -> Response:
         try:
             await operator(request)
-            if request.headers.get("content-type", "").partition(";")[0].strip().lower() != "application/json":
-                raise TableError(415, "Content-Type: expected application/json")
-            body = b""
-            async for chunk in request.stream():
-                body += chunk
-                if len(body) > MAX_REQUEST:
-                    raise TableError(413, f"request past {MAX_REQUEST} bytes")
+            http_input.check_json_type(request.headers)
+            body = await http_input.read_json(request, MAX_REQUEST)
             try:
-                spec = MatchSpec.from_request(strict_json(body))
-            except (ValueError, RecursionError) as err:
+                spec = MatchSpec.from_request(body)
+            except ValueError as err:
                 raise TableError(400, str(err)) from None
             for seat in spec.seats:
                 if not seat.startswith("bot:"):

@@ -20,6 +20,7 @@ import numpy as np
 from bourre_env import core, observation
 from bourre_env.actions import describe
 from bourre_env.core import cards
+from train.serve.trick_list import trick_list
 
 __all__ = ["LEGAL_CACHE", "legal_entries", "view_of"]
 
@@ -144,31 +145,5 @@ def _tricks(
     played_in: dict[int, list[int]] = {}  # trick -> its cards, by card id
     for flat in ones.get(_NUMBER["played_in"], ()):
         played_in.setdefault(flat % _T, []).append(flat // _T)
-    out: list[dict[str, Any]] = []
-    for t in range(hand_size):
-        leader_rel = leaders.get(t)
-        if leader_rel is None:  # not led yet
-            break
-        played = [(c, played_by.get(c, 0)) for c in sorted(played_in.get(t, ()))]
-        order = sorted(played, key=lambda cr: (cr[1] - leader_rel) % n)
-        out.append(
-            {
-                "number": t + 1,
-                "leader": (leader_rel + seat) % n,
-                "cards": [{"seat": (rel + seat) % n, "card": _CARD[c]} for c, rel in order],
-                "winner": None,
-            }
-        )
-    for t, trick in enumerate(out[:-1]):
-        trick["winner"] = out[t + 1]["leader"]  # the winner of a trick leads the next
-    if out:
-        # the last trick led: finished when every player has played to it; its winner is the one trick that the
-        # leaders of the later tricks do not account for
-        playing = sum(1 for q in seats if q["decision"] == "playing")
-        last = out[-1]
-        if len(last["cards"]) == playing:
-            won = [q["tricks"] for q in seats]
-            for trick in out[:-1]:
-                won[trick["winner"]] -= 1
-            last["winner"] = next((q for q in range(n) if won[q] > 0), None)
-    return out
+    plays = {t: [(c, played_by.get(c, 0)) for c in cards_of] for t, cards_of in played_in.items()}
+    return trick_list(leaders, plays, seat, n, hand_size, seats)

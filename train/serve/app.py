@@ -10,7 +10,6 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import anyio.to_thread
 from anyio import CapacityLimiter
@@ -25,7 +24,7 @@ from starlette.staticfiles import StaticFiles
 import agents
 from bourre_env import history
 from bourre_env.core.rules import MAX_PLAYERS, MIN_PLAYERS, presets
-from train.serve import replays
+from train.serve import http_input, replays
 from train.serve import tables as tb
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -46,7 +45,6 @@ MAX_REPLAY_BYTES = 4 * 1024 * 1024
 """Bytes the answer to a replay may have (413 past it): 20 deals at 8 players make about 1.2 to 1.7 MB."""
 
 _LOG = logging.getLogger(__name__)
-_LENGTH = re.compile(r"[0-9]{1,12}")
 _DEAL = re.compile(r"[0-9]{1,9}")
 _SEAT = re.compile(r"[0-9]{1,2}")  # ASCII digits only: str.isdigit would take "٣" for 3
 
@@ -65,32 +63,6 @@ def _error(status: int, message: str) -> JSONResponse:
 
 def _ok(payload: Any, status: int = 200) -> JSONResponse:
     return JSONResponse(payload, status_code=status, headers=_HEADERS)
-
-
-async def _body(request: Request, limit: int) -> bytes:
-    """The request body, refused past ``limit`` bytes, whether or not the client announced its length."""
-    declared = request.headers.get("content-length")
-    if declared is not None and (not _LENGTH.fullmatch(declared) or int(declared) > limit):
-        raise tb.TableError(413, f"request body too large: at most {limit} bytes")
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise tb.TableError(413, f"request body too large: at most {limit} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-async def _json(request: Request) -> Any:
-    data = await _body(request, MAX_BODY)
-    if not data.strip():
-        return {}
-    try:
-        return history.strict_json(data)  # a key given twice is refused, not silently the last
-    except RecursionError:
-        raise tb.TableError(400, "malformed JSON body: nested too deep") from None
-    except ValueError as err:  # not JSON, not UTF-8, or an integer past Python's digit limit
-        raise tb.TableError(400, f"malformed JSON body: {err}") from None
 
 
 class _ReplaySlots:
@@ -137,19 +109,12 @@ def _replay_answer(data: bytes, seat: int | None, open_hands: bool) -> bytes:
 
 def _check_sender(request: Request) -> None:
     """A request that changes something comes from the server's own page: refuse another origin (403), and a POST
-    that is not JSON (415; a page elsewhere can send a form or text/plain without asking, but not JSON)."""
-    origin = request.headers.get("origin")
-    if origin is not None:
-        parts = urlsplit(origin)
-        own = request.headers.get("host", "").lower()
-        if parts.scheme not in ("http", "https") or parts.netloc.lower() != own:
-            raise tb.TableError(
-                403, f"Origin {origin!r} is not this server ({own}): requests from other sites' pages are refused"
-            )
+    that is not JSON (415)."""
+    refused = http_input.foreign_origin(request.headers)
+    if refused is not None:
+        raise tb.TableError(403, refused)
     if request.method == "POST":
-        kind = request.headers.get("content-type", "").partition(";")[0].strip().lower()
-        if kind != "application/json":
-            raise tb.TableError(415, f"Content-Type: expected application/json, got {kind or 'none'!r}")
+        http_input.check_json_type(request.headers)
 
 
 def _handled(endpoint: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
@@ -222,7 +187,7 @@ def create_app(tables: tb.Tables | None = None, allowed_hosts: Sequence[str] = L
         return request.client.host if request.client is not None else None
 
     async def create(request: Request) -> Response:
-        body = await _json(request)
+        body = await http_input.read_json(request, MAX_BODY, empty={})
         client = _client(request)
         # a new table plays its agents' first moves: in the tables' threads
         table = await anyio.to_thread.run_sync(state.create, body, client, limiter=table_threads)
@@ -237,7 +202,7 @@ def create_app(tables: tb.Tables | None = None, allowed_hosts: Sequence[str] = L
 
     async def act(request: Request) -> Response:
         table = _table(request)
-        body = await _json(request)
+        body = await http_input.read_json(request, MAX_BODY, empty={})
         if not isinstance(body, dict) or "action" not in body or set(body) - {"action", "turn"}:
             raise tb.TableError(400, 'expected a JSON object {"action": id, "turn": n} ("turn" optional)')
 
@@ -276,7 +241,7 @@ def create_app(tables: tb.Tables | None = None, allowed_hosts: Sequence[str] = L
         )
 
     async def replay(request: Request) -> Response:
-        data = await _body(request, MAX_UPLOAD)
+        data = await http_input.read_body(request, MAX_UPLOAD)
         seat_text = request.query_params.get("seat", "")
         if seat_text and not _SEAT.fullmatch(seat_text):
             raise tb.TableError(400, f"seat: expected a seat number, got {seat_text!r}")

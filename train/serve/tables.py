@@ -29,6 +29,7 @@ from bourre_env.actions import as_action_id, describe, discard_cards
 from bourre_env.core import cards
 from bourre_env.core.rules import MAX_PLAYERS, MIN_PLAYERS, Rules, presets
 from bourre_env.view import StateView
+from train.serve.trick_list import trick_list
 
 HUMAN = "human"
 MAX_TABLES = 32
@@ -148,34 +149,12 @@ def _tricks(
     d: Mapping[str, np.ndarray], seat: int, n: int, hand_size: int, seats: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
     """The tricks led so far: who led, who played what in order, and who won each finished one."""
-    out: list[dict[str, Any]] = []
-    for t in range(hand_size):
-        leader_rel = _index(d["trick_leader"][t])
-        if leader_rel is None:  # not led yet
-            break
-        played = [(int(c), (_index(d["played_by"][c]) or 0)) for c in np.flatnonzero(d["played_in"][:, t])]
-        order = sorted(played, key=lambda cr: (cr[1] - leader_rel) % n)
-        out.append(
-            {
-                "number": t + 1,
-                "leader": (leader_rel + seat) % n,
-                "cards": [{"seat": (rel + seat) % n, "card": cards.to_str(c)} for c, rel in order],
-                "winner": None,
-            }
-        )
-    for t, trick in enumerate(out[:-1]):
-        trick["winner"] = out[t + 1]["leader"]  # the winner of a trick leads the next
-    if out:
-        # the last trick led: finished when every player has played to it; its winner is the one trick
-        # that the leaders of the later tricks do not account for
-        playing = sum(1 for q in seats if q["decision"] == "playing")
-        last = out[-1]
-        if len(last["cards"]) == playing:
-            won = [q["tricks"] for q in seats]
-            for trick in out[:-1]:
-                won[trick["winner"]] -= 1
-            last["winner"] = next((q for q in range(n) if won[q] > 0), None)
-    return out
+    leaders = {t: leader for t in range(hand_size) if (leader := _index(d["trick_leader"][t])) is not None}
+    plays = {
+        t: [(int(c), (_index(d["played_by"][c]) or 0)) for c in np.flatnonzero(d["played_in"][:, t])]
+        for t in range(hand_size)
+    }
+    return trick_list(leaders, plays, seat, n, hand_size, seats)
 
 
 def _legal(mask: np.ndarray, hand: list[int], phase: int) -> list[dict[str, Any]]:

@@ -1,0 +1,65 @@
+"""What the web servers (``bourre serve``, ``bourre arena``) accept from a request before reading it: an ``Origin`` of
+their own host only, a JSON content type, a body within a cap and strict JSON. Each refusal is a ``TableError`` with
+the status the client gets (400, 403, 413, 415), so a bad request is answered in one line, never with a traceback."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from starlette.requests import Request
+
+from bourre_env.history import strict_json
+from train.serve.tables import TableError
+
+_LENGTH = re.compile(r"[0-9]{1,12}")
+
+
+def foreign_origin(headers: Mapping[str, str]) -> str | None:
+    """Why a request whose ``Origin`` is another site is refused (a page elsewhere reaching the server through its
+    visitor's browser), or None: no ``Origin`` (a program, not a page) or this server's own."""
+    origin = headers.get("origin")
+    if origin is None:
+        return None
+    parts = urlsplit(origin)
+    own = headers.get("host", "").lower()
+    if parts.scheme not in ("http", "https") or parts.netloc.lower() != own:
+        return f"Origin {origin[:100]!r} is not this server ({own[:100]}): requests from other sites' pages are refused"
+    return None
+
+
+def check_json_type(headers: Mapping[str, str]) -> None:
+    """415 unless the body is declared JSON: a page elsewhere can send a form or text/plain without asking, not JSON."""
+    kind = headers.get("content-type", "").partition(";")[0].strip().lower()
+    if kind != "application/json":
+        raise TableError(415, f"Content-Type: expected application/json, got {kind[:100] or 'none'!r}")
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request body, refused (413) past ``limit`` bytes, whether or not the client announced its length."""
+    declared = request.headers.get("content-length")
+    if declared is not None and (not _LENGTH.fullmatch(declared) or int(declared) > limit):
+        raise TableError(413, f"request body too large: at most {limit} bytes")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise TableError(413, f"request body too large: at most {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def read_json(request: Request, limit: int, *, empty: Any = None) -> Any:
+    """The body as strict JSON (a key given twice is refused, not silently the last), at most ``limit`` bytes; an
+    empty body is ``empty`` where that is given, else refused like any body that is not JSON (400)."""
+    data = await read_body(request, limit)
+    if empty is not None and not data.strip():
+        return empty
+    try:
+        return strict_json(data)
+    except RecursionError:
+        raise TableError(400, "malformed JSON body: nested too deep") from None
+    except ValueError as err:  # not JSON, not UTF-8, or an integer past Python's digit limit
+        raise TableError(400, f"malformed JSON body: {err}") from None
