@@ -51,11 +51,12 @@ class Server:
             assert time.monotonic() < deadline, f"bots {names} did not connect"
             time.sleep(0.02)
 
-    def match(self, body: dict[str, Any], headers: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
-        """POST /api/matches with the operator's token (``headers`` may replace it, or drop it with ``{}`` values)."""
-        sent = {"Content-Type": "application/json", "Authorization": f"Bearer {self.operator}", **(headers or {})}
+    def post(self, path: str, body: Any, headers: dict[str, str]) -> tuple[int, dict[str, Any]]:
+        """POST ``body`` as JSON to ``path``: the status and the answer's JSON (``headers`` with empty values drop
+        those headers)."""
+        sent = {"Content-Type": "application/json", **headers}
         request = urllib.request.Request(
-            f"http://127.0.0.1:{self.port}/api/matches",
+            f"http://127.0.0.1:{self.port}{path}",
             data=json.dumps(body).encode(),
             headers={k: v for k, v in sent.items() if v},
             method="POST",
@@ -66,13 +67,26 @@ class Server:
         except urllib.error.HTTPError as err:
             return err.code, json.loads(err.read())
 
+    def match(self, body: dict[str, Any], headers: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
+        """POST /api/matches with the operator's token (``headers`` may replace it, or drop it with ``{}`` values)."""
+        return self.post("/api/matches", body, {"Authorization": f"Bearer {self.operator}", **(headers or {})})
+
+    def close(self) -> None:
+        self.uvicorn.should_exit = True
+        self.store.close()
+
+
+def served(tmp_path_factory: pytest.TempPathFactory, people: bool = False) -> Iterator[Server]:
+    """A fixture's body: a server in a fresh folder (``people``: with seats for people on), closed after its tests."""
+    s = Server(tmp_path_factory.mktemp("arena"))
+    s.arena.people.enabled = people
+    yield s
+    s.close()
+
 
 @pytest.fixture(scope="module", name="server")
 def arena_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    s = Server(tmp_path_factory.mktemp("arena"))
-    yield s
-    s.uvicorn.should_exit = True
-    s.store.close()
+    yield from served(tmp_path_factory)
 
 
 class Recorder(Bot):

@@ -13,33 +13,18 @@ from typing import Any
 
 import pytest
 
-from tests.arena_helpers import WAIT, Recorder, Server, raw, start
+from tests.arena_helpers import WAIT, Recorder, Server, raw, served, start
 from train.arena import people
 from train.arena.client import play
 
 
 @pytest.fixture(scope="module", name="server")
 def people_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    s = Server(tmp_path_factory.mktemp("arena"))
-    s.arena.people.enabled = True
-    yield s
-    s.uvicorn.should_exit = True
-    s.store.close()
+    yield from served(tmp_path_factory, people=True)
 
 
 def _post(server: Server, body: Any, **headers: str) -> tuple[int, dict[str, Any]]:
-    sent = {"Content-Type": "application/json", **headers}
-    request = urllib.request.Request(
-        f"http://127.0.0.1:{server.port}/api/people/seats",
-        data=json.dumps(body).encode(),
-        headers={k: v for k, v in sent.items() if v},
-        method="POST",
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=WAIT) as answer:
-            return answer.status, json.loads(answer.read())
-    except urllib.error.HTTPError as err:
-        return err.code, json.loads(err.read())
+    return server.post("/api/people/seats", body, headers)
 
 
 def _get(server: Server, path: str) -> str:

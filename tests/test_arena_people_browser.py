@@ -16,17 +16,13 @@ from typing import Any
 
 import pytest
 
-from tests.arena_helpers import WAIT, Recorder, Server, start
+from tests.arena_helpers import WAIT, Recorder, Server, served, start
 from tests.test_serve_browser import browser  # noqa: F401 (the fixture: headless Chromium, or a skip)
 
 
 @pytest.fixture(name="arena")
 def people_arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    s = Server(tmp_path_factory.mktemp("arena"))
-    s.arena.people.enabled = True
-    yield s
-    s.uvicorn.should_exit = True
-    s.store.close()
+    yield from served(tmp_path_factory, people=True)
 
 
 def test_a_person_plays_a_deal_against_two_remote_bots(
