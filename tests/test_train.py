@@ -155,6 +155,9 @@ def test_cli_help_lists_train_and_bench() -> None:
         [sys.executable, "-m", "train.cli", "bench", "nonsense"], cwd=ROOT, capture_output=True, text=True
     )
     assert out.returncode == 2 and "usage: bourre bench" in out.stderr
+    from train.cli import BENCHMARKS
+
+    assert all((ROOT / "benchmarks" / script).is_file() for script in BENCHMARKS.values())
 
 
 def test_sb3_checkpoints_with_non_finite_weights_are_neither_written_nor_read(tmp_path: Path) -> None:

@@ -259,7 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
         add_help=False,
     )
     commands.add_parser(
-        "bench", help=f"speed benchmarks: bourre bench {{{','.join(BENCHMARKS)}}} [ARGS]", add_help=False
+        "bench", help=f"the benchmarks of benchmarks/: bourre bench {{{','.join(BENCHMARKS)}}} [ARGS]", add_help=False
     )
     return parser
 
@@ -296,6 +296,9 @@ BENCHMARKS = {
     "agents": "agents_speed.py",
     "train": "train_speed.py",
     "device": "device_suite.py",
+    "arena": "arena_speed.py",
+    "arena-load": "arena_load.py",
+    "baselines": "baselines.py",
 }
 TRAINERS = ("batched", "sb3", "exit", "dmc")
 """``bourre train --trainer``: the batched trainer (``train.ppo.trainer``, the default), MaskablePPO
