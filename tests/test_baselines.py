@@ -1,6 +1,7 @@
 """``benchmarks/baselines.py``: the table of trainers at equal compute is built right from results (fast, on made-up
-runs), and its quick mode runs every trainer for a few seconds, rates each with a tiny ladder and writes the
-table (slow: about two minutes on a 2-core machine)."""
+runs); its quick mode runs two trainers for a few seconds each, one of each way a run is stopped and exported, rates
+them with a tiny ladder and writes the table; and, marked slow (about two minutes on a 2-core machine), every
+trainer."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -64,14 +66,32 @@ def test_every_trainer_has_a_command_with_a_step_budget_past_the_clock(baselines
     assert baselines.finish_command("exit", tmp_path, plan) is None
 
 
-@pytest.mark.slow
-def test_quick_mode_trains_rates_and_writes_the_table(tmp_path: Path) -> None:
+def _quick(tmp_path: Path, *trainers: str) -> dict[str, Any]:
+    """``--quick`` (of ``trainers``, or all): the JSON it wrote, after checking it wrote the Markdown table too."""
     out = tmp_path / "baselines.json"
     command = [sys.executable, str(SCRIPT), "--quick", "--run-root", str(tmp_path / "runs"), "--json", str(out)]
-    command += ["--markdown", str(tmp_path / "baselines.md")]
+    command += ["--markdown", str(tmp_path / "baselines.md")] + (["--trainers", *trainers] if trainers else [])
     result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=900)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
-    data = json.loads(out.read_text())
+    assert (tmp_path / "baselines.md").read_text().startswith("| trainer | seed | steps |")
+    data: dict[str, Any] = json.loads(out.read_text())
+    return data
+
+
+def test_quick_mode_of_a_resumed_trainer_and_a_patched_example_rates_both(tmp_path: Path) -> None:
+    """The two ways a run is stopped at its budget and turned into a policy: batched PPO resumed with a step budget
+    of 1 to export its model, and the CleanRL example run in a child that patches it to save at its budget."""
+    data = _quick(tmp_path, "batched", "cleanrl")
+    assert [r["trainer"] for r in data["runs"]] == ["batched", "cleanrl"] and not data["skipped"]
+    for r in data["runs"]:
+        assert r["steps"] > 0 and r["model"] is not None and r["rating"] is not None, r
+        assert Path(r["model"]).is_file(), r
+    assert [m["trainer"] for m in data["means"]] == ["batched", "cleanrl"]
+
+
+@pytest.mark.slow
+def test_quick_mode_trains_rates_and_writes_the_table(tmp_path: Path) -> None:
+    data = _quick(tmp_path)
     ran = {r["trainer"] for r in data["runs"]}
     skipped = {s["trainer"] for s in data["skipped"]}
     assert ran | skipped == {"batched", "sb3", "exit", "dmc", "cleanrl", "rllib"} and not ran & skipped
@@ -82,4 +102,3 @@ def test_quick_mode_trains_rates_and_writes_the_table(tmp_path: Path) -> None:
         assert r["model"] is not None and r["rating"] is not None, r  # every trainer leaves a policy the ladder rates
         assert r["steps"] > 0, r
     assert len(data["rows"]) == 2 * len(ran) + len(skipped)
-    assert (tmp_path / "baselines.md").read_text().startswith("| trainer | seed | steps |")
