@@ -59,9 +59,6 @@ def test_every_trainer_has_a_command_with_a_step_budget_past_the_clock(baselines
     for trainer in baselines.TRAINERS:
         command = baselines.trainer_command(trainer, tmp_path / trainer, 0, plan)
         assert str(baselines.HUGE) in command and "--seed" in command, trainer
-    finish = baselines.finish_command("batched", tmp_path, plan)
-    assert finish[-5:-1] == ["--total-timesteps", "1", "--final-eval-deals", "1"] and "--resume" in finish
-    assert baselines.finish_command("exit", tmp_path, plan) is None
 
 
 @pytest.mark.slow
