@@ -322,7 +322,16 @@ def run_to_budget(command: list[str], seconds: float, log: Path) -> tuple[float,
     """Run ``command`` in its own process group; SIGINT to the group at ``seconds``; returns (wall, exit status)."""
     started = time.perf_counter()
     with log.open("w") as out:
-        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        # SIGINT as a terminal gives it: a script started in the background (``cmd &``, nohup) runs with SIGINT
+        # ignored, which its children inherit, and a trainer that relies on Python's KeyboardInterrupt would then
+        # run on until the grace period's SIGKILL
+        proc = subprocess.Popen(
+            command,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
         try:
             proc.wait(timeout=seconds)
         except subprocess.TimeoutExpired:
