@@ -12,8 +12,6 @@ that the two measure with the same bots, started, waited for and counted the sam
   and answered;
 * ``BotProcesses``: ``start`` them (``spawn``), ``wait_connected``, their ``cpu_seconds``, ``stop`` them and collect
   their files;
-* ``cpu_seconds``, ``cpu_name``, ``machine_info`` and ``machine_line``: CPU time, and the machine as both benchmarks
-  print it and write it in their JSON.
 """
 
 from __future__ import annotations
@@ -25,13 +23,14 @@ import preamble  # noqa: F401
 import json
 import multiprocessing
 import os
-import platform
 import resource
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+
+from machine import cpu_seconds
 
 if TYPE_CHECKING:
     from multiprocessing.process import BaseProcess
@@ -45,43 +44,6 @@ CONNECT_SECONDS = 120.0
 """How long ``BotProcesses.wait_connected`` waits for every bot (a loaded machine starts processes slowly)."""
 CPU_REFRESH_SECONDS = 0.02
 """How often a bot process writes its CPU seconds to shared memory."""
-
-
-def cpu_seconds(who: int) -> float:
-    """User + system CPU seconds of ``who`` (``resource.RUSAGE_SELF``, or ``RUSAGE_CHILDREN``: those waited for)."""
-    usage = resource.getrusage(who)
-    return usage.ru_utime + usage.ru_stime
-
-
-def cpu_name() -> str:
-    """The CPU's model name (Linux), else what ``platform`` knows."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.partition(":")[2].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def machine_info() -> dict[str, Any]:
-    """The machine, as the benchmarks' JSON holds it. Taken before the run: its load average is the other work's."""
-    return {
-        "cpu": cpu_name(),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "cpu_count": os.cpu_count(),
-        "load_average": list(os.getloadavg()),
-    }
-
-
-def machine_line(info: dict[str, Any]) -> str:
-    """``machine_info`` in words, the start of a benchmark's first line."""
-    load = info["load_average"]
-    return (
-        f"Python {info['python']} on {info['cpu']}, {info['cpu_count']} CPUs, load average "
-        f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
-    )
 
 
 def bot_process(

@@ -60,8 +60,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from arena_bots import BotProcesses, cpu_seconds, machine_info, machine_line
+from arena_bots import BotProcesses
 from arena_speed import RoundTrips, ask
+from machine import cpu_seconds, machine_info, machine_line
 
 Game = tuple[str, int, int]
 """A game: (match id, deal, rotation)."""

@@ -53,7 +53,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
-from arena_bots import BotProcesses, cpu_seconds, machine_info, machine_line
+from arena_bots import BotProcesses
+from machine import cpu_seconds, machine_info, machine_line
 
 TARGET_RATE = 2000.0
 """Remote decisions/s at 16 tables the issue asks for (server and bots on one 2-core machine)."""

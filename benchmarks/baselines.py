@@ -20,19 +20,17 @@ How a run is stopped at the budget. No trainer has a wall-clock limit, so each g
 beyond what the budget allows and runs as a subprocess (its own process group) that receives SIGINT, as from
 Ctrl-C, when the budget is spent. What each leaves behind on Ctrl-C, and what this script does about it:
 
-* batched, sb3, dmc save ``checkpoint.pt`` and ``state.json`` but not ``model.npz`` (that is written only after a
-  run that reaches its step budget). The script then resumes the run with a step budget of 1 (already passed):
-  the trainer trains nothing more, exports ``model.npz`` and writes its report (``--final-eval-deals`` 1, so the
-  report costs seconds). That finishing step is outside the budget and its time is not counted.
+* batched, sb3, dmc save ``checkpoint.pt`` and ``state.json``, and the policy so far as ``model.npz``. A run
+  stopped before that (in its imitation warm start) has nothing to rate, and its row says so.
 * exit keeps the ``model.npz`` of its last finished round (a round's files are written together). A run with no
   finished round has only the fresh round-0 network, and its row says so.
-* cleanrl saves nothing on Ctrl-C (its actor is written once, after the last rollout). The script runs it through
-  :func:`cleanrl_child`, which patches the module (not the file) so that SIGINT ends the loop after the current
-  rollout and update, then calls the example's own ``save_actor``.
-* rllib saves nothing on Ctrl-C and writes an RLlib checkpoint, which the ladder cannot rate. The script runs it
-  through :func:`rllib_child`, which on SIGINT, after the current iteration, converts the shared module's actor
-  (encoder and policy head, ReLU layers on the observation vector) to an ``agents.ppo`` policy file, after
-  checking that the file's logits equal the module's on the legal actions of sampled observations.
+* cleanrl saves its actor on Ctrl-C, but not its step count. The script runs it through :func:`cleanrl_child`,
+  which patches the module (not the file) so that SIGINT ends the loop after the current rollout and update, keeps
+  the step count, then calls the example's own ``save_actor``.
+* rllib saves an RLlib checkpoint on Ctrl-C, which the ladder cannot rate. The script runs it through
+  :func:`rllib_child`, which on SIGINT, after the current iteration, converts the shared module's actor (encoder and
+  policy head, ReLU layers on the observation vector) to an ``agents.ppo`` policy file, after checking that the
+  file's logits equal the module's on the legal actions of sampled observations.
 
 What the table reports per run: *steps*, the decisions the trainer trained on (PPO learner decisions for
 batched, sb3 and cleanrl; decisions of finished deals for dmc; searched decisions fitted for exit; env steps
@@ -309,19 +307,6 @@ def trainer_command(trainer: str, run_dir: Path, seed: int, plan: Plan) -> list[
     raise ValueError(f"unknown trainer {trainer!r}")
 
 
-def finish_command(trainer: str, run_dir: Path, plan: Plan) -> list[str] | None:
-    """After SIGINT: resume with a step budget already passed, so that the trainer exports ``model.npz``."""
-    budget = {"batched": ("train.ppo", "--total-timesteps"), "sb3": ("train.sb3", "--total-timesteps")}
-    budget["dmc"] = ("train.dmc", "--total-decisions")
-    if trainer not in budget:
-        return None
-    module, flag = budget[trainer]
-    return [
-        *_python(), "-m", module, "--run-dir", str(run_dir), "--resume", flag, "1", "--final-eval-deals", "1",
-        "--no-progress",
-    ]  # fmt: skip
-
-
 def missing_extra(trainer: str) -> str | None:
     """Why ``trainer`` cannot run here, or None."""
     needs = {"sb3": ("sb3_contrib", "train"), "rllib": ("ray", "ray"), "cleanrl": ("tyro", "train")}
@@ -337,7 +322,16 @@ def run_to_budget(command: list[str], seconds: float, log: Path) -> tuple[float,
     """Run ``command`` in its own process group; SIGINT to the group at ``seconds``; returns (wall, exit status)."""
     started = time.perf_counter()
     with log.open("w") as out:
-        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        # SIGINT as a terminal gives it: a script started in the background (``cmd &``, nohup) runs with SIGINT
+        # ignored, which its children inherit, and a trainer that relies on Python's KeyboardInterrupt would then
+        # run on until the grace period's SIGKILL
+        proc = subprocess.Popen(
+            command,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
         try:
             proc.wait(timeout=seconds)
         except subprocess.TimeoutExpired:
@@ -393,17 +387,10 @@ def train_one(trainer: str, seed: int, plan: Plan, root: Path) -> RunResult:
     wall, status = run_to_budget(trainer_command(trainer, run_dir, seed, plan), plan.minutes * 60, base / "log.txt")
     result = RunResult(trainer, seed, wall_seconds=wall)
     notes = []
-    finish = finish_command(trainer, run_dir, plan)
-    if finish is not None:
-        if not (run_dir / "checkpoint.pt").exists() and not (run_dir / "checkpoint.zip").exists():
-            notes.append("stopped before its first checkpoint (warm start unfinished): nothing to rate")
-        else:
-            done = subprocess.run(finish, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
-            (base / "finish_log.txt").write_text(done.stdout)
-            if done.returncode != 0:
-                notes.append(f"export after Ctrl-C failed (status {done.returncode}, finish_log.txt)")
     result.steps = steps_of(trainer, run_dir)
     model = run_dir / "model.npz"
+    if trainer in ("batched", "sb3", "dmc") and not model.exists():
+        notes.append("stopped before its first checkpoint (warm start unfinished): nothing to rate")
     if trainer == "exit":
         state = _json(run_dir / "state.json") or {}
         finished = int(state.get("round", 0))
@@ -578,6 +565,17 @@ def rllib_child(argv: list[str]) -> int:
         return config
 
     setattr(module, "build_config", recording_config)  # noqa: B010 (mypy: the patched function takes Any)
+
+    class OwnSigint:  # in place of the example's Ctrl-C handling: this child's handler converts before the run saves
+        pressed = False
+
+        def __enter__(self) -> OwnSigint:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            return None
+
+    setattr(module, "CtrlC", OwnSigint)  # noqa: B010
     try:
         module.train(args)
     except _StopTrainingError:

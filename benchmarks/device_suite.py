@@ -792,12 +792,9 @@ def worker_machine(args: argparse.Namespace) -> dict[str, Any]:
     import numba
     import numpy
     import torch
+    from machine import cpu_name
 
-    cpu_model = ""
-    with_info = Path("/proc/cpuinfo")
-    if with_info.is_file():
-        found = re.search(r"^model name\s*:\s*(.+)$", with_info.read_text(), re.MULTILINE)
-        cpu_model = found.group(1).strip() if found else ""
+    cpu_model = cpu_name()
     gpus = []
     if torch.cuda.is_available():
         for i in range(torch.cuda.device_count()):

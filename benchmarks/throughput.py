@@ -80,10 +80,10 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
+from machine import cpu_name
 
 BATCH_RANDOM_TARGET = 2_000_000.0
 """Target decisions/s for ``BatchGame.random_play`` on one core."""
@@ -636,18 +636,6 @@ def run_all(args: argparse.Namespace) -> list[Result]:
         print(f"[{i}/{len(jobs)}] {label}", file=sys.stderr, flush=True)
         results.append(job())
     return results
-
-
-def cpu_name() -> str:
-    """The processor's model name (Linux's /proc/cpuinfo), else what the platform module knows: every absolute
-    figure of a benchmark holds for this processor only."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.partition(":")[2].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -293,8 +293,8 @@ def main(argv: list[str] | None = None) -> None:
             f"{1 / (per_step * decide_only):,.0f} learner steps/s)"
         )
     else:
-        rates = ppo_rates(a.ppo_timesteps, a.players)
-        before = rates["subprocess, separate"][0]
+        ppo = ppo_rates(a.ppo_timesteps, a.players)
+        before = ppo["subprocess, separate"][0]
         print(f"MaskablePPO, trainer settings, {a.players} players: learner steps/s, ratio, time in the update")
         labels = {
             "vec, shared": "BourreVecEnv, shared sparse trunk (the trainer today)",
@@ -302,10 +302,10 @@ def main(argv: list[str] | None = None) -> None:
             "subprocess, separate": "8 SubprocVecEnv PoolEnv workers, separate (before)",
             "subprocess, shared": "8 SubprocVecEnv PoolEnv workers, shared sparse trunk",
         }
-        for name, (rate, update) in rates.items():
+        for name, (rate, update) in ppo.items():
             print(f"  {labels[name]:<58}{rate:8,.0f}  {rate / before:5.1f}x  {update:4.0%}")
         for trunk in ("separate", "shared"):
-            share = rates[f"subprocess, {trunk}"][1]
+            share = ppo[f"subprocess, {trunk}"][1]
             print(
                 f"  limit of any env with the {trunk} network: the update alone, {1 / share:.1f}x the subprocess "
                 f"envs' rate with it"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -61,9 +62,18 @@ def test_every_trainer_has_a_command_with_a_step_budget_past_the_clock(baselines
     for trainer in baselines.TRAINERS:
         command = baselines.trainer_command(trainer, tmp_path / trainer, 0, plan)
         assert str(baselines.HUGE) in command and "--seed" in command, trainer
-    finish = baselines.finish_command("batched", tmp_path, plan)
-    assert finish[-5:-1] == ["--total-timesteps", "1", "--final-eval-deals", "1"] and "--resume" in finish
-    assert baselines.finish_command("exit", tmp_path, plan) is None
+
+
+def test_a_run_is_stopped_at_its_budget_even_where_sigint_was_ignored(baselines: ModuleType, tmp_path: Path) -> None:
+    """A script started in the background (``&``, nohup) has SIGINT ignored, and its children inherit that: a trainer
+    that stops on Python's KeyboardInterrupt would run on until the SIGKILL of the grace period."""
+    waits = "import time\ntry:\n    time.sleep(60)\nexcept KeyboardInterrupt:\n    print('stopped by SIGINT')\n"
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        wall, status = baselines.run_to_budget([sys.executable, "-c", waits], 1.0, tmp_path / "log.txt")
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert wall < 30 and status == 0 and "stopped by SIGINT" in (tmp_path / "log.txt").read_text()
 
 
 def _quick(tmp_path: Path, *trainers: str) -> dict[str, Any]:

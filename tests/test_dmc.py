@@ -18,7 +18,8 @@ from bourre_env.batch import BatchGame
 from bourre_env.core import cards
 from bourre_env.view import StateView
 from tests.scripted_helpers import build_deck
-from train import cli
+from train import cli, runs
+from train.dmc import trainer as dmc_trainer
 from train.dmc.actors import SelfPlay
 from train.dmc.args import Args
 from train.dmc.trainer import main, run
@@ -124,6 +125,25 @@ def test_a_tiny_run_beats_the_random_agent_and_resumes(tmp_path: Path) -> None:
     assert main(["--run-dir", str(run_dir), "--resume", "--total-decisions", "40000", "--no-progress"]) == 0
     assert json.loads((run_dir / "state.json").read_text())["num_timesteps"] >= 40_000
     assert len((run_dir / "commands.txt").read_text().splitlines()) == 2  # the run and its resumption
+
+
+def test_ctrl_c_leaves_a_checkpoint_and_the_policy_so_far(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    class PressedAtOnce(runs.CtrlC):  # Ctrl-C before the first iteration
+        def __enter__(self) -> runs.CtrlC:
+            super().__enter__()
+            self.pressed = True
+            return self
+
+    monkeypatch.setattr(dmc_trainer, "CtrlC", PressedAtOnce)
+    with pytest.raises(KeyboardInterrupt):
+        run(tiny_args(tmp_path / "run"))
+    assert (tmp_path / "run" / "checkpoint.pt").is_file() and not (tmp_path / "run" / "report.md").exists()
+    meta = load_policy(tmp_path / "run" / "model.npz").meta
+    assert meta["interrupted"] is True and meta["trainer"] == "dmc" and meta["num_timesteps"] == 0
+    said = capsys.readouterr().err
+    assert "the policy so far" in said and "bourre train --trainer dmc --run-dir" in said and "--resume" in said
 
 
 def test_help_lists_every_flag() -> None:

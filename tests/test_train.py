@@ -102,6 +102,9 @@ def test_ctrl_c_saves_and_resume_continues_the_step_count(tmp_path: Path) -> Non
     assert "checkpoint saved" in out and "--resume" in out
     saved = json.loads(state_file.read_text())["num_timesteps"]
     assert saved >= 128
+    interrupted = load_policy(run_dir / "model.npz").meta  # the policy so far, usable before the run ends
+    assert interrupted["interrupted"] is True and interrupted["num_timesteps"] == saved
+    assert "the policy so far" in out and f"ppo:{run_dir / 'model.npz'}" in out
 
     target = saved + 256
     proc = train("--run-dir", str(run_dir), "--resume", "--total-timesteps", str(target), "--no-progress")

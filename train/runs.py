@@ -113,6 +113,17 @@ class CtrlC:
         signal.signal(signal.SIGINT, self._previous)
 
 
+def say_interrupted(run_dir: Path, steps: str, model: Path, resume: str) -> None:
+    """What a trainer stopped by Ctrl-C says, on stderr: where it stopped (``steps``: "step 12,345"), that its
+    checkpoint is saved, where the policy so far is (``model``: usable at once, ``bourre eval --candidate
+    ppo:PATH``, before the run is finished and reported), and the command that goes on (``resume``)."""
+    print(
+        f"\ninterrupted at {steps}: checkpoint saved, and the policy so far in {model} (rate it with bourre eval "
+        f"--candidate ppo:{shlex.quote(str(model))}; the report comes when the run ends); continue with\n  {resume}",
+        file=sys.stderr,
+    )
+
+
 def evaluate_policy_file(
     path: Path,
     field: str,

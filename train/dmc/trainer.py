@@ -173,10 +173,12 @@ class Learner:
                 self.checkpoint()
                 if ctrl_c.pressed:
                     bar.close()
-                    print(
-                        f"\ninterrupted at decision {state.num_timesteps:,}: checkpoint saved; continue with\n"
-                        f"  bourre train --trainer dmc --run-dir {shlex.quote(str(self.run_dir))} --resume",
-                        file=sys.stderr,
+                    meta = {**self.meta, "num_timesteps": state.num_timesteps, "interrupted": True}
+                    runs.say_interrupted(
+                        self.run_dir,
+                        f"decision {state.num_timesteps:,}",
+                        export(self.net, self.run_dir / "model.npz", meta),
+                        f"bourre train --trainer dmc --run-dir {shlex.quote(str(self.run_dir))} --resume",
                     )
                     raise KeyboardInterrupt
         finally:

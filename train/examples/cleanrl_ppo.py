@@ -5,7 +5,7 @@
 
 It trains whole rollouts of ``num_envs * num_steps`` decisions, as many as reach ``total_timesteps`` (the last one
 may go past it), and writes the actor as a policy file of ``agents.ppo`` (``model_path``), which every command
-takes as ``ppo:PATH``.
+takes as ``ppo:PATH``; Ctrl-C writes the actor so far.
 
 The learner plays one seat per table against batched opponents (the compiled heuristic by default); illegal
 actions get a logit of -1e9, so the policy only ever samples legal moves. Episodes reset within the step
@@ -124,62 +124,66 @@ def train(args: Args) -> dict[str, float]:
     stats: dict[str, float] = {}
     start, step = time.perf_counter(), 0
     iterations = max(1, -(-args.total_timesteps // (n * t_len)))  # rounded up: at least the steps asked for
-    for iteration in range(1, iterations + 1):
-        for t in range(t_len):
-            obs_buf[t], mask_buf[t] = next_obs, next_mask
-            with torch.no_grad():
-                action, logp, _, value = agent.act(next_obs, next_mask)
-            act_buf[t], logp_buf[t], val_buf[t] = action, logp, value
-            obs_np, reward, term, trunc, infos = envs.step(action.numpy())
-            done = term | trunc
-            returns += reward
-            finished.extend(returns[done].tolist())
-            returns[done] = 0.0
-            rew_buf[t] = torch.from_numpy(reward * args.reward_scale)
-            done_buf[t] = torch.from_numpy(done.astype(np.float32))
-            next_obs, next_mask = torch.from_numpy(obs_np), torch.from_numpy(infos["action_mask"])
-            step += n
-        with torch.no_grad():  # GAE; done_buf[t] cuts the bootstrap from step t to t + 1 (a new episode)
-            next_value = agent.value(next_obs)
-            adv = torch.zeros_like(rew_buf)
-            last = torch.zeros(n)
-            for t in reversed(range(t_len)):
-                nv = next_value if t == t_len - 1 else val_buf[t + 1]
-                delta = rew_buf[t] + args.gamma * nv * (1 - done_buf[t]) - val_buf[t]
-                last = delta + args.gamma * args.gae_lambda * (1 - done_buf[t]) * last
-                adv[t] = last
-            ret = adv + val_buf
-        b_obs, b_mask = obs_buf.reshape(-1, obs_size), mask_buf.reshape(-1, num_actions)
-        b_act, b_logp, b_adv, b_ret = act_buf.reshape(-1), logp_buf.reshape(-1), adv.reshape(-1), ret.reshape(-1)
-        size = n * t_len
-        mb = max(1, size // args.num_minibatches)
-        for _ in range(args.update_epochs):
-            order = torch.randperm(size)
-            for s in range(0, size, mb):
-                idx = order[s : s + mb]
-                _, logp, entropy, value = agent.act(b_obs[idx], b_mask[idx], b_act[idx])
-                ratio = (logp - b_logp[idx]).exp()
-                a = b_adv[idx]
-                a = (a - a.mean()) / (a.std() + 1e-8)
-                pg_loss = torch.max(-a * ratio, -a * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
-                v_loss = 0.5 * ((value - b_ret[idx]) ** 2).mean()
-                loss = pg_loss - args.ent_coef * entropy.mean() + args.vf_coef * v_loss
-                optimizer.zero_grad()
-                loss.backward()
-                nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
-                optimizer.step()
-        sps = step / (time.perf_counter() - start)
-        stats = {
-            "charts/SPS": sps,
-            "charts/episodic_return": float(np.mean(finished[-1000:])) if finished else 0.0,
-            "losses/policy_loss": pg_loss.item(),
-            "losses/value_loss": v_loss.item(),
-            "losses/entropy": entropy.mean().item(),
-        }
-        print(
-            f"iteration {iteration}/{iterations} step {step:,} " + " ".join(f"{k}={v:.4g}" for k, v in stats.items()),
-            flush=True,
-        )
+    try:
+        for iteration in range(1, iterations + 1):
+            for t in range(t_len):
+                obs_buf[t], mask_buf[t] = next_obs, next_mask
+                with torch.no_grad():
+                    action, logp, _, value = agent.act(next_obs, next_mask)
+                act_buf[t], logp_buf[t], val_buf[t] = action, logp, value
+                obs_np, reward, term, trunc, infos = envs.step(action.numpy())
+                done = term | trunc
+                returns += reward
+                finished.extend(returns[done].tolist())
+                returns[done] = 0.0
+                rew_buf[t] = torch.from_numpy(reward * args.reward_scale)
+                done_buf[t] = torch.from_numpy(done.astype(np.float32))
+                next_obs, next_mask = torch.from_numpy(obs_np), torch.from_numpy(infos["action_mask"])
+                step += n
+            with torch.no_grad():  # GAE; done_buf[t] cuts the bootstrap from step t to t + 1 (a new episode)
+                next_value = agent.value(next_obs)
+                adv = torch.zeros_like(rew_buf)
+                last = torch.zeros(n)
+                for t in reversed(range(t_len)):
+                    nv = next_value if t == t_len - 1 else val_buf[t + 1]
+                    delta = rew_buf[t] + args.gamma * nv * (1 - done_buf[t]) - val_buf[t]
+                    last = delta + args.gamma * args.gae_lambda * (1 - done_buf[t]) * last
+                    adv[t] = last
+                ret = adv + val_buf
+            b_obs, b_mask = obs_buf.reshape(-1, obs_size), mask_buf.reshape(-1, num_actions)
+            b_act, b_logp, b_adv, b_ret = act_buf.reshape(-1), logp_buf.reshape(-1), adv.reshape(-1), ret.reshape(-1)
+            size = n * t_len
+            mb = max(1, size // args.num_minibatches)
+            for _ in range(args.update_epochs):
+                order = torch.randperm(size)
+                for s in range(0, size, mb):
+                    idx = order[s : s + mb]
+                    _, logp, entropy, value = agent.act(b_obs[idx], b_mask[idx], b_act[idx])
+                    ratio = (logp - b_logp[idx]).exp()
+                    a = b_adv[idx]
+                    a = (a - a.mean()) / (a.std() + 1e-8)
+                    pg_loss = torch.max(-a * ratio, -a * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
+                    v_loss = 0.5 * ((value - b_ret[idx]) ** 2).mean()
+                    loss = pg_loss - args.ent_coef * entropy.mean() + args.vf_coef * v_loss
+                    optimizer.zero_grad()
+                    loss.backward()
+                    nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
+                    optimizer.step()
+            sps = step / (time.perf_counter() - start)
+            stats = {
+                "charts/SPS": sps,
+                "charts/episodic_return": float(np.mean(finished[-1000:])) if finished else 0.0,
+                "losses/policy_loss": pg_loss.item(),
+                "losses/value_loss": v_loss.item(),
+                "losses/entropy": entropy.mean().item(),
+            }
+            print(
+                f"iteration {iteration}/{iterations} step {step:,} "
+                + " ".join(f"{k}={v:.4g}" for k, v in stats.items()),
+                flush=True,
+            )
+    except KeyboardInterrupt:  # Ctrl-C: the actor so far is saved, as at the end
+        print(f"interrupted at step {step:,}", flush=True)
     envs.close()
     path = save_actor(agent, args)
     print(f"wrote {path}: bourre eval --candidate ppo:{path} --field heuristic --players {args.num_players}")

@@ -500,10 +500,12 @@ class Training:
                     ) from None
                 if ctrl_c.pressed:
                     bar.close()
-                    print(
-                        f"\ninterrupted at step {state.num_timesteps:,}: checkpoint saved; continue with\n"
-                        f"  bourre train --run-dir {shlex.quote(str(self.run_dir))} --resume",
-                        file=sys.stderr,
+                    meta = {**self.meta, "num_timesteps": state.num_timesteps, "interrupted": True}
+                    runs.say_interrupted(
+                        self.run_dir,
+                        f"step {state.num_timesteps:,}",
+                        export(self.net, self.run_dir / "model.npz", meta),
+                        f"bourre train --run-dir {shlex.quote(str(self.run_dir))} --resume",
                     )
                     raise KeyboardInterrupt
         finally:

@@ -19,7 +19,8 @@ than with the project's own trainers (``train.ppo.trainer``); it needs ``pip ins
 
 Arguments: ``Args`` below (``--help``). Each iteration samples ``batch_size`` env steps with
 ``env_runners`` EnvRunner actors (0: in the driver) and runs ``epochs`` passes of minibatches of
-``minibatch_size``. At the end the script saves a checkpoint to ``run_dir`` (the trained module alone:
+``minibatch_size``. Ctrl-C ends the iteration under way and goes on as at the end (exit status 130). At the end
+the script saves a checkpoint to ``run_dir`` (the trained module alone:
 ``RLModule.from_checkpoint(run_dir / "learner_group/learner/rl_module/shared")``) and plays ``check_deals``
 deals with the trained module, sampling every seat's action, and reports how many were illegal: 0 is the
 only correct answer (``legal_action_check``).
@@ -61,6 +62,7 @@ from tqdm.auto import tqdm
 
 import bourre_env
 from bourre_env.core.rules import Rules
+from train.runs import CtrlC
 
 __all__ = ["Args", "MaskedPPOModule", "build_config", "legal_action_check", "main", "make_env", "train"]
 
@@ -274,12 +276,18 @@ def train(args: Args) -> dict[str, Any]:
         algo = build_config(args).build_algo()
         started = time.perf_counter()
         result: dict[str, Any] = {}
-        with tqdm(total=args.iterations, disable=not args.progress, unit="iter", desc="rllib ppo") as bar:
-            for _ in range(args.iterations):
+        done = 0
+        bar = tqdm(total=args.iterations, disable=not args.progress, unit="iter", desc="rllib ppo")
+        with CtrlC() as ctrl_c, bar:
+            # Ctrl-C ends the iteration under way, then the run saves and checks as at its end
+            while done < args.iterations and not ctrl_c.pressed:
                 result = algo.train()
+                done += 1
                 ret = _metric(result, ENV_RUNNER_RESULTS, "agent_episode_returns_mean", "player_0")
                 bar.set_postfix_str(f"return p0 {ret:+.2f}" if ret is not None else "")
                 bar.update()
+        if ctrl_c.pressed:
+            print(f"interrupted after {done} of {args.iterations} iterations: saving what was learned", file=sys.stderr)
         elapsed = time.perf_counter() - started
         checkpoint = algo.save_to_path(str(run_dir))
         decisions, illegal = legal_action_check(
@@ -290,10 +298,11 @@ def train(args: Args) -> dict[str, Any]:
         if started_ray:
             ray.shutdown()
     steps = _metric(result, ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME)
-    sampled = steps / args.iterations if steps else None  # per iteration: batch_size, give or take an episode
+    sampled = steps / done if steps and done else None  # per iteration: batch_size, give or take an episode
     sampling = _metric(result, TIMERS, ENV_RUNNER_SAMPLING_TIMER)  # RLlib's running mean, seconds per iteration
     return {
-        "iterations": args.iterations,
+        "iterations": done,
+        "interrupted": ctrl_c.pressed,
         "env_steps": steps,
         "seconds": elapsed,
         "env_steps_per_second": steps / elapsed if steps else None,
@@ -321,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     for key, value in summary.items():
         print(f"{key:>31}: {value:.4g}" if isinstance(value, float) else f"{key:>31}: {value}")
-    return 1 if summary["check_illegal"] else 0
+    return 1 if summary["check_illegal"] else 130 if summary["interrupted"] else 0
 
 
 if __name__ == "__main__":

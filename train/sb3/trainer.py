@@ -472,10 +472,11 @@ def run(args: Args, given: set[str] | None = None) -> Path:
                 model.learn(remaining, callback=callback, reset_num_timesteps=not args.resume)
             if ctrl_c.pressed:
                 save_checkpoint(model, run_dir, state, time.perf_counter() - callback.started)
-                print(
-                    f"\ninterrupted at step {model.num_timesteps:,}: checkpoint saved; continue with\n"
-                    f"  bourre train --run-dir {shlex.quote(str(run_dir))} --resume",
-                    file=sys.stderr,
+                runs.say_interrupted(
+                    run_dir,
+                    f"step {model.num_timesteps:,}",
+                    export_policy(model, run_dir / "model.npz", {**callback.meta(), "interrupted": True}),
+                    f"bourre train --run-dir {shlex.quote(str(run_dir))} --resume",
                 )
                 raise KeyboardInterrupt
         save_checkpoint(model, run_dir, state, time.perf_counter() - callback.started)
