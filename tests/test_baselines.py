@@ -88,9 +88,9 @@ def _quick(tmp_path: Path, *trainers: str) -> dict[str, Any]:
     return data
 
 
-def test_quick_mode_of_a_resumed_trainer_and_a_patched_example_rates_both(tmp_path: Path) -> None:
-    """The two ways a run is stopped at its budget and turned into a policy: batched PPO resumed with a step budget
-    of 1 to export its model, and the CleanRL example run in a child that patches it to save at its budget."""
+def test_quick_mode_of_a_trainer_and_a_patched_example_rates_both(tmp_path: Path) -> None:
+    """The two ways a run is stopped at its budget and turned into a policy: batched PPO, which leaves its model on
+    Ctrl-C, and the CleanRL example run in a child that patches it to keep its step count."""
     data = _quick(tmp_path, "batched", "cleanrl")
     assert [r["trainer"] for r in data["runs"]] == ["batched", "cleanrl"] and not data["skipped"]
     for r in data["runs"]:

@@ -3,6 +3,8 @@ the batched players and Gymnasium's vector checks."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -269,6 +271,35 @@ def test_cleanrl_example_runs_in_a_subprocess() -> None:
     obs.reset(seed=0)
     first = obs.last()[0]
     assert first["action_mask"][played.act(first)] == 1
+
+
+def test_cleanrl_example_saves_its_actor_on_ctrl_c(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    model = tmp_path / "model.npz"
+    command = [sys.executable, "-m", "train.examples.cleanrl_ppo", "--num-envs", "16", "--num-steps", "8"]
+    command += ["--hidden", "16", "--total-timesteps", "100000000", "--model-path", str(model)]
+    proc = subprocess.Popen(
+        command,
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root), "PYTHONUNBUFFERED": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert proc.stdout is not None
+    for line in proc.stdout:  # trains: its first iteration is done
+        if line.startswith("iteration 1/"):
+            break
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=600)
+    assert proc.returncode == 0, out[-2000:]
+    assert "interrupted at step" in out and f"wrote {model}" in out
+    assert agents.make(f"ppo:{model}").name == f"ppo:{model}"
 
 
 class ObservationPathHeuristic:
