@@ -113,7 +113,7 @@ class CtrlC:
         signal.signal(signal.SIGINT, self._previous)
 
 
-def say_interrupted(run_dir: Path, steps: str, model: Path, resume: str) -> None:
+def say_interrupted(steps: str, model: Path, resume: str) -> None:
     """What a trainer stopped by Ctrl-C says, on stderr: where it stopped (``steps``: "step 12,345"), that its
     checkpoint is saved, where the policy so far is (``model``: usable at once, ``bourre eval --candidate
     ppo:PATH``, before the run is finished and reported), and the command that goes on (``resume``)."""

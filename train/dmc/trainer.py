@@ -175,7 +175,6 @@ class Learner:
                     bar.close()
                     meta = {**self.meta, "num_timesteps": state.num_timesteps, "interrupted": True}
                     runs.say_interrupted(
-                        self.run_dir,
                         f"decision {state.num_timesteps:,}",
                         export(self.net, self.run_dir / "model.npz", meta),
                         f"bourre train --trainer dmc --run-dir {shlex.quote(str(self.run_dir))} --resume",

@@ -502,7 +502,6 @@ class Training:
                     bar.close()
                     meta = {**self.meta, "num_timesteps": state.num_timesteps, "interrupted": True}
                     runs.say_interrupted(
-                        self.run_dir,
                         f"step {state.num_timesteps:,}",
                         export(self.net, self.run_dir / "model.npz", meta),
                         f"bourre train --run-dir {shlex.quote(str(self.run_dir))} --resume",

@@ -473,7 +473,6 @@ def run(args: Args, given: set[str] | None = None) -> Path:
             if ctrl_c.pressed:
                 save_checkpoint(model, run_dir, state, time.perf_counter() - callback.started)
                 runs.say_interrupted(
-                    run_dir,
                     f"step {model.num_timesteps:,}",
                     export_policy(model, run_dir / "model.npz", {**callback.meta(), "interrupted": True}),
                     f"bourre train --run-dir {shlex.quote(str(run_dir))} --resume",
