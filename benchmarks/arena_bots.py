@@ -12,6 +12,8 @@ that the two measure with the same bots, started, waited for and counted the sam
   and answered;
 * ``BotProcesses``: ``start`` them (``spawn``), ``wait_connected``, their ``cpu_seconds``, ``stop`` them and collect
   their files;
+* ``seeded_secrets``: the matches' secrets drawn from a seed instead of the operating system, so that a run deals the
+  same cards again (a server draws them from the operating system: its bots must not know them);
 """
 
 from __future__ import annotations
@@ -20,12 +22,14 @@ from __future__ import annotations
 import preamble  # noqa: F401
 
 # isort: split
+import hashlib
+import itertools
 import json
 import multiprocessing
 import os
 import resource
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -188,3 +192,10 @@ class BotProcesses:
             bots.update(data["bots"])
             errors.update(data["errors"])
         return bots, errors
+
+
+def seeded_secrets(seed: int) -> Callable[[], str]:
+    """``Arena.draw_secret`` for a benchmark: the ``i``-th match's secret is SHA-256(``bench:SEED:i``), so that a run
+    with the same seed plays the same deals."""
+    counter = itertools.count()
+    return lambda: hashlib.sha256(f"bench:{seed}:{next(counter)}".encode()).hexdigest()

@@ -9,7 +9,8 @@ connect from ``--bot-processes`` processes of their own (all the bots of a proce
 ``train.arena.client.play_async``; ``benchmarks/arena_bots.py``); each answers a turn with a legal action drawn at
 random (seeded by its name), so that games have draws and tricks, not only passes. Every table is a fixed group of
 ``--players`` bots that asks for one match after another (``POST /api/matches`` with an operator token, ``--deals``
-deals each, played once per rotation of the seats, a new seed each), all ``--tables`` at once, until the matches
+deals each, each played once, no par game, each match dealt from its own secret, drawn from ``--seed`` so that a run
+is the same again), all ``--tables`` at once, until the matches
 answered hold ``--decisions`` decisions (no new match is asked after that, or after ``--max-seconds``; the matches under
 way finish). One untimed match of one table comes first (the compiled game code, the connections).
 
@@ -27,7 +28,7 @@ What is reported
 What fails it (exit status 1, each problem on a line)
 -----------------------------------------------------
 After the run the bots stop and send what they were told, and the database is read back (``audit``): every match
-asked for is stored ``finished`` and no other; every game of every match (each deal in each rotation) is stored
+asked for is stored ``finished`` and no other; every game of every match (each deal once) is stored
 exactly once, none missing, none twice, none of a match not asked; each bot was told (``deal_end``) of exactly the
 games of the matches it sat in, each once; the bots' answers are the stored reports' decisions less fallbacks; no
 move fell back, no bot disconnected, no request failed.
@@ -47,7 +48,6 @@ import preamble  # noqa: F401
 
 # isort: split
 import argparse
-import itertools
 import json
 import resource
 import sys
@@ -60,7 +60,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from arena_bots import BotProcesses
+from arena_bots import BotProcesses, seeded_secrets
 from arena_speed import RoundTrips, ask
 from machine import cpu_seconds, machine_info, machine_line
 
@@ -76,7 +76,7 @@ def audit(
     told: dict[str, list[Game]],
 ) -> dict[str, Any]:
     """Every game stored once and told once: ``asked``: each match asked for, its bots' names; ``deals``: its deals
-    and seats (each deal is played once per rotation of the seats); ``statuses``: every match stored, its status;
+    and seats (deal ``k`` is played once, in rotation ``k % seats``); ``statuses``: every match stored, its status;
     ``games``: every game stored; ``told``: each bot's ``deal_end`` messages. The counts of each kind of fault, and
     a line for each fault (at most 20 of a kind)."""
     problems: list[str] = []
@@ -92,9 +92,7 @@ def audit(
     for match in sorted(asked):
         if statuses.get(match) != "finished":
             fault("unfinished_matches", f"match {match}: {statuses.get(match, 'not stored')}, not finished")
-    expected = {
-        match: {(match, k, s) for k in range(deals[match][0]) for s in range(deals[match][1])} for match in asked
-    }
+    expected = {match: {(match, k, k % deals[match][1]) for k in range(deals[match][0])} for match in asked}
     stored = Counter(games)
     for (match, deal, rotation), n in sorted(stored.items()):
         if match not in asked:
@@ -159,7 +157,6 @@ class Tables:
     def __init__(self, port: int, operator: str, groups: list[list[str]], args: argparse.Namespace) -> None:
         self.port, self.operator, self.groups, self.args = port, operator, groups, args
         self.lock = threading.Condition()
-        self.seeds = itertools.count(args.seed)
         self.decisions = 0
         self.deals = 0  # of the matches answered, for the decisions a deal
         self.asking = 0  # matches asked for and not yet answered
@@ -169,8 +166,8 @@ class Tables:
         self.stopped = "decisions"
         self.deadline = 0.0
 
-    def ask_one(self, names: list[str], seed: int, deals: int) -> None:
-        body = {"seats": [f"bot:{n}" for n in names], "deals": deals, "seed": seed, "clock": self.args.clock}
+    def ask_one(self, names: list[str], deals: int) -> None:
+        body = {"seats": [f"bot:{n}" for n in names], "deals": deals, "clock": self.args.clock, "par": "none"}
         report = ask(self.port, self.operator, body)["report"]
         decided = sum(r["counts"]["decisions"] for r in report["results"] if r["counts"] is not None)
         with self.lock:
@@ -193,10 +190,9 @@ class Tables:
                     if self.decisions + coming < self.args.decisions:
                         break
                     self.lock.wait(1.0)
-                seed = next(self.seeds)
                 self.asking += 1
             try:
-                self.ask_one(names, seed, self.args.deals)
+                self.ask_one(names, self.args.deals)
             except Exception as err:  # a refused or failed request: the run fails, and says why
                 with self.lock:
                     self.errors.append(f"table of {names[0]}..: {type(err).__name__}: {err}")
@@ -238,7 +234,7 @@ def measure(arena: Any, tables: Tables, trips: RoundTrips, fleet: BotProcesses) 
     counts = [r["counts"] for report in tables.reports for r in report["results"] if r["counts"] is not None]
     decisions = sum(c["decisions"] for c in counts)
     fallbacks = sum(c["fallbacks"] for c in counts)
-    games = sum(report["deals"] * report["players"] for report in tables.reports)
+    games = sum(report["deals"] for report in tables.reports)  # each deal played once
     return {
         "stopped": tables.stopped,
         "matches": len(tables.reports),
@@ -274,7 +270,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--decisions", type=int, default=20_000, help="no new match once the answered ones hold these (default 20000)"
     )
-    parser.add_argument("--deals", type=int, default=2, help="deals of each match, each in every rotation (default 2)")
+    parser.add_argument("--deals", type=int, default=8, help="deals of each match, each played once (default 8)")
     parser.add_argument(
         "--max-seconds", type=float, default=600.0, help="no new match after these seconds (default: 600)"
     )
@@ -285,7 +281,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="seconds a bot has per move; long, so a slow machine shows as latency, not as fallbacks (default: 10)",
     )
     parser.add_argument("--bot-processes", type=int, default=4, help="processes the bots are spread over (default 4)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the first match; +1 per match (default 0)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the secrets and the moves (default 0)")
     parser.add_argument("--quick", action="store_true", help="a test's run: 6 tables of 4 bots, 2,000 decisions")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
     args = parser.parse_args(argv)
@@ -331,6 +327,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         store = Store(data)
         operator = store.add_operator("load")
         arena = Arena(store)
+        arena.draw_secret = seeded_secrets(args.seed)  # the matches' deals, the same in every run
         server, port = serve_in_thread(arena)
         bots = [(f"b{i}", store.add_bot(f"b{i}")) for i in range(args.tables * args.players)]
         names = [name for name, _ in bots]
@@ -341,7 +338,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             connected = fleet.wait_connected(arena)
             tables = Tables(port, operator, groups, args)
-            tables.ask_one(groups[0], args.seed + 1_000_000, 1)  # untimed: compiled code, caches, the first sends
+            tables.ask_one(groups[0], 1)  # untimed: compiled code, caches, the first sends
             warm = list(tables.reports)
             tables.reports, tables.decisions, tables.deals = [], 0, 0
             print(f"[{connected} bots connected; {args.tables} tables] ...", file=sys.stderr, flush=True)

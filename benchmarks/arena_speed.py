@@ -9,7 +9,9 @@ processes of their own (all the bots of a process on one event loop, ``train.are
 ``benchmarks/arena_bots.py``), so that the server's figures are not the client's GIL and the server process's CPU time
 is the server's alone. The matches are
 asked for over HTTP, ``POST /api/matches`` with an operator token, 1 then 16 at once by default, ``--deals`` deals
-each at ``--players`` seats.
+each at ``--players`` seats, each deal played once (the arena's format for remote seats), each match dealt from a
+secret drawn from ``--seed``. No par game is played unless ``--par SPEC`` asks for one: the par games are the
+server's own work per deal (``SPEC`` in every seat), apart from the remote decisions measured here.
 
 * remote decisions/s: the turns the bots answered, over the wall time of the matches running at once;
 * round trip per move, p50 and p99: from the table asking for the turn (before the message is encoded and queued
@@ -28,8 +30,8 @@ Usage
 -----
 ::
 
-    python benchmarks/arena_speed.py                     # 1 then 16 tables, 5 seats, 4 deals each (under a minute)
-    python benchmarks/arena_speed.py --quick --json r.json   # 1 then 2 tables, 1 deal, 3 seats (a test's)
+    python benchmarks/arena_speed.py                     # 1 then 16 tables, 5 seats, 20 deals each (under a minute)
+    python benchmarks/arena_speed.py --quick --json r.json   # 1 then 2 tables, 3 deals, 3 seats (a test's)
 
 The issue's target on a 2-core machine: at least 2,000 remote decisions/s at 16 tables, with p99 under 50 ms.
 """
@@ -53,7 +55,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
-from arena_bots import BotProcesses
+from arena_bots import BotProcesses, seeded_secrets
 from machine import cpu_seconds, machine_info, machine_line
 
 TARGET_RATE = 2000.0
@@ -127,8 +129,8 @@ def run_tables(
         {
             "seats": [f"bot:{name}" for name in bots[t * args.players : (t + 1) * args.players]],
             "deals": args.deals,
-            "seed": args.seed + t,
             "clock": args.clock,
+            "par": args.par,
         }
         for t in range(tables)
     ]
@@ -178,8 +180,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--deals",
         type=int,
-        default=4,
-        help="deals of each match, each played in every rotation of the seats (default: 4)",
+        default=20,
+        help="deals of each match, each played once (default: 20)",
+    )
+    parser.add_argument(
+        "--par",
+        default="none",
+        metavar="SPEC",
+        help="the agent of the par games the server plays beside each deal; none: no par game (default: none)",
     )
     parser.add_argument(
         "--clock",
@@ -190,16 +198,16 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--bot-processes", type=int, default=4, help="processes the bots are spread over (threads inside; default: 4)"
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the first match's deals; +1 per table (default 0)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the matches' secrets (default 0)")
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="a short run for a test: 1 then 2 tables of 3 seats, 1 deal, 2 bot processes",
+        help="a short run for a test: 1 then 2 tables of 3 seats, 3 deals, 2 bot processes",
     )
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
     args = parser.parse_args(argv)
     if args.quick:
-        args.tables, args.players, args.deals, args.bot_processes = [1, 2], 3, 1, 2
+        args.tables, args.players, args.deals, args.bot_processes = [1, 2], 3, 3, 2
     if min(args.tables) < 1 or max(args.tables) > 32:
         parser.error("--tables: expected values in 1..32 (the server's MAX_MATCHES)")
     if not 2 <= args.players <= 8:
@@ -221,8 +229,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     machine = machine_info()
     header = (
         f"{machine_line(machine)}; server in this process, {args.bot_processes} bot processes; "
-        f"{args.players} seats a match, all remote bots (first legal action), {args.deals} deal(s) x "
-        f"{args.players} rotations, clock {args.clock:g} s"
+        f"{args.players} seats a match, all remote bots (first legal action), {args.deals} deal(s) each played "
+        f"once, par games: {args.par}, clock {args.clock:g} s"
     )
     print(header, flush=True)
     trips = RoundTrips()
@@ -232,14 +240,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         store = Store(data)
         operator = store.add_operator("benchmark")
         arena = Arena(store)
+        arena.draw_secret = seeded_secrets(args.seed)  # the matches' deals, the same in every run
         server, port = serve_in_thread(arena)
         bots = [(f"b{i}", store.add_bot(f"b{i}")) for i in range(max(args.tables) * args.players)]
         names = [name for name, _ in bots]
         fleet = BotProcesses.start(f"ws://127.0.0.1:{port}/bot", bots, args.bot_processes, moves="first")
         try:
             fleet.wait_connected(arena)
-            # deals of their own: the timed runs find none of their hands in the server's caches
-            warm = argparse.Namespace(**{**vars(args), "deals": 1, "seed": args.seed + 10_000})
+            # a match of its own (every match has its own secret): the timed runs find none of its hands in the caches
+            warm = argparse.Namespace(**{**vars(args), "deals": 1})
             run_tables(port, operator, names, 1, warm, trips, fleet)  # untimed: compiled code, caches, the first sends
             for tables in args.tables:
                 print(f"[{tables} table(s)] ...", file=sys.stderr, flush=True)
@@ -273,7 +282,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         payload = {
             "config": {
-                k: getattr(args, k) for k in ("tables", "players", "deals", "clock", "bot_processes", "seed", "quick")
+                k: getattr(args, k)
+                for k in ("tables", "players", "deals", "par", "clock", "bot_processes", "seed", "quick")
             },
             "machine": machine,
             "targets": {"decisions_per_second": TARGET_RATE, "round_trip_ms_p99": TARGET_P99_MS},

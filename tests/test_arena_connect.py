@@ -77,7 +77,7 @@ def test_bourre_connect_plays_a_match_and_stops_cleanly_on_ctrl_c(server: Server
         code, err = _interrupt(process)
     assert code == 130, err
     assert "Traceback" not in err and "bourre connect: stopped" in err
-    assert f"{name}: {counts['decisions']} moves, 6 games" in err  # its progress line
+    assert f"{name}: {counts['decisions']} moves, 2 games" in err  # its progress line: 2 deals, each played once
 
 
 def test_bourre_connect_comes_back_after_its_server_restarts(tmp_path: Path) -> None:

@@ -65,7 +65,7 @@ def _simulate(steps: int, seed: int, arrivals: dict[int, list[str]]) -> tuple[di
                 connected.add(name)
         while len(running) < CONFIG.tables:
             idle = [dataclasses_replace(stats[n], waited.get(n, 0)) for n in sorted(connected - set(busy_until))]
-            planned = next_match(idle, CONFIG, int(rng.integers(2**32)))
+            planned = next_match(idle, CONFIG, SECRET)
             if planned is None:
                 break
             scheduled += 1
@@ -95,22 +95,26 @@ def test_every_connected_bot_gets_matches_and_no_bot_waits_long() -> None:
     assert longest <= 2 * len(bots), longest
 
 
+SECRET = "5e" * 32
+
+
 def test_the_rule_alternates_reference_and_peer_matches_and_covers_every_cell() -> None:
     seen: set[tuple[str, int]] = set()
     alice = BotStats("alice")
     for _ in range(len(CONFIG.fields) * len(CONFIG.sizes)):
-        planned = next_match([alice], CONFIG, 7)
-        assert planned is not None and planned.field is not None and planned.seed == 7
+        planned = next_match([alice], CONFIG, SECRET)
+        assert planned is not None and planned.field is not None and planned.secret == SECRET
         assert planned.seats[0] == "bot:alice" and set(planned.seats[1:]) == {planned.field}
         seen.add((planned.field, planned.players))
         reference = {**alice.reference, (planned.field, planned.players): 1}
         alice = BotStats("alice", alice.matches + 1, 0, reference)
     assert seen == {(f, n) for f in CONFIG.fields for n in CONFIG.sizes}
     # with another bot idle, a bot with more reference than peer matches plays a peer match, least-played first
-    planned = next_match([alice, BotStats("bob", 30, 15, {}), BotStats("carol", 2, 0, {("random", 3): 2})], CONFIG, 1)
+    idle = [alice, BotStats("bob", 30, 15, {}), BotStats("carol", 2, 0, {("random", 3): 2})]
+    planned = next_match(idle, CONFIG, SECRET)
     assert planned is not None and planned.field is None
     assert planned.seats[:3] == ("bot:carol", "bot:alice", "bot:bob") and planned.players == 3
-    assert next_match([], CONFIG, 1) is None
+    assert next_match([], CONFIG, SECRET) is None
 
 
 def _match(id_: str, created: float, seats: tuple[str, ...], outcomes: np.ndarray, seed: int = 5) -> StoredMatch:
@@ -137,6 +141,26 @@ def test_ratings_are_the_ladders_replacement_advantage_and_openskill() -> None:
     assert {r.spec for r in standings.references} == {"random"}
     # the same matches in another order rate the same: the order is the matches' creation
     assert rate([ref, peer], par, ["random"], [3]) == rate([peer, ref], par, ["random"], [3])
+
+
+def test_a_single_format_match_pairs_each_game_with_the_all_field_table_in_the_bots_seat() -> None:
+    """Each deal played once, the bot in seat ``(entry + k) % N``: its replacement advantage on a deal is its chips
+    minus the all-field table's in that seat (the rotations format's mean over the seats, for one seat)."""
+    rng = np.random.default_rng(4)
+    deals, n = 6, 3
+    outcomes = rng.integers(-3, 4, size=(deals, 1, n, 6)).astype(np.int64)
+    rotations = (np.arange(deals) % n).reshape(deals, 1)
+    par = {("random", n, 5, k): rng.integers(-3, 4, size=(n, 6)).astype(np.int64) for k in range(deals)}
+    seats = ("random", "bot:a", "random")  # the bot is entry 1
+    single = StoredMatch("m1", 1.0, "finished", seats, 5, tuple(range(deals)), outcomes, (None, None, None), rotations)
+    a = rate([single], par, ["random"], [n]).bot("a")
+    assert a is not None and a.cells[0].deals == deals
+    seat = (1 + np.arange(deals)) % n
+    mine = outcomes[np.arange(deals), 0, seat, 0]
+    expected = mine - np.array([par[("random", n, 5, k)][seat[k], 0] for k in range(deals)])
+    assert a.rating == pytest.approx(expected.mean())
+    others = outcomes[:, 0, :, 0].sum(axis=1) - mine
+    assert a.cells[0].advantage == pytest.approx(((n - 1) * mine - others).mean() / (n - 1))
 
 
 def dataclasses_running(match: StoredMatch) -> StoredMatch:
@@ -189,7 +213,7 @@ def test_the_scheduler_plays_matches_by_itself_and_rerate_rebuilds_its_ratings(t
             assert time.monotonic() < deadline, standings
             time.sleep(0.1)
         arena.ladder.paused = True
-        while arena.ladder.tasks:
+        while arena.ladder.tasks or arena.ladder.scheduling:  # a look under way may start one more match
             assert time.monotonic() < deadline
             time.sleep(0.05)
         live = _get(port, "/api/leaderboard")
@@ -198,7 +222,7 @@ def test_the_scheduler_plays_matches_by_itself_and_rerate_rebuilds_its_ratings(t
         bot = _get(port, "/bots/alice").decode()
         match = alice["matches"][0]
         histories = _get(port, f"/api/matches/{match['match']}/histories")
-        game = _get(port, f"/api/matches/{match['match']}/games/0/1")
+        game = _get(port, f"/api/matches/{match['match']}/games/1/1")  # deal 1: rotation 1 (deal k: k % N)
     finally:
         stop.set()
         server.should_exit = True
@@ -211,7 +235,7 @@ def test_the_scheduler_plays_matches_by_itself_and_rerate_rebuilds_its_ratings(t
     assert alice["standing"]["name"] == "alice" and all("bot:alice" in m["seats"] for m in alice["matches"])
     assert all(name in page for name in names) and "/bots/alice" in page
     assert f"/api/matches/{match['match']}/games/0/0" in bot
-    assert len(histories["games"]) == match["games"] == 2 * 3
+    assert len(histories["games"]) == match["games"] == 2  # each deal played once
     assert histories["all_field"] == [] or len(histories["all_field"]) == 2
     history.read(game)  # a hand history, as bourre serve's replay view opens it
     store.close()

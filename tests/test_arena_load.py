@@ -53,18 +53,18 @@ def test_full_size_loses_and_doubles_nothing_and_reports_every_figure(tmp_path: 
     audit = r["audit"]
     assert r["problems"] == [] and audit["faults"] == {}
     assert audit["matches"] == r["matches"] + 1  # the warm-up's match too
-    assert audit["games_stored"] == audit["games_expected"] == r["games"] + 4  # its 1 deal x 4 rotations
+    assert audit["games_stored"] == audit["games_expected"] == r["games"] + 1  # its 1 deal, played once
 
 
 def test_the_audit_finds_every_kind_of_fault(load: ModuleType) -> None:
     asked = {"m1": ["a", "b"], "m2": ["b", "c"]}
-    deals = {"m1": (1, 2), "m2": (2, 2)}  # (deals, rotations): m1 has 2 games, m2 4
+    deals = {"m1": (2, 2), "m2": (4, 2)}  # (deals, seats): deal k played once, in rotation k % seats
     statuses = {"m1": "finished", "m2": "finished"}
-    games = [("m1", 0, 0), ("m1", 0, 1), ("m2", 0, 0), ("m2", 0, 1), ("m2", 1, 0), ("m2", 1, 1)]
+    games = [("m1", 0, 0), ("m1", 1, 1), ("m2", 0, 0), ("m2", 1, 1), ("m2", 2, 0), ("m2", 3, 1)]
     told = {
-        "a": [("m1", 0, 0), ("m1", 0, 1)],
-        "b": [("m1", 0, 0), ("m1", 0, 1), ("m2", 0, 0), ("m2", 0, 1), ("m2", 1, 0), ("m2", 1, 1)],
-        "c": [("m2", 0, 0), ("m2", 0, 1), ("m2", 1, 0), ("m2", 1, 1)],
+        "a": [("m1", 0, 0), ("m1", 1, 1)],
+        "b": [("m1", 0, 0), ("m1", 1, 1), ("m2", 0, 0), ("m2", 1, 1), ("m2", 2, 0), ("m2", 3, 1)],
+        "c": [("m2", 0, 0), ("m2", 1, 1), ("m2", 2, 0), ("m2", 3, 1)],
     }
     clean = load.audit(asked, deals, statuses, games, told)
     assert clean["faults"] == {} and clean["problems"] == [] and clean["games_stored"] == clean["games_expected"] == 6
@@ -73,17 +73,17 @@ def test_the_audit_finds_every_kind_of_fault(load: ModuleType) -> None:
         asked,
         deals,
         {**statuses, "m2": "running", "m3": "finished"},
-        [g for g in games if g != ("m2", 1, 1)] + [("m1", 0, 1), ("m1", 1, 0), ("m3", 0, 0)],
-        {**told, "a": told["a"] + [("m1", 0, 0)], "c": told["c"][:-1] + [("m2", 1, 1)] + [("m1", 0, 0)]},
+        [g for g in games if g != ("m2", 3, 1)] + [("m1", 1, 1), ("m1", 0, 1), ("m3", 0, 0)],
+        {**told, "a": told["a"] + [("m1", 0, 0)], "c": told["c"][:-1] + [("m2", 3, 1)] + [("m1", 0, 0)]},
     )
     assert faulty["faults"] == {
         "stray_matches": 1,  # m3, never asked
         "unfinished_matches": 1,  # m2 running
-        "stray_games": 2,  # m3's game, and a deal past m1's one
-        "doubled_games": 1,  # m1/0/1 twice
-        "lost_games": 1,  # m2/1/1
+        "stray_games": 2,  # m3's game, and deal 0 of m1 in a rotation it is not played in
+        "doubled_games": 1,  # m1/1/1 twice
+        "lost_games": 1,  # m2/3/1
         "told_twice": 1,  # a of m1/0/0
-        "told_not_stored": 3,  # c of m2/1/1 (lost) and of m1/0/0 (not its match); b of m2/1/1
+        "told_not_stored": 3,  # c of m2/3/1 (lost) and of m1/0/0 (not its match); b of m2/3/1
     }, faulty["problems"]
     assert len(faulty["problems"]) == sum(faulty["faults"].values())
 

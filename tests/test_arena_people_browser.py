@@ -1,5 +1,5 @@
 """A person at the arena in a real browser: headless Chromium (the Debian package) driven by Selenium opens ``/play``,
-takes a seat against two remote bots, plays a deal (each of its rotations) by clicking the labelled moves, and finds
+takes a seat against two remote bots, plays three deals (each once) by clicking the labelled moves, and finds
 the result on the people's page and not on the bots' leaderboard.
 
 Skips without Selenium or the browser, except under CI (``CI`` set), where their absence is a failure (as
@@ -43,6 +43,9 @@ def test_a_person_plays_a_deal_against_two_remote_bots(
     wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#opponent-specs option")) >= 2)
     browser.find_element(By.ID, "name").send_keys("carol")
     browser.find_element(By.ID, "opponents").send_keys(", ".join(f"bot:{name}" for name, _ in bots))
+    deals = browser.find_element(By.ID, "deals")
+    deals.clear()
+    deals.send_keys("3")  # three deals, each played once: the person's seat turns round the table
     browser.find_element(By.ID, "join-button").click()
     table = wait.until(
         lambda d: d.find_element(By.ID, "table") if d.find_element(By.ID, "table").is_displayed() else None
@@ -68,7 +71,7 @@ def test_a_person_plays_a_deal_against_two_remote_bots(
         except StaleElementReferenceException:  # the next message redrew the table meanwhile
             continue
         clicked.add(turn)
-    assert len(clicked) >= 3, "a person's seat decides at least once in each of the 3 rotations of the deal"
+    assert len(clicked) >= 3, "a person's seat decides at least once in each of the 3 deals"
     # the words view's labels name the moves ("pass", "stay, discard ...", "play the Q of hearts")
     assert all(label and not label.startswith("play, ") for label in labels), labels
     rows = browser.find_elements(By.CSS_SELECTOR, "#match-table tr")

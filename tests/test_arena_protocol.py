@@ -65,6 +65,10 @@ def test_the_client_schemas_accept_what_the_parser_accepts() -> None:
         jsonschema.Draft202012Validator.check_schema(protocol.schema(kind))
 
 
+TRANSCRIPT_SECRET = "0123456789abcdef" * 4
+"""The transcript's secret: a server draws a new one for every match; fixed here so that the page can show one."""
+
+
 def _transcript(server: Server) -> str:
     """A 2-player match of one deal between the heuristic and a remote bot that plays the first legal action."""
     name, token = "alice", server.store.add_bot("alice")
@@ -79,7 +83,11 @@ def _transcript(server: Server) -> str:
 
     bot.act = act  # type: ignore[method-assign]
     thread = start(bot, server, name, token)
-    status, answer = server.match({"seats": ["heuristic", "bot:alice"], "deals": 1, "seed": 7})
+    drawn, server.arena.draw_secret = server.arena.draw_secret, lambda: TRANSCRIPT_SECRET  # the same deal every run
+    try:
+        status, answer = server.match({"seats": ["heuristic", "bot:alice"], "deals": 1})
+    finally:
+        server.arena.draw_secret = drawn
     assert status == 200, answer
     thread.join(WAIT)
     lines = ['bot    {"type":"hello","protocol":1,"name":"alice","token":"<the token add-bot printed>"}']

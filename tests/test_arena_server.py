@@ -33,12 +33,12 @@ def test_a_match_of_a_builtin_agent_a_python_bot_and_an_agent_bot(server: Server
     (a, ta), (b, tb) = server.new_bot(), server.new_bot()
     first, agent = Recorder(observation=True), AgentBot("heuristic")
     threads = [start(first, server, a, ta), start(agent, server, b, tb)]
-    status, answer = server.match({"seats": ["heuristic", f"bot:{a}", f"bot:{b}"], "deals": 2, "seed": 3})
+    status, answer = server.match({"seats": ["heuristic", f"bot:{a}", f"bot:{b}"], "deals": 6})
     assert status == 200, answer
     for thread in threads:
         thread.join(WAIT)
     report = answer["report"]
-    assert report["status"] == "finished" and report["deals"] == 2 and report["players"] == 3
+    assert report["status"] == "finished" and report["deals"] == 6 and report["players"] == 3
     by_label = {r["label"]: r for r in report["results"]}
     assert by_label["heuristic"]["counts"] is None
     for name in (a, b):
@@ -50,12 +50,12 @@ def test_a_match_of_a_builtin_agent_a_python_bot_and_an_agent_bot(server: Server
         validate(message)
     kinds = [m["type"] for m in first.messages]
     assert kinds[0] == "match_start" and kinds[-1] == "match_end"
-    assert kinds.count("deal_start") == kinds.count("deal_end") == 2 * 3
+    assert kinds.count("deal_start") == kinds.count("deal_end") == 6  # each deal played once
     turns = [m for m in first.messages if m["type"] == "turn"]
     assert all(len(t["observation"]) > 0 and t["view"]["to_act"] == t["seat"] for t in turns)
     assert all(t["legal"][0]["text"] for t in turns)
     stored = server.store.match(report["match"])
-    assert stored is not None and stored["status"] == "finished" and stored["games"] == 2 * 3
+    assert stored is not None and stored["status"] == "finished" and stored["games"] == 6
     assert "bot:" + a in json.loads(stored["report"])["results"][1]["label"]
 
 
@@ -100,7 +100,7 @@ def test_hidden_cards_never_change_a_message_on_the_wire(server: Server, monkeyp
     (a, ta), (b, tb) = server.new_bot(), server.new_bot()
     bots = [Recorder(observation=True), Recorder(observation=False)]
     threads = [start(bots[0], server, a, ta), start(bots[1], server, b, tb)]
-    status, answer = server.match({"seats": [f"bot:{a}", "heuristic", f"bot:{b}", "random"], "deals": 1, "seed": 5})
+    status, answer = server.match({"seats": [f"bot:{a}", "heuristic", f"bot:{b}", "random"], "deals": 4})
     assert status == 200, answer
     for thread in threads:
         thread.join(WAIT)

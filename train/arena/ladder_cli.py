@@ -34,7 +34,7 @@ def add_options(serve: argparse.ArgumentParser) -> None:
                        "reference agents; rate them after every match")  # fmt: skip
     _cells(group)  # type: ignore[arg-type]
     group.add_argument("--ladder-deals", type=int, default=10, metavar="N",
-                       help="deals of a scheduled match, each played once per rotation (default 10)")  # fmt: skip
+                       help="deals of a scheduled match, each played once (default 10)")  # fmt: skip
     group.add_argument("--ladder-tables", type=int, default=2, metavar="N",
                        help="scheduled matches at once (default 2)")  # fmt: skip
     group.add_argument("--ladder-clock", type=float, default=2.0, metavar="SECONDS",

@@ -246,11 +246,10 @@ class People:
     async def _store_and_play(self, seat: Seat) -> None:
         arena, store = self.arena, self.arena.store
         seats = (seat.label, *seat.opponents)
-        spec = MatchSpec(seats, len(seats), seat.deals, secrets.randbits(32), CLOCK, "heuristic", GRACE_SECONDS)
+        spec = MatchSpec(seats, len(seats), seat.deals, 0, CLOCK, "heuristic", GRACE_SECONDS)
+        spec = spec.with_secret(arena.draw_secret())  # a person is a remote seat: the deals are a secret
         match = seat.match = secrets.token_hex(8)
-        request = {"seats": list(seats), "players": spec.players, "deals": spec.deals, "seed": spec.seed,
-                   "clock": spec.clock, "grace": spec.grace, "fallback": spec.fallback,
-                   "people": [seat.name]}  # fmt: skip
+        request = {**spec.request(), "people": [seat.name]}
         values = {"id": match, "created": time.time(), "request": json.dumps(request), "status": STATUSES[0]}
         await asyncio.wrap_future(store.submit(sa.insert(matches), values))
 

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from bourre_env import core, observation, text
+from bourre_env.core import cards
 from bourre_env.core.rules import Rules
 from bourre_env.history import strict_json
 from train.arena.view import view_of
@@ -28,6 +29,7 @@ __all__ = [
     "MAX_MESSAGE_BYTES",
     "NAME_PATTERN",
     "PROTOCOL_VERSION",
+    "REASONS",
     "SERVER_TYPES",
     "Action",
     "Hello",
@@ -40,6 +42,7 @@ __all__ = [
     "match_start",
     "parse_client",
     "schema",
+    "shown_hands",
     "turn",
     "welcome",
 ]
@@ -51,6 +54,7 @@ MAX_MESSAGE_BYTES = 1024
 NAME_PATTERN = re.compile(r"[A-Za-z0-9_.-]{1,32}")
 """A bot's name: what an operator gives ``bourre arena add-bot`` and a match names as ``bot:NAME``."""
 CLIENT_TYPES = ("hello", "action")
+_DEAL_LINE = re.compile(r"^Deal \d+ of \d+;", re.MULTILINE)
 SERVER_TYPES = ("welcome", "error", "match_start", "deal_start", "turn", "deal_end", "match_end")
 
 
@@ -136,9 +140,22 @@ def welcome(name: str) -> dict[str, Any]:
     return {"type": "welcome", "protocol": PROTOCOL_VERSION, "name": name}
 
 
-def error(message: str, fatal: bool = False, turn: int | None = None) -> dict[str, Any]:
-    """A fault the bot is told of; ``fatal``: the server closes the connection after it."""
-    return {"type": "error", "message": message, "fatal": fatal, "turn": turn}
+REASONS = ("version", "auth", "name", "hello", "connected", "origin", "rate")
+"""Why the server closed a bot's connection (``reason`` of a fatal ``error``): its protocol version, its name and
+token, a name that is not a bot's, a hello malformed, missing or late, a live connection of the bot already, a page of
+another site, too many messages that answer no turn. A client retrying after ``version``, ``auth`` or
+``name`` would be refused again; after any other it may connect again."""
+
+
+def error(message: str, fatal: bool = False, turn: int | None = None, reason: str | None = None) -> dict[str, Any]:
+    """A fault the bot is told of; ``fatal``: the server closes the connection after it, for ``reason`` (one of
+    ``REASONS``; a fatal error always has one)."""
+    if fatal and reason not in REASONS:
+        raise ValueError(f"a fatal error needs a reason among {REASONS}, got {reason!r}")
+    message_: dict[str, Any] = {"type": "error", "message": message, "fatal": fatal, "turn": turn}
+    if fatal:
+        message_["reason"] = reason
+    return message_
 
 
 def match_start(
@@ -146,21 +163,27 @@ def match_start(
     players: int,
     seats: Sequence[str],
     deals: int,
-    seed: int,
+    commitment: str | None,
     clock_ms: int,
     rules: Rules,
     grace: float,
     fallback: str = "heuristic",
+    format: str = "single",
+    par: str | None = None,
 ) -> dict[str, Any]:
-    """``grace``: seconds a bot that loses its connection has to come back before it forfeits its seat;
-    ``fallback``: the built-in agent that plays a move the bot could not."""
+    """``commitment``: the SHA-256 of the match's secret (``train.arena.match.commitment``), revealed in
+    ``match_end``; ``grace``: seconds a bot that loses its connection has to come back before it forfeits its seat;
+    ``fallback``: the built-in agent that plays a move the bot could not; ``format`` and ``par``: how the deals are
+    played and paired (``train.arena.match``)."""
     return {
         "type": "match_start",
         "match": match,
         "players": players,
         "seats": list(seats),
         "deals": deals,
-        "seed": seed,
+        "format": format,
+        "par": par,
+        "commitment": commitment,
         "clock_ms": clock_ms,
         "grace_ms": int(round(grace * 1000)),
         "fallback": fallback,
@@ -203,12 +226,15 @@ def turn(
     with_observation: bool,
     with_words: bool = False,
     seen: tuple[np.ndarray, np.ndarray] | None = None,
+    game: tuple[int, int] = (1, 1),
 ) -> dict[str, Any]:
     """A decision of ``seat``: its view (``train.arena.view.view_of``, the browser table's view, built from the
     seat's observation alone, so it holds what the seat may know and nothing more), the legal actions, the clock;
     ``chips``: every seat's chips in the match so far, in this rotation's seats. ``with_words``: the view in words
     and each action's label as well (a bot asks for them at its hello). ``seen``: the seat's observation vector and
-    legal mask if the caller has them (the env's, for this state and seat), else they are computed here."""
+    legal mask if the caller has them (the env's, for this state and seat), else they are computed here. ``game``:
+    the game's number in the match and the match's games, for the view in words (the env sees one deal at a
+    time)."""
     if seen is None:
         obs = np.empty(observation.OBS_SIZE, dtype=np.float32)
         mask = np.empty(core.NUM_ACTIONS, dtype=np.int8)
@@ -234,25 +260,49 @@ def turn(
         words: dict[str, np.ndarray] = {"observation": obs, "action_mask": mask}
         for entry, label in zip(legal, text.action_labels(*text.decision(words)), strict=True):
             entry["label"] = label
-        message["text"] = text.describe_view(words)
+        message["text"] = _DEAL_LINE.sub(f"Game {game[0]} of {game[1]} of this match;", text.describe_view(words), 1)
     if with_observation:
         message["observation"] = obs.tolist()
     return message
 
 
-def deal_end(match: str, deal: int, rotation: int, seat: int, results: Mapping[str, Any]) -> dict[str, Any]:
-    """After a deal: every hand as dealt, the decisions, tricks and payments (the hand history's ``results``)."""
-    keep = ("hands", "decisions", "tricks", "payments", "outcomes", "pot")
+def shown_hands(record: Mapping[str, Any], seat: int) -> list[list[str]]:
+    """What ``seat`` has seen of every hand by the end of a deal (a deal of a hand history, ``bourre_env.history``):
+    its own hand (the one it played the tricks with, or laid down), and of every other seat the cards it played to
+    the tricks, in the order played. A passed hand is laid face down and discards are never shown, so a seat that
+    passed, or stayed and played no trick (a lone player wins without play), shows nothing."""
+    played: list[list[str]] = [[] for _ in record["results"]["hands"]]
+    for act in record["actions"]:
+        if act["phase"] == "trick play":
+            played[int(act["seat"])].append(cards.to_str(int(act["action"])))
+    played[seat] = list(record["results"]["hands"][seat])
+    return played
+
+
+def deal_end(match: str, deal: int, rotation: int, seat: int, record: Mapping[str, Any]) -> dict[str, Any]:
+    """After a game, what a player at the table has seen by then: the decisions, tricks, payments, outcomes and pot
+    of every seat, and ``hands`` as ``shown_hands`` gives them. ``record``: the game's deal in its hand history,
+    which holds every hidden card (and is published only once the match is over)."""
+    results = record["results"]
+    keep = ("decisions", "tricks", "payments", "outcomes", "pot")
     return {
         "type": "deal_end",
         "match": match,
         "deal": deal,
         "rotation": rotation,
         "seat": seat,
-        "results": {key: results[key] for key in keep},
+        "results": {"hands": shown_hands(record, seat), **{key: results[key] for key in keep}},
     }
 
 
-def match_end(match: str, status: str, results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """``status``: finished, or aborted; ``results``: one entry per seat of the match (``train.arena.match``)."""
-    return {"type": "match_end", "match": match, "status": status, "results": [dict(r) for r in results]}
+def match_end(
+    match: str,
+    status: str,
+    results: Sequence[Mapping[str, Any]],
+    secret: str | None = None,
+    seed: int | None = None,
+) -> dict[str, Any]:
+    """``status``: finished, or aborted; ``results``: one entry per seat of the match (``train.arena.match``);
+    ``secret``: the match's secret, whose hash ``match_start`` sent, and ``seed``, the deals' seed derived from it."""
+    return {"type": "match_end", "match": match, "status": status, "results": [dict(r) for r in results],
+            "secret": secret, "seed": seed}  # fmt: skip

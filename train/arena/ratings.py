@@ -6,19 +6,20 @@ ladder"):
 **The ladder rating** is ``bourre ladder``'s (``train.eval.ladder``): the mean over the *cells* (a reference field
 ``F`` at a table size ``N``) of the bot's replacement advantage, with the ladder's conservative 95% interval
 (``LadderCard.rating_ci95``). A cell's games are the bot's *reference matches*: a bot alone among ``N - 1`` copies
-of ``F`` (seats ``bot:NAME, F, ..., F`` in any order), every deal played once per rotation; a deal counts once all
-its rotations and its *all-field table* (``F`` in every seat on the same deal, ``train.arena.records.baselines``)
-are stored. Per deal the replacement advantage is the bot's chips over its ``N`` seats minus the all-field table's
-chips over all seats, divided by ``N``: seat by seat, the bot against the field's agent in the same seat on the same
-cards, as ``train.eval.duplicate`` defines it. A cell pools the deals of all its matches (the deal the unit of its
+of ``F`` (seats ``bot:NAME, F, ..., F`` in any order); a deal counts once its games (one in the single format, one
+per rotation in the rotations format of earlier versions, ``train.arena.match``) and its *all-field table* (``F``
+in every seat on the same deal, the match's par game, ``train.arena.records.baselines``) are stored. Per deal the
+replacement advantage is the bot's chips minus the all-field table's chips in the seats the bot held, divided by the
+number of its games: seat by seat, the bot against the field's agent in the same seat on the same cards, as
+``train.eval.duplicate`` defines it. A cell pools the deals of all its matches (the deal the unit of its
 t-interval). The rating is over the configured cells the bot has played; ``complete`` says whether that is every
 one of them.
 
 **OpenSkill** (Plackett-Luce, default parameters, as ``train.eval.tournament``): every match, whoever asked for
 it, deal by deal in the order the matches were created (then by id). The participants of a deal are the distinct
 entries of the match, a bot or a built-in agent with all its copies (their chips pooled), each a team of one, ranked
-by chips per seat over the deal's rotations (equal chips share a rank). A deal counts once all its rotations are
-stored. Matches still running, and refused ones, count in neither rating.
+by chips per seat over the deal's games (equal chips share a rank). A deal counts once all its games are stored.
+Matches still running, and refused ones, count in neither rating.
 """
 
 from __future__ import annotations
@@ -42,9 +43,10 @@ BaselineKey = tuple[str, int, int, int]
 
 @dataclasses.dataclass(frozen=True)
 class StoredMatch:
-    """A match as stored: its complete deals' outcomes ``(deals, rotation, seat, 6)`` (entry ``i`` in seat
-    ``(i + r) % N`` of rotation ``r``) and each entry's counts from its report (``None``: a built-in agent, or no
-    report)."""
+    """A match as stored: its complete deals' outcomes ``(deals, games, seat, 6)``, game ``j`` of a deal played
+    in rotation ``rotations[k, j]`` (entry ``i`` in seat ``(i + r) % N``: every rotation of the deal in the
+    rotations format, rotation ``deal % N`` alone in the single one, ``train.arena.match``), and each entry's counts
+    from its report (``None``: a built-in agent, or no report)."""
 
     id: str
     created: float
@@ -54,6 +56,14 @@ class StoredMatch:
     deals: tuple[int, ...]  # the deal numbers of the complete deals, in order
     outcomes: np.ndarray
     counts: tuple[dict[str, int] | None, ...]
+    rotations: np.ndarray | None = None  # (deals, games); None: every rotation in order (the rotations format)
+
+    def seats_of(self, entry: int) -> np.ndarray:
+        """``(deals, games)``: the seat ``entry`` held in each game."""
+        rotations = self.rotations
+        if rotations is None:
+            rotations = np.broadcast_to(np.arange(self.outcomes.shape[1]), self.outcomes.shape[:2])
+        return (entry + rotations) % self.players
 
     @property
     def players(self) -> int:
@@ -141,10 +151,10 @@ class _Tally:
 
 
 def _entry_chips(match: StoredMatch) -> np.ndarray:
-    """``(deals, entries)``: each entry's chips summed over the rotations."""
-    n = match.players
-    chips = match.outcomes[..., CHIPS]  # (deals, rotation, seat)
-    return np.stack([sum(chips[:, r, (i + r) % n] for r in range(n)) for i in range(n)], axis=1)
+    """``(deals, entries)``: each entry's chips summed over the deal's games."""
+    chips = match.outcomes[..., CHIPS]  # (deals, games, seat)
+    deals, games = np.ogrid[: chips.shape[0], : chips.shape[1]]
+    return np.stack([chips[deals, games, match.seats_of(i)].sum(axis=1) for i in range(match.players)], axis=1)
 
 
 def _cells(
@@ -158,8 +168,10 @@ def _cells(
             continue
         entry, field = reference
         n = match.players
+        games = match.outcomes.shape[1]
         own = _entry_chips(match)  # (deals, entries)
         table = own.sum(axis=1)
+        seats = match.seats_of(entry)  # (deals, games)
         count, advantages, replacements = found.get((match.seats[entry][4:], field, n), (0, [], []))
         used = False
         for row, k in enumerate(match.deals):
@@ -167,9 +179,10 @@ def _cells(
             if par is None:
                 continue
             mine = int(own[row, entry])
-            # integer numerators over one division, as train.eval.duplicate computes them
-            advantages.append(((n - 1) * mine - (int(table[row]) - mine)) / (n * (n - 1)))
-            replacements.append((mine - int(par[:, CHIPS].sum())) / n)
+            # integer numerators over one division, as train.eval.duplicate computes them; the all-field table's
+            # chips in the seats the bot held (all of them, in the rotations format)
+            advantages.append(((n - 1) * mine - (int(table[row]) - mine)) / (games * (n - 1)))
+            replacements.append((mine - int(par[seats[row], CHIPS].sum())) / games)
             used = True
         found[(match.seats[entry][4:], field, n)] = (count + int(used), advantages, replacements)
     return found

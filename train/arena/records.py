@@ -49,17 +49,24 @@ def _stored(row: Any, rows: Sequence[Any]) -> StoredMatch:
     request = json.loads(row.request)
     seats = tuple(str(s) for s in request["seats"])
     n = len(seats)
+    single = request.get("format") == "single"  # a request of an earlier version has none: it was played in rotations
     by_deal: dict[int, dict[int, list[list[int]]]] = {}
     for deal, rotation, outcomes in rows:
         by_deal.setdefault(int(deal), {})[int(rotation)] = json.loads(outcomes)
-    complete = sorted(k for k, rotations in by_deal.items() if set(rotations) == set(range(n)))
-    array = np.array([[by_deal[k][r] for r in range(n)] for k in complete], dtype=np.int64).reshape(-1, n, n, 6)
+
+    def expected(k: int) -> list[int]:
+        return [k % n] if single else list(range(n))
+
+    complete = sorted(k for k, games in by_deal.items() if set(games) == set(expected(k)))
+    games = 1 if single else n
+    array = np.array([[by_deal[k][r] for r in expected(k)] for k in complete], dtype=np.int64).reshape(-1, games, n, 6)
+    rotations = np.array([expected(k) for k in complete], dtype=np.int64).reshape(-1, games)
     report = json.loads(row.report) if row.report else None
     counts: list[dict[str, int] | None] = [None] * n
     for result in (report or {}).get("results", []):
         counts[int(result["entry"])] = result.get("counts")
     return StoredMatch(row.id, float(row.created), row.status, seats, int(request.get("seed", 0)), tuple(complete),
-                       array, tuple(counts))  # fmt: skip
+                       array, tuple(counts), rotations)  # fmt: skip
 
 
 class Book:

@@ -125,6 +125,18 @@ class BotSlot:
         self.left_at: float | None = None
         self.grace = GRACE_SECONDS  # of the match it sits in
         self.forfeited = False  # in the match it sits in
+        # what a bot that comes back is sent to act again: the match_start of its match and the deal_start of the
+        # game under way; and a match_end it was not connected to receive
+        self.briefing: list[dict[str, Any]] = []
+        self.missed: dict[str, Any] | None = None
+
+    def catch_up(self) -> list[dict[str, Any]]:
+        """What to send a bot on its return, once: its match and the game under way, or the end of a match that
+        ended while it was away."""
+        if self.match is not None:
+            return list(self.briefing)
+        missed, self.missed = self.missed, None
+        return [] if missed is None else [missed]
 
     def check_forfeit(self, now: float) -> bool:
         """Whether the bot has forfeited its seat: away from its match for longer than the grace period. Checked
@@ -188,6 +200,8 @@ class Registry:
                 slot.counts = SeatCounts()
                 slot.grace = grace
                 slot.forfeited = False
+                slot.briefing = []
+                slot.missed = None
             return slots
 
     def check_forfeits(self, slots: list[BotSlot]) -> None:
@@ -203,6 +217,7 @@ class Registry:
                 slot.match = None
                 slot.counts = None
                 slot.forfeited = False
+                slot.briefing = []
 
     def connected(self) -> list[str]:
         with self._lock:
@@ -221,6 +236,8 @@ class TurnContext:
     deal: int = 0
     chips: Callable[[], list[int]] = list
     turns: int = 0
+    games: int = 1  # games of the match
+    game: int = 0  # the game under way, from 1
 
     def next_turn(self) -> int:
         self.turns += 1
@@ -243,9 +260,19 @@ class RemoteSeat:
             reset()
 
     def send(self, message: Mapping[str, Any]) -> None:
-        connection = self.slot.connection
+        """Send ``message`` to the bot if it is connected; keep what a bot that comes back needs (``catch_up``)."""
+        slot, kind = self.slot, message["type"]
+        if kind == "match_start":
+            slot.briefing = [dict(message)]
+        elif kind == "deal_start":
+            slot.briefing = [*slot.briefing[:1], dict(message)]
+        elif kind == "deal_end":
+            slot.briefing = slot.briefing[:1]
+        connection = slot.connection
         if connection is not None:
             connection.send(message)
+        elif kind == "match_end":
+            slot.missed = dict(message)
 
     async def act(self, observation: Mapping[str, np.ndarray]) -> int:
         """The bot's action for the seat to act in ``context.env`` (``observation``: the env's, of that seat)."""
@@ -266,7 +293,7 @@ class RemoteSeat:
         mask = observation["action_mask"]
         message = protocol.turn(
             ctx.match, number, ctx.deal, raw.state_vector, ctx.params, ctx.rules, seat, clock_ms, ctx.chips(),
-            connection.observation, connection.words, (observation["observation"], mask),
+            connection.observation, connection.words, (observation["observation"], mask), (ctx.game, ctx.games),
         )  # fmt: skip
         future = connection.expect(number)
         connection.send(message)

@@ -21,8 +21,10 @@ has caught up with it, so the wait is also capped. A bot that stays idle is over
 matches as there are idle bots; among bots idle the whole time, the one idle longer has waited longer, so no
 later bot overtakes it, and it goes first within as many more matches as there are bots: a wait of at most twice
 the bots, in matches (``tests/test_arena_ladder.py`` runs the rule over many steps with bots that come and go).
-Every match has a fresh random seed (``secrets``): a settled match's hand histories are public, and a bot must not
-meet deals it has read.
+Every match is dealt from a fresh secret (``train.arena.match.draw_secret``) and plays each deal once, paired with
+its par game (``train.arena.match``): a settled match's hand histories are public, and a bot must never meet a deal
+it has seen or read. The par game of a reference match is its all-field table (the reference agent in every seat),
+stored with the match's games (``records.baselines``): the ladder rating pairs the bot's game with it.
 
 Several servers may share one database, each with its own bots (a bot connects to any of them). Each server's
 scheduler plans from the bots connected to it, and goes through the database's queue: it first claims
@@ -43,18 +45,15 @@ import secrets
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
-import bourre_env
-from bourre_env import history
 from train.arena import storage
-from train.arena.match import DEFAULT_CLOCK, MatchSpec, play_game
+from train.arena.match import DEFAULT_CLOCK, MatchSpec, draw_secret
 from train.arena.ratings import Standings
-from train.arena.records import Book, insert_baseline
+from train.arena.records import Book
 from train.arena.remote import GRACE_SECONDS
 from train.arena.storage import Store
-from train.eval.duplicate import agent_seed, build_agent, make_deals, table_rules
 from train.eval.ladder import LADDERS, PLAYERS, VERSION
 
-__all__ = ["BotStats", "LadderConfig", "Ladder", "Planned", "keep_alive", "lifespan", "next_match", "play_baselines"]
+__all__ = ["BotStats", "LadderConfig", "Ladder", "Planned", "keep_alive", "lifespan", "next_match"]
 
 log = logging.getLogger("bourre.arena")
 
@@ -67,7 +66,7 @@ class LadderConfig:
 
     fields: tuple[str, ...] = LADDERS[VERSION]  # the reference agents, as bourre ladder uses them
     sizes: tuple[int, ...] = PLAYERS  # the table sizes
-    deals: int = 10  # deals of a match, each played once per rotation
+    deals: int = 10  # deals of a match, each played once
     tables: int = 2  # scheduled matches at once
     clock: float = DEFAULT_CLOCK
     grace: float = GRACE_SECONDS
@@ -104,7 +103,7 @@ class Planned:
     """A match to play: ``field`` is the reference agent of a reference match, None for a peer match."""
 
     seats: tuple[str, ...]
-    seed: int
+    secret: str  # the match's deals (train.arena.match.draw_secret)
     field: str | None
 
     @property
@@ -117,8 +116,8 @@ class Planned:
 
     def request(self, config: LadderConfig) -> dict[str, Any]:
         """The match request stored for it (``MatchSpec.from_request`` reads it back)."""
-        return {"seats": list(self.seats), "players": self.players, "deals": config.deals, "seed": self.seed,
-                "clock": config.clock, "grace": config.grace, "fallback": config.fallback}  # fmt: skip
+        spec = MatchSpec(self.seats, self.players, config.deals, 0, config.clock, config.fallback, config.grace)
+        return spec.with_secret(self.secret).request()
 
     @classmethod
     def of(cls, request: Mapping[str, Any]) -> Planned:
@@ -126,12 +125,13 @@ class Planned:
         seats = tuple(str(s) for s in request["seats"])
         others = {s for s in seats if not s.startswith("bot:")}
         bots = len(seats) - sum(s in others for s in seats)
-        return cls(seats, int(request.get("seed", 0)), next(iter(others)) if bots == 1 and len(others) == 1 else None)
+        secret = str(request.get("secret", ""))
+        return cls(seats, secret, next(iter(others)) if bots == 1 and len(others) == 1 else None)
 
 
-def next_match(idle: Sequence[BotStats], config: LadderConfig, seed: int) -> Planned | None:
+def next_match(idle: Sequence[BotStats], config: LadderConfig, secret: str) -> Planned | None:
     """The next match for bots ``idle`` (connected, in no match) by the pairing rule of the module docstring;
-    None when no bot is idle. ``seed``: the match's deals."""
+    None when no bot is idle. ``secret``: the match's deals."""
     if not idle:
         return None
     order = sorted(idle, key=lambda b: (b.matches, -b.sigma, b.name))
@@ -145,46 +145,25 @@ def next_match(idle: Sequence[BotStats], config: LadderConfig, seed: int) -> Pla
         n = config.sizes[first.peers % len(config.sizes)]
         fill = config.fields[(first.peers // len(config.sizes)) % len(config.fields)]
         bots = [f"bot:{b.name}" for b in (first, *others[: n - 1])]
-        return Planned((*bots, *[fill] * (n - len(bots))), seed, None)
+        return Planned((*bots, *[fill] * (n - len(bots))), secret, None)
     cells = [(f, n) for f in config.fields for n in config.sizes]
     field, n = min(cells, key=lambda c: (first.reference.get(c, 0), cells.index(c)))
-    return Planned((f"bot:{first.name}", *[field] * (n - 1)), seed, field)
-
-
-async def play_baselines(store: Store, book: Book, field: str, players: int, seed: int, deals: int) -> None:
-    """Play and store the all-field table of every deal of ``range(deals)`` not stored yet: ``field`` in every seat,
-    each seat's agent built for the deal, seeded from ``(seed, players, deal, 1 + seat)``, so that a deal's table
-    is the same whenever it is played."""
-    have = await asyncio.to_thread(book.has_baselines, field, players, seed, deals)
-    rules = table_rules(players, {})
-    dealt = make_deals(seed, rules, deals)
-    env = history.Recording(bourre_env.env(num_players=players), preset=history.rules_record(rules)["preset"])
-    labels = [field] * players
-    for k in range(deals):
-        if k in have:
-            continue
-        seeds = [agent_seed(seed, players, k, 1 + s) for s in range(players)]
-        table = await asyncio.to_thread(_build, field, seeds)
-        rows = await play_game(env, table, dealt, k, labels, f"all-field table of deal {k}")
-        await asyncio.wrap_future(insert_baseline(store, (field, players, seed, k), rows, env.history(labels)))
-
-
-def _build(field: str, seeds: Sequence[int]) -> list[Any]:
-    return [build_agent(field, s) for s in seeds]
+    return Planned((f"bot:{first.name}", *[field] * (n - 1)), secret, field)
 
 
 class Ladder:
     """Runs the scheduler on the server's event loop: ``arena`` is the server's ``Arena`` (its registry, its store,
     its ``play``), ``book`` the ratings it keeps."""
 
-    def __init__(self, arena: Any, config: LadderConfig, book: Book, draw: Callable[[], int] | None = None) -> None:
+    def __init__(self, arena: Any, config: LadderConfig, book: Book, draw: Callable[[], str] | None = None) -> None:
         self.arena = arena
         self.config = config
         self.book = book
-        self.draw = draw or (lambda: secrets.randbits(32))
+        self.draw = draw or draw_secret
         self.busy: set[str] = set()
         self.waited: dict[str, int] = {}  # idle bots: matches scheduled since each became idle
         self.paused = False  # True: no new match is scheduled (the running ones go on)
+        self.scheduling = False  # a look for idle bots under way: it may still start a match it had planned
         self.tasks: set[asyncio.Task[None]] = set()
         self.scheduled = 0
 
@@ -214,6 +193,13 @@ class Ladder:
             await asyncio.sleep(self.config.poll)
 
     async def schedule(self) -> None:
+        self.scheduling = True
+        try:
+            await self._schedule()
+        finally:
+            self.scheduling = False
+
+    async def _schedule(self) -> None:
         store: Store = self.arena.store
         while len(self.tasks) < self.config.tables and not self.paused:
             idle = self.idle(await asyncio.to_thread(self.book.standings))
@@ -243,22 +229,12 @@ class Ladder:
     async def _play(self, planned: Planned, match: str, request: dict[str, Any]) -> None:
         from train.serve.tables import TableError
 
-        baseline = None
-        if planned.field is not None:
-            store = self.arena.store
-            baseline = asyncio.create_task(
-                play_baselines(store, self.book, planned.field, planned.players, planned.seed, int(request["deals"]))
-            )
         try:
-            spec = MatchSpec.from_request(request)
+            spec = MatchSpec.from_request(request, stored=True)
             await self.arena.play(spec, claimed=match)
-            if baseline is not None:
-                await baseline
         except (TableError, ValueError) as err:  # a bot gone before it sat, or the server's matches all taken
             log.info("ladder: match %s not played: %s", ",".join(planned.seats), getattr(err, "message", err))
             await asyncio.wrap_future(self.arena.store.finish_match(match, "refused", None))
-            if baseline is not None:
-                baseline.cancel()
         except Exception:
             log.exception("ladder: match %s failed", ",".join(planned.seats))
         finally:

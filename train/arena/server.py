@@ -30,7 +30,7 @@ import secrets
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from starlette.applications import Starlette
@@ -42,9 +42,9 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from train.arena import leaderboard, protocol
-from train.arena.match import MatchSpec, play_match, warm_up
+from train.arena.match import MatchSpec, draw_secret, play_match, warm_up
 from train.arena.people import People
-from train.arena.records import Book
+from train.arena.records import Book, insert_baseline
 from train.arena.remote import Connection, Registry
 from train.arena.scheduler import Ladder, LadderConfig, lifespan
 from train.arena.storage import Store
@@ -52,14 +52,35 @@ from train.serve import http_input
 from train.serve.app import LOOPBACK_HOSTS
 from train.serve.tables import TableError, check_agent
 
-__all__ = ["Arena", "HELLO_SECONDS", "MAX_MATCHES", "MAX_RATE", "MAX_REQUEST", "WS_OPTIONS", "create_app", "ws_options"]
+__all__ = [
+    "Arena",
+    "Arrivals",
+    "HELLO_SECONDS",
+    "MAX_MATCHES",
+    "MAX_RATE",
+    "MAX_REQUEST",
+    "RECONNECT_BURST",
+    "RECONNECT_RATE",
+    "RECONNECT_WAIT",
+    "WS_OPTIONS",
+    "create_app",
+    "ws_options",
+]
 
 log = logging.getLogger("bourre.arena")
 
 HELLO_SECONDS = 5.0
 """A connection that has not said hello by then is closed."""
 MAX_RATE = 100.0
-"""Messages a second a bot may send, on average (a bucket of ``2 * MAX_RATE``): one action per turn needs far less."""
+"""Messages a second a bot may send that answer no pending turn, on average (a bucket of ``2 * MAX_RATE``): late
+or made-up actions, malformed messages. An answer to the turn the server awaits is never counted, however fast the
+table plays."""
+RECONNECT_BURST = 10.0
+"""Connections a bot may open in a row at full speed (``Arrivals``)."""
+RECONNECT_RATE = 0.5
+"""Connections a second a bot may open on average past ``RECONNECT_BURST``; past that its welcome waits."""
+RECONNECT_WAIT = 30.0
+"""The longest wait before a welcome."""
 MAX_MATCHES = 32
 """Matches played at once; one more is refused (429)."""
 MAX_REQUEST = 16 * 1024
@@ -97,6 +118,8 @@ class Arena:
         self.stopping = False
         self._allowed: set[str] = set()  # specs check_agent accepted (it reads the installed entry points: slow)
         self.people = People(self)  # people at the table: admitted once enabled (bourre arena serve --people)
+        self.draw_secret: Callable[[], str] = draw_secret  # the deals of a match with a remote seat (tests fix it)
+        self.arrivals = Arrivals()
 
     def check_agent(self, spec: str) -> None:
         """``TableError`` for a built-in agent spec that a match may not name (``train.serve.tables.check_agent``)."""
@@ -112,16 +135,20 @@ class Arena:
         self.running += 1
         try:
             match = claimed or secrets.token_hex(8)
-            request = {"seats": list(spec.seats), "players": spec.players, "deals": spec.deals, "seed": spec.seed,
-                       "clock": spec.clock, "grace": spec.grace, "fallback": spec.fallback}  # fmt: skip
+            if spec.remote and spec.secret is None:
+                spec = spec.with_secret(self.draw_secret())
             if claimed is None:
-                await asyncio.wrap_future(self.store.start_match(match, request))
+                await asyncio.wrap_future(self.store.start_match(match, spec.request()))
 
             async def store(k: int, r: int, rows: Any, saved: dict[str, Any]) -> None:
                 await asyncio.wrap_future(self.store.game_finished(match, k, r, rows, saved))
 
+            async def store_par(k: int, rows: Any, saved: dict[str, Any]) -> None:
+                key = (str(spec.par_agent), spec.players, spec.seed, k)
+                await asyncio.wrap_future(insert_baseline(self.store, key, rows, saved))
+
             try:
-                report = await play_match(spec, match, self.registry, store, lambda: self.stopping)
+                report = await play_match(spec, match, self.registry, store, lambda: self.stopping, store_par)
             except ValueError as err:
                 await asyncio.wrap_future(self.store.finish_match(match, "refused", None))
                 raise TableError(409, str(err)) from None
@@ -132,19 +159,41 @@ class Arena:
 
 
 class _Bucket:
-    def __init__(self, rate: float) -> None:
-        self.rate, self.level, self.last = rate, 2 * rate, time.monotonic()
+    def __init__(self, rate: float, burst: float) -> None:
+        self.rate, self.burst, self.level, self.last = rate, burst, burst, time.monotonic()
 
-    def take(self) -> bool:
+    def take(self) -> float:
+        """Take one; the level left (negative: past the limit, by that many)."""
         now = time.monotonic()
-        self.level = min(2 * self.rate, self.level + (now - self.last) * self.rate)
+        self.level = min(self.burst, self.level + (now - self.last) * self.rate)
         self.last = now
         self.level -= 1
-        return self.level >= 0
+        return self.level
 
 
-async def _refuse(ws: WebSocket, message: str) -> None:
-    await ws.send_text(protocol.encode(protocol.error(message, fatal=True)))
+class Arrivals:
+    """The connections of each bot (by name, once its token is checked): a bucket of ``RECONNECT_BURST`` refilled
+    at ``RECONNECT_RATE`` a second. Past it a bot is let in after a wait that grows with its arrivals, up to
+    ``RECONNECT_WAIT`` seconds: a bot that reconnects in a loop is slowed down, never locked out."""
+
+    def __init__(self) -> None:
+        self._buckets: dict[str, _Bucket] = {}
+
+    def wait(self, name: str) -> float:
+        """Seconds the bot ``name`` waits before its welcome."""
+        if len(self._buckets) > 100_000:  # bounded: forget the bots not seen for long
+            now = time.monotonic()
+            self._buckets = {k: b for k, b in self._buckets.items() if now - b.last < RECONNECT_WAIT * 10}
+        bucket = self._buckets.setdefault(name, _Bucket(RECONNECT_RATE, RECONNECT_BURST))
+        level = bucket.take()
+        if level >= 0:
+            return 0.0
+        bucket.level = max(bucket.level, -RECONNECT_RATE * RECONNECT_WAIT)  # a wait never grows past the cap
+        return min(-level / RECONNECT_RATE, RECONNECT_WAIT)
+
+
+async def _refuse(ws: WebSocket, message: str, reason: str) -> None:
+    await ws.send_text(protocol.encode(protocol.error(message, fatal=True, reason=reason)))
     await ws.close(code=1008)
 
 
@@ -161,40 +210,45 @@ def create_app(arena: Arena, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> S
         await ws.accept()
         refused = http_input.foreign_origin(ws.headers)
         if refused is not None:
-            await _refuse(ws, refused)
+            await _refuse(ws, refused, "origin")
             return
         try:
             first = await asyncio.wait_for(ws.receive(), HELLO_SECONDS)
         except asyncio.TimeoutError:
-            await _refuse(ws, f"no hello within {HELLO_SECONDS:g} s")
+            await _refuse(ws, f"no hello within {HELLO_SECONDS:g} s", "hello")
             return
         if first["type"] == "websocket.disconnect":
             return
         try:
             hello = protocol.parse_client(first.get("text") or first.get("bytes") or b"")
         except protocol.ProtocolError as err:
-            await _refuse(ws, str(err))
+            await _refuse(ws, str(err), "name" if str(err).startswith("name:") else "hello")
             return
         if not isinstance(hello, protocol.Hello):
-            await _refuse(ws, "the first message must be a hello")
+            await _refuse(ws, "the first message must be a hello", "hello")
             return
         if hello.protocol != protocol.PROTOCOL_VERSION:
             await _refuse(
                 ws,
                 f"protocol version {hello.protocol} is not spoken here: this server speaks version "
                 f"{protocol.PROTOCOL_VERSION}",
+                "version",
             )
             return
         person = arena.people.claim(hello)  # a person's seat token (train.arena.people), else None
         if person is None and not await asyncio.to_thread(arena.store.check_token, hello.name, hello.token):
-            await _refuse(ws, "unknown bot name, or a wrong token")
+            await _refuse(ws, "unknown bot name, or a wrong token", "auth")
             return
+        wait = arena.arrivals.wait(hello.name)
+        if wait > 0:  # reconnecting in a loop: let in, but slowly
+            log.info("bot %s reconnects often: welcomed in %.1f s", hello.name, wait)
+            await asyncio.sleep(wait)
         registry = arena.registry if person is None else arena.people.registry  # people: never the ladder's
         connection = Connection(hello.name if person is None else person.key, hello.observation, hello.words)
         try:
             slot = registry.attach(connection)
         except ValueError as err:
-            await _refuse(ws, str(err))
+            await _refuse(ws, str(err), "connected")
             return
         log.info("bot %s connected", hello.name)
         await ws.send_text(protocol.encode(protocol.welcome(hello.name)))
@@ -203,10 +257,12 @@ def create_app(arena: Arena, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> S
                 f"match {slot.match}: away for more than the grace period of {slot.grace:g} s, this bot forfeited "
                 "its seat; the fallback plays it to the end of the match"
             )))  # fmt: skip
+        for message in slot.catch_up():  # a bot back in its match is told where it is; its next turn follows
+            connection.send(message)
         writer = asyncio.create_task(_writer(ws, connection))
         if person is not None:
             arena.people.start(person)
-        bucket = _Bucket(MAX_RATE)
+        bucket = _Bucket(MAX_RATE, 2 * MAX_RATE)
         try:
             await _read(ws, connection, bucket)
         finally:
@@ -226,9 +282,6 @@ def create_app(arena: Arena, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> S
                 return
             if message["type"] == "websocket.disconnect":
                 return
-            if not bucket.take():
-                connection.send(protocol.error(f"more than {MAX_RATE:g} messages a second: closed", fatal=True))
-                return
             data = message.get("text")
             if data is None:
                 data = message.get("bytes") or b""
@@ -237,13 +290,22 @@ def create_app(arena: Arena, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> S
                 if isinstance(parsed, protocol.Hello):
                     raise protocol.ProtocolError("hello: this connection has said hello already")
             except protocol.ProtocolError as err:
-                if not connection.fault("malformed", str(err)):
-                    connection.send(protocol.error(str(err)))
+                parsed, fault = None, str(err)
+            # an answer to the pending turn is never counted: the limit bounds the traffic no turn asked for
+            if isinstance(parsed, protocol.Action) and connection.answer(parsed):
                 continue
-            if not connection.answer(parsed):
-                connection.send(
-                    protocol.error(f"turn {parsed.turn} awaits no action (its clock ran out, or it was never sent)")
-                )
+            if bucket.take() < 0:
+                connection.send(protocol.error(
+                    f"more than {MAX_RATE:g} messages a second that answer no pending turn: closed", fatal=True,
+                    reason="rate",
+                ))  # fmt: skip
+                return
+            if parsed is None:
+                if not connection.fault("malformed", fault):
+                    connection.send(protocol.error(fault))
+                continue
+            connection.send(protocol.error(f"turn {parsed.turn} awaits no action (its clock ran out, or it was "
+                                           "never sent, or it was answered already)"))  # fmt: skip
 
     async def operator(request: Request) -> None:
         """``TableError`` 403 for another site's page, 401 without an operator's token."""
@@ -270,10 +332,12 @@ def create_app(arena: Arena, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> S
             for seat in spec.seats:
                 if not seat.startswith("bot:"):
                     arena.check_agent(seat)
-            try:
-                arena.check_agent(spec.fallback)
-            except TableError as err:
-                raise TableError(err.status, f"fallback: {err.message}") from None
+            for what, agent in (("fallback", spec.fallback), ("par", spec.par_agent)):
+                try:
+                    if agent is not None:
+                        arena.check_agent(agent)
+                except TableError as err:
+                    raise TableError(err.status, f"{what}: {err.message}") from None
             return JSONResponse(await arena.play(spec))
         except TableError as err:
             return _refusal(err)
