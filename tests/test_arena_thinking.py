@@ -98,3 +98,23 @@ def test_a_worker_that_dies_fails_its_seat_in_one_line_and_is_replaced() -> None
         assert _play([again, build_agent("random", 1), build_agent("random", 2)], True, 1)
     finally:
         again.close()
+
+
+def test_the_arenas_play_game_gets_the_same_rows_from_proxies() -> None:
+    """``train.arena.match.play_game`` as it is (a built-in seat's move in a thread: the proxy's ``act`` waits on its
+    worker there) plays the deal as with the agents built in place."""
+    import numpy as np
+
+    from train.arena.match import play_game
+
+    specs = ("pimc:2", "random", "ismcts:8")
+    dealt = make_deals(3, table_rules(3, {}), 1)
+    rows = []
+    for build in (build_agent, thinking.build_seat):
+        table = [build(spec, 40 + s) for s, spec in enumerate(specs)]
+        env = bourre_env.env(num_players=3)
+        rows.append(asyncio.run(play_game(env, table, dealt, 0, list(specs), "deal 0")))
+        for agent in table:
+            if isinstance(agent, thinking.SeatProxy):
+                agent.close()
+    np.testing.assert_array_equal(rows[0], rows[1])

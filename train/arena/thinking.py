@@ -104,6 +104,7 @@ class _Worker:
 _lock = threading.Lock()
 _workers: list[_Worker] = []
 _ids = itertools.count()
+_checked: set[str] = set()  # heavy specs built once here: they build
 
 
 def workers() -> int:
@@ -153,11 +154,11 @@ class SeatProxy:
         """Before each deal, as ``Agent.reset``: carried to the worker with the next move."""
         self._resets += 1
 
-    def _submit(self, observation: Mapping[str, np.ndarray]) -> Future[int]:
+    def _submit(self, observation: Mapping[str, np.ndarray], where: str | None) -> Future[int]:
         if not self._finalizer.alive:
             raise AgentError(f"agent {self.spec!r}: its seat was closed")
         self._moves += 1
-        where = f"move {self._moves} of its seat"
+        where = where or f"move {self._moves} of its seat"
         resets, self._resets = self._resets, 0
         try:
             return self._worker.executor.submit(_act, self.id, self.spec, self.seed, resets, dict(observation), where)
@@ -170,9 +171,10 @@ class SeatProxy:
         end = f"exit code {code}" if code is not None else type(err).__name__
         return AgentError(f"agent {self.spec!r}: its worker process ended ({end}) at move {self._moves} of its seat")
 
-    async def act_async(self, observation: Mapping[str, np.ndarray]) -> int:
-        """The agent's action for ``observation``, chosen in its worker while the event loop goes on."""
-        future = self._submit(observation)
+    async def act_async(self, observation: Mapping[str, np.ndarray], where: str | None = None) -> int:
+        """The agent's action for ``observation``, chosen in its worker while the event loop goes on; ``where``:
+        the decision, as ``agents.base.choose`` names it in an ``AgentError`` (else the seat's move number)."""
+        future = self._submit(observation, where)
         try:
             return await asyncio.wrap_future(future)
         except BrokenProcessPool as err:
@@ -180,7 +182,7 @@ class SeatProxy:
 
     def act(self, observation: Mapping[str, np.ndarray]) -> int:
         """As ``act_async``, for a caller in a thread: it waits on the worker, the GIL free meanwhile."""
-        future = self._submit(observation)
+        future = self._submit(observation, None)
         try:
             return future.result()
         except BrokenProcessPool as err:
@@ -198,11 +200,16 @@ def is_heavy(spec: Any) -> bool:
 
 def build_seat(spec: Any, seed: int) -> Any:
     """A seat's agent: ``SeatProxy(spec, seed)`` for a heavy spec, else ``build_agent(spec, seed)``. A heavy spec is
-    built here as well (and dropped), so that a bad one fails before any worker is asked (``ValueError``)."""
+    built here as well the first time (and dropped), so that a bad one fails before any worker is asked
+    (``ValueError``)."""
     from train.eval.duplicate import build_agent
 
-    built = build_agent(spec, seed)
-    return SeatProxy(spec, seed) if is_heavy(spec) else built
+    if not is_heavy(spec):
+        return build_agent(spec, seed)
+    if spec not in _checked:
+        build_agent(spec, seed)
+        _checked.add(spec)
+    return SeatProxy(spec, seed)
 
 
 def shutdown() -> None:
