@@ -106,15 +106,16 @@
   async function setUpPage() {
     byId("join").addEventListener("submit", join);
     try {
+      // refused (403) where the operator did not start the server with --people: the message says so
       const options = await api("GET", "/api/people/options");
-      byId("opponent-specs").replaceChildren(...[...options.bots, ...options.agents].map((a) => el("option", { value: a })));
+      // an operator's agent is named by its handle (offered:K), shown with the agent it is, never its options
+      const label = (a) => (options.offered && options.offered[a] ? `${a} (${options.offered[a]})` : a);
+      byId("opponent-specs").replaceChildren(...[...options.bots, ...options.agents].map((a) => el("option", { value: a, label: label(a) })));
       byId("deals").max = String(options.max_deals);
-      if (!options.enabled) {
-        showMessage("People are not admitted at this server: its operator starts it with --people.");
-        byId("join-button").disabled = true;
-      }
+      byId("deals").title = `at most ${options.max_games} games: deals x players (you and the others)`;
     } catch (err) {
       showMessage(err.message);
+      byId("join-button").disabled = true;
     }
   }
 
