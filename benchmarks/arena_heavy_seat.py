@@ -47,7 +47,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
-from arena_bots import BotProcesses
+from arena_bots import BotProcesses, seeded_secrets
 from arena_speed import RoundTrips, ask
 from machine import machine_info, machine_line
 
@@ -92,7 +92,7 @@ class _Counted:
 
 def run(
     mode: str, loop: asyncio.AbstractEventLoop, port: int, operator: str, names: list[str], args: argparse.Namespace,
-    trips: RoundTrips, run_index: int,
+    trips: RoundTrips,
 ) -> dict[str, Any]:  # fmt: skip
     """One run: the bots' tables, beside the heavy table of ``mode`` (none, thread or process); their figures."""
     moves = [0]
@@ -110,8 +110,8 @@ def run(
         {
             "seats": [f"bot:{name}" for name in names[t * args.players : (t + 1) * args.players]],
             "deals": args.deals,
-            "seed": args.seed + 100 * run_index + t,  # deals of their own in every run
             "clock": 30.0,
+            "par": "none",  # the bots' tables alone: the heavy table is the one under test
         }
         for t in range(args.tables)
     ]
@@ -148,11 +148,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--tables", type=int, default=3, help="matches of remote bots at once (default: 3)")
     parser.add_argument("--players", type=int, default=3, help="seats of every table, heavy one included (default: 3)")
-    parser.add_argument("--deals", type=int, default=3, help="deals of each bots' match (default: 3)")
+    parser.add_argument("--deals", type=int, default=9, help="deals of each bots' match, each once (default: 9)")
     parser.add_argument("--heavy", default="pimc:16", help="the heavy table's agent, in every seat (default: pimc:16)")
     parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES), help="runs, in order (default: all)")
     parser.add_argument("--bot-processes", type=int, default=2, help="processes of the bots (default: 2)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the deals (default: 0)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the secrets and the heavy table (default: 0)")
     parser.add_argument("--quick", action="store_true", help="a test's run: 1 table, 1 deal, pimc:2")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
     args = parser.parse_args(argv)
@@ -179,7 +179,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"{machine_line(machine)}; server in this process, {args.bot_processes} bot processes, "
         f"{thinking.workers()} worker process(es) for heavy seats; {args.tables} table(s) of {args.players} remote "
-        f"bots (first legal action), {args.deals} deal(s) x {args.players} rotations; heavy table: {args.heavy}",
+        f"bots (first legal action), {args.deals} deal(s) each played once; heavy table: {args.heavy}",
         flush=True,
     )
     trips = RoundTrips()
@@ -189,6 +189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         store = Store(data)
         operator = store.add_operator("benchmark")
         arena = Arena(store)
+        arena.draw_secret = seeded_secrets(args.seed)  # every match its own deals, the same in every run
         server, port = serve_in_thread(arena)
         loop = server.servers[0].get_loop()
         bots = [(f"b{i}", store.add_bot(f"b{i}")) for i in range(args.tables * args.players)]
@@ -196,11 +197,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         fleet = BotProcesses.start(f"ws://127.0.0.1:{port}/bot", bots, args.bot_processes, moves="first")
         try:
             fleet.wait_connected(arena)
-            warm = argparse.Namespace(**{**vars(args), "deals": 1, "seed": args.seed + 10_000})
-            run("none", loop, port, operator, names, warm, trips, 99)  # untimed: the game's code, the connections
-            for index, mode in enumerate(args.modes):
+            warm = argparse.Namespace(**{**vars(args), "deals": 1})
+            run("none", loop, port, operator, names, warm, trips)  # untimed: the game's code, the connections
+            for mode in args.modes:
                 print(f"[{mode}] ...", file=sys.stderr, flush=True)
-                results.append(run(mode, loop, port, operator, names, args, trips, index))
+                results.append(run(mode, loop, port, operator, names, args, trips))
         finally:
             fleet.stop()
             server.should_exit = True

@@ -48,7 +48,7 @@ import bourre_env
 from agents.base import AgentError, choose
 from bourre_env import history
 from bourre_env.core.rules import make_params
-from train.arena import protocol
+from train.arena import protocol, thinking
 from train.arena.remote import GRACE_SECONDS, MAX_GRACE, Registry, RemoteSeat, TurnContext
 from train.eval.duplicate import (
     CHIPS,
@@ -95,6 +95,15 @@ DealHook = Callable[[int, int, np.ndarray, dict[str, Any]], Awaitable[None]]
 """Awaited as each game ends: ``(deal, rotation, outcome rows, hand history)``; the store commits it there."""
 ParHook = Callable[[int, np.ndarray, dict[str, Any]], Awaitable[None]]
 """Awaited as each par game ends: ``(deal, outcome rows, hand history)``."""
+
+
+def public_label(seat: str) -> str:
+    """What the bots and the published hand histories are told of a seat: ``bot:NAME``, or an agent spec; a spec
+    with options or a path (an operator's ``--agent``: a server address, a file) by its agent's name alone, which is
+    all a table shows of a player."""
+    if seat.startswith("bot:") or not any(c in seat for c in "=/\\"):
+        return seat
+    return seat.split(":", 1)[0]
 
 
 def draw_secret() -> str:
@@ -363,6 +372,8 @@ async def play_game(
         agent = table[seat]
         if isinstance(agent, RemoteSeat):
             action = await agent.act(obs)
+        elif isinstance(agent, thinking.SeatProxy):  # a search thinks in a worker process: no table waits on it
+            action = await agent.act_async(obs, where=where)
         else:
             action = await asyncio.to_thread(choose, agent, obs, repr(labels[seat]), where)
         try:
@@ -373,7 +384,14 @@ async def play_game(
 
 
 def _build_all(spec: str, seeds: Sequence[int]) -> list[Any]:
-    return [build_agent(spec, seed) for seed in seeds]
+    return [thinking.build_seat(spec, seed) for seed in seeds]
+
+
+def close_seats(table: Sequence[Any]) -> None:
+    """Free the agents that think in worker processes (``thinking.SeatProxy``)."""
+    for agent in table:
+        if isinstance(agent, thinking.SeatProxy):
+            agent.close()
 
 
 def par_env(spec: MatchSpec, rules: Any) -> Any:
@@ -393,7 +411,10 @@ async def play_par_games(
     while (k := await dealt.get()) is not None:
         seeds = [agent_seed(seed, n, k, 1 + s) for s in range(n)]
         table = await asyncio.to_thread(_build_all, agent, seeds)
-        rows = await play_game(env, table, deals, k, labels, f"par game of deal {k}")
+        try:
+            rows = await play_game(env, table, deals, k, labels, f"par game of deal {k}")
+        finally:
+            close_seats(table)
         await on_par(k, rows, env.history(labels))
 
 
@@ -425,14 +446,14 @@ async def play_match(
     dealt: asyncio.Queue[int | None] = asyncio.Queue()
     par_rows = np.zeros((spec.deals, n, 6), dtype=np.int64)
     par_task: asyncio.Task[None] | None = None
+    entries: list[Any] = []
     try:
-        entries: list[Any] = []
         for i, seat in enumerate(spec.seats):
             seed = agent_seed(spec.seed, n, 0, 1 + i)
             entries.append(
                 RemoteSeat(slots[seat[4:]], context, spec.fallback, seed)
                 if seat.startswith("bot:")
-                else build_agent(seat, seed)
+                else thinking.build_seat(seat, seed)
             )
         par_agent = spec.par_agent
         if par_agent is not None:
@@ -447,7 +468,8 @@ async def play_match(
             )
         remotes = [(i, e) for i, e in enumerate(entries) if isinstance(e, RemoteSeat)]
         start = protocol.match_start(
-            match, n, spec.seats, spec.deals, commitment(spec.secret) if spec.secret else None, clock_ms, rules,
+            match, n, [public_label(s) for s in spec.seats], spec.deals,
+            commitment(spec.secret) if spec.secret else None, clock_ms, rules,
             spec.grace, spec.fallback, spec.format, par_agent,
         )  # fmt: skip
         for _, remote in remotes:
@@ -463,7 +485,7 @@ async def play_match(
                 dealt.put_nowait(k)
             for j, r in enumerate([k % n] if single else range(n)):
                 table = [entries[(s - r) % n] for s in range(n)]
-                labels = [spec.seats[(s - r) % n] for s in range(n)]
+                labels = [public_label(spec.seats[(s - r) % n]) for s in range(n)]
                 context.deal = k
                 context.game += 1
                 context.chips = lambda r=r: [totals[(s - r) % n] for s in range(n)]  # type: ignore[misc]
@@ -501,8 +523,8 @@ async def play_match(
             par_agent, spec.secret,
         )  # fmt: skip
         summary = [
-            {"seat": r.label, "chips": r.side.chips, "advantage": r.advantage, "par_advantage": r.par_advantage,
-             "counts": r.counts}
+            {"seat": public_label(r.label), "chips": r.side.chips, "advantage": r.advantage,
+             "par_advantage": r.par_advantage, "counts": r.counts}
             for r in report.results
         ]  # fmt: skip
         end = protocol.match_end(match, status, summary, spec.secret, spec.seed if spec.secret else None)
@@ -512,4 +534,5 @@ async def play_match(
     finally:
         if par_task is not None:
             par_task.cancel()
+        close_seats(entries)
         registry.release(list(slots.values()))

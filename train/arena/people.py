@@ -9,8 +9,8 @@ table"):
 2. ``POST /api/people/seats`` (JSON, from this server's own page: another ``Origin`` is refused) names the person,
    the opponents (each ``bot:NAME`` of a bot connected now, or a built-in agent the server offers, as a match of the
    operator may name: the operator's ``--agent`` specs by their handles ``offered:K``, never by their options) and
-   the deals (1 to ``MAX_DEALS``, and ``MAX_GAMES`` games at most: deals x players). The name follows a bot's
-   pattern, is no registered bot's name and no name seated now.
+   the deals (1 to ``MAX_DEALS``, and deals x players at most ``MAX_GAMES``: the seats' time a match holds). The
+   name follows a bot's pattern, is no registered bot's name and no name seated now.
 3. The answer holds a seat token (32 random bytes; only its SHA-256 is kept, in memory): the page says hello with it
    within ``SEAT_SECONDS``, and the match starts then. It serves to reconnect until the match ends, then it is
    forgotten.
@@ -23,7 +23,7 @@ holds; behind a proxy, the address uvicorn's ``--forwarded-allow-ips`` lets it r
   under way (429);
 * all visitors: ``MAX_PENDING`` seats admitted and not claimed, each forgotten after ``SEAT_SECONDS``, and
   ``MAX_PEOPLE`` matches under way (429 past either, and a claim past ``MAX_PEOPLE`` is told to try later);
-* one match: ``MAX_GAMES`` games, ``MATCH_SECONDS`` of wall time, and ``IDLE_MOVES`` moves lost to the clock
+* one match: ``MAX_GAMES`` deals x players, ``MATCH_SECONDS`` of wall time, and ``IDLE_MOVES`` moves lost to the clock
   (``CLOCK`` each). Past the time or the idle moves, or away past the grace period, the person forfeits: the
   fallback plays the seat at once and the match ends (``aborted``) after the deal under way, its bots released.
 
@@ -110,9 +110,9 @@ MAX_VISITORS = 4096
 """Visitors whose recent requests are remembered; past it, the ones back to a full allowance are forgotten, and if
 none is, a request from a new visitor is refused (429)."""
 MAX_DEALS = 10
-"""Deals of a person's match at most (each played once per rotation of the seats)."""
+"""Deals of a person's match at most (each played once, the seats turning one place a deal)."""
 MAX_GAMES = 30
-"""Games of a person's match at most: deals x players (every deal is played once per seat)."""
+"""Deals x players of a person's match at most: the seats' time it holds (the bots', the person's)."""
 MATCH_SECONDS = 1800.0
 """Wall time of a person's match: past it, the person forfeits and the match ends after the deal under way."""
 IDLE_MOVES = 3
@@ -270,7 +270,7 @@ class People:
         players = 1 + len(opponents)
         if deals * players > MAX_GAMES:
             raise TableError(
-                400, f"deals: at most {MAX_GAMES // players} at {players} players ({MAX_GAMES} games a match)"
+                400, f"deals: at most {MAX_GAMES // players} at {players} players ({MAX_GAMES} seat-games a match)"
             )
         opponents = [self._offered(o) for o in opponents]
         connected = set(self.arena.registry.connected())

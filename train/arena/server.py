@@ -41,7 +41,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from train.arena import leaderboard, protocol
+from train.arena import leaderboard, protocol, thinking
 from train.arena.match import MatchSpec, draw_secret, play_match, warm_up
 from train.arena.people import People
 from train.arena.records import Book, insert_baseline
@@ -429,3 +429,4 @@ def run(
         uvicorn.Server(config).run()
     finally:
         store.close()
+        thinking.shutdown()  # the worker processes of heavy seats

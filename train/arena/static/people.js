@@ -62,13 +62,13 @@
 
   function onMessage(m) {
     if (m.type === "welcome") say("Seated: the match starts\u2026");
-    else if (m.type === "match_start") say(`Match ${m.match}: ${m.deals} deal(s), each played ${m.players} times, the seats rotated.`);
+    else if (m.type === "match_start") say(`Match ${m.match}: ${m.deals} deal(s), each played once, the seats turning one place a deal.`);
     else if (m.type === "deal_start") {
       state.seat = m.seat;
       state.labels = m.seats.map((s, q) => (q === m.seat ? "human" : s));
       byId("table").dataset.game = `${m.deal}:${m.rotation}`;
       byId("hand-area").hidden = false;
-      say(`Deal ${m.deal + 1}, rotation ${m.rotation + 1}: you are player_${m.seat}.`);
+      say(`Deal ${m.deal + 1} of the match: you are player_${m.seat}.`);
     } else if (m.type === "turn") renderTurn(m);
     else if (m.type === "deal_end") {
       state.turn = null;
@@ -112,7 +112,7 @@
       const label = (a) => (options.offered && options.offered[a] ? `${a} (${options.offered[a]})` : a);
       byId("opponent-specs").replaceChildren(...[...options.bots, ...options.agents].map((a) => el("option", { value: a, label: label(a) })));
       byId("deals").max = String(options.max_deals);
-      byId("deals").title = `at most ${options.max_games} games: deals x players (you and the others)`;
+      byId("deals").title = `at most ${options.max_games} seat-games: deals x players (you and the others)`;
     } catch (err) {
       showMessage(err.message);
       byId("join-button").disabled = true;
