@@ -245,6 +245,10 @@ class Store:
         self.engine.dispose()
 
     # ------------------------------------------------------------------------ a server that went away
+    def reason(self, err: BaseException) -> str:
+        """The driver's first line about ``err``, any password in it masked: what a one-line message may say."""
+        return self._reason(err)
+
     def _reason(self, err: BaseException) -> str:
         """The driver's first line about ``err``, any password in it masked."""
         orig = getattr(err, "orig", None) or err
@@ -260,9 +264,14 @@ class Store:
             return False
         return bool(err.connection_invalidated) or isinstance(err, (sa.exc.OperationalError, sa.exc.InterfaceError))
 
-    def _retrying(self, work: Callable[[], _T]) -> _T:
-        """``work()``, tried again every ``RETRY_SECONDS`` while the server is out of reach, for up to
-        ``RECONNECT_SECONDS``; one warning when it goes away, one when it is back, no traceback."""
+    def read(self, work: Callable[[], _T], patience: float = RECONNECT_SECONDS) -> _T:
+        """``work()`` (reads: it may run more than once), tried again every ``RETRY_SECONDS`` while the database server
+        is out of reach, for up to ``patience`` seconds; then its ``sqlalchemy.exc.DBAPIError``."""
+        return self._retrying(work, patience)
+
+    def _retrying(self, work: Callable[[], _T], patience: float = RECONNECT_SECONDS) -> _T:
+        """``work()``, tried again every ``RETRY_SECONDS`` while the server is out of reach, for up to ``patience``
+        (``RECONNECT_SECONDS``); one warning when it goes away, one when it is back, no traceback."""
         deadline: float | None = None
         while True:
             try:
@@ -272,13 +281,13 @@ class Store:
                     raise
                 now = time.monotonic()
                 if deadline is None:
-                    deadline = now + RECONNECT_SECONDS
+                    deadline = now + patience
                     with self._down_lock:
                         if self._down_since is None:
                             self._down_since = now
                             log.warning("the database at %s is out of reach (%s): waiting up to %g s for it",
-                                        self.masked_url, self._reason(err), RECONNECT_SECONDS)  # fmt: skip
-                elif now > deadline:
+                                        self.masked_url, self._reason(err), patience)  # fmt: skip
+                if now >= deadline:
                     raise
                 time.sleep(RETRY_SECONDS)
                 continue
