@@ -50,8 +50,9 @@ def _store_match(store: Store, match: str, count: int, status: str = "finished")
     with store.engine.begin() as db:
         db.execute(sa.insert(matches), {"id": match, "created": time.time(), "request": json.dumps(request),
                                         "status": status, "report": None})  # fmt: skip
+        outcomes = json.dumps([[0] * 6] * players)
         rows = [
-            {"match_id": match, "deal": g // players, "rotation": g % players, "outcomes": json.dumps([[0] * 6] * players),
+            {"match_id": match, "deal": g // players, "rotation": g % players, "outcomes": outcomes,
              "history": json.dumps(_history(g // players, g % players), separators=(",", ":"))}
             for g in range(count)
         ]  # fmt: skip

@@ -61,6 +61,7 @@ __all__ = [
     "CLAIM_WINDOW",
     "DB_FILE",
     "LIVENESS_SECONDS",
+    "NewerDatabaseError",
     "PENDING",
     "RECONNECT_SECONDS",
     "RETRY_SECONDS",
@@ -224,6 +225,9 @@ class Store:
         except sa.exc.DBAPIError as err:
             self.engine.dispose()
             raise ValueError(f"database {self.masked_url}: {self._reason(err)}") from None
+        except NewerDatabaseError as err:
+            self.engine.dispose()
+            raise NewerDatabaseError(f"database {self.masked_url}: {err}") from None
         self._writes: queue.SimpleQueue[_Write | None] = queue.SimpleQueue()
         self._writer: threading.Thread | None = None
         self._writer_lock = threading.Lock()
@@ -604,16 +608,32 @@ class Store:
         return self._retrying(work)
 
 
+class NewerDatabaseError(ValueError):
+    """A database whose schema is at a revision these migrations do not know (a newer version migrated it)."""
+
+
 def migrate(engine: sa.Engine, revision: str = "head") -> None:
     """Apply the Alembic migrations up to ``revision``, the newest by default (``train/arena/migrations``). On
     PostgreSQL under an advisory lock: servers that start at once migrate one after the other (the schema's changes
-    are transactional there, so the second finds it done)."""
+    are transactional there, so the second finds it done). ``NewerDatabaseError`` (one line) for a database at a
+    revision these migrations do not know."""
     from alembic import command
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
 
     with engine.begin() as connection:
         if connection.dialect.name == "postgresql":
             connection.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK})
         config = alembic_config(connection)
+        scripts = ScriptDirectory.from_config(config)
+        known = {script.revision for script in scripts.walk_revisions()}
+        current = MigrationContext.configure(connection).get_current_heads()
+        unknown = [r for r in current if r not in known]
+        if unknown:  # Alembic would fail with a traceback of its own: say what is wrong, in one line
+            raise NewerDatabaseError(
+                f"its schema is at revision {', '.join(unknown)}, which this bourre-rl does not know (its newest is "
+                f"{scripts.get_current_head()}): a newer version made it; run that version, or use another database"
+            )
         command.upgrade(config, revision)
 
 
