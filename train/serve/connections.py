@@ -36,6 +36,8 @@ import errno
 import logging
 import time
 from collections import Counter
+from collections.abc import Callable
+from types import FrameType
 from typing import Any, cast
 
 import uvicorn
@@ -273,7 +275,19 @@ def config(app: Any, guard: Guard | None = None, **options: Any) -> uvicorn.Conf
 
 
 class Server(uvicorn.Server):
-    """A ``uvicorn.Server`` whose event loop logs running out of file descriptors once a period (``Guard``)."""
+    """A ``uvicorn.Server`` whose event loop logs running out of file descriptors once a period (``Guard``).
+    ``on_exit``: called (in the event loop's thread) at the first Ctrl-C or SIGTERM, before uvicorn waits for the
+    requests in flight: the arena tells its matches to stop there, so that they end before the graceful shutdown's
+    time runs out rather than being cancelled (a traceback) after it."""
+
+    def __init__(self, config: uvicorn.Config, on_exit: Callable[[], None] | None = None) -> None:
+        super().__init__(config)
+        self.on_exit = on_exit
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        if self.on_exit is not None and not self.should_exit:
+            self.on_exit()
+        super().handle_exit(sig, frame)
 
     async def serve(self, sockets: Any = None) -> None:
         guard = getattr(self.config, "guard", None) or Guard()
