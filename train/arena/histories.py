@@ -74,13 +74,15 @@ def page(
             if row is None or row.status not in _SETTLED:
                 return None
             total = db.execute(sa.select(sa.func.count()).select_from(games).where(games.c.match_id == match))
-            played = db.execute(
-                sa.select(games.c.deal, games.c.rotation, games.c.history)
-                .where(games.c.match_id == match)
-                .order_by(games.c.deal, games.c.rotation)
-                .offset(offset)
-                .limit(limit)
-            ).all()
+            played = list(
+                db.execute(
+                    sa.select(games.c.deal, games.c.rotation, games.c.history)
+                    .where(games.c.match_id == match)
+                    .order_by(games.c.deal, games.c.rotation)
+                    .offset(offset)
+                    .limit(limit)
+                ).all()
+            )
             stored = _stored(row, [])  # the match's seats, seed and reference field, as the ratings read them
             fields: list[Any] = []
             reference = stored.field()

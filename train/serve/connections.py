@@ -111,7 +111,7 @@ class Guard:
     def open(self) -> int:
         return len(self._open)
 
-    def admit(self, transport: asyncio.BaseTransport) -> bool:
+    def admit(self, transport: asyncio.Transport) -> bool:
         """Count a new connection, or close it at once (False) past a limit, logged once a period per address."""
         peer = transport.get_extra_info("peername")
         address = str(peer[0]) if isinstance(peer, (tuple, list)) and peer else "unknown"
@@ -267,7 +267,7 @@ def config(app: Any, guard: Guard | None = None, **options: Any) -> uvicorn.Conf
     built = uvicorn.Config(
         app,
         http=_guarded_http(http_class, guard),
-        ws=None if ws_class is None else _guarded_ws(ws_class, guard),
+        ws=_guarded_ws(ws_class, guard) if ws_class is not None else "none",
         **options,
     )
     built.guard = guard  # type: ignore[attr-defined]
