@@ -7,14 +7,21 @@
 ``GET /bots/{name}``                               a bot's cells and its matches, each linking its hand histories
 ``GET /api/leaderboard/{name}``                    the same (JSON): its standing and its matches
 ``GET /api/matches/{id}/histories``                a settled match's hand histories, every game and the all-field
-                                                   tables of a reference match (JSON)
+                                                   tables of a reference match (JSON); ``?offset=&limit=``: a page
+                                                   of at most 500 games (``train.arena.histories``)
 ``GET /api/matches/{id}/games/{deal}/{rotation}``  one game's hand history (``docs/hand_history.md``): the file
                                                    ``bourre serve``'s replay view opens
 ================================================== ==============================================================
 
 No token is asked: the pages show only what is settled. A running match's games are not served (its deals are
 played again in its next rotations). A bot's name is untrusted input: every name is escaped in the HTML and quoted in
-the links, and a path's name must match ``protocol.NAME_PATTERN``.
+the links, and a path's name must match ``protocol.NAME_PATTERN``, a match id ``histories.MATCH_ID`` and a deal or
+a rotation nine digits at most (else 404).
+
+Every page is read, rendered and encoded in a thread, never on the event loop that runs the tables and the bots: what
+it costs grows with what is stored. A database that fails (PostgreSQL out of reach for more than
+``PAGE_WAIT_SECONDS``, tried again meanwhile) makes a page answer 503 with one line, logged once until a page answers
+again; a page never answers with a traceback.
 """
 
 from __future__ import annotations
@@ -22,21 +29,35 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import html
+import json
+import logging
+import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import quote
 
+import sqlalchemy as sa
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
+from train.arena.histories import MATCH_ID, MAX_HEAVY, MAX_HEAVY_PER_CLIENT, page, page_bounds
 from train.arena.protocol import NAME_PATTERN
 from train.arena.ratings import BotStanding, Standings
-from train.arena.records import Book, bot_matches, game_history, match_histories
+from train.arena.records import Book, bot_matches, game_history
 from train.arena.storage import Store
+from train.serve import http_input
+from train.serve.tables import TableError
 
-__all__ = ["bot_page", "leaderboard_page", "routes"]
+__all__ = ["PAGE_WAIT_SECONDS", "bot_page", "leaderboard_page", "routes"]
+
+log = logging.getLogger("bourre.arena")
+
+PAGE_WAIT_SECONDS = 3.0
+"""How long a page waits for a database server out of reach (PostgreSQL: tried again every ``RETRY_SECONDS``) before
+it answers 503; the ladder and the matches wait longer (``storage.RECONNECT_SECONDS``)."""
+_NUMBER = re.compile(r"[0-9]{1,9}")
 
 _STYLE = (
     "body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse}"
@@ -170,37 +191,88 @@ def bot_page(name: str, standing: BotStanding | None, played: Sequence[dict[str,
 
 def routes(book: Book, store: Store) -> list[Route]:
     """The leaderboard's routes, reading the ratings from ``book`` and the matches from ``store``."""
+    heavy = http_input.Slots(MAX_HEAVY, MAX_HEAVY_PER_CLIENT, "pages of hand histories being built")
+    outage = _Outage(store)
 
-    async def board(_request: Request) -> Response:
-        return HTMLResponse(leaderboard_page(await asyncio.to_thread(book.standings)))
+    async def answer(request: Request, work: Callable[[], Response]) -> Response:
+        """``work()`` in a thread (reading and rendering grow with what is stored: none of it on the event loop that
+        runs the tables); a refusal in one line, a database out of reach 503."""
+        try:
+            response = await asyncio.to_thread(work)
+        except TableError as err:
+            return _json_error(err.status, err.message)
+        except sa.exc.DBAPIError as err:
+            return outage.refused(err)
+        except Exception:
+            log.exception("%s %s failed", request.method, request.url.path[:200])
+            return _json_error(500, "internal error")
+        outage.answered()
+        return response
 
-    async def board_json(_request: Request) -> Response:
-        return JSONResponse((await asyncio.to_thread(book.standings)).to_dict())
+    def standings() -> Standings:
+        return store.read(book.standings, PAGE_WAIT_SECONDS)
+
+    async def board(request: Request) -> Response:
+        return await answer(request, lambda: HTMLResponse(leaderboard_page(standings())))
+
+    async def board_json(request: Request) -> Response:
+        return await answer(request, lambda: _json(standings().to_dict()))
 
     async def bot(request: Request) -> Response:
         name = request.path_params["name"]
         if not NAME_PATTERN.fullmatch(name):
-            return JSONResponse({"error": "no such bot"}, status_code=404)
-        standings = await asyncio.to_thread(book.standings)
-        played = await asyncio.to_thread(bot_matches, store, name)
-        if request.url.path.startswith("/api/"):
-            standing = standings.bot(name)
-            found = None if standing is None else dataclasses.asdict(standing)
-            return JSONResponse({"name": name, "standing": found, "matches": played})
-        return HTMLResponse(bot_page(name, standings.bot(name), played))
+            return _json_error(404, "no such bot")
+
+        def work() -> Response:
+            found = standings()
+            played = store.read(lambda: bot_matches(store, name), PAGE_WAIT_SECONDS)
+            if request.url.path.startswith("/api/"):
+                standing = found.bot(name)
+                return _json({"name": name, "standing": None if standing is None else dataclasses.asdict(standing),
+                              "matches": played})  # fmt: skip
+            return HTMLResponse(bot_page(name, found.bot(name), played))
+
+        return await answer(request, work)
 
     async def histories(request: Request) -> Response:
-        found = await asyncio.to_thread(match_histories, store, request.path_params["match"][:64])
-        if found is None:
-            return JSONResponse({"error": "no such match, or it is still running"}, status_code=404)
-        return JSONResponse(found)
+        match = request.path_params["match"]
+        if not MATCH_ID.fullmatch(match):
+            return _json_error(404, "no such match, or it is still running")
+        try:
+            offset, limit = page_bounds(request.query_params)
+        except TableError as err:
+            return _json_error(err.status, err.message)
+        client = request.client.host if request.client is not None else None
+
+        def work() -> Response:
+            body = page(store, match, offset, limit, PAGE_WAIT_SECONDS)
+            if body is None:
+                raise TableError(404, "no such match, or it is still running")
+            return Response(body, media_type="application/json")
+
+        try:
+            heavy.take(client)
+        except TableError as err:
+            return _json_error(err.status, err.message)
+        try:
+            return await answer(request, work)
+        finally:
+            heavy.give_back(client)
 
     async def game(request: Request) -> Response:
         p = request.path_params
-        found = await asyncio.to_thread(game_history, store, p["match"][:64], p["deal"], p["rotation"])
-        if found is None:
-            return JSONResponse({"error": "no such game, or its match is still running"}, status_code=404)
-        return JSONResponse(found)
+        match, deal, rotation = p["match"], p["deal"], p["rotation"]
+        # read here, not by an int convertor: a number past the database's integers made the query fail (500)
+        if not (MATCH_ID.fullmatch(match) and _NUMBER.fullmatch(deal) and _NUMBER.fullmatch(rotation)):
+            return _json_error(404, "no such game, or its match is still running")
+
+        def work() -> Response:
+            found = store.read(lambda: game_history(store, match, int(deal), int(rotation)), PAGE_WAIT_SECONDS)
+            if found is None:
+                raise TableError(404, "no such game, or its match is still running")
+            return _json(found)
+
+        return await answer(request, work)
 
     return [
         Route("/leaderboard", board, methods=["GET"]),
@@ -208,5 +280,37 @@ def routes(book: Book, store: Store) -> list[Route]:
         Route("/bots/{name}", bot, methods=["GET"]),
         Route("/api/leaderboard/{name}", bot, methods=["GET"]),
         Route("/api/matches/{match}/histories", histories, methods=["GET"]),
-        Route("/api/matches/{match}/games/{deal:int}/{rotation:int}", game, methods=["GET"]),
+        Route("/api/matches/{match}/games/{deal}/{rotation}", game, methods=["GET"]),
     ]
+
+
+def _json(content: Any) -> Response:
+    """``content`` encoded as Starlette's ``JSONResponse`` would, by the calling thread (not on the event loop)."""
+    body = json.dumps(content, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")).encode()
+    return Response(body, media_type="application/json")
+
+
+def _json_error(status: int, message: str) -> Response:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+class _Outage:
+    """A database out of reach answers each page 503 with one line, and is logged once (and once when it is back),
+    however many pages are asked meanwhile. Called on the event loop only."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.down = False
+
+    def refused(self, err: sa.exc.DBAPIError) -> Response:
+        reason = self.store.reason(err)
+        if not self.down:
+            self.down = True
+            log.warning("the leaderboard's pages answer 503: the database at %s fails (%s)", self.store.masked_url,
+                        reason)  # fmt: skip
+        return _json_error(503, f"the database is out of reach ({reason[:200]}); try again in a few seconds")
+
+    def answered(self) -> None:
+        if self.down:
+            self.down = False
+            log.warning("the leaderboard's pages answer again: the database at %s is back", self.store.masked_url)

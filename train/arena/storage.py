@@ -61,6 +61,7 @@ __all__ = [
     "CLAIM_WINDOW",
     "DB_FILE",
     "LIVENESS_SECONDS",
+    "NewerDatabaseError",
     "PENDING",
     "RECONNECT_SECONDS",
     "RETRY_SECONDS",
@@ -224,6 +225,9 @@ class Store:
         except sa.exc.DBAPIError as err:
             self.engine.dispose()
             raise ValueError(f"database {self.masked_url}: {self._reason(err)}") from None
+        except NewerDatabaseError as err:
+            self.engine.dispose()
+            raise NewerDatabaseError(f"database {self.masked_url}: {err}") from None
         self._writes: queue.SimpleQueue[_Write | None] = queue.SimpleQueue()
         self._writer: threading.Thread | None = None
         self._writer_lock = threading.Lock()
@@ -245,6 +249,10 @@ class Store:
         self.engine.dispose()
 
     # ------------------------------------------------------------------------ a server that went away
+    def reason(self, err: BaseException) -> str:
+        """The driver's first line about ``err``, any password in it masked: what a one-line message may say."""
+        return self._reason(err)
+
     def _reason(self, err: BaseException) -> str:
         """The driver's first line about ``err``, any password in it masked."""
         orig = getattr(err, "orig", None) or err
@@ -260,9 +268,14 @@ class Store:
             return False
         return bool(err.connection_invalidated) or isinstance(err, (sa.exc.OperationalError, sa.exc.InterfaceError))
 
-    def _retrying(self, work: Callable[[], _T]) -> _T:
-        """``work()``, tried again every ``RETRY_SECONDS`` while the server is out of reach, for up to
-        ``RECONNECT_SECONDS``; one warning when it goes away, one when it is back, no traceback."""
+    def read(self, work: Callable[[], _T], patience: float = RECONNECT_SECONDS) -> _T:
+        """``work()`` (reads: it may run more than once), tried again every ``RETRY_SECONDS`` while the database server
+        is out of reach, for up to ``patience`` seconds; then its ``sqlalchemy.exc.DBAPIError``."""
+        return self._retrying(work, patience)
+
+    def _retrying(self, work: Callable[[], _T], patience: float = RECONNECT_SECONDS) -> _T:
+        """``work()``, tried again every ``RETRY_SECONDS`` while the server is out of reach, for up to ``patience``
+        (``RECONNECT_SECONDS``); one warning when it goes away, one when it is back, no traceback."""
         deadline: float | None = None
         while True:
             try:
@@ -272,13 +285,13 @@ class Store:
                     raise
                 now = time.monotonic()
                 if deadline is None:
-                    deadline = now + RECONNECT_SECONDS
+                    deadline = now + patience
                     with self._down_lock:
                         if self._down_since is None:
                             self._down_since = now
                             log.warning("the database at %s is out of reach (%s): waiting up to %g s for it",
-                                        self.masked_url, self._reason(err), RECONNECT_SECONDS)  # fmt: skip
-                elif now > deadline:
+                                        self.masked_url, self._reason(err), patience)  # fmt: skip
+                if now >= deadline:
                     raise
                 time.sleep(RETRY_SECONDS)
                 continue
@@ -595,16 +608,32 @@ class Store:
         return self._retrying(work)
 
 
+class NewerDatabaseError(ValueError):
+    """A database whose schema is at a revision these migrations do not know (a newer version migrated it)."""
+
+
 def migrate(engine: sa.Engine, revision: str = "head") -> None:
     """Apply the Alembic migrations up to ``revision``, the newest by default (``train/arena/migrations``). On
     PostgreSQL under an advisory lock: servers that start at once migrate one after the other (the schema's changes
-    are transactional there, so the second finds it done)."""
+    are transactional there, so the second finds it done). ``NewerDatabaseError`` (one line) for a database at a
+    revision these migrations do not know."""
     from alembic import command
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
 
     with engine.begin() as connection:
         if connection.dialect.name == "postgresql":
             connection.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK})
         config = alembic_config(connection)
+        scripts = ScriptDirectory.from_config(config)
+        known = {script.revision for script in scripts.walk_revisions()}
+        current = MigrationContext.configure(connection).get_current_heads()
+        unknown = [r for r in current if r not in known]
+        if unknown:  # Alembic would fail with a traceback of its own: say what is wrong, in one line
+            raise NewerDatabaseError(
+                f"its schema is at revision {', '.join(unknown)}, which this bourre-rl does not know (its newest is "
+                f"{scripts.get_current_head()}): a newer version made it; run that version, or use another database"
+            )
         command.upgrade(config, revision)
 
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-import threading
-from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -65,34 +63,6 @@ def _ok(payload: Any, status: int = 200) -> JSONResponse:
     return JSONResponse(payload, status_code=status, headers=_HEADERS)
 
 
-class _ReplaySlots:
-    """Counts of replays in flight, in all and per client address, taken without waiting: a request past a limit is
-    refused at once, so that queued work can neither pile up nor hold the event loop. Released from any thread."""
-
-    def __init__(self, total: int, per_client: int) -> None:
-        self.total, self.per_client = total, per_client
-        self._held: Counter[str | None] = Counter()
-        self._lock = threading.Lock()
-
-    def take(self, client: str | None) -> None:
-        with self._lock:
-            if self._held[client] >= self.per_client:
-                raise tb.TableError(
-                    429, f"you have {self.per_client} replays being worked out, the limit for one client; wait for them"
-                )
-            if sum(self._held.values()) >= self.total:
-                raise tb.TableError(
-                    503, f"the server is working out {self.total} replays, its limit; try again in a few seconds"
-                )
-            self._held[client] += 1
-
-    def give_back(self, client: str | None) -> None:
-        with self._lock:
-            self._held[client] -= 1
-            if self._held[client] <= 0:
-                del self._held[client]
-
-
 def _replay_answer(data: bytes, seat: int | None, open_hands: bool) -> bytes:
     """The JSON answer to a replay, built whole here (off the event loop: encoding a large one takes a tenth of a
     second), as Starlette's ``JSONResponse`` would encode it; refused (413) past ``MAX_REPLAY_BYTES``."""
@@ -140,7 +110,7 @@ def create_app(tables: tb.Tables | None = None, allowed_hosts: Sequence[str] = L
     state = tables if tables is not None else tb.Tables()
     table_threads = CapacityLimiter(TABLE_THREADS)
     replay_threads = CapacityLimiter(MAX_REPLAYS)
-    replay_slots = _ReplaySlots(MAX_REPLAYS, MAX_REPLAYS_PER_CLIENT)
+    replay_slots = http_input.Slots(MAX_REPLAYS, MAX_REPLAYS_PER_CLIENT, "replays being worked out")
 
     async def locked(table: tb.Table, work: Callable[[], Any]) -> Any:
         """``work`` under the table's lock, in one of the tables' threads: agents may be thinking under that lock.
@@ -232,10 +202,10 @@ def create_app(tables: tb.Tables | None = None, allowed_hosts: Sequence[str] = L
         if not _DEAL.fullmatch(deal_text):
             raise tb.TableError(404, f"no deal {deal_text[:20]!r}: deals are numbered 1, 2, ...")
         deal = int(deal_text)
-        saved = await locked(table, lambda: table.history(deal))
+        saved = await locked(table, lambda: history.dumps(table.history(deal)))  # encoded in the thread too
         name = f"bourre-deal-{deal}.json"
         return Response(
-            history.dumps(saved),
+            saved,
             media_type="application/json",
             headers={**_HEADERS, "Content-Disposition": f'attachment; filename="{name}"'},
         )

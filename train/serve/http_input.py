@@ -1,10 +1,13 @@
 """What the web servers (``bourre serve``, ``bourre arena``) accept from a request before reading it: an ``Origin`` of
 their own host only, a JSON content type, a body within a cap and strict JSON. Each refusal is a ``TableError`` with
-the status the client gets (400, 403, 413, 415), so a bad request is answered in one line, never with a traceback."""
+the status the client gets (400, 403, 413, 415), so a bad request is answered in one line, never with a traceback.
+``Slots`` bounds the heavy requests (a replay, a page of hand histories) in all and per client address (503, 429)."""
 
 from __future__ import annotations
 
 import re
+import threading
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -63,3 +66,30 @@ async def read_json(request: Request, limit: int, *, empty: Any = None) -> Any:
         raise TableError(400, "malformed JSON body: nested too deep") from None
     except ValueError as err:  # not JSON, not UTF-8, or an integer past Python's digit limit
         raise TableError(400, f"malformed JSON body: {err}") from None
+
+
+class Slots:
+    """Counts of heavy requests in flight (``what``: "replays being worked out"), in all and per client address, taken
+    without waiting: a request past a limit is refused at once (429 past the client's, 503 past the server's), so that
+    queued work can neither pile up nor hold the event loop. Given back from any thread."""
+
+    def __init__(self, total: int, per_client: int, what: str) -> None:
+        self.total, self.per_client, self.what = total, per_client, what
+        self._held: Counter[str | None] = Counter()
+        self._lock = threading.Lock()
+
+    def take(self, client: str | None) -> None:
+        with self._lock:
+            if self._held[client] >= self.per_client:
+                raise TableError(
+                    429, f"you have {self.per_client} {self.what}, the limit for one client; wait for them"
+                )
+            if sum(self._held.values()) >= self.total:
+                raise TableError(503, f"the server has {self.total} {self.what}, its limit; try again in a few seconds")
+            self._held[client] += 1
+
+    def give_back(self, client: str | None) -> None:
+        with self._lock:
+            self._held[client] -= 1
+            if self._held[client] <= 0:
+                del self._held[client]
