@@ -9,12 +9,12 @@
 ================ ======================================================================================================
 
 The answer: ``match``, ``status``, ``seats``, ``seed``, ``games`` (each ``deal``, ``rotation``, ``history``),
-``all_field`` (a reference match's all-field tables of the deals of this page), ``offset``, ``total`` (the match's
-games) and ``next``: the path of the next page, or null on the last. A value that is not a number in range is refused
-(400). The stored histories are copied into the answer as they are stored (JSON text written by the arena), so a
-page costs a read and a join, never a decode and an encode of megabytes; it is built in a thread, never on the event
-loop that runs the tables, and ``MAX_HEAVY`` such answers are built at once in all, ``MAX_HEAVY_PER_CLIENT`` for one
-client address (503 and 429 past them: ``train.serve.http_input.Slots``).
+``all_field`` (the par games of the deals of this page: a reference match's all-field tables), ``offset``,
+``total`` (the match's games) and ``next``: the path of the next page, or null on the last. A value that is not a
+number in range is refused (400). The stored histories are copied into the answer as they are stored (JSON text
+written by the arena), so a page costs a read and a join, never a decode and an encode of megabytes; it is built in a
+thread, never on the event loop that runs the tables, and ``MAX_HEAVY`` such answers are built at once in all,
+``MAX_HEAVY_PER_CLIENT`` for one client address (503 and 429 past them: ``train.serve.http_input.Slots``).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from urllib.parse import quote
 
 import sqlalchemy as sa
 
+from train.arena.match import MatchSpec
 from train.arena.ratings import StoredMatch
 from train.arena.records import _stored, baselines
 from train.arena.storage import RECONNECT_SECONDS, Store, games, matches
@@ -60,13 +61,23 @@ def page_bounds(query: Mapping[str, str]) -> tuple[int, int]:
     return found[0], found[1]
 
 
+def _par_agent(request: str) -> str | None:
+    """The agent of a match's par games (``MatchSpec.par_agent``), None for a match without (or of an earlier
+    version, whose reference field is its all-field table)."""
+    try:
+        return MatchSpec.from_request(json.loads(request), stored=True).par_agent
+    except ValueError:
+        return None
+
+
 def page(
     store: Store, match: str, offset: int = 0, limit: int = MAX_PAGE_GAMES, patience: float = RECONNECT_SECONDS
 ) -> bytes | None:
     """The JSON answer (bytes) for games ``offset`` to ``offset + limit`` of a settled match, or None for an unknown
-    match or one still running (its deals are played again in the next rotations: their cards must not be shown before
-    it ends). Blocking: call it in a thread. A database server out of reach is waited for ``patience`` seconds
-    (``Store.read``), then its ``sqlalchemy.exc.DBAPIError`` raised."""
+    match or one still running (its bots are at the table and its secret unrevealed: no card is shown before it
+    ends). ``all_field``: the par games of the page's deals (a reference match's all-field tables). Blocking: call it
+    in a thread. A database server out of reach is waited for ``patience`` seconds (``Store.read``), then its
+    ``sqlalchemy.exc.DBAPIError`` raised."""
 
     def read() -> tuple[StoredMatch, int, list[Any], list[Any]] | None:
         with store.engine.connect() as db:
@@ -85,13 +96,13 @@ def page(
             )
             stored = _stored(row, [])  # the match's seats, seed and reference field, as the ratings read them
             fields: list[Any] = []
-            reference = stored.field()
-            if reference is not None and played:
+            par = _par_agent(row.request) or (stored.field() or (0, None))[1]
+            if par is not None and played:
                 fields = list(
                     db.execute(
                         sa.select(baselines.c.deal, baselines.c.history)
                         .where(
-                            baselines.c.field == reference[1],
+                            baselines.c.field == par,
                             baselines.c.players == stored.players,
                             baselines.c.seed == stored.seed,
                             baselines.c.deal.in_(sorted({int(g[0]) for g in played})),

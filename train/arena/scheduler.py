@@ -45,6 +45,8 @@ import secrets
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
+import sqlalchemy as sa
+
 from train.arena import storage
 from train.arena.match import DEFAULT_CLOCK, MatchSpec, draw_secret
 from train.arena.ratings import Standings
@@ -185,10 +187,18 @@ class Ladder:
 
     async def run(self) -> None:
         """Until cancelled: fill the free tables, look again every ``config.poll`` seconds."""
+        waiting = False  # for the database: said once, not at every look
         while True:
             try:
                 await self.schedule()
-            except Exception:  # a database that is away a moment: try again at the next look
+                if waiting:
+                    log.warning("ladder: the database is back, scheduling again")
+                waiting = False
+            except sa.exc.DBAPIError as err:  # a database away a moment: one line, and again at the next look
+                if not waiting:
+                    log.warning("ladder: scheduling waits for the database (%s)", self.arena.store.reason(err))
+                waiting = True
+            except Exception:
                 log.exception("ladder: scheduling failed")
             await asyncio.sleep(self.config.poll)
 

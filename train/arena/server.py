@@ -48,7 +48,7 @@ from train.arena.records import Book, insert_baseline
 from train.arena.remote import Connection, Registry
 from train.arena.scheduler import Ladder, LadderConfig, lifespan
 from train.arena.storage import Store
-from train.serve import http_input
+from train.serve import connections, http_input
 from train.serve.app import LOOPBACK_HOSTS
 from train.serve.tables import TableError, check_agent
 
@@ -339,6 +339,9 @@ def create_app(arena: Arena, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> S
                 except TableError as err:
                     raise TableError(err.status, f"{what}: {err.message}") from None
             return JSONResponse(await arena.play(spec))
+        except asyncio.CancelledError:  # the server stopped before the match did: it is interrupted, no traceback
+            log.warning("a match was interrupted: the server stopped")
+            return JSONResponse({"error": "the server stopped: the match is interrupted"}, status_code=503)
         except TableError as err:
             return _refusal(err)
         except Exception:
@@ -372,10 +375,8 @@ def _refusal(err: TableError) -> Response:
 
 def serve_in_thread(arena: Arena, host: str = "127.0.0.1", port: int = 0) -> tuple[Any, int]:
     """Start a server in a daemon thread (tests and the benchmark); the uvicorn server and its port."""
-    import uvicorn
-
-    config = uvicorn.Config(create_app(arena), host=host, port=port, log_level="warning", **ws_options())
-    server = uvicorn.Server(config)
+    config = connections.config(create_app(arena), host=host, port=port, log_level="warning", **ws_options())
+    server = connections.Server(config)
     threading.Thread(target=server.run, daemon=True, name="arena server").start()
     deadline = time.monotonic() + 60
     while not server.started:
@@ -398,8 +399,6 @@ def run(
     first start an operator token is made and printed once. ``database``: a URL (``storage.database_url``) instead of
     the data folder's SQLite file. ``ladder``: schedule matches (``train.arena.scheduler``). ``people``: admit people
     at tables with bots (``train.arena.people``)."""
-    import uvicorn
-
     from train.serve.tables import check_offered
 
     checked = [check_offered(spec) for spec in offered]
@@ -423,10 +422,12 @@ def run(
     url = f"ws://{'[' + host + ']' if ':' in host else host}:{port}/bot"
     where = data if database is None else store.masked_url  # a URL is shown without its password
     print(f"bourre arena: bots connect to {url}; data in {where}  (Ctrl-C to stop)", flush=True)
-    config = uvicorn.Config(create_app(arena, hosts), host=host, port=port, log_level="warning",
-                            timeout_graceful_shutdown=3, **ws_options())  # fmt: skip
+    # slow or many clients cannot exhaust it (train.serve.connections)
+    config = connections.config(create_app(arena, hosts), host=host, port=port, log_level="warning",
+                                timeout_graceful_shutdown=3, **ws_options())  # fmt: skip
     try:
-        uvicorn.Server(config).run()
+        # at the first Ctrl-C or SIGTERM the matches stop after their game under way (arena.stopping)
+        connections.Server(config, on_exit=lambda: setattr(arena, "stopping", True)).run()
     finally:
         store.close()
         thinking.shutdown()  # the worker processes of heavy seats

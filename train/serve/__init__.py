@@ -112,9 +112,7 @@ def run(
     by default)."""
     if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
         raise ValueError(f"port: expected an integer in 1..65535, got {port!r}")
-    import uvicorn
-
-    from train.serve import app, tables
+    from train.serve import app, connections, tables
 
     checked = []
     for spec in offered:
@@ -137,7 +135,8 @@ def run(
     if hosts == ["*"]:
         print(f"bourre serve: listening on {host}: any machine that can reach it can open tables", flush=True)
     print(f"Bourré table: http://{'[' + host + ']' if ':' in host else host}:{port}/  (Ctrl-C to stop)", flush=True)
-    config = uvicorn.Config(app.create_app(state, allowed_hosts=hosts), host=host, port=port, log_level="warning")
+    # slow or many clients cannot exhaust it (train.serve.connections)
+    config = connections.config(app.create_app(state, allowed_hosts=hosts), host=host, port=port, log_level="warning")
     _server(config).run()
 
 
@@ -148,9 +147,9 @@ def _server(config: uvicorn.Config) -> uvicorn.Server:
     exit, for every thread that is not a daemon (the event loop's workers are not): a table whose agent never
     returns would keep the process alive for ever. A daemon timer started by the first signal ends the process,
     with the status a shell gives a command killed by that signal (130 for Ctrl-C), if it is still there."""
-    import uvicorn
+    from train.serve import connections
 
-    class Server(uvicorn.Server):
+    class Server(connections.Server):
         def handle_exit(self, sig: int, frame: FrameType | None) -> None:
             if self.should_exit:  # the second signal: at once
                 _stop_now(sig, "a second signal")
