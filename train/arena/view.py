@@ -3,16 +3,13 @@
 The view is the browser table's (``train.serve.tables.seat_view``), entry for entry: ``tests/test_arena_protocol.py``
 holds the two equal on states of many games, that function being the oracle. This one is built for the arena's hot
 path (a turn of every remote decision): it reads the observation once, through its non-zero entries (``observation``'s
-layout, ``FIELDS`` and ``OFFSETS``), instead of splitting it into arrays, and it keeps the legal actions' entries of
-a recent draw decision (legal actions, hand, phase) in a small cache, because a duplicate match deals every hand once
-per rotation of the seats, so the same draw decision comes back ``N`` times (a draw's entries are the costly part:
-each names the cards it discards, ``bourre_env.actions.describe``). Nothing but the observation and the legal mask
-enters a view: the cache's key is made of the seat's own hand, its legal actions and the phase.
+layout, ``FIELDS`` and ``OFFSETS``), instead of splitting it into arrays, and it writes the entries of a draw's stays
+(up to 32, each naming the cards it discards) from their discards directly, as ``bourre_env.actions.describe`` would
+name them, without parsing the hand again for each. Nothing but the observation and the legal mask enters a view.
 """
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import numpy as np
@@ -22,12 +19,7 @@ from bourre_env.actions import describe
 from bourre_env.core import cards
 from train.serve.trick_list import trick_list
 
-__all__ = ["LEGAL_CACHE", "legal_entries", "view_of"]
-
-LEGAL_CACHE = 1024
-"""The legal actions of draw decisions kept (least recently used dropped): four times the draw decisions that
-``MAX_MATCHES`` tables of 8 play between two rotations of one deal, and about 16 MB at most (a draw lists up to 32
-stays). The other decisions list a few cards, cheap to describe again."""
+__all__ = ["legal_entries", "view_of"]
 
 _DECISION_NAMES = ("deciding", "passed", "playing")
 _FACE_NAMES = ("in the dealer's hand", "out of play", "played")
@@ -49,28 +41,29 @@ _NUMBER = {field.name: number for number, field in enumerate(observation.FIELDS)
 _S, _T = observation.S, observation.T
 
 
-def _legal(actions: tuple[int, ...], hand: tuple[int, ...], phase: int) -> tuple[dict[str, Any], ...]:
+def _legal(actions: tuple[int, ...], hand: tuple[int, ...], phase: int) -> list[dict[str, Any]]:
     out = []
+    draw = phase in core.DRAW_PHASES
     for a in actions:
+        if draw and a >= core.STAY_BASE:
+            # the action table's stay (bourre_env.actions): bit i of a - STAY_BASE discards the i-th lowest card; its
+            # text is describe's, written here from the discards already found (describe parses and sorts the hand
+            # again for each of a draw's up to 32 stays: most of a draw turn's cost; the oracle test holds the two)
+            discard = [_CARD[c] for i, c in enumerate(hand) if (a - core.STAY_BASE) >> i & 1]
+            text = f"play, discard {len(discard)}: {' '.join(discard)}" if discard else "play, stand pat"
+            out.append({"action": a, "text": text, "discard": discard})
+            continue
         entry: dict[str, Any] = {"action": a, "text": describe(a, hand, phase)}
         if a < core.NUM_CARDS:
             entry["card"] = _CARD[a]
-        if phase in core.DRAW_PHASES and a >= core.STAY_BASE:
-            # the action table's stay (bourre_env.actions): bit i of a - STAY_BASE discards the i-th lowest card
-            entry["discard"] = [_CARD[c] for i, c in enumerate(hand) if (a - core.STAY_BASE) >> i & 1]
         out.append(entry)
-    return tuple(out)
-
-
-_cached_legal = functools.lru_cache(maxsize=LEGAL_CACHE)(_legal)
+    return out
 
 
 def legal_entries(actions: tuple[int, ...], hand: tuple[int, ...], phase: int) -> list[dict[str, Any]]:
     """The ``legal`` entries of a turn: each action's id, its ``describe`` text, the card it plays or the cards it
-    discards; fresh dicts (the cached ones are never handed out)."""
-    entries = _cached_legal(actions, hand, phase) if phase in core.DRAW_PHASES else _legal(actions, hand, phase)
-    return [{**entry, "discard": list(entry["discard"])} if "discard" in entry else dict(entry)
-            for entry in entries]  # fmt: skip
+    discards."""
+    return _legal(actions, hand, phase)
 
 
 def view_of(obs: np.ndarray, mask: np.ndarray, players: int, hand_size: int, seat: int) -> dict[str, Any]:
