@@ -62,7 +62,9 @@ def test_one_thread_while_threads_do_not_pay() -> None:
 def test_the_median_of_recent_probes_decides_and_follows_the_machine() -> None:
     machine = FakeMachine(speedup=1.8)
     chooser = chooser_on(machine)
-    assert chooser.threads_now(2) == 2
+    for _ in range(PROBE_HISTORY - 1):
+        machine.now += PROBE_SECONDS
+        assert chooser.threads_now(2) == 2
     machine.speedup = 0.3  # one slow probe among good ones does not switch
     machine.now += PROBE_SECONDS
     assert chooser.threads_now(2) == 2
