@@ -18,9 +18,11 @@ them apart, for a learner that bootstraps the value of a cut-off episode). The r
 chips: exact while a payment stays below 2**24 chips, which the pot bound guarantees for every rule
 set with ``renege_multiple`` up to 15.
 
-``BatchGame(..., threads=N)`` steps the rows on ``N`` of numba's threads (up to ``NUMBA_NUM_THREADS``), one
-contiguous share each, with the same results as one thread: rows share nothing and draw from their own streams.
-Worth it only with cores to spare (docs/benchmarks.md); the first call compiles the parallel kernels.
+``BatchGame(..., threads=N)`` steps the rows on ``N`` of numba's threads (up to ``NUMBA_NUM_THREADS``; ``"auto"``:
+the cores this process may use), one contiguous share each, with the same results as one thread: rows share nothing
+and draw from their own streams. Worth it only with cores to spare (docs/benchmarks.md); on a machine shared with
+other busy processes the calls fall back to one thread while threads would be slower (``bourre_env.threads``). The
+first call compiles the parallel kernels.
 
 ``states`` (and each row's random stream) is privileged: it holds every hand and the stock order.
 Give learners ``observations()`` and ``legal_masks()``; read ``states`` for debugging, oracles and
@@ -29,8 +31,7 @@ critics that are meant to see everything.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from typing import Any
 
 import numba
@@ -40,6 +41,8 @@ from numba import njit, prange
 from bourre_env import core, limits, observation
 from bourre_env.core.rules import Rules
 from bourre_env.memory import check_fits
+from bourre_env.threads import auto_threads
+from bourre_env.threads import on_threads as _on_threads
 
 
 @njit(cache=True)
@@ -360,9 +363,15 @@ def max_threads() -> int:
 
 
 def check_threads(n: Any) -> int:
-    """``n`` as a thread count for the compiled kernels, or ``ValueError``: an integer in 1..``max_threads()``."""
+    """``n`` as a thread count for the compiled kernels, or ``ValueError``: an integer in 1..``max_threads()``, or
+    ``"auto"``: the cores this process may use (its affinity mask), up to numba's pool
+    (``bourre_env.threads.auto_threads``)."""
+    if isinstance(n, str) and n == "auto":
+        return auto_threads()
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= max_threads():
-        raise ValueError(f"threads: expected an integer in 1..{max_threads()} (numba's NUMBA_NUM_THREADS), got {n!r}")
+        raise ValueError(
+            f"threads: expected an integer in 1..{max_threads()} (numba's NUMBA_NUM_THREADS) or 'auto', got {n!r}"
+        )
     return int(n)
 
 
@@ -378,16 +387,11 @@ def row_chunks(threads: int, rows: int) -> int:
     return max(1, min(threads, rows // ROWS_PER_THREAD))
 
 
-@contextmanager
-def on_threads(n: int) -> Iterator[None]:
-    """Run the parallel kernels inside on ``n`` of numba's threads; the setting is per calling thread, and the
-    caller's own is restored after."""
-    saved = numba.get_num_threads()
-    numba.set_num_threads(n)
-    try:
-        yield
-    finally:
-        numba.set_num_threads(saved)
+def on_threads(n: int) -> AbstractContextManager[int]:
+    """Run the parallel kernels inside on ``n`` of numba's threads, or fewer where the machine gives fewer cores
+    now (``bourre_env.threads.on_threads``: the affinity mask, and one thread while threads do not pay); the
+    setting is per calling thread, and the caller's own is restored after."""
+    return _on_threads(n)
 
 
 def _check_buffer(out: Any, shape: tuple[int, ...], dtype: type, name: str) -> np.ndarray:
@@ -416,7 +420,13 @@ class BatchGame:
     """``batch_size`` Bourré episodes stepped together (see the module docstring)."""
 
     def __init__(
-        self, batch_size: int, seed: int = 0, rules: Rules | str | None = None, *, threads: int = 1, **options: Any
+        self,
+        batch_size: int,
+        seed: int = 0,
+        rules: Rules | str | None = None,
+        *,
+        threads: int | str = 1,
+        **options: Any,
     ) -> None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
             raise ValueError(f"batch_size: expected an integer >= 1, got {batch_size!r}")
@@ -438,14 +448,17 @@ class BatchGame:
 
     @property
     def threads(self) -> int:
-        """Threads that ``step``, ``random_play``, ``legal_masks`` and ``observations`` run on (default 1); settable.
+        """Threads that ``step``, ``random_play``, ``legal_masks`` and ``observations`` run on (default 1); settable,
+        also to ``"auto"`` (the cores this process may use, up to numba's pool).
 
         Each gets a contiguous share of the rows. The results are the same for any number (each row has its own
-        random stream): only the speed changes, up to the machine's cores."""
+        random stream): only the speed changes, up to the machine's cores. A call runs on fewer threads while the
+        machine gives fewer cores (``bourre_env.threads``: the affinity mask, and one thread while other busy
+        processes make threads slower than one)."""
         return self._threads
 
     @threads.setter
-    def threads(self, n: int) -> None:
+    def threads(self, n: int | str) -> None:
         self._threads = check_threads(n)
 
     def _chunks(self) -> int:

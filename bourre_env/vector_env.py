@@ -69,9 +69,11 @@ spec strings; ``agents.make`` builds per-seat agents, which work through that sl
 ``learner_seat``: ``"rotate"`` (default: each table's seats in turn, one episode each, starting at a
 seat drawn from the seeded generator), ``"random"`` (drawn each episode), or a seat (always that one).
 ``threads``: numba threads that step the tables and build the observations (``BatchGame(threads=...)``, up
-to ``NUMBA_NUM_THREADS``; default 1), each on a contiguous share of the rows of a call (of at least
-``batch.ROWS_PER_THREAD``); a batched player that decides from the state (the heuristic) uses the game's threads
-too. The results are those of one thread, decision for decision.
+to ``NUMBA_NUM_THREADS``; ``"auto"``: the cores this process may use; default 1), each on a contiguous share of the
+rows of a call (of at least ``batch.ROWS_PER_THREAD``); a batched player that decides from the state (the heuristic)
+uses the game's threads too. The results are those of one thread, decision for decision. While other busy
+processes leave fewer cores than threads, the calls run on one thread (``bourre_env.threads``): the speed falls
+with the cores taken, not by the slowest thread of every call.
 Every other keyword is a rule option (``num_players=5``, ``deals_per_episode=3``, ``rules="standard"``...).
 ``reset(seed=None)``: a seed reseeds every table's deck stream and the learner-seat draws; ``None``
 continues them. ``options`` may hold ``"learner_seat"`` (a seat for every table's next episode).
@@ -289,7 +291,7 @@ class BourreVectorEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, np.ndar
         learner_seat: str | int = "rotate",
         agent_factory: Callable[[str, int | None], Any] | None = None,
         opponent_seed: int = 0,
-        threads: int = 1,
+        threads: int | str = 1,
         **rule_options: Any,
     ) -> None:
         self.game = BatchGame(num_envs, seed=0, threads=threads, **rule_options)

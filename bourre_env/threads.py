@@ -1,0 +1,198 @@
+"""How many of numba's threads a threaded call runs on: the cores this process may use, and what a shared machine
+gives it now.
+
+The threaded kernels (``bourre_env.batch``, ``bourre_env.vector_env``, ``agents.heuristic.batch``) cut the rows of a
+call into one contiguous share per thread, and a call ends when its slowest thread ends (numba's parallel region
+joins all its threads). On a quiet machine that is what one wants; on a machine where other processes are busy, one
+of the threads is off its core for a scheduler slice (milliseconds) in many calls, and every call waits for it: on
+the 2-core machine with one other busy process, two threads ran the vector env at a sixth to a sixteenth of their
+quiet speed, where one thread keeps all of its own (docs/vector_env.md, "Shared cores").
+
+Two causes, two remedies. Numba's default threading layer on Linux is OpenMP (GNU libgomp), whose threads, after
+a call, spin on their cores for a while waiting for the next one: on a machine with other busy processes the
+spinning takes the slices the working threads need, and the calls of the vector env (dozens per learner step) wait
+on each other; measured with the machine's load near 10, two threads ran at a seventh of one. So numba's threads
+are started, the first time a threaded call needs them, with ``OMP_WAIT_POLICY=PASSIVE`` (threads that wait sleep),
+unless the environment sets a policy or numba's threads were started before (by other code in the process; then
+the runtime's own policy stays). And a call waits for its slowest thread, so every threaded call also asks
+``threads_now(n)`` how many threads to run on:
+
+* at most the cores this process may use (``usable_cores``: its affinity mask, ``os.sched_getaffinity``), which
+  may be fewer than numba's pool (``NUMBA_NUM_THREADS``, fixed at import) when the process was pinned after that,
+  or the pool was sized by hand;
+* and one, while threads do not pay: every ``PROBE_SECONDS`` a short probe (``_probe``: the same arithmetic cut
+  into ``n`` shares, timed on ``n`` threads and on one) measures how much faster ``n`` threads are on the machine
+  as it is now; while the median of the last ``PROBE_HISTORY`` probes is under ``PAYS`` times ``n`` (1.3x on two
+  threads), the calls run on one thread.
+
+The thread count changes only the speed: each row is a table with its own random stream, so every count gives the
+results of one thread, bit for bit (``tests/test_batch_threads.py``, ``tests/test_vector_env_threads.py``).
+``BOURRE_THREADS_ADAPT=0`` in the environment turns the probe and the passive wait off (the counts asked for, capped
+by the affinity mask, on the threading layer's defaults): the code before them, for ``benchmarks/shared_cores.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import numba
+import numpy as np
+from numba import njit, prange
+
+__all__ = ["ThreadChooser", "auto_threads", "chooser", "on_threads", "threads_now", "usable_cores"]
+
+PROBE_SECONDS = 0.25
+"""How often (wall seconds, at most) the probe measures what threads gain on the machine as it is now."""
+
+PROBE_HISTORY = 5
+"""Probes whose median decides: one probe that a scheduler slice happened to hit does not switch the threads."""
+
+PAYS = 0.65
+"""Threads are used while the probe's speed-up on ``n`` threads is at least ``PAYS * n`` (1.3x on 2 threads: at a
+probe's speed-up near 1.0 the real calls, shorter and many more, are slower on two threads than on one); under that,
+one thread."""
+
+PROBE_WORK = 100_000
+"""Iterations of the probe's arithmetic in all (a millisecond or less on one core of the 2-core machine): short
+enough to cost under a percent every ``PROBE_SECONDS``, long enough that a sleeping thread's wake-up and the join
+are a small part of it."""
+
+
+def usable_cores() -> int:
+    """The CPUs this process may run on: its affinity mask (``taskset``, a container's cpuset), else the machine's."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # no affinity masks on this platform
+        return max(1, os.cpu_count() or 1)
+
+
+def pool_size() -> int:
+    """Numba's pool: ``NUMBA_NUM_THREADS`` (by default the CPUs of the affinity mask at import)."""
+    return int(numba.config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]  # numba sets its config at import
+
+
+def auto_threads() -> int:
+    """The thread count ``threads="auto"`` stands for: the cores this process may use, up to numba's pool."""
+    return max(1, min(pool_size(), usable_cores()))
+
+
+@njit(cache=True, parallel=True)
+def _probe(work: int, shares: int) -> float:
+    """``work`` iterations of arithmetic cut into ``shares`` shares, run on numba's threads as the kernels' shares
+    are; returns a sum so that nothing is optimized away."""
+    sums = np.zeros(shares)
+    for c in prange(shares):
+        x = 0.0
+        for i in range(c * work // shares, (c + 1) * work // shares):
+            x += (i * 1.000001) % 7.0
+        sums[c] = x
+    return float(sums.sum())
+
+
+def _timed_probe(threads: int, shares: int) -> float:
+    """Seconds of one probe on ``threads`` threads."""
+    saved = numba.get_num_threads()
+    numba.set_num_threads(threads)
+    try:
+        start = time.perf_counter()
+        _probe(PROBE_WORK, shares)
+        return time.perf_counter() - start
+    finally:
+        numba.set_num_threads(saved)
+
+
+class ThreadChooser:
+    """Decides the threads of each threaded call (``threads_now``); see the module docstring.
+
+    ``clock`` and ``measure`` (seconds of a probe on ``threads`` threads, given the share count) are parameters so
+    that the tests can drive the decision without timing anything."""
+
+    def __init__(
+        self,
+        *,
+        adapt: bool = True,
+        clock: Callable[[], float] = time.monotonic,
+        measure: Callable[[int, int], float] = _timed_probe,
+        cores: Callable[[], int] = usable_cores,
+    ) -> None:
+        self.adapt = adapt
+        self._clock = clock
+        self._measure = measure
+        self._cores = cores
+        # per thread count asked for: the last probes' speed-ups, and when the last was taken
+        self._speedups: dict[int, deque[float]] = {}
+        self._probed_at: dict[int, float] = {}
+
+    def threads_now(self, n: int) -> int:
+        """How many threads a call cut into ``n`` shares runs on now: ``n``, fewer where the affinity mask allows
+        fewer cores, or 1 while the probe says threads do not pay."""
+        n = min(n, self._cores())
+        if n <= 1 or not self.adapt:
+            return max(1, n)
+        now = self._clock()
+        if now - self._probed_at.get(n, -np.inf) >= PROBE_SECONDS:
+            self._probed_at[n] = now
+            one, many = self._measure(1, n), self._measure(n, n)
+            history = self._speedups.setdefault(n, deque(maxlen=PROBE_HISTORY))
+            history.append(one / max(many, 1e-9))
+        return n if self.speedup(n) >= PAYS * n else 1
+
+    def speedup(self, n: int) -> float:
+        """The median speed-up of ``n`` threads over one in the last probes (``n`` before any probe)."""
+        history = self._speedups.get(n)
+        return statistics.median(history) if history else float(n)
+
+
+_chooser = ThreadChooser(adapt=os.environ.get("BOURRE_THREADS_ADAPT", "1") != "0")
+
+
+def chooser() -> ThreadChooser:
+    """The process's ``ThreadChooser``, shared by every game and player (they share numba's one pool)."""
+    return _chooser
+
+
+def threads_now(n: int) -> int:
+    """``chooser().threads_now(n)``."""
+    return _chooser.threads_now(n)
+
+
+_launched = False
+
+
+def _launch_with_passive_wait() -> None:
+    """Start numba's threads with waiting threads asleep (``OMP_WAIT_POLICY=PASSIVE``), once, unless the environment
+    names a policy or they were started already; the environment is left as it was."""
+    global _launched
+    if _launched:
+        return
+    _launched = True
+    from numba.np.ufunc import parallel
+
+    if parallel._is_initialized or "OMP_WAIT_POLICY" in os.environ:
+        return
+    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"  # libgomp reads it when numba's pool loads it, below
+    try:
+        parallel._launch_threads()  # type: ignore[no-untyped-call]
+    finally:
+        del os.environ["OMP_WAIT_POLICY"]
+
+
+@contextmanager
+def on_threads(n: int) -> Iterator[int]:
+    """Run the parallel kernels inside on the threads ``threads_now(n)`` chooses (the kernel still cuts its rows into
+    ``n`` shares: fewer threads take several shares each); yields that count. The setting is per calling thread, and
+    the caller's own is restored after."""
+    if _chooser.adapt:
+        _launch_with_passive_wait()
+    threads = threads_now(n)
+    saved = numba.get_num_threads()
+    numba.set_num_threads(threads)
+    try:
+        yield threads
+    finally:
+        numba.set_num_threads(saved)
