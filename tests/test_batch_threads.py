@@ -11,9 +11,16 @@ import numba
 import numpy as np
 import pytest
 
-from bourre_env import batch, core, observation
+from bourre_env import batch, core, observation, threads
 from bourre_env.batch import BatchGame
 from bourre_env.core.rules import Rules, presets
+
+
+@pytest.fixture(autouse=True)
+def two_real_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every threaded call on the threads asked for, whatever the machine's load: these tests check the split."""
+    monkeypatch.setattr(threads, "_chooser", threads.ThreadChooser(adapt=False))
+
 
 SETTINGS = [
     Rules(num_players=5, deals_per_episode=2),

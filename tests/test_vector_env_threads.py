@@ -8,8 +8,15 @@ import pytest
 
 from agents.batched_players import make_batched
 from agents.heuristic.batch import BatchHeuristic
-from bourre_env import BourreVectorEnv, batch, view
+from bourre_env import BourreVectorEnv, batch, threads, view
 from bourre_env.batch import BatchGame
+
+
+@pytest.fixture(autouse=True)
+def two_real_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every threaded call on the threads asked for, whatever the machine's load: these tests check the split."""
+    monkeypatch.setattr(threads, "_chooser", threads.ThreadChooser(adapt=False))
+
 
 needs_two = pytest.mark.skipif(batch.max_threads() < 2, reason="numba's pool has one thread (NUMBA_NUM_THREADS)")
 
