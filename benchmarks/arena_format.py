@@ -64,9 +64,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from machine import machine_info, machine_line
 
 import bourre_env
-from machine import machine_info, machine_line
 from train.eval.duplicate import CHIPS, TableReport, agent_seed, build_agent, make_deals, play_deal, table_rules
 from train.eval.ladder import Cell, LadderCard
 from train.eval.report import TextTable, markdown_table
@@ -80,7 +80,7 @@ GAMES = 630
 """The default budget of the candidate's games per cell: a multiple of 3, 5 and 7, so (a) plays every one of them."""
 MATCH_DEALS = 10
 """Deals of a match of (a), the ladder's ``--ladder-deals``; a match of (b) has as many games of the candidate."""
-QUICK = {"candidates": ["random", "heuristic:tight"], "fields": ["random"], "players": [3], "games": 60}
+QUICK = {"candidates": ["random", "heuristic:tight"], "fields": ["random"], "players": [3], "games": 30}
 
 # Seed keys of the entries of a match (after the seed, N and the match) and of the control variates' draws.
 ROTATIONS, SINGLE, SINGLE_PAR_SEEDED = 1, 2, 3
@@ -186,19 +186,18 @@ class Cellar:
         outcomes = np.empty((count, n, n, 6), dtype=np.int64)
         corrector = self.corrector(ROTATIONS)
         corrections = np.zeros((count, n + 1, n))
-        decisions = 0
+        candidates: list[Counted] = []
+        entries: list[Any] = []
         for k in range(count):
             if k % self.job.match_deals == 0:
-                if k:
-                    decisions += candidate.decisions
                 candidate, entries = self.entries(ROTATIONS, k // self.job.match_deals)
+                candidates.append(candidate)
             draws: list[list[Draw]] = [[] for _ in range(n)]
             for r in range(n):
                 table = [entries[(s - r) % n] for s in range(n)]
                 outcomes[k, r] = play_deal(self.env, table, self.deals, k, draws[r] if corrector else None)
             if corrector is not None:
                 corrections[k] = corrector.corrections([*draws, self.par_draws[k] or []], [*range(n), -1])
-        decisions += candidate.decisions
         report = TableReport.of(
             outcomes,
             self.par_rows[:count],
@@ -209,7 +208,7 @@ class Cellar:
         return {
             "deals": count,
             "games": count * n,
-            "decisions": decisions,
+            "decisions": sum(c.decisions for c in candidates),
             "replacement": _figure(report.replacement_advantage, report.replacement_advantage_ci95),
             "aivat": _reduced(report.variance_reduced),
         }
@@ -221,16 +220,16 @@ class Cellar:
         mine, par, par_mean = (np.empty(games) for _ in range(3))
         corrector = self.corrector(fmt)
         corrections = np.zeros((games, 2))
-        decisions = 0
+        candidates: list[Counted] = []
+        entries: list[Any] = []
         for k in range(games):
             if k % per_match == 0:
-                if k:
-                    decisions += candidate.decisions
                 candidate, entries = self.entries(fmt, k // per_match)
+                candidates.append(candidate)
             seat = k % n
             table = [entries[(t - k) % n] for t in range(n)]
             if par_seeded:
-                table = [candidate if t == seat else agent for t, agent in enumerate(self.par_table(k))]
+                table = [entries[0] if t == seat else agent for t, agent in enumerate(self.par_table(k))]
             draws: list[Draw] | None = [] if corrector else None
             rows = play_deal(self.env, table, self.deals, k, draws)
             mine[k] = rows[seat, CHIPS]
@@ -238,7 +237,6 @@ class Cellar:
             par_mean[k] = self.par_rows[k, :, CHIPS].mean()
             if corrector is not None and draws is not None:
                 corrections[k] = corrector.corrections([draws, self.par_draws[k] or []], [seat, -1])[:, seat]
-        decisions += candidate.decisions
         reduced = None
         if corrector is not None and self.variance is not None:
             reduced = VarianceReduced.of(
@@ -247,7 +245,7 @@ class Cellar:
         return {
             "deals": games,
             "games": games,
-            "decisions": decisions,
+            "decisions": sum(c.decisions for c in candidates),
             "replacement": _of(mine - par),
             "unpaired": unpaired(mine, par_mean),
             "aivat": _reduced(reduced),
@@ -331,8 +329,17 @@ def rating_table(rows: Sequence[dict[str, Any]]) -> TextTable:
     return TextTable(
         columns,
         [False, True, True, True, True, True],
-        [[r["candidate"], str(r["cells"]), f"{r['rotations_decisions']:,} / {r['single_decisions']:,}",
-          _pm(r["rotations"]), _pm(r["single"]), _ratio(r["ratio"])] for r in rows],  # fmt: skip
+        [
+            [
+                r["candidate"],
+                str(r["cells"]),
+                f"{r['rotations_decisions']:,} / {r['single_decisions']:,}",
+                _pm(r["rotations"]),
+                _pm(r["single"]),
+                _ratio(r["ratio"]),
+            ]
+            for r in rows
+        ],
     )
 
 
@@ -340,14 +347,16 @@ def rating_table(rows: Sequence[dict[str, Any]]) -> TextTable:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--candidates", nargs="+", default=list(CANDIDATES), help=f"(default: {' '.join(CANDIDATES)})")
-    parser.add_argument("--fields", nargs="+", default=list(FIELDS), help=f"reference fields (default: {' '.join(FIELDS)})")
+    parser.add_argument("--fields", nargs="+", default=list(FIELDS), help=f"(default: {' '.join(FIELDS)})")
     parser.add_argument("--players", type=int, nargs="+", default=list(PLAYERS), help="table sizes (default: 3 5 7)")
     parser.add_argument("--games", type=int, default=GAMES, help=f"games of the candidate per cell (default: {GAMES})")
-    parser.add_argument("--match-deals", type=int, default=MATCH_DEALS, help=f"deals of a match of (a) (default: {MATCH_DEALS})")
+    parser.add_argument(
+        "--match-deals", type=int, default=MATCH_DEALS, help=f"deals of a match (default: {MATCH_DEALS})"
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the deals and the agents (default: 0)")
     parser.add_argument("--aivat", action="store_true", help="also (d): the control variates at the draws")
     parser.add_argument("--workers", type=int, default=1, help="processes, one cell at a time each (default: 1)")
-    parser.add_argument("--quick", action="store_true", help="two cells of 60 games: random against itself (the test)")
+    parser.add_argument("--quick", action="store_true", help="two cells of 30 games: random against itself (the test)")
     parser.add_argument("--json", metavar="PATH", help="also write every figure as JSON")
     opts = parser.parse_args(argv)
     if opts.quick:
@@ -378,8 +387,9 @@ def main(argv: list[str] | None = None) -> int:
 
     def done(cell: dict[str, Any]) -> None:
         cells.append(cell)
-        print(f"[{len(cells)}/{len(jobs)}] {cell['candidate']} against {cell['field']} at {cell['players']}: "
-              f"{cell['seconds']:.0f} s ({time.monotonic() - start:.0f} s in all)", file=sys.stderr, flush=True)  # fmt: skip
+        where = f"{cell['candidate']} against {cell['field']} at {cell['players']}"
+        elapsed = f"{cell['seconds']:.0f} s ({time.monotonic() - start:.0f} s in all)"
+        print(f"[{len(cells)}/{len(jobs)}] {where}: {elapsed}", file=sys.stderr, flush=True)
 
     if opts.workers > 1 and len(jobs) > 1:
         # spawned: forking a process that holds numba's threads can deadlock
@@ -398,8 +408,9 @@ def main(argv: list[str] | None = None) -> int:
     if opts.json:
         path = Path(opts.json)
         path.parent.mkdir(parents=True, exist_ok=True)
+        settings = {k: v for k, v in vars(opts).items() if k != "json"}
         data = {"command": command, "date": time.strftime("%Y-%m-%d"), "machine": info, "wall_seconds": wall,
-                "settings": {k: v for k, v in vars(opts).items() if k != "json"}, "cells": cells, "ratings": ranked}  # fmt: skip
+                "settings": settings, "cells": cells, "ratings": ranked}  # fmt: skip
         path.write_text(json.dumps(data, indent=2) + "\n")
     return 0
 
