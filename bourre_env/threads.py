@@ -22,8 +22,9 @@ the runtime's own policy stays). And a call waits for its slowest thread, so eve
   or the pool was sized by hand;
 * and one, while threads do not pay: every ``PROBE_SECONDS`` a short probe (``_probe``: the same arithmetic cut
   into ``n`` shares, timed on ``n`` threads and on one) measures how much faster ``n`` threads are on the machine
-  as it is now; while the median of the last ``PROBE_HISTORY`` probes is under ``PAYS`` times ``n`` (1.3x on two
-  threads), the calls run on one thread.
+  as it is now; while the median of the last ``PROBE_HISTORY`` probes is under ``PAYS`` (1.3x), the calls run on one
+  thread. A fixed bar, not one that grows with ``n``: on many cores the probe's small work does not scale as the real
+  calls do, and a bar of ``0.65 n`` would send a 16-core machine's calls to one thread.
 
 The thread count changes only the speed: each row is a table with its own random stream, so every count gives the
 results of one thread, bit for bit (``tests/test_batch_threads.py``, ``tests/test_vector_env_threads.py``).
@@ -52,8 +53,8 @@ PROBE_SECONDS = 0.25
 PROBE_HISTORY = 5
 """Probes whose median decides: one probe that a scheduler slice happened to hit does not switch the threads."""
 
-PAYS = 0.65
-"""Threads are used while the probe's speed-up on ``n`` threads is at least ``PAYS * n`` (1.3x on 2 threads: at a
+PAYS = 1.3
+"""Threads are used while the probe's speed-up on ``n`` threads is at least ``PAYS`` (on 2 threads: at a
 probe's speed-up near 1.0 the real calls, shorter and many more, are slower on two threads than on one); under that,
 one thread."""
 
@@ -140,7 +141,7 @@ class ThreadChooser:
             one, many = self._measure(1, n), self._measure(n, n)
             history = self._speedups.setdefault(n, deque(maxlen=PROBE_HISTORY))
             history.append(one / max(many, 1e-9))
-        return n if self.speedup(n) >= PAYS * n else 1
+        return n if self.speedup(n) >= PAYS else 1
 
     def speedup(self, n: int) -> float:
         """The median speed-up of ``n`` threads over one in the last probes (``n`` before any probe)."""
