@@ -67,6 +67,7 @@ __all__ = [
     "DEFAULT_CLOCK",
     "FORMATS",
     "MAX_DEALS",
+    "MAX_MATCHES",
     "MatchReport",
     "MatchSpec",
     "SeatResult",
@@ -83,6 +84,8 @@ DEFAULT_CLOCK = 2.0
 MAX_DEALS = 1000
 """Deals of one match at most: a match ties up its bots, and its request waits for the report."""
 MAX_CLOCK = 60.0
+MAX_MATCHES = 32
+"""Matches a server plays at once; one more is refused (429)."""
 FORMATS = ("single", "rotations")
 """``single``: each deal once, paired with its par game (every match with a remote seat); ``rotations``: each
 deal once per rotation of the seats (``bourre eval``'s duplicate deals; built-in agents only)."""

@@ -53,9 +53,9 @@ import json
 import logging
 import secrets
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import sqlalchemy as sa
 from starlette.requests import Request
@@ -64,14 +64,26 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from train.arena import protocol
-from train.arena.match import MatchSpec, play_match
+from train.arena.match import MAX_MATCHES, MatchSpec, play_match
 from train.arena.remote import GRACE_SECONDS, BotSlot, Registry
 from train.arena.storage import Store, bots, matches
 from train.serve import http_input
 from train.serve.tables import TableError
 
-if TYPE_CHECKING:
-    from train.arena.server import Arena
+
+class Arena(Protocol):
+    """What the people's seats use of the server's ``train.arena.server.Arena`` (named here, not imported: the server
+    imports this module)."""
+
+    store: Store
+    registry: Registry
+    offered: tuple[str, ...]
+    running: int
+    stopping: bool
+    draw_secret: Callable[[], str]
+
+    def check_agent(self, spec: str) -> None: ...
+
 
 __all__ = [
     "CLOCK",
@@ -325,7 +337,6 @@ class People:
             slot.connection.send(protocol.error(message))
 
     async def _play(self, seat: Seat) -> None:
-        from train.arena.server import MAX_MATCHES
 
         arena = self.arena
         try:

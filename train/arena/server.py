@@ -42,7 +42,7 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from train.arena import leaderboard, protocol, thinking
-from train.arena.match import MatchSpec, draw_secret, play_match, warm_up
+from train.arena.match import MAX_MATCHES, MatchSpec, draw_secret, play_match, warm_up
 from train.arena.people import People
 from train.arena.records import Book, insert_baseline
 from train.arena.remote import Connection, Registry
@@ -81,8 +81,6 @@ RECONNECT_RATE = 0.5
 """Connections a second a bot may open on average past ``RECONNECT_BURST``; past that its welcome waits."""
 RECONNECT_WAIT = 30.0
 """The longest wait before a welcome."""
-MAX_MATCHES = 32
-"""Matches played at once; one more is refused (429)."""
 MAX_REQUEST = 16 * 1024
 """Bytes of a match request."""
 WS_MAX_SIZE = 16 * protocol.MAX_MESSAGE_BYTES
