@@ -1,7 +1,7 @@
 """A chat-completions server (``POST /v1/chat/completions``) that answers from a script: the test server of
 ``tests/test_llm_agent.py``, and a demo one can run for ``bourre eval --candidate llm:...`` (docs/llm.md)::
 
-    python tests/scripted_chat_server.py --port 8765     # then base_url=http://127.0.0.1:8765/v1
+    python tests/scripted_chat_server.py     # port 8766 (the arena has 8765); then base_url=http://127.0.0.1:8766/v1
 
 Run as a command, its "model" answers ``1`` to every prompt but one in five, which it answers with prose, after a
 429 and a 500 on its first two requests; it takes any key.
@@ -19,8 +19,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 # A step of the script: ("answer", text), ("429", retry_after or None), ("500",), ("slow", seconds, text),
-# ("garbage",) (a body that is not JSON). Past the script's end the server answers "1".
+# ("garbage",) (a body that is not JSON), ("json", value) (any JSON value as a 200's body), ("raw", status, body,
+# headers) (any bytes: a Content-Type of application/json and the body's Content-Length unless headers name others, a
+# header given as None left out, the connection closed after the body), ("drip", seconds, byte_count) (a JSON 200 that
+# sends a byte every so many seconds). Past the script's end the server answers "1".
 Step = tuple[Any, ...]
+DEMO_PORT = 8766
+"""The demo's port: not the arena's 8765 (docs/arena.md), so that both can run at once."""
 
 
 class ScriptedServer:
@@ -49,12 +54,18 @@ class ScriptedServer:
                     step = server.script.pop(0) if server.script else ("answer", None)
                 kind = step[0]
                 if kind == "429":
-                    headers = {"Retry-After": str(step[1])} if step[1] is not None else {}
+                    headers: dict[str, str | None] = {"Retry-After": str(step[1])} if step[1] is not None else {}
                     return self._send(429, {"error": {"message": "rate limited", "type": "rate_limit"}}, headers)
                 if kind == "500":
                     return self._send(500, {"error": {"message": "boom", "type": "server_error"}})
                 if kind == "garbage":
                     return self._raw(200, b"this is not json")
+                if kind == "json":
+                    return self._raw(200, json.dumps(step[1]).encode())
+                if kind == "raw":
+                    return self._raw(step[1], step[2], step[3] if len(step) > 3 else None)
+                if kind == "drip":
+                    return self._drip(step[1], step[2])
                 if kind == "slow":
                     time.sleep(step[1])
                 content = step[-1]
@@ -74,19 +85,32 @@ class ScriptedServer:
                     },
                 )
 
-            def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+            def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str | None] | None = None) -> None:
                 self._raw(status, json.dumps(payload).encode(), headers)
 
-            def _raw(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
+            def _raw(self, status: int, data: bytes, headers: dict[str, str | None] | None = None) -> None:
+                sent = {"Content-Type": "application/json", "Content-Length": str(len(data))} | (headers or {})
                 try:
                     self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    for name, value in (headers or {}).items():
-                        self.send_header(name, value)
+                    for name, value in sent.items():
+                        if value is not None:
+                            self.send_header(name, value)
                     self.end_headers()
                     self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):  # the client gave up (its time-out)
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up (its time-out, its cap)
+                    pass
+
+            def _drip(self, seconds: float, count: int) -> None:
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(count))
+                    self.end_headers()
+                    for _ in range(count):
+                        self.wfile.write(b" ")
+                        self.wfile.flush()
+                        time.sleep(seconds)
+                except (BrokenPipeError, ConnectionResetError):
                     pass
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
@@ -102,7 +126,7 @@ class ScriptedServer:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (default: 8765)")
+    parser.add_argument("--port", type=int, default=DEMO_PORT, help=f"port on 127.0.0.1 (default: {DEMO_PORT})")
     args = parser.parse_args()
     replies = itertools.count()
     server = ScriptedServer(
