@@ -217,8 +217,8 @@ _FIELDS: dict[str, dict[str, Callable[[Any, str], None]]] = {
     "match_end": {"match": _STRING, "status": _STRING, "results": _objects},
 }
 """The fields each message type must have, and how each is checked; other fields pass (a later server may add
-some). Checked only as far as the client and ``AgentBot`` read them: the JSON Schemas of ``train/arena/schemas/``
-are the whole contract."""
+some). These are the fields a bot follows a match by, checked so that a bot may read them without checking; the
+JSON Schemas of ``train/arena/schemas/`` are the whole contract (this module does without ``jsonschema``)."""
 _OPTIONAL: dict[str, dict[str, Callable[[Any, str], None]]] = {
     "error": {"reason": _STRING, "turn": lambda v, f: None if v is None else _COUNT(v, f)},
 }
