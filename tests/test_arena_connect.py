@@ -1,12 +1,16 @@
 """The arena's commands as a user runs them, each in a process of its own: ``bourre connect`` plays a match, comes back
-after its server restarts, and stops on Ctrl-C (status 130, one line, no traceback); ``bourre arena match`` sends the
-operator's token; ``bourre arena serve`` makes an operator token at its first start. No timing is asserted."""
+after its server restarts or closes it for any reason but its own token, name or version (status 2 for those), and
+stops on Ctrl-C (status 130, one line, no traceback), under a flood of messages too; ``bourre arena match`` sends
+the operator's token; ``bourre arena serve`` makes an operator token at its first start; ``add-bot`` and
+``add-operator`` write a token to a file only its owner may read, and ``connect`` and ``match`` warn of one that
+others may. No timing is asserted."""
 
 from __future__ import annotations
 
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -14,15 +18,22 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import pytest
 from arena_helpers import WAIT, Server, arena_server, free_port, serve_process  # noqa: F401 (arena_server: the fixture)
+from hostile_server import WELCOME, HostileServer, refuses, sends, turn
 
+from bourre_env.observation import OBS_SIZE
 from train.arena.storage import Store
+from train.cli import main
 
 BOURRE = [sys.executable, "-c", "import sys; from train.cli import main; sys.exit(main())"]
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _connect(url: str, name: str, token_file: Path) -> subprocess.Popen[str]:
+    if not token_file.exists():
+        token_file.write_text("token")
+        token_file.chmod(0o600)
     return subprocess.Popen(
         [*BOURRE, "connect", "random", "--url", url, "--name", name, "--token-file", str(token_file)],
         stdout=subprocess.PIPE,
@@ -144,3 +155,137 @@ def test_the_first_start_of_a_server_makes_an_operator_token(tmp_path: Path) -> 
     again.kill()
     again.wait(WAIT)
     assert not any("operator token" in line for line in said)  # made once: only its hash is kept
+
+
+def _run(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*BOURRE, *map(str, args)], capture_output=True, text=True, cwd=ROOT, timeout=WAIT)
+
+
+def _hostile_turn(number: int) -> dict[str, Any]:
+    return turn(number, observation=[0.0] * OBS_SIZE)
+
+
+def test_bourre_connect_comes_back_after_any_closure_that_is_not_about_it(tmp_path: Path) -> None:
+    server = HostileServer([
+        refuses("rate", "more than 100 messages a second: closed"),
+        refuses("connected", "bot 'alice' is connected already"),
+        refuses("shutdown", "the server is stopping"),
+        refuses(None, "no hello within 5 s"),  # an older server: no reason, and words that are not about the bot
+        sends(WELCOME, _hostile_turn(1), then_close=False, read_actions=True),
+    ])  # fmt: skip
+    process = _connect(server.url, "alice", tmp_path / "token")
+    try:
+        assert server.got_action.wait(WAIT), "bourre connect did not come back"
+    finally:
+        code, err = _interrupt(process)
+        server.close()
+    assert code == 130 and "Traceback" not in err, err
+    assert err.count("closed by the server: ") == 4 and server.connections == 5
+    assert [(a["turn"], a["action"] in (52, 53)) for a in server.actions] == [(1, True)]
+
+
+@pytest.mark.parametrize(
+    ("reason", "message"),
+    [("auth", "unknown bot name, or a wrong token"), ("version", "protocol version 1 is not spoken here"),
+     ("name", "a bad name"), (None, "unknown bot name, or a wrong token")],
+)  # fmt: skip
+def test_bourre_connect_stops_for_good_when_refused_for_its_token_name_or_version(
+    tmp_path: Path, reason: str | None, message: str
+) -> None:
+    (tmp_path / "token").write_text("t")
+    server = HostileServer([refuses(reason, message), sends(WELCOME, then_close=False)])
+    try:
+        done = _run("connect", "random", "--url", server.url, "--name", "alice", "--token-file", tmp_path / "token")
+    finally:
+        server.close()
+    assert done.returncode == 2, done
+    assert done.stderr.strip().splitlines()[-1] == f"bourre connect: error: refused by the server: {message}"
+    assert "Traceback" not in done.stderr and server.connections == 1
+
+
+def test_ctrl_c_stops_bourre_connect_under_a_flood_of_messages(tmp_path: Path) -> None:
+    """The server floods the bot with turns and never reads: Ctrl-C ends it with its one line. (How long that takes
+    is measured, not asserted: the close no longer waits 10 s for a close frame the flood hides.)"""
+
+    async def flood(ws: Any, server: HostileServer) -> None:
+        await server.receive(ws)
+        await ws.send(json.dumps(WELCOME))
+        number = 0
+        while True:
+            number += 1
+            await ws.send(json.dumps(_hostile_turn(number)))
+            if number == 200:
+                server.got_action.set()  # the bot is busy with the flood by now
+
+    server = HostileServer([flood])
+    process = _connect(server.url, "alice", tmp_path / "token")
+    try:
+        assert server.got_action.wait(WAIT)
+    finally:
+        code, err = _interrupt(process)
+        server.close()
+    assert code == 130 and "Traceback" not in err and "bourre connect: stopped" in err, err
+
+
+def test_a_url_or_name_no_server_takes_is_refused_before_connecting(tmp_path: Path) -> None:
+    (tmp_path / "token").write_text("t")
+    for option, value in (("--url", "http://127.0.0.1:1/bot"), ("--name", "not a name!")):
+        args = ["connect", "random", "--name", "alice", "--url", "ws://127.0.0.1:1/bot", "--token-file"]
+        args = [*args, str(tmp_path / "token"), option, value]
+        assert main(args) == 2
+
+
+@pytest.mark.parametrize("what", ["add-bot", "add-operator"])
+def test_a_token_file_is_made_for_its_owner_alone(
+    tmp_path: Path, what: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    token_file = tmp_path / "alice.token"
+    old_mask = os.umask(0)  # the most open umask: the file must be 600 whatever the user's
+    try:
+        assert main(["arena", what, "alice", "--data", str(tmp_path), "--token-file", str(token_file)]) == 0
+        out, err = capsys.readouterr()
+        assert out == "" and f"written to {token_file}, readable by its owner alone (mode 600)" in err
+        assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+        token = token_file.read_text().strip()
+        store = Store(tmp_path)
+        try:
+            assert store.check_token("alice", token) if what == "add-bot" else store.operator_of(token) == "alice"
+        finally:
+            store.close()
+
+        # an existing file: refused in one line, and no token made (the name is still free)
+        assert main(["arena", what, "bob", "--data", str(tmp_path), "--token-file", str(token_file)]) == 2
+        err = capsys.readouterr().err
+        assert err.strip() == f"bourre arena: error: --token-file: {token_file} exists already (--force replaces it)"
+        assert token_file.read_text().strip() == token
+        # --force replaces it, and a file that was open to all is made anew, for its owner alone
+        token_file.chmod(0o666)
+        assert main(["arena", what, "bob", "--data", str(tmp_path), "--token-file", str(token_file), "--force"]) == 0
+        assert stat.S_IMODE(token_file.stat().st_mode) == 0o600 and token_file.read_text().strip() != token
+    finally:
+        os.umask(old_mask)
+    # without the option: printed, as before, and the line on stderr says how to keep it
+    assert main(["arena", what, "carol", "--data", str(tmp_path)]) == 0
+    out, err = capsys.readouterr()
+    assert len(out.strip()) > 20 and "readable by you alone (--token-file FILE writes one, mode 600)" in err
+
+
+def test_a_token_file_others_may_read_is_warned_of(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    token_file = tmp_path / "token"
+    token_file.write_text("t")
+    token_file.chmod(0o644)
+    port = free_port()  # nothing listens there: the command fails, after the warning
+    done = _run("arena", "match", "--seats", "heuristic,random", "--url", f"http://127.0.0.1:{port}", "--token-file",
+                token_file)  # fmt: skip
+    warning = f"warning: --token-file {token_file} is open to others (mode 644): chmod 600 {token_file}"
+    assert done.returncode == 2 and done.stderr.splitlines()[0] == warning, done.stderr
+    server = HostileServer([refuses("auth", "unknown bot name, or a wrong token")])
+    try:
+        done = _run("connect", "random", "--url", server.url, "--name", "alice", "--token-file", token_file)
+    finally:
+        server.close()
+    assert done.returncode == 2 and done.stderr.splitlines()[0] == warning, done.stderr
+    token_file.chmod(0o600)
+    assert main(["arena", "match", "--seats", "a,b", "--url", f"http://127.0.0.1:{port}", "--token-file",
+                 str(token_file)]) == 2  # fmt: skip
+    assert "warning" not in capsys.readouterr().err

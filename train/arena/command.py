@@ -2,6 +2,11 @@
 
 ``add_parsers(commands)`` adds both to the ``bourre`` command's subparsers (``train.cli``); each sets ``func``, which
 returns the exit status and raises ``ValueError`` for a one-line error (status 2).
+
+Tokens are secrets: ``add-bot`` and ``add-operator`` with ``--token-file FILE`` write the token to a new file that
+only its owner may read (mode 600, created so, never widened first; an existing file only with ``--force``), the
+same option ``connect`` and ``match`` read it from; ``connect`` and ``match`` warn, in one line, when the file they
+read is open to the group or others.
 """
 
 from __future__ import annotations
@@ -9,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import stat
 import sys
 import urllib.error
 import urllib.request
@@ -39,6 +45,13 @@ def _database_option(parser: argparse.ArgumentParser) -> None:
 def _database(args: argparse.Namespace) -> str | None:
     """The ``--database`` URL, else the ``BOURRE_ARENA_DATABASE`` variable's, else None (the data folder's file)."""
     return getattr(args, "database", None) or os.environ.get(DATABASE_VARIABLE, "").strip() or None
+
+
+def _token_file_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--token-file", default=None, metavar="FILE",
+                        help="write the token to FILE, a new file readable by you alone (mode 600), instead of "
+                        "printing it")  # fmt: skip
+    parser.add_argument("--force", action="store_true", help="with --token-file: replace an existing FILE")
 
 
 def add_parsers(commands: Any) -> None:
@@ -82,12 +95,14 @@ def add_parsers(commands: Any) -> None:
     add.add_argument("name")
     add.add_argument("--data", default=DEFAULT_DATA, help=f"data folder (default: {DEFAULT_DATA})")
     _database_option(add)
+    _token_file_option(add)
     add.set_defaults(func=_add_bot)
 
     operator = sub.add_parser("add-operator", help="make an operator token, which asks for matches (printed once)")
     operator.add_argument("name")
     operator.add_argument("--data", default=DEFAULT_DATA, help=f"data folder (default: {DEFAULT_DATA})")
     _database_option(operator)
+    _token_file_option(operator)
     operator.set_defaults(func=_add_operator)
 
     connect = commands.add_parser("connect", help="play an agent spec as a remote bot at an arena server")
@@ -128,22 +143,71 @@ def _add_token(args: argparse.Namespace, what: str) -> int:
 
     if not NAME_PATTERN.fullmatch(args.name):
         raise ValueError(f"name: expected 1 to 32 of A-Z a-z 0-9 _ . -, got {args.name!r}")
-    store = Store(args.data, url=_database(args))
+    if args.force and args.token_file is None:
+        raise ValueError("--force: only with --token-file")
+    # the file first: a refused file changes nothing, and a token is never made that could not be kept
+    secret = None if args.token_file is None else _new_secret_file(args.token_file, args.force)
     try:
-        token = store.add_bot(args.name) if what == "bot" else store.add_operator(args.name)
-    finally:
-        store.close()
-    print(token)
-    print(f"the token of {what} {args.name}: shown this once, keep it in a file (--token-file)", file=sys.stderr)
+        store = Store(args.data, url=_database(args))
+        try:
+            token = store.add_bot(args.name) if what == "bot" else store.add_operator(args.name)
+        finally:
+            store.close()
+    except BaseException:
+        if secret is not None:
+            os.close(secret)
+            os.unlink(args.token_file)
+        raise
+    if secret is None:
+        print(token)
+        print(f"the token of {what} {args.name}: shown this once; keep it in a file readable by you alone "
+              "(--token-file FILE writes one, mode 600)", file=sys.stderr)  # fmt: skip
+        return 0
+    with os.fdopen(secret, "w") as out:
+        out.write(token + "\n")
+    print(f"the token of {what} {args.name}: written to {args.token_file}, readable by its owner alone (mode 600); "
+          "only its hash is kept", file=sys.stderr)  # fmt: skip
     return 0
+
+
+def _new_secret_file(path: str, force: bool) -> int:
+    """A new file at ``path``, open for writing, that only its owner may read: created with mode 600 (never a wider
+    mode narrowed later), refused if ``path`` exists unless ``force``, which removes it first (a link is removed, not
+    followed)."""
+    if force:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+        except OSError as err:
+            raise ValueError(f"--token-file: {err.strerror}: {path}") from None
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        return os.open(path, flags, 0o600)
+    except FileExistsError:
+        raise ValueError(f"--token-file: {path} exists already (--force replaces it)") from None
+    except OSError as err:
+        raise ValueError(f"--token-file: {err.strerror}: {path}") from None
+
+
+def _read_token_file(path: str) -> str:
+    """The token in ``path``; a one-line warning on stderr when the file is open to the group or others (the
+    token lets anyone play as the bot, or ask for matches)."""
+    try:
+        token = Path(path).read_text().strip()
+        mode = os.stat(path).st_mode
+    except (OSError, UnicodeDecodeError) as err:
+        reason = err.strerror if isinstance(err, OSError) else "not text"
+        raise ValueError(f"--token-file: {reason}: {path}") from None
+    if os.name == "posix" and mode & 0o077:
+        print(f"warning: --token-file {path} is open to others (mode {stat.S_IMODE(mode):o}): chmod 600 {path}",
+              file=sys.stderr)  # fmt: skip
+    return token
 
 
 def _operator_token(args: argparse.Namespace) -> str:
     if args.token_file is not None:
-        try:
-            token = Path(args.token_file).read_text().strip()
-        except OSError as err:
-            raise ValueError(f"--token-file: {err.strerror}: {args.token_file}") from None
+        token = _read_token_file(args.token_file)
     else:
         token = os.environ.get(TOKEN_VARIABLE, "").strip()
     if not token:
@@ -181,17 +245,19 @@ def _match(args: argparse.Namespace) -> int:
 
 def _connect(args: argparse.Namespace) -> int:
     from train.arena.client import AgentBot, RefusedError, play
+    from train.arena.protocol import NAME_PATTERN
 
-    try:
-        token = Path(args.token_file).read_text().strip()
-    except OSError as err:
-        raise ValueError(f"--token-file: {err.strerror}: {args.token_file}") from None
+    if not NAME_PATTERN.fullmatch(args.name):  # refused by any server, for good: said before connecting
+        raise ValueError(f"--name: expected 1 to 32 of A-Z a-z 0-9 _ . -, got {args.name!r}")
+    if not args.url.startswith(("ws://", "wss://")):
+        raise ValueError(f"--url: expected ws://HOST:PORT/bot or wss://..., got {args.url!r}")
+    token = _read_token_file(args.token_file)
     bot = AgentBot(args.spec, args.seed)
     try:
         play(bot, args.url, args.name, token, progress=True)
     except RefusedError as err:
         raise ValueError(f"refused by the server: {err}") from None
     except KeyboardInterrupt:
-        print("\nbourre connect: stopped", file=sys.stderr)
+        print("bourre connect: stopped", file=sys.stderr)
         return 130
     return 0
