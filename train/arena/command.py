@@ -73,7 +73,16 @@ def add_parsers(commands: Any) -> None:
     match.add_argument("--seats", required=True, help="one entry per seat: bot:NAME or an agent spec, comma-separated")
     match.add_argument("--players", type=int, default=None, help="table size (default: the number of seats)")
     match.add_argument("--deals", type=int, default=20, help="deals, each played in every seat rotation (default 20)")
-    match.add_argument("--seed", type=arguments.seed, default=0, help="seed of the deals (default 0)")
+    match.add_argument(
+        "--seed",
+        type=arguments.seed,
+        default=None,
+        help="seed of the deals, for a match of built-in agents alone (bourre eval's deals, each "
+        "played in every rotation); a match with a remote seat is dealt from the server's secret",
+    )
+    match.add_argument("--par", default=None, metavar="SPEC",
+                       help="the agent of the par games each deal is paired with (default: the match's built-in "
+                       "agent if it seats one kind, else the fallback; none: no par game)")  # fmt: skip
     match.add_argument("--clock", type=float, default=2.0, help="seconds per move of a remote bot (default 2)")
     match.add_argument("--grace", type=float, default=30.0,
                        help="seconds a remote bot that lost its connection has to come back before it forfeits its "
@@ -87,7 +96,7 @@ def add_parsers(commands: Any) -> None:
     match.add_argument("--json", default=None, metavar="FILE", help="also write the report as JSON")
     match.set_defaults(func=_match)
 
-    rerate = ladder_cli.add_rerate(sub)
+    rerate = ladder_cli.add_rerate(sub, DEFAULT_DATA)
     _database_option(rerate)
     rerate.set_defaults(func=lambda args: ladder_cli.rerate(args, _database(args)))
 
@@ -218,8 +227,12 @@ def _operator_token(args: argparse.Namespace) -> str:
 
 def _match(args: argparse.Namespace) -> int:
     seats = [s.strip() for s in args.seats.split(",") if s.strip()]
-    body = {"seats": seats, "players": args.players or len(seats), "deals": args.deals, "seed": args.seed,
-            "clock": args.clock, "grace": args.grace, "fallback": args.fallback}  # fmt: skip
+    body = {"seats": seats, "players": args.players or len(seats), "deals": args.deals, "clock": args.clock,
+            "grace": args.grace, "fallback": args.fallback}  # fmt: skip
+    if args.seed is not None:
+        body["seed"] = args.seed
+    if args.par is not None:
+        body["par"] = args.par
     request = urllib.request.Request(
         args.url.rstrip("/") + "/api/matches",
         data=json.dumps(body).encode(),

@@ -59,12 +59,11 @@ def config(args: argparse.Namespace) -> Any:
     return LadderConfig(fields, tuple(args.ladder_players), args.ladder_deals, args.ladder_tables, args.ladder_clock)
 
 
-def add_rerate(sub: Any) -> argparse.ArgumentParser:
-    """The ``rerate`` subcommand's parser (the caller adds ``--database`` and sets ``func``)."""
-    from train.arena.command import DEFAULT_DATA
-
+def add_rerate(sub: Any, default_data: str) -> argparse.ArgumentParser:
+    """The ``rerate`` subcommand's parser, its data folder ``default_data`` unless told (the caller adds
+    ``--database`` and sets ``func``)."""
     rerate = sub.add_parser("rerate", help="rebuild every rating from the database and print the leaderboard")
-    rerate.add_argument("--data", default=DEFAULT_DATA, help=f"data folder (default: {DEFAULT_DATA})")
+    rerate.add_argument("--data", default=default_data, help=f"data folder (default: {default_data})")
     _cells(rerate)
     rerate.add_argument("--json", default=None, metavar="FILE", help="also write it as GET /api/leaderboard serves it")
     return rerate
