@@ -176,6 +176,8 @@ def test_every_fatal_error_names_its_reason(server: Server) -> None:
         (hello("nobody", token), "auth"),
         (hello(name, token, version=2), "version"),
         ({**hello(name, token), "name": "bad name!"}, "name"),
+        ({**hello(name, token), "token": "x" * 129}, "auth"),
+        ({**hello(name, token), "protocol": "one"}, "version"),
         ({"type": "action", "turn": 1, "action": 0}, "hello"),
     ):
         ws = raw(server, body)

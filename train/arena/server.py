@@ -220,7 +220,9 @@ def create_app(arena: Arena, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> S
         try:
             hello = protocol.parse_client(first.get("text") or first.get("bytes") or b"")
         except protocol.ProtocolError as err:
-            await _refuse(ws, str(err), "name" if str(err).startswith("name:") else "hello")
+            # a name or token the server can never accept: connecting again would be refused again
+            why = str(err).partition(":")[0]
+            await _refuse(ws, str(err), {"name": "name", "token": "auth", "protocol": "version"}.get(why, "hello"))
             return
         if not isinstance(hello, protocol.Hello):
             await _refuse(ws, "the first message must be a hello", "hello")
