@@ -267,8 +267,14 @@ def build_parser() -> argparse.ArgumentParser:
 def _cmd_bench(argv: list[str]) -> int:
     import runpy
 
+    if argv[:1] in (["-h"], ["--help"]):
+        print(_bench_usage())
+        return 0
     if not argv or argv[0] not in BENCHMARKS:
-        print(f"usage: bourre bench {{{','.join(BENCHMARKS)}}} [ARGS...]; each benchmark takes --help", file=sys.stderr)
+        # as argparse answers a missing or unknown subcommand: the usage, one error line, status 2
+        print(_bench_usage(), file=sys.stderr)
+        problem = f"unknown benchmark {argv[0]!r}" if argv else "the following arguments are required: BENCHMARK"
+        print(f"bourre bench: error: {problem}", file=sys.stderr)
         return 2
     script = Path(__file__).resolve().parent.parent / "benchmarks" / BENCHMARKS[argv[0]]
     if not script.is_file():
@@ -300,6 +306,29 @@ BENCHMARKS = {
     "arena-load": "arena_load.py",
     "baselines": "baselines.py",
 }
+"""``bourre bench NAME``: the script of ``benchmarks/`` each name runs."""
+BENCHMARK_DESCRIPTIONS = {
+    "throughput": "decisions/s of the environment under random play, against peer environments",
+    "agents": "decisions/s and time per decision of the agents (random, heuristic, ppo, search)",
+    "train": "learner steps/s of both PPO trainers, and where their time goes",
+    "device": "every speed figure of a GPU machine in one unattended command (--quick: small, on a CPU)",
+    "arena": "throughput and latency of the arena server with remote bots over WebSockets",
+    "arena-load": "a bounded load test of the arena server: many bots at many tables, no game lost",
+    "baselines": "every trainer on the same wall-clock budget, rated by the ladder",
+}
+"""One line per benchmark for ``bourre bench --help`` (its script's docstring says more)."""
+
+
+def _bench_usage() -> str:
+    """``bourre bench``'s usage: every benchmark it runs, each with one line."""
+    width = max(len(name) for name in BENCHMARKS)
+    lines = [
+        f"usage: bourre bench {{{','.join(BENCHMARKS)}}} [ARGS...]",
+        "",
+        "the speed benchmarks of benchmarks/ (from a source checkout); each takes --help for its own arguments:",
+    ]
+    lines += [f"  {name:<{width}}  {BENCHMARK_DESCRIPTIONS[name]}" for name in BENCHMARKS]
+    return "\n".join(lines)
 TRAINERS = ("batched", "sb3", "exit", "dmc")
 """``bourre train --trainer``: the batched trainer (``train.ppo.trainer``, the default), MaskablePPO
 (``train.sb3.trainer``), expert iteration (``train.exit.trainer``) or Deep Monte-Carlo (``train.dmc.trainer``)."""
