@@ -329,6 +329,8 @@ def _bench_usage() -> str:
     ]
     lines += [f"  {name:<{width}}  {BENCHMARK_DESCRIPTIONS[name]}" for name in BENCHMARKS]
     return "\n".join(lines)
+
+
 TRAINERS = ("batched", "sb3", "exit", "dmc")
 """``bourre train --trainer``: the batched trainer (``train.ppo.trainer``, the default), MaskablePPO
 (``train.sb3.trainer``), expert iteration (``train.exit.trainer``) or Deep Monte-Carlo (``train.dmc.trainer``)."""
