@@ -112,3 +112,66 @@ def test_a_pass_and_a_tie_are_said_in_words(seed: int, monkeypatch: pytest.Monke
     tail = out.getvalue().split("deal 1 over: ", 1)[1]
     expected = "tied for the most tricks (2): no one wins, the pot carries" if seed == 1 else "passed: sat the deal out"
     assert expected in tail
+
+
+def test_a_compile_notice_starts_its_own_line_below_a_progress_bar() -> None:
+    code = """
+import logging, sys, time
+from tqdm.auto import tqdm
+import bourre_env
+from numba import njit
+
+handler = logging.StreamHandler()  # as the bourre command shows them
+handler.setFormatter(logging.Formatter("%(message)s"))
+logging.getLogger("bourre_env").addHandler(handler)
+logging.getLogger("bourre_env").setLevel(logging.INFO)
+with tqdm(total=4, desc="record heuristic", file=sys.stderr, mininterval=0) as bar:
+    bar.update(1)
+    f = njit(lambda x: x * 3)  # compiled on its first call: the notice comes while the bar is on the screen
+    assert f(2) == 6
+    time.sleep(2)  # past the end of the burst: the "compiled" line too
+    bar.update(3)
+"""
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    err = result.stderr
+    notices = [i for i, _ in enumerate(err) if err.startswith(("compiling ", "compiled "), i)]
+    assert len(notices) == 2, err
+    for i in notices:
+        assert i == 0 or err[i - 1] in "\r\n", repr(err[max(0, i - 80) : i + 20])  # not after the bar's text
+    assert "record heuristic: 100%" in err.splitlines()[-1]  # the bar redrawn below, and finished
+
+
+def test_the_imitation_bar_counts_the_decisions_asked_for_epoch_by_epoch(capsys: pytest.CaptureFixture[str]) -> None:
+    import torch
+
+    from train.ppo.args import Args
+    from train.ppo.policy_net import PolicyNet
+    from train.ppo.warm_start import imitation_warm_start
+
+    args = Args(tables=16, imitation_decisions=600, imitation_epochs=3, hidden=(32, 16), progress=True)
+    stats = imitation_warm_start(PolicyNet(args.hidden), args, torch.device("cpu"))
+    err = capsys.readouterr().err
+    assert stats["decisions"] == 600
+    assert "600/600" in err and "1800" not in err  # not epochs x decisions
+    assert "imitate, epoch 1/3" in err and "imitate, epoch 3/3: 100%" in err
+
+
+def test_the_imitation_summary_is_one_readable_line() -> None:
+    from train.ppo.imitation import summary
+
+    stats = {
+        "policy_loss": 1.0241,
+        "value_loss": 0.0372,
+        "accuracy": 0.6681,
+        "decisions": 300000.0,
+        "compile_seconds": 76.9,
+        "seconds": 5.98,
+    }
+    assert summary(stats) == (
+        "imitation warm start: 300,000 decisions, accuracy 0.668, policy loss 1.024, value loss 0.037, "
+        "6 s (and 77 s of numba compiling)"
+    )
+    assert summary({"accuracy": 0.5, "policy_loss": 1.0, "value_loss": 0.1}) == (
+        "imitation warm start: accuracy 0.500, policy loss 1.000, value loss 0.100"
+    )
