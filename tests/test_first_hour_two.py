@@ -72,7 +72,8 @@ def played() -> str:
 
 
 def test_the_play_page_shows_the_output_of_its_command_exactly(played: str) -> None:
-    assert played == _documented_transcript(ROOT / "docs" / "play.md")[2]
+    shown = _documented_transcript(ROOT / "docs" / "play.md")[2]
+    assert [line.rstrip() for line in played.splitlines()] == shown.splitlines()  # an editor may trim the page's
 
 
 def test_a_forced_move_is_played_for_the_person_and_said(played: str) -> None:
