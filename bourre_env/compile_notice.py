@@ -10,14 +10,20 @@ counts the functions compiled so far, and a last INFO line gives the total; ``bo
 lines too. ``compile_seconds()`` is the wall time spent compiling in this process, for reports that must not
 count it as the work around it.
 
+A line never runs into a progress bar: while tqdm's bars are on the screen (a training's ``record heuristic``, an
+evaluation's deals), each line is written with the bars cleared and redrawn below it (tqdm's
+``external_write_mode``; tqdm is looked up only if the program imported it, never imported here).
+
 Set ``BOURRE_COMPILE_NOTICE=0`` to silence the lines (the worker processes of a command set it: their parent
 speaks for them).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import sys
 import threading
 import time
 from typing import Any
@@ -58,7 +64,8 @@ class _Bursts:
         if _enabled():
             from bourre_env import _jit_cache
 
-            logger.warning(
+            _say(
+                logging.WARNING,
                 "compiling %s and what it calls with numba: once after an install or an update (a minute or more "
                 "on 2 cores), then loaded from the cache in %s",
                 name,
@@ -90,7 +97,7 @@ class _Bursts:
                 else:
                     continue
             if _enabled():
-                logger.info(*line)
+                _say(logging.INFO, *line)
 
     def seconds(self) -> float:
         with self.lock:
@@ -100,6 +107,14 @@ class _Bursts:
 
 _bursts = _Bursts()
 _installed = False
+
+
+def _say(level: int, message: str, *args: object) -> None:
+    """Log one line of the notice, on a line of its own below any progress bar of tqdm's on the screen."""
+    bars = sys.modules.get("tqdm.std")  # tqdm.auto's and tqdm.asyncio's bars are tqdm.std's subclasses
+    clear = bars.tqdm.external_write_mode(file=sys.stderr) if bars is not None else contextlib.nullcontext()
+    with clear:
+        logger.log(level, message, *args)
 
 
 def _enabled() -> bool:

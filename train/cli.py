@@ -44,6 +44,7 @@ from typing import Any
 
 from train import arguments
 from train import console as console_tables
+from train.bench import BENCHMARKS, _cmd_bench
 from train.eval.jobs import usable_cpus
 from train.terminal_game import HUMAN, MAX_DEALS, _cmd_play
 
@@ -264,42 +265,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _cmd_bench(argv: list[str]) -> int:
-    import runpy
-
-    if not argv or argv[0] not in BENCHMARKS:
-        print(f"usage: bourre bench {{{','.join(BENCHMARKS)}}} [ARGS...]; each benchmark takes --help", file=sys.stderr)
-        return 2
-    script = Path(__file__).resolve().parent.parent / "benchmarks" / BENCHMARKS[argv[0]]
-    if not script.is_file():
-        print(
-            f"bourre bench: {script} not found; the benchmarks ship with a source checkout "
-            f"(git clone, then pip install -e .)",
-            file=sys.stderr,
-        )
-        return 2
-    saved_argv, saved_path = sys.argv, list(sys.path)
-    sys.argv = [str(script), *argv[1:]]
-    # As `python benchmarks/x.py` would: the script's folder first on the path, for its sibling `import preamble`.
-    sys.path.insert(0, str(script.parent))
-    try:
-        runpy.run_path(str(script), run_name="__main__")
-    except SystemExit as e:
-        return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-    finally:
-        sys.argv, sys.path[:] = saved_argv, saved_path
-    return 0
-
-
-BENCHMARKS = {
-    "throughput": "throughput.py",
-    "agents": "agents_speed.py",
-    "train": "train_speed.py",
-    "device": "device_suite.py",
-    "arena": "arena_speed.py",
-    "arena-load": "arena_load.py",
-    "baselines": "baselines.py",
-}
 TRAINERS = ("batched", "sb3", "exit", "dmc")
 """``bourre train --trainer``: the batched trainer (``train.ppo.trainer``, the default), MaskablePPO
 (``train.sb3.trainer``), expert iteration (``train.exit.trainer``) or Deep Monte-Carlo (``train.dmc.trainer``)."""

@@ -5,6 +5,12 @@ to pass, ``s`` to stand pat, the cards to discard (``5C JD``) in a draw round, t
 play; a draw round's up to 33 moves are listed on request (``l``). The other seats are agents built by spec
 (``agents.make``). ``--save`` writes the finished deals as a hand history
 (``docs/hand_history.md``).
+
+A move that is the only legal one is played for the person, and said so (``only one legal move (the 4 of
+clubs): played for you``). The trick list marks the seat that led each trick and the trick's winner; the end of a
+deal says, seat by seat, what the chips mean (won the pot, bourré: pays the pot, tied, passed). When the input is
+not a terminal (a script piped in) what was read is echoed after the prompt, so that the output is a transcript:
+``docs/play.md`` shows one, and a test reruns its command and compares it.
 """
 
 from __future__ import annotations
@@ -90,6 +96,8 @@ def _choose(legal: list[int], hand: list[int], phase: int) -> int | None:
         except EOFError:
             print()
             return None
+        if not sys.stdin.isatty():  # a terminal echoes what is typed; a script's input is echoed for the transcript
+            print(text)
         if text.lower() in ("q", "quit", "exit"):
             return None
         if text.lower() in ("l", "list"):
@@ -108,6 +116,88 @@ def _choose(legal: list[int], hand: list[int], phase: int) -> int | None:
             print(menu)
 
 
+def _card_words(card: int) -> str:
+    """``4C`` as a person says it: the 4 of clubs."""
+    from bourre_env.core import cards
+
+    rank = cards.RANKS[cards.rank_of(card)]
+    rank_word = {"J": "jack", "Q": "queen", "K": "king", "A": "ace"}.get(rank, rank)
+    return f"the {rank_word} of {cards.SUIT_NAMES[cards.suit_of(card)]}"
+
+
+def _forced_move_text(action: int, hand: list[int], phase: int) -> str:
+    """What the table tells a person whose only legal move is ``action``, which is then played for them."""
+    from bourre_env import core
+    from bourre_env.actions import describe
+
+    move = _card_words(action) if phase == core.PLAY else describe(action, hand, phase)
+    return f"only one legal move ({move}): played for you"
+
+
+def _trick_lines(state_vector: np.ndarray, num_players: int, hand_size: int) -> list[str]:
+    """The finished tricks of a deal in the order they were played, from the seat that led: ``trick 2: p2:KH
+    (led) p0:6H p1:7H  -> won by player_2 with KH``."""
+    from bourre_env.core import cards
+    from bourre_env.view import StateView
+
+    view = StateView(state_vector, num_players)
+    lines = []
+    for trick in range(hand_size):
+        winner = view.trick_winner(trick)
+        if winner < 0:
+            continue
+        row = view.trick_cards(trick)
+        leader = view.trick_leader(trick)
+        order = [(leader + k) % num_players for k in range(num_players)] if leader >= 0 else range(num_players)
+        plays = [f"p{q}:{cards.to_str(row[q])}{' (led)' if q == leader else ''}" for q in order if row[q] >= 0]
+        lines.append(
+            f"trick {trick + 1}: {' '.join(plays)}  -> won by player_{winner} with {cards.to_str(row[winner])}"
+        )
+    return lines
+
+
+def _table_for_a_person(rendered: str, state_vector: np.ndarray, num_players: int, hand_size: int) -> str:
+    """``render.table_text``'s table with its trick list replaced by ``_trick_lines`` (leader and winner marked),
+    without its one-line list of legal moves (the numbered menu lists them) or its result line (the end of a deal
+    says it with the players' names)."""
+    kept = []
+    tricks_shown = False
+    for line in rendered.splitlines():
+        if line.startswith(("legal: ", "result: ")):
+            continue
+        if line.startswith("trick ") and ": p" in line:
+            if not tricks_shown:
+                kept += _trick_lines(state_vector, num_players, hand_size)
+                tricks_shown = True
+            continue
+        kept.append(line)
+    return "\n".join(kept)
+
+
+def _result_meaning(settled_vector: np.ndarray, num_players: int, tie: str, seat: int) -> str:
+    """What ``seat``'s chips at the end of a deal mean, in words: won the pot, bourré, tied, passed, or played
+    and took fewer tricks than the winner."""
+    from bourre_env import core
+    from bourre_env.view import StateView
+
+    view = StateView(settled_vector, num_players)
+    tricks = view.tricks(seat)
+    took = f"took {tricks} trick{'s' if tricks != 1 else ''}"
+    if view.reneged(seat):
+        return "reneged (an illegal play): pays the penalty into the next deal's pot"
+    if view.bourre(seat):
+        return "bourré: took no trick, so pays the pot into the next deal's pot"
+    if view.won(seat):
+        return f"won the pot: {took}, the most"
+    if view.tied(seat):
+        if tie == "divide":
+            return f"tied for the most tricks ({tricks}): shares the pot"
+        return f"tied for the most tricks ({tricks}): no one wins, the pot carries to the next deal"
+    if view.decision(seat) == core.PASSED:
+        return "passed: sat the deal out, loses only what it put in the pot"
+    return f"{took}, not the most: loses only what it put in the pot"
+
+
 def _example(hand: list[int]) -> str:
     from bourre_env.core import cards
 
@@ -118,6 +208,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
     import agents
     import bourre_env
     from bourre_env import atomic_files, core, history, limits, render
+    from bourre_env.core import cards
     from bourre_env.view import StateView
     from train.eval.duplicate import agent_seed
 
@@ -150,6 +241,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
     totals = np.zeros(len(seats), dtype=np.int64)
     state = StateView(raw.state_vector, len(seats))
     secret = raw.rules.declaration == "simultaneous"
+    hand_size = raw.rules.hand_size
     saved = True
     legend_shown = False
     try:
@@ -163,17 +255,20 @@ def _cmd_play(args: argparse.Namespace) -> int:
             if q in bots:
                 action = agents.choose(bots[q], obs, repr(seats[q]), where)
             else:
-                # the numbered menu below lists the legal moves: drop the table's own one-line list
-                table = "\n".join(line for line in str(env.render()).splitlines() if not line.startswith("legal: "))
-                print("\n" + table)
+                print("\n" + _table_for_a_person(str(env.render()), raw.state_vector, len(seats), hand_size))
                 if not legend_shown:
                     print(LEGEND)
                     legend_shown = True
-                chosen = _choose(raw.legal_actions(), raw.hand(agent_name), state.phase)
-                if chosen is None:
-                    print("bye")
-                    break
-                action = chosen
+                legal = raw.legal_actions()
+                if len(legal) == 1:  # no choice to make: asking would only cost the person a keystroke
+                    print(_forced_move_text(legal[0], raw.hand(agent_name), state.phase))
+                    action = legal[0]
+                else:
+                    chosen = _choose(legal, raw.hand(agent_name), state.phase)
+                    if chosen is None:
+                        print("bye")
+                        break
+                    action = chosen
             print(f"{names[q]}: {_public_move(action, state.phase, secret and q not in humans)}")
             before_vector = raw.state_vector.copy()
             before = StateView(before_vector, len(seats))
@@ -189,20 +284,25 @@ def _cmd_play(args: argparse.Namespace) -> int:
                 settled_vector = before_vector.copy()
                 core.step(settled_vector, params, action)
             settled = StateView(settled_vector, len(seats))
-            for t in range(raw.rules.hand_size):
+            for t in range(hand_size):
                 winner = settled.trick_winner(t)
                 if winner >= 0 and before.trick_winner(t) < 0:
-                    print(f"trick {t + 1} goes to {names[winner]}")
+                    won_with = cards.to_str(settled.trick_cards(t)[winner])
+                    print(f"trick {t + 1} goes to {names[winner]}, with {won_with}")
             if deal_over:
                 rewards = settled.rewards
                 totals += rewards
                 # the chips of the deal follow, once, with the players' names: not the table's own result line
                 settled_table = render.table_text(settled_vector, params, raw.rules, viewer)
-                print("\n" + "\n".join(line for line in settled_table.splitlines() if not line.startswith("result: ")))
+                print("\n" + _table_for_a_person(settled_table, settled_vector, len(seats), hand_size))
                 print(
                     f"deal {settled.deal_no + 1} over: "
                     + ", ".join(f"{names[p]} {int(r):+d}" for p, r in enumerate(rewards))
                 )
+                width = max(len(name) for name in names)
+                for p, r in enumerate(rewards):
+                    meaning = _result_meaning(settled_vector, len(seats), raw.rules.tie, p)
+                    print(f"  {names[p]:<{width}} {int(r):+4d}  {meaning}")
                 if args.deals > 1:
                     print("totals: " + ", ".join(f"{names[p]} {int(c):+d}" for p, c in enumerate(totals)))
                 if any(raw.truncations.values()):

@@ -21,7 +21,7 @@ from bourre_env.bourre_v0 import raw_env
 from bourre_env.observation import OBS_SIZE
 from bourre_env.view import StateView
 
-__all__ = ["Decisions", "record_decisions", "fit_policy"]
+__all__ = ["Decisions", "epoch_bar_description", "fit_policy", "record_decisions", "summary"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,8 +99,12 @@ def fit_policy(
     n = len(data)
     stats: dict[str, float] = {}
     policy.set_training_mode(True)  # type: ignore[attr-defined]
-    with tqdm(total=epochs * n, disable=not progress, unit="decision", desc="imitate", dynamic_ncols=True) as bar:
-        for _ in range(epochs):
+    # one bar counting the decisions of an epoch (the --imitation-decisions a person asked for), started anew each
+    # epoch: a total of epochs * n would count past the number the docs and the arguments name
+    with tqdm(total=n, disable=not progress, unit="decision", desc="imitate", dynamic_ncols=True) as bar:
+        for epoch in range(epochs):
+            bar.reset(total=n)
+            bar.set_description(epoch_bar_description(epoch, epochs), refresh=False)
             order = generator.permutation(n)
             totals = np.zeros(3)
             for start in range(0, n, batch_size):
@@ -124,3 +128,26 @@ def fit_policy(
             bar.set_postfix(accuracy=f"{stats['accuracy']:.3f}", value_loss=f"{stats['value_loss']:.3f}")
     policy.set_training_mode(False)  # type: ignore[attr-defined]
     return stats
+
+
+def epoch_bar_description(epoch: int, epochs: int) -> str:
+    """The imitation bar's label during ``epoch`` (from 0) of ``epochs`` passes over the recorded decisions."""
+    return f"imitate, epoch {epoch + 1}/{epochs}"
+
+
+def summary(stats: dict[str, float]) -> str:
+    """The one line a trainer prints after the imitation warm start: counts as integers, times in seconds, numba's
+    compiling apart (``stats`` as ``fit_policy`` or ``imitation_warm_start`` return it, with the trainer's
+    ``decisions``, ``seconds`` and ``compile_seconds`` where it has them)."""
+    parts = []
+    if "decisions" in stats:
+        parts.append(f"{int(stats['decisions']):,} decisions")
+    parts += [
+        f"{key.replace('_', ' ')} {stats[key]:.3f}" for key in ("accuracy", "policy_loss", "value_loss") if key in stats
+    ]
+    if "seconds" in stats:
+        took = f"{stats['seconds']:.0f} s"
+        if stats.get("compile_seconds", 0.0) >= 0.5:
+            took += f" (and {stats['compile_seconds']:.0f} s of numba compiling)"
+        parts.append(took)
+    return "imitation warm start: " + ", ".join(parts)

@@ -108,6 +108,7 @@ from train.eval.ray_backend import check_cluster
 from train.grouped_cli import grouped_cli
 from train.ppo.args import HELP_GROUPS, Args
 from train.ppo.checkpoint import check_finite, load_checkpoint, save_checkpoint
+from train.ppo.imitation import summary as imitation_summary
 from train.ppo.policy_net import PolicyNet, masked_logits
 from train.ppo.rollout import (
     Collector,
@@ -413,7 +414,7 @@ def start_network(net: PolicyNet, args: Args, state: RunState, resumed: bool, de
     elif args.imitation_decisions:
         state.imitation = imitation_warm_start(net, args, device)
         check_finite(net, 0)
-        print("imitation warm start: " + ", ".join(f"{k} {v:.3f}" for k, v in state.imitation.items()))
+        print(imitation_summary(state.imitation))
 
 
 class Training:

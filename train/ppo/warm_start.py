@@ -14,6 +14,7 @@ from tqdm.auto import tqdm
 from agents.heuristic.batch import BatchHeuristic
 from bourre_env.compile_notice import compile_seconds
 from train.ppo.args import Args
+from train.ppo.imitation import epoch_bar_description
 from train.ppo.policy_net import PolicyNet, masked_logits
 from train.ppo.rollout import Collector, SeatPool, gae
 
@@ -57,14 +58,11 @@ def imitation_warm_start(net: PolicyNet, args: Args, device: torch.device) -> di
     optimizer = torch.optim.Adam(net.parameters(), lr=args.imitation_learning_rate)
     rng = np.random.default_rng([args.seed, 11])
     stats: dict[str, float] = {}
-    with tqdm(
-        total=args.imitation_epochs * len(ids),
-        disable=not args.progress,
-        unit="decision",
-        desc="imitate",
-        dynamic_ncols=True,
-    ) as bar:
-        for _ in range(args.imitation_epochs):
+    # one bar per phase, counting what --imitation-decisions names: each epoch restarts it at 0 of len(ids)
+    with tqdm(total=len(ids), disable=not args.progress, unit="decision", desc="imitate", dynamic_ncols=True) as bar:
+        for epoch in range(args.imitation_epochs):
+            bar.reset(total=len(ids))
+            bar.set_description(epoch_bar_description(epoch, args.imitation_epochs), refresh=False)
             totals = np.zeros(3)
             order = rng.permutation(ids)
             for start in range(0, len(ids), args.imitation_batch_size):

@@ -61,6 +61,7 @@ from bourre_env.atomic_files import write_text
 from bourre_env.memory import check_fits
 from train import runs
 from train.ppo.imitation import fit_policy, record_decisions
+from train.ppo.imitation import summary as imitation_summary
 from train.ppo.opponent_pool import PoolWeights
 from train.ppo.policy_net import network_bytes
 from train.run_dir import args_from_json, args_to_json, claim_run_dir, nothing_trained
@@ -463,7 +464,7 @@ def run(args: Args, given: set[str] | None = None) -> Path:
                 )
                 state.imitation["seconds"] = time.perf_counter() - started
                 del data
-                print("imitation warm start: " + ", ".join(f"{k} {v:.3f}" for k, v in state.imitation.items()))
+                print(imitation_summary(state.imitation))
         callback = SelfPlayCallback(args, run_dir, state)
         remaining = args.total_timesteps - state.num_timesteps
         if remaining > 0:
