@@ -174,6 +174,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from train.arena import thinking
     from train.arena.server import Arena, serve_in_thread
     from train.arena.storage import Store
+    from train.serve import connections
 
     machine = machine_info()
     print(
@@ -190,7 +191,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         operator = store.add_operator("benchmark")
         arena = Arena(store)
         arena.draw_secret = seeded_secrets(args.seed)  # every match its own deals, the same in every run
-        server, port = serve_in_thread(arena)
+        # bots and match requests all come from the loopback: one address may hold every connection
+        loopback = connections.Guard(per_address=connections.MAX_CONNECTIONS)
+        server, port = serve_in_thread(arena, guard=loopback)
         loop = server.servers[0].get_loop()
         bots = [(f"b{i}", store.add_bot(f"b{i}")) for i in range(args.tables * args.players)]
         names = [name for name, _ in bots]

@@ -312,12 +312,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     from train.arena.server import Arena, serve_in_thread
     from train.arena.storage import Store
+    from train.serve import connections
 
     machine = machine_info()
     header = (
         f"{machine_line(machine)}; server in this process, {args.tables * args.players} bots in "
         f"{args.bot_processes} processes (random legal actions); {args.tables} tables of {args.players} bots, "
-        f"{args.deals} deal(s) x {args.players} rotations a match, until {args.decisions:,} decisions "
+        f"{args.deals} deal(s) a match, each played once, until {args.decisions:,} decisions "
         f"(at most {args.max_seconds:g} s), clock {args.clock:g} s"
     )
     print(header, flush=True)
@@ -328,7 +329,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         operator = store.add_operator("load")
         arena = Arena(store)
         arena.draw_secret = seeded_secrets(args.seed)  # the matches' deals, the same in every run
-        server, port = serve_in_thread(arena)
+        # bots and match requests all come from the loopback: one address may hold every connection
+        loopback = connections.Guard(per_address=connections.MAX_CONNECTIONS)
+        server, port = serve_in_thread(arena, guard=loopback)
         bots = [(f"b{i}", store.add_bot(f"b{i}")) for i in range(args.tables * args.players)]
         names = [name for name, _ in bots]
         groups = [names[t * args.players : (t + 1) * args.players] for t in range(args.tables)]

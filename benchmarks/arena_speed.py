@@ -225,6 +225,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     from train.arena.server import Arena, serve_in_thread
     from train.arena.storage import Store
+    from train.serve import connections
 
     machine = machine_info()
     header = (
@@ -241,7 +242,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         operator = store.add_operator("benchmark")
         arena = Arena(store)
         arena.draw_secret = seeded_secrets(args.seed)  # the matches' deals, the same in every run
-        server, port = serve_in_thread(arena)
+        # bots and match requests all come from the loopback: one address may hold every connection
+        loopback = connections.Guard(per_address=connections.MAX_CONNECTIONS)
+        server, port = serve_in_thread(arena, guard=loopback)
         bots = [(f"b{i}", store.add_bot(f"b{i}")) for i in range(max(args.tables) * args.players)]
         names = [name for name, _ in bots]
         fleet = BotProcesses.start(f"ws://127.0.0.1:{port}/bot", bots, args.bot_processes, moves="first")

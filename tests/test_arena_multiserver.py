@@ -103,7 +103,8 @@ class _Site:
         ladder = self.arena.ladder
         assert ladder is not None
         ladder.paused = True
-        _wait(lambda: not ladder.tasks, "the ladder's matches did not end")
+        # a look under way may still start the match it planned: wait for it too
+        _wait(lambda: not ladder.tasks and not ladder.scheduling, "the ladder's matches did not end")
 
     def close(self) -> None:
         self.stop.set()

@@ -373,9 +373,13 @@ def _refusal(err: TableError) -> Response:
     return JSONResponse({"error": err.message}, status_code=err.status, headers=headers)
 
 
-def serve_in_thread(arena: Arena, host: str = "127.0.0.1", port: int = 0) -> tuple[Any, int]:
-    """Start a server in a daemon thread (tests and the benchmark); the uvicorn server and its port."""
-    config = connections.config(create_app(arena), host=host, port=port, log_level="warning", **ws_options())
+def serve_in_thread(
+    arena: Arena, host: str = "127.0.0.1", port: int = 0, guard: connections.Guard | None = None
+) -> tuple[Any, int]:
+    """Start a server in a daemon thread (tests and the benchmark); the uvicorn server and its port. ``guard``: the
+    connection limits (``connections.Guard``; a benchmark whose bots all connect from the loopback raises the limit
+    of one address)."""
+    config = connections.config(create_app(arena), guard, host=host, port=port, log_level="warning", **ws_options())
     server = connections.Server(config)
     threading.Thread(target=server.run, daemon=True, name="arena server").start()
     deadline = time.monotonic() + 60
