@@ -1,4 +1,5 @@
-"""The shape of the code: imports inside ``bourre_env`` run one way, state offsets stay inside ``bourre_env``, and no
+"""The shape of the code: imports run one way, between the top-level packages (bourre_env <- agents <- train) and
+inside ``bourre_env``, no module of the product is in an import cycle, state offsets stay inside ``bourre_env``, and no
 module uses the private names of another folder.
 
 ``docs/architecture.md`` draws the module graph these tests hold the code to.
@@ -14,7 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "bourre_env"
-PRODUCT_FOLDERS = ("bourre_env", "agents", "train")
+PRODUCT_FOLDERS = ("bourre_env", "agents", "train")  # lowest first: each imports only itself and those before it
 # The rules core's modules (bourre_env/core/), lowest first: each may import only modules before it in this list,
 # never the facade ``bourre_env.core`` (its ``__init__``) and nothing else of ``bourre_env``.
 CORE_ORDER = [
@@ -133,6 +134,55 @@ def test_find_cycle_finds_one() -> None:
 def test_no_import_cycle_in_bourre_env() -> None:
     cycle = find_cycle(import_graph())
     assert cycle is None, f"import cycle in bourre_env: {' -> '.join(cycle or [])}"
+
+
+def product_module_names() -> tuple[dict[str, Path], set[str]]:
+    """Every module of the product's packages by its dotted name, and the names that are packages (their
+    ``__init__``)."""
+    found: dict[str, Path] = {}
+    packages: set[str] = set()
+    for top in PRODUCT_FOLDERS:
+        for path in (ROOT / top).rglob("*.py"):
+            name = dotted_name(path)
+            found[name] = path
+            if path.name == "__init__.py":
+                packages.add(name)
+    return found, packages
+
+
+def product_imports(path: Path, modules: dict[str, Path]) -> set[str]:
+    """The product's modules that the module at ``path`` imports, anywhere in it (functions included):
+    ``from train.arena import match`` imports ``train.arena.match``, ``from train.arena.match import X`` the
+    module ``train.arena.match``."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                sub = f"{node.module}.{alias.name}"
+                found.add(sub if sub in modules else node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return (found & set(modules)) - {dotted_name(path)}
+
+
+def test_the_top_level_packages_import_one_way() -> None:
+    """bourre_env imports neither agents nor train; agents does not import train (README: imports flow one way)."""
+    modules, _ = product_module_names()
+    upward = []
+    for name, path in sorted(modules.items()):
+        rank = PRODUCT_FOLDERS.index(name.split(".")[0])
+        upward += [f"{name} -> {other}" for other in sorted(product_imports(path, modules))
+                   if PRODUCT_FOLDERS.index(other.split(".")[0]) > rank]  # fmt: skip
+    assert not upward, "imports against the packages' order: " + "; ".join(upward[:10])
+
+
+def test_no_import_cycle_in_the_product() -> None:
+    """No module of bourre_env, agents or train imports, through others, itself; a package's ``__init__`` (a
+    facade that gathers its modules' names) is left out, since its modules may import a sibling through it."""
+    modules, packages = product_module_names()
+    graph = {name: product_imports(path, modules) - packages for name, path in modules.items() if name not in packages}
+    cycle = find_cycle(graph)
+    assert cycle is None, f"import cycle: {' -> '.join(cycle or [])}"
 
 
 def test_core_order_lists_every_module_of_the_core() -> None:
