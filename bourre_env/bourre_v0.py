@@ -10,6 +10,7 @@ Parallel API        no (turn-based)
 Agents              ``player_0`` .. ``player_{n-1}``, seats in clockwise order, 2 to 8
 Observation shape   ``(1174,)`` float32, plus ``action_mask`` ``(117,)`` int8
 Observation values  [0, 1] except the pot fields (chips / 100) and the rules' chip counts
+Observation space   ``Box(0, high)``: ``high`` from the rules, ``limits.observation_bounds``
 =================== =====================================================================
 
 The rules are those of ``docs/rules.md``, the project's rule book (the ``standard`` game), with
@@ -278,7 +279,7 @@ class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 - AECEnv is untyped (
         self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
         obs_space = spaces.Dict(
             {
-                "observation": spaces.Box(low=-1.0, high=np.inf, shape=(observation.OBS_SIZE,), dtype=np.float32),
+                "observation": spaces.Box(*limits.observation_bounds(self.rules), dtype=np.float32),
                 "action_mask": spaces.Box(low=0, high=1, shape=(core.NUM_ACTIONS,), dtype=np.int8),
             }
         )

@@ -68,6 +68,40 @@ def check_pot(pot: Any, where: str) -> int:
     return int(pot)
 
 
+def _stake(rules: Rules) -> int:
+    """The most a deal starting at the bound can have in the pot at its settlement."""
+    return POT_BOUND + rules.num_players * (1 + rules.play_ante + (rules.second_pass_ante or 0))
+
+
+def worst_pot(rules: Rules) -> int:
+    """The largest pot a state can hold under ``rules``: a deal that starts at ``POT_BOUND`` and settles with every
+    playing seat bourré or reneged (the pot that ends an episode, truncated, is at most this)."""
+    multiple = rules.renege_multiple if rules.illegal_action == "renege" else 1
+    return _stake(rules) * (1 + rules.num_players * multiple)
+
+
+def observation_bounds(rules: Rules) -> tuple[np.ndarray, np.ndarray]:
+    """The least and greatest value of every entry of the observation vector under ``rules`` (the observation
+    space's ``low`` and ``high``): 0 and 1 for the one-hot and yes/no entries; the pot's two entries up to those of
+    ``worst_pot``; the entries that copy a rule (a limit, the antes, the renege multiple) up to that rule's value, and
+    at least 1; the deal numbers up to the episode's last."""
+    from bourre_env import observation as obs  # the encoding below this module's users: imported where needed
+
+    p = rules.params()
+    low = np.zeros(obs.OBS_SIZE, dtype=np.float32)
+    high = np.ones(obs.OBS_SIZE, dtype=np.float32)
+    worst = worst_pot(rules)
+    high[obs.O_POT] = worst / 100.0
+    high[obs.O_POT + 1] = max(1.0, float(np.log1p(worst) / np.log(1000.0)))
+    high[obs.O_POT_LIMIT + 1] = max(1.0, p[core.P_POT_LIMIT] / 100.0)
+    high[obs.O_DEAL] = high[obs.O_DEAL + 1] = max(1.0, (p[core.P_DEALS] - 1) / 10.0)
+    high[obs.O_ANTE_RULE] = max(1.0, float(p[core.P_PLAY_ANTE]))
+    high[obs.O_ENTRY_RULE + 2] = max(1.0, float(p[core.P_SECOND_PASS]))
+    high[obs.O_PENALTY_RULE + 1] = max(1.0, float(p[core.P_RENEGE_MULT]))
+    # the encoder and these bounds round the same float64 quotients to float32, and rounding keeps the order
+    return low, high
+
+
 def check_rules(rules: Rules) -> None:
     """``ValueError`` if one deal that starts at ``POT_BOUND`` could leave exact integer arithmetic under ``rules``.
 
@@ -75,11 +109,7 @@ def check_rules(rules: Rules) -> None:
     ``renege_multiple`` in the billions) and a rake whose fraction has a huge numerator, such as the float
     ``1/3`` (``0.3333333333333333`` is 3333333333333333/10**16; ``fractions.Fraction(1, 3)`` is fine).
     """
-    n = rules.num_players
-    antes = n * (1 + rules.play_ante + (rules.second_pass_ante or 0))
-    stake = POT_BOUND + antes  # the most a deal starting at the bound can have in the pot at its settlement
-    multiple = rules.renege_multiple if rules.illegal_action == "renege" else 1
-    worst = stake * (1 + n * multiple)
+    worst = worst_pot(rules)
     if worst > _EXACT:
         raise ValueError(
             f"play_ante={rules.play_ante}, second_pass_ante={rules.second_pass_ante}, renege_multiple="
@@ -87,6 +117,7 @@ def check_rules(rules: Rules) -> None:
             f"reach {worst:,} chips, past 2**53 (exact integers); use smaller stakes"
         )
     rake = rules.rake_fraction
+    stake = _stake(rules)
     if stake * rake.numerator > _RAKE_PRODUCT_LIMIT:
         raise ValueError(
             f"rake: {rules.rake!r} is the fraction {rake.numerator}/{rake.denominator}, too fine for "

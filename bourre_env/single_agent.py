@@ -12,7 +12,7 @@ its own reward only, including a reward that arrives when a deal ends on an oppo
 >>> obs, reward, terminated, truncated, info = env.step(action)
 
 =================== =====================================================================
-Observation space   ``Box(-1, inf, (1174,), float32)``: the AEC ``observation`` vector of the learner
+Observation space   ``Box(0, high, (1174,), float32)``: the AEC ``observation`` vector of the learner
 Action space        ``Discrete(117)``: the AEC action table (``bourre_env.bourre_v0``)
 Action mask         ``action_masks()``: ``(117,)`` bool, the learner's AEC mask (sb3-contrib convention)
 Reward              the learner's chips won or lost since its previous action (0 until a deal ends)

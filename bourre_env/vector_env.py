@@ -15,7 +15,7 @@ observations, masks and rewards on the same decks.
 >>> obs, rewards, terminated, truncated, infos = env.step(masks.argmax(axis=1))
 
 =================== =====================================================================
-Observation space   ``Box(-1, inf, (num_envs, 1174), float32)``: each table's learner observation
+Observation space   ``Box(0, high, (num_envs, 1174), float32)``: each table's learner observation
 Action space        ``MultiDiscrete([117] * num_envs)``: the AEC action table (``bourre_env.bourre_v0``)
 Action mask         ``action_masks()`` and ``infos["action_mask"]``: ``(num_envs, 117)`` bool
 Reward              each learner's chips won or lost since its previous action (0 until a deal ends)
@@ -94,7 +94,7 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 from numba import njit, prange
 
-from bourre_env import batch, core, observation
+from bourre_env import batch, core, limits, observation
 from bourre_env.batch import BatchGame
 
 __all__ = ["BourreVectorEnv", "BatchedPlayer", "PerRowPlayer"]
@@ -314,9 +314,7 @@ class BourreVectorEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, np.ndar
         self._members: list[BatchedPlayer] = []
         self._started = False
         self.set_opponents(opponents, opponent_weights)
-        self.single_observation_space = spaces.Box(
-            low=-1.0, high=np.inf, shape=(observation.OBS_SIZE,), dtype=np.float32
-        )
+        self.single_observation_space = spaces.Box(*limits.observation_bounds(self.rules), dtype=np.float32)
         self.single_action_space = spaces.Discrete(core.NUM_ACTIONS)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)

@@ -40,6 +40,47 @@ def test_gymnasiums_checker_passes_with_random_substitution() -> None:
     check_env(env, skip_render_check=True)
 
 
+def test_gymnasiums_checker_finds_the_observation_space_bounded() -> None:
+    """The space's bounds are the observation's own (``limits.observation_bounds``), finite: the checker's "maximum
+    value is infinity" warning is an error here."""
+    env = BourreSingleAgentEnv(opponents="heuristic", num_players=4, on_illegal="random")
+    with __import__("warnings").catch_warnings():
+        __import__("warnings").simplefilter("error")
+        check_env(env, skip_render_check=True)
+    space = env.observation_space
+    assert isinstance(space, gymnasium.spaces.Box) and np.isfinite(space.high).all() and (space.low == 0).all()
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"num_players": 5},
+        {"num_players": 3, "deals_per_episode": 30, "play_ante": 3, "pot_limit": 500},
+        {"num_players": 4, "deals_per_episode": 12, "illegal_action": "renege", "renege_multiple": 15},
+        {"rules": "four_card", "num_players": 6, "deals_per_episode": 8},
+    ],
+)
+def test_every_observation_lies_in_the_space_under_the_rules(options: dict[str, Any]) -> None:
+    """Random play of many deals, the pot growing as bourrés and reneges carry it: every observation of every seat
+    lies within the AEC env's space, and the vector env's space is the same."""
+    env = bourre_env.env(**options)
+    space = env.observation_space("player_0")["observation"]
+    rng = np.random.default_rng(5)
+    seen = 0
+    for episode in range(6):
+        env.reset(seed=episode)
+        for name in env.agent_iter():
+            obs, _, terminated, truncated, _ = env.last()
+            assert space.contains(obs["observation"]), (name, options)
+            seen += 1
+            env.step(None if terminated or truncated else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    assert seen > 100
+    from agents.batched_players import make_batched
+
+    vector = bourre_env.BourreVectorEnv(2, "random", agent_factory=make_batched, **options)
+    assert np.array_equal(vector.single_observation_space.high, space.high)
+
+
 def test_the_checker_fails_on_the_default_which_raises() -> None:
     env = BourreSingleAgentEnv(opponents="random", num_players=5)
     with pytest.raises(ValueError, match="illegal action"):
