@@ -16,6 +16,7 @@ import os
 import queue
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import FrameType
@@ -255,7 +256,13 @@ def _run_in_pool(
     done: queue.Queue[tuple[int, Any, BaseException | None]] = queue.Queue()
     results: list[Any] = []
     sizes_of: list[int] = []
-    pool = context.Pool(processes=workers, initializer=ignore_interrupts)
+    started_before = set(multiprocessing.active_children())
+    try:
+        pool = context.Pool(processes=workers, initializer=ignore_interrupts)
+    except BaseException:
+        # a terminate or Ctrl-C while the pool starts: Pool ends its workers only on an Exception
+        _end_processes(set(multiprocessing.active_children()) - started_before)
+        raise
     try:
         pending = 0
         for job, size in zip(jobs, sizes, strict=True):
@@ -276,11 +283,43 @@ def _run_in_pool(
             pending -= _collect(done, results, sizes_of, bar, counted)
         pool.close()
     except BaseException:
-        pool.terminate()  # at once: the jobs in flight are abandoned, queued ones never start
+        _stop_workers(pool)  # at once: the jobs in flight are abandoned, queued ones never start
         raise
-    finally:
-        pool.join()
+    pool.join()
     return results
+
+
+STOP_GRACE_SECONDS = 5.0
+"""A pool told to stop has this long to end its workers (SIGTERM) before the stragglers are killed (SIGKILL)."""
+
+
+def _stop_workers(pool: Any) -> None:
+    """``Pool.terminate`` with a deadline. It can wait forever: it takes the task queue's lock, then joins workers
+    it sent SIGTERM; an idle worker blocked on that lock never wakes when the signal lands on another of its threads
+    (OpenMP's, torch's), so it never unwinds. So the pool terminates in a thread of its own, and workers still alive
+    after ``STOP_GRACE_SECONDS`` are killed, which ends its joins."""
+    stopper = threading.Thread(target=pool.terminate, name="pool-terminate", daemon=True)
+    stopper.start()
+    stopper.join(STOP_GRACE_SECONDS)
+    if not stopper.is_alive():
+        return
+    for worker in list(getattr(pool, "_pool", ())):  # the worker processes; private, so read defensively
+        if worker.exitcode is None:
+            worker.kill()
+    stopper.join(STOP_GRACE_SECONDS)
+
+
+def _end_processes(processes: Iterable[multiprocessing.process.BaseProcess]) -> None:
+    """SIGTERM, ``STOP_GRACE_SECONDS`` to unwind, then SIGKILL."""
+    processes = list(processes)
+    for process in processes:
+        process.terminate()
+    deadline = time.monotonic() + STOP_GRACE_SECONDS
+    for process in processes:
+        process.join(max(0.0, deadline - time.monotonic()))
+        if process.exitcode is None:
+            process.kill()
+            process.join(STOP_GRACE_SECONDS)
 
 
 def _finished(done: queue.Queue[tuple[int, Any, BaseException | None]], i: int, result: Any) -> None:
