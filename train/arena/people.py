@@ -67,8 +67,8 @@ from train.arena import protocol
 from train.arena.match import MAX_MATCHES, MatchSpec, play_match
 from train.arena.remote import GRACE_SECONDS, BotSlot, Registry
 from train.arena.storage import Store, bots, matches
-from train.serve import http_input
-from train.serve.tables import TableError
+from train.web import http_input
+from train.web.errors import TableError
 
 
 class Arena(Protocol):

@@ -22,15 +22,16 @@ from starlette.staticfiles import StaticFiles
 import agents
 from bourre_env import history
 from bourre_env.core.rules import MAX_PLAYERS, MIN_PLAYERS, presets
-from train.serve import http_input, replays
+from train.serve import replays
 from train.serve import tables as tb
+from train.web import agent_specs, http_input
+from train.web.http_input import LOOPBACK_HOSTS
 
 STATIC = Path(__file__).resolve().parent / "static"
 MAX_BODY = 16 * 1024
 """Bytes a table request (new table, action) may carry."""
 MAX_UPLOAD = 1024 * 1024
 """Bytes a history file sent to the replay view may have."""
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 TABLE_THREADS = 16
 """Threads that tables' work (agents' moves) may hold at once; the other requests have the rest of the pool, so
 tables that think cannot hold up the options, the replays, or the event loop."""
@@ -134,7 +135,7 @@ def create_app(tables: tb.Tables | None = None, allowed_hosts: Sequence[str] = L
             {
                 "presets": list(presets),
                 "players": list(range(MIN_PLAYERS, MAX_PLAYERS + 1)),
-                "agents": sorted(set(tb.agent_options()) | set(state.offered)),
+                "agents": sorted(set(agent_specs.agent_options()) | set(state.offered)),
                 "default_agent": "heuristic",
                 "limits": {
                     "tables": state.max_tables,
