@@ -44,6 +44,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from train.arena import leaderboard, protocol, thinking
 from train.arena.match import MAX_MATCHES, MatchSpec, draw_secret, play_match, warm_up
 from train.arena.people import People
+from train.arena.people.routes import routes as people_routes
 from train.arena.records import Book, insert_baseline
 from train.arena.remote import Connection, Registry
 from train.arena.scheduler import Ladder, LadderConfig, lifespan
@@ -362,7 +363,7 @@ def create_app(arena: Arena, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> S
             Route("/api/matches", matches, methods=["POST"]),
             Route("/api/bots", connected, methods=["GET"]),
             *leaderboard.routes(arena.book, arena.store),
-            *arena.people.routes(),
+            *people_routes(arena.people),
         ],
         middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))],
         lifespan=lifespan(arena),
