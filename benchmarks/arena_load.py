@@ -312,7 +312,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     from train.arena.server import Arena, serve_in_thread
     from train.arena.storage import Store
-    from train.serve import connections
+    from train.web import connections
 
     machine = machine_info()
     header = (

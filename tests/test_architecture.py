@@ -1,6 +1,7 @@
-"""The shape of the code: imports run one way, between the top-level packages (bourre_env <- agents <- train) and
-inside ``bourre_env``, no module of the product is in an import cycle, state offsets stay inside ``bourre_env``, and no
-module uses the private names of another folder.
+"""The shape of the code: imports run one way, between the top-level packages (bourre_env <- agents <- train),
+inside ``bourre_env``, and between the two web servers (``train.arena`` and ``train.serve`` import only their shared
+helpers, ``train.web``, never each other), no module of the product is in an import cycle, state offsets stay inside
+``bourre_env``, and no module uses the private names of another folder.
 
 ``docs/architecture.md`` draws the module graph these tests hold the code to.
 """
@@ -150,7 +151,7 @@ def product_module_names() -> tuple[dict[str, Path], set[str]]:
     return found, packages
 
 
-def product_imports(path: Path, modules: dict[str, Path]) -> set[str]:
+def product_imports(path: Path, modules: dict[str, Path], root: Path = ROOT) -> set[str]:
     """The product's modules that the module at ``path`` imports, anywhere in it (functions included):
     ``from train.arena import match`` imports ``train.arena.match``, ``from train.arena.match import X`` the
     module ``train.arena.match``."""
@@ -162,7 +163,7 @@ def product_imports(path: Path, modules: dict[str, Path]) -> set[str]:
                 found.add(sub if sub in modules else node.module)
         elif isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
-    return (found & set(modules)) - {dotted_name(path)}
+    return (found & set(modules)) - {dotted_name(path, root)}
 
 
 def test_the_top_level_packages_import_one_way() -> None:
@@ -183,6 +184,59 @@ def test_no_import_cycle_in_the_product() -> None:
     graph = {name: product_imports(path, modules) - packages for name, path in modules.items() if name not in packages}
     cycle = find_cycle(graph)
     assert cycle is None, f"import cycle: {' -> '.join(cycle or [])}"
+
+
+WEB_SERVERS = ("train.arena", "train.serve")  # the two web servers: neither imports the other
+WEB_HELPERS = "train.web"  # what both use, below both: it imports nothing of train but itself
+
+
+def _in(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+def web_imports_against_the_order(modules: dict[str, Path], root: Path = ROOT) -> list[str]:
+    """Imports that break the web servers' order: one server importing the other, or ``train.web`` importing
+    anything of ``train`` outside itself (either server included)."""
+    found = []
+    for name, path in sorted(modules.items()):
+        imported = sorted(product_imports(path, modules, root))
+        for server in WEB_SERVERS:
+            if _in(name, server):
+                found += [f"{name} -> {other}" for other in imported
+                          if any(_in(other, s) for s in WEB_SERVERS if s != server)]  # fmt: skip
+        if _in(name, WEB_HELPERS):
+            found += [f"{name} -> {other}" for other in imported if _in(other, "train") and not _in(other, WEB_HELPERS)]
+    return found
+
+
+def test_web_imports_against_the_order_finds_them(tmp_path: Path) -> None:
+    sources = {
+        "train/arena/a.py": "from train.serve import b\nfrom train.web import c\n",  # only the first is against it
+        "train/serve/b.py": "import train.arena.a\n",
+        "train/web/c.py": "from train.serve.b import x\n",
+        "train/web/d.py": "from train import runs\nfrom train.web import c\nimport agents\n",
+        "train/runs.py": "",
+        "agents/__init__.py": "",
+    }
+    for where, source in sources.items():
+        (tmp_path / where).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / where).write_text(source)
+    modules = {dotted_name(p, tmp_path): p for p in tmp_path.rglob("*.py")}
+    assert web_imports_against_the_order(modules, tmp_path) == [
+        "train.arena.a -> train.serve.b",
+        "train.serve.b -> train.arena.a",
+        "train.web.c -> train.serve.b",
+        "train.web.d -> train.runs",
+    ]
+
+
+def test_the_web_servers_import_each_other_nothing_and_their_helpers_are_below_both() -> None:
+    """``train.arena`` imports nothing of ``train.serve`` and ``train.serve`` nothing of ``train.arena``: the web
+    helpers both use are in ``train.web``, which imports neither (nor anything else of ``train``)."""
+    modules, _ = product_module_names()
+    assert any(_in(name, WEB_HELPERS) for name in modules), f"no {WEB_HELPERS} package"
+    found = web_imports_against_the_order(modules)
+    assert not found, "imports against the web servers' order: " + "; ".join(found[:10])
 
 
 def test_core_order_lists_every_module_of_the_core() -> None:

@@ -1,4 +1,4 @@
-"""The connection guard of both web servers (``train.serve.connections``): slow clients are dropped, connections are
+"""The connection guard of both web servers (``train.web.connections``): slow clients are dropped, connections are
 bounded in all and by address, refusals and a run out of file descriptors are logged once, and WebSockets live on.
 
 Every client here is on 127.0.0.1, few (at most a few hundred) and bounded in time; nothing asserts a duration: each
@@ -32,7 +32,7 @@ from starlette.routing import Route, WebSocketRoute  # noqa: E402
 from starlette.websockets import WebSocket  # noqa: E402
 from websockets.sync.client import connect  # noqa: E402
 
-from train.serve import connections  # noqa: E402
+from train.web import connections  # noqa: E402
 
 WAIT = 60.0
 
@@ -187,7 +187,7 @@ import resource, sys, threading
 resource.setrlimit(resource.RLIMIT_NOFILE, ({limit}, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
 sys.path.insert(0, {tests!r})
 from test_connections import app
-from train.serve import connections
+from train.web import connections
 if not {budget}:  # as if the budget were wrong: the process runs out of descriptors and asyncio's accept fails
     connections.fd_budget = lambda wanted=0: wanted
 guard = connections.Guard(max_connections=1000, per_address=1000, request_seconds=1.0)

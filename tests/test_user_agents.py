@@ -220,7 +220,8 @@ def test_entry_point_agents_are_registered_and_loaded_lazily(tmp_path: Path, mon
 
 
 def test_untrusted_specs_never_load_code(bot_file: Path, bot_module: str) -> None:
-    from train.serve.tables import TableError, check_agent, check_offered
+    from train.web.agent_specs import check_agent, check_offered
+    from train.web.errors import TableError
 
     mark = bot_file.with_suffix(".imported")
     for spec in (f"{bot_module}:TwoTrumpBot", f"{bot_file.name}:TwoTrumpBot", "os:system"):

@@ -60,7 +60,8 @@ def test_clairvoyant_agents_are_refused_where_only_fair_agents_belong() -> None:
         agents.make("clairvoyant")
     with pytest.raises(AgentError, match="plays only where an evaluation hands it the deal"):
         evaluate(lambda seed: clairvoyant.make(None, seed), "random", players=3, deals=1, progress=False)
-    from train.serve.tables import TableError, check_agent
+    from train.web.agent_specs import check_agent
+    from train.web.errors import TableError
 
     with pytest.raises(TableError):
         check_agent("clairvoyant")

@@ -14,7 +14,7 @@ The answer: ``match``, ``status``, ``seats``, ``seed``, ``games`` (each ``deal``
 number in range is refused (400). The stored histories are copied into the answer as they are stored (JSON text
 written by the arena), so a page costs a read and a join, never a decode and an encode of megabytes; it is built in a
 thread, never on the event loop that runs the tables, and ``MAX_HEAVY`` such answers are built at once in all,
-``MAX_HEAVY_PER_CLIENT`` for one client address (503 and 429 past them: ``train.serve.http_input.Slots``).
+``MAX_HEAVY_PER_CLIENT`` for one client address (503 and 429 past them: ``train.web.http_input.Slots``).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from train.arena.match import MatchSpec
 from train.arena.ratings import StoredMatch
 from train.arena.records import _stored, baselines
 from train.arena.storage import RECONNECT_SECONDS, Store, games, matches
-from train.serve.tables import TableError
+from train.web.errors import TableError
 
 __all__ = ["MATCH_ID", "MAX_HEAVY", "MAX_HEAVY_PER_CLIENT", "MAX_PAGE_GAMES", "page", "page_bounds"]
 

@@ -53,7 +53,7 @@ def config(args: argparse.Namespace) -> Any:
     if not args.ladder:
         return None
     from train.arena.scheduler import LadderConfig
-    from train.serve.tables import check_offered
+    from train.web.agent_specs import check_offered
 
     fields = tuple(check_offered(f) for f in _fields(args))
     return LadderConfig(fields, tuple(args.ladder_players), args.ladder_deals, args.ladder_tables, args.ladder_clock)

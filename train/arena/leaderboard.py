@@ -47,8 +47,8 @@ from train.arena.protocol import NAME_PATTERN
 from train.arena.ratings import BotStanding, Standings
 from train.arena.records import Book, bot_matches, game_history
 from train.arena.storage import Store
-from train.serve import http_input
-from train.serve.tables import TableError
+from train.web import http_input
+from train.web.errors import TableError
 
 __all__ = ["PAGE_WAIT_SECONDS", "bot_page", "leaderboard_page", "routes"]
 

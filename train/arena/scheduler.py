@@ -237,7 +237,7 @@ class Ladder:
             task.add_done_callback(self.tasks.discard)
 
     async def _play(self, planned: Planned, match: str, request: dict[str, Any]) -> None:
-        from train.serve.tables import TableError
+        from train.web.errors import TableError
 
         try:
             spec = MatchSpec.from_request(request, stored=True)

@@ -12,7 +12,7 @@ The operator's routes ask for an operator token (``Authorization: Bearer TOKEN``
 the one ``bourre arena serve`` makes at its first start); a request without a known one is refused with 401 and one
 line. The server trusts nothing a bot sends: its messages are parsed by ``protocol.parse_client`` alone (a size cap
 before parsing, exact key sets), at most ``MAX_RATE`` a second, and nothing in them names a file or code: a match's
-built-in seats and its fallback are checked by ``train.serve.tables.check_agent``, the rule of the browser table
+built-in seats and its fallback are checked by ``train.web.agent_specs.check_agent``, the rule of the browser table
 (registered names and budgets within limits, plus the operator's ``--agent`` specs). A request with an ``Origin`` of
 another host is refused, and on the loopback only this machine's names are answered, as by ``bourre serve``.
 
@@ -44,13 +44,15 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from train.arena import leaderboard, protocol, thinking
 from train.arena.match import MAX_MATCHES, MatchSpec, draw_secret, play_match, warm_up
 from train.arena.people import People
+from train.arena.people.routes import routes as people_routes
 from train.arena.records import Book, insert_baseline
 from train.arena.remote import Connection, Registry
 from train.arena.scheduler import Ladder, LadderConfig, lifespan
 from train.arena.storage import Store
-from train.serve import connections, http_input
-from train.serve.app import LOOPBACK_HOSTS
-from train.serve.tables import TableError, check_agent
+from train.web import connections, http_input
+from train.web.agent_specs import check_agent
+from train.web.errors import TableError
+from train.web.http_input import LOOPBACK_HOSTS
 
 __all__ = [
     "Arena",
@@ -120,7 +122,7 @@ class Arena:
         self.arrivals = Arrivals()
 
     def check_agent(self, spec: str) -> None:
-        """``TableError`` for a built-in agent spec that a match may not name (``train.serve.tables.check_agent``)."""
+        """``TableError`` for a built-in agent spec that a match may not name (``agent_specs.check_agent``)."""
         if spec not in self._allowed:
             check_agent(spec, self.offered)
             self._allowed.add(spec)
@@ -361,7 +363,7 @@ def create_app(arena: Arena, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> S
             Route("/api/matches", matches, methods=["POST"]),
             Route("/api/bots", connected, methods=["GET"]),
             *leaderboard.routes(arena.book, arena.store),
-            *arena.people.routes(),
+            *people_routes(arena.people),
         ],
         middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))],
         lifespan=lifespan(arena),
@@ -403,7 +405,7 @@ def run(
     first start an operator token is made and printed once. ``database``: a URL (``storage.database_url``) instead of
     the data folder's SQLite file. ``ladder``: schedule matches (``train.arena.scheduler``). ``people``: admit people
     at tables with bots (``train.arena.people``)."""
-    from train.serve.tables import check_offered
+    from train.web.agent_specs import check_offered
 
     checked = [check_offered(spec) for spec in offered]
     store = Store(data, url=database)
@@ -414,7 +416,7 @@ def run(
         token = store.add_operator("operator")
         print(f"bourre arena: the operator token (shown once, only its hash is kept; bourre arena match "
               f"--token-file FILE): {token}", file=sys.stderr, flush=True)  # fmt: skip
-    hosts = list(LOOPBACK_HOSTS) if host in ("127.0.0.1", "localhost", "::1") else ["*"]
+    hosts = http_input.allowed_hosts(host)
     arena = Arena(store, checked, ladder)
     arena.people.enabled = people
     if people:
@@ -426,7 +428,7 @@ def run(
     url = f"ws://{'[' + host + ']' if ':' in host else host}:{port}/bot"
     where = data if database is None else store.masked_url  # a URL is shown without its password
     print(f"bourre arena: bots connect to {url}; data in {where}  (Ctrl-C to stop)", flush=True)
-    # slow or many clients cannot exhaust it (train.serve.connections)
+    # slow or many clients cannot exhaust it (train.web.connections)
     config = connections.config(create_app(arena, hosts), host=host, port=port, log_level="warning",
                                 timeout_graceful_shutdown=3, **ws_options())  # fmt: skip
     try:

@@ -17,7 +17,7 @@ import numpy as np
 from bourre_env import core, observation
 from bourre_env.actions import describe
 from bourre_env.core import cards
-from train.serve.trick_list import trick_list
+from train.web.trick_list import trick_list
 
 __all__ = ["legal_entries", "view_of"]
 

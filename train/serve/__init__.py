@@ -68,14 +68,14 @@ server's log):
   something with an ``Origin`` header naming another host than the request's ``Host`` is refused (403).
   On 127.0.0.1 (the default) only requests naming this machine (``Host`` 127.0.0.1 or localhost) are answered.
 
-What it trusts: nothing from the page. A page chooses its agents by name among those the server offers: a registered
-agent's bare name (``ppo`` is the shipped model), a heuristic variant, a search with budget options and the words
-of ``tables.SEARCH_WORDS`` for its text options, or exactly a spec the operator offers (``--agent``). It never
-names a file or code: any other ``ppo:...`` (with or without a slash or a dot), or a file in a search's options,
-is refused from its text alone, with one message whether or not such a file exists, before anything is opened.
-No budget past the limits above, and no rule, seat or action the server does not check. The operator's
-``--agent`` specs are trusted: offered specs may name files and code and take any budget (no ``ms`` cap), but
-they keep the agents' clock.
+What it trusts: nothing from the page. A page chooses its agents by name among those the server offers
+(``train.web.agent_specs``, the rule of both servers): a registered agent's bare name (``ppo`` is the shipped model),
+a heuristic variant, a search with budget options and the words of ``agent_specs.SEARCH_WORDS`` for its text options,
+or exactly a spec the operator offers (``--agent``). It never names a file or code: any other ``ppo:...`` (with or
+without a slash or a dot), or a file in a search's options, is refused from its text alone, with one message whether
+or not such a file exists, before anything is opened. No budget past the limits above, and no rule, seat or action
+the server does not check. The operator's ``--agent`` specs are trusted: offered specs may name files and code and
+take any budget (no ``ms`` cap), but they keep the agents' clock.
 """
 
 from __future__ import annotations
@@ -112,12 +112,13 @@ def run(
     by default)."""
     if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
         raise ValueError(f"port: expected an integer in 1..65535, got {port!r}")
-    from train.serve import app, connections, tables
+    from train.serve import app, tables
+    from train.web import agent_specs, connections, http_input
 
     checked = []
     for spec in offered:
         try:
-            checked.append(tables.check_offered(spec))
+            checked.append(agent_specs.check_offered(spec))
         except ValueError as err:
             raise ValueError(f"--agent {spec}: {err}") from None
     state = tables.Tables(
@@ -129,13 +130,11 @@ def run(
         move_seconds=tables.MOVE_SECONDS if move_seconds is None else move_seconds,
     )
     warm_up()
-    # On a loopback address only this machine's names are answered (a page elsewhere cannot rebind its name to the
-    # server); on another address the server is meant to be reached from the network, by any name.
-    hosts = list(app.LOOPBACK_HOSTS) if host in ("127.0.0.1", "localhost", "::1") else ["*"]
+    hosts = http_input.allowed_hosts(host)
     if hosts == ["*"]:
         print(f"bourre serve: listening on {host}: any machine that can reach it can open tables", flush=True)
     print(f"Bourré table: http://{'[' + host + ']' if ':' in host else host}:{port}/  (Ctrl-C to stop)", flush=True)
-    # slow or many clients cannot exhaust it (train.serve.connections)
+    # slow or many clients cannot exhaust it (train.web.connections)
     config = connections.config(app.create_app(state, allowed_hosts=hosts), host=host, port=port, log_level="warning")
     _server(config).run()
 
@@ -147,7 +146,7 @@ def _server(config: uvicorn.Config) -> uvicorn.Server:
     exit, for every thread that is not a daemon (the event loop's workers are not): a table whose agent never
     returns would keep the process alive for ever. A daemon timer started by the first signal ends the process,
     with the status a shell gives a command killed by that signal (130 for Ctrl-C), if it is still there."""
-    from train.serve import connections
+    from train.web import connections
 
     class Server(connections.Server):
         def handle_exit(self, sig: int, frame: FrameType | None) -> None:

@@ -22,15 +22,17 @@ from starlette.staticfiles import StaticFiles
 import agents
 from bourre_env import history
 from bourre_env.core.rules import MAX_PLAYERS, MIN_PLAYERS, presets
-from train.serve import http_input, replays
+from train.serve import replays
 from train.serve import tables as tb
+from train.web import agent_specs, http_input
+from train.web.errors import TableError
+from train.web.http_input import LOOPBACK_HOSTS
 
 STATIC = Path(__file__).resolve().parent / "static"
 MAX_BODY = 16 * 1024
 """Bytes a table request (new table, action) may carry."""
 MAX_UPLOAD = 1024 * 1024
 """Bytes a history file sent to the replay view may have."""
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 TABLE_THREADS = 16
 """Threads that tables' work (agents' moves) may hold at once; the other requests have the rest of the pool, so
 tables that think cannot hold up the options, the replays, or the event loop."""
@@ -69,7 +71,7 @@ def _replay_answer(data: bytes, seat: int | None, open_hands: bool) -> bytes:
     frames = replays.replay_frames(data, seat, open_hands)
     body = json.dumps(frames, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")).encode()
     if len(body) > MAX_REPLAY_BYTES:
-        raise tb.TableError(
+        raise TableError(
             413,
             f"the replay of this history would be {len(body)} bytes, past the limit of {MAX_REPLAY_BYTES}: "
             f"replay fewer deals",
@@ -82,7 +84,7 @@ def _check_sender(request: Request) -> None:
     that is not JSON (415)."""
     refused = http_input.foreign_origin(request.headers)
     if refused is not None:
-        raise tb.TableError(403, refused)
+        raise TableError(403, refused)
     if request.method == "POST":
         http_input.check_json_type(request.headers)
 
@@ -96,7 +98,7 @@ def _handled(endpoint: Callable[[Request], Awaitable[Response]]) -> Callable[[Re
             if request.method not in ("GET", "HEAD"):
                 _check_sender(request)
             return await endpoint(request)
-        except tb.TableError as err:
+        except TableError as err:
             return _error(err.status, err.message)
         except Exception:
             _LOG.exception("bourre serve: %s %s failed", request.method, request.url.path)
@@ -117,7 +119,7 @@ def create_app(tables: tb.Tables | None = None, allowed_hosts: Sequence[str] = L
         A table busy with another request is refused (409) at once rather than waited for, so that requests
         queued on one table cannot hold threads. A table whose agent failed is closed."""
         if not table.lock.acquire(blocking=False):
-            raise tb.TableError(409, "the table is busy with another request (its agents are thinking); try again")
+            raise TableError(409, "the table is busy with another request (its agents are thinking); try again")
         try:
             return await anyio.to_thread.run_sync(work, limiter=table_threads)
         except tb.AgentError:
@@ -134,7 +136,7 @@ def create_app(tables: tb.Tables | None = None, allowed_hosts: Sequence[str] = L
             {
                 "presets": list(presets),
                 "players": list(range(MIN_PLAYERS, MAX_PLAYERS + 1)),
-                "agents": sorted(set(tb.agent_options()) | set(state.offered)),
+                "agents": sorted(set(agent_specs.agent_options()) | set(state.offered)),
                 "default_agent": "heuristic",
                 "limits": {
                     "tables": state.max_tables,
@@ -174,7 +176,7 @@ def create_app(tables: tb.Tables | None = None, allowed_hosts: Sequence[str] = L
         table = _table(request)
         body = await http_input.read_json(request, MAX_BODY, empty={})
         if not isinstance(body, dict) or "action" not in body or set(body) - {"action", "turn"}:
-            raise tb.TableError(400, 'expected a JSON object {"action": id, "turn": n} ("turn" optional)')
+            raise TableError(400, 'expected a JSON object {"action": id, "turn": n} ("turn" optional)')
 
         def apply() -> dict[str, Any]:
             table.act(body["action"], body.get("turn"))
@@ -200,7 +202,7 @@ def create_app(tables: tb.Tables | None = None, allowed_hosts: Sequence[str] = L
         deal_text = request.path_params["deal"]
         # read here, not by the route's int convertor, which a number of 5,000 digits makes raise
         if not _DEAL.fullmatch(deal_text):
-            raise tb.TableError(404, f"no deal {deal_text[:20]!r}: deals are numbered 1, 2, ...")
+            raise TableError(404, f"no deal {deal_text[:20]!r}: deals are numbered 1, 2, ...")
         deal = int(deal_text)
         saved = await locked(table, lambda: history.dumps(table.history(deal)))  # encoded in the thread too
         name = f"bourre-deal-{deal}.json"
@@ -214,10 +216,10 @@ def create_app(tables: tb.Tables | None = None, allowed_hosts: Sequence[str] = L
         data = await http_input.read_body(request, MAX_UPLOAD)
         seat_text = request.query_params.get("seat", "")
         if seat_text and not _SEAT.fullmatch(seat_text):
-            raise tb.TableError(400, f"seat: expected a seat number, got {seat_text!r}")
+            raise TableError(400, f"seat: expected a seat number, got {seat_text!r}")
         open_text = request.query_params.get("open", "0")
         if open_text not in ("0", "1"):
-            raise tb.TableError(400, f"open: expected 0 or 1, got {open_text!r}")
+            raise TableError(400, f"open: expected 0 or 1, got {open_text!r}")
         client = _client(request)
         replay_slots.take(client)  # after the upload is read: a slow upload holds no slot
         try:

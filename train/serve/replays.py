@@ -6,7 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from bourre_env import core, history
-from train.serve.tables import HUMAN, MAX_REPLAY_DEALS, TableError, public_log, seat_view
+from train.serve.tables import MAX_REPLAY_DEALS, public_log, seat_view
+from train.web.agent_specs import HUMAN
+from train.web.errors import TableError
 
 __all__ = ["replay_frames"]
 

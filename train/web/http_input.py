@@ -1,7 +1,8 @@
 """What the web servers (``bourre serve``, ``bourre arena``) accept from a request before reading it: an ``Origin`` of
 their own host only, a JSON content type, a body within a cap and strict JSON. Each refusal is a ``TableError`` with
 the status the client gets (400, 403, 413, 415), so a bad request is answered in one line, never with a traceback.
-``Slots`` bounds the heavy requests (a replay, a page of hand histories) in all and per client address (503, 429)."""
+``Slots`` bounds the heavy requests (a replay, a page of hand histories) in all and per client address (503, 429).
+``allowed_hosts``: the ``Host`` names a server answers (Starlette's ``TrustedHostMiddleware`` refuses the others)."""
 
 from __future__ import annotations
 
@@ -15,9 +16,18 @@ from urllib.parse import urlsplit
 from starlette.requests import Request
 
 from bourre_env.history import strict_json
-from train.serve.tables import TableError
+from train.web.errors import TableError
 
 _LENGTH = re.compile(r"[0-9]{1,12}")
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+"""The ``Host`` names a server on the loopback answers: this machine's own."""
+
+
+def allowed_hosts(host: str) -> list[str]:
+    """The ``Host`` names a server listening on ``host`` answers. On a loopback address only this machine's names (a
+    page elsewhere cannot rebind its name to the server); on another address the server is meant to be reached from
+    the network, by any name (``["*"]``)."""
+    return list(LOOPBACK_HOSTS) if host in ("127.0.0.1", "localhost", "::1") else ["*"]
 
 
 def foreign_origin(headers: Mapping[str, str]) -> str | None:
