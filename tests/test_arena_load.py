@@ -24,6 +24,7 @@ def load_module(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     return importlib.import_module("arena_load")
 
 
+@pytest.mark.slow  # a full load run (30-60 s); its audit and its arguments are checked below on every run
 def test_full_size_loses_and_doubles_nothing_and_reports_every_figure(tmp_path: Path) -> None:
     for module, extra in (("websockets", "arena"), ("sqlalchemy", "arena"), ("uvicorn", "serve")):
         pytest.importorskip(module, reason=f"the {extra} extra: pip install -e '.[{extra}]'")

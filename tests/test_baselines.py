@@ -88,6 +88,7 @@ def _quick(tmp_path: Path, *trainers: str) -> dict[str, Any]:
     return data
 
 
+@pytest.mark.slow  # a 12 s budget that a cold compile on a loaded machine can spend before the first step
 def test_quick_mode_of_a_trainer_and_a_patched_example_rates_both(tmp_path: Path) -> None:
     """The two ways a run is stopped at its budget and turned into a policy: batched PPO, which leaves its model on
     Ctrl-C, and the CleanRL example run in a child that patches it to keep its step count."""

@@ -40,7 +40,11 @@ def _same_game(a: BatchGame, b: BatchGame) -> None:
 
 @needs_two
 @pytest.mark.parametrize("rules", SETTINGS, ids=repr)
-@pytest.mark.parametrize("batch_size", [1, 2, 37])
+# the smallest batches (fewer rows than threads) in the slow run only: 37 rows cover the split, tests/test_threads.py
+# the one-row fallback
+@pytest.mark.parametrize(
+    "batch_size", [pytest.param(1, marks=pytest.mark.slow), pytest.param(2, marks=pytest.mark.slow), 37]
+)
 def test_step_and_queries_match_one_thread(rules: Rules, batch_size: int) -> None:
     one = BatchGame(batch_size, seed=11, rules=rules)
     two = BatchGame(batch_size, seed=11, rules=rules, threads=2)
@@ -63,7 +67,7 @@ def test_step_and_queries_match_one_thread(rules: Rules, batch_size: int) -> Non
 
 @needs_two
 @pytest.mark.parametrize("rules", SETTINGS, ids=repr)
-@pytest.mark.parametrize("with_observations", [False, True])
+@pytest.mark.parametrize("with_observations", [pytest.param(False, marks=pytest.mark.slow), True])
 def test_random_play_matches_one_thread(rules: Rules, with_observations: bool) -> None:
     one = BatchGame(33, seed=3, rules=rules)
     two = BatchGame(33, seed=3, rules=rules, threads=2)

@@ -31,7 +31,12 @@ def test_row_chunks_give_each_thread_enough_rows() -> None:
 @needs_two
 @pytest.mark.parametrize(
     "config",
-    [{"num_players": 5}, {"num_players": 7, "deals_per_episode": 2, "pot_limit": 12, "tie": "divide"}],
+    [
+        {"num_players": 5},
+        pytest.param(
+            {"num_players": 7, "deals_per_episode": 2, "pot_limit": 12, "tie": "divide"}, marks=pytest.mark.slow
+        ),
+    ],
     ids=["5p", "7p-pot-limit"],
 )
 def test_threads_give_the_one_thread_env_step_for_step(config: dict) -> None:
