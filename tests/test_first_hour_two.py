@@ -160,7 +160,7 @@ def test_the_imitation_bar_counts_the_decisions_asked_for_epoch_by_epoch(capsys:
 
 
 def test_the_imitation_summary_is_one_readable_line() -> None:
-    from train.ppo.imitation import summary
+    from train.learning.imitation import summary
 
     stats = {
         "policy_loss": 1.0241,

@@ -106,7 +106,7 @@ from train.eval.ray_backend import check_cluster
 from train.grouped_cli import grouped_cli
 from train.learning import run_start
 from train.learning.checkpoint import check_finite, export, load_checkpoint, save_checkpoint
-from train.ppo.imitation import summary as imitation_summary
+from train.learning.imitation import summary as imitation_summary
 from train.learning.policy_net import PolicyNet, masked_logits
 from train.learning.run_start import RunFolder
 from train.ppo.args import HELP_GROUPS, Args

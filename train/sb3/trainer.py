@@ -5,7 +5,7 @@
 
 What happens, in order:
 
-1. **Imitation warm start** (``train.ppo.imitation``): the heuristic plays ``imitation_decisions``
+1. **Imitation warm start** (``train.learning.imitation``): the heuristic plays ``imitation_decisions``
    decisions in self-play; the policy is fitted to its actions and the value head to its deal
    results. Skipped with ``--imitation-decisions 0``.
 2. **PPO** over ``num_envs`` tables in this process (``train.sb3.pool.PoolVecEnv``: ``BourreVecEnv``, one
@@ -58,8 +58,8 @@ from tqdm.auto import tqdm
 from bourre_env.memory import check_fits
 from train import runs
 from train.learning import run_start
-from train.ppo.imitation import fit_policy, record_decisions
-from train.ppo.imitation import summary as imitation_summary
+from train.learning.imitation import fit_policy, record_decisions
+from train.learning.imitation import summary as imitation_summary
 from train.learning.opponent_pool import PoolWeights
 from train.learning.policy_net import network_bytes
 from train.learning.run_start import RunFolder
