@@ -364,9 +364,9 @@ def fresh_policy(path: Path, seed: int) -> None:
     """A seeded, untrained network of the batched trainer's widths, as exit's first policy."""
     import torch
 
+    from train.learning.checkpoint import export
+    from train.learning.policy_net import PolicyNet
     from train.ppo.args import Args as PPOArgs
-    from train.ppo.policy_net import PolicyNet
-    from train.ppo.trainer import export
 
     torch.manual_seed(seed)
     hidden = list(PPOArgs().hidden)

@@ -860,7 +860,7 @@ def worker_compile(args: argparse.Namespace) -> dict[str, Any]:
         import numpy as np
         import torch
 
-        from train.ppo.policy_net import PolicyNet
+        from train.learning.policy_net import PolicyNet
         from train.ppo.rollout import Collector, gae
         from train.ppo.trainer import Args
 

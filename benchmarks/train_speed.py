@@ -31,7 +31,7 @@ the rollout buffer (opponent moves are played inside the env's ``step`` and are 
   ``learn`` (the logger). A timing ``VecEnvWrapper`` goes around the env the training script
   builds, and ``collect_rollouts``, ``train`` and the policy's ``forward`` are wrapped on the
   instance: nothing of the training code is changed.
-* **The raw env, as the ceiling**: ``train.ppo.opponent_pool.PoolEnv`` (a ``BourreSingleAgentEnv``
+* **The raw env, as the ceiling**: ``train.learning.opponent_pool.PoolEnv`` (a ``BourreSingleAgentEnv``
   with the training script's opponent pool) stepped in this process with uniformly random legal
   learner actions for ``--seconds``, resets included: learner steps per second on one core, with
   no policy and no PPO. Printed with the ratio loop / raw env, and loop / (raw env
@@ -175,7 +175,7 @@ def timed_vec_env(venv: Any, watch: EnvStopwatch) -> Any:
 # ---------------------------------------------------------------------------- the raw env
 def measure_raw_env(args: Args, players: int, seconds: float, snapshots: list[str]) -> tuple[int, int, float]:
     """``(learner steps, episodes, seconds)`` of one ``PoolEnv`` stepped with random legal learner actions."""
-    from train.ppo.opponent_pool import PoolEnv
+    from train.learning.opponent_pool import PoolEnv
 
     env = PoolEnv(args.pool_weights(), seed=args.seed * 1000, num_players=players)
     if snapshots:
@@ -333,7 +333,7 @@ def measure_batched(opts: argparse.Namespace) -> dict[str, Any]:
     import torch
 
     from agents.ppo import save_policy
-    from train.ppo.policy_net import PolicyNet
+    from train.learning.policy_net import PolicyNet
     from train.ppo.rollout import Collector
     from train.ppo.trainer import Args as BatchedArgs
     from train.ppo.trainer import make_optimizer, ppo_update

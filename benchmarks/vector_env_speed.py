@@ -191,7 +191,7 @@ class TimedLearner:
 
 def subprocess_env(args: Any, seed: int, players: int) -> Callable[[], Any]:
     """The maker of one subprocess env of the trainer before ``BourreVecEnv``."""
-    from train.ppo.opponent_pool import PoolEnv
+    from train.learning.opponent_pool import PoolEnv
     from train.sb3.glue import MaskInInfo
 
     weights = args.pool_weights()

@@ -22,8 +22,9 @@ from bourre_env import core
 from bourre_env.batch import BatchGame
 from bourre_env.bourre_v0 import raw_env
 from bourre_env.observation import OBS_SIZE
-from train.ppo import checkpoint, trainer
-from train.ppo.policy_net import PolicyNet, gather_batch, masked_logits, sample_actions, sparse_rows
+from train.learning import checkpoint
+from train.learning.policy_net import PolicyNet, gather_batch, masked_logits, sample_actions, sparse_rows
+from train.ppo import trainer
 from train.ppo.rollout import LEARNER, SNAPSHOT, Collector, SeatPool, Transitions, gae
 from train.ppo.trainer import Args, parse_args, resolve_resume, run
 

@@ -24,7 +24,7 @@ from train.dmc.actors import SelfPlay
 from train.dmc.args import Args
 from train.dmc.trainer import main, run
 from train.eval.duplicate import evaluate
-from train.ppo.policy_net import PolicyNet
+from train.learning.policy_net import PolicyNet
 
 ROOT = Path(__file__).resolve().parent.parent
 

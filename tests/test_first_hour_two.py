@@ -147,8 +147,8 @@ with tqdm(total=4, desc="record heuristic", file=sys.stderr, mininterval=0) as b
 def test_the_imitation_bar_counts_the_decisions_asked_for_epoch_by_epoch(capsys: pytest.CaptureFixture[str]) -> None:
     import torch
 
+    from train.learning.policy_net import PolicyNet
     from train.ppo.args import Args
-    from train.ppo.policy_net import PolicyNet
     from train.ppo.warm_start import imitation_warm_start
 
     args = Args(tables=16, imitation_decisions=600, imitation_epochs=3, hidden=(32, 16), progress=True)
@@ -160,7 +160,7 @@ def test_the_imitation_bar_counts_the_decisions_asked_for_epoch_by_epoch(capsys:
 
 
 def test_the_imitation_summary_is_one_readable_line() -> None:
-    from train.ppo.imitation import summary
+    from train.learning.imitation import summary
 
     stats = {
         "policy_loss": 1.0241,

@@ -15,7 +15,7 @@ from bourre_env import core
 from bourre_env.batch import BatchGame
 from bourre_env.core import cards
 from bourre_env.privileged import HIDDEN_HAND_SIZE, hidden_hand_entries
-from train.ppo.policy_net import PolicyNet, batch_from_counts, sparse_rows
+from train.learning.policy_net import PolicyNet, batch_from_counts, sparse_rows
 from train.ppo.rollout import Collector, SeatPool
 from train.ppo.trainer import Args, parse_args, resolve_resume, run
 

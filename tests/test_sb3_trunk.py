@@ -12,8 +12,8 @@ import torch
 
 from agents.ppo import forward_rows as policy_forward_rows
 from agents.ppo import load_policy, pack_layers
-from train.ppo import policy_net
-from train.ppo.policy_net import sparse_batch_from_dense, sparse_first_layer
+from train.learning import policy_net
+from train.learning.policy_net import sparse_batch_from_dense, sparse_first_layer
 from train.sb3.glue import export_policy
 from train.sb3.trainer import Args, build_model, make_vec_env, resolve_resume
 

@@ -89,7 +89,7 @@ def test_several_table_sizes_share_one_vec_env() -> None:
 
 
 def test_pool_members_give_each_kind_its_weight() -> None:
-    from train.ppo.opponent_pool import PoolWeights
+    from train.learning.opponent_pool import PoolWeights
     from train.sb3.pool import pool_members
 
     fixed = ("h", "r")

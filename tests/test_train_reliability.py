@@ -15,9 +15,10 @@ import torch
 from run_helpers import bourre_train
 
 from agents.ppo import save_policy
-from train.ppo import checkpoint, trainer
-from train.ppo.checkpoint import TrainingDivergedError
-from train.ppo.policy_net import PolicyNet
+from train.learning import checkpoint
+from train.learning.checkpoint import TrainingDivergedError
+from train.learning.policy_net import PolicyNet
+from train.ppo import trainer
 from train.ppo.trainer import Args, parse_args, run
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -19,8 +19,8 @@ import torch
 
 from train.eval import jobs as eval_jobs
 from train.eval.duplicate import evaluate
+from train.learning.policy_net import PolicyNet
 from train.ppo import trainer
-from train.ppo.policy_net import PolicyNet
 from train.ppo.rollout import Collector, SeatPool, gae
 from train.ppo.trainer import Args, Training, passing_warning, run
 from train.ppo.workers import (

@@ -3,9 +3,9 @@ Monte-Carlo target of every decision.
 
 ``SelfPlay`` keeps one ``BatchGame`` per table size; every seat of every table is the learner, as every position is
 in DouZero. At each step the acting seat of every table is one row: the rows go through one forward pass of the
-Q-network (``train.ppo.policy_net.PolicyNet``, whose 117 outputs are read as ``Q(observation, action)``), each row
-plays its legal action of highest Q, or, with probability ``epsilon``, a uniformly random legal action. Each
-decision is recorded: the observation (sparse), the action, the seat. A deal pays only at its end, so the
+Q-network (``train.learning.policy_net.PolicyNet``, whose 117 outputs are read as ``Q(observation, action)``),
+each row plays its legal action of highest Q, or, with probability ``epsilon``, a uniformly random legal action.
+Each decision is recorded: the observation (sparse), the action, the seat. A deal pays only at its end, so the
 Monte-Carlo return of a decision, undiscounted, is the deal's final payoff to the seat that made it: when a deal
 ends (on any seat's move), every decision of that table's deal gets its seat's chips for the deal, times
 ``reward_scale``, as its target. Decisions of deals still under way wait, kept for the next iteration
@@ -26,8 +26,15 @@ from bourre_env.batch import BYTES_PER_ROW as BATCH_ROW_BYTES
 from bourre_env.batch import BatchGame
 from bourre_env.core import NUM_ACTIONS
 from bourre_env.observation import OBS_SIZE
-from train.ppo.policy_net import PolicyNet, SparseBatch, batch_from_counts, gather_batch, masked_logits, sparse_rows
-from train.ppo.rollout import SparseStore
+from train.learning.policy_net import (
+    PolicyNet,
+    SparseBatch,
+    SparseStore,
+    batch_from_counts,
+    gather_batch,
+    masked_logits,
+    sparse_rows,
+)
 
 __all__ = ["DECISION_BYTES", "TABLE_BYTES", "SelfPlay", "selfplay_bytes"]
 

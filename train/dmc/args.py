@@ -10,7 +10,7 @@ from typing import Any
 
 from bourre_env.memory import check_fits
 from train.dmc.actors import selfplay_bytes
-from train.ppo.policy_net import network_bytes
+from train.learning.policy_net import network_bytes
 from train.run_dir import args_from_json, args_to_json
 
 __all__ = ["Args"]

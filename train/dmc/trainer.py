@@ -28,7 +28,7 @@ The network and the policy file
 DouZero's Q-network reads the observation and the action's features and gives one value. Here the action
 features are the one-hot of the flat action id (117 of them), and they meet the observation's features at the
 output layer: ``Q(o, a) = onehot(a) . (W h(o) + b)``, with ``h`` the ReLU layers of ``hidden`` over the observation
-(the first read sparsely, as the batched PPO trainer's: ``train.ppo.policy_net.PolicyNet``, whose 117 outputs
+(the first read sparsely, as the batched PPO trainer's: ``train.learning.policy_net.PolicyNet``, whose 117 outputs
 are the Q-values; its critic head is not used). With one-hot action features this is the same regression as
 concatenating them to the observation, except that the action enters after the hidden layers rather than before
 them; in exchange the Q-values of every legal action come from one forward pass, and the greedy policy (the
@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import shlex
 import sys
 import time
@@ -63,11 +62,11 @@ from train.dmc.actors import SelfPlay
 from train.dmc.args import Args
 from train.eval.duplicate import EvalReport
 from train.eval.report import advantage_table, markdown_table
-from train.ppo.checkpoint import check_finite, load_checkpoint, save_checkpoint
-from train.ppo.policy_net import PolicyNet
-from train.ppo.trainer import export
-from train.run_dir import claim_run_dir
-from train.runs import CtrlC, RunState, eval_row, evaluate_policy_file, read_json
+from train.learning import run_start
+from train.learning.checkpoint import check_finite, export, load_checkpoint, save_checkpoint
+from train.learning.policy_net import PolicyNet
+from train.learning.run_start import RunFolder
+from train.runs import CtrlC, RunState, eval_row, evaluate_policy_file
 
 __all__ = ["Args", "Learner", "main", "mc_regression", "parse_args", "run"]
 
@@ -85,6 +84,7 @@ RUN_OUTPUTS = (
     "tb",
 )
 """Everything a run writes in its folder (what ``--overwrite`` deletes first)."""
+RUN_FOLDER = RunFolder(MODULE, Path("runs/dmc"), RUN_OUTPUTS, restart_untrained=False)
 
 
 # ---------------------------------------------------------------------------- the learner's step
@@ -237,49 +237,27 @@ class Learner:
         self.state.train_seconds += time.perf_counter() - self.started - compiling
         self.state.compile_seconds += compiling
         self.started, self.compiled = time.perf_counter(), compile_seconds()
-        save_checkpoint(self.net, self.optimizer, self.run_dir, self.state)
+        save_checkpoint(self.net, self.optimizer, self.run_dir, self.state, self.state.num_timesteps)
 
 
 def resolve_resume(args: Args, given: set[str]) -> Args:
     """The saved arguments of ``args.run_dir``, with the fields in ``given`` taken from ``args``."""
-    if args.run_dir is None:
-        raise ValueError("resume: give the run folder with --run-dir")
-    saved_path = args.run_dir / "args.json"
-    if not saved_path.is_file() or not (args.run_dir / "checkpoint.pt").is_file():
-        raise ValueError(f"resume: {args.run_dir} has no checkpoint.pt and args.json to resume from")
-    saved = Args.from_json(read_json(saved_path, "the run's arguments"), saved_path)
-    if "hidden" in given and tuple(args.hidden) != saved.hidden:
-        raise ValueError(
-            f"--hidden {' '.join(map(str, args.hidden))}: the run in {args.run_dir} has hidden layers "
-            f"{' '.join(map(str, saved.hidden))}, and a resumed run keeps its network; drop --hidden"
-        )
-    return dataclasses.replace(
-        saved, **{name: getattr(args, name) for name in given}, run_dir=args.run_dir, resume=True, overwrite=False
-    )
+    saved, run_dir = run_start.saved_args(RUN_FOLDER, Args, args.run_dir)
+    run_start.refuse_other_hidden(given, args.hidden, saved.hidden, run_dir)
+    return run_start.resumed_args(saved, args, given, run_dir)
 
 
 def claim_run(args: Args, given: set[str]) -> tuple[Args, RunState | None]:
     """The arguments of the run (the saved ones on ``--resume``) and the state it resumes from (None for a new run),
-    once the run folder is claimed; everything is checked before anything is built."""
-    if args.resume and args.overwrite:
-        raise ValueError("--resume continues the run in the run folder and --overwrite replaces it: give one")
-    if args.resume:
-        args = resolve_resume(args, given)
-    args.validate()
-    run_dir = args.run_dir or Path("runs/dmc") / f"seed{args.seed}"
-    args = dataclasses.replace(args, run_dir=run_dir)
-    claim_run_dir(run_dir, resume=args.resume, overwrite=args.overwrite, outputs=RUN_OUTPUTS)
-    if args.resume:
-        return args, RunState.load(run_dir / "state.json")
-    write_text(run_dir / "args.json", json.dumps(args.to_json(), indent=2) + "\n")
-    return args, None
+    once the run folder is claimed (``train.learning.run_start``); everything is checked before anything is
+    built."""
+    return run_start.claim_run(RUN_FOLDER, args, given, resolve_resume, RunState.load)
 
 
 def build_network(args: Args, saved: RunState | None) -> tuple[PolicyNet, torch.optim.Optimizer, RunState]:
     """The seeded Q-network and Adam; the checkpoint's on ``--resume`` (one that does not fit is refused here)."""
     assert args.run_dir is not None
-    torch.set_num_threads(args.torch_threads or min(4, os.cpu_count() or 1))
-    torch.manual_seed(args.seed)
+    run_start.seed_torch(args.torch_threads, args.seed)
     net = PolicyNet(args.hidden)
     # torch's fused step: one kernel for every parameter instead of several per tensor
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, fused=True)
@@ -298,8 +276,7 @@ def run(args: Args, given: set[str] | None = None) -> Path:
     assert run_dir is not None
     command = runs.invocation(MODULE)
     net, optimizer, state = build_network(args, saved)
-    with (run_dir / "commands.txt").open("a") as f:
-        f.write(command + "\n")
+    run_start.record_command(run_dir, command)
     if saved is not None:
         print(f"resuming {run_dir} at decision {state.num_timesteps:,} of {args.total_decisions:,}")
     meta = {"seed": args.seed, "players": list(args.players), "trainer": "dmc", "command": command}

@@ -29,8 +29,7 @@ from bourre_env.atomic_files import replacing
 from bourre_env.observation import OBS_SIZE
 from train.eval.duplicate import CHUNK_DEALS, Deals, agent_seed, iter_deals, seat_outcomes, table_rules
 from train.eval.jobs import run_jobs
-from train.ppo.policy_net import sparse_rows
-from train.ppo.rollout import SparseStore
+from train.learning.policy_net import SparseStore, sparse_rows
 
 __all__ = ["GenerationJob", "RoundData", "generate", "play_chunk", "searched_action"]
 

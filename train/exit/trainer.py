@@ -14,7 +14,7 @@ Each round, in order (docs/expert_iteration.md explains the scheme):
    (``--workers``, ``--backend ray``); they are seeded by the run's seed and the round. The data are kept in
    ``rounds/round_NNN/data.npz``, so a round interrupted after its generation does not search again on
    ``--resume``.
-2. **Training**: the network (``train.ppo.policy_net.PolicyNet``; round 1 starts from the actor of
+2. **Training**: the network (``train.learning.policy_net.PolicyNet``; round 1 starts from the actor of
    ``init_policy``, the shipped model by default, and a fresh critic) is fitted by minibatch Adam over ``epochs``
    passes of the searched decisions of the last ``replay_rounds`` rounds: cross-entropy of the masked policy to
    the softmax of the search's action values at ``temperature`` over the searched candidates (``search_targets``;
@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import shlex
 import sys
 import time
@@ -53,16 +52,17 @@ import tyro
 from tqdm.auto import tqdm
 
 from agents.ppo import load_policy
-from bourre_env.atomic_files import replacing, write_text
+from bourre_env.atomic_files import write_text
 from train import runs
 from train.eval.duplicate import EvalReport, agent_seed, evaluate
 from train.eval.report import advantage_table, markdown_table
 from train.exit.args import Args
 from train.exit.generation import RoundData, generate
-from train.ppo.checkpoint import check_finite, load_checkpoint
-from train.ppo.policy_net import PolicyNet, masked_logits
-from train.ppo.trainer import export
-from train.run_dir import check_json_fields, claim_run_dir, nothing_trained
+from train.learning import run_start
+from train.learning.checkpoint import check_finite, export, load_checkpoint, save_checkpoint
+from train.learning.policy_net import PolicyNet, masked_logits
+from train.learning.run_start import RunFolder
+from train.run_dir import check_json_fields
 from train.runs import CtrlC, eval_row, read_json
 
 __all__ = ["Args", "ExitState", "fit", "main", "parse_args", "resolve_resume", "run", "search_targets"]
@@ -80,6 +80,13 @@ RUN_OUTPUTS = (
     "tb",
 )
 """Everything a run writes in its folder (what ``--overwrite`` deletes first)."""
+RUN_FOLDER = RunFolder(
+    MODULE,
+    Path("runs/exit"),
+    RUN_OUTPUTS,
+    resumable="state.json",
+    missing="has no args.json and state.json of an expert-iteration run",
+)
 
 
 @dataclasses.dataclass
@@ -170,46 +177,14 @@ def fit(
 # ---------------------------------------------------------------------------- the run
 def resolve_resume(args: Args, given: set[str]) -> Args:
     """The saved arguments of ``args.run_dir``, with the fields in ``given`` taken from ``args``."""
-    if args.run_dir is None:
-        raise ValueError("resume: give the run folder with --run-dir")
-    saved_path = args.run_dir / "args.json"
-    if not saved_path.is_file() or not (
-        (args.run_dir / "state.json").is_file() or nothing_trained(args.run_dir, "checkpoint.pt")
-    ):
-        raise ValueError(f"resume: {args.run_dir} has no args.json and state.json of an expert-iteration run")
-    saved = Args.from_json(read_json(saved_path, "the run's arguments"), saved_path)
-    return dataclasses.replace(
-        saved, **{name: getattr(args, name) for name in given}, run_dir=args.run_dir, resume=True, overwrite=False
-    )
+    saved, run_dir = run_start.saved_args(RUN_FOLDER, Args, args.run_dir)
+    return run_start.resumed_args(saved, args, given, run_dir)
 
 
 def claim_run(args: Args, given: set[str]) -> tuple[Args, ExitState | None]:
     """The run's arguments (the saved ones on ``--resume``) and the state it resumes from (None for a new run),
-    once the run folder is claimed."""
-    if args.resume and args.overwrite:
-        raise ValueError("--resume continues the run in the run folder and --overwrite replaces it: give one")
-    if args.resume:
-        args = resolve_resume(args, given)
-    args.validate()
-    run_dir = args.run_dir or Path("runs/exit") / f"seed{args.seed}"
-    args = dataclasses.replace(args, run_dir=run_dir)
-    claim_run_dir(run_dir, resume=args.resume, overwrite=args.overwrite, outputs=RUN_OUTPUTS)
-    if args.resume and nothing_trained(run_dir, "checkpoint.pt"):  # stopped before round 0 was saved
-        print(f"{run_dir} stopped before its first checkpoint: starting its run afresh")
-        claim_run_dir(run_dir, resume=False, overwrite=True, outputs=RUN_OUTPUTS)
-        args = dataclasses.replace(args, resume=False)
-    if not args.resume:
-        write_text(run_dir / "args.json", json.dumps(args.to_json(), indent=2) + "\n")
-        return args, None
-    return args, ExitState.load(run_dir / "state.json")
-
-
-def save_checkpoint(net: PolicyNet, optimizer: torch.optim.Optimizer, run_dir: Path, state: ExitState) -> None:
-    """``checkpoint.pt`` then ``state.json``, each replaced atomically (never from a non-finite network)."""
-    check_finite(net, state.round)
-    with replacing(run_dir / "checkpoint.pt", suffix=".pt") as tmp:
-        torch.save({"net": net.state_dict(), "optimizer": optimizer.state_dict()}, tmp)
-    state.save(run_dir / "state.json")
+    once the run folder is claimed (``train.learning.run_start``)."""
+    return run_start.claim_run(RUN_FOLDER, args, given, resolve_resume, ExitState.load)
 
 
 def round_folder(run_dir: Path, r: int) -> Path:
@@ -317,7 +292,7 @@ class ExpertIteration:
             state.policies.append(str(new_policy))
             state.rounds.append(row)
             state.seconds += time.perf_counter() - started
-            save_checkpoint(self.net, self.optimizer, self.run_dir, state)
+            save_checkpoint(self.net, self.optimizer, self.run_dir, state, state.round)
             write_report(self.run_dir, state, args, self.command, reports + search_reports)
         self.log(row, reports, search_reports)
         if ctrl_c.pressed:
@@ -451,8 +426,7 @@ def build_network(args: Args, state: ExitState | None) -> tuple[PolicyNet, torch
     """The network and Adam: from the checkpoint on ``--resume``, else the actor of ``init_policy`` and a seeded
     fresh critic, exported as round 0's policy."""
     assert args.run_dir is not None
-    torch.set_num_threads(args.torch_threads or min(4, os.cpu_count() or 1))
-    torch.manual_seed(args.seed)
+    run_start.seed_torch(args.torch_threads, args.seed)
     if state is not None:
         net = PolicyNet(state.hidden)
         optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate)
@@ -470,7 +444,7 @@ def build_network(args: Args, state: ExitState | None) -> tuple[PolicyNet, torch
         {"trainer": "exit", "seed": args.seed, "round": 0, "from": str(args.init_policy)},
     )
     state = ExitState(hidden=list(net.hidden_sizes), policies=[str(start)])
-    save_checkpoint(net, optimizer, args.run_dir, state)
+    save_checkpoint(net, optimizer, args.run_dir, state, state.round)
     return net, optimizer, state
 
 
@@ -480,8 +454,7 @@ def run(args: Args, given: set[str] | None = None) -> Path:
     assert args.run_dir is not None
     command = runs.invocation(MODULE)
     net, optimizer, state = build_network(args, saved)
-    with (args.run_dir / "commands.txt").open("a") as f:
-        f.write(command + "\n")
+    run_start.record_command(args.run_dir, command)
     if saved is not None:
         print(f"resuming {args.run_dir} after round {state.round} of {args.rounds}")
     ExpertIteration(args, net, optimizer, state, command).train()

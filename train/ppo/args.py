@@ -19,7 +19,7 @@ from bourre_env.core.rules import Rules
 from bourre_env.limits import check_rules
 from bourre_env.memory import check_fits
 from train.eval.ray_backend import import_ray
-from train.ppo.policy_net import PolicyNet, network_bytes
+from train.learning.policy_net import PolicyNet, network_bytes
 from train.ppo.rollout import (
     DECISION_BYTES,
     TABLE_BYTES,

@@ -2,7 +2,7 @@
 
 Everything here works on whole batches: one ``BatchGame`` per table size steps thousands of tables
 in compiled code, the acting seat of every table is one row, the rows the learner holds go through
-one masked forward pass of the network (``train.ppo.policy_net``), and the other rows go to their
+one masked forward pass of the network (``train.learning.policy_net``), and the other rows go to their
 opponents, one batched call per opponent.
 
 ``Transitions``
@@ -43,11 +43,11 @@ from bourre_env.core import NUM_ACTIONS
 from bourre_env.core.rules import MAX_HAND_SIZE
 from bourre_env.observation import OBS_SIZE
 from bourre_env.privileged import HIDDEN_HAND_SIZE, hidden_hand_entries
-from train.ppo.policy_net import (
+from train.learning.policy_net import (
     PolicyNet,
     SparseBatch,
+    SparseStore,
     batch_from_counts,
-    gather_batch,
     masked_logits,
     sample_actions,
     sparse_rows,
@@ -62,7 +62,6 @@ __all__ = [
     "Collector",
     "PolicyOpponent",
     "SeatPool",
-    "SparseStore",
     "StepRecord",
     "Transitions",
     "gae",
@@ -149,55 +148,6 @@ class SeatPool:
 
 
 # ---------------------------------------------------------------------------- the learner's decisions
-class SparseStore:
-    """Rows of sparse features as compressed sparse rows (int16 column, float32 value): row ``i`` is entries
-    ``ptr[i]:ptr[i + 1]``. Arrays grow as needed; ``n`` rows are held."""
-
-    def __init__(self, num_features: int, capacity: int = 1 << 14, nnz_per_row: int = 80) -> None:
-        if num_features > np.iinfo(np.int16).max:
-            raise ValueError(f"{num_features} features do not fit int16 column indices")
-        self.num_features = num_features
-        self.n = 0
-        self.ptr = np.zeros(capacity + 1, np.int64)
-        self.idx = np.zeros(capacity * nnz_per_row, np.int16)
-        self.val = np.zeros(capacity * nnz_per_row, np.float32)
-
-    def append(self, idx: np.ndarray, val: np.ndarray, counts: np.ndarray) -> None:
-        """Add ``len(counts)`` rows, given as ``sparse_rows`` gives them."""
-        rows, end = len(counts), int(self.ptr[self.n])
-        if self.n + rows + 1 > len(self.ptr):
-            ptr = np.zeros(max(2 * len(self.ptr), self.n + rows + 1), np.int64)
-            ptr[: self.n + 1] = self.ptr[: self.n + 1]
-            self.ptr = ptr
-        if end + len(idx) > len(self.idx):
-            size = max(2 * len(self.idx), end + len(idx))
-            for name in ("idx", "val"):
-                old = getattr(self, name)
-                new = np.zeros(size, old.dtype)
-                new[:end] = old[:end]
-                setattr(self, name, new)
-        self.idx[end : end + len(idx)] = idx
-        self.val[end : end + len(idx)] = val
-        np.cumsum(counts, out=self.ptr[self.n + 1 : self.n + rows + 1])
-        self.ptr[self.n + 1 : self.n + rows + 1] += end
-        self.n += rows
-
-    def keep(self, kept: np.ndarray) -> None:
-        """Keep only rows ``kept`` (increasing indices), in order."""
-        counts = self.ptr[kept + 1] - self.ptr[kept]
-        entries = np.repeat(self.ptr[kept] - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts) + np.arange(
-            counts.sum()
-        )
-        self.idx[: len(entries)] = self.idx[entries]
-        self.val[: len(entries)] = self.val[entries]
-        self.ptr[0] = 0
-        np.cumsum(counts, out=self.ptr[1 : len(kept) + 1])
-        self.n = len(kept)
-
-    def batch(self, rows: np.ndarray, device: torch.device | str, grad: bool) -> SparseBatch:
-        return gather_batch(self.ptr, self.idx, self.val, rows, device, grad, self.num_features)
-
-
 class Transitions:
     """The learner's decisions, each linked to the same seat's next decision in the deal (see the module
     docstring). Arrays grow as needed; ``n`` decisions are held. With ``hidden_hands`` each decision also keeps

@@ -85,9 +85,7 @@ uninterrupted one.
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import os
 import shlex
 import sys
 import time
@@ -99,17 +97,19 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from agents.ppo import load_policy, save_policy
+from agents.ppo import load_policy
 from bourre_env.atomic_files import write_text
 from bourre_env.compile_notice import compile_seconds
 from train import runs
 from train.eval.duplicate import EvalReport
 from train.eval.ray_backend import check_cluster
 from train.grouped_cli import grouped_cli
+from train.learning import run_start
+from train.learning.checkpoint import check_finite, export, load_checkpoint, save_checkpoint
+from train.learning.imitation import summary as imitation_summary
+from train.learning.policy_net import PolicyNet, masked_logits
+from train.learning.run_start import RunFolder
 from train.ppo.args import HELP_GROUPS, Args
-from train.ppo.checkpoint import check_finite, load_checkpoint, save_checkpoint
-from train.ppo.imitation import summary as imitation_summary
-from train.ppo.policy_net import PolicyNet, masked_logits
 from train.ppo.rollout import (
     Collector,
 )
@@ -123,7 +123,7 @@ from train.ppo.workers import (
     network_weights,
     start_workers,
 )
-from train.run_dir import claim_run_dir, nothing_trained
+from train.run_dir import nothing_trained
 from train.runs import CtrlC, RunState, eval_row, evaluate_policy_file, read_json
 
 __all__ = [
@@ -160,6 +160,7 @@ RUN_OUTPUTS = (
     "tb",
 )
 """Everything a run writes in its folder (what ``--overwrite`` deletes first)."""
+RUN_FOLDER = RunFolder(MODULE, Path("runs/ppo"), RUN_OUTPUTS)
 
 
 # ---------------------------------------------------------------------------- the PPO update
@@ -246,46 +247,34 @@ def ppo_update(
     return stats
 
 
-# ---------------------------------------------------------------------------- checkpoints and the run
-def export(net: PolicyNet, path: Path, meta: dict[str, Any]) -> Path:
-    return save_policy(path, net.policy_weights(meta))
+# ---------------------------------------------------------------------------- the run
+def refuse_sb3_run(run_dir: Path) -> None:
+    """``ValueError`` when ``run_dir`` holds a run of the sb3 trainer (which ``--resume`` of this one cannot go on):
+    its checkpoint, or (a run stopped before it) its arguments, which only the sb3 trainer's have ``num_envs``."""
+    sb3_run = (run_dir / "checkpoint.zip").is_file() and not (run_dir / "checkpoint.pt").is_file()
+    if not sb3_run and nothing_trained(run_dir, "checkpoint.pt"):
+        data = read_json(run_dir / "args.json", "the run's arguments")
+        sb3_run = isinstance(data, dict) and "num_envs" in data
+    if sb3_run:
+        raise ValueError(
+            f"resume: {run_dir} is a run of the sb3 trainer; resume it with bourre train --trainer "
+            f"sb3 --run-dir {run_dir} --resume"
+        )
 
 
 def resolve_resume(args: Args, given: set[str]) -> Args:
     """The saved arguments of ``args.run_dir``, with the fields in ``given`` taken from ``args``."""
-    if args.run_dir is None:
-        raise ValueError("resume: give the run folder with --run-dir")
-    if (args.run_dir / "checkpoint.zip").is_file() and not (args.run_dir / "checkpoint.pt").is_file():
-        raise ValueError(
-            f"resume: {args.run_dir} is a run of the sb3 trainer; resume it with bourre train --trainer "
-            f"sb3 --run-dir {args.run_dir} --resume"
-        )
-    saved_path = args.run_dir / "args.json"
-    afresh = nothing_trained(args.run_dir, "checkpoint.pt")
-    if not saved_path.is_file() or not ((args.run_dir / "checkpoint.pt").is_file() or afresh):
-        raise ValueError(f"resume: {args.run_dir} has no checkpoint.pt and args.json to resume from")
-    data = read_json(saved_path, "the run's arguments")
-    if afresh and isinstance(data, dict) and "num_envs" in data:  # only the sb3 trainer has num_envs
-        raise ValueError(
-            f"resume: {args.run_dir} is a run of the sb3 trainer; resume it with bourre train --trainer "
-            f"sb3 --run-dir {args.run_dir} --resume"
-        )
-    saved = Args.from_json(data, saved_path)
-    if "hidden" in given and tuple(args.hidden) != saved.hidden:
-        raise ValueError(
-            f"--hidden {' '.join(map(str, args.hidden))}: the run in {args.run_dir} has hidden layers "
-            f"{' '.join(map(str, saved.hidden))}, and a resumed run keeps its network; drop --hidden, "
-            f"or start a new run"
-        )
+    if args.run_dir is not None:
+        refuse_sb3_run(args.run_dir)
+    saved, run_dir = run_start.saved_args(RUN_FOLDER, Args, args.run_dir)
+    run_start.refuse_other_hidden(given, args.hidden, saved.hidden, run_dir)
     if "privileged_critic" in given and args.privileged_critic != saved.privileged_critic:
         raise ValueError(
-            f"--privileged-critic: the run in {args.run_dir} was started with privileged_critic="
+            f"--privileged-critic: the run in {run_dir} was started with privileged_critic="
             f"{saved.privileged_critic}, and a resumed run keeps its network; drop the flag, or start a "
             f"new run"
         )
-    return dataclasses.replace(
-        saved, **{name: getattr(args, name) for name in given}, run_dir=args.run_dir, resume=True, overwrite=False
-    )
+    return run_start.resumed_args(saved, args, given, run_dir)
 
 
 def run(args: Args, given: set[str] | None = None) -> Path:
@@ -296,8 +285,7 @@ def run(args: Args, given: set[str] | None = None) -> Path:
     command = runs.invocation(MODULE)
     device = torch.device(args.device)
     net, optimizer, state = build_network(args, saved_state, device)
-    with (run_dir / "commands.txt").open("a") as f:  # only a run that was accepted, resumed or new, is recorded
-        f.write(command + "\n")
+    run_start.record_command(run_dir, command)
     start_network(net, args, state, resumed=saved_state is not None, device=device)
     meta = {"seed": args.seed, "players": list(args.players), "trainer": "batched", "command": command}
     training = Training(args, run_dir, net, optimizer, state, meta, device)
@@ -355,30 +343,15 @@ def add_report_warning(run_dir: Path, warning: str) -> None:
 
 def claim_run(args: Args, given: set[str]) -> tuple[Args, RunState | None]:
     """The arguments of the run (the saved ones on ``--resume``, with ``run_dir`` set) and the state it resumes
-    from (None for a new run), once the run folder is claimed; everything is read before anything is built."""
-    if args.resume and args.overwrite:
-        raise ValueError("--resume continues the run in the run folder and --overwrite replaces it: give one")
-    if args.resume:
-        args = resolve_resume(args, given)
-    args.validate()
+    from (None for a new run), once the run folder is claimed (``train.learning.run_start``); everything is read
+    before anything is built."""
+    return run_start.claim_run(RUN_FOLDER, args, given, resolve_resume, RunState.load, ready=check_ray_cluster)
+
+
+def check_ray_cluster(args: Args) -> None:
+    """The Ray cluster of ``--address``, reached within its connect timeout, before the run folder is touched."""
     if args.backend == "ray" and args.address is not None and args.worker_count() > 1:
-        check_cluster(args.address)  # within its connect timeout, before the run folder is touched
-    run_dir = args.run_dir or Path("runs/ppo") / f"seed{args.seed}"
-    args = dataclasses.replace(args, run_dir=run_dir)
-    claim_run_dir(run_dir, resume=args.resume, overwrite=args.overwrite, outputs=RUN_OUTPUTS)
-    afresh = args.resume and nothing_trained(run_dir, "checkpoint.pt")
-    if afresh:  # nothing to resume: whatever the stopped start left beside its arguments goes
-        print(f"{run_dir} stopped before its first checkpoint: starting its run afresh")
-        claim_run_dir(
-            run_dir,
-            resume=False,
-            overwrite=True,
-            outputs=[name for name in RUN_OUTPUTS if name not in ("args.json", "commands.txt")],
-        )
-    saved_state = RunState.load(run_dir / "state.json") if args.resume and not afresh else None
-    if saved_state is None:
-        write_text(run_dir / "args.json", json.dumps(args.to_json(), indent=2) + "\n")
-    return args, saved_state
+        check_cluster(args.address)
 
 
 def make_optimizer(net: PolicyNet, args: Args) -> torch.optim.Optimizer:
@@ -392,8 +365,7 @@ def build_network(
 ) -> tuple[PolicyNet, torch.optim.Optimizer, RunState]:
     """The seeded network and its optimizer, and the run state: the checkpoint's where ``saved_state`` is given
     (a checkpoint that does not fit is refused here, before the command is recorded)."""
-    torch.set_num_threads(args.torch_threads or min(4, os.cpu_count() or 1))
-    torch.manual_seed(args.seed)
+    run_start.seed_torch(args.torch_threads, args.seed)
     net = PolicyNet(args.hidden, privileged_critic=args.privileged_critic).to(device)
     optimizer = make_optimizer(net, args)
     if saved_state is None:
@@ -634,7 +606,7 @@ class Training:
         self.state.train_seconds += time.perf_counter() - self.started - compiling
         self.state.compile_seconds += compiling
         self.started, self.compiled = time.perf_counter(), compile_seconds()
-        save_checkpoint(self.net, self.optimizer, self.run_dir, self.state)
+        save_checkpoint(self.net, self.optimizer, self.run_dir, self.state, self.state.num_timesteps)
 
 
 # ---------------------------------------------------------------------------- command line

@@ -13,9 +13,9 @@ from tqdm.auto import tqdm
 
 from agents.heuristic.batch import BatchHeuristic
 from bourre_env.compile_notice import compile_seconds
+from train.learning.imitation import epoch_bar_description
+from train.learning.policy_net import PolicyNet, masked_logits
 from train.ppo.args import Args
-from train.ppo.imitation import epoch_bar_description
-from train.ppo.policy_net import PolicyNet, masked_logits
 from train.ppo.rollout import Collector, SeatPool, gae
 
 __all__ = ["imitation_warm_start"]

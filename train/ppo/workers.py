@@ -56,7 +56,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from train.ppo.policy_net import PolicyNet
+from train.learning.policy_net import PolicyNet
 from train.ppo.rollout import Collector, SeatPool, Transitions, gae
 
 __all__ = [

@@ -8,7 +8,7 @@ search's cut rollouts (``pimc:...,rollout=ppo,cut=1,value=ppo:PATH``) put where 
    play. At every card of trick play the acting seat's input is recorded: its observation and the other seats'
    hands (``agents.search.value``'s layout), with its chips so far this deal. When the deal is settled, each
    recorded position's target is the seat's chips at the end minus its chips then.
-2. **Fit.** A network of ``--hidden`` ReLU layers (sparse first layer, ``train.ppo.policy_net``) regresses the
+2. **Fit.** A network of ``--hidden`` ReLU layers (sparse first layer, ``train.learning.policy_net``) regresses the
    targets (mean squared error, Adam, ``--epochs`` passes in minibatches of ``--batch``); ``--holdout`` of the
    deals (whole deals, never trained on) measure the error.
 3. **Report.** The root mean squared error on the held-out positions, next to the spread of the targets (the
@@ -39,7 +39,7 @@ from bourre_env import core, view
 from bourre_env.batch import BatchGame
 from bourre_env.observation import OBS_SIZE
 from bourre_env.privileged import HIDDEN_HAND_SIZE, hidden_hand_entries
-from train.ppo.policy_net import SparseBatch, ValueNet, gather_batch, sparse_rows
+from train.learning.policy_net import SparseBatch, ValueNet, gather_batch, sparse_rows
 
 __all__ = ["Positions", "fit", "main", "positions"]
 

@@ -3,8 +3,8 @@
 
 Its modules: ``vec_env`` (``BourreVecEnv``: SB3's ``VecEnv`` over ``bourre_env.BourreVectorEnv``), ``pool`` (the
 self-play opponent pool as batched players, ``PoolVecEnv``), ``glue`` (the logger, checkpoint and policy-file
-glue to Stable-Baselines3), ``trainer`` (``Args``, ``run``, ``main``). It shares ``train.ppo.imitation`` and
-``train.ppo.opponent_pool``'s weights with the batched trainer.
+glue to Stable-Baselines3), ``trainer`` (``Args``, ``run``, ``main``). It shares ``train.learning``'s imitation,
+opponent pool weights and run start with the other trainers.
 """
 
 __all__: list[str] = []

@@ -1,6 +1,6 @@
 """The sb3 trainer's opponent pool as batched players, over ``BourreVecEnv``: ``PoolVecEnv``.
 
-The pool is ``train.ppo.opponent_pool``'s: each opponent seat draws, deal by deal, the heuristic, the
+The pool is ``train.learning.opponent_pool``'s: each opponent seat draws, deal by deal, the heuristic, the
 random agent or a frozen snapshot of the learner, with the weights ``PoolWeights``; a snapshot draw
 picks one of the kept snapshots uniformly, and until the first snapshot its weight goes to the
 heuristic. Here each kind is one batched player (``agents.batched_players``) shared by every table, and
@@ -19,7 +19,7 @@ import numpy as np
 
 from agents.batched_players import BatchedHeuristicPlayer, BatchedPolicyPlayer, BatchedRandomPlayer
 from bourre_env.vector_env import BatchedPlayer
-from train.ppo.opponent_pool import PoolWeights
+from train.learning.opponent_pool import PoolWeights
 from train.sb3.vec_env import BourreVecEnv
 
 __all__ = ["PoolVecEnv", "pool_members"]

@@ -5,7 +5,7 @@
 
 What happens, in order:
 
-1. **Imitation warm start** (``train.ppo.imitation``): the heuristic plays ``imitation_decisions``
+1. **Imitation warm start** (``train.learning.imitation``): the heuristic plays ``imitation_decisions``
    decisions in self-play; the policy is fitted to its actions and the value head to its deal
    results. Skipped with ``--imitation-decisions 0``.
 2. **PPO** over ``num_envs`` tables in this process (``train.sb3.pool.PoolVecEnv``: ``BourreVecEnv``, one
@@ -42,8 +42,6 @@ reductions in torch can differ across machines and thread counts, so runs there 
 from __future__ import annotations
 
 import dataclasses
-import json
-import os
 import shlex
 import sys
 import time
@@ -57,14 +55,15 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3.common.callbacks import BaseCallback
 from tqdm.auto import tqdm
 
-from bourre_env.atomic_files import write_text
 from bourre_env.memory import check_fits
 from train import runs
-from train.ppo.imitation import fit_policy, record_decisions
-from train.ppo.imitation import summary as imitation_summary
-from train.ppo.opponent_pool import PoolWeights
-from train.ppo.policy_net import network_bytes
-from train.run_dir import args_from_json, args_to_json, claim_run_dir, nothing_trained
+from train.learning import run_start
+from train.learning.imitation import fit_policy, record_decisions
+from train.learning.imitation import summary as imitation_summary
+from train.learning.opponent_pool import PoolWeights
+from train.learning.policy_net import network_bytes
+from train.learning.run_start import RunFolder
+from train.run_dir import args_from_json, args_to_json
 from train.runs import (
     CtrlC,
     RunState,
@@ -72,7 +71,6 @@ from train.runs import (
     eval_row,
     evaluate_policy_file,
     fields_given,
-    read_json,
     run_from_command_line,
 )
 from train.sb3.glue import (
@@ -107,6 +105,8 @@ RUN_OUTPUTS = (
     "tb",
 )
 """Everything a run writes in its folder (what ``--overwrite`` deletes first)."""
+MODULE = "train.sb3"
+RUN_FOLDER = RunFolder(MODULE, Path("runs/ppo"), RUN_OUTPUTS, checkpoint="checkpoint.zip")
 
 
 @dataclasses.dataclass
@@ -348,28 +348,14 @@ class SelfPlayCallback(BaseCallback):
 # ---------------------------------------------------------------------------- the run
 def resolve_resume(args: Args, given: set[str]) -> Args:
     """The saved arguments of ``args.run_dir``, with the fields in ``given`` taken from ``args``."""
-    if args.run_dir is None:
-        raise ValueError("resume: give the run folder with --run-dir")
-    saved_path = args.run_dir / "args.json"
-    has_checkpoint = (args.run_dir / "checkpoint.zip").is_file()
-    if not saved_path.is_file() or not (has_checkpoint or nothing_trained(args.run_dir, "checkpoint.zip")):
-        raise ValueError(f"resume: {args.run_dir} has no checkpoint.zip and args.json to resume from")
-    saved = Args.from_json(read_json(saved_path, "the run's arguments"), saved_path)
-    if "hidden" in given and tuple(args.hidden) != saved.hidden:
-        raise ValueError(
-            f"--hidden {' '.join(map(str, args.hidden))}: the run in {args.run_dir} has hidden layers "
-            f"{' '.join(map(str, saved.hidden))}, and a resumed run keeps its network; drop --hidden, "
-            f"or start a new run"
-        )
+    saved, run_dir = run_start.saved_args(RUN_FOLDER, Args, args.run_dir)
+    run_start.refuse_other_hidden(given, args.hidden, saved.hidden, run_dir)
     if "trunk" in given and args.trunk != saved.trunk:
         raise ValueError(
-            f"--trunk {args.trunk}: the run in {args.run_dir} has a {saved.trunk} trunk, and a resumed run keeps its "
+            f"--trunk {args.trunk}: the run in {run_dir} has a {saved.trunk} trunk, and a resumed run keeps its "
             f"network; drop --trunk, or start a new run"
         )
-    merged = dataclasses.replace(
-        saved, **{name: getattr(args, name) for name in given}, run_dir=args.run_dir, resume=True, overwrite=False
-    )
-    return merged
+    return run_start.resumed_args(saved, args, given, run_dir)
 
 
 def build_model(args: Args, env: Any, run_dir: Path) -> MaskablePPO:
@@ -398,36 +384,13 @@ def build_model(args: Args, env: Any, run_dir: Path) -> MaskablePPO:
 
 def run(args: Args, given: set[str] | None = None) -> Path:
     """Train (or resume) as ``args`` says; returns the run folder. ``given``: fields set on the command line."""
-    if args.resume and args.overwrite:
-        raise ValueError("--resume continues the run in the run folder and --overwrite replaces it: give one")
-    if args.resume:
-        args = resolve_resume(args, given or set())
-    args.validate()
-    run_dir = args.run_dir or Path("runs/ppo") / f"seed{args.seed}"
-    args = dataclasses.replace(args, run_dir=run_dir)
-    claim_run_dir(run_dir, resume=args.resume, overwrite=args.overwrite, outputs=RUN_OUTPUTS)
-    afresh = args.resume and nothing_trained(run_dir, "checkpoint.zip")
-    if afresh:  # nothing to resume: whatever the stopped start left beside its arguments goes
-        print(f"{run_dir} stopped before its first checkpoint: starting its run afresh")
-        claim_run_dir(
-            run_dir,
-            resume=False,
-            overwrite=True,
-            outputs=[name for name in RUN_OUTPUTS if name not in ("args.json", "commands.txt")],
-        )
-    # read before building anything
-    saved_state = RunState.load(run_dir / "state.json") if args.resume and not afresh else None
-
-    torch.set_num_threads(args.torch_threads or min(4, os.cpu_count() or 1))
+    args, saved_state = run_start.claim_run(RUN_FOLDER, args, given or set(), resolve_resume, RunState.load)
+    run_dir = args.run_dir
+    assert run_dir is not None  # claim_run sets it
+    run_start.seed_torch(args.torch_threads)  # MaskablePPO seeds torch itself (its seed)
     # The masks already guarantee valid distributions; checking every one costs about a fifth of the update.
     torch.distributions.Distribution.set_default_validate_args(False)
-    if saved_state is None:
-        write_text(run_dir / "args.json", json.dumps(args.to_json(), indent=2) + "\n")
     command = invocation()
-
-    def record_command() -> None:  # only a run that was accepted, resumed or new, is recorded
-        with (run_dir / "commands.txt").open("a") as f:
-            f.write(command + "\n")
 
     env = make_vec_env(args)
     try:
@@ -437,10 +400,10 @@ def run(args: Args, given: set[str] | None = None) -> Path:
             load_checkpoint(model, run_dir / "checkpoint.zip", args.device)
             model.num_timesteps = state.num_timesteps
             env.set_snapshots(state.snapshots)
-            record_command()
+            run_start.record_command(run_dir, command)
             print(f"resuming {run_dir} at step {state.num_timesteps:,} of {args.total_timesteps:,}")
         else:
-            record_command()
+            run_start.record_command(run_dir, command)
             state = RunState()
             if args.imitation_decisions:
                 started = time.perf_counter()
@@ -504,7 +467,7 @@ def write_report(args: Args, run_dir: Path, state: RunState, model_path: Path, c
 
 
 def invocation() -> str:
-    return runs.invocation("train.sb3")
+    return runs.invocation(MODULE)
 
 
 # ---------------------------------------------------------------------------- command line

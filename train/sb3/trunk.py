@@ -4,7 +4,7 @@ SB3's default ``MlpPolicy`` gives the actor and the critic separate dense networ
 observation. Most of the PPO update then goes to the two dense first layers (1,174 x 256 multiply-adds each,
 forward and backward, per decision), although about 66 of those floats are nonzero at 5 players. ``SparseTrunk``
 is an SB3 features extractor holding every hidden layer, shared by both heads (``net_arch`` empty for ``pi``
-and ``vf``), as the batched trainer's ``train.ppo.policy_net.PolicyNet`` is built: its first layer sums the
+and ``vf``), as the batched trainer's ``train.learning.policy_net.PolicyNet`` is built: its first layer sums the
 weight rows of the nonzero entries (``sparse_first_layer``, forward and backward), the rest are dense ReLU
 layers. The actor it gives is the same kind of multilayer perceptron as before, so it exports to the
 ``agents.ppo`` format unchanged (``trunk_policy_layers``).
@@ -21,7 +21,7 @@ import torch
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch.nn import functional
 
-from train.ppo.policy_net import first_layer, sparse_batch_from_dense, sparse_first_layer
+from train.learning.policy_net import first_layer, sparse_batch_from_dense, sparse_first_layer
 
 __all__ = ["TRUNKS", "SparseTrunk", "policy_kwargs", "trunk_policy_layers"]
 

@@ -1,7 +1,11 @@
-"""The batched trainer's checkpoint: ``checkpoint.pt`` (network and optimizer, tensors only) beside ``state.json``.
+"""The trainers' checkpoint: ``checkpoint.pt`` (network and optimizer, tensors only) beside ``state.json``, and the
+policy file of the network (``export``).
 
-A checkpoint is replaced atomically, never by one holding NaN or infinite weights, and one that holds them is
-refused on ``--resume``: training on from NaN weights only spreads them to the run's model and snapshots.
+The batched PPO, Deep Monte-Carlo and expert-iteration trainers save and resume through these. A checkpoint is
+replaced atomically, never by one holding NaN or infinite weights, and one that holds them is refused on
+``--resume``: training on from NaN weights only spreads them to the run's model and snapshots. A checkpoint holds
+tensors only (``torch.save`` of the state dicts, read back with ``weights_only=True``): it names no module of
+this project, so checkpoints stay readable when modules move.
 """
 
 from __future__ import annotations
@@ -9,15 +13,30 @@ from __future__ import annotations
 import pickle
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 
+from agents.ppo import save_policy
 from bourre_env.atomic_files import replacing
-from train.ppo.policy_net import PolicyNet
-from train.runs import RunState
+from train.learning.policy_net import PolicyNet
 
-__all__ = ["TrainingDivergedError", "check_finite", "load_checkpoint", "non_finite_tensor", "save_checkpoint"]
+__all__ = [
+    "RunStateFile",
+    "TrainingDivergedError",
+    "check_finite",
+    "export",
+    "load_checkpoint",
+    "non_finite_tensor",
+    "save_checkpoint",
+]
+
+
+class RunStateFile(Protocol):
+    """Where a run stands, saved beside its checkpoint as ``state.json`` (``train.runs.RunState``, or a trainer's
+    own)."""
+
+    def save(self, path: Path) -> None: ...
 
 
 def non_finite_tensor(tensors: Any, prefix: str = "") -> str | None:
@@ -55,10 +74,12 @@ def check_finite(net: PolicyNet, step: int) -> None:
         )
 
 
-def save_checkpoint(net: PolicyNet, optimizer: torch.optim.Optimizer, run_dir: Path, state: RunState) -> None:
+def save_checkpoint(
+    net: PolicyNet, optimizer: torch.optim.Optimizer, run_dir: Path, state: RunStateFile, step: int
+) -> None:
     """``checkpoint.pt`` then ``state.json``, each replaced atomically: an interrupted save keeps the last pair, and a
-    network gone non-finite (``TrainingDivergedError``) never replaces a good checkpoint."""
-    check_finite(net, state.num_timesteps)
+    network gone non-finite (``TrainingDivergedError``, naming ``step``) never replaces a good checkpoint."""
+    check_finite(net, step)
     with replacing(run_dir / "checkpoint.pt", suffix=".pt") as tmp:
         torch.save({"net": net.state_dict(), "optimizer": optimizer.state_dict()}, tmp)
     state.save(run_dir / "state.json")
@@ -97,3 +118,8 @@ def first_line(error: BaseException) -> str:
     """The first line of an error's message (its type where it has none), for a one-line refusal."""
     text = str(error).strip()
     return text.splitlines()[0] if text else type(error).__name__
+
+
+def export(net: PolicyNet, path: Path, meta: dict[str, Any]) -> Path:
+    """The actor of ``net`` as the policy file ``agents.ppo`` plays (``meta``: the file's description), at ``path``."""
+    return save_policy(path, net.policy_weights(meta))

@@ -1,4 +1,9 @@
-"""The batched trainer's network (``train.ppo.trainer``): sparse observation batches, the actor-critic, masking.
+"""The trainers' network: sparse observation batches and their storage, the actor-critic, masking.
+
+Every trainer of ``train/`` that trains a network of its own builds it here: the batched PPO trainer
+(``train.ppo``), Deep Monte-Carlo (``train.dmc``, whose Q-values are the actor's outputs), expert iteration
+(``train.exit``); MaskablePPO's shared trunk (``train.sb3.trunk``) and the value fit of the search
+(``train.research.value_fit``) are built from its layers.
 
 ``PolicyNet``
     A multilayer perceptron whose first layer reads the observation sparsely. The observation is
@@ -13,6 +18,9 @@
     A batch of rows as bags of (column, value) entries, built from dense observations (``sparse_rows``)
     or from compressed sparse rows (``gather_batch``), with the entries also sorted by column when a
     gradient is needed.
+``SparseStore``
+    Rows of sparse features kept as compressed sparse rows, growing as rows are added: the decisions a
+    trainer keeps for its update (``gather_batch`` makes a ``SparseBatch`` of any of them).
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ __all__ = [
     "MASKED_LOGIT",
     "PolicyNet",
     "SparseBatch",
+    "SparseStore",
     "ValueNet",
     "batch_from_counts",
     "network_bytes",
@@ -413,3 +422,52 @@ def sample_actions(masked: torch.Tensor, legal: torch.Tensor, generator: torch.G
     # u can round up to the total: then the last legal action, not the index past the end
     last_legal = legal.shape[1] - 1 - legal.flip(1).to(torch.uint8).argmax(dim=1)
     return torch.minimum(actions, last_legal)
+
+
+class SparseStore:
+    """Rows of sparse features as compressed sparse rows (int16 column, float32 value): row ``i`` is entries
+    ``ptr[i]:ptr[i + 1]``. Arrays grow as needed; ``n`` rows are held."""
+
+    def __init__(self, num_features: int, capacity: int = 1 << 14, nnz_per_row: int = 80) -> None:
+        if num_features > np.iinfo(np.int16).max:
+            raise ValueError(f"{num_features} features do not fit int16 column indices")
+        self.num_features = num_features
+        self.n = 0
+        self.ptr = np.zeros(capacity + 1, np.int64)
+        self.idx = np.zeros(capacity * nnz_per_row, np.int16)
+        self.val = np.zeros(capacity * nnz_per_row, np.float32)
+
+    def append(self, idx: np.ndarray, val: np.ndarray, counts: np.ndarray) -> None:
+        """Add ``len(counts)`` rows, given as ``sparse_rows`` gives them."""
+        rows, end = len(counts), int(self.ptr[self.n])
+        if self.n + rows + 1 > len(self.ptr):
+            ptr = np.zeros(max(2 * len(self.ptr), self.n + rows + 1), np.int64)
+            ptr[: self.n + 1] = self.ptr[: self.n + 1]
+            self.ptr = ptr
+        if end + len(idx) > len(self.idx):
+            size = max(2 * len(self.idx), end + len(idx))
+            for name in ("idx", "val"):
+                old = getattr(self, name)
+                new = np.zeros(size, old.dtype)
+                new[:end] = old[:end]
+                setattr(self, name, new)
+        self.idx[end : end + len(idx)] = idx
+        self.val[end : end + len(idx)] = val
+        np.cumsum(counts, out=self.ptr[self.n + 1 : self.n + rows + 1])
+        self.ptr[self.n + 1 : self.n + rows + 1] += end
+        self.n += rows
+
+    def keep(self, kept: np.ndarray) -> None:
+        """Keep only rows ``kept`` (increasing indices), in order."""
+        counts = self.ptr[kept + 1] - self.ptr[kept]
+        entries = np.repeat(self.ptr[kept] - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts) + np.arange(
+            counts.sum()
+        )
+        self.idx[: len(entries)] = self.idx[entries]
+        self.val[: len(entries)] = self.val[entries]
+        self.ptr[0] = 0
+        np.cumsum(counts, out=self.ptr[1 : len(kept) + 1])
+        self.n = len(kept)
+
+    def batch(self, rows: np.ndarray, device: torch.device | str, grad: bool) -> SparseBatch:
+        return gather_batch(self.ptr, self.idx, self.val, rows, device, grad, self.num_features)
