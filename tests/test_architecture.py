@@ -395,8 +395,8 @@ def referenced_names(path: Path) -> set[str]:
 
 
 def test_compiled_functions_finds_them() -> None:
-    assert {"_sparse_rows", "_by_column"} <= compiled_functions(ROOT / "train" / "ppo" / "policy_net.py")
-    assert "sparse_rows" not in compiled_functions(ROOT / "train" / "ppo" / "policy_net.py")
+    assert {"_sparse_rows", "_by_column"} <= compiled_functions(ROOT / "train" / "learning" / "policy_net.py")
+    assert "sparse_rows" not in compiled_functions(ROOT / "train" / "learning" / "policy_net.py")
 
 
 def test_compiled_kernels_of_train_stay_in_their_own_file() -> None:
