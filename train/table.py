@@ -303,10 +303,10 @@ def game(
     seat_of = raw.agent_name_mapping
     view = StateView(raw.state_vector, n) if rules.deals_per_episode > 1 else None
     for index, name in enumerate(env.agent_iter(), 1):
-        obs, _, terminated, truncated, _ = env.last()
-        if terminated or truncated:
-            env.step(None)
+        if raw.terminations[name] or raw.truncations[name]:
+            env.step(None)  # every seat is done: the env walks each one out (no observation is needed for that)
             continue
+        obs = env.last()[0]
         seat = seat_of[name]
         named = deal_name if view is None else f"{deal_name}, deal {view.deal_no + 1}"
         decision = Decision(seat, name, obs, index, labels[seat], named)
