@@ -98,7 +98,7 @@ def play_privileged_deal(
     quoted = [repr(label) for label in labels]
 
     def decide(decision: Decision) -> int:
-        obs = decision.observation
+        obs: dict[str, Any] = decision.observation
         if getattr(table[decision.seat], "sees_hidden", False):
             shown = clairvoyant.PrivilegedView(deck, dealer, so_far.rng, tuple(so_far.actions), decision.seat)
             obs = {**obs, clairvoyant.PRIVILEGED_KEY: shown}
