@@ -17,8 +17,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from train.table import Decision
 
 HUMAN = "human"
 LEGEND = "(* the seat to act, D the dealer; cards are rank then suit: 10H or TH, QS, 2C)"
@@ -204,13 +208,116 @@ def _example(hand: list[int]) -> str:
     return cards.to_strs(sorted(hand)[:2])
 
 
+class _QuitError(Exception):
+    """The person quit (``q``, or the end of the input)."""
+
+
+class _TerminalTable:
+    """``bourre play``'s side of the table's loop (``train.table``; imported when a game starts, so that the command
+    line starts without the game code): it answers each decision (a bot's by ``agents.choose``, a person's from the
+    terminal) and, as an observer of the loop (``train.table.Observer``), tells the table what each move did."""
+
+    def __init__(self, env: Any, seats: list[str], bots: dict[int, Any], deals: int) -> None:
+        from bourre_env.view import StateView
+
+        self.env = env
+        self.raw = env.unwrapped
+        self.seats = seats
+        self.bots = bots
+        self.deals = deals
+        n = len(seats)
+        self.humans = [q for q, spec in enumerate(seats) if spec == HUMAN]
+        self.viewer = self.humans[0] if self.humans else 0  # whose view the end of a deal is shown from
+        self.names = [f"player_{q} ({'you' if spec == HUMAN and len(self.humans) == 1 else spec})" for q, spec in
+                      enumerate(seats)]  # fmt: skip
+        self.params = self.raw.rules.params()
+        self.totals = np.zeros(n, dtype=np.int64)
+        self.state = StateView(self.raw.state_vector, n)
+        self.secret = self.raw.rules.declaration == "simultaneous"
+        self.hand_size = self.raw.rules.hand_size
+        self.legend_shown = False
+
+    def __call__(self, decision: Decision) -> int:
+        """The move at ``decision``; ``_QuitError`` when the person quits."""
+        from agents.base import choose
+
+        q = decision.seat
+        n = len(self.seats)
+        if q in self.bots:
+            action = choose(self.bots[q], decision.observation, repr(self.seats[q]), decision.where)
+        else:
+            print("\n" + _table_for_a_person(str(self.env.render()), self.raw.state_vector, n, self.hand_size))
+            if not self.legend_shown:
+                print(LEGEND)
+                self.legend_shown = True
+            legal = self.raw.legal_actions()
+            hand = self.raw.hand(decision.agent)
+            if len(legal) == 1:  # no choice to make: asking would only cost the person a keystroke
+                print(_forced_move_text(legal[0], hand, self.state.phase))
+                action = legal[0]
+            else:
+                chosen = _choose(legal, hand, self.state.phase)
+                if chosen is None:
+                    raise _QuitError
+                action = chosen
+        print(f"{self.names[q]}: {_public_move(action, self.state.phase, self.secret and q not in self.humans)}")
+        return action
+
+    def dealt(self, env: Any) -> None:
+        return None
+
+    def stepped(self, decision: Decision, action: int, before_vector: np.ndarray, env: Any) -> None:
+        """The tricks the move finished; at the end of a deal its table, its chips and what they mean."""
+        from bourre_env import core, limits, render
+        from bourre_env.core import cards
+        from bourre_env.view import StateView
+
+        n, names = len(self.seats), self.names
+        before = StateView(before_vector, n)
+        deal_over = self.state.deals_done != before.deals_done
+        settled_vector = self.raw.state_vector
+        if deal_over:
+            # The env starts the next deal at once (or ends the episode), so replay this move on a copy of
+            # the state before it to show the deal as it was settled.
+            settled_vector = before_vector.copy()
+            core.step(settled_vector, self.params, action)
+        settled = StateView(settled_vector, n)
+        for t in range(self.hand_size):
+            winner = settled.trick_winner(t)
+            if winner >= 0 and before.trick_winner(t) < 0:
+                won_with = cards.to_str(settled.trick_cards(t)[winner])
+                print(f"trick {t + 1} goes to {names[winner]}, with {won_with}")
+        if not deal_over:
+            return
+        rewards = settled.rewards
+        self.totals += rewards
+        # the chips of the deal follow, once, with the players' names: not the table's own result line
+        settled_table = render.table_text(settled_vector, self.params, self.raw.rules, self.viewer)
+        print("\n" + _table_for_a_person(settled_table, settled_vector, n, self.hand_size))
+        print(
+            f"deal {settled.deal_no + 1} over: " + ", ".join(f"{names[p]} {int(r):+d}" for p, r in enumerate(rewards))
+        )
+        width = max(len(name) for name in names)
+        for p, r in enumerate(rewards):
+            meaning = _result_meaning(settled_vector, n, self.raw.rules.tie, p)
+            print(f"  {names[p]:<{width}} {int(r):+4d}  {meaning}")
+        if self.deals > 1:
+            print("totals: " + ", ".join(f"{names[p]} {int(c):+d}" for p, c in enumerate(self.totals)))
+        if any(self.raw.truncations.values()):
+            print(
+                f"the pot holds {settled.pot:,} chips, past the bound of {limits.POT_BOUND:,} "
+                f"(bourre_env.limits): the game stops here"
+            )
+        for bot in self.bots.values():
+            bot.reset()
+
+
 def _cmd_play(args: argparse.Namespace) -> int:
     import agents
     import bourre_env
-    from bourre_env import atomic_files, core, history, limits, render
-    from bourre_env.core import cards
-    from bourre_env.view import StateView
+    from bourre_env import atomic_files, history
     from train.eval.duplicate import agent_seed
+    from train.table import Deal, drive, game, reset_agents
 
     seats = [s.strip() for s in args.seats.split(",")]
     if not 2 <= len(seats) <= 8 or not all(seats):
@@ -228,90 +335,17 @@ def _cmd_play(args: argparse.Namespace) -> int:
         bourre_env.env(render_mode="ansi", **{**options, "num_players": len(seats), "deals_per_episode": args.deals}),
         seats=seats,
     )
-    raw = env.unwrapped
-    params = raw.rules.params()
     bots = {q: agents.make(spec, agent_seed(seed, len(seats), q)) for q, spec in enumerate(seats) if spec != HUMAN}
-    humans = [q for q, spec in enumerate(seats) if spec == HUMAN]
-    viewer = humans[0] if humans else 0  # whose view the end of a deal is shown from
-    names = [f"player_{q} ({'you' if spec == HUMAN and len(humans) == 1 else spec})" for q, spec in enumerate(seats)]
-    print(f"Bourré, {len(seats)} players, {args.deals} deal(s), seed {seed}: " + ", ".join(names))
-    env.reset(seed=seed)
-    for bot in bots.values():
-        bot.reset()
-    totals = np.zeros(len(seats), dtype=np.int64)
-    state = StateView(raw.state_vector, len(seats))
-    secret = raw.rules.declaration == "simultaneous"
-    hand_size = raw.rules.hand_size
+    table = _TerminalTable(env, seats, bots, args.deals)
+    print(f"Bourré, {len(seats)} players, {args.deals} deal(s), seed {seed}: " + ", ".join(table.names))
+    # the whole episode (every deal of --deals) is one game of the table's loop
+    loop = game(env, Deal(env.unwrapped.rules, env_seed=seed), seats, f"bourre play seed {seed}", (table,))
+    reset_agents(list(bots.values()))
     saved = True
-    legend_shown = False
     try:
-        for agent_name in env.agent_iter():
-            obs, _, terminated, truncated, _ = env.last()
-            if terminated or truncated:
-                env.step(None)
-                continue
-            q = raw.agent_name_mapping[agent_name]
-            where = f"deal {state.deal_no + 1}, {agent_name}"
-            if q in bots:
-                action = agents.choose(bots[q], obs, repr(seats[q]), where)
-            else:
-                print("\n" + _table_for_a_person(str(env.render()), raw.state_vector, len(seats), hand_size))
-                if not legend_shown:
-                    print(LEGEND)
-                    legend_shown = True
-                legal = raw.legal_actions()
-                if len(legal) == 1:  # no choice to make: asking would only cost the person a keystroke
-                    print(_forced_move_text(legal[0], raw.hand(agent_name), state.phase))
-                    action = legal[0]
-                else:
-                    chosen = _choose(legal, raw.hand(agent_name), state.phase)
-                    if chosen is None:
-                        print("bye")
-                        break
-                    action = chosen
-            print(f"{names[q]}: {_public_move(action, state.phase, secret and q not in humans)}")
-            before_vector = raw.state_vector.copy()
-            before = StateView(before_vector, len(seats))
-            try:
-                env.step(action)
-            except ValueError as err:  # only a bot's move can be refused: a person chooses from the legal list
-                raise agents.AgentError(f"agent {seats[q]!r} at {where}: {err}") from None
-            deal_over = state.deals_done != before.deals_done
-            settled_vector = raw.state_vector
-            if deal_over:
-                # The env starts the next deal at once (or ends the episode), so replay this move on a copy of
-                # the state before it to show the deal as it was settled.
-                settled_vector = before_vector.copy()
-                core.step(settled_vector, params, action)
-            settled = StateView(settled_vector, len(seats))
-            for t in range(hand_size):
-                winner = settled.trick_winner(t)
-                if winner >= 0 and before.trick_winner(t) < 0:
-                    won_with = cards.to_str(settled.trick_cards(t)[winner])
-                    print(f"trick {t + 1} goes to {names[winner]}, with {won_with}")
-            if deal_over:
-                rewards = settled.rewards
-                totals += rewards
-                # the chips of the deal follow, once, with the players' names: not the table's own result line
-                settled_table = render.table_text(settled_vector, params, raw.rules, viewer)
-                print("\n" + _table_for_a_person(settled_table, settled_vector, len(seats), hand_size))
-                print(
-                    f"deal {settled.deal_no + 1} over: "
-                    + ", ".join(f"{names[p]} {int(r):+d}" for p, r in enumerate(rewards))
-                )
-                width = max(len(name) for name in names)
-                for p, r in enumerate(rewards):
-                    meaning = _result_meaning(settled_vector, len(seats), raw.rules.tie, p)
-                    print(f"  {names[p]:<{width}} {int(r):+4d}  {meaning}")
-                if args.deals > 1:
-                    print("totals: " + ", ".join(f"{names[p]} {int(c):+d}" for p, c in enumerate(totals)))
-                if any(raw.truncations.values()):
-                    print(
-                        f"the pot holds {settled.pot:,} chips, past the bound of {limits.POT_BOUND:,} "
-                        f"(bourre_env.limits): the game stops here"
-                    )
-                for bot in bots.values():
-                    bot.reset()
+        drive(loop, table)
+    except _QuitError:
+        print("bye")
     finally:  # the deals finished so far, also after a quit or Ctrl-C
         if args.save is not None:
             try:

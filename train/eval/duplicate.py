@@ -111,8 +111,9 @@ as a hand history (``docs/hand_history.md``): ``DIR/{N}p/deal{k}_seat{r}.json`` 
 (five digits) with the candidate in seat ``r``, and ``DIR/{N}p/deal{k}_field.json`` for the
 all-field table; each file's ``seats`` name the agent in every seat. ``N + 1`` files per deal.
 
-Per-deal outcomes are read from the env's state after the deal, through ``bourre_env.view.StateView``
-(each seat's decision, tricks, reward and outcome bits).
+Every game is played by the table's loop (``train.table``: the deals, ``Deal``, ``make_deals``, and ``play``, of
+which ``play_deal`` is a thin call), and its outcome rows are ``train.table.seat_outcomes``, read from the env's
+state after the deal (each seat's decision, tricks, reward and outcome bits).
 """
 
 from __future__ import annotations
@@ -127,13 +128,26 @@ import numpy as np
 
 import agents
 import bourre_env
-from agents.base import Agent, AgentError, choose
+from agents.base import Agent
 from bourre_env import history, memory
 from bourre_env.core.rules import Rules
-from bourre_env.view import StateView
 from train.eval.jobs import BACKENDS, JobRunner, check_backend, deal_done, run_jobs
 from train.eval.statistics import agent_counts, sum_counts, t_interval, t_quantile
-from train.eval.variance import ROOT, Draw, DrawCorrector, VarianceReduced, VarianceReduction, is_draw
+from train.eval.variance import Draw, DrawCorrector, DrawRecorder, VarianceReduced, VarianceReduction
+from train.table import (
+    BOURRE,
+    CHIPS,
+    NUM_OUTCOMES,
+    PLAYED,
+    TIED,
+    TRICKS,
+    WON,
+    Deals,
+    deals_in_chunks,
+    make_deals,
+    seat_outcomes,
+)
+from train.table import play as table_play
 
 __all__ = [
     "AgentSource",
@@ -159,11 +173,6 @@ __all__ = [
 
 CHUNK_DEALS = 20
 """Deals per work unit. Part of the definition of a result (agents are built once per chunk)."""
-
-# Columns of the per-seat outcome rows returned by ``seat_outcomes``.
-CHIPS, PLAYED, TRICKS, WON, TIED, BOURRE = range(6)
-NUM_OUTCOMES = 6
-
 
 # ---------------------------------------------------------------------------- agents
 AgentSource = str | Agent | Callable[[int], Any]
@@ -226,46 +235,10 @@ def check_sources(sources: Sequence[AgentSource], workers: int, backend: str) ->
 
 
 # ---------------------------------------------------------------------------- deals and play
-@dataclasses.dataclass(frozen=True)
-class Deals:
-    """Fixed deals for one table size: row ``k`` of each array is deal ``k``."""
-
-    decks: np.ndarray  # (deals, deck size) card ids in dealing order
-    dealers: np.ndarray  # (deals,)
-    env_seeds: np.ndarray  # (deals,) seeds for env.reset: they fix the stock reshuffle
-
-    def __len__(self) -> int:
-        return len(self.dealers)
-
-    def slice(self, start: int, stop: int) -> Deals:
-        return Deals(self.decks[start:stop], self.dealers[start:stop], self.env_seeds[start:stop])
-
-
-def _draw_deals(rng: np.random.Generator, deck_cards: np.ndarray, players: int, count: int) -> Deals:
-    """The next ``count`` deals of ``rng``, one at a time, so that deal k does not depend on how many are drawn."""
-    decks = np.empty((count, len(deck_cards)), dtype=np.int64)
-    dealers = np.empty(count, dtype=np.int64)
-    env_seeds = np.empty(count, dtype=np.int64)
-    for k in range(count):
-        decks[k] = rng.permutation(deck_cards)
-        dealers[k] = rng.integers(players)
-        env_seeds[k] = rng.integers(2**62)
-    return Deals(decks, dealers, env_seeds)
-
-
-def make_deals(seed: int, rules: Rules, count: int) -> Deals:
-    """``count`` deals for ``rules.num_players`` players, drawn in order from ``default_rng([seed, N])``."""
-    rng = np.random.default_rng([seed, rules.num_players])
-    return _draw_deals(rng, np.asarray(rules.deck_cards(), dtype=np.int64), rules.num_players, count)
-
-
 def iter_deals(seed: int, rules: Rules, count: int) -> Iterator[Deals]:
     """The deals of ``make_deals(seed, rules, count)``, ``CHUNK_DEALS`` at a time, each chunk drawn when it is
     asked for: an evaluation of many deals never holds all their decks at once."""
-    rng = np.random.default_rng([seed, rules.num_players])
-    deck_cards = np.asarray(rules.deck_cards(), dtype=np.int64)
-    for start in range(0, count, CHUNK_DEALS):
-        yield _draw_deals(rng, deck_cards, rules.num_players, min(CHUNK_DEALS, count - start))
+    return deals_in_chunks(seed, rules, count, CHUNK_DEALS)
 
 
 def check_outcomes_fit(deals: int, sizes: Sequence[int], extra_per_deal: int = 0) -> None:
@@ -280,15 +253,6 @@ def check_outcomes_fit(deals: int, sizes: Sequence[int], extra_per_deal: int = 0
     )
 
 
-def seat_outcomes(state: np.ndarray, num_players: int) -> np.ndarray:
-    """``(N, 6)`` int64 rows (chips, played, tricks, won pot, tied for most, bourré) of a settled deal."""
-    v = StateView(state, num_players)
-    return np.array(
-        [[v.reward(q), v.playing(q), v.tricks(q), v.won(q), v.tied(q), v.bourre(q)] for q in range(num_players)],
-        dtype=np.int64,
-    ).reshape(num_players, 6)
-
-
 def play_deal(
     env: Any,
     table: Sequence[Agent],
@@ -298,37 +262,16 @@ def play_deal(
     labels: Sequence[str] | None = None,
     deal_name: str | None = None,
 ) -> np.ndarray:
-    """Play deal ``k`` of ``deals`` with ``table[s]`` in seat ``s``; the ``seat_outcomes`` rows. ``draws``, if
-    given, receives the state as dealt (with the action ``ROOT``), then the state before every stay of a draw
-    round and its action (``train.eval.variance``).
+    """Play deal ``k`` of ``deals`` with ``table[s]`` in seat ``s``; the ``seat_outcomes`` rows (``train.table.play``
+    on ``deals.deal(k)``). ``draws``, if given, receives the state as dealt (with the action ``ROOT``), then the state
+    before every stay of a draw round and its action (``train.eval.variance.DrawRecorder``).
 
     An agent that raises, exits or answers something other than an action id, or an action the rules refuse, is an
     ``agents.AgentError`` naming it (``labels[s]``, else its ``name``), the deal (``deal_name``, else ``deal k``)
     and the decision."""
-    env.reset(seed=int(deals.env_seeds[k]), options={"deck": deals.decks[k].tolist(), "dealer": int(deals.dealers[k])})
-    for agent in table:
-        reset = getattr(agent, "reset", None)  # optional: an agent without memory need not have one
-        if callable(reset):
-            reset()
-    seat_of = env.unwrapped.agent_name_mapping
-    if draws is not None:
-        draws.append((env.unwrapped.state_vector.copy(), ROOT))
-    for decision, name in enumerate(env.agent_iter(), 1):
-        obs, _, terminated, truncated, _ = env.last()
-        if terminated or truncated:
-            env.step(None)
-            continue
-        seat = seat_of[name]
-        label = labels[seat] if labels is not None else str(getattr(table[seat], "name", type(table[seat]).__name__))
-        where = f"{deal_name or f'deal {k}'}, decision {decision} ({name})"
-        action = choose(table[seat], obs, repr(label), where)
-        if draws is not None and is_draw(env.unwrapped.state_vector, action):
-            draws.append((env.unwrapped.state_vector.copy(), action))
-        try:
-            env.step(action)
-        except ValueError as err:  # the rules refuse it: out of range, or illegal where reneges are not allowed
-            raise AgentError(f"agent {label!r} at {where}: {err}") from None
-    return seat_outcomes(env.unwrapped.state_vector, len(table))
+    observers = () if draws is None else (DrawRecorder(draws),)
+    deal = deals.deal(k, env.unwrapped.rules)
+    return table_play(env, deal, table, labels, deal_name or f"deal {k}", observers)
 
 
 def agent_seed(*key: int) -> int:
@@ -407,9 +350,7 @@ def _run_eval_job(job: _EvalJob) -> _EvalResult:
         for r in range(n):
             labels = [agent_label(job.candidate) if s == r else names[s] for s in range(n)]
             out[k, r] = play_deal(env, tables[r], job.deals, k, None if draws is None else draws[r], labels, deal_name)
-            _save_history(
-                env, job, k, f"seat{r}", [agent_label(job.candidate) if s == r else names[s] for s in range(n)]
-            )
+            _save_history(env, job, k, f"seat{r}", labels)
         baseline[k] = play_deal(
             env, baseline_table, job.deals, k, None if draws is None else draws[n], names, deal_name
         )

@@ -118,6 +118,7 @@ from train.eval.duplicate import (
 )
 from train.eval.jobs import deal_done, run_jobs
 from train.eval.report import Column, TextTable, ci_text, half_width, markdown_table, percent, signed, table_of
+from train.table import seated
 
 __all__ = [
     "AgentResult",
@@ -194,8 +195,7 @@ def _run_job(job: _Job) -> tuple[np.ndarray, np.ndarray]:
         deal_name = f"deal {job.chunk * CHUNK_DEALS + k} of seed {job.seed} at {n} players"
         labels = [agent_label(job.pool[int(a)]) for a in lineup]
         for r in range(n):
-            table = [members[(s - r) % n] for s in range(n)]
-            rows = play_deal(env, table, job.deals, k, None, [labels[(s - r) % n] for s in range(n)], deal_name)
+            rows = play_deal(env, seated(members, r), job.deals, k, None, seated(labels, r), deal_name)
             out[k, r] = rows[(np.arange(n) + r) % n]  # back to member order
         baseline[k] = play_deal(env, baseline_table, job.deals, k, None, [agent_label(job.baseline)] * n, deal_name)
         deal_done()

@@ -83,11 +83,13 @@ from bourre_env import core, observation, view
 from bourre_env.atomic_files import check_readable_file
 from bourre_env.core.rules import Rules
 from train.eval.statistics import t_interval
+from train.table import Decision, Observer
 
 __all__ = [
     "ROOT",
     "Draw",
     "DrawCorrector",
+    "DrawRecorder",
     "ValueFunction",
     "VarianceReduced",
     "VarianceReduction",
@@ -95,8 +97,8 @@ __all__ = [
 ]
 
 Draw = tuple[np.ndarray, int]
-"""An event recorded by ``train.eval.duplicate.play_deal``: the state before a draw and its stay action, or the
-state as dealt and ``ROOT``."""
+"""An event recorded by ``DrawRecorder``: the state before a draw and its stay action, or the state as dealt and
+``ROOT``."""
 
 ROOT = -1
 """The action of the ``Draw`` that records the state of a deal as dealt, before anyone acts."""
@@ -155,6 +157,21 @@ class VarianceReduction:
 def is_draw(state: np.ndarray, action: int) -> bool:
     """Whether ``action`` is a stay of a draw round (discards, and replacements from the stock)."""
     return view.phase_of(state) in core.DRAW_PHASES and action >= core.STAY_BASE
+
+
+class DrawRecorder(Observer):
+    """The draws of a game, as the loop of ``train.table`` plays it: the state as dealt with ``ROOT``, then the state
+    before each stay that draws, with its action, appended to ``draws``."""
+
+    def __init__(self, draws: list[Draw]) -> None:
+        self.draws = draws
+
+    def dealt(self, env: Any) -> None:
+        self.draws.append((env.unwrapped.state_vector.copy(), ROOT))
+
+    def stepped(self, decision: Decision, action: int, before: np.ndarray, env: Any) -> None:
+        if is_draw(before, action):
+            self.draws.append((before, action))
 
 
 def _unseen(state: np.ndarray) -> int:

@@ -1,7 +1,7 @@
 """Generation: self-play deals where the search acts for some seats, recording what it found at each decision.
 
-A job is one chunk of fixed deals (``train.eval.duplicate.iter_deals``) at one table size, played through the
-AEC env. In deal ``k`` of chunk ``c`` the search holds ``search_seats`` consecutive seats from seat
+A job is one chunk of fixed deals (``train.eval.duplicate.iter_deals``) at one table size, played by the table's
+loop (``train.table.drive``). In deal ``k`` of chunk ``c`` the search holds ``search_seats`` consecutive seats from seat
 ``(c * CHUNK_DEALS + k) % N``, so every seat takes its turn; the network (``agents.ppo``, greedy) plays every
 other decision. At a search seat each decision with more than one legal action is searched with probability
 ``search_share``: the search's value of every candidate (``PIMCAgent.action_values``) is recorded with the
@@ -27,9 +27,10 @@ from agents.search.pimc import PIMCAgent
 from bourre_env import core
 from bourre_env.atomic_files import replacing
 from bourre_env.observation import OBS_SIZE
-from train.eval.duplicate import CHUNK_DEALS, Deals, agent_seed, iter_deals, seat_outcomes, table_rules
+from train.eval.duplicate import CHUNK_DEALS, Deals, agent_seed, iter_deals, table_rules
 from train.eval.jobs import run_jobs
 from train.learning.policy_net import SparseStore, sparse_rows
+from train.table import CHIPS, Decision, drive, game
 
 __all__ = ["GenerationJob", "RoundData", "generate", "play_chunk", "searched_action"]
 
@@ -117,6 +118,30 @@ def searched_action(expert: PIMCAgent, obs: dict[str, np.ndarray], rows: list[tu
     return action  # what PIMCAgent.act plays: the first best, or with z > 0 the gated choice
 
 
+class _Players:
+    """Who answers each decision of a chunk's deals: the search at its seats (sometimes, recording what it found into
+    ``rows``, the seat into ``seats_of_rows``), the network elsewhere."""
+
+    def __init__(self, job: GenerationJob, network: PPOAgent, experts: list[PIMCAgent]) -> None:
+        self.job = job
+        self.network = network
+        self.experts = experts
+        self.draws = np.random.default_rng([job.seed, job.players, job.chunk, 0])
+        self.rows: list[tuple[np.ndarray, ...]] = []
+        self.searching: set[int] = set()  # the search's seats in the deal under way
+        self.seats_of_rows: list[int] = []  # the seat of each row of the deal under way
+
+    def __call__(self, decision: Decision) -> int:
+        obs, seat = decision.observation, decision.seat
+        if seat in self.searching and legal_actions(obs).size > 1 and self.draws.random() < self.job.search_share:
+            before = len(self.rows)
+            action = searched_action(self.experts[seat], obs, self.rows)
+            self.seats_of_rows += [seat] * (len(self.rows) - before)
+        else:
+            action = self.network.act(obs)
+        return int(action)
+
+
 def play_chunk(job: GenerationJob) -> RoundData:
     """Play one chunk of deals (module docstring); the searched decisions."""
     n = job.players
@@ -127,33 +152,18 @@ def play_chunk(job: GenerationJob) -> RoundData:
         expert = agents.make(job.search, agent_seed(job.seed, n, job.chunk, 1 + seat))
         assert isinstance(expert, PIMCAgent)  # Args.validate checks the spec
         experts.append(expert)
-    draws = np.random.default_rng([job.seed, n, job.chunk, 0])
-    rows: list[tuple[np.ndarray, ...]] = []
+    players = _Players(job, network, experts)
+    rows = players.rows
     chips: list[float] = []
+    rules = env.unwrapped.rules
     for k in range(len(job.deals)):
-        env.reset(
-            seed=int(job.deals.env_seeds[k]),
-            options={"deck": job.deals.decks[k].tolist(), "dealer": int(job.deals.dealers[k])},
-        )
         first = (job.chunk * CHUNK_DEALS + k) % n
-        searching = {(first + j) % n for j in range(job.search_seats)}
-        seat_of = env.unwrapped.agent_name_mapping
-        seats_of_rows: list[int] = []
-        for name in env.agent_iter():
-            obs, _, terminated, truncated, _ = env.last()
-            if terminated or truncated:
-                env.step(None)
-                continue
-            seat = seat_of[name]
-            if seat in searching and legal_actions(obs).size > 1 and draws.random() < job.search_share:
-                before = len(rows)
-                action = searched_action(experts[seat], obs, rows)
-                seats_of_rows += [seat] * (len(rows) - before)
-            else:
-                action = network.act(obs)
-            env.step(int(action))
-        outcome = seat_outcomes(env.unwrapped.state_vector, n)
-        chips += [float(outcome[s, 0]) for s in seats_of_rows]
+        players.searching = {(first + j) % n for j in range(job.search_seats)}
+        players.seats_of_rows = []
+        labels = [job.search if seat in players.searching else f"ppo:{job.policy}" for seat in range(n)]
+        deal_name = f"deal {job.chunk * CHUNK_DEALS + k} of seed {job.seed} at {n} players"
+        outcome = drive(game(env, job.deals.deal(k, rules), labels, deal_name), players)
+        chips += [float(outcome[s, CHIPS]) for s in players.seats_of_rows]
     count = len(rows)
     dense = np.stack([r[0] for r in rows]) if count else np.zeros((0, OBS_SIZE), np.float32)
     idx, val, counts = sparse_rows(dense, np.arange(count))

@@ -20,6 +20,7 @@ from bourre_env import core
 from bourre_env.bourre_v0 import raw_env
 from bourre_env.observation import OBS_SIZE
 from bourre_env.view import StateView
+from train.table import Deal, PausedGame, game
 
 __all__ = ["Decisions", "epoch_bar_description", "fit_policy", "record_decisions", "summary"]
 
@@ -54,21 +55,20 @@ def record_decisions(teacher: str, players: Sequence[int], count: int, seed: int
         while i < count:
             n = players[deal % len(players)]
             env, table = envs[n], tables[n]
-            env.reset(seed=int(rng.integers(2**62)))
+            dealt = Deal(env.rules, env_seed=int(rng.integers(2**62)))
+            paused = PausedGame(game(env, dealt, [teacher] * n, f"deal {deal} of the recording"))
             for agent in table:
                 agent.reset()
             start = i
             seats: list[int] = []
-            view = StateView(env.state_vector, n)
-            while view.phase != core.GAME_OVER and i < count:
-                seat = view.to_act
-                obs = env.observe(env.possible_agents[seat])
-                action = table[seat].act(obs)
+            while (decision := paused.pending) is not None and i < count:
+                obs = decision.observation
+                action = table[decision.seat].act(obs)
                 observations[i], masks[i], actions[i] = obs["observation"], obs["action_mask"], action
-                seats.append(seat)
-                env.step(action)
+                seats.append(decision.seat)
+                paused.answer(action)
                 i += 1
-            chips = view.rewards.astype(np.float32)
+            chips = StateView(env.state_vector, n).rewards.astype(np.float32)
             returns[start:i] = chips[seats]  # an unfinished last deal ends early: its returns are partial
             bar.update(i - start)
             deal += 1

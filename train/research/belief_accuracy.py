@@ -2,7 +2,7 @@
 
     python -m train.research.belief_accuracy --players 5 --deals 80 --seed 41 --json runs/belief_5.json --plot docs
 
-**Positions.** ``--deals`` deals of ``--seed`` at each table size (``train.eval.duplicate.make_deals``: the decks
+**Positions.** ``--deals`` deals of ``--seed`` at each table size (``train.table.make_deals``: the decks
 of a duplicate evaluation) are played by the shipped network (``agents.make("ppo")``, its most probable action) in
 every seat. A deal is looked at in trick play, at the first card of each trick: point 0 is *after the draw*
 (before the first trick), point ``t`` *after trick t*. The observer of a deal is one of the seats that play it,
@@ -61,7 +61,8 @@ from agents.search.policy import PolicyModel
 from bourre_env import core, view
 from bourre_env.core.rules import Rules
 from bourre_env.sampler import WorldSampler, decode, observer_view
-from train.eval.duplicate import make_deals, t_interval
+from train.eval.duplicate import t_interval
+from train.table import PausedGame, game, make_deals
 
 __all__ = [
     "ALPHA",
@@ -148,18 +149,12 @@ def positions(players: int, deals: int, seed: int, policy: str = "ppo") -> Itera
     table = make_deals(seed, rules, deals)
     env = bourre_env.env(num_players=players)
     seats = [agents.make(policy, seed=s) for s in range(players)]
+    labels = [policy] * players
     for k in range(deals):
-        env.reset(
-            seed=int(table.env_seeds[k]), options={"deck": table.decks[k].tolist(), "dealer": int(table.dealers[k])}
-        )
         seen: set[int] = set()
         observer = -1
-        seat_of = env.unwrapped.agent_name_mapping
-        for name in env.agent_iter():
-            obs, _, terminated, truncated, _ = env.last()
-            if terminated or truncated:
-                env.step(None)
-                continue
+        paused = PausedGame(game(env, table.deal(k, env.unwrapped.rules), labels, f"deal {k} of seed {seed}"))
+        while (decision := paused.pending) is not None:
             state = env.unwrapped.state_vector
             v = view.StateView(state, players)
             if v.phase == core.PLAY and v.trick_no not in seen:
@@ -169,7 +164,7 @@ def positions(players: int, deals: int, seed: int, policy: str = "ppo") -> Itera
                     observer = int(np.random.default_rng([seed, players, k]).choice(playing))
                 if v.hand_mask(observer):
                     yield k, v.trick_no, observer, state.copy()
-            env.step(seats[seat_of[name]].act(obs))
+            paused.answer(seats[decision.seat].act(decision.observation))
 
 
 def beliefs(

@@ -12,12 +12,13 @@ candidates (``--worlds W``, 64 by default, as ``pimc``):
 * ``clairvoyant:W,sees=hands``: the same search on worlds that hold every true hand, the stock still unseen;
 * ``clairvoyant:W``: the same search on the true deal itself, stock order and reshuffle included.
 
-(``agents.clairvoyant``). The clairvoyant agents need the deal: here, and only here, the play loop gives the
-seats whose agent says ``sees_hidden`` an observation dict with one more key (``agents.clairvoyant.PRIVILEGED_KEY``:
-the deck, the dealer, the reshuffle seed and the deal's actions so far). Every other seat gets the env's
-observation dict untouched. The field's all-field table is played once per deal and shared by the candidates, so
-beside each candidate's replacement advantage the report gives its paired difference from the first candidate,
-deal by deal (``gain_over_reference``, with a 95% t-interval): what the information adds to the same search.
+(``agents.clairvoyant``). The clairvoyant agents need the deal: here, and only here, the table's loop
+(``train.table``) is driven so that the seats whose agent says ``sees_hidden`` get an observation dict with one more
+key (``agents.clairvoyant.PRIVILEGED_KEY``: the deck, the dealer, the reshuffle seed and the deal's actions so far).
+Every other seat gets the env's observation dict untouched. The field's all-field table is played once per deal and
+shared by the candidates, so beside each candidate's replacement advantage the report gives its paired difference
+from the first candidate, deal by deal (``gain_over_reference``, with a 95% t-interval): what the information adds
+to the same search.
 ``--json PATH`` writes everything.
 """
 
@@ -47,10 +48,10 @@ from train.eval.duplicate import (
     agent_seed,
     build_agent,
     iter_deals,
-    seat_outcomes,
     t_interval,
 )
 from train.eval.jobs import deal_done, run_jobs
+from train.table import Decision, Observer, drive, game, reset_agents
 
 __all__ = ["DEFAULT_CANDIDATES", "Cell", "build", "candidates_for", "main", "measure", "play_privileged_deal"]
 
@@ -70,40 +71,43 @@ def build(spec: str, seed: int) -> Agent:
     return build_agent(spec, seed)
 
 
+class _DealSoFar(Observer):
+    """What a clairvoyant seat is shown of the deal under way: the reshuffle seed as dealt, the actions so far."""
+
+    def __init__(self) -> None:
+        self.rng = 0
+        self.actions: list[int] = []
+
+    def dealt(self, env: Any) -> None:
+        self.rng = view.rng_state_of(env.unwrapped.state_vector)
+        self.actions = []
+
+    def stepped(self, decision: Decision, action: int, before: np.ndarray, env: Any) -> None:
+        self.actions.append(action)
+
+
 def play_privileged_deal(
     env: Any, table: list[Agent], labels: list[str], deals: Deals, k: int, deal_name: str
 ) -> tuple[np.ndarray, np.ndarray]:
     """``duplicate.play_deal`` for a table where some agents see hidden cards: those whose ``sees_hidden`` is true
     get the observation dict with ``PRIVILEGED_KEY`` added (a ``PrivilegedView``), every other agent the env's dict
     as it is. The ``seat_outcomes`` rows and the settled state."""
-    env.reset(seed=int(deals.env_seeds[k]), options={"deck": deals.decks[k].tolist(), "dealer": int(deals.dealers[k])})
-    for agent in table:
-        reset = getattr(agent, "reset", None)
-        if callable(reset):
-            reset()
-    unwrapped = env.unwrapped
-    rng = view.rng_state_of(unwrapped.state_vector)
-    deck = np.asarray(deals.decks[k], dtype=np.int64)
-    seat_of = unwrapped.agent_name_mapping
-    actions: list[int] = []
-    for decision, name in enumerate(env.agent_iter(), 1):
-        obs, _, terminated, truncated, _ = env.last()
-        if terminated or truncated:
-            env.step(None)
-            continue
-        seat = seat_of[name]
-        where = f"{deal_name}, decision {decision} ({name})"
-        if getattr(table[seat], "sees_hidden", False):
-            deal = clairvoyant.PrivilegedView(deck, int(deals.dealers[k]), rng, tuple(actions), seat)
-            obs = {**obs, clairvoyant.PRIVILEGED_KEY: deal}
-        action = choose(table[seat], obs, repr(labels[seat]), where)
-        try:
-            env.step(action)
-        except ValueError as err:
-            raise AgentError(f"agent {labels[seat]!r} at {where}: {err}") from None
-        actions.append(action)
-    state = unwrapped.state_vector.copy()
-    return seat_outcomes(state, len(table)), state
+    deal = deals.deal(k, env.unwrapped.rules)
+    deck, dealer = np.asarray(deals.decks[k], dtype=np.int64), int(deals.dealers[k])
+    so_far = _DealSoFar()
+    quoted = [repr(label) for label in labels]
+
+    def decide(decision: Decision) -> int:
+        obs: dict[str, Any] = decision.observation
+        if getattr(table[decision.seat], "sees_hidden", False):
+            shown = clairvoyant.PrivilegedView(deck, dealer, so_far.rng, tuple(so_far.actions), decision.seat)
+            obs = {**obs, clairvoyant.PRIVILEGED_KEY: shown}
+        return choose(table[decision.seat], obs, quoted[decision.seat], decision.where)
+
+    loop = game(env, deal, labels, deal_name, (so_far,))
+    reset_agents(table)
+    rows = drive(loop, decide)
+    return rows, env.unwrapped.state_vector.copy()
 
 
 @dataclasses.dataclass(frozen=True)
