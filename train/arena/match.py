@@ -18,10 +18,10 @@ SHA-256 (``commitment``) and ``match_end`` the secret itself and the seed derive
 bot can check, once the match is over, that the deals were fixed before it started; a new secret is drawn for every
 match, so no deal is dealt to a bot twice. A match of built-in agents may name a seed (``bourre eval``'s deals).
 
-The deals are ``train.eval.duplicate.make_deals(seed, rules, deals)``. Each game is played as
-``train.eval.duplicate.play_deal`` plays it (the same reset, agents reset before the deal, one ``choose`` per
-decision, the same outcome rows; ``tests/test_arena_match.py`` holds a match of built-in agents to it), in a task of
-the server's event loop: a remote bot's turn is awaited (``train.arena.remote.RemoteSeat``), a built-in agent
+The deals are ``train.table.make_deals(seed, rules, deals)``. Each game is played on the table's loop, as evaluation
+plays it (``train.table``: the same reset, agents reset before the deal, one ``choose`` per decision, the same
+outcome rows; ``tests/test_arena_match.py`` holds a match of built-in agents to it), by its awaitable driver in a
+task of the server's event loop: a remote bot's turn is awaited (``train.arena.remote.RemoteSeat``), a built-in agent
 thinks in a worker thread, so that no table stops the others. Built-in agents are seeded by their entry, from
 ``(seed, N, 0, 1 + i)``, and reset before every deal; the par game's agents by the deal and seat, from
 ``(seed, N, k, 1 + s)`` (the ladder's all-field table, ``train.arena.scheduler``).
@@ -45,23 +45,15 @@ from typing import Any
 import numpy as np
 
 import bourre_env
-from agents.base import AgentError, choose
+from agents.base import choose
 from bourre_env import history
 from bourre_env.core.rules import make_params
 from train.arena import protocol, thinking
 from train.arena.remote import GRACE_SECONDS, MAX_GRACE, Registry, RemoteSeat, TurnContext
-from train.eval.duplicate import (
-    CHIPS,
-    Deals,
-    SideStats,
-    agent_seed,
-    build_agent,
-    make_deals,
-    seat_outcomes,
-    table_rules,
-)
+from train.eval.duplicate import SideStats, agent_seed, build_agent, table_rules
 from train.eval.report import percent, with_ci
 from train.eval.statistics import t_interval
+from train.table import CHIPS, Deals, Decision, make_deals, play_async, reset_agents
 
 __all__ = [
     "DEFAULT_CLOCK",
@@ -357,33 +349,20 @@ def warm_up() -> None:
 async def play_game(
     env: Any, table: Sequence[Any], deals: Deals, k: int, labels: Sequence[str], deal_name: str
 ) -> np.ndarray:
-    """``train.eval.duplicate.play_deal(env, table, deals, k, labels=labels, deal_name=deal_name)``, with a remote
-    seat's turn awaited and a built-in agent's move chosen in a worker thread; the ``seat_outcomes`` rows."""
-    env.reset(seed=int(deals.env_seeds[k]), options={"deck": deals.decks[k].tolist(), "dealer": int(deals.dealers[k])})
-    for agent in table:
-        reset = getattr(agent, "reset", None)
-        if callable(reset):
-            reset()
-    seat_of = env.unwrapped.agent_name_mapping
-    for decision, name in enumerate(env.agent_iter(), 1):
-        obs, _, terminated, truncated, _ = env.last()
-        if terminated or truncated:
-            env.step(None)
-            continue
-        seat = seat_of[name]
-        where = f"{deal_name}, decision {decision} ({name})"
-        agent = table[seat]
+    """Deal ``k`` of ``deals`` on the table's loop (``train.table.play_async``), agents reset first as evaluation
+    resets them: a remote seat's turn awaited, a search's move awaited from its worker process and a built-in
+    agent's move chosen in a worker thread, so that no table holds up the others; the ``seat_outcomes`` rows."""
+    reset_agents(table)
+
+    async def decide(decision: Decision) -> Any:
+        agent = table[decision.seat]
         if isinstance(agent, RemoteSeat):
-            action = await agent.act(obs)
-        elif isinstance(agent, thinking.SeatProxy):  # a search thinks in a worker process: no table waits on it
-            action = await agent.act_async(obs, where=where)
-        else:
-            action = await asyncio.to_thread(choose, agent, obs, repr(labels[seat]), where)
-        try:
-            env.step(action)
-        except ValueError as err:  # the rules refuse it: out of range, or illegal where reneges are not allowed
-            raise AgentError(f"agent {labels[seat]!r} at {where}: {err}") from None
-    return seat_outcomes(env.unwrapped.state_vector, len(table))
+            return await agent.act(decision.observation)
+        if isinstance(agent, thinking.SeatProxy):
+            return await agent.act_async(decision.observation, where=decision.where)
+        return await asyncio.to_thread(choose, agent, decision.observation, repr(decision.label), decision.where)
+
+    return await play_async(env, deals.deal(k, env.unwrapped.rules), decide, labels, deal_name)
 
 
 def _build_all(spec: str, seeds: Sequence[int]) -> list[Any]:
