@@ -257,8 +257,6 @@ TABLE = ROOT_DIR / "train" / "table.py"
 PLAYS_A_DEAL = re.compile(r"\.agent_iter\(|\.reset\(\s*seed\s*=")
 """What a module that plays a deal itself writes: the AEC loop, or the reset of an env to a deal."""
 NOT_YET_PORTED = {
-    # To be ported onto the paused driver (issue 48); remove it once it is.
-    "train/serve/tables.py": "the browser table (paused between requests)",
     # Not a file of this task: an RLlib module's legality check over deals; it could drive the loop too.
     "train/research/rllib_ppo.py": "RLlib's legality check",
 }
@@ -275,6 +273,7 @@ PORTED = [
     "train/research/belief_accuracy.py",
     "train/learning/imitation.py",
     "train/arena/match.py",
+    "train/serve/tables.py",
 ]
 
 

@@ -28,6 +28,8 @@ from bourre_env.actions import as_action_id, describe, discard_cards
 from bourre_env.core import cards
 from bourre_env.core.rules import MAX_PLAYERS, MIN_PLAYERS, Rules, presets
 from bourre_env.view import StateView
+from train.table import Deal, PausedGame
+from train.table import game as table_game
 from train.web.agent_specs import HUMAN, check_agent
 from train.web.agent_specs import agent_options as agent_options  # both servers' rule, named here too (the tests')
 from train.web.agent_specs import check_offered as check_offered
@@ -234,7 +236,9 @@ class _Call:
 
 class Table:
     """One person and agents at a table, deal after deal. Each deal is an episode of one deal: the pot carries
-    to the next deal (the ``pot`` reset option) and the deal passes left; every player antes every deal.
+    to the next deal (the ``pot`` reset option) and the deal passes left; every player antes every deal. A deal is
+    the table's loop held between requests (``train.table.PausedGame``): the agents' seats are answered here, the
+    person's by ``act``.
 
     Every call into an agent (building it, its ``reset`` before a deal, its moves) runs in a daemon thread on the
     agents' clock, ``move_seconds`` of wall time. The heuristic (``STAND_IN``) plays a seat whose agent missed it,
@@ -348,13 +352,16 @@ class Table:
 
     @property
     def over(self) -> bool:
-        return StateView(self.env.unwrapped.state_vector, self.rules.num_players).to_act < 0
+        return self.game.over
 
     def _new_deal(self) -> None:
+        deal = Deal(self.rules, dealer=self.dealer, env_seed=int(self.rng.integers(2**62)), pot=self.pot)
         try:
-            self.env.reset(seed=int(self.rng.integers(2**62)), options={"dealer": self.dealer, "pot": self.pot})
+            # the table's loop, held between requests: the person's seat is answered by act, the others here
+            paused = PausedGame(table_game(self.env, deal, self.specs, f"deal {self.deal + 1}"))
         except ValueError as err:  # a pot past the env's bound
             raise TableError(409, f"cannot deal: {err}; open a new table") from None
+        self.game = paused
         self.deal += 1
         self.turn = 0
         for q in range(self.rules.num_players):
@@ -365,12 +372,10 @@ class Table:
         self._play_agents()
 
     def _play_agents(self) -> None:
-        raw = self.env.unwrapped
-        state = StateView(raw.state_vector, self.rules.num_players)
-        while state.to_act >= 0 and state.to_act != self.seat:
-            self.env.step(self._agent_action(state.to_act, raw.observe(raw.agent_selection)))
+        while (pending := self.game.pending) is not None and pending.seat != self.seat:
+            self.game.answer(self._agent_action(pending.seat, pending.observation))
             self.turn += 1
-        if state.to_act < 0:
+        if self.game.over:
             self._settled()
 
     def _settled(self) -> None:
@@ -391,7 +396,8 @@ class Table:
             raise TableError(400, f"turn: expected an integer, got {turn!r}")
         if self.over:
             raise TableError(409, f"deal {self.deal} is over: start the next deal")
-        if StateView(self.env.unwrapped.state_vector, self.rules.num_players).to_act != self.seat:
+        pending = self.game.pending
+        if pending is None or pending.seat != self.seat:
             raise TableError(409, "it is not your turn: an agent is to act")
         if turn is not None and turn != self.turn:
             raise TableError(409, f"stale request: it answers turn {turn}, the table is at turn {self.turn}")
@@ -400,7 +406,7 @@ class Table:
             view = seat_view(self.env.unwrapped.state_vector, self.params, self.rules, self.seat)
             choices = "; ".join(f"{e['action']} ({e['text']})" for e in view["legal"])
             raise TableError(422, f"illegal action {action}; legal: {choices}")
-        self.env.step(action)
+        self.game.answer(action)
         self.turn += 1
         self._play_agents()
 
