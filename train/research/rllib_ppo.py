@@ -63,6 +63,7 @@ from tqdm.auto import tqdm
 import bourre_env
 from bourre_env.core.rules import Rules
 from train.runs import CtrlC
+from train.table import Deal, Decision, drive, game
 
 __all__ = ["Args", "MaskedPPOModule", "build_config", "legal_action_check", "main", "make_env", "train"]
 
@@ -231,27 +232,28 @@ def legal_action_check(module: Any, players: int, preset: str, deals: int, seed:
     env = bourre_env.env(rules=preset, num_players=players)
     generator = torch.Generator().manual_seed(seed)
     decisions = illegal = 0
-    for deal in range(deals):
-        env.reset(seed=seed * 100_003 + deal)
-        for _ in env.agent_iter():
-            obs, _, terminated, truncated, _ = env.last()
-            if terminated or truncated:
-                env.step(None)
-                continue
-            batch = {
-                Columns.OBS: {
-                    "observation": torch.as_tensor(obs["observation"])[None],
-                    "action_mask": torch.as_tensor(obs["action_mask"])[None],
-                }
+
+    def decide(decision: Decision) -> int:
+        nonlocal decisions, illegal
+        obs = decision.observation
+        batch = {
+            Columns.OBS: {
+                "observation": torch.as_tensor(obs["observation"])[None],
+                "action_mask": torch.as_tensor(obs["action_mask"])[None],
             }
-            with torch.no_grad():
-                logits = module.forward_exploration(batch)[Columns.ACTION_DIST_INPUTS][0]
-            action = int(torch.multinomial(torch.softmax(logits.double(), -1), 1, generator=generator))
-            decisions += 1
-            if not obs["action_mask"][action]:
-                illegal += 1
-                action = int(np.flatnonzero(obs["action_mask"])[0])
-            env.step(action)
+        }
+        with torch.no_grad():
+            logits = module.forward_exploration(batch)[Columns.ACTION_DIST_INPUTS][0]
+        action = int(torch.multinomial(torch.softmax(logits.double(), -1), 1, generator=generator))
+        decisions += 1
+        if not obs["action_mask"][action]:
+            illegal += 1
+            action = int(np.flatnonzero(obs["action_mask"])[0])
+        return action
+
+    rules = env.unwrapped.rules
+    for deal in range(deals):
+        drive(game(env, Deal(rules, env_seed=seed * 100_003 + deal), ["rllib"] * players, f"deal {deal}"), decide)
     return decisions, illegal
 
 
