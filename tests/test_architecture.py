@@ -1,7 +1,7 @@
 """The shape of the code: imports run one way, between the top-level packages (bourre_env <- agents <- train),
-inside ``bourre_env``, and between the two web servers (``train.arena`` and ``train.serve`` import only their shared
-helpers, ``train.web``, never each other), no module of the product is in an import cycle, state offsets stay inside
-``bourre_env``, and no module uses the private names of another folder.
+inside ``bourre_env``, between train/'s wings (``TRAIN_FLOORS``), and between the two web servers (``train.arena``
+and ``train.serve`` import only their shared helpers, ``train.web``, never each other), no module of the product is
+in an import cycle, state offsets stay inside ``bourre_env``, and no module uses the private names of another folder.
 
 ``docs/architecture.md`` draws the module graph these tests hold the code to.
 """
@@ -237,6 +237,73 @@ def test_the_web_servers_import_each_other_nothing_and_their_helpers_are_below_b
     assert any(_in(name, WEB_HELPERS) for name in modules), f"no {WEB_HELPERS} package"
     found = web_imports_against_the_order(modules)
     assert not found, "imports against the web servers' order: " + "; ".join(found[:10])
+
+
+# train/'s wings (a subpackage, or a module at train/'s top), lowest floor first: a wing imports only itself and wings
+# of lower floors, never a wing of its own floor (two trainers, the two web servers) nor one above.
+TRAIN_FLOORS: list[set[str]] = [
+    {"table", "web", "arguments", "run_dir", "grouped_cli"},  # the table, the web helpers, argument and folder tools
+    {"eval"},  # evaluation: deals played on the table
+    {"runs", "console"},  # run folders read back, the console's reports
+    {"learning"},  # what the trainers share
+    {"ppo", "dmc", "exit", "sb3", "examples"},  # the trainers
+    {"research"},  # measurements that may run a trainer
+    {"serve", "arena", "terminal_game", "bench"},  # the places people and bots play; the benchmarks' runner
+    {"cli"},  # the command line, at the top
+]
+
+
+def train_wing(name: str) -> str | None:
+    """``train.arena.match`` -> ``arena``, ``train.cli`` -> ``cli``; None outside ``train`` and for ``train`` itself."""
+    parts = name.split(".")
+    return parts[1] if parts[0] == "train" and len(parts) > 1 else None
+
+
+def wing_imports_against_the_floors(modules: dict[str, Path], root: Path = ROOT) -> list[str]:
+    """Imports between train/'s wings that do not go to a lower floor; a wing on no floor is named too."""
+    floor = {wing: i for i, wings in enumerate(TRAIN_FLOORS) for wing in wings}
+    found = []
+    for name, path in sorted(modules.items()):
+        wing = train_wing(name)
+        if wing is None:
+            continue
+        if wing not in floor:
+            found.append(f"{name}: its wing {wing!r} is on no floor of TRAIN_FLOORS")
+            continue
+        for other in sorted(product_imports(path, modules, root)):
+            other_wing = train_wing(other)
+            if other_wing is None or other_wing == wing:
+                continue
+            if floor.get(other_wing, len(TRAIN_FLOORS)) >= floor[wing]:
+                found.append(f"{name} -> {other}")
+    return found
+
+
+def test_wing_imports_against_the_floors_finds_them(tmp_path: Path) -> None:
+    sources = {
+        "train/eval/a.py": "from train.table import Deal\nfrom train.arena import b\n",  # only the second is against it
+        "train/arena/b.py": "from train.serve import c\nfrom train import eval\n",  # a wing of its own floor
+        "train/serve/c.py": "",
+        "train/table.py": "",
+        "train/eval/__init__.py": "",
+        "train/newwing/d.py": "",
+    }
+    for where, source in sources.items():
+        (tmp_path / where).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / where).write_text(source)
+    modules = {dotted_name(p, tmp_path): p for p in tmp_path.rglob("*.py")}
+    assert wing_imports_against_the_floors(modules, tmp_path) == [
+        "train.arena.b -> train.serve.c",
+        "train.eval.a -> train.arena.b",
+        "train.newwing.d: its wing 'newwing' is on no floor of TRAIN_FLOORS",
+    ]
+
+
+def test_train_wings_import_only_lower_floors() -> None:
+    """README and docs/architecture.md: train/ is built in floors, from the table up to the command line."""
+    modules, _ = product_module_names()
+    found = wing_imports_against_the_floors(modules)
+    assert not found, "imports against train/'s floors: " + "; ".join(found[:10])
 
 
 def test_core_order_lists_every_module_of_the_core() -> None:
