@@ -209,6 +209,14 @@ def web_imports_against_the_order(modules: dict[str, Path], root: Path = ROOT) -
     return found
 
 
+def _made_tree(root: Path, sources: dict[str, str]) -> dict[str, Path]:
+    """The files ``sources`` (path: source) written under ``root``; its modules by dotted name."""
+    for where, source in sources.items():
+        (root / where).parent.mkdir(parents=True, exist_ok=True)
+        (root / where).write_text(source)
+    return {dotted_name(p, root): p for p in root.rglob("*.py")}
+
+
 def test_web_imports_against_the_order_finds_them(tmp_path: Path) -> None:
     sources = {
         "train/arena/a.py": "from train.serve import b\nfrom train.web import c\n",  # only the first is against it
@@ -218,10 +226,7 @@ def test_web_imports_against_the_order_finds_them(tmp_path: Path) -> None:
         "train/runs.py": "",
         "agents/__init__.py": "",
     }
-    for where, source in sources.items():
-        (tmp_path / where).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / where).write_text(source)
-    modules = {dotted_name(p, tmp_path): p for p in tmp_path.rglob("*.py")}
+    modules = _made_tree(tmp_path, sources)
     assert web_imports_against_the_order(modules, tmp_path) == [
         "train.arena.a -> train.serve.b",
         "train.serve.b -> train.arena.a",
@@ -288,10 +293,7 @@ def test_wing_imports_against_the_floors_finds_them(tmp_path: Path) -> None:
         "train/eval/__init__.py": "",
         "train/newwing/d.py": "",
     }
-    for where, source in sources.items():
-        (tmp_path / where).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / where).write_text(source)
-    modules = {dotted_name(p, tmp_path): p for p in tmp_path.rglob("*.py")}
+    modules = _made_tree(tmp_path, sources)
     assert wing_imports_against_the_floors(modules, tmp_path) == [
         "train.arena.b -> train.serve.c",
         "train.eval.a -> train.arena.b",
