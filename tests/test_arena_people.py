@@ -3,6 +3,7 @@ protocol, and that its results stay out of the bots' ladder and show on the peop
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 import time
@@ -186,6 +187,8 @@ def test_an_idle_or_overlong_person_forfeits_and_the_match_ends_early(
     monkeypatch.setattr(people, "WATCH_SECONDS", 0.05, raising=False)  # (raising: the test fails on its checks)
     for key, value in bound.items():
         monkeypatch.setattr(people, key, value, raising=False)
+    # fixed deals: the operating system's draw may leave the person too few moves to lose before the last deal
+    monkeypatch.setattr(server.arena, "draw_secret", lambda: hashlib.sha256(b"an idle person1").hexdigest())
     got, seat = _post(server, {"name": "idle", "opponents": ["random", "random"], "deals": 3}, **_from("10.3.0.1"))
     assert got == 200
     ws = raw(server, {"type": "hello", "protocol": 1, "name": "idle", "token": seat["token"]})
@@ -201,7 +204,7 @@ def test_an_idle_or_overlong_person_forfeits_and_the_match_ends_early(
     assert any(m["type"] == "error" and says in m["message"] and "fallback" in m["message"] for m in told)
     assert told[-1]["status"] == "aborted"
     ends = [m for m in told if m["type"] == "deal_end"]
-    assert len(ends) < 3 * 3  # 3 deals of 3 rotations asked for: it stopped after the deal under way
+    assert len(ends) < 3  # 3 deals asked for: it stopped after the deal under way
     person = told[-1]["results"][0]
     assert person["seat"] == "bot:person:idle" and person["counts"]["forfeits"] == 1
     deadline = time.monotonic() + WAIT
