@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
+import socket
 import sys
 import threading
 import time
@@ -64,8 +65,11 @@ __all__ = [
     "RECONNECT_BURST",
     "RECONNECT_RATE",
     "RECONNECT_WAIT",
+    "STOP_SECONDS",
     "WS_OPTIONS",
     "create_app",
+    "run",
+    "serve",
     "ws_options",
 ]
 
@@ -83,6 +87,9 @@ RECONNECT_RATE = 0.5
 """Connections a second a bot may open on average past ``RECONNECT_BURST``; past that its welcome waits."""
 RECONNECT_WAIT = 30.0
 """The longest wait before a welcome."""
+STOP_SECONDS = 3
+"""At Ctrl-C or SIGTERM, the longest a server waits for its requests in flight (its matches stop after their game
+under way) before it closes them."""
 MAX_REQUEST = 16 * 1024
 """Bytes of a match request."""
 WS_MAX_SIZE = 16 * protocol.MAX_MESSAGE_BYTES
@@ -400,40 +407,75 @@ def run(
     database: str | None = None,
     ladder: LadderConfig | None = None,
     people: bool = False,
+    processes: int = 1,
 ) -> None:
     """``bourre arena serve``: until Ctrl-C; matches a stopped server left are marked interrupted first, and at the
     first start an operator token is made and printed once. ``database``: a URL (``storage.database_url``) instead of
     the data folder's SQLite file. ``ladder``: schedule matches (``train.arena.scheduler``). ``people``: admit people
-    at tables with bots (``train.arena.people``)."""
+    at tables with bots (``train.arena.people``). ``processes``: that many servers on one listening socket
+    (``train.arena.processes``); the work above is done once, here, before any of them starts."""
     from train.web.agent_specs import check_offered
 
     checked = [check_offered(spec) for spec in offered]
-    store = Store(data, url=database)
-    interrupted = store.mark_interrupted()
-    if interrupted:
-        print(f"bourre arena: {interrupted} match(es) of a server that stopped are marked interrupted", flush=True)
-    if not store.has_operator():
-        token = store.add_operator("operator")
-        print(f"bourre arena: the operator token (shown once, only its hash is kept; bourre arena match "
-              f"--token-file FILE): {token}", file=sys.stderr, flush=True)  # fmt: skip
-    hosts = http_input.allowed_hosts(host)
-    arena = Arena(store, checked, ladder)
-    arena.people.enabled = people
+    if processes > 1 and people:
+        raise ValueError("--people: with --processes 1 only (a person's seat lives in the process that gave it)")
+    store = Store(data, url=database)  # migrated here once: the servers of --processes start on the newest schema
+    listening = None
+    try:
+        interrupted = store.mark_interrupted()
+        if interrupted:
+            print(f"bourre arena: {interrupted} match(es) of a server that stopped are marked interrupted", flush=True)
+        if not store.has_operator():
+            token = store.add_operator("operator")
+            print(f"bourre arena: the operator token (shown once, only its hash is kept; bourre arena match "
+                  f"--token-file FILE): {token}", file=sys.stderr, flush=True)  # fmt: skip
+        if processes > 1:
+            from train.arena.processes import listen
+
+            listening = listen(host, port)  # a port in use is said before anything starts
+    except BaseException:
+        store.close()
+        raise
     if people:
         print(f"bourre arena: people take a seat at http://{'[' + host + ']' if ':' in host else host}:{port}/play",
               flush=True)  # fmt: skip
     if ladder is not None:
+        each = " in each process" if processes > 1 else ""
         print(f"bourre arena: the ladder schedules matches: {', '.join(ladder.fields)} at "
-              f"{', '.join(map(str, ladder.sizes))} players, {ladder.tables} at once", flush=True)  # fmt: skip
+              f"{', '.join(map(str, ladder.sizes))} players, {ladder.tables} at once{each}", flush=True)  # fmt: skip
     url = f"ws://{'[' + host + ']' if ':' in host else host}:{port}/bot"
     where = data if database is None else store.masked_url  # a URL is shown without its password
     print(f"bourre arena: bots connect to {url}; data in {where}  (Ctrl-C to stop)", flush=True)
+    if listening is not None:
+        from train.arena.processes import Settings, supervise
+
+        store.close()
+        settings = Settings(data=data, database=database, host=host, offered=checked, ladder=ladder)
+        supervise(listening, processes, settings)
+        return
+    serve(store, host, checked, ladder, people, port=port)
+
+
+def serve(
+    store: Store,
+    host: str,
+    offered: Sequence[str],
+    ladder: LadderConfig | None,
+    people: bool,
+    port: int = 0,
+    sockets: list[socket.socket] | None = None,
+) -> None:
+    """Serve ``store``'s arena until Ctrl-C or SIGTERM, on ``host``:``port`` or on ``sockets`` (listening already:
+    ``train.arena.processes``), then close the store. ``offered``: the ``--agent`` specs, checked already."""
+    arena = Arena(store, offered, ladder)
+    arena.people.enabled = people
     # slow or many clients cannot exhaust it (train.web.connections)
-    config = connections.config(create_app(arena, hosts), host=host, port=port, log_level="warning",
-                                timeout_graceful_shutdown=3, **ws_options())  # fmt: skip
+    app = create_app(arena, http_input.allowed_hosts(host))
+    config = connections.config(app, host=host, port=port, log_level="warning",
+                                timeout_graceful_shutdown=STOP_SECONDS, **ws_options())  # fmt: skip
     try:
         # at the first Ctrl-C or SIGTERM the matches stop after their game under way (arena.stopping)
-        connections.Server(config, on_exit=lambda: setattr(arena, "stopping", True)).run()
+        connections.Server(config, on_exit=lambda: setattr(arena, "stopping", True)).run(sockets=sockets)
     finally:
         store.close()
         thinking.shutdown()  # the worker processes of heavy seats
