@@ -1,5 +1,6 @@
 """``bourre arena serve --processes N`` (``train.arena.processes``): bad counts refused in one line; two server
-processes on one port and one SQLite file, stopped by one SIGTERM with no child left; and (slow) bots on both
+processes on one port and one SQLite file, stopped by one SIGTERM with no child left, and none left either when the
+supervisor itself is killed with SIGKILL; and (slow) bots on both
 children playing ladder matches, one child killed with SIGKILL mid-match: its match is marked ``interrupted`` by the
 other, its bots reconnect and play new matches, a new child takes its place, every game its bots were told of is
 stored once."""
@@ -122,7 +123,8 @@ class _Supervisor:
         """SIGTERM, once: it exits, and none of its children is left."""
         self.children()
         self.process.send_signal(signal.SIGTERM)
-        assert self.process.wait(WAIT) == 0, "".join(self.said)
+        # the status of one server stopped so (train.cli ends a SIGTERM as SystemExit(128 + 15))
+        assert self.process.wait(WAIT) == 128 + signal.SIGTERM, "".join(self.said)
         assert not [pid for pid in self.seen if _alive(pid)]
 
 
@@ -148,6 +150,15 @@ def test_two_processes_serve_one_port_and_stop_at_one_sigterm(supervised: list[_
     supervisor.stop()
 
 
+def test_no_child_outlives_a_killed_supervisor(supervised: list[_Supervisor], tmp_path: Path) -> None:
+    supervisor = _Supervisor(tmp_path)
+    supervised.append(supervisor)
+    children = supervisor.children()
+    supervisor.process.kill()  # SIGKILL: it stops nothing itself; each child sees its pipe close
+    supervisor.process.wait(WAIT)
+    _wait(lambda: not [pid for pid in children if _alive(pid)], "the children stop")
+
+
 # ---------------------------------------------------------------------------- a child killed mid-match
 LADDER = ["--ladder", "--ladder-fields", "random", "--ladder-players", "3", "--ladder-deals", "200",
           "--ladder-tables", "2", "--ladder-clock", "5"]  # fmt: skip
@@ -162,6 +173,11 @@ def _rows(store: Store) -> list[dict[str, Any]]:
         return [dict(r) for r in db.execute(select(matches).order_by(matches.c.created)).mappings()]
 
 
+def _slowly(turn: dict[str, Any]) -> int:
+    time.sleep(0.01)  # a match lasts long enough to be killed under way
+    return int(turn["legal"][0]["action"])
+
+
 @pytest.mark.slow
 def test_a_killed_child_is_replaced_and_its_bots_play_on(supervised: list[_Supervisor], tmp_path: Path) -> None:
     store = Store(tmp_path)
@@ -170,7 +186,7 @@ def test_a_killed_child_is_replaced_and_its_bots_play_on(supervised: list[_Super
     supervised.append(supervisor)
     first, second = sorted(supervisor.children())
     stop = threading.Event()
-    bots = {name: Recorder(choose=lambda turn: (time.sleep(0.01), turn["legal"][0]["action"])[1]) for name in tokens}
+    bots = {name: Recorder(choose=_slowly) for name in tokens}
     url = f"ws://127.0.0.1:{supervisor.port}/bot"
 
     def connect(name: str) -> None:

@@ -133,7 +133,8 @@ class Settings:
         raw = json.loads(text)
         ladder = raw["ladder"]
         if ladder is not None:
-            ladder = LadderConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in ladder.items()})
+            fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in ladder.items()}
+            ladder = LadderConfig(**fields)
         return cls(raw["data"], raw["database"], raw["host"], tuple(raw["offered"]), ladder)
 
 
@@ -226,7 +227,10 @@ def supervise(sock: socket.socket, count: int, settings: Settings) -> None:
     """Run ``count`` arena servers on the listening ``sock`` until Ctrl-C or SIGTERM, then stop them all."""
     supervisor = _Supervisor(sock, count, settings)
 
-    def on_signal(_signum: int, _frame: Any) -> None:
+    caught: list[int] = []
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        caught.append(signum)
         supervisor.stop.set()
 
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
@@ -241,6 +245,8 @@ def supervise(sock: socket.socket, count: int, settings: Settings) -> None:
         sock.close()
         for s, handler in previous.items():
             signal.signal(s, handler)
+    if caught:  # raised again once all is stopped, as uvicorn does: the command ends as one server's would
+        signal.raise_signal(caught[0])
 
 
 def _watch_parent() -> None:
