@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from arena_helpers import WAIT, Recorder, free_port, wait_listening
+from postgres_helpers import postgres_database  # noqa: F401 (the fixture)
 from sqlalchemy import select
 
 from train import cli
@@ -98,11 +99,12 @@ def _wait(condition: Any, what: str) -> None:
 class _Supervisor:
     """``bourre arena serve --processes 2`` in a process of its own; what it prints is kept in ``said``."""
 
-    def __init__(self, data: Path, *options: str) -> None:
+    def __init__(self, data: Path, *options: str, database: str | None = None) -> None:
         self.port = free_port()
         command = [sys.executable, "-m", "train.cli", "arena", "serve", "--data", str(data), "--port",
                    str(self.port), "--processes", "2", *options]  # fmt: skip
-        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        env = {**os.environ, "BOURRE_ARENA_DATABASE": database or ""}  # a URL's password never on a command line
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
         self.said: list[str] = []
         threading.Thread(target=self._read, daemon=True).start()
         _wait(lambda: len(_children(self.process.pid)) == 2, "two children")
@@ -179,10 +181,15 @@ def _slowly(turn: dict[str, Any]) -> int:
 
 
 @pytest.mark.slow
-def test_a_killed_child_is_replaced_and_its_bots_play_on(supervised: list[_Supervisor], tmp_path: Path) -> None:
-    store = Store(tmp_path)
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_a_killed_child_is_replaced_and_its_bots_play_on(
+    kind: str, supervised: list[_Supervisor], tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """On the data folder's SQLite file, and on PostgreSQL (skipped without a server: tests/postgres_helpers.py)."""
+    database = None if kind == "sqlite" else str(request.getfixturevalue("postgres"))
+    store = Store(tmp_path, url=database)
     tokens = {f"b{k}": store.add_bot(f"b{k}") for k in range(4)}
-    supervisor = _Supervisor(tmp_path, *LADDER)
+    supervisor = _Supervisor(tmp_path, *LADDER, database=database)
     supervised.append(supervisor)
     first, second = sorted(supervisor.children())
     stop = threading.Event()
