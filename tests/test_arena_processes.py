@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -43,6 +44,18 @@ def test_a_bad_count_is_refused_in_one_line(count: str, capsys: pytest.CaptureFi
 def test_people_need_one_process(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert cli.main(["arena", "serve", "--data", str(tmp_path), "--processes", "2", "--people"]) == 2
     assert "--people: with --processes 1 only" in capsys.readouterr().err
+
+
+def test_a_port_in_use_is_said_in_one_line_before_any_child_starts(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        assert cli.main(["arena", "serve", "--data", str(tmp_path), "--processes", "2", "--port", port]) == 2
+    err = capsys.readouterr().err
+    assert f"bourre arena: error: cannot listen on 127.0.0.1:{port}: " in err and err.count("\n") == 2  # and the token
 
 
 def test_the_settings_reach_a_child_whole() -> None:

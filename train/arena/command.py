@@ -131,18 +131,15 @@ def _serve(args: argparse.Namespace) -> int:
     from train.arena.processes import check_processes
 
     check_processes(args.processes)  # before the server's imports: a bad count is said at once
+    ladder = ladder_cli.config(args)
+    if args.processes > 1:
+        from train.arena import processes
+
+        processes.run(args.data, args.host, args.port, args.agent, _database(args), ladder, args.people, args.processes)
+        return 0
     from train.arena import server
 
-    server.run(
-        args.data,
-        args.host,
-        args.port,
-        args.agent,
-        database=_database(args),
-        ladder=ladder_cli.config(args),
-        people=args.people,
-        processes=args.processes,
-    )
+    server.run(args.data, args.host, args.port, args.agent, database=_database(args), ladder=ladder, people=args.people)
     return 0
 
 

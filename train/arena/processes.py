@@ -2,7 +2,7 @@
 
 One server is one event loop under one GIL: it tops out near one core (docs/arena.md, "Speed"). With ``--processes
 N`` the command becomes a *supervisor*: it does the start's one-time work itself (the migration, the sweep of the
-matches a stopped server left, the operator token of a first start: ``train.arena.server.run``), binds the listening
+matches a stopped server left, the operator token of a first start: ``train.arena.server.start``), binds the listening
 socket once, and starts N children, each a whole arena server (``server.serve``, its own ``Store`` and server id)
 accepting connections from that one socket. It never serves a request itself.
 
@@ -61,6 +61,7 @@ __all__ = [
     "check_processes",
     "listen",
     "most_processes",
+    "run",
     "supervise",
 ]
 
@@ -221,6 +222,33 @@ def _close_stdin(process: subprocess.Popen[bytes]) -> None:
             process.stdin.close()
     except OSError:  # the child is gone: its end of the pipe with it
         pass
+
+
+def run(
+    data: str,
+    host: str,
+    port: int,
+    offered: Sequence[str],
+    database: str | None,
+    ladder: Any,
+    people: bool,
+    count: int,
+) -> None:
+    """``bourre arena serve --processes COUNT`` (``server.run``'s arguments): the start's one-time work here, once
+    (``server.start``), the port bound, then ``count`` servers supervised until Ctrl-C or SIGTERM."""
+    from train.arena import server
+    from train.web.agent_specs import check_offered
+
+    if people:
+        raise ValueError("--people: with --processes 1 only (a person's seat lives in the process that gave it)")
+    checked = [check_offered(spec) for spec in offered]
+    store = server.start(data, database)  # migrated here: no two children migrate at once
+    try:
+        sock = listen(host, port)  # a port in use is said before any child starts
+        server.announce(store, data, database, host, port, ladder, people, each=" in each process")
+    finally:
+        store.close()
+    supervise(sock, count, Settings(data=data, database=database, host=host, offered=checked, ladder=ladder))
 
 
 def supervise(sock: socket.socket, count: int, settings: Settings) -> None:

@@ -68,8 +68,10 @@ __all__ = [
     "STOP_SECONDS",
     "WS_OPTIONS",
     "create_app",
+    "announce",
     "run",
     "serve",
+    "start",
     "ws_options",
 ]
 
@@ -407,20 +409,24 @@ def run(
     database: str | None = None,
     ladder: LadderConfig | None = None,
     people: bool = False,
-    processes: int = 1,
 ) -> None:
     """``bourre arena serve``: until Ctrl-C; matches a stopped server left are marked interrupted first, and at the
-    first start an operator token is made and printed once. ``database``: a URL (``storage.database_url``) instead of
-    the data folder's SQLite file. ``ladder``: schedule matches (``train.arena.scheduler``). ``people``: admit people
-    at tables with bots (``train.arena.people``). ``processes``: that many servers on one listening socket
-    (``train.arena.processes``); the work above is done once, here, before any of them starts."""
+    first start an operator token is made and printed once (``start``). ``database``: a URL
+    (``storage.database_url``) instead of the data folder's SQLite file. ``ladder``: schedule matches
+    (``train.arena.scheduler``). ``people``: admit people at tables with bots (``train.arena.people``). Several
+    processes: ``train.arena.processes.run``."""
     from train.web.agent_specs import check_offered
 
     checked = [check_offered(spec) for spec in offered]
-    if processes > 1 and people:
-        raise ValueError("--people: with --processes 1 only (a person's seat lives in the process that gave it)")
-    store = Store(data, url=database)  # migrated here once: the servers of --processes start on the newest schema
-    listening = None
+    store = start(data, database)
+    announce(store, data, database, host, port, ladder, people)
+    serve(store, host, checked, ladder, people, port=port)
+
+
+def start(data: str, database: str | None) -> Store:
+    """The store of ``bourre arena serve``, after the start's one-time work: migrated, the matches a stopped server
+    left marked interrupted, and at the first start an operator token made and printed once."""
+    store = Store(data, url=database)
     try:
         interrupted = store.mark_interrupted()
         if interrupted:
@@ -429,31 +435,33 @@ def run(
             token = store.add_operator("operator")
             print(f"bourre arena: the operator token (shown once, only its hash is kept; bourre arena match "
                   f"--token-file FILE): {token}", file=sys.stderr, flush=True)  # fmt: skip
-        if processes > 1:
-            from train.arena.processes import listen
-
-            listening = listen(host, port)  # a port in use is said before anything starts
     except BaseException:
         store.close()
         raise
+    return store
+
+
+def announce(
+    store: Store,
+    data: str,
+    database: str | None,
+    host: str,
+    port: int,
+    ladder: LadderConfig | None,
+    people: bool,
+    each: str = "",
+) -> None:
+    """Print where bots connect (the data folder, or the store's URL without its password), and what the server
+    does; ``each``: said after the ladder's tables (per process)."""
     if people:
         print(f"bourre arena: people take a seat at http://{'[' + host + ']' if ':' in host else host}:{port}/play",
               flush=True)  # fmt: skip
     if ladder is not None:
-        each = " in each process" if processes > 1 else ""
         print(f"bourre arena: the ladder schedules matches: {', '.join(ladder.fields)} at "
               f"{', '.join(map(str, ladder.sizes))} players, {ladder.tables} at once{each}", flush=True)  # fmt: skip
     url = f"ws://{'[' + host + ']' if ':' in host else host}:{port}/bot"
     where = data if database is None else store.masked_url  # a URL is shown without its password
     print(f"bourre arena: bots connect to {url}; data in {where}  (Ctrl-C to stop)", flush=True)
-    if listening is not None:
-        from train.arena.processes import Settings, supervise
-
-        store.close()
-        settings = Settings(data=data, database=database, host=host, offered=checked, ladder=ladder)
-        supervise(listening, processes, settings)
-        return
-    serve(store, host, checked, ladder, people, port=port)
 
 
 def serve(
