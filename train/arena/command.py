@@ -62,6 +62,10 @@ def add_parsers(commands: Any) -> None:
     serve.add_argument("--data", default=DEFAULT_DATA, help=f"data folder: the database (default: {DEFAULT_DATA})")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     serve.add_argument("--port", type=arguments.port, default=DEFAULT_PORT, help=f"port (default: {DEFAULT_PORT})")
+    serve.add_argument("--processes", type=int, default=1, metavar="N",
+                       help="N server processes on the one port and database, so that N cores serve (default 1; at "
+                       "most 4 per core and 64): a process that dies is replaced, its bots reconnect to the others "
+                       "and its running matches are marked interrupted (docs/arena.md)")  # fmt: skip
     serve.add_argument("--agent", action="append", default=[], metavar="SPEC", help="also offer this agent spec")
     _database_option(serve)
     ladder_cli.add_options(serve)
@@ -124,17 +128,18 @@ def add_parsers(commands: Any) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from train.arena.processes import check_processes
+
+    check_processes(args.processes)  # before the server's imports: a bad count is said at once
+    ladder = ladder_cli.config(args)
+    if args.processes > 1:
+        from train.arena import processes
+
+        processes.run(args.data, args.host, args.port, args.agent, _database(args), ladder, args.people, args.processes)
+        return 0
     from train.arena import server
 
-    server.run(
-        args.data,
-        args.host,
-        args.port,
-        args.agent,
-        database=_database(args),
-        ladder=ladder_cli.config(args),
-        people=args.people,
-    )
+    server.run(args.data, args.host, args.port, args.agent, database=_database(args), ladder=ladder, people=args.people)
     return 0
 
 

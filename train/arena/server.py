@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
+import socket
 import sys
 import threading
 import time
@@ -64,8 +65,13 @@ __all__ = [
     "RECONNECT_BURST",
     "RECONNECT_RATE",
     "RECONNECT_WAIT",
+    "STOP_SECONDS",
     "WS_OPTIONS",
     "create_app",
+    "announce",
+    "run",
+    "serve",
+    "start",
     "ws_options",
 ]
 
@@ -83,6 +89,9 @@ RECONNECT_RATE = 0.5
 """Connections a second a bot may open on average past ``RECONNECT_BURST``; past that its welcome waits."""
 RECONNECT_WAIT = 30.0
 """The longest wait before a welcome."""
+STOP_SECONDS = 3
+"""At Ctrl-C or SIGTERM, the longest a server waits for its requests in flight (its matches stop after their game
+under way) before it closes them."""
 MAX_REQUEST = 16 * 1024
 """Bytes of a match request."""
 WS_MAX_SIZE = 16 * protocol.MAX_MESSAGE_BYTES
@@ -402,38 +411,79 @@ def run(
     people: bool = False,
 ) -> None:
     """``bourre arena serve``: until Ctrl-C; matches a stopped server left are marked interrupted first, and at the
-    first start an operator token is made and printed once. ``database``: a URL (``storage.database_url``) instead of
-    the data folder's SQLite file. ``ladder``: schedule matches (``train.arena.scheduler``). ``people``: admit people
-    at tables with bots (``train.arena.people``)."""
+    first start an operator token is made and printed once (``start``). ``database``: a URL
+    (``storage.database_url``) instead of the data folder's SQLite file. ``ladder``: schedule matches
+    (``train.arena.scheduler``). ``people``: admit people at tables with bots (``train.arena.people``). Several
+    processes: ``train.arena.processes.run``."""
     from train.web.agent_specs import check_offered
 
     checked = [check_offered(spec) for spec in offered]
+    store = start(data, database)
+    announce(store, data, database, host, port, ladder, people)
+    serve(store, host, checked, ladder, people, port=port)
+
+
+def start(data: str, database: str | None) -> Store:
+    """The store of ``bourre arena serve``, after the start's one-time work: migrated, the matches a stopped server
+    left marked interrupted, and at the first start an operator token made and printed once."""
     store = Store(data, url=database)
-    interrupted = store.mark_interrupted()
-    if interrupted:
-        print(f"bourre arena: {interrupted} match(es) of a server that stopped are marked interrupted", flush=True)
-    if not store.has_operator():
-        token = store.add_operator("operator")
-        print(f"bourre arena: the operator token (shown once, only its hash is kept; bourre arena match "
-              f"--token-file FILE): {token}", file=sys.stderr, flush=True)  # fmt: skip
-    hosts = http_input.allowed_hosts(host)
-    arena = Arena(store, checked, ladder)
-    arena.people.enabled = people
+    try:
+        interrupted = store.mark_interrupted()
+        if interrupted:
+            print(f"bourre arena: {interrupted} match(es) of a server that stopped are marked interrupted", flush=True)
+        if not store.has_operator():
+            token = store.add_operator("operator")
+            print(f"bourre arena: the operator token (shown once, only its hash is kept; bourre arena match "
+                  f"--token-file FILE): {token}", file=sys.stderr, flush=True)  # fmt: skip
+    except BaseException:
+        store.close()
+        raise
+    return store
+
+
+def announce(
+    store: Store,
+    data: str,
+    database: str | None,
+    host: str,
+    port: int,
+    ladder: LadderConfig | None,
+    people: bool,
+    each: str = "",
+) -> None:
+    """Print where bots connect (the data folder, or the store's URL without its password), and what the server
+    does; ``each``: said after the ladder's tables (per process)."""
     if people:
         print(f"bourre arena: people take a seat at http://{'[' + host + ']' if ':' in host else host}:{port}/play",
               flush=True)  # fmt: skip
     if ladder is not None:
         print(f"bourre arena: the ladder schedules matches: {', '.join(ladder.fields)} at "
-              f"{', '.join(map(str, ladder.sizes))} players, {ladder.tables} at once", flush=True)  # fmt: skip
+              f"{', '.join(map(str, ladder.sizes))} players, {ladder.tables} at once{each}", flush=True)  # fmt: skip
     url = f"ws://{'[' + host + ']' if ':' in host else host}:{port}/bot"
     where = data if database is None else store.masked_url  # a URL is shown without its password
     print(f"bourre arena: bots connect to {url}; data in {where}  (Ctrl-C to stop)", flush=True)
+
+
+def serve(
+    store: Store,
+    host: str,
+    offered: Sequence[str],
+    ladder: LadderConfig | None,
+    people: bool,
+    port: int = 0,
+    sockets: list[socket.socket] | None = None,
+) -> None:
+    """Serve ``store``'s arena until Ctrl-C or SIGTERM, on ``host``:``port`` or on ``sockets`` (listening already:
+    ``train.arena.processes``), then close the store. ``offered``: the ``--agent`` specs, checked already."""
+    arena = Arena(store, offered, ladder)
+    arena.people.enabled = people
     # slow or many clients cannot exhaust it (train.web.connections)
-    config = connections.config(create_app(arena, hosts), host=host, port=port, log_level="warning",
-                                timeout_graceful_shutdown=3, **ws_options())  # fmt: skip
+    app = create_app(arena, http_input.allowed_hosts(host))
+    config = connections.config(app, host=host, port=port, log_level="warning",
+                                timeout_graceful_shutdown=STOP_SECONDS, **ws_options())  # fmt: skip
     try:
         # at the first Ctrl-C or SIGTERM the matches stop after their game under way (arena.stopping)
-        connections.Server(config, on_exit=lambda: setattr(arena, "stopping", True)).run()
+        connections.Server(config, on_exit=lambda: setattr(arena, "stopping", True)).run(sockets=sockets)
     finally:
         store.close()
         thinking.shutdown()  # the worker processes of heavy seats
