@@ -33,6 +33,9 @@ Usage
     python benchmarks/arena_speed.py                     # 1 then 16 tables, 5 seats, 20 deals each (under a minute)
     python benchmarks/arena_speed.py --quick --json r.json   # 1 then 2 tables, 3 deals, 3 seats (a test's)
 
+``benchmarks/arena_floor.py`` times the server's own pieces of a decision (the game and its hand history, a turn)
+without the network, beside the rules core's floor.
+
 The issue's target on a 2-core machine: at least 2,000 remote decisions/s at 16 tables, with p99 under 50 ms.
 """
 

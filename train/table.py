@@ -24,7 +24,8 @@ name                             what it is
 The loop
 --------
 ``game(env, deal, labels, deal_name, observers)`` resets ``env`` to the deal (``env.reset(seed=deal.env_seed,
-options=deal.reset_options())``), then walks the env's own ``agent_iter``: at each seat to act it yields a
+options=deal.reset_options())``), then walks the env's own ``agent_iter`` (for the package's plain env, the raw env's
+seats directly: its order checks add nothing to a loop that keeps the order itself): at each seat to act it yields a
 ``Decision`` (the seat, the env's agent name, the observation dict with its ``action_mask``, the decision's index in
 the game from 1, the label of who sits there and ``where``, the text that names the decision in errors: ``deal 3 of
 seed 0 at 4 players, decision 17 (player_2)``), and applies the action it is sent (``generator.send``). An action the
@@ -78,6 +79,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from agents.base import Agent, AgentError, choose
+from bourre_env import bourre_v0
 from bourre_env.core.rules import Rules
 from bourre_env.view import StateView
 
@@ -107,6 +109,9 @@ __all__ = [
     "seat_outcomes",
     "seated",
 ]
+
+_PLAIN_ENV = bourre_v0._OrderEnforcing
+"""The type of ``bourre_env.env()``: the raw env in PettingZoo's order checks, and nothing else."""
 
 # Columns of the per-seat outcome rows returned by ``seat_outcomes``.
 CHIPS, PLAYED, TRICKS, WON, TIED, BOURRE = range(6)
@@ -302,11 +307,16 @@ def game(
         observer.dealt(env)
     seat_of = raw.agent_name_mapping
     view = StateView(raw.state_vector, n) if rules.deals_per_episode > 1 else None
-    for index, name in enumerate(env.agent_iter(), 1):
+    # The package's own env adds nothing to a game once reset but PettingZoo's order checks, which the loop keeps by
+    # construction: it is stepped and observed directly (the same calls the wrapper makes, a layer fewer a move).
+    # Any other wrapper (a recorder, a user's) is stepped as it is.
+    stepper = raw if type(env) is _PLAIN_ENV else env
+    names = _seats_to_act(raw) if stepper is raw else env.agent_iter()
+    for index, name in enumerate(names, 1):
         if raw.terminations[name] or raw.truncations[name]:
-            env.step(None)  # every seat is done: the env walks each one out (no observation is needed for that)
+            stepper.step(None)  # every seat is done: the env walks each one out (no observation is needed for that)
             continue
-        obs = env.last()[0]
+        obs = raw.observe(name) if stepper is raw else env.last()[0]
         seat = seat_of[name]
         named = deal_name if view is None else f"{deal_name}, deal {view.deal_no + 1}"
         decision = Decision(seat, name, obs, index, labels[seat], named)
@@ -314,7 +324,7 @@ def game(
             action = yield decision
             before = raw.state_vector.copy() if observers else None
             try:
-                env.step(action)
+                stepper.step(action)
             except ValueError as err:  # the rules refuse it: nothing is applied, and the decision is asked again
                 decision = Decision(seat, name, obs, index, labels[seat], named, str(err))
                 continue
@@ -324,6 +334,12 @@ def game(
                 observer.stepped(decision, action, before, env)
     rows: np.ndarray = seat_outcomes(raw.state_vector, n)
     return rows
+
+
+def _seats_to_act(raw: Any) -> Iterator[str]:
+    """``agent_iter`` of the raw env, without PettingZoo's iterator object: the agent to act, while any is left."""
+    while raw.agents:
+        yield raw.agent_selection
 
 
 # ---------------------------------------------------------------------------- drivers

@@ -49,6 +49,7 @@ from agents.base import choose
 from bourre_env import history
 from bourre_env.core.rules import make_params
 from train.arena import protocol, thinking
+from train.arena.record import HandRecorder
 from train.arena.remote import GRACE_SECONDS, MAX_GRACE, Registry, RemoteSeat, TurnContext
 from train.eval.duplicate import SideStats, agent_seed, build_agent, table_rules
 from train.eval.report import percent, with_ci
@@ -340,19 +341,30 @@ def warm_up() -> None:
     """Play one game of built-in agents, so that the compiled game code is loaded (numba's cache: seconds, once per
     process) before the first match: a match runs on the server's event loop, which must keep answering the bots."""
     rules = table_rules(3, {})
-    env = history.Recording(bourre_env.env(num_players=3))
+    recorder = HandRecorder(rules)
     table = [build_agent("random", seed) for seed in range(3)]
-    asyncio.run(play_game(env, table, make_deals(0, rules, 1), 0, ["random"] * 3, "warm-up"))
-    env.history(["random"] * 3)
+    asyncio.run(play_game(bourre_env.env(num_players=3), table, make_deals(0, rules, 1), 0, ["random"] * 3, "warm-up",
+                          recorder))  # fmt: skip
+    recorder.history(["random"] * 3)
 
 
 async def play_game(
-    env: Any, table: Sequence[Any], deals: Deals, k: int, labels: Sequence[str], deal_name: str
+    env: Any,
+    table: Sequence[Any],
+    deals: Deals,
+    k: int,
+    labels: Sequence[str],
+    deal_name: str,
+    recorder: HandRecorder | None = None,
 ) -> np.ndarray:
     """Deal ``k`` of ``deals`` on the table's loop (``train.table.play_async``), agents reset first as evaluation
     resets them: a remote seat's turn awaited, a search's move awaited from its worker process and a built-in
-    agent's move chosen in a worker thread, so that no table holds up the others; the ``seat_outcomes`` rows."""
+    agent's move chosen in a worker thread, so that no table holds up the others; the ``seat_outcomes`` rows.
+    ``recorder``: writes the game's hand history (``recorder.history(labels)`` once it is over)."""
     reset_agents(table)
+    deal = deals.deal(k, env.unwrapped.rules)
+    if recorder is not None:
+        recorder.deal = deal
 
     async def decide(decision: Decision) -> Any:
         agent = table[decision.seat]
@@ -362,7 +374,7 @@ async def play_game(
             return await agent.act_async(decision.observation, where=decision.where)
         return await asyncio.to_thread(choose, agent, decision.observation, repr(decision.label), decision.where)
 
-    return await play_async(env, deals.deal(k, env.unwrapped.rules), decide, labels, deal_name)
+    return await play_async(env, deal, decide, labels, deal_name, () if recorder is None else (recorder,))
 
 
 def _build_all(spec: str, seeds: Sequence[int]) -> list[Any]:
@@ -376,28 +388,36 @@ def close_seats(table: Sequence[Any]) -> None:
             agent.close()
 
 
-def par_env(spec: MatchSpec, rules: Any) -> Any:
-    """The recording env a par game (or the ladder's all-field table) is played in."""
-    preset = history.rules_record(rules)["preset"]
-    return history.Recording(bourre_env.env(**{**spec.rule_options, "num_players": spec.players}), preset=preset)
+def par_env(spec: MatchSpec, rules: Any) -> tuple[Any, HandRecorder]:
+    """The env a par game (or the ladder's all-field table) is played in, and the recorder of its hand histories:
+    the plain env, whose games ``HandRecorder`` records as ``bourre_env.history.Recording`` would, for less."""
+    env = bourre_env.env(**{**spec.rule_options, "num_players": spec.players})
+    return env, HandRecorder(env.unwrapped.rules, history.rules_record(rules)["preset"])
 
 
 async def play_par_games(
-    agent: str, seed: int, rules: Any, deals: Deals, dealt: asyncio.Queue[int | None], env: Any, on_par: ParHook
+    agent: str,
+    seed: int,
+    rules: Any,
+    deals: Deals,
+    dealt: asyncio.Queue[int | None],
+    played_in: tuple[Any, HandRecorder],
+    on_par: ParHook,
 ) -> None:
     """The par games, one per deal number taken from ``dealt`` (None: no more): ``agent`` in every seat, seat
     ``s`` seeded from ``(seed, N, k, 1 + s)`` as the ladder's all-field table is, so a deal's par game is the same
     whenever it is played."""
     n = rules.num_players
     labels = [agent] * n
+    env, recorder = played_in
     while (k := await dealt.get()) is not None:
         seeds = [agent_seed(seed, n, k, 1 + s) for s in range(n)]
         table = await asyncio.to_thread(_build_all, agent, seeds)
         try:
-            rows = await play_game(env, table, deals, k, labels, f"par game of deal {k}")
+            rows = await play_game(env, table, deals, k, labels, f"par game of deal {k}", recorder)
         finally:
             close_seats(table)
-        await on_par(k, rows, env.history(labels))
+        await on_par(k, rows, recorder.history(labels))
 
 
 async def play_match(
@@ -419,7 +439,7 @@ async def play_match(
     rules = table_rules(n, spec.rule_options)
     deals = make_deals(spec.seed, rules, spec.deals)
     single = spec.format == "single"
-    env = par_env(spec, rules)
+    env, recorder = par_env(spec, rules)
     clock_ms = int(round(spec.clock * 1000))
     totals = [0] * n
     context = TurnContext(match, env, make_params(rules), rules, spec.clock, games=spec.deals * (1 if single else n))
@@ -474,10 +494,10 @@ async def play_match(
                 dealer = int(deals.dealers[k])
                 for i, remote in remotes:
                     remote.send(protocol.deal_start(match, k, r, (i + r) % n, dealer, labels))
-                rows = await play_game(env, table, deals, k, labels, f"deal {k}, rotation {r}")
+                rows = await play_game(env, table, deals, k, labels, f"deal {k}, rotation {r}", recorder)
                 outcomes[k, j] = rows
                 rotations[k, j] = r
-                saved = env.history(labels)
+                saved = recorder.history(labels)
                 for s in range(n):
                     totals[(s - r) % n] += int(rows[s, CHIPS])
                 if on_game is not None:  # stored before the bots hear of it: what they were told is kept
