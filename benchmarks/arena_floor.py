@@ -8,7 +8,7 @@ and times with ``time.process_time`` (CPU of this process), per decision:
   legal mask) and ``core.step_with`` per decision, in a loop over the state vector;
 * game, as the arena played it before issue 48 point 2: the table's loop on a ``bourre_env.history.Recording`` env,
   and its ``history()`` per game;
-* game, as the arena plays it now: the loop on the plain env, ``train.arena.record.HandRecorder`` as its observer;
+* game, as the arena plays it now: the loop on the plain env, ``bourre_env.deal_recorder.DealRecorder`` as its observer;
 * turn: ``protocol.turn`` (the seat's view and legal actions) and ``protocol.encode`` (its JSON), per decision.
 
 What the server spends beyond these (``arena_speed.py``'s server CPU per decision) is the WebSocket stack, the event
@@ -34,8 +34,8 @@ from machine import machine_info, machine_line
 
 import bourre_env
 from bourre_env import core, history, observation
+from bourre_env.deal_recorder import DealRecorder
 from train.arena import protocol
-from train.arena.record import HandRecorder
 from train.eval.duplicate import table_rules
 from train.table import Deals, Decision, drive, game, make_deals
 
@@ -79,11 +79,12 @@ def game_recorder(deals: Deals) -> int:
     assert rules is not None
     labels = ["first"] * rules.num_players
     env = bourre_env.env(rules=rules)
-    recorder = HandRecorder(env.unwrapped.rules)
+    recorder = DealRecorder(env.unwrapped.rules)
     decisions = 0
     for k in range(len(deals)):
-        recorder.deal = deals.deal(k)
-        drive(game(env, recorder.deal, labels, observers=(recorder,)), _first_legal)
+        deal = deals.deal(k)
+        recorder.next_game(deal.deck, deal.env_seed)
+        drive(game(env, deal, labels, observers=(recorder,)), _first_legal)
         decisions += sum(len(d["actions"]) for d in recorder.history(labels)["deals"])
     return decisions
 
@@ -137,7 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     floor(deals.slice(0, 1))  # the compiled code loaded before any timing
     print(f"floor (rules core: step, observation, legal mask)  {best_us(floor, deals, args.repeat):8.1f}")
     print(f"game on a Recording env, history() per game       {best_us(game_recording, deals, args.repeat):8.1f}")
-    print(f"game on the plain env, HandRecorder (the arena)   {best_us(game_recorder, deals, args.repeat):8.1f}")
+    print(f"game on the plain env, DealRecorder (the arena)   {best_us(game_recorder, deals, args.repeat):8.1f}")
     best_turn = min(
         spent / decisions for decisions, spent in (turns(deals) for _ in range(args.repeat))
     )  # fmt: skip

@@ -218,11 +218,12 @@ ENV_NAME = "bourre_v0"
 
 def env(**kwargs: Any) -> AECEnv:
     """The ``bourre_v0`` AEC environment with PettingZoo's order-enforcing checks."""
-    return _OrderEnforcing(raw_env(**kwargs))
+    return OrderEnforcing(raw_env(**kwargs))
 
 
-class _OrderEnforcing(wrappers.OrderEnforcingWrapper):  # type: ignore[misc]  # untyped base: PettingZoo has no py.typed
-    """PettingZoo's order-enforcing wrapper with the per-decision calls delegated directly.
+class OrderEnforcing(wrappers.OrderEnforcingWrapper):  # type: ignore[misc]  # untyped base: PettingZoo has no py.typed
+    """PettingZoo's order-enforcing wrapper with the per-decision calls delegated directly: the type of ``env()``
+    (a caller may recognise the plain env by it, as ``train.table`` does to step the raw env itself).
 
     The stock wrapper runs ``last()`` on itself, so every attribute it reads passes through two
     ``__getattr__`` layers; that was a third of the cost of a decision. Once reset, nothing

@@ -110,7 +110,7 @@ __all__ = [
     "seated",
 ]
 
-_PLAIN_ENV = bourre_v0._OrderEnforcing
+_PLAIN_ENV = bourre_v0.OrderEnforcing
 """The type of ``bourre_env.env()``: the raw env in PettingZoo's order checks, and nothing else."""
 
 # Columns of the per-seat outcome rows returned by ``seat_outcomes``.

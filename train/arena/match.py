@@ -48,8 +48,8 @@ import bourre_env
 from agents.base import choose
 from bourre_env import history
 from bourre_env.core.rules import make_params
+from bourre_env.deal_recorder import DealRecorder
 from train.arena import protocol, thinking
-from train.arena.record import HandRecorder
 from train.arena.remote import GRACE_SECONDS, MAX_GRACE, Registry, RemoteSeat, TurnContext
 from train.eval.duplicate import SideStats, agent_seed, build_agent, table_rules
 from train.eval.report import percent, with_ci
@@ -341,7 +341,7 @@ def warm_up() -> None:
     """Play one game of built-in agents, so that the compiled game code is loaded (numba's cache: seconds, once per
     process) before the first match: a match runs on the server's event loop, which must keep answering the bots."""
     rules = table_rules(3, {})
-    recorder = HandRecorder(rules)
+    recorder = DealRecorder(rules)
     table = [build_agent("random", seed) for seed in range(3)]
     asyncio.run(play_game(bourre_env.env(num_players=3), table, make_deals(0, rules, 1), 0, ["random"] * 3, "warm-up",
                           recorder))  # fmt: skip
@@ -355,7 +355,7 @@ async def play_game(
     k: int,
     labels: Sequence[str],
     deal_name: str,
-    recorder: HandRecorder | None = None,
+    recorder: DealRecorder | None = None,
 ) -> np.ndarray:
     """Deal ``k`` of ``deals`` on the table's loop (``train.table.play_async``), agents reset first as evaluation
     resets them: a remote seat's turn awaited, a search's move awaited from its worker process and a built-in
@@ -364,7 +364,7 @@ async def play_game(
     reset_agents(table)
     deal = deals.deal(k, env.unwrapped.rules)
     if recorder is not None:
-        recorder.deal = deal
+        recorder.next_game(deal.deck, deal.env_seed)
 
     async def decide(decision: Decision) -> Any:
         agent = table[decision.seat]
@@ -388,11 +388,11 @@ def close_seats(table: Sequence[Any]) -> None:
             agent.close()
 
 
-def par_env(spec: MatchSpec, rules: Any) -> tuple[Any, HandRecorder]:
+def par_env(spec: MatchSpec, rules: Any) -> tuple[Any, DealRecorder]:
     """The env a par game (or the ladder's all-field table) is played in, and the recorder of its hand histories:
-    the plain env, whose games ``HandRecorder`` records as ``bourre_env.history.Recording`` would, for less."""
+    the plain env, whose games ``DealRecorder`` records as ``bourre_env.history.Recording`` would, for less."""
     env = bourre_env.env(**{**spec.rule_options, "num_players": spec.players})
-    return env, HandRecorder(env.unwrapped.rules, history.rules_record(rules)["preset"])
+    return env, DealRecorder(env.unwrapped.rules, history.rules_record(rules)["preset"])
 
 
 async def play_par_games(
@@ -401,7 +401,7 @@ async def play_par_games(
     rules: Any,
     deals: Deals,
     dealt: asyncio.Queue[int | None],
-    played_in: tuple[Any, HandRecorder],
+    played_in: tuple[Any, DealRecorder],
     on_par: ParHook,
 ) -> None:
     """The par games, one per deal number taken from ``dealt`` (None: no more): ``agent`` in every seat, seat

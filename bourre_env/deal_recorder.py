@@ -1,17 +1,19 @@
-"""The hand history of an arena game, written once the deal is over from the state and a few numbers a move.
+"""A game's hand history written once each deal is over, from the state and a few numbers a move.
 
 ``bourre_env.history.Recording`` wraps the env and builds each action's entry (its description, phase and public
 text) as it is played, then copies the whole record through JSON and rebuilds the rules' entry on every
 ``history()``: about 190 µs a decision of a five-seat game, three quarters of what a game cost the arena's server.
-``HandRecorder`` is an observer of the table's loop (``train.table.Observer``) that writes the same record, entry
-for entry, for far less: during play it keeps, per move, the seat, the phase, the action, the hand before it (an
-integer mask) and what the move announced; the entries are written once the deal is over, the rules' entry is
-built once per recorder, and card names come from a table. ``tests/test_arena_record.py`` holds its records equal to
-``Recording``'s, which stays the format's reference, on games of every phase.
+``DealRecorder`` writes the same record, entry for entry, for far less, watching the game from outside the env: the
+loop that plays it calls ``dealt(env)`` after the reset and ``stepped(decision, action, before, env)`` after each
+action (``before``: a copy of the state vector before it), the hooks of ``train.table``'s observers. During play it
+keeps, per move, the seat, the phase, the action, the hand before it (an integer mask) and what the move announced;
+the entries are written once the deal is over (the opening and the results by ``history``'s own functions), the
+rules' entry is built once per recorder, and card names come from a table. ``tests/test_deal_recorder.py`` holds
+its records equal to ``Recording``'s, which stays the format's reference, on games of every phase.
 
-Use: ``recorder = HandRecorder(rules, preset)``; before each game ``recorder.deal = deal`` (the ``train.table.Deal``
-it plays, whose deck the record names) and the game played with ``observers=(recorder,)``; after it,
-``recorder.history(labels)`` is ``Recording.history(labels)``.
+Use: ``recorder = DealRecorder(rules, preset)``; before each game ``recorder.next_game(deck, env_seed)`` (the deck
+the env is reset with, ``None`` when it shuffles one, and its reset seed) and the game played with the recorder
+watching; after it, ``recorder.history(labels)`` is ``Recording.history(labels)``.
 """
 
 from __future__ import annotations
@@ -24,19 +26,9 @@ import numpy as np
 
 from bourre_env import core, history
 from bourre_env.actions import describe
-from bourre_env.core import cards
 from bourre_env.core.rules import Rules
-from train.table import Deal, Decision
 
-__all__ = ["HandRecorder"]
-
-_CARD = tuple(cards.to_str(c) for c in range(core.NUM_CARDS))
-_OUTCOMES = (
-    ("won", core.OUTCOME_WON),
-    ("tied", core.OUTCOME_TIED),
-    ("bourre", core.OUTCOME_BOURRE),
-    ("reneged", core.OUTCOME_RENEGED),
-)
+__all__ = ["DealRecorder"]
 
 
 def _cards_of(mask: int) -> list[int]:
@@ -49,13 +41,15 @@ def _cards_of(mask: int) -> list[int]:
     return out
 
 
-class HandRecorder:
-    """An observer of the table's loop that writes ``bourre_env.history.Recording``'s record (module docstring)."""
+class DealRecorder:
+    """Writes ``bourre_env.history.Recording``'s record of the games it watches (module docstring)."""
 
     def __init__(self, rules: Rules, preset: str | None = None) -> None:
         self.rules = rules
         self.params = rules.params()
-        self.deal: Deal | None = None
+        self._deck: list[int] | None = None
+        self._env_seed: int | None = None
+        self._ready = False
         # built once: the record's rules entry, and its text, read back for each history (a fresh copy each time)
         self._rules_text = json.dumps(history.rules_record(rules, preset))
         self._seed: str | None = None
@@ -64,33 +58,29 @@ class HandRecorder:
         self._moves: list[tuple[int, int, int, int, int, int]] = []
         self._rake_before = 0
 
-    # ------------------------------------------------------------------ the table's hooks
+    def next_game(self, deck: Sequence[int] | None, env_seed: int | None) -> None:
+        """The next game's deck (card ids in dealing order, ``None``: the env shuffles one) and reset seed."""
+        self._deck = None if deck is None else [int(c) for c in deck]
+        self._env_seed = env_seed
+        self._ready = True
+
+    # ------------------------------------------------------------------ the loop's hooks
     def dealt(self, env: Any) -> None:
-        if self.deal is None:
-            raise ValueError("HandRecorder: set .deal to the deal before the game is played")
+        if not self._ready:
+            raise ValueError("DealRecorder: call next_game(deck, env_seed) before each game is played")
+        self._ready = False
         s = env.unwrapped.state_vector
-        seed = self.deal.env_seed
-        self._seed = None if seed is None else str(int(seed))
+        self._seed = None if self._env_seed is None else str(int(self._env_seed))
         self._deals = []
-        deck = list(self.deal.deck) if self.deal.deck is not None else history.dealing_order(s, self.rules)
-        self._start(s, deck)
+        self._start(s, self._deck if self._deck is not None else history.dealing_order(s, self.rules))
 
     def _start(self, s: np.ndarray, deck: list[int]) -> None:
-        n = self.rules.num_players
-        antes = -int(s[core.S_REWARD : core.S_REWARD + n].sum())  # a new deal's rewards are minus the antes paid
-        self._open = {
-            "deal": int(s[core.S_DEAL_NO]),
-            "dealer": int(s[core.S_DEALER]),
-            "pot_before": int(s[core.S_POT]) - antes,
-            "deck": [_CARD[c] for c in deck],
-            "reshuffle_seed": str(int(s[core.S_RNG])),
-            "actions": [],
-        }
+        self._open = history._deal_opening(s, self.rules, deck)
         self._moves = []
         self._laid_down: dict[int, int] = {}
         self._rake_before = int(s[core.S_RAKE_TOTAL])
 
-    def stepped(self, decision: Decision, action: int, before: np.ndarray, env: Any) -> None:
+    def stepped(self, decision: Any, action: int, before: np.ndarray, env: Any) -> None:
         if self._open is None:
             return
         s = env.unwrapped.state_vector
@@ -131,33 +121,10 @@ class HandRecorder:
                     "public": public,
                 }
             )
-        self._open["results"] = self._results(after)
+        laid_down = {seat: _cards_of(hand) for seat, hand in self._laid_down.items()}
+        self._open["results"] = history._results(after, self.rules, laid_down, self._rake_before)
         self._deals.append(self._open)
         self._open = None
-
-    def _results(self, s: np.ndarray) -> dict[str, Any]:
-        n = self.rules.num_players
-        hands = []
-        playing = [s[core.S_DECISION + q] == core.PLAYING for q in range(n)]
-        for q in range(n):
-            if playing[q]:
-                row = s[
-                    core.S_TRICK_CARDS + q : core.S_TRICK_CARDS
-                    + core.MAX_HAND_SIZE * core.MAX_PLAYERS : core.MAX_PLAYERS
-                ]
-                held = sorted([int(c) for c in row if c >= 0] + _cards_of(int(s[core.S_HAND + q])))
-            else:
-                held = _cards_of(self._laid_down.get(q, 0))
-            hands.append([_CARD[c] for c in held])
-        return {
-            "decisions": ["played" if playing[q] else "passed" for q in range(n)],
-            "tricks": [int(s[core.S_TRICKS + q]) for q in range(n)],
-            "payments": [int(s[core.S_REWARD + q]) for q in range(n)],
-            "outcomes": [[name for name, bit in _OUTCOMES if s[core.S_OUTCOME + q] & bit] for q in range(n)],
-            "hands": hands,
-            "pot": int(s[core.S_POT]),
-            "rake": int(s[core.S_RAKE_TOTAL]) - self._rake_before,
-        }
 
     def history(self, seats: Sequence[str | None]) -> dict[str, Any]:
         """The record of the game's finished deals, as ``Recording.history(seats)`` writes it (``ValueError`` if
