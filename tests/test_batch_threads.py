@@ -38,13 +38,10 @@ def _same_game(a: BatchGame, b: BatchGame) -> None:
     assert np.array_equal(a.scratch, b.scratch)
 
 
+@pytest.mark.slow  # every setting's game on two threads; the chunked kernels and the tests below run in CI
 @needs_two
 @pytest.mark.parametrize("rules", SETTINGS, ids=repr)
-# the smallest batches (fewer rows than threads) in the slow run only: 37 rows cover the split, tests/test_threads.py
-# the one-row fallback
-@pytest.mark.parametrize(
-    "batch_size", [pytest.param(1, marks=pytest.mark.slow), pytest.param(2, marks=pytest.mark.slow), 37]
-)
+@pytest.mark.parametrize("batch_size", [1, 2, 37])
 def test_step_and_queries_match_one_thread(rules: Rules, batch_size: int) -> None:
     one = BatchGame(batch_size, seed=11, rules=rules)
     two = BatchGame(batch_size, seed=11, rules=rules, threads=2)
@@ -65,9 +62,10 @@ def test_step_and_queries_match_one_thread(rules: Rules, batch_size: int) -> Non
     assert ended > 0  # the restart of a finished episode ran in the threads too
 
 
+@pytest.mark.slow  # as above
 @needs_two
 @pytest.mark.parametrize("rules", SETTINGS, ids=repr)
-@pytest.mark.parametrize("with_observations", [pytest.param(False, marks=pytest.mark.slow), True])
+@pytest.mark.parametrize("with_observations", [False, True])
 def test_random_play_matches_one_thread(rules: Rules, with_observations: bool) -> None:
     one = BatchGame(33, seed=3, rules=rules)
     two = BatchGame(33, seed=3, rules=rules, threads=2)

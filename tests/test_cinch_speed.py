@@ -99,6 +99,7 @@ def _random_constraints(rng: np.random.Generator, n: int) -> tuple[int, np.ndarr
     return pool, count, forbid, known
 
 
+@pytest.mark.slow  # compiles the reference (a minute on a cold cache); tests/test_oracle.py checks the cinch in CI
 def test_hands_completable_matches_the_reference() -> None:
     rng = np.random.default_rng(7)
     outcomes = set()
@@ -239,6 +240,7 @@ def _settings() -> list[Rules]:
 SETTINGS = _settings()
 
 
+@pytest.mark.slow  # as above
 def test_has_cinch_matches_the_reference() -> None:
     """Every setting, a short run each; together they reach searched positions, cinches (found by the bounds or
     the search) and positions where every single path is cut and the discrepancy rounds decide."""

@@ -27,6 +27,7 @@ def suite(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
     return importlib.import_module("benchmarks.device_suite")
 
 
+@pytest.mark.slow  # a minute of every part's compile and run; the suite's runner is checked by the tests below
 def test_quick_mode_runs_every_part_and_writes_every_figure(tmp_path: Path) -> None:
     result = _suite("--quick", "--out", str(tmp_path))
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
