@@ -32,11 +32,11 @@ WAIT = 120.0  # bound of every wait: a shared machine may be slow, a hang must s
 
 
 class Server:
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, ws: Any = None) -> None:
         self.store = Store(folder)
         self.operator = self.store.add_operator("tests")
         self.arena = Arena(self.store)
-        self.uvicorn, self.port = serve_in_thread(self.arena)
+        self.uvicorn, self.port = serve_in_thread(self.arena, ws=ws)
         self.url = f"ws://127.0.0.1:{self.port}/bot"
         self.names = 0
 

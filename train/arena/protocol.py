@@ -22,6 +22,7 @@ from bourre_env import core, observation, text
 from bourre_env.core import cards
 from bourre_env.core.rules import Rules
 from bourre_env.history import strict_json
+from train.arena.json_text import compact
 from train.arena.view import view_of
 
 __all__ = [
@@ -86,10 +87,22 @@ def _integer(value: Any, what: str) -> int:
     return value
 
 
+_WS = "[ \t\n\r]*"  # JSON's whitespace (a regular expression's \s is Unicode's)
+_PLAIN_ACTION = re.compile(
+    f'{_WS}\\{{{_WS}"type"{_WS}:{_WS}"action"{_WS},{_WS}"turn"{_WS}:{_WS}(0|[1-9][0-9]{{0,15}}){_WS},{_WS}"action"{_WS}:'
+    f"{_WS}(0|[1-9][0-9]{{0,15}}){_WS}\\}}{_WS}"
+)
+"""An action written with its keys in the order of docs/protocol.md, as most bots write it: read without the JSON
+parser (every text it matches is a valid action object, with no key twice)."""
+
+
 def parse_client(data: str | bytes) -> Hello | Action:
     """A bot's message, checked whole; ``ProtocolError`` naming the fault."""
     if len(data) > MAX_MESSAGE_BYTES:
         raise ProtocolError(f"message of {len(data)} bytes, past the limit of {MAX_MESSAGE_BYTES}")
+    plain = _PLAIN_ACTION.fullmatch(data) if isinstance(data, str) else None
+    if plain is not None:
+        return Action(_integer(int(plain[1]), "turn"), _integer(int(plain[2]), "action"))
     try:
         message = strict_json(data)
     except (ValueError, RecursionError):
@@ -122,12 +135,9 @@ def parse_client(data: str | bytes) -> Hello | Action:
     return Hello(_integer(message["protocol"], "protocol"), name, token, wants, words)
 
 
-_ENCODER = json.JSONEncoder(separators=(",", ":"))
-"""``json.dumps(message, separators=(",", ":"))``'s encoder, built once instead of at every message."""
-
-
 def encode(message: Mapping[str, Any]) -> str:
-    return _ENCODER.encode(message)
+    """A message as compact JSON text (``json_text.compact``)."""
+    return compact(message)
 
 
 def schema(kind: str) -> dict[str, Any]:

@@ -61,23 +61,35 @@ class _FaultError(Exception):
         self.kind = kind
 
 
+def _time_out(future: asyncio.Future[int]) -> None:
+    if not future.done():
+        future.set_exception(_FaultError("timeout", "no action in time"))
+
+
 class Connection:
     """One live socket of a bot, used on the event loop only: tables call ``send`` and ``expect``; the socket's
     reader calls ``answer``, ``fault`` and ``closed``. ``observation`` and ``words``: what the bot's hello asked
-    for with every turn."""
+    for with every turn. ``write``: sends a message's text at once, in order (``BotSocketProtocol.send_now``);
+    without it messages are queued on ``outbox`` for a writer task to send."""
 
-    def __init__(self, name: str, observation: bool, words: bool = False) -> None:
+    def __init__(
+        self, name: str, observation: bool, words: bool = False, write: Callable[[str], object] | None = None
+    ) -> None:
         self.name = name
         self.observation = observation
         self.words = words
+        self.write = write
         self.outbox: asyncio.Queue[str | None] = asyncio.Queue()
         self._pending: tuple[int, asyncio.Future[int]] | None = None
         self.open = True
 
     def send(self, message: Mapping[str, Any]) -> None:
-        """Queue a message; one writer task sends them in order."""
+        """Send a message, or queue it for the writer task."""
         if self.open:
-            self.outbox.put_nowait(protocol.encode(message))
+            if self.write is not None:
+                self.write(protocol.encode(message))
+            else:
+                self.outbox.put_nowait(protocol.encode(message))
 
     def expect(self, turn: int) -> asyncio.Future[int]:
         future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
@@ -297,20 +309,24 @@ class RemoteSeat:
         )  # fmt: skip
         future = connection.expect(number)
         connection.send(message)
+        # the clock as a timer on the future itself: asyncio.wait_for would wrap the future in a task of its own for
+        # every move
+        clock = asyncio.get_running_loop().call_later(ctx.clock, _time_out, future)
         try:
-            action = await asyncio.wait_for(future, ctx.clock)
-        except asyncio.TimeoutError:
-            connection.forget(number)
-            counts.timeouts += 1
-            connection.send(protocol.error(self._played(f"no action within {clock_ms} ms"), turn=number))
-            return await self._fallback(observation)
+            action = await future
         except _FaultError as fault:
-            if fault.kind == "disconnect":
+            if fault.kind == "timeout":
+                connection.forget(number)
+                counts.timeouts += 1
+                connection.send(protocol.error(self._played(f"no action within {clock_ms} ms"), turn=number))
+            elif fault.kind == "disconnect":
                 counts.absent += 1
             else:
                 counts.malformed += 1
                 connection.send(protocol.error(self._played(str(fault)), turn=number))
             return await self._fallback(observation)
+        finally:
+            clock.cancel()
         if not 0 <= action < len(mask) or not mask[action]:
             counts.illegal += 1
             legal = np.flatnonzero(mask).tolist()

@@ -18,13 +18,15 @@ another host is refused, and on the loopback only this machine's names are answe
 
 Everything runs on one event loop: the sockets, and every match as a task (``train.arena.match``), so a turn and its
 answer take no hand-off between threads; built-in agents think, and the store writes, in threads of their own.
-uvicorn serves the WebSockets with the ``websockets`` package, per-message compression off (``ws_options``): the
-messages are small, and compressing them cost more CPU than it saved.
+uvicorn serves the WebSockets with the ``websockets`` package (its sans-I/O protocol, over a transport that sends
+the writes of a loop turn in one system call: ``train.arena.bot_socket``), per-message compression off
+(``ws_options``): the messages are small, and compressing them cost more CPU than it saved.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import secrets
 import socket
@@ -42,7 +44,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from train.arena import leaderboard, protocol, thinking
+from train.arena import bot_socket, leaderboard, protocol, thinking
 from train.arena.match import MAX_MATCHES, MatchSpec, draw_secret, play_match, warm_up
 from train.arena.people import People
 from train.arena.people.routes import routes as people_routes
@@ -71,6 +73,7 @@ __all__ = [
     "announce",
     "run",
     "serve",
+    "settle_heap",
     "start",
     "ws_options",
 ]
@@ -102,11 +105,12 @@ WS_OPTIONS: dict[str, Any] = {"ws_max_size": WS_MAX_SIZE, "ws_per_message_deflat
 
 
 def ws_options() -> dict[str, Any]:
-    """``WS_OPTIONS`` with uvicorn's implementation on the ``websockets`` package: its sans-I/O one where this
-    uvicorn has it (0.35 and later), else its older one."""
-    from uvicorn.config import WS_PROTOCOLS
+    """``WS_OPTIONS`` with the arena's WebSocket protocol class: uvicorn's sans-I/O one over a transport that sends
+    a loop turn's writes at once and pauses reading only when the application falls behind
+    (``train.arena.bot_socket``)."""
+    from train.arena.bot_socket import BotSocketProtocol
 
-    return {**WS_OPTIONS, "ws": "websockets-sansio" if "websockets-sansio" in WS_PROTOCOLS else "websockets"}
+    return {**WS_OPTIONS, "ws": BotSocketProtocol}
 
 
 class Arena:
@@ -206,6 +210,43 @@ async def _refuse(ws: WebSocket, message: str, reason: str) -> None:
     await ws.close(code=1008)
 
 
+def _cut_off(connection: Connection, bucket: _Bucket, data: str | bytes) -> bool:
+    """One message of a bot: an action for its pending turn goes to its table; anything else is answered with an
+    error. True when the bot is cut off: more than ``MAX_RATE`` messages a second that answer no turn."""
+    try:
+        parsed = protocol.parse_client(data)
+        if isinstance(parsed, protocol.Hello):
+            raise protocol.ProtocolError("hello: this connection has said hello already")
+    except protocol.ProtocolError as err:
+        parsed, fault = None, str(err)
+    # an answer to the pending turn is never counted: the limit bounds the traffic no turn asked for
+    if isinstance(parsed, protocol.Action) and connection.answer(parsed):
+        return False
+    if bucket.take() < 0:
+        connection.send(protocol.error(
+            f"more than {MAX_RATE:g} messages a second that answer no pending turn: closed", fatal=True,
+            reason="rate",
+        ))  # fmt: skip
+        return True
+    if parsed is None:
+        if not connection.fault("malformed", fault):
+            connection.send(protocol.error(fault))
+        return False
+    connection.send(protocol.error(f"turn {parsed.turn} awaits no action (its clock ran out, or it was "
+                                   "never sent, or it was answered already)"))  # fmt: skip
+    return False
+
+
+def _send_directly(connection: Connection, direct: Any) -> None:
+    """From now on ``connection`` writes each message at once (``BotSocketProtocol.send_now``), after those queued
+    so far, in order."""
+    while not connection.outbox.empty():
+        text = connection.outbox.get_nowait()
+        if text is not None:
+            direct.send_now(text)
+    connection.write = direct.send_now
+
+
 async def _writer(ws: WebSocket, connection: Connection) -> None:
     while (text := await connection.outbox.get()) is not None:
         try:
@@ -270,19 +311,31 @@ def create_app(arena: Arena, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> S
             )))  # fmt: skip
         for message in slot.catch_up():  # a bot back in its match is told where it is; its next turn follows
             connection.send(message)
-        writer = asyncio.create_task(_writer(ws, connection))
+        # uvicorn with the arena's protocol (train.arena.bot_socket): messages go and come without a task between;
+        # elsewhere (another ASGI server, the tests' client) a writer task sends them
+        direct = ws.scope.get("extensions", {}).get(bot_socket.EXTENSION)
+        writer = None
+        if direct is not None:
+            _send_directly(connection, direct)
+        else:
+            writer = asyncio.create_task(_writer(ws, connection))
         if person is not None:
             arena.people.start(person)
         bucket = _Bucket(MAX_RATE, 2 * MAX_RATE)
         try:
-            await _read(ws, connection, bucket)
+            if direct is not None:
+                await _read_directly(ws, direct, connection, bucket)
+            else:
+                await _read(ws, connection, bucket)
         finally:
             registry.detach(connection)
             try:
-                await asyncio.wait_for(writer, 1.0)
+                if writer is not None:
+                    await asyncio.wait_for(writer, 1.0)
                 await ws.close(code=1000)
             except Exception:  # closed from the other side already, or the writer stuck on a dead socket
-                writer.cancel()
+                if writer is not None:
+                    writer.cancel()
             log.info("bot %s disconnected", hello.name)
 
     async def _read(ws: WebSocket, connection: Connection, bucket: _Bucket) -> None:
@@ -296,27 +349,24 @@ def create_app(arena: Arena, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> S
             data = message.get("text")
             if data is None:
                 data = message.get("bytes") or b""
-            try:
-                parsed = protocol.parse_client(data)
-                if isinstance(parsed, protocol.Hello):
-                    raise protocol.ProtocolError("hello: this connection has said hello already")
-            except protocol.ProtocolError as err:
-                parsed, fault = None, str(err)
-            # an answer to the pending turn is never counted: the limit bounds the traffic no turn asked for
-            if isinstance(parsed, protocol.Action) and connection.answer(parsed):
-                continue
-            if bucket.take() < 0:
-                connection.send(protocol.error(
-                    f"more than {MAX_RATE:g} messages a second that answer no pending turn: closed", fatal=True,
-                    reason="rate",
-                ))  # fmt: skip
+            if _cut_off(connection, bucket, data):
                 return
-            if parsed is None:
-                if not connection.fault("malformed", fault):
-                    connection.send(protocol.error(fault))
-                continue
-            connection.send(protocol.error(f"turn {parsed.turn} awaits no action (its clock ran out, or it was "
-                                           "never sent, or it was answered already)"))  # fmt: skip
+
+    async def _read_directly(ws: WebSocket, direct: Any, connection: Connection, bucket: _Bucket) -> None:
+        """Every message handed over as it is read (``BotSocketProtocol.direct``), until the bot leaves or is cut
+        off; what came before, and the connection's end, still come through ``ws.receive``."""
+        cut_off: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def on_message(data: str | bytes) -> None:
+            if not cut_off.done() and _cut_off(connection, bucket, data):
+                cut_off.set_result(None)
+
+        direct.direct(on_message)
+        reading = asyncio.ensure_future(_read(ws, connection, bucket))
+        try:
+            await asyncio.wait((reading, cut_off), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            reading.cancel()
 
     async def operator(request: Request) -> None:
         """``TableError`` 403 for another site's page, 401 without an operator's token."""
@@ -384,13 +434,28 @@ def _refusal(err: TableError) -> Response:
     return JSONResponse({"error": err.message}, status_code=err.status, headers=headers)
 
 
+def settle_heap() -> None:
+    """Put what is alive once the server has started (its modules, numba's compiled code, SQLAlchemy's tables: some
+    200,000 objects) out of the garbage collector's reach (``gc.freeze``): the collector's full passes, which the
+    messages' short-lived dicts set off every few seconds, then walk only what the matches made since."""
+    gc.collect()
+    gc.freeze()
+
+
 def serve_in_thread(
-    arena: Arena, host: str = "127.0.0.1", port: int = 0, guard: connections.Guard | None = None
+    arena: Arena,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    guard: connections.Guard | None = None,
+    ws: Any = None,
 ) -> tuple[Any, int]:
     """Start a server in a daemon thread (tests and the benchmark); the uvicorn server and its port. ``guard``: the
     connection limits (``connections.Guard``; a benchmark whose bots all connect from the loopback raises the limit
-    of one address)."""
-    config = connections.config(create_app(arena), guard, host=host, port=port, log_level="warning", **ws_options())
+    of one address). ``ws``: another WebSocket protocol of uvicorn's than the arena's (a test of the plain ASGI
+    path)."""
+    settle_heap()
+    options = {**ws_options(), **({} if ws is None else {"ws": ws})}
+    config = connections.config(create_app(arena), guard, host=host, port=port, log_level="warning", **options)
     server = connections.Server(config)
     threading.Thread(target=server.run, daemon=True, name="arena server").start()
     deadline = time.monotonic() + 60
@@ -477,6 +542,7 @@ def serve(
     ``train.arena.processes``), then close the store. ``offered``: the ``--agent`` specs, checked already."""
     arena = Arena(store, offered, ladder)
     arena.people.enabled = people
+    settle_heap()
     # slow or many clients cannot exhaust it (train.web.connections)
     app = create_app(arena, http_input.allowed_hosts(host))
     config = connections.config(app, host=host, port=port, log_level="warning",

@@ -57,6 +57,8 @@ from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
+from train.arena.json_text import compact
+
 __all__ = [
     "CLAIM_WINDOW",
     "DB_FILE",
@@ -569,7 +571,7 @@ class Store:
             "deal": deal,
             "rotation": rotation,
             "outcomes": json.dumps(outcomes.tolist()),
-            "history": json.dumps(history, separators=(",", ":")),
+            "history": compact(history),  # json.dumps(history, separators=(",", ":")), faster
         }
         return self.submit(_INSERT_GAME, values)
 

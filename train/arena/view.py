@@ -41,34 +41,37 @@ _NUMBER = {field.name: number for number, field in enumerate(observation.FIELDS)
 _S, _T = observation.S, observation.T
 
 
-def _discards(hand: tuple[int, ...]) -> tuple[list[list[str]], list[str]]:
-    """For every subset ``m`` of the hand (bit ``i``: its ``i``-th lowest card), the cards it discards and their
-    names joined, each built from a smaller subset's: one list and one string a subset, not a pass over the hand."""
+def _stays(hand: tuple[int, ...]) -> list[tuple[str, list[str]]]:
+    """For every subset ``m`` of the hand (bit ``i``: its ``i``-th lowest card), the text of the stay that discards
+    it and the cards it discards, each list built from a smaller subset's: one list and one string a subset, not a
+    pass over the hand."""
     names: list[list[str]] = [[]]
     joined: list[str] = [""]
+    stays = [("play, stand pat", names[0])]
     for m in range(1, 1 << len(hand)):
         low = (m & -m).bit_length() - 1
         rest = m & (m - 1)
         card = _CARD[hand[low]]
-        names.append([card, *names[rest]])
-        joined.append(f"{card} {joined[rest]}" if rest else card)
-    return names, joined
+        discard = [card, *names[rest]]
+        text = f"{card} {joined[rest]}" if rest else card
+        names.append(discard)
+        joined.append(text)
+        stays.append((f"play, discard {len(discard)}: {text}", discard))
+    return stays
 
 
 def _legal(actions: tuple[int, ...], hand: tuple[int, ...], phase: int) -> list[dict[str, Any]]:
     out = []
     draw = phase in core.DRAW_PHASES
-    table: tuple[list[list[str]], list[str]] | None = None
+    stays: list[tuple[str, list[str]]] | None = None
     for a in actions:
         if draw and a >= core.STAY_BASE:
             # the action table's stay (bourre_env.actions): bit i of a - STAY_BASE discards the i-th lowest card; its
             # text is describe's, written here from the discards (describe parses and sorts the hand again for each
             # of a draw's up to 32 stays: most of a draw turn's cost; the oracle test holds the two equal)
-            if table is None:
-                table = _discards(hand)
-            subset = (a - core.STAY_BASE) & ((1 << len(hand)) - 1)  # bits past the hand discard nothing
-            discard = list(table[0][subset])
-            text = f"play, discard {len(discard)}: {table[1][subset]}" if discard else "play, stand pat"
+            if stays is None:
+                stays = _stays(hand)
+            text, discard = stays[(a - core.STAY_BASE) & ((1 << len(hand)) - 1)]  # bits past the hand discard nothing
             out.append({"action": a, "text": text, "discard": discard})
             continue
         entry: dict[str, Any] = {"action": a, "text": describe(a, hand, phase)}

@@ -7,6 +7,7 @@ The quantile comes from the regularized incomplete beta function (a continued fr
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -49,10 +50,13 @@ def _betainc(a: float, b: float, x: float) -> float:
     return 1.0 - front * _betacf(b, a, 1.0 - x) / b
 
 
+@functools.lru_cache(maxsize=1024)
 def t_quantile(q: float, df: int) -> float:
     """Quantile ``q`` (0.5 < q < 1) of Student's t with ``df`` degrees of freedom.
 
-    Written here (bisection on the t tail) so that evaluation needs no scipy."""
+    Written here (bisection on the t tail) so that evaluation needs no scipy; remembered, since the intervals of a
+    report (and the arena's reports, after every match) ask for the same few again and again (a bisection of about
+    40 incomplete beta functions each)."""
     if not 0.5 < q < 1.0 or df < 1:
         raise ValueError(f"t_quantile: need 0.5 < q < 1 and df >= 1, got q={q}, df={df}")
     tail = 1.0 - q
