@@ -59,7 +59,7 @@ Usage
 
     python benchmarks/arena_processes.py                         # N = 1 then 2, 48 bots, 20 s windows (2 minutes)
     python benchmarks/arena_processes.py --processes 1 7 14 --bots 336 --bot-processes 4
-    python benchmarks/arena_processes.py --quick --json r.json   # N = 1 then 2, 12 bots, 3 s windows (a test's)
+    python benchmarks/arena_processes.py --quick --json r.json   # N = 1 then 2, 16 bots, 3 s windows (a test's)
 
 ``benchmarks/device_suite.py``'s ``arena`` part runs it with the machine's cores. The issue's target on a 16-core
 machine: at least 10,000 remote decisions/s with p99 under 50 ms.
@@ -552,12 +552,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         "tables are not made: give a fresh database")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0, help="seed of the bots' moves (default: 0)")
     parser.add_argument("--quick", action="store_true",
-                        help="a test's run: N = 1 then 2, 12 bots of 3 seats, 2 tables a process, 10 deals, 1 s of "
+                        help="a test's run: N = 1 then 2, 16 bots, 3 seats, 2 tables a process, 10 deals, 1 s of "
                         "warm-up, 3 s windows")  # fmt: skip
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
     args = parser.parse_args(argv)
     if args.quick:
-        args.processes, args.bots, args.players, args.tables, args.deals = [1, 2], 12, 3, 2, 10
+        args.processes, args.bots, args.players, args.tables, args.deals = [1, 2], 16, 3, 2, 10
         args.warmup, args.seconds, args.bot_processes = 1.0, 3.0, 2
     if not Path("/proc/self/stat").is_file():
         parser.error("reads /proc: Linux only")

@@ -487,7 +487,7 @@ def arena_part(ctx: Context) -> Part:
     path = ctx.part_file("arena.json")
     counts = arena_counts(ctx.cpus)
     if ctx.quick:  # the benchmark's own --quick sizes: a few seconds a count
-        sizes = {"bots": 12, "bot-processes": 2, "players": 3, "tables": 2, "deals": 10, "warmup": 1, "seconds": 3}
+        sizes = {"bots": 16, "bot-processes": 2, "players": 3, "tables": 2, "deals": 10, "warmup": 1, "seconds": 3}
     else:
         bots = ARENA_PLAYERS * ARENA_TABLES * max(counts)  # every table of the largest count seated
         sizes = {"bots": bots, "bot-processes": max(2, ctx.cpus // 4), "players": ARENA_PLAYERS,

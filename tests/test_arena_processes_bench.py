@@ -47,7 +47,7 @@ def test_quick_mode_spreads_bots_over_the_processes_and_writes_every_figure(tmp_
     runs = report["results"]
     assert [r["processes"] for r in runs] == [1, 2]
     for r in runs:
-        assert r["bots_connected"] == r["bots"] == 12 and not r["bot_errors"] and r["errors_told"] == 0
+        assert r["bots_connected"] == r["bots"] == 16 and not r["bot_errors"] and r["errors_told"] == 0
         assert r["decisions"] > 0 and r["decisions_per_second"] > 0 and r["turnarounds"] > 0
         assert 0 < r["turnaround_ms_p50"] <= r["turnaround_ms_p99"] <= r["turnaround_ms_max"]
         assert r["server_cpu_us_per_decision"] > 0 and r["bots_cpu_us_per_decision"] > 0
