@@ -9,10 +9,10 @@ request to, with the bots connected to *that* child, so those benchmarks cannot 
 scale runs the ladder instead: each server process schedules matches among the bots connected to it
 (``train.arena.scheduler``). So this benchmark starts the very command an operator runs, ``python -m train.cli arena
 serve --processes N --ladder --ladder-peers-only --ladder-fields random ...``, in a subprocess (a temporary data
-folder and its SQLite file, or ``--database URL``; a free port on 127.0.0.1; the bots registered beforehand with the
-``Store`` API), and connects ``--bots`` remote bots to it from ``--bot-processes`` processes of their own (all the
-bots of a process on one event loop, ``train.arena.client.play_async``). Each bot answers a turn with a legal action
-drawn at random, seeded by ``--seed`` and its name: games with draws and tricks, as ``arena_load.py`` plays.
+folder and its SQLite file, which the N processes share; a free port on 127.0.0.1; the bots registered beforehand
+with the ``Store`` API), and connects ``--bots`` remote bots to it from ``--bot-processes`` processes of their own
+(all the bots of a process on one event loop, ``train.arena.client.play_async``). Each bot answers a turn with a legal
+action drawn at random, seeded by ``--seed`` and its name: games with draws and tricks, as ``arena_load.py`` plays.
 
 ``--ladder-peers-only`` (``train.arena.scheduler``, rule 5) seats bots only with bots: no reference match, so every
 seat of a table is a remote bot once enough bots are idle (a reference agent, ``random`` here, fills a seat only when
@@ -377,8 +377,7 @@ class Server:
                    "--processes", str(processes), "--ladder", "--ladder-peers-only", "--ladder-fields", FIELD,
                    "--ladder-players", str(args.players), "--ladder-deals", str(args.deals),
                    "--ladder-tables", str(args.tables), "--ladder-clock", str(args.clock)]  # fmt: skip
-        # a database URL may hold a password: never on a command line
-        env = {**os.environ, "BOURRE_ARENA_DATABASE": args.database or "", "PYTHONPATH": str(REPO_ROOT)}
+        env = {**os.environ, "BOURRE_ARENA_DATABASE": "", "PYTHONPATH": str(REPO_ROOT)}  # the data folder's SQLite
         self.process = subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE,
                                         stderr=subprocess.STDOUT, text=True, errors="replace")  # fmt: skip
         self.said: list[str] = []
@@ -432,14 +431,14 @@ class Server:
                 self.process.wait()
 
 
-def claimed_by(data: str, database: str | None) -> dict[str, int]:
+def claimed_by(data: str) -> dict[str, int]:
     """Every match of the database, and the pid of the server process that claimed it (``matches.server``:
     ``host-PID-random``); a match never claimed is left out."""
     import sqlalchemy as sa
 
     from train.arena.storage import Store, matches
 
-    store = Store(data, url=database)
+    store = Store(data)
     try:
         with store.engine.connect() as db:
             rows = db.execute(sa.select(matches.c.id, matches.c.server)).all()
@@ -454,7 +453,7 @@ def run(args: argparse.Namespace, processes: int) -> dict[str, Any]:
     from train.arena.storage import Store
 
     with tempfile.TemporaryDirectory(prefix="arena-processes-") as data:
-        store = Store(data, url=args.database)
+        store = Store(data)
         try:
             bots = [(f"b{i}", store.add_bot(f"b{i}")) for i in range(args.bots)]
         finally:
@@ -491,7 +490,7 @@ def run(args: argparse.Namespace, processes: int) -> dict[str, Any]:
             if fleet is not None:
                 fleet.stop()
             server.stop()
-        owner = claimed_by(data, args.database)
+        owner = claimed_by(data)
     wall = end - start
     decisions = sum(len(flat) // 3 for flat in turns.values())  # the turns whose act started in the window
     server_cpu = sum(cpu1[pid] - cpu0[pid] for pid in pids)
@@ -547,9 +546,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="seconds between two bots' first connections (default: 0.02); bots of a deployment "
                         "arrive over time, and a burst is accepted by one process's event loop whole (up to the "
                         "backlog, 128, in one go)")  # fmt: skip
-    parser.add_argument("--database", default=None, metavar="URL",
-                        help="a database URL (PostgreSQL) instead of the temporary folder's SQLite file; emptied "
-                        "tables are not made: give a fresh database")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0, help="seed of the bots' moves (default: 0)")
     parser.add_argument("--quick", action="store_true",
                         help="a test's run: N = 1 then 2, 16 bots, 3 seats, 2 tables a process, 10 deals, 1 s of "
@@ -638,7 +634,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         keys = ("processes", "bots", "bot_processes", "players", "tables", "deals", "clock", "connect_pace", "warmup",
                 "seconds", "seed", "quick")  # fmt: skip
         payload = {
-            "config": {**{k: getattr(args, k) for k in keys}, "database": "postgresql" if args.database else "sqlite"},
+            "config": {k: getattr(args, k) for k in keys},
             "machine": machine,
             "targets": {"decisions_per_second": TARGET_RATE, "turnaround_ms_p99": TARGET_P99_MS, "cores": TARGET_CORES},
             "results": results,
