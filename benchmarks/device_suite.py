@@ -1,7 +1,7 @@
-"""Every speed figure of a GPU machine in one unattended command: the learner with rollout workers, threads, evaluation.
+"""Every speed figure of a GPU machine in one unattended command: the learner, threads, evaluation, the arena server.
 
-    python benchmarks/device_suite.py                    # the full suite: at most 8 minutes on 16 cores and a GPU
-    python benchmarks/device_suite.py --quick            # every part, small: under 2 minutes on 2 cores, no GPU
+    python benchmarks/device_suite.py                    # the full suite: at most 9 minutes on 16 cores and a GPU
+    python benchmarks/device_suite.py --quick            # every part, small: under 3 minutes on 2 cores, no GPU
     python benchmarks/device_suite.py --parts compile    # only warm numba's cache (and print the machine)
 
 The parts run one after the other, each in its own process with its own time budget; a part that fails or runs
@@ -21,6 +21,10 @@ vector-env  ``BourreVectorEnv`` (``benchmarks/vector_env_speed.py``'s stepper) o
 batch       ``benchmarks/throughput.py --batch-only``: ``BatchGame.random_play`` with and without observations
             on 1, 8 and 16 threads
 eval        ``bourre eval --workers 16``: the shipped network against the heuristic on a fixed deal set
+arena       ``benchmarks/arena_processes.py``: ``bourre arena serve --processes N --ladder`` (bots paired among
+            themselves) with remote bots in processes of their own, for N = 1, cores / 2 and cores - cores / 4
+            (1, 8, 12 on 16 cores); remote decisions/s, the turnaround of a move (p50, p99) and server CPU per
+            decision, beside the issue's target on 16 cores: 10,000 remote decisions/s with p99 under 50 ms
 =========== ====================================================================================================
 
 Counts above the machine's CPU count are lowered to it (a repeated count is run once), in either mode; the output,
@@ -60,15 +64,20 @@ from typing import Any
 
 SCRIPT = Path(__file__).resolve()
 REPO_ROOT = SCRIPT.parent.parent
-PARTS = ("machine", "compile", "train", "vector-env", "batch", "eval")
+PARTS = ("machine", "compile", "train", "vector-env", "batch", "eval", "arena")
 """Every part, in the order they run; ``machine`` always runs (the others are chosen by ``--parts``)."""
 TRAIN_WORKERS = (1, 4, 8, 15)
 THREADS = (1, 8, 16)
 EVAL_WORKERS = 16
 PLAYERS = 5
 TABLES = 1024
-TOTAL_S = 480.0
-"""The whole suite's wall time at most (the parts' budgets are cut to what is left): 8 minutes."""
+ARENA_PLAYERS = 4
+"""Seats of an arena part's match, every one a remote bot (random legal actions: about 23 decisions a game)."""
+ARENA_TABLES = 8
+"""Matches at once per server process in the arena part: enough bots seated to keep a process busy."""
+TOTAL_S = 540.0
+"""The whole suite's wall time at most (the parts' budgets are cut to what is left): 9 minutes, the arena's
+2 minutes included."""
 QUICK_TOTAL_S = 1200.0
 """The same for ``--quick``: room for a cold numba cache (about 4.5 minutes of compiling on 2 cores)."""
 
@@ -80,7 +89,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--quick",
         action="store_true",
         help="every part with small budgets (one timed rollout per worker count, 1 s per thread count, 100 deals): "
-        "under 2 minutes on 2 cores once numba's cache is warm",
+        "under 3 minutes on 2 cores once numba's cache is warm",
     )
     parser.add_argument(
         "--out",
@@ -468,7 +477,74 @@ def collect_eval(path: Path, output: str, workers: int, deals: int) -> dict[str,
     }
 
 
-PART_FILES = ("machine.json", "compile.json", "train.json", "vector_env.json", "batch.json", "eval/eval.json")
+def arena_counts(cpus: int) -> list[int]:
+    """The arena part's server process counts: 1, half the cores, and all but a quarter of them (the rest for the
+    bots' processes), each once."""
+    return sorted({1, max(1, cpus // 2), max(1, cpus - cpus // 4)})
+
+
+def arena_part(ctx: Context) -> Part:
+    path = ctx.part_file("arena.json")
+    counts = arena_counts(ctx.cpus)
+    if ctx.quick:  # the benchmark's own --quick sizes: a few seconds a count
+        sizes = {"bots": 16, "bot-processes": 2, "players": 3, "tables": 2, "deals": 10, "warmup": 1, "seconds": 3}
+    else:
+        bots = ARENA_PLAYERS * ARENA_TABLES * max(counts)  # every table of the largest count seated
+        sizes = {"bots": bots, "bot-processes": max(2, ctx.cpus // 4), "players": ARENA_PLAYERS,
+                 "tables": ARENA_TABLES, "deals": 50, "warmup": 5, "seconds": 15, "connect-pace": 0.01}  # fmt: skip
+    command = [sys.executable, str(SCRIPT.parent / "arena_processes.py"), "--processes", *map(str, counts)]
+    for option, value in sizes.items():
+        command += [f"--{option}", str(value)]
+    command += ["--seed", str(ctx.args.seed), "--json", str(path)]
+    return Part(
+        "arena",
+        f"bourre arena serve --processes N --ladder on {', '.join(map(str, counts))} process(es), {sizes['bots']} "
+        f"remote bots in {sizes['bot-processes']} processes, {sizes['seconds']} s timed each",
+        (25 if ctx.quick else 40) * len(counts),
+        300 if ctx.quick else 180,
+        command,
+        lambda ctx, output: collect_arena(path),
+    )
+
+
+def collect_arena(path: Path) -> dict[str, Any]:
+    data = _read_json(path)
+    rows, faults = [], []
+    for r in data["results"]:
+        n = r["processes"]
+        if r["bots_connected"] != r["bots"] or r["errors_told"] or r["bot_errors"]:
+            faults.append(f"{n} process(es): {r['bots_connected']} of {r['bots']} bots connected, "
+                          f"{r['errors_told']} errors told, bot errors {r['bot_errors']}")  # fmt: skip
+        shares = [p["decisions"] / r["decisions"] for p in r["per_process"]] if r["decisions"] else []
+        rows.append({
+            "processes": n,
+            "decisions_per_second": r["decisions_per_second"],
+            "turnaround_ms_p50": r["turnaround_ms_p50"],
+            "turnaround_ms_p99": r["turnaround_ms_p99"],
+            "server_cpu_us_per_decision": r["server_cpu_us_per_decision"],
+            "server_cores": r["server_cores"],
+            "bots_cpu_us_per_decision": r["bots_cpu_us_per_decision"],
+            "decisions": r["decisions"],
+            "seconds": r["seconds"],
+            "least_share": min(shares, default=0.0),  # of the window's decisions, the least busy process's
+            "most_share": max(shares, default=0.0),
+        })  # fmt: skip
+    if faults:
+        raise PartError("; ".join(faults))
+    config = data["config"]
+    return {
+        "processes_run": [r["processes"] for r in rows],
+        "bots": config["bots"],
+        "bot_processes": config["bot_processes"],
+        "players": config["players"],
+        "tables_per_process": config["tables"],
+        "targets": data["targets"],
+        "rows": rows,
+    }
+
+
+PART_FILES = ("machine.json", "compile.json", "train.json", "vector_env.json", "batch.json", "eval/eval.json",
+              "arena.json")  # fmt: skip
 """What the parts write under ``--out``/parts."""
 PART_BUILDERS: dict[str, Callable[[Context], Part]] = {
     "machine": machine_part,
@@ -477,6 +553,7 @@ PART_BUILDERS: dict[str, Callable[[Context], Part]] = {
     "vector-env": vector_env_part,
     "batch": batch_part,
     "eval": eval_part,
+    "arena": arena_part,
 }
 
 
@@ -644,6 +721,16 @@ def _notes(r: PartResult) -> list[str]:
         if own:
             line += f" This run's 1-worker split: U {own['update_us']:.1f} us, R {own['rollout_us']:.1f} us."
         return [line]
+    if r.name == "arena":
+        t = f["targets"]
+        return [
+            f"Arena: {f['bots']} remote bots (random legal actions) in {f['bot_processes']} processes, tables of "
+            f"{f['players']}, {f['tables_per_process']} at once per server process, bots paired only among "
+            "themselves (--ladder-peers-only); turnaround: a bot's action to the next turn of its match reaching a "
+            "bot, both on the bots' side; server CPU: the serving processes' over the window. The issue's target on "
+            f"{t['cores']} cores: {t['decisions_per_second']:,.0f} remote decisions/s with p99 under "
+            f"{t['turnaround_ms_p99']:g} ms."
+        ]
     if r.name == "vector-env":
         return [
             "Vector env: the projection is docs/vector_env.md's 1 / (3 + 13.5 / N) us per learner step on N "
@@ -700,6 +787,24 @@ def _rows(r: PartResult, ctx: Context) -> list[str]:
             f"{f['deals']:,} deals: deals/s | {f['deals_per_second']:,.1f} ({f['seconds']:.1f} s) | table advantage "
             f"{f['advantage']:+.3f} [{f['advantage_ci95'][0]:+.3f}, {f['advantage_ci95'][1]:+.3f}] |"
         ]
+    if r.name == "arena":
+        t = f["targets"]
+        rows = []
+        for c in f["rows"]:
+            met = (
+                c["decisions_per_second"] >= t["decisions_per_second"]
+                and (c["turnaround_ms_p99"] or 1e9) < t["turnaround_ms_p99"]
+            )
+            rows.append(
+                f"| arena | `bourre arena serve --processes {c['processes']} --ladder`: remote decisions/s; "
+                f"turnaround p50 / p99; server CPU a decision ({c['server_cores']:.1f} cores); spread "
+                f"{100 * c['least_share']:.0f}-{100 * c['most_share']:.0f}% a process | "
+                f"{c['decisions_per_second']:,.0f}; {c['turnaround_ms_p50'] or 0:.1f} / "
+                f"{c['turnaround_ms_p99'] or 0:.1f} ms; {c['server_cpu_us_per_decision'] or 0:,.0f} us | "
+                f">= {t['decisions_per_second']:,.0f}/s, p99 < {t['turnaround_ms_p99']:g} ms on {t['cores']} cores"
+                f"{': met' if met else ''} |"
+            )
+        return rows
     return []
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import threading
 import time
@@ -275,3 +276,32 @@ def test_a_stopped_ladder_leaves_no_task() -> None:
 
     asyncio.run(main())
     assert Fake.ladder.runs == 1
+
+
+def _ladder_of(argv: list[str]) -> LadderConfig:
+    """The ``LadderConfig`` of ``bourre arena serve``'s ladder options ``argv``."""
+    import argparse
+
+    from train.arena import ladder_cli
+
+    parser = argparse.ArgumentParser()
+    ladder_cli.add_options(parser)
+    config = ladder_cli.config(parser.parse_args(argv))
+    assert isinstance(config, LadderConfig)
+    return config
+
+
+def test_peers_only_schedules_no_reference_match_and_a_lone_bot_waits() -> None:
+    peers = dataclasses.replace(CONFIG, peers_only=True)
+    alice = BotStats("alice", 4, 0, {("random", 3): 4})
+    assert next_match([alice], CONFIG, SECRET) is not None  # alone: a reference match by default
+    assert next_match([alice], peers, SECRET) is None  # peers only: she waits for another bot
+    bob = BotStats("bob", 9, 9, {("random", 3): 9})
+    for peer_matches in range(4):  # as many peer matches as reference ones, or more: still a peer match
+        alice = BotStats("alice", 4 + peer_matches, 4 + peer_matches, {("random", 3): 4})
+        planned = next_match([alice, bob], peers, SECRET)
+        assert planned is not None and planned.field is None and planned.bots == ["alice", "bob"]
+        default = next_match([alice, bob], CONFIG, SECRET)
+        assert default is not None and default.field is not None  # where the default rule plays a reference one
+    assert _ladder_of(["--ladder", "--ladder-peers-only"]).peers_only
+    assert not _ladder_of(["--ladder"]).peers_only

@@ -3,6 +3,10 @@
 ``rerate`` rebuilds every rating from the database (``train.arena.records.Book``, the very function the server rates
 with after every match) and prints the leaderboard; ``--json FILE`` writes it as ``GET /api/leaderboard`` serves it.
 Its ``--ladder-fields`` and ``--ladder-players`` must be the server's: they say which cells the ladder rating is over.
+
+``--ladder-peers-only`` schedules no reference match (``train.arena.scheduler``, rule 5): bots play only among
+themselves, the fields filling a seat only when too few bots are idle. Its bots get OpenSkill, never a ladder rating;
+``benchmarks/arena_processes.py`` uses it so that what it measures is the remote decisions, not the reference agents.
 """
 
 from __future__ import annotations
@@ -39,6 +43,9 @@ def add_options(serve: argparse.ArgumentParser) -> None:
                        help="scheduled matches at once (default 2)")  # fmt: skip
     group.add_argument("--ladder-clock", type=float, default=2.0, metavar="SECONDS",
                        help="seconds per move of a bot in a scheduled match (default 2)")  # fmt: skip
+    group.add_argument("--ladder-peers-only", action="store_true",
+                       help="no reference matches: bots play only each other (the fields fill the seats of a "
+                       "table too few bots are idle for); OpenSkill only, no ladder rating")  # fmt: skip
 
 
 def _fields(args: argparse.Namespace) -> tuple[str, ...]:
@@ -56,7 +63,8 @@ def config(args: argparse.Namespace) -> Any:
     from train.web.agent_specs import check_offered
 
     fields = tuple(check_offered(f) for f in _fields(args))
-    return LadderConfig(fields, tuple(args.ladder_players), args.ladder_deals, args.ladder_tables, args.ladder_clock)
+    return LadderConfig(fields, tuple(args.ladder_players), args.ladder_deals, args.ladder_tables, args.ladder_clock,
+                        peers_only=args.ladder_peers_only)  # fmt: skip
 
 
 def add_rerate(sub: Any, default_data: str) -> argparse.ArgumentParser:

@@ -15,6 +15,11 @@ The pairing rule, ``next_match`` (a pure function: the idle bots' counts in, the
 4. A peer match seats it with the other idle bots, least-played first, at the table size its peer matches have
    used least (cycling through ``sizes``); seats left over are copies of one reference agent (cycling through
    ``fields``).
+5. With ``peers_only`` (``--ladder-peers-only``) there is no reference match: a bot plays a peer match whenever
+   another bot is idle, and waits while it is the only idle one. Its bots then get no ladder rating (that needs the
+   reference matches), only OpenSkill; it is for a ladder of bots among themselves, and for measuring the server
+   on remote decisions alone (``benchmarks/arena_processes.py``: the reference agents' seats would be the server's
+   own work, in threads, beside them).
 
 No connected bot waits long: least-played first alone would make a bot with many matches wait until every newcomer
 has caught up with it, so the wait is also capped. A bot that stays idle is overdue after as many scheduled
@@ -74,6 +79,7 @@ class LadderConfig:
     grace: float = GRACE_SECONDS
     fallback: str = "heuristic"
     poll: float = 0.5  # seconds between two looks for idle bots
+    peers_only: bool = False  # no reference match: a bot plays only with other bots (rule 5)
 
     def __post_init__(self) -> None:
         if not self.fields or not self.sizes:
@@ -133,7 +139,7 @@ class Planned:
 
 def next_match(idle: Sequence[BotStats], config: LadderConfig, secret: str) -> Planned | None:
     """The next match for bots ``idle`` (connected, in no match) by the pairing rule of the module docstring;
-    None when no bot is idle. ``secret``: the match's deals."""
+    None when no bot is idle (or, with ``config.peers_only``, when only one is). ``secret``: the match's deals."""
     if not idle:
         return None
     order = sorted(idle, key=lambda b: (b.matches, -b.sigma, b.name))
@@ -143,7 +149,9 @@ def next_match(idle: Sequence[BotStats], config: LadderConfig, secret: str) -> P
         order.remove(first)
         order.insert(0, first)
     first, others = order[0], order[1:]
-    if others and first.peers < first.reference_matches:
+    if config.peers_only and not others:
+        return None
+    if others and (config.peers_only or first.peers < first.reference_matches):
         n = config.sizes[first.peers % len(config.sizes)]
         fill = config.fields[(first.peers // len(config.sizes)) % len(config.fields)]
         bots = [f"bot:{b.name}" for b in (first, *others[: n - 1])]
