@@ -166,3 +166,46 @@ def test_a_match_over_the_plain_asgi_path_tells_the_bots_the_same(plain_server: 
         ]
     finally:
         fast.close()
+
+
+def test_a_peer_that_leaves_too_much_unread_is_cut_off() -> None:
+    from uvicorn.config import Config
+    from uvicorn.server import ServerState
+    from websockets.protocol import State
+
+    from train.arena.bot_socket import BotSocketProtocol
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        return None
+
+    class Unread(FakeTransport):
+        """A socket whose peer reads nothing: everything written stays in its buffer."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.aborted = False
+
+        def get_write_buffer_size(self) -> int:
+            return sum(map(len, self.writes))
+
+        def abort(self) -> None:
+            self.aborted = self.closing = True
+
+    async def run() -> tuple[Unread, list[bool]]:
+        config = Config(app, ws_max_size=4096, ws_per_message_deflate=False)
+        config.load()
+        socket = BotSocketProtocol(config, ServerState(), {}, asyncio.get_running_loop())
+        socket.max_buffered = 10_000
+        unread = Unread()
+        socket.connection_made(unread)  # type: ignore[arg-type]
+        socket.handshake_complete = True
+        socket.conn.state = State.OPEN
+        sent = []
+        for _ in range(8):
+            sent.append(socket.send_now("x" * 2000))
+            await asyncio.sleep(0)  # the turn ends: what was written goes to the socket
+        return unread, sent
+
+    unread, sent = asyncio.run(run())
+    assert unread.aborted and sent[:4] == [True] * 4 and sent[-1] is False
+    assert sum(map(len, unread.writes)) < 12_000  # nothing written once it was cut off

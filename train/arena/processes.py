@@ -11,9 +11,13 @@ and before any child starts (a port in use is one line, status 2); no other proc
 port and take connections; the connections the kernel has queued but no child has accepted yet stay queued when a
 child dies, for the others to accept, where a dead ``SO_REUSEPORT`` socket drops its queue; and it is the same on
 every Unix. The kernel hands each new connection to whichever child accepts first, so the load spreads by how busy
-each child is (uvicorn's ``--workers`` does the same). Children are new interpreters (``subprocess``, as ``spawn``
-would, never ``fork``: the supervisor may hold threads), given the socket's descriptor (``pass_fds``) and their
-settings on stdin, never on their command line (a database URL may hold a password).
+each child is (uvicorn's ``--workers`` does the same). A burst does not spread: a child that wakes for a connection
+accepts every one queued at that moment (asyncio accepts up to the backlog in one go), and bots that arrive while
+the other children are still starting all go to the first one up; so do bots that all reconnect at once after a
+restart. Bots that arrive over time spread (``benchmarks/arena_processes.py`` paces them). Children are new
+interpreters (``subprocess``, as ``spawn`` would, never ``fork``: the supervisor may hold threads), given the socket's
+descriptor (``pass_fds``) and their settings on stdin, never on their command line (a database URL may hold a
+password).
 
 =========================== ============================================================================================
 Ctrl-C or SIGTERM           the supervisor sends each child one SIGTERM: each stops as one server does (its matches

@@ -521,7 +521,11 @@ def announce(
     if people:
         print(f"bourre arena: people take a seat at http://{'[' + host + ']' if ':' in host else host}:{port}/play",
               flush=True)  # fmt: skip
-    if ladder is not None:
+    if ladder is not None and ladder.peers_only:
+        print(f"bourre arena: the ladder pairs the connected bots among themselves at "
+              f"{', '.join(map(str, ladder.sizes))} players ({', '.join(ladder.fields)} fill a table too few bots are "
+              f"idle for), {ladder.tables} at once{each}", flush=True)  # fmt: skip
+    elif ladder is not None:
         print(f"bourre arena: the ladder schedules matches: {', '.join(ladder.fields)} at "
               f"{', '.join(map(str, ladder.sizes))} players, {ladder.tables} at once{each}", flush=True)  # fmt: skip
     url = f"ws://{'[' + host + ']' if ':' in host else host}:{port}/bot"
