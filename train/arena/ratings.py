@@ -20,12 +20,16 @@ it, deal by deal in the order the matches were created (then by id). The partici
 entries of the match, a bot or a built-in agent with all its copies (their chips pooled), each a team of one, ranked
 by chips per seat over the deal's games (equal chips share a rank). A deal counts once all its games are stored.
 Matches still running, and refused ones, count in neither rating.
+
+``rate()`` is the definition (``bourre arena rerate``); ``Rater`` is the same function kept up to date as matches
+settle (``records.Book``, after every match of the ladder), every float equal, at the cost of what changed.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from bisect import bisect_left, insort
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -34,7 +38,17 @@ from train.eval.duplicate import CHIPS
 from train.eval.ladder import Cell, LadderCard
 from train.eval.statistics import t_interval
 
-__all__ = ["BaselineKey", "BotStanding", "CellResult", "ReferenceStanding", "Standings", "StoredMatch", "rate"]
+__all__ = [
+    "CHECKPOINT_SPACING",
+    "BaselineKey",
+    "BotStanding",
+    "CellResult",
+    "Rater",
+    "ReferenceStanding",
+    "Standings",
+    "StoredMatch",
+    "rate",
+]
 
 Interval = tuple[float, float] | None
 BaselineKey = tuple[str, int, int, int]
@@ -157,64 +171,128 @@ def _entry_chips(match: StoredMatch) -> np.ndarray:
     return np.stack([chips[deals, games, match.seats_of(i)].sum(axis=1) for i in range(match.players)], axis=1)
 
 
+def _reference_deals(
+    match: StoredMatch, baselines: Mapping[BaselineKey, np.ndarray]
+) -> tuple[tuple[str, str, int], bool, list[float], list[float], bool] | None:
+    """A reference match's part of its cell: (bot, field, players), whether a deal of it counts, the table and
+    replacement advantage of each deal that counts (those whose all-field table is in ``baselines``), and whether
+    a deal of it still waits for its all-field table; None for any other match."""
+    reference = match.field()
+    if reference is None or not len(match.deals):
+        return None
+    entry, field = reference
+    n = match.players
+    games = match.outcomes.shape[1]
+    own = _entry_chips(match)  # (deals, entries)
+    table = own.sum(axis=1)
+    seats = match.seats_of(entry)  # (deals, games)
+    advantages: list[float] = []
+    replacements: list[float] = []
+    waiting = False
+    for row, k in enumerate(match.deals):
+        par = baselines.get((field, n, match.seed, k))
+        if par is None:
+            waiting = True
+            continue
+        mine = int(own[row, entry])
+        # integer numerators over one division, as train.eval.duplicate computes them; the all-field table's
+        # chips in the seats the bot held (all of them, in the rotations format)
+        advantages.append(((n - 1) * mine - (int(table[row]) - mine)) / (games * (n - 1)))
+        replacements.append((mine - int(par[seats[row], CHIPS].sum())) / games)
+    return (match.seats[entry][4:], field, n), bool(replacements), advantages, replacements, waiting
+
+
 def _cells(
     matches: Sequence[StoredMatch], baselines: Mapping[BaselineKey, np.ndarray]
 ) -> dict[tuple[str, str, int], tuple[int, list[float], list[float]]]:
     """Per (bot, field, players): matches, and per counted deal the table and replacement advantages."""
     found: dict[tuple[str, str, int], tuple[int, list[float], list[float]]] = {}
     for match in matches:
-        reference = match.field()
-        if reference is None or not len(match.deals):
+        part = _reference_deals(match, baselines)
+        if part is None:
             continue
-        entry, field = reference
-        n = match.players
-        games = match.outcomes.shape[1]
-        own = _entry_chips(match)  # (deals, entries)
-        table = own.sum(axis=1)
-        seats = match.seats_of(entry)  # (deals, games)
-        count, advantages, replacements = found.get((match.seats[entry][4:], field, n), (0, [], []))
-        used = False
-        for row, k in enumerate(match.deals):
-            par = baselines.get((field, n, match.seed, k))
-            if par is None:
-                continue
-            mine = int(own[row, entry])
-            # integer numerators over one division, as train.eval.duplicate computes them; the all-field table's
-            # chips in the seats the bot held (all of them, in the rotations format)
-            advantages.append(((n - 1) * mine - (int(table[row]) - mine)) / (games * (n - 1)))
-            replacements.append((mine - int(par[seats[row], CHIPS].sum())) / games)
-            used = True
-        found[(match.seats[entry][4:], field, n)] = (count + int(used), advantages, replacements)
+        key, used, advantages, replacements, _ = part
+        count, all_advantages, all_replacements = found.get(key, (0, [], []))
+        all_advantages.extend(advantages)
+        all_replacements.extend(replacements)
+        found[key] = (count + int(used), all_advantages, all_replacements)
     return found
+
+
+def _cell_result(
+    field: str, players: int, count: int, advantages: np.ndarray, replacements: np.ndarray
+) -> CellResult | None:
+    """A cell's result from its matches counted and its deals' advantages in the order of the matches; None
+    before any deal counts."""
+    if not len(replacements):
+        return None
+    return CellResult(field, players, count, len(replacements), float(advantages.mean()), t_interval(advantages),
+                      float(replacements.mean()), t_interval(replacements))  # fmt: skip
+
+
+def _skill_model() -> Any:
+    from openskill.models import PlackettLuce  # the eval extra's; local: only the ratings need it
+
+    return PlackettLuce()
+
+
+def _rate_deals(model: Any, ratings: dict[str, Any], deals: dict[str, int], match: StoredMatch) -> None:
+    """OpenSkill after one more match: its deals rated in order, ``ratings`` and ``deals`` (keyed by seat label)
+    updated in place. ``model.rate`` returns new rating objects and leaves those it was given as they were, so a
+    shallow copy of ``ratings`` keeps a state apart from what is rated after."""
+    if not len(match.deals):
+        return
+    labels = sorted(set(match.seats))
+    copies = [match.seats.count(label) for label in labels]
+    own = _entry_chips(match)
+    for row in range(len(match.deals)):
+        # chips per seat of each participant over the deal's rotations (copies pooled): the same denominator
+        # n * copies for every seat it held, compared as fractions by cross-multiplying integers
+        totals = [sum(int(own[row, i]) for i, s in enumerate(match.seats) if s == label) for label in labels]
+        ranks = [
+            1.0 + sum(totals[b] * copies[a] > totals[a] * copies[b] for b in range(len(labels)))
+            for a in range(len(labels))
+        ]
+        teams = [[ratings.get(label) or model.rating(name=label)] for label in labels]
+        for label, (new,) in zip(labels, model.rate(teams, ranks=ranks), strict=True):
+            ratings[label] = new
+            deals[label] = deals.get(label, 0) + 1
 
 
 def _openskill(matches: Sequence[StoredMatch]) -> tuple[dict[str, Any], dict[str, int], Any]:
     """Every participant's OpenSkill rating (keyed by seat label), its deals counted, and the rating of a
     participant without any deal."""
-    from openskill.models import PlackettLuce  # the eval extra's; local: only the ratings need it
-
-    model = PlackettLuce()
+    model = _skill_model()
     ratings: dict[str, Any] = {}
     deals: dict[str, int] = {}
     for match in matches:
-        if not len(match.deals):
-            continue
-        labels = sorted(set(match.seats))
-        copies = [match.seats.count(label) for label in labels]
-        own = _entry_chips(match)
-        for row in range(len(match.deals)):
-            # chips per seat of each participant over the deal's rotations (copies pooled): the same denominator
-            # n * copies for every seat it held, compared as fractions by cross-multiplying integers
-            totals = [sum(int(own[row, i]) for i, s in enumerate(match.seats) if s == label) for label in labels]
-            ranks = [
-                1.0 + sum(totals[b] * copies[a] > totals[a] * copies[b] for b in range(len(labels)))
-                for a in range(len(labels))
-            ]
-            teams = [[ratings.get(label) or model.rating(name=label)] for label in labels]
-            for label, (new,) in zip(labels, model.rate(teams, ranks=ranks), strict=True):
-                ratings[label] = new
-                deals[label] = deals.get(label, 0) + 1
+        _rate_deals(model, ratings, deals, match)
     return ratings, deals, model.rating()
+
+
+def _tally(tallies: dict[str, _Tally], match: StoredMatch) -> None:
+    """Count one more match in its bots' tallies."""
+    reference = match.field()
+    for i, seat in enumerate(match.seats):
+        if not seat.startswith("bot:"):
+            continue
+        tally = tallies.setdefault(seat[4:], _Tally())
+        tally.matches += 1
+        tally.reference += int(reference is not None)
+        tally.deals += len(match.deals)
+        counts = match.counts[i] or {}
+        tally.decisions += int(counts.get("decisions", 0))
+        tally.timeouts += int(counts.get("timeouts", 0))
+        tally.fallbacks += int(counts.get("fallbacks", 0))
+        tally.disconnects += int(counts.get("disconnects", 0))
+
+
+def _rated(match: StoredMatch) -> bool:
+    return match.status not in ("running", "refused")
+
+
+def _order(match: StoredMatch) -> tuple[float, str]:
+    return match.created, match.id
 
 
 def rate(
@@ -226,34 +304,35 @@ def rate(
     """The standings from the stored matches (any order: they are sorted by creation, then id) and the all-field
     tables; ``fields`` and ``sizes`` are the ladder's cells (the server's ``--ladder-fields`` and
     ``--ladder-players``)."""
-    matches = sorted((m for m in matches if m.status not in ("running", "refused")), key=lambda m: (m.created, m.id))
+    matches = sorted((m for m in matches if _rated(m)), key=_order)
     skills, skill_deals, unrated = _openskill(matches)
     cells = _cells(matches, baselines)
     tallies: dict[str, _Tally] = {}
     for match in matches:
-        reference = match.field()
-        for i, seat in enumerate(match.seats):
-            if not seat.startswith("bot:"):
-                continue
-            tally = tallies.setdefault(seat[4:], _Tally())
-            tally.matches += 1
-            tally.reference += int(reference is not None)
-            tally.deals += len(match.deals)
-            counts = match.counts[i] or {}
-            tally.decisions += int(counts.get("decisions", 0))
-            tally.timeouts += int(counts.get("timeouts", 0))
-            tally.fallbacks += int(counts.get("fallbacks", 0))
-            tally.disconnects += int(counts.get("disconnects", 0))
+        _tally(tallies, match)
+
+    def cell(name: str, field: str, n: int) -> CellResult | None:
+        count, advantages, replacements = cells.get((name, field, n), (0, [], []))
+        return _cell_result(field, n, count, np.array(advantages), np.array(replacements))
+
+    return _standings(fields, sizes, len(matches), tallies, cell, skills, skill_deals, unrated)
+
+
+def _standings(
+    fields: Sequence[str],
+    sizes: Sequence[int],
+    rated: int,
+    tallies: Mapping[str, _Tally],
+    cell: Callable[[str, str, int], CellResult | None],
+    skills: Mapping[str, Any],
+    skill_deals: Mapping[str, int],
+    unrated: Any,
+) -> Standings:
+    """The standings from the tallies, each bot's cells (``cell(bot, field, players)``) and OpenSkill's state."""
     configured = [(f, n) for f in fields for n in sizes]
     standings = []
     for name, tally in tallies.items():
-        results = []
-        for field, n in configured:
-            count, advantages, replacements = cells.get((name, field, n), (0, [], []))
-            if replacements:
-                a, rep = np.array(advantages), np.array(replacements)
-                results.append(CellResult(field, n, count, len(rep), float(a.mean()), t_interval(a),
-                                          float(rep.mean()), t_interval(rep)))  # fmt: skip
+        results = [c for c in (cell(name, field, n) for field, n in configured) if c is not None]
         rating: float | None = None
         interval: Interval = None
         if results:
@@ -311,4 +390,178 @@ def rate(
         ),
         key=lambda r: (-r.ordinal, r.spec),
     )
-    return Standings(list(fields), list(sizes), len(matches), ranked, references)
+    return Standings(list(fields), list(sizes), rated, ranked, references)
+
+
+CHECKPOINT_SPACING = 256
+"""``Rater`` keeps OpenSkill's state after every this many matches (and where a match is running): a match that
+settles far back in the order (created before others that settled already) costs at most this many more matches
+rated again, besides those after it."""
+
+
+@dataclasses.dataclass(frozen=True)
+class _Checkpoint:
+    """OpenSkill's state after the first ``index`` rated matches in order, the last of them ``last``."""
+
+    index: int
+    last: tuple[float, str] | None
+    ratings: dict[str, Any]  # never changed once kept: a replay starts from copies
+    deals: dict[str, int]
+
+
+@dataclasses.dataclass
+class _Cell:
+    """A configured cell's reference matches (bot, field, players): each one's part, and the result of them all."""
+
+    order: list[tuple[float, str]] = dataclasses.field(default_factory=list)  # its matches, in the rating's order
+    parts: dict[str, tuple[bool, np.ndarray, np.ndarray]] = dataclasses.field(default_factory=dict)
+    result: CellResult | None = None
+    changed: bool = True
+
+
+class Rater:
+    """``rate()`` kept up to date as matches and all-field tables are added, at the cost of what changed: equal to
+    ``rate(every match added, every baseline added, fields, sizes)``, every float the same (``tests/
+    test_arena_ratings.py`` holds it).
+
+    - OpenSkill is sequential over the matches in order (created, id), and matches settle out of that order. The
+      state after a prefix of the order is kept (a *checkpoint*): at the end, just before each running match (where
+      it will land when it settles), and every ``CHECKPOINT_SPACING`` matches. A match added after a checkpoint's
+      last match leaves it exact; one added before drops it. ``standings()`` rates, on copies, only the matches after
+      the last checkpoint left: those settled after the first running one, and any added since. One added behind
+      every checkpoint but the first (the empty state) is the full computation again, exact as ever.
+    - A reference match's part of its cell (``_reference_deals``) is kept per match; a cell's result is computed
+      again (numpy, over its deals) only when one of its matches is added or a deal of one gets its all-field table.
+    - The tallies are sums, added to.
+
+    Only the configured cells' matches are kept (no other cell is shown). Not thread-safe: ``records.Book`` locks."""
+
+    def __init__(self, fields: Sequence[str], sizes: Sequence[int]) -> None:
+        self.fields = list(fields)
+        self.sizes = list(sizes)
+        self._configured = {(f, n) for f in self.fields for n in self.sizes}
+        self.baselines: dict[BaselineKey, np.ndarray] = {}
+        self._model = _skill_model()
+        self._matches: dict[str, StoredMatch] = {}
+        self._order: list[tuple[float, str]] = []
+        self._tallies: dict[str, _Tally] = {}
+        self._cells: dict[tuple[str, str, int], _Cell] = {}
+        self._waiting: dict[tuple[str, int, int], set[str]] = {}  # (field, players, seed): matches with a deal unpaired
+        self._checkpoints = [_Checkpoint(0, None, {}, {})]
+        self._standings: Standings | None = None
+
+    def __contains__(self, match: str) -> bool:
+        return match in self._matches
+
+    def __len__(self) -> int:
+        return len(self._matches)
+
+    def latest(self) -> float | None:
+        """The creation time of the last match in order, None before any."""
+        return self._order[-1][0] if self._order else None
+
+    def needs(self, match: StoredMatch) -> tuple[str, int, int] | None:
+        """The (field, players, seed) of the all-field tables a match's cell pairs its deals with, if it is a
+        reference match of a configured cell."""
+        reference = match.field()
+        if reference is None or (reference[1], match.players) not in self._configured:
+            return None
+        return reference[1], match.players, match.seed
+
+    def waiting(self) -> list[tuple[str, int, int]]:
+        """The (field, players, seed) of the matches added with a deal whose all-field table is not added yet."""
+        return list(self._waiting)
+
+    def add_matches(self, matches: Iterable[StoredMatch]) -> None:
+        """Add stored matches (running and refused ones are not rated; one added already is left as it was)."""
+        for match in matches:
+            if not _rated(match) or match.id in self._matches:
+                continue
+            key = _order(match)
+            self._matches[match.id] = match
+            insort(self._order, key)
+            _tally(self._tallies, match)
+            self._add_part(match)
+            while (last := self._checkpoints[-1].last) is not None and last > key:
+                self._checkpoints.pop()  # that prefix of the order now holds this match too
+            self._standings = None
+
+    def add_baselines(self, baselines: Mapping[BaselineKey, np.ndarray]) -> None:
+        """Add all-field tables (one added already is left as it was)."""
+        paired: set[str] = set()
+        for key, outcomes in baselines.items():
+            if key in self.baselines:
+                continue
+            self.baselines[key] = outcomes
+            field, players, seed, deal = key
+            paired.update(m for m in self._waiting.get((field, players, seed), ()) if deal in self._matches[m].deals)
+        for match in paired:
+            self._add_part(self._matches[match])
+
+    def _add_part(self, match: StoredMatch) -> None:
+        group = self.needs(match)
+        part = None if group is None else _reference_deals(match, self.baselines)
+        if group is None or part is None:
+            return
+        key, used, advantages, replacements, waiting = part
+        cell = self._cells.setdefault(key, _Cell())
+        if match.id not in cell.parts:
+            insort(cell.order, _order(match))
+        cell.parts[match.id] = (used, np.array(advantages), np.array(replacements))
+        cell.changed = True
+        self._standings = None
+        if waiting:
+            self._waiting.setdefault(group, set()).add(match.id)
+        elif match.id in self._waiting.get(group, ()):
+            self._waiting[group].discard(match.id)
+            if not self._waiting[group]:
+                del self._waiting[group]
+
+    def standings(self, running: Iterable[tuple[float, str]] = ()) -> Standings:
+        """``rate()`` of everything added. ``running``: the (created, id) of matches not settled yet, where
+        OpenSkill's state is kept for when they settle (only what it costs depends on it)."""
+        if self._standings is not None:
+            return self._standings
+        order = self._order
+        before_running = {bisect_left(order, key) for key in running}
+        start = self._checkpoints[-1]
+        if start.index < len(order):
+            ratings, deals = dict(start.ratings), dict(start.deals)
+            for index in range(start.index, len(order)):
+                _rate_deals(self._model, ratings, deals, self._matches[order[index][1]])
+                done = index + 1
+                if done == len(order):
+                    self._checkpoints.append(_Checkpoint(done, order[index], ratings, deals))
+                elif done in before_running or done % CHECKPOINT_SPACING == 0:
+                    self._checkpoints.append(_Checkpoint(done, order[index], ratings, deals))
+                    ratings, deals = dict(ratings), dict(deals)
+            self._prune(before_running)
+        for (_, field, n), cell in self._cells.items():
+            if cell.changed:
+                parts = [cell.parts[m] for _, m in cell.order]
+                count = sum(used for used, _, _ in parts)
+                advantages = np.concatenate([a for _, a, _ in parts])
+                replacements = np.concatenate([r for _, _, r in parts])
+                cell.result = _cell_result(field, n, count, advantages, replacements)
+                cell.changed = False
+
+        def cell_result(name: str, field: str, n: int) -> CellResult | None:
+            cell = self._cells.get((name, field, n))
+            return None if cell is None else cell.result
+
+        end = self._checkpoints[-1]
+        self._standings = _standings(self.fields, self.sizes, len(order), self._tallies, cell_result, end.ratings,
+                                     end.deals, self._model.rating())  # fmt: skip
+        return self._standings
+
+    def _prune(self, before_running: set[int]) -> None:
+        """Keep the empty state, the end, the states before running matches, and the first of each spacing."""
+        kept: list[_Checkpoint] = []
+        for checkpoint in self._checkpoints[:-1]:
+            if (
+                checkpoint.index in before_running
+                or not kept
+                or checkpoint.index // CHECKPOINT_SPACING != kept[-1].index // CHECKPOINT_SPACING
+            ):
+                kept.append(checkpoint)
+        self._checkpoints = [*kept, self._checkpoints[-1]]

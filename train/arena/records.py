@@ -4,7 +4,9 @@
 ``baselines`` holds the all-field tables of the ladder (``train.arena.ratings``): a reference field's game on one
 deal, keyed by (field, players, seed, deal); its outcome rows and its hand history. ``Book`` keeps what the
 ratings are computed from: every stored match that is no longer running, read once (a stored match does not change
-after), and the baselines; ``Book.standings()`` rates them again when a match has ended since the last call.
+after), and the baselines of its reference matches; ``Book.standings()`` reads what settled since the last call
+(the matches created since the first one running then, unless the count of settled matches says otherwise) and hands
+it to ``train.arena.ratings.Rater``, which keeps the ratings up to date at the cost of what changed.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 import numpy as np
 import sqlalchemy as sa
 
-from train.arena.ratings import BaselineKey, Standings, StoredMatch, rate
+from train.arena.ratings import BaselineKey, Rater, Standings, StoredMatch
 from train.arena.storage import Store, games, matches, metadata
 
 __all__ = ["Book", "baselines", "bot_matches", "game_history", "insert_baseline", "match_histories"]
@@ -77,27 +79,40 @@ class Book:
         self.fields = list(fields)
         self.sizes = list(sizes)
         self._lock = threading.Lock()
-        self._matches: dict[str, StoredMatch] = {}
-        self._baselines: dict[BaselineKey, np.ndarray] = {}
-        self._standings: Standings | None = None
-        self._standings_baselines = 0
+        self._rater = Rater(fields, sizes)
+        self._since: float | None = None  # where the next look for settled matches starts (by creation)
+        self._baseline_count = 0
 
     def standings(self) -> Standings:
-        """The standings of every settled match (``train.arena.ratings.rate``), rated again only if a match has
-        settled, or a baseline been stored, since the last call."""
+        """The standings of every settled match (``train.arena.ratings.rate``), kept up to date by
+        ``train.arena.ratings.Rater`` at the cost of what settled, or was stored, since the last call."""
         with self._lock:
             with self.store.engine.connect() as db:
-                settled = db.execute(sa.select(matches.c.id).where(matches.c.status.in_(_SETTLED))).scalars().all()
-                new = [m for m in settled if m not in self._matches]
+                running = db.execute(sa.select(matches.c.created, matches.c.id).where(matches.c.status == "running"))
+                running_keys = [(float(created), str(match)) for created, match in running]
+                new = self._new_settled(db)
                 for start in range(0, len(new), 500):
                     self._load(db, new[start : start + 500])
                 count = db.execute(sa.select(sa.func.count()).select_from(baselines)).scalar_one()
-                if count != len(self._baselines):
-                    self._load_baselines(db)
-            if self._standings is None or new or count != self._standings_baselines:
-                self._standings = rate(list(self._matches.values()), self._baselines, self.fields, self.sizes)
-                self._standings_baselines = count
-            return self._standings
+                if count != self._baseline_count:  # an all-field table stored apart from its match: look again
+                    self._load_baselines(db, self._rater.waiting())
+                    self._baseline_count = count
+            # the next look starts at the first match running now, which settles later, or at the newest settled
+            self._since = min((created for created, _ in running_keys), default=self._rater.latest())
+            return self._rater.standings(running_keys)
+
+    def _new_settled(self, db: Any) -> list[str]:
+        """The ids of the settled matches not read yet: those created since the last look's first running match
+        (or its newest match), unless the count of settled matches says one settled outside that window (a match
+        queued long before it was claimed, or a server whose clock is behind): then every id."""
+        settled = sa.select(matches.c.id).where(matches.c.status.in_(_SETTLED))
+        window = settled if self._since is None else settled.where(matches.c.created >= self._since)
+        new = [m for m in db.execute(window).scalars() if m not in self._rater]
+        # counted after the window was read: a match settled in between makes the count larger, never smaller
+        count = db.execute(sa.select(sa.func.count()).select_from(settled.subquery())).scalar_one()
+        if count != len(self._rater) + len(new):
+            new = [m for m in db.execute(settled).scalars() if m not in self._rater]
+        return new
 
     def _load(self, db: Any, ids: Sequence[str]) -> None:
         rows: dict[str, list[Any]] = {m: [] for m in ids}
@@ -107,16 +122,24 @@ class Book:
             )
         ):
             rows[match_id].append((deal, rotation, outcomes))
-        for row in db.execute(sa.select(matches).where(matches.c.id.in_(ids))):
-            self._matches[row.id] = _stored(row, rows[row.id])
+        loaded = [_stored(row, rows[row.id]) for row in db.execute(sa.select(matches).where(matches.c.id.in_(ids)))]
+        # a match's all-field tables are stored before it settles (train.arena.server): read with it
+        self._load_baselines(db, [group for m in loaded if (group := self._rater.needs(m)) is not None])
+        self._rater.add_matches(loaded)
 
-    def _load_baselines(self, db: Any) -> None:
-        query = sa.select(baselines.c.field, baselines.c.players, baselines.c.seed, baselines.c.deal,
-                          baselines.c.outcomes)  # fmt: skip
-        for field, players, seed, deal, outcomes in db.execute(query):
-            key = (str(field), int(players), int(seed), int(deal))
-            if key not in self._baselines:
-                self._baselines[key] = np.array(json.loads(outcomes), dtype=np.int64)
+    def _load_baselines(self, db: Any, groups: Sequence[tuple[str, int, int]]) -> None:
+        """The all-field tables of these (field, players, seed) not read yet (only configured cells' are used)."""
+        groups = sorted(set(groups))
+        key = sa.tuple_(baselines.c.field, baselines.c.players, baselines.c.seed)
+        found: dict[BaselineKey, np.ndarray] = {}
+        for start in range(0, len(groups), 500):
+            query = sa.select(baselines.c.field, baselines.c.players, baselines.c.seed, baselines.c.deal,
+                              baselines.c.outcomes).where(key.in_(groups[start : start + 500]))  # fmt: skip
+            for field, players, seed, deal, outcomes in db.execute(query):
+                baseline = (str(field), int(players), int(seed), int(deal))
+                if baseline not in self._rater.baselines:
+                    found[baseline] = np.array(json.loads(outcomes), dtype=np.int64)
+        self._rater.add_baselines(found)
 
     def has_baselines(self, field: str, players: int, seed: int, deals: int) -> set[int]:
         """The deals of ``range(deals)`` whose all-field table is stored."""
