@@ -219,3 +219,17 @@ def test_a_match_settling_after_the_others_rates_only_its_own_deals(monkeypatch:
     rater.add_matches([early])
     assert rater.standings() == expected
     assert len(calls) == 43 * 3
+
+
+def test_a_match_of_one_agent_in_every_seat_rates_no_one() -> None:
+    """An operator may ask for a match of copies of one agent (a test of the server): OpenSkill refuses a game of one
+    team, and that refusal would break every later rating; such a match moves no rating, the others rate as before."""
+    outcomes = np.zeros((1, 1, 3, 6), dtype=np.int64)
+    outcomes[0, 0, :, CHIPS] = [2, -1, -1]
+    rotation = np.zeros((1, 1), dtype=np.int64)
+    alone = StoredMatch("a", 1.0, "finished", ("heuristic",) * 3, 0, (0,), outcomes, (None,) * 3, rotation)
+    versus = StoredMatch("b", 2.0, "finished", ("bot:x", "random", "random"), 0, (0,), outcomes, (None,) * 3, rotation)
+    both = rate([alone, versus], {}, ["random"], [3])
+    assert both.references == rate([versus], {}, ["random"], [3]).references
+    assert [r.spec for r in both.references if r.deals] == ["random"]
+    assert both.bot("x") is not None and both.bot("x").mu > 25

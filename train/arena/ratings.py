@@ -18,7 +18,8 @@ one of them.
 **OpenSkill** (Plackett-Luce, default parameters, as ``train.eval.tournament``): every match, whoever asked for
 it, deal by deal in the order the matches were created (then by id). The participants of a deal are the distinct
 entries of the match, a bot or a built-in agent with all its copies (their chips pooled), each a team of one, ranked
-by chips per seat over the deal's games (equal chips share a rank). A deal counts once all its games are stored.
+by chips per seat over the deal's games (equal chips share a rank). A deal counts once all its games are stored;
+a match with one participant in every seat (copies of one agent) rates no one.
 Matches still running, and refused ones, count in neither rating.
 
 ``rate()`` is the definition (``bourre arena rerate``); ``Rater`` is the same function kept up to date as matches
@@ -240,9 +241,9 @@ def _rate_deals(model: Any, ratings: dict[str, Any], deals: dict[str, int], matc
     """OpenSkill after one more match: its deals rated in order, ``ratings`` and ``deals`` (keyed by seat label)
     updated in place. ``model.rate`` returns new rating objects and leaves those it was given as they were, so a
     shallow copy of ``ratings`` keeps a state apart from what is rated after."""
-    if not len(match.deals):
-        return
     labels = sorted(set(match.seats))
+    if not len(match.deals) or len(labels) < 2:  # one participant in every seat (an operator's test match): no one to
+        return  # be ranked against, so no rating moves (OpenSkill refuses a game of one team)
     copies = [match.seats.count(label) for label in labels]
     own = _entry_chips(match)
     for row in range(len(match.deals)):

@@ -91,7 +91,7 @@ def view_of(obs: np.ndarray, mask: np.ndarray, players: int, hand_size: int, sea
     """The view of ``seat`` (``train.serve.tables.seat_view``'s dict, ``legal`` included) from its observation
     vector and legal mask."""
     ones: dict[int, list[int]] = {}  # field number -> flat indices of its non-zero entries, in order
-    for i in np.flatnonzero(obs).tolist():
+    for i in obs.nonzero()[0].tolist():  # np.flatnonzero's work on a vector, without its two Python layers
         ones.setdefault(_FIELD_OF[i], []).append(_LOCAL_OF[i])
 
     def first(name: str) -> int | None:
@@ -142,7 +142,7 @@ def view_of(obs: np.ndarray, mask: np.ndarray, players: int, hand_size: int, sea
         "own_discards": [_CARD[c] for c in ones.get(_NUMBER["own_discards"], ())],
         "cinch": bool(ones.get(_NUMBER["cinch"])),
         # a decision round's slot in the observation is the code of its phase
-        "legal": legal_entries(tuple(np.flatnonzero(mask).tolist()), hand, round_ if round_ is not None else core.PLAY),
+        "legal": legal_entries(tuple(mask.nonzero()[0].tolist()), hand, round_ if round_ is not None else core.PLAY),
     }
 
 
