@@ -134,7 +134,8 @@ _CARD_NAMES = {c: cards.to_str(c) for c in range(cards.NUM_CARDS)}
 
 
 def _card_names(ids: Sequence[int]) -> list[str]:
-    """``cards.to_str`` of each id (the same error for a bad one), the names of good ones looked up."""
+    """``cards.to_str`` of each card id, looked up: the ids come from the state or from a deck the env took (an
+    integer past the cards still gets ``to_str``'s error)."""
     return [_CARD_NAMES.get(c) or cards.to_str(c) for c in ids]
 
 
