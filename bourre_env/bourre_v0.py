@@ -210,6 +210,7 @@ from pettingzoo.utils import wrappers
 
 from bourre_env import core, limits, observation, render
 from bourre_env.actions import as_action_id, describe
+from bourre_env.card_masks import cards_of
 from bourre_env.core import cards
 from bourre_env.core.rules import Rules
 
@@ -292,10 +293,50 @@ class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 - AECEnv is untyped (
         # the cinch memo and search statistics: no part of the game, so queries (observe, legal_actions) leave
         # state_vector as it is (cinch_aborts reads the statistics)
         self.scratch = core.new_scratch()
-        self.np_random, self.np_random_seed = seeding.np_random(None)
+        # the deck's cards, in the rules' order (what a shuffle permutes) and sorted (what a given deck must match)
+        self._deck_cards = np.asarray(self.rules.deck_cards(), dtype=np.int64)
+        self._sorted_deck = sorted(self._deck_cards.tolist())
+        # np_random and its seed: made on first use (Gymnasium's Env does the same), since a reset with a seed makes
+        # its own and one drawn from the operating system at construction would go unused
+        self._np_random: np.random.Generator | None = None
+        self._np_random_seed: int | None = None
         self._mask = np.zeros(core.NUM_ACTIONS, dtype=np.int8)
         self._started = False  # state_vector is a blank state until reset, whose "player to act" means nothing
         self._closed = False
+
+    @property
+    def np_random(self) -> np.random.Generator:
+        """The env's generator (privileged, module docstring): reseeded by ``reset(seed)``, from the operating
+        system's entropy if used before any."""
+        if self._np_random is None:
+            self._unseeded_generator()
+        assert self._np_random is not None
+        return self._np_random
+
+    @np_random.setter
+    def np_random(self, value: np.random.Generator) -> None:
+        self._np_random = value
+
+    @property
+    def np_random_seed(self) -> int:
+        """The seed of ``np_random`` (Gymnasium's ``np_random`` gives it): the last reset's, or the entropy drawn."""
+        if self._np_random_seed is None:
+            self._unseeded_generator()
+        assert self._np_random_seed is not None
+        return self._np_random_seed
+
+    @np_random_seed.setter
+    def np_random_seed(self, value: int) -> None:
+        self._np_random_seed = value
+
+    def _unseeded_generator(self) -> None:
+        # what the env made at construction before it made it lazily: a generator from the operating system's
+        # entropy, and that entropy as the seed (kept even where np_random was set meanwhile)
+        generator, seed = seeding.np_random(None)
+        if self._np_random is None:
+            self._np_random = generator
+        if self._np_random_seed is None:
+            self._np_random_seed = seed
 
     def observation_space(self, agent: str) -> spaces.Space[Any]:
         return self.observation_spaces[agent]
@@ -307,7 +348,7 @@ class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 - AECEnv is untyped (
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         self._check_open("reset")
         if seed is not None:
-            self.np_random, self.np_random_seed = seeding.np_random(seed)
+            self._np_random, self._np_random_seed = seeding.np_random(seed)
         options = dict(options or {})
         unknown = set(options) - {"deck", "dealer", "pot"}
         if unknown:
@@ -327,10 +368,10 @@ class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 - AECEnv is untyped (
         core.start_episode(self.state_vector, self._params, deck, int(dealer), pot, self._reshuffle_seed())
         self.scratch[:] = 0
         self.agents = self.possible_agents[:]
-        self.rewards = {a: 0.0 for a in self.agents}
-        self._cumulative_rewards = {a: 0.0 for a in self.agents}
-        self.terminations = {a: False for a in self.agents}
-        self.truncations = {a: False for a in self.agents}
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
         self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         self._rewards_pending = False
         self._started = True
@@ -340,9 +381,14 @@ class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 - AECEnv is untyped (
         return int(self.np_random.integers(0, 2**62))
 
     def _deck(self, given: Any) -> np.ndarray:
-        expected = self.rules.deck_cards()
         if given is None:
-            return self.np_random.permutation(np.asarray(expected, dtype=np.int64))
+            return self.np_random.permutation(self._deck_cards)
+        # The common case, a right deck of card ids (Python or numpy integers), checked in one pass; anything else
+        # goes card by card below, which says what is wrong.
+        ids = given.tolist() if isinstance(given, np.ndarray) and given.dtype.kind in "iu" else given
+        if type(ids) in (list, tuple) and set(map(type, ids)) == {int} and sorted(ids) == self._sorted_deck:
+            return np.array(ids, dtype=np.int64)
+        expected = self._deck_cards.tolist()
         if isinstance(given, str):
             given = given.replace(",", " ").split()
         try:
@@ -474,8 +520,7 @@ class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 - AECEnv is untyped (
     def hand(self, agent: str) -> list[int]:
         """Card ids ``agent`` holds now. Privileged: it answers for any seat, whoever asks; a seat's own hand is
         its own knowledge, another's is not (for rendering, the terminal game's human seat, tests and oracles)."""
-        held = int(self.state_vector[core.S_HAND + self.agent_name_mapping[agent]])
-        return [c for c in range(cards.NUM_CARDS) if held >> c & 1]
+        return cards_of(self.state_vector[core.S_HAND + self.agent_name_mapping[agent]])
 
     def render(self) -> str | None:
         if self.render_mode is None:

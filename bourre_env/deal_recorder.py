@@ -26,19 +26,10 @@ import numpy as np
 
 from bourre_env import core, history
 from bourre_env.actions import describe
+from bourre_env.card_masks import cards_of
 from bourre_env.core.rules import Rules
 
 __all__ = ["DealRecorder"]
-
-
-def _cards_of(mask: int) -> list[int]:
-    """The card ids of a hand mask, lowest first (its set bits, not all 52)."""
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
 
 
 class DealRecorder:
@@ -51,16 +42,18 @@ class DealRecorder:
         self._env_seed: int | None = None
         self._ready = False
         # built once: the record's rules entry, and its text, read back for each history (a fresh copy each time)
-        self._rules_text = json.dumps(history.rules_record(rules, preset))
+        self._rules_text = history._rules_text(rules, preset)
         self._seed: str | None = None
         self._deals: list[dict[str, Any]] = []
+        # the text of each action that is no stay, by (action, phase): it does not depend on the hand
+        self._descriptions: dict[tuple[int, int], str] = {}
         self._open: dict[str, Any] | None = None
         self._moves: list[tuple[int, int, int, int, int, int]] = []
         self._rake_before = 0
 
     def next_game(self, deck: Sequence[int] | None, env_seed: int | None) -> None:
         """The next game's deck (card ids in dealing order, ``None``: the env shuffles one) and reset seed."""
-        self._deck = None if deck is None else [int(c) for c in deck]
+        self._deck = None if deck is None else list(map(int, deck))
         self._env_seed = env_seed
         self._ready = True
 
@@ -106,8 +99,13 @@ class DealRecorder:
     def _close(self, after: np.ndarray) -> None:
         assert self._open is not None
         entries = self._open["actions"]
+        descriptions = self._descriptions
         for seat, phase, action, hand, round_, announced in self._moves:
-            description = describe(action, _cards_of(hand), phase)
+            if action < core.STAY_BASE:
+                description = descriptions.get((action, phase)) or describe(action, None, phase)
+                descriptions[action, phase] = description
+            else:
+                description = describe(action, cards_of(hand), phase)
             if phase in core.DRAW_PHASES and action >= core.STAY_BASE:
                 public = "play, stand pat" if announced == 0 else f"play, discard {announced}"
             else:
@@ -121,7 +119,7 @@ class DealRecorder:
                     "public": public,
                 }
             )
-        laid_down = {seat: _cards_of(hand) for seat, hand in self._laid_down.items()}
+        laid_down = {seat: cards_of(hand) for seat, hand in self._laid_down.items()}
         self._open["results"] = history._results(after, self.rules, laid_down, self._rake_before)
         self._deals.append(self._open)
         self._open = None

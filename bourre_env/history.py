@@ -45,6 +45,7 @@ from pettingzoo.utils.wrappers import BaseWrapper
 from bourre_env import atomic_files, core, limits, observation
 from bourre_env.actions import describe
 from bourre_env.bourre_v0 import raw_env
+from bourre_env.card_masks import cards_of
 from bourre_env.core import cards
 from bourre_env.core.rules import Rules, presets
 
@@ -123,9 +124,19 @@ def rules_record(rules: Rules, preset: str | None = None) -> dict[str, Any]:
     }
 
 
+def _rules_text(rules: Rules, preset: str | None) -> str:
+    """``rules_record`` as JSON text: built once per rules by the writers, read back (a fresh copy) per history."""
+    return json.dumps(rules_record(rules, preset))
+
+
 # ---------------------------------------------------------------------------- recording
-def _cards_of(mask: int) -> list[int]:
-    return [c for c in range(cards.NUM_CARDS) if int(mask) >> c & 1]
+_CARD_NAMES = {c: cards.to_str(c) for c in range(cards.NUM_CARDS)}
+
+
+def _card_names(ids: Sequence[int]) -> list[str]:
+    """``cards.to_str`` of each card id, looked up: the ids come from the state or from a deck the env took (an
+    integer past the cards still gets ``to_str``'s error)."""
+    return [_CARD_NAMES.get(c) or cards.to_str(c) for c in ids]
 
 
 def _phase_name(s: np.ndarray, p: np.ndarray) -> str:
@@ -140,7 +151,7 @@ def dealing_order(s: np.ndarray, rules: Rules) -> list[int]:
     order, but for the dealer's card turned for trump, which must come last (the rules' ``trump_card="dealer"``)."""
     n, h = rules.num_players, rules.hand_size
     dealer, face = int(s[core.S_DEALER]), int(s[core.S_FACE])
-    hands = {q: _cards_of(s[core.S_HAND + q]) for q in range(n)}
+    hands = {q: cards_of(mask) for q, mask in enumerate(s[core.S_HAND : core.S_HAND + n].tolist())}
     if rules.trump_card == "separate_dealer_may_take":
         hands[dealer].remove(face)  # the dealer holds it while deciding, but it was turned after the hands
     elif rules.trump_card == "dealer":
@@ -149,18 +160,18 @@ def dealing_order(s: np.ndarray, rules: Rules) -> list[int]:
     order = [hands[(dealer + k) % n][r] for r in range(h) for k in range(1, n + 1)]
     if rules.trump_card in ("separate", "separate_dealer_may_take"):
         order.append(face)
-    order += [int(c) for c in s[core.S_STOCK + int(s[core.S_STOCK_POS]) : core.S_STOCK + int(s[core.S_STOCK_LEN])]]
+    order += s[core.S_STOCK + int(s[core.S_STOCK_POS]) : core.S_STOCK + int(s[core.S_STOCK_LEN])].tolist()
     return order
 
 
 def _deal_opening(s: np.ndarray, rules: Rules, deck: list[int]) -> dict[str, Any]:
     n = rules.num_players
-    antes = -int(s[core.S_REWARD : core.S_REWARD + n].sum())  # a new deal's rewards are minus the antes paid
+    antes = -sum(s[core.S_REWARD : core.S_REWARD + n].tolist())  # a new deal's rewards are minus the antes paid
     return {
         "deal": int(s[core.S_DEAL_NO]),
         "dealer": int(s[core.S_DEALER]),
         "pot_before": int(s[core.S_POT]) - antes,
-        "deck": [cards.to_str(c) for c in deck],
+        "deck": _card_names(deck),
         "reshuffle_seed": str(int(s[core.S_RNG])),
         "actions": [],
     }
@@ -169,23 +180,24 @@ def _deal_opening(s: np.ndarray, rules: Rules, deck: list[int]) -> dict[str, Any
 def _results(s: np.ndarray, rules: Rules, laid_down: Mapping[int, list[int]], rake_before: int) -> dict[str, Any]:
     """A settled deal's results, read off the state."""
     n = rules.num_players
+    # each field read off the state in one slice, as Python integers
+    playing = [d == core.PLAYING for d in s[core.S_DECISION : core.S_DECISION + n].tolist()]
+    held_masks = s[core.S_HAND : core.S_HAND + n].tolist()
+    played = s[core.S_TRICK_CARDS : core.S_TRICK_CARDS + core.MAX_HAND_SIZE * core.MAX_PLAYERS].tolist()
     hands = []
     for q in range(n):
-        if s[core.S_DECISION + q] == core.PLAYING:
-            row = s[
-                core.S_TRICK_CARDS + q : core.S_TRICK_CARDS + core.MAX_HAND_SIZE * core.MAX_PLAYERS : core.MAX_PLAYERS
-            ]
-            held = sorted([int(c) for c in row if c >= 0] + _cards_of(s[core.S_HAND + q]))
+        if playing[q]:
+            held = sorted([c for c in played[q :: core.MAX_PLAYERS] if c >= 0] + cards_of(held_masks[q]))
         else:
             held = sorted(laid_down.get(q, []))
-        hands.append([cards.to_str(c) for c in held])
+        hands.append(_card_names(held))
     return {
-        "decisions": [DECISIONS[0] if s[core.S_DECISION + q] == core.PLAYING else DECISIONS[1] for q in range(n)],
-        "tricks": [int(s[core.S_TRICKS + q]) for q in range(n)],
-        "payments": [int(s[core.S_REWARD + q]) for q in range(n)],
+        "decisions": [DECISIONS[0] if playing[q] else DECISIONS[1] for q in range(n)],
+        "tricks": s[core.S_TRICKS : core.S_TRICKS + n].tolist(),
+        "payments": s[core.S_REWARD : core.S_REWARD + n].tolist(),
         "outcomes": [
-            [name for name, bit in zip(OUTCOMES, _OUTCOME_BITS, strict=True) if s[core.S_OUTCOME + q] & bit]
-            for q in range(n)
+            [name for name, bit in zip(OUTCOMES, _OUTCOME_BITS, strict=True) if bits & bit]
+            for bits in s[core.S_OUTCOME : core.S_OUTCOME + n].tolist()
         ],
         "hands": hands,
         "pot": int(s[core.S_POT]),
@@ -213,6 +225,7 @@ class Recording(BaseWrapper):  # type: ignore[misc]  # untyped base: PettingZoo 
         self.preset = preset
         self._episode: dict[str, Any] | None = None
         self._deal: dict[str, Any] | None = None
+        self._rules_entry: tuple[Rules, str | None, str] | None = None  # the rules, preset and _rules_text last built
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         self.env.reset(seed=seed, options=options)
@@ -241,7 +254,7 @@ class Recording(BaseWrapper):  # type: ignore[misc]  # untyped base: PettingZoo 
             return
         before = s.copy()
         seat, phase = int(s[core.S_CUR]), int(s[core.S_PHASE])
-        hand = _cards_of(s[core.S_HAND + seat])
+        hand = cards_of(s[core.S_HAND + seat])
         self.env.step(action)  # an illegal action raises here, and nothing is recorded
         action = int(action)
         ended = s[core.S_DEALS_DONE] != before[core.S_DEALS_DONE]
@@ -270,6 +283,14 @@ class Recording(BaseWrapper):  # type: ignore[misc]  # untyped base: PettingZoo 
             if s[core.S_PHASE] not in (core.DEAL_OVER, core.GAME_OVER):  # the episode goes on: a new deal
                 self._open_deal(dealing_order(s, self._rules))
 
+    def _rules_json(self) -> str:
+        # built again only for other rules (another env's, by identity: equal Rules may write different records, a
+        # float rake and its Fraction) or another preset
+        entry = self._rules_entry
+        if entry is None or entry[0] is not self._rules or entry[1] != self.preset:
+            entry = self._rules_entry = (self._rules, self.preset, _rules_text(self._rules, self.preset))
+        return entry[2]
+
     def current_actions(self) -> list[dict[str, Any]]:
         """The recorded actions of the deal under way (empty between deals)."""
         return [dict(a) for a in self._deal["actions"]] if self._deal is not None else []
@@ -287,7 +308,7 @@ class Recording(BaseWrapper):  # type: ignore[misc]  # untyped base: PettingZoo 
         return {
             "format": FORMAT,
             "version": VERSION,
-            "rules": rules_record(self._rules, self.preset),
+            "rules": json.loads(self._rules_json()),
             "seats": [{"seat": q, "agent": who[q]} for q in range(n)],
             "seed": self._episode["seed"],
             "deals": json.loads(json.dumps(self._episode["deals"])),
@@ -351,12 +372,14 @@ def read(source: str | os.PathLike[str] | Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    seen: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in seen:
-            raise ValueError(f"the key {key!r} is given twice in one object")
-        seen[key] = value
-    return seen
+    found = dict(pairs)
+    if len(found) != len(pairs):  # a key given twice: name the first one repeated, in the text's order
+        seen = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"the key {key!r} is given twice in one object")
+            seen.add(key)
+    return found
 
 
 def strict_json(text: str | bytes | bytearray) -> Any:
@@ -626,7 +649,7 @@ class Replay:
                 _need(act["seat"] == seat, f"{where}.seat", f"{act['seat']}, but player_{seat} is to act")
                 name = _phase_name(s, p)
                 _need(act["phase"] == name, f"{where}.phase", f"{act['phase']!r}, but the phase is {name!r}")
-                hand = _cards_of(s[core.S_HAND + seat])
+                hand = cards_of(s[core.S_HAND + seat])
                 action = int(act["action"])
                 trial = s.copy()
                 if not core.step(trial, p, action):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from bourre_env import core
+from bourre_env.card_masks import cards_of
 from bourre_env.core import MAX_PLAYERS, NUM_CARDS
 from bourre_env.core.rules import Rules
 from bourre_env.observation import ROUND_DECLARE, ROUND_NAME_TRUMP
@@ -70,13 +71,7 @@ def _proven_absent(rec: PublicRecord, params: np.ndarray) -> list[int]:
     return out
 
 
-def _bits(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
+_bits = cards_of  # the name bourre_env.sampler.worlds imports (it can import cards_of itself, and this go)
 
 
 class _Plan:
@@ -237,7 +232,7 @@ class _Plan:
             if bin(d_o).count("1") != self.bin_size[disc_bin[0]]:
                 raise ValueError("observation: the observer's discards do not fit its announced count")
             if disc_bin[0] in pf_of:
-                for c in _bits(d_o):
+                for c in cards_of(d_o):
                     card_pf_bin[c] = disc_bin[0]
             else:
                 pinned.append((d_o, [disc_bin[0]]))
@@ -281,7 +276,7 @@ class _Plan:
         hand_set = [set(self.hand_bins[q]) for q in range(n)]
         restricted = [q for q in range(1, n) if rec.in_play and rec.decisions[q] == core.PLAYING]
         column = {b: 0 for b in candidates}
-        for c in _bits(pool):
+        for c in cards_of(pool):
             owner = next((q for q in range(1, n) if (played_by[q] >> c) & 1), -1)
             allowed = list(candidates)
             if owner >= 0:
@@ -310,7 +305,7 @@ class _Plan:
         # a card that only one group allows (an opponent's played card) is placed there before anything else
         forced_mask = [0] * len(group_cols)
         free = pool
-        for c in _bits(pool):
+        for c in cards_of(pool):
             holders = [g for g, col in enumerate(group_cols) if (col >> c) & 1]
             if len(holders) == 1:
                 forced_mask[holders[0]] |= 1 << c
@@ -330,17 +325,17 @@ class _Plan:
         self.sub_groups = [merged[free_cols[k]] for k in order]  # [counting group] -> groups
         self.group_bins = [groups[col] for col in group_cols]
         self.group_caps = caps  # free cards each group takes
-        self.forced = [_bits(f) for f in forced_mask]
+        self.forced = [cards_of(f) for f in forced_mask]
         group_cols = [free_cols[k] for k in order]
         caps = [free_caps[k] for k in order]
         self.caps = caps
         types: dict[int, int] = {}
-        for c in _bits(free):
+        for c in cards_of(free):
             key = sum(1 << g for g, col in enumerate(group_cols) if (col >> c) & 1)
             types[key] = types.get(key, 0) | (1 << c)
         # the most constrained types first (fewest places): the rejection method places them first
         type_keys = sorted(types, key=lambda k: (sum(caps[g] for g in range(len(caps)) if (k >> g) & 1), k))
-        self.type_cards = [_bits(types[k]) for k in type_keys]
+        self.type_cards = [cards_of(types[k]) for k in type_keys]
         self.allowed = np.array(
             [[(k >> g) & 1 for g in range(len(group_cols))] for k in type_keys], dtype=np.int8
         ).reshape(len(type_keys), len(group_cols))
