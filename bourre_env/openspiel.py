@@ -63,6 +63,7 @@ import numpy as np
 import pyspiel
 
 from bourre_env import actions, core, limits, observation
+from bourre_env.card_masks import cards_of
 from bourre_env.core import cards
 from bourre_env.core.rules import Rules
 
@@ -236,7 +237,7 @@ def _sorted_pick_outcomes(pool: list[int], previous: int, remaining: int) -> lis
 
 
 def _mask_cards(mask: int) -> list[int]:
-    return [c for c in range(cards.NUM_CARDS) if mask >> c & 1]
+    return cards_of(mask)
 
 
 # -- accessors of the core state this adapter needs (the offsets stay inside bourre_env) -----------------------

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from bourre_env.core import cards
+from bourre_env.card_masks import cards_of
 from bourre_env.core.layout import (
     OUTCOME_BOURRE,
     OUTCOME_RENEGED,
@@ -233,7 +233,7 @@ class StateView:
 
 
 def _cards(mask: int) -> list[int]:
-    return [c for c in range(cards.NUM_CARDS) if mask >> c & 1]
+    return cards_of(mask)
 
 
 def rewards_column(seat: int = 0) -> int:

@@ -71,9 +71,6 @@ def _proven_absent(rec: PublicRecord, params: np.ndarray) -> list[int]:
     return out
 
 
-_bits = cards_of  # the name bourre_env.sampler.worlds imports (it can import cards_of itself, and this go)
-
-
 class _Plan:
     """Bins, the replay events and the reshuffle stages of one observation (built once, used for every world).
 

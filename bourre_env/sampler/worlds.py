@@ -71,10 +71,11 @@ from typing import Any
 import numpy as np
 
 from bourre_env import core
+from bourre_env.card_masks import cards_of
 from bourre_env.core.rules import Rules
 from bourre_env.observation import OBS_SIZE
 from bourre_env.sampler.kernels import _count_levels, _sample_kernel
-from bourre_env.sampler.plan import DP_LIMIT, EV_ACTION, EV_DRAW, EV_HIDDEN, MAX_ATTEMPTS_PER_WORLD, _bits, _flat, _Plan
+from bourre_env.sampler.plan import DP_LIMIT, EV_ACTION, EV_DRAW, EV_HIDDEN, MAX_ATTEMPTS_PER_WORLD, _flat, _Plan
 from bourre_env.sampler.record import PublicRecord, _check_vector, decode, rules_from_observation
 
 __all__ = [
@@ -169,7 +170,7 @@ class WorldSampler:
         sizes = np.array(plan.bin_size, dtype=np.int64)
         self._bin_size = sizes
         self._bin_off = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-        self._pin_cards, self._pin_card_start = _flat([_bits(mask) for mask, _ in plan.pinned])
+        self._pin_cards, self._pin_card_start = _flat([cards_of(mask) for mask, _ in plan.pinned])
         self._pin_bins, self._pin_bin_start = _flat([bins for _, bins in plan.pinned])
         self._type_cards, self._type_start = _flat(plan.type_cards)
         self._caps = np.array(plan.caps, dtype=np.int64)
