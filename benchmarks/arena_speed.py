@@ -32,6 +32,7 @@ Usage
 
     python benchmarks/arena_speed.py                     # 1 then 16 tables, 5 seats, 20 deals each (under a minute)
     python benchmarks/arena_speed.py --quick --json r.json   # 1 then 2 tables, 3 deals, 3 seats (a test's)
+    python benchmarks/arena_speed.py --stub-turns        # turns without their view: the turns' share of the CPU
 
 ``benchmarks/arena_floor.py`` times the server's own pieces of a decision (the game and its hand history, a turn)
 without the network, beside the rules core's floor.
@@ -193,6 +194,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="the agent of the par games the server plays beside each deal; none: no par game (default: none)",
     )
     parser.add_argument(
+        "--stub-turns",
+        action="store_true",
+        help="send each turn with an empty view and its first legal action alone (the bots play it): the server's "
+        "CPU a decision without building the turns, for their share",
+    )
+    parser.add_argument(
         "--clock",
         type=float,
         default=10.0,
@@ -224,6 +231,19 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
+def stub_turns() -> None:
+    """``--stub-turns``: every turn the server sends is its head, an empty view and its first legal action alone."""
+    from train.arena import protocol
+
+    def turn(match: str, number: int, deal: int, state: Any, params: Any, rules: Any, seat: int, clock_ms: int,
+             *_: Any, **__: Any) -> dict[str, Any]:  # fmt: skip
+        seen = _[3] if len(_) > 3 else __["seen"]  # (observation, legal mask): remote.RemoteSeat.act passes them
+        return {"type": "turn", "match": match, "turn": number, "deal": deal, "seat": seat, "clock_ms": clock_ms,
+                "view": {}, "legal": [{"action": int(seen[1].nonzero()[0][0])}]}  # fmt: skip
+
+    protocol.turn = turn  # type: ignore[assignment]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     from train.arena.server import Arena, serve_in_thread
@@ -239,6 +259,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(header, flush=True)
     trips = RoundTrips()
     trips.install()
+    if args.stub_turns:
+        stub_turns()
     results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="arena-speed-") as data:
         store = Store(data)
@@ -289,7 +311,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         payload = {
             "config": {
                 k: getattr(args, k)
-                for k in ("tables", "players", "deals", "par", "clock", "bot_processes", "seed", "quick")
+                for k in ("tables", "players", "deals", "par", "clock", "bot_processes", "seed", "quick", "stub_turns")
             },
             "machine": machine,
             "targets": {"decisions_per_second": TARGET_RATE, "round_trip_ms_p99": TARGET_P99_MS},

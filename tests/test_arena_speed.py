@@ -18,10 +18,11 @@ ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "benchmarks" / "arena_speed.py"
 
 
-def test_quick_mode_writes_every_figure_and_no_move_falls_back(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stub", [False, True], ids=["turns", "stub-turns"])
+def test_quick_mode_writes_every_figure_and_no_move_falls_back(tmp_path: Path, stub: bool) -> None:
     out = tmp_path / "arena_speed.json"
     result = subprocess.run(
-        [sys.executable, str(SCRIPT), "--quick", "--json", str(out)],
+        [sys.executable, str(SCRIPT), "--quick", "--json", str(out), *(["--stub-turns"] if stub else [])],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -31,6 +32,7 @@ def test_quick_mode_writes_every_figure_and_no_move_falls_back(tmp_path: Path) -
     report = json.loads(out.read_text())
     assert {"config", "machine", "targets", "bots_cpu_seconds", "results"} <= set(report)
     assert report["config"]["quick"] is True and {"cpu", "cpu_count", "load_average"} <= set(report["machine"])
+    assert report["config"]["stub_turns"] is stub
     runs = report["results"]
     assert [r["tables"] for r in runs] == report["config"]["tables"]
     keys = {
