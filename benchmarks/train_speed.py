@@ -379,19 +379,25 @@ def measure_batched(opts: argparse.Namespace) -> dict[str, Any]:
         collector.reset_stats()
         limit = f", at most {opts.max_seconds:g} s" if opts.max_seconds else ""
         progress(f"batched timed: {opts.batched_steps:,} learner steps{limit}")
-        steps, rollout_seconds, update_seconds, updates = 0, 0.0, 0.0, 0
+        steps, rollout_seconds, update_seconds, updates, minibatches = 0, 0.0, 0.0, 0, 0
+        update_cpu = 0.0
         start = time.perf_counter()
         while steps < opts.batched_steps and not (opts.max_seconds and time.perf_counter() - start > opts.max_seconds):
             t0 = time.perf_counter()
             steps += collector.collect(args.rollout_decisions)
-            t1 = time.perf_counter()
-            ppo_update(net, optimizer, collector, args, rng, device)
-            t2 = time.perf_counter()
+            t1, c1 = time.perf_counter(), time.process_time()
+            minibatches += int(ppo_update(net, optimizer, collector, args, rng, device)["minibatches"])
+            t2, c2 = time.perf_counter(), time.process_time()
             rollout_seconds += t1 - t0
             update_seconds += t2 - t1
+            update_cpu += c2 - c1
             updates += 1
             progress(f"  {steps:,} steps, {steps / (t2 - start):,.0f} steps/s")
         total = time.perf_counter() - start
+        if device.type == "cpu":
+            progress("batched: the update's floor (the network's own passes on one minibatch, timed alone)")
+            figures["update_floor"] = update_floor(net, collector, args, device)
+            figures["update_floor"]["update_cpu_ms_per_minibatch"] = 1e3 * update_cpu / max(minibatches, 1)
     s, c = collector.stats, collector.seconds
     parts = {
         "env": c["env"],
@@ -407,6 +413,8 @@ def measure_batched(opts: argparse.Namespace) -> dict[str, Any]:
             "seconds": total,
             "steps_per_second": steps / total,
             "updates": updates,
+            "minibatches": minibatches,
+            "update_cpu_seconds": update_cpu,
             "table_decisions": s["decisions"],
             "learner_share": s["learner_decisions"] / max(s["decisions"], 1),
             "learner_steps_per_seat_deal": s["learner_decisions"] / max(s["learner_deals"], 1),
@@ -415,6 +423,66 @@ def measure_batched(opts: argparse.Namespace) -> dict[str, Any]:
         }
     )
     return figures
+
+
+def update_floor(net: Any, collector: Any, args: Any, device: Any, repeats: int = 12) -> dict[str, Any]:
+    """What one minibatch of the update costs at least with torch's kernels on this core: the network's forward and
+    backward passes on one gathered minibatch of the collector's decisions (a plain sum for a loss), and within
+    them the dense matrix products (each layer's product forward and its two backward) and the sparse first layer
+    (forward and backward), each timed alone; the smallest CPU time of ``repeats``, in ms. The update spends the
+    rest on gathering the rows, the policy's terms and the loss, the optimizer and Python."""
+    import torch
+
+    from train.learning.policy_net import sparse_first_layer
+
+    t = collector.transitions
+    rows = np.arange(min(args.minibatch_size, t.n))
+    batch, hidden_batch = t.inputs(rows, device, grad=True)
+
+    def least(call: Callable[[], object]) -> float:
+        best = float("inf")
+        for _ in range(repeats):
+            c0 = time.process_time()
+            call()
+            best = min(best, time.process_time() - c0)
+        return 1e3 * best
+
+    def network() -> None:
+        net.zero_grad()
+        logits, values = net(batch, hidden_batch)
+        (logits.sum() + values.sum()).backward()
+
+    widths = [*net.hidden_sizes, net.actor.out_features + 1]  # the actor and critic heads as one product
+    n = len(rows)
+    inputs = [torch.randn(n, a) for a in widths[:-1]]
+    weights = [torch.randn(a, b) for a, b in zip(widths[:-1], widths[1:], strict=True)]
+    grads = [torch.randn(n, b) for b in widths[1:]]
+
+    def dense() -> None:
+        for x, w, g in zip(inputs, weights, grads, strict=True):
+            x @ w  # forward
+            g @ w.t()  # backward: the input's gradient
+            x.t() @ g  # and the weight's
+
+    first = net.first_weight.detach().clone().requires_grad_()
+    upstream = torch.randn(n, first.shape[1])
+
+    def sparse() -> None:
+        first.grad = None
+        (sparse_first_layer(first, batch) * upstream).sum().backward()
+
+    network()
+    macs = n * sum(a * b for a, b in zip(widths[:-1], widths[1:], strict=True))
+    dense_ms = least(dense)
+    return {
+        "rows": n,
+        "nonzero_per_row": float(batch.idx.shape[0]) / max(n, 1),
+        "network_ms": least(network),
+        "dense_ms": dense_ms,
+        "sparse_ms": least(sparse),
+        "dense_gflops": 3 * 2 * macs / (dense_ms * 1e-3) / 1e9 if dense_ms > 0 else float("nan"),
+        "update_epochs": args.update_epochs,
+    }
 
 
 def measure_workers(opts: argparse.Namespace, workers: int) -> dict[str, Any]:
@@ -631,12 +699,38 @@ def sb3_tables(f: dict[str, Any]) -> list[Table]:
     ]
 
 
+def floor_rows(f: dict[str, Any]) -> Rows:
+    """The update's CPU time per minibatch against the network's own passes (``update_floor``)."""
+    u = f["update_floor"]
+    per_step = f["minibatches"] / max(f["steps"], 1)  # minibatches per learner step
+
+    def row(label: str, ms: float) -> tuple[str, ...]:
+        return (label, f"{ms:.2f}", f"{ms / u['update_cpu_ms_per_minibatch']:.0%}", f"{1e3 * ms * per_step:.1f}")
+
+    network = u["network_ms"]
+
+    return [
+        row("the update, CPU time per minibatch (the timed loop)", u["update_cpu_ms_per_minibatch"]),
+        row("the network's forward and backward alone (floor)", u["network_ms"]),
+        row(f"  of which dense products ({u['dense_gflops']:.0f} GFLOP/s)", u["dense_ms"]),
+        row(f"  of which the sparse first layer ({u['nonzero_per_row']:.0f} nonzero a row)", u["sparse_ms"]),
+        row("the rest: gathering rows, policy terms, loss, optimizer", u["update_cpu_ms_per_minibatch"] - network),
+    ]
+
+
+FLOOR = ("Part", "ms/minibatch", "Share", "us/step")
+
+
 def batched_tables(f: dict[str, Any]) -> list[Table]:
     loop, split = batched_rows(f)
-    return [
+    tables: list[Table] = [
         ("Batched PPO loop (bourre train)", MEASURE, loop),
         ("Where the timed wall time goes (batched)", SPLIT, split),
     ]
+    if "update_floor" in f:
+        title = f"The update against its floor ({f['update_floor']['rows']:,}-row minibatches, CPU time)"
+        tables.append((title, FLOOR, floor_rows(f)))
+    return tables
 
 
 def print_tables(tables: list[Table], header: list[str]) -> None:

@@ -48,3 +48,38 @@ def test_every_function_of_the_batch_heuristic_has_one_signature(tmp_path: Path)
     compiled = json.loads(done.stdout.strip().splitlines()[-1])
     assert compiled["agents.heuristic.batch_decide._outlook"], "the draw was never decided: the test plays too little"
     assert {name: sigs for name, sigs in compiled.items() if len(sigs) > 1} == {}
+
+
+PLAY_SEARCH_AND_LIST = """
+import json
+import agents
+import bourre_env
+from bourre_env import observation
+from bourre_env.core import cinch
+
+env = bourre_env.env(num_players=4)
+table = [agents.make("pimc:2,rollout=heuristic,infer=2", seed=0)]
+table += [agents.make("heuristic", seed=s) for s in (1, 2, 3)]
+seat_of = env.unwrapped.agent_name_mapping
+for episode in range(2):
+    env.reset(seed=episode)
+    for agent in table:
+        agent.reset()
+    for name in env.agent_iter():
+        obs, _, terminated, truncated, _ = env.last()
+        env.step(None if terminated or truncated else table[seat_of[name]].act(obs))
+print(json.dumps({f.__name__: [str(s) for s in f.signatures] for f in (observation.encode_with, cinch.has_cinch_with)}))
+"""
+
+
+@pytest.mark.slow
+def test_the_env_and_the_search_agents_compile_one_observation_encoder(tmp_path: Path) -> None:
+    """A search agent with inference (its world filter encodes seat 0's observation in compiled code) beside the env:
+    one copy of the encoder and of the cinch check under it, not a second one for a literal seat."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba"), "BOURRE_COMPILE_NOTICE": "0"}
+    done = subprocess.run(
+        [sys.executable, "-c", PLAY_SEARCH_AND_LIST], cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    compiled = json.loads(done.stdout.strip().splitlines()[-1])
+    assert {name: len(sigs) for name, sigs in compiled.items()} == {"encode_with": 1, "has_cinch_with": 1}

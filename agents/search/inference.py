@@ -116,7 +116,9 @@ def _replay_with_model(
         if not alive[b]:
             continue
         core.set_pot(s, pot)
-        observation.encode_with(s, p, 0, obs, x)
+        # a typed seat, not the literal 0: a literal argument compiles the encoder (and the cinch search under it)
+        # once more, for that constant, about a minute on 2 cores
+        observation.encode_with(s, p, np.int64(0), obs, x)
         for i in range(target.shape[0]):
             if obs[i] != target[i]:
                 alive[b] = False
@@ -215,7 +217,7 @@ def _keep_matching(
         if not alive[b]:
             continue
         core.set_pot(states[b], pot)
-        observation.encode_with(states[b], p, 0, obs, scratch[b])
+        observation.encode_with(states[b], p, np.int64(0), obs, scratch[b])  # typed: as in _replay_with_model
         for i in range(target.shape[0]):
             if obs[i] != target[i]:
                 alive[b] = False

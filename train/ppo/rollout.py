@@ -43,6 +43,7 @@ from bourre_env.core import NUM_ACTIONS
 from bourre_env.core.rules import MAX_HAND_SIZE
 from bourre_env.observation import OBS_SIZE
 from bourre_env.privileged import HIDDEN_HAND_SIZE, hidden_hand_entries
+from train.learning.fused_cpu import sample_masked
 from train.learning.policy_net import (
     PolicyNet,
     SparseBatch,
@@ -438,13 +439,16 @@ class Collector:
         hidden_batch = None if hidden is None else batch_from_counts(*hidden, self.device)
         logits, values = self.net(batch_from_counts(idx, val, counts, self.device), hidden_batch)
         legal = torch.from_numpy(mask_rows).to(self.device)
-        masked = masked_logits(logits, legal)
-        actions_t = sample_actions(masked, legal, self.torch_rng)
-        logp = torch.log_softmax(masked, dim=1).gather(1, actions_t[:, None]).squeeze(1)
-        actions = actions_t.cpu().numpy()
-        ids = self.transitions.append(
-            idx, val, counts, mask_rows, actions, logp.cpu().numpy(), values.cpu().numpy(), hidden
-        )
+        if logits.device.type == "cpu":
+            # one compiled pass over each row's legal actions, with the uniforms sample_actions would draw
+            uniforms = torch.rand((len(rows), 1), generator=self.torch_rng)
+            actions, logp = sample_masked(logits, legal, uniforms[:, 0])
+        else:
+            masked = masked_logits(logits, legal)
+            actions_t = sample_actions(masked, legal, self.torch_rng)
+            logp = torch.log_softmax(masked, dim=1).gather(1, actions_t[:, None]).squeeze(1).cpu().numpy()
+            actions = actions_t.cpu().numpy()
+        ids = self.transitions.append(idx, val, counts, mask_rows, actions, logp, values.cpu().numpy(), hidden)
         return actions, ids
 
     def step_game(self, k: int) -> StepRecord:

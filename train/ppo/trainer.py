@@ -75,8 +75,10 @@ table decision. Measured on one core of this machine, the update runs its matrix
 50 GFLOP/s and the sparse layer's row gathers at about 40 GB/s, so the network alone is bounded at
 about 0.67 MFLOP / 50 GFLOP/s + 330 kB / 40 GB/s = 13 + 8 = 21 us per learner step (48,000 steps/s).
 The loop spends 28-41 us per learner step in the network, depending on the machine's load (the rest
-of it: masking, softmax, minibatch gathers, Adam, Python calls), 3-5 us in the env and about 1.5 us
-in the opponents' batched calls; ``benchmarks/train_speed.py`` prints the split.
+of it: minibatch gathers, the loss, Adam, Python calls; the masked policy's terms are one compiled pass,
+``train.learning.fused_cpu``), 3-5 us in the env and about 1.5 us in the opponents' batched calls;
+``benchmarks/train_speed.py`` prints the split and the update against the network's own passes timed alone
+(docs/training.md, "The update against its floor").
 
 A run is reproducible from its seed on the same machine and thread count. A resumed run continues the
 network, the optimizer and the step count but deals new tables, so it is not bit-identical to an
@@ -106,6 +108,7 @@ from train.eval.ray_backend import check_cluster
 from train.grouped_cli import grouped_cli
 from train.learning import run_start
 from train.learning.checkpoint import check_finite, export, load_checkpoint, save_checkpoint
+from train.learning.fused_cpu import masked_policy_terms
 from train.learning.imitation import summary as imitation_summary
 from train.learning.policy_net import PolicyNet, masked_logits
 from train.learning.run_start import RunFolder
@@ -178,6 +181,18 @@ def refresh_values(
     t.stale[stale] = False
 
 
+def policy_terms(logits: torch.Tensor, masks: torch.Tensor, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per row, the log-probability of its action and the entropy of the policy over the legal actions: one compiled
+    pass on the CPU (``train.learning.fused_cpu``), torch's operations elsewhere."""
+    if logits.device.type == "cpu" and logits.dtype == torch.float32:
+        return masked_policy_terms(logits, masks, actions)
+    masked = masked_logits(logits, masks)
+    logp_all = torch.log_softmax(masked, dim=1)
+    # softmax, not logp_all.exp(): exp of the masked entries' -1e9 takes a slow path ten times as long
+    entropy = -(torch.softmax(masked, dim=1) * logp_all).sum(dim=1)
+    return logp_all.gather(1, actions[:, None]).squeeze(1), entropy
+
+
 def ppo_update(
     net: PolicyNet,
     optimizer: torch.optim.Optimizer,
@@ -200,12 +215,9 @@ def ppo_update(
         for start in range(0, len(order), args.minibatch_size):
             mb = order[start : start + args.minibatch_size]
             logits, values = net(*t.inputs(mb, device, grad=True))
-            masked = masked_logits(logits, torch.from_numpy(t.masks[mb]).to(device))
-            logp_all = torch.log_softmax(masked, dim=1)
-            actions = torch.from_numpy(t.actions[mb]).to(device)
-            new_logp = logp_all.gather(1, actions[:, None]).squeeze(1)
-            # softmax, not logp_all.exp(): exp of the masked entries' -1e9 takes a slow path ten times as long
-            entropy = -(torch.softmax(masked, dim=1) * logp_all).sum(dim=1).mean()
+            masks = torch.from_numpy(t.masks[mb]).to(device)
+            new_logp, entropy_rows = policy_terms(logits, masks, torch.from_numpy(t.actions[mb]).to(device))
+            entropy = entropy_rows.mean()
             log_ratio = new_logp - torch.from_numpy(t.logp[mb]).to(device)
             ratio = log_ratio.exp()
             adv = torch.from_numpy(advantages[mb]).to(device)
