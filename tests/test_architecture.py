@@ -253,7 +253,7 @@ TRAIN_FLOORS: list[set[str]] = [
     {"learning"},  # what the trainers share
     {"ppo", "dmc", "exit", "sb3", "examples"},  # the trainers
     {"research"},  # measurements that may run a trainer
-    {"serve", "arena", "terminal_game", "bench"},  # the places people and bots play; the benchmarks' runner
+    {"serve", "arena", "terminal_game", "bench", "compile_ahead"},  # where people and bots play; the tools' runners
     {"cli"},  # the command line, at the top
 ]
 

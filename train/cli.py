@@ -21,6 +21,8 @@
     (``train.research.exploiter``, ``train.research.nashconv``; --exact needs the openspiel extra).
 ``bourre bench [throughput|agents|train|device] [ARGS...]``
     the speed benchmarks of ``benchmarks/`` (from a source checkout), with their own arguments.
+``bourre compile [--parts env agents search training threads]``
+    compile numba's kernels into the cache now (``train.compile_ahead``), so that later runs only load them.
 ``bourre serve [--port 8000]``
     play in the browser at http://127.0.0.1:8000 and replay hand histories (``train.serve``).
 ``bourre play --seats human,heuristic,heuristic,random,heuristic [--seed 7] [--deals 3] [--save game.json]``
@@ -45,6 +47,7 @@ from typing import Any
 from train import arguments
 from train import console as console_tables
 from train.bench import BENCHMARKS, _cmd_bench
+from train.compile_ahead import add_parser as add_compile_parser
 from train.eval.jobs import usable_cpus
 from train.terminal_game import HUMAN, MAX_DEALS, _cmd_play
 
@@ -246,6 +249,7 @@ def build_parser() -> argparse.ArgumentParser:
     from train.arena.command import add_parsers as add_arena_parsers  # light: argparse and the standard library
 
     add_arena_parsers(commands)
+    add_compile_parser(commands)
 
     # Listed for --help; main() hands their arguments to the training script and the benchmarks unparsed.
     commands.add_parser(
