@@ -4,6 +4,7 @@ part name is a clear error."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -91,3 +92,12 @@ def test_with_workers_the_parts_after_env_run_in_processes() -> None:
     assert all(s > 0 for s in seconds.values())
     assert lines[:2] == [f"env: {PARTS['env'][0]}", lines[1]] and lines[1].startswith("env: ")
     assert lines[2] == "agents, training: in 2 processes"  # the longest first (COLD_SECONDS)
+
+
+def test_the_threads_part_passes_where_numba_has_one_thread() -> None:
+    # the threaded kernels never run on a pool of one thread: nothing to compile there, and no error
+    probe = [sys.executable, "-c", "from train.compile_ahead import compile_parts; compile_parts(['threads'])"]
+    env = {**os.environ, "NUMBA_NUM_THREADS": "1"}
+    done = subprocess.run(probe, capture_output=True, text=True, timeout=600, check=False, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "threads: " in done.stdout

@@ -16,7 +16,8 @@ one after another (``COLD_SECONDS``) and 235 s with ``--workers 2`` (the parts a
   and the worlds' weighing;
 * ``training``: the batched PPO trainer's rollouts and one update (the sparse rows, the policy terms, GAE);
 * ``threads``: the threaded kernels (``BatchGame``, the vector env and the batched heuristic on 2 threads), which
-  numba compiles apart from the one-thread ones (about 20 s each on 2 cores).
+  numba compiles apart from the one-thread ones (about 20 s each on 2 cores); none where numba's pool has one
+  thread (``NUMBA_NUM_THREADS=1``), which never runs them.
 
 Only the speed of a first run changes: the kernels compiled here are those any run would compile.
 """
@@ -104,16 +105,17 @@ def _training() -> None:
 def _threads() -> None:
     from agents.batched_players import BatchedHeuristicPlayer
     from bourre_env import BatchGame, BourreVectorEnv
-    from bourre_env.batch import ROWS_PER_THREAD
+    from bourre_env.batch import ROWS_PER_THREAD, max_threads
 
+    threads = min(2, max_threads())  # numba's pool of one thread (NUMBA_NUM_THREADS=1) never runs a threaded kernel
     rng = np.random.default_rng(0)
     tables = 2 * ROWS_PER_THREAD * PLAYERS  # the vector env's calls on the rows to act are threaded from 2 shares
-    game = BatchGame(ROWS, seed=0, num_players=PLAYERS, threads=2)
+    game = BatchGame(ROWS, seed=0, num_players=PLAYERS, threads=threads)
     game.random_play(ROWS, with_observations=True)
     game.random_play(ROWS)
     masks, _ = game.legal_masks(), game.observations()
     game.step(np.array([rng.choice(np.flatnonzero(row)) for row in masks]))
-    vector = BourreVectorEnv(tables, BatchedHeuristicPlayer("default", 0), num_players=PLAYERS, threads=2)
+    vector = BourreVectorEnv(tables, BatchedHeuristicPlayer("default", 0), num_players=PLAYERS, threads=threads)
     vector.reset()
     for _ in range(3):
         masks = vector.action_masks()
