@@ -21,8 +21,9 @@
     (``train.research.exploiter``, ``train.research.nashconv``; --exact needs the openspiel extra).
 ``bourre bench [throughput|agents|train|device] [ARGS...]``
     the speed benchmarks of ``benchmarks/`` (from a source checkout), with their own arguments.
-``bourre compile [--parts env agents search training threads]``
-    compile numba's kernels into the cache now (``train.compile_ahead``), so that later runs only load them.
+``bourre compile [--parts env agents search training threads] [--workers N]``
+    compile numba's kernels into the cache now (``train.compile_ahead``), so that later runs only load them;
+    ``--workers N`` compiles the parts after ``env`` in N processes.
 ``bourre serve [--port 8000]``
     play in the browser at http://127.0.0.1:8000 and replay hand histories (``train.serve``).
 ``bourre play --seats human,heuristic,heuristic,random,heuristic [--seed 7] [--deals 3] [--save game.json]``
