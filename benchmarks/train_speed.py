@@ -73,6 +73,7 @@ Usage
 
     python benchmarks/train_speed.py                # both trainers, 5 players, ~40 s timed each, ~3 min
     python benchmarks/train_speed.py --trainer batched --pool 1 0 0 0   # pure self-play only
+    python benchmarks/train_speed.py --trainer batched --update-epochs 1   # the update's cost with one pass
     python benchmarks/train_speed.py --num-envs 4 --n-steps 512 --steps 100000 --snapshot --json speed.json
 """
 
@@ -328,6 +329,12 @@ def measure(opts: argparse.Namespace) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------- the batched trainer
+def _batched_overrides(opts: argparse.Namespace) -> dict[str, int]:
+    """The batched trainer's arguments given on the command line (0: its training default)."""
+    given = {"tables": opts.tables, "update_epochs": opts.update_epochs, "minibatch_size": opts.minibatch_size}
+    return {name: value for name, value in given.items() if value}
+
+
 def measure_batched(opts: argparse.Namespace) -> dict[str, Any]:
     """Time the batched trainer's rollouts and updates (see the module docstring); the figures as a dict."""
     import torch
@@ -346,7 +353,7 @@ def measure_batched(opts: argparse.Namespace) -> dict[str, Any]:
         progress=False,
         imitation_decisions=0,
         device=opts.device,
-        **({"tables": opts.tables} if opts.tables else {}),
+        **_batched_overrides(opts),
         **pool,
     )
     args.validate()
@@ -510,7 +517,7 @@ def measure_workers(opts: argparse.Namespace, workers: int) -> dict[str, Any]:
         snapshot_every=10**12,
         eval_every=0,
         checkpoint_every=10**12,
-        **({"tables": opts.tables} if opts.tables else {}),
+        **_batched_overrides(opts),
         **pool,
     )
     args.validate()
@@ -855,6 +862,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--tables", type=int, default=0, help="batched trainer: tables (default: its training default)")
     parser.add_argument(
+        "--update-epochs",
+        type=int,
+        default=0,
+        help="batched trainer: passes over each rollout's decisions (default: its training default)",
+    )
+    parser.add_argument(
+        "--minibatch-size",
+        type=int,
+        default=0,
+        help="batched trainer: decisions per minibatch of the update (default: its training default)",
+    )
+    parser.add_argument(
         "--device",
         default="cpu",
         help="batched trainer: torch device of the network, e.g. cuda (default: cpu); the rollouts and "
@@ -878,6 +897,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         parser.error("--warmup-steps must be at least 1 (the first reset and start-up must not be timed)")
     if opts.seconds <= 0 or opts.max_seconds < 0 or opts.torch_threads < 0 or opts.seed < 0:
         parser.error("--seconds must be positive; --max-seconds, --torch-threads and --seed at least 0")
+    if min(opts.tables, opts.update_epochs, opts.minibatch_size) < 0:
+        parser.error("--tables, --update-epochs and --minibatch-size must be at least 0 (0: the training default)")
     return opts
 
 

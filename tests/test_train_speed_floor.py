@@ -1,5 +1,6 @@
 """benchmarks/train_speed.py's floor of the update (the network's own passes timed alone) on a tiny collector: its
-figures are measured and positive, the parts lie within the whole, and its table reads them."""
+figures are measured and positive, the parts lie within the whole, and its table reads them; the update's arguments
+it takes reach the trainer."""
 
 from __future__ import annotations
 
@@ -45,3 +46,15 @@ def test_the_floor_times_the_networks_passes_and_its_table_reads_them(bench: Mod
     ]
     assert rows[0][2] == "100%" and rows[1][2] == "50%"
     assert float(rows[1][3]) == pytest.approx(1e3 * floor["network_ms"] * 10 / 1000, abs=0.06)
+
+
+def test_the_update_arguments_reach_the_batched_trainer_and_bad_ones_are_refused(bench: ModuleType) -> None:
+    assert bench._batched_overrides(bench.parse_args(["--trainer", "batched"])) == {}
+    opts = bench.parse_args(["--trainer", "batched", "--update-epochs", "1", "--minibatch-size", "1024"])
+    overrides = bench._batched_overrides(opts)
+    assert overrides == {"update_epochs": 1, "minibatch_size": 1024}
+    args = Args(imitation_decisions=0, progress=False, **overrides)
+    args.validate()
+    assert (args.update_epochs, args.minibatch_size) == (1, 1024)
+    with pytest.raises(SystemExit):
+        bench.parse_args(["--update-epochs", "-1"])

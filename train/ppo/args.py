@@ -100,7 +100,7 @@ class Args:
     minibatch_size: int = 2048
     """decisions per minibatch of the update"""
     update_epochs: int = 2
-    """passes over each rollout's decisions"""
+    """passes over each rollout's decisions (1 runs faster and learns less per step: docs/training.md)"""
     gamma: float = 1.0
     """discount; a deal is short and only its end pays, so there is nothing to discount"""
     gae_lambda: float = 0.95
