@@ -167,3 +167,36 @@ def test_words_are_sent_only_to_a_bot_that_asks_for_them() -> None:
     jsonschema.Draft202012Validator(protocol.schema("turn")).validate(worded)
     hello = '{"type":"hello","protocol":1,"name":"a","token":"t","words":true}'
     assert protocol.parse_client(hello) == protocol.Hello(1, "a", "t", False, True)
+
+
+def _limits_rows() -> list[list[str]]:
+    section = DOC.read_text(encoding="utf-8").split("\n## Limits\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line.strip("|").split(" | ") for line in section.splitlines() if line.startswith("| ")]
+    return [[cell.strip() for cell in row] for row in rows[1:]]  # past the header
+
+
+def test_every_constant_the_limits_table_names_is_in_the_code_and_the_keepalive_is_the_servers() -> None:
+    import importlib
+
+    rows = _limits_rows()
+    assert len(rows) >= 8
+    for limit, _, constants in rows:
+        module = None
+        for name in re.findall(r"`([A-Za-z_.]+)`", constants):
+            parts = name.split(".")
+            if parts[0][0].islower():  # a module of train.arena, then attributes
+                module, parts = importlib.import_module(f"train.arena.{parts[0]}"), parts[1:]
+            assert module is not None, f"{limit}: {name} names no module"
+            found: Any = module
+            for attribute in parts:
+                assert hasattr(found, attribute), f"the limits table's {name} ({limit}) is not in the code"
+                found = getattr(found, attribute)
+    from train.arena import server
+
+    keepalive = next(row for row in rows if row[0] == "keepalive")[1]
+    every, within = (float(x) for x in re.findall(r"(\d+) s", keepalive))
+    assert (every, within) == (server.PING_SECONDS, server.PING_TIMEOUT_SECONDS)
+    options = server.ws_options()
+    assert (options["ws_ping_interval"], options["ws_ping_timeout"]) == (every, within)
+    words = " ".join(DOC.read_text(encoding="utf-8").split())
+    assert f"the server pings every {every:g} s" in words  # the close codes' paragraph says it too

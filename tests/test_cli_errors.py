@@ -166,3 +166,45 @@ def test_every_benchmark_runs_as_a_script_from_anywhere(script: str, tmp_path: P
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.startswith("usage:")
+
+
+def _extras_of_distributions() -> dict[str, set[str]]:
+    """Each distribution the project's extras install, with the extras that list it (the installed metadata)."""
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+
+    found: dict[str, set[str]] = {}
+    for text in metadata.requires("bourre-rl") or []:
+        requirement = Requirement(text)
+        marker = str(requirement.marker or "")
+        if "extra ==" in marker:
+            extra = marker.split("extra ==", 1)[1].strip().strip("'\"")
+            found.setdefault(requirement.name.lower().replace("-", "_"), set()).add(extra)
+    return found
+
+
+IMPORT_NAME_OF = {"open_spiel": "pyspiel"}
+"""The distributions whose import name is not their name (with - as _)."""
+
+
+def test_every_optional_module_a_command_names_is_installed_by_its_extra() -> None:
+    by_module = {IMPORT_NAME_OF.get(name, name): extras for name, extras in _extras_of_distributions().items()}
+    for module, extra in cli.EXTRA_OF_MODULE.items():
+        assert extra in by_module.get(module, set()), f"{module}: pyproject.toml's {extra} extra does not install it"
+    assert cli._missing_extra("connect", "starlette") == "arena"  # the arena needs its extra whole
+    assert cli._missing_extra("serve", "starlette.routing") == "serve"
+    assert cli._missing_extra("eval", "openskill") == "eval"
+    assert cli._missing_extra("eval", "numpy") is None  # a core dependency missing is a broken install: traceback
+
+
+def test_an_arena_command_without_its_extra_says_which_to_install(tmp_path: Path) -> None:
+    # orjson is one of the arena extra's modules; None in sys.modules makes its import fail as an absent one does
+    code = (
+        "import sys; sys.modules['orjson'] = None; from train.cli import main; "
+        f"raise SystemExit(main(['arena', 'add-bot', 'alice', '--data', {str(tmp_path)!r}]))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert "orjson" in done.stderr and "pip install -e '.[arena]'" in done.stderr

@@ -360,6 +360,27 @@ def _terminate_cleanly() -> None:
     signal.signal(signal.SIGTERM, unwind)
 
 
+EXTRA_OF_MODULE = {
+    **dict.fromkeys(("orjson", "websockets", "sqlalchemy", "alembic", "jsonschema", "psycopg"), "arena"),
+    **dict.fromkeys(("starlette", "uvicorn"), "serve"),
+    **dict.fromkeys(("rich", "tqdm", "openskill", "matplotlib"), "eval"),
+    **dict.fromkeys(("torch", "stable_baselines3", "sb3_contrib", "tensorboard", "tyro"), "train"),
+    "openai": "llm",
+    "ray": "ray",
+    "pyspiel": "openspiel",
+}
+"""The extra that installs each optional module a command may import (pyproject.toml's optional dependencies)."""
+EXTRA_OF_COMMAND = {"arena": "arena", "connect": "arena", "serve": "serve"}
+"""Commands that need their extra whole: the modules they share with another extra are named by theirs."""
+
+
+def _missing_extra(command: str, module: str | None) -> str | None:
+    """The extra to install for ``command`` that could not import ``module``; None for a module no extra installs
+    (a broken install, a bug: its traceback stands)."""
+    extra = EXTRA_OF_MODULE.get((module or "").partition(".")[0])
+    return None if extra is None else EXTRA_OF_COMMAND.get(command, extra)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if sys.argv[1:] == argv:  # the command itself, not a caller in its own process (tests call main(argv))
@@ -388,6 +409,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
+    except ModuleNotFoundError as err:
+        extra = _missing_extra(args.command, err.name)
+        if extra is None:
+            raise
+        print(f"bourre {args.command}: error: {err}; this command needs the {extra} extra: pip install -e '.[{extra}]'",
+              file=sys.stderr)  # fmt: skip
+        return 2
     except ValueError as err:  # bad specs and rule options, failing agents: a message, not a traceback
         print(f"bourre {args.command}: error: {err}", file=sys.stderr)
         return 2

@@ -76,7 +76,10 @@ def add_parsers(commands: Any) -> None:
     match = sub.add_parser("match", help="ask a running server for a match, and print its report")
     match.add_argument("--seats", required=True, help="one entry per seat: bot:NAME or an agent spec, comma-separated")
     match.add_argument("--players", type=int, default=None, help="table size (default: the number of seats)")
-    match.add_argument("--deals", type=int, default=20, help="deals, each played in every seat rotation (default 20)")
+    match.add_argument("--deals", type=int, default=20,
+                       help="deals (default 20): with a remote seat each played once, the seats turning round "
+                       "the table from deal to deal; in a match of built-in agents alone, each in every "
+                       "rotation")  # fmt: skip
     match.add_argument(
         "--seed",
         type=arguments.seed,

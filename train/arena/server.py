@@ -100,7 +100,17 @@ MAX_REQUEST = 16 * 1024
 WS_MAX_SIZE = 16 * protocol.MAX_MESSAGE_BYTES
 """A frame past this is refused by uvicorn unread (close code 1009); past ``protocol.MAX_MESSAGE_BYTES`` and up to
 it, the bot is told why."""
-WS_OPTIONS: dict[str, Any] = {"ws_max_size": WS_MAX_SIZE, "ws_per_message_deflate": False}
+PING_SECONDS = 20.0
+"""The server pings every connection this often (a WebSocket ping frame: libraries answer it on their own)."""
+PING_TIMEOUT_SECONDS = 20.0
+"""A connection that answers no ping within this is closed (code 1011): one whose bot vanished without closing it
+is seen as lost (its grace period starts) within a minute, not held open."""
+WS_OPTIONS: dict[str, Any] = {
+    "ws_max_size": WS_MAX_SIZE,
+    "ws_per_message_deflate": False,
+    "ws_ping_interval": PING_SECONDS,
+    "ws_ping_timeout": PING_TIMEOUT_SECONDS,
+}
 """uvicorn's WebSocket settings of the arena (``ws_options`` adds the implementation)."""
 
 
@@ -498,8 +508,9 @@ def start(data: str, database: str | None) -> Store:
             print(f"bourre arena: {interrupted} match(es) of a server that stopped are marked interrupted", flush=True)
         if not store.has_operator():
             token = store.add_operator("operator")
-            print(f"bourre arena: the operator token (shown once, only its hash is kept; bourre arena match "
-                  f"--token-file FILE): {token}", file=sys.stderr, flush=True)  # fmt: skip
+            print(f"bourre arena: the operator token (shown once, only its hash is kept: save it in a file for "
+                  f"bourre arena match --token-file FILE, or make one straight into a file with bourre arena "
+                  f"add-operator NAME --token-file FILE): {token}", file=sys.stderr, flush=True)  # fmt: skip
     except BaseException:
         store.close()
         raise
