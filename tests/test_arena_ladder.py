@@ -305,3 +305,72 @@ def test_peers_only_schedules_no_reference_match_and_a_lone_bot_waits() -> None:
         assert default is not None and default.field is not None  # where the default rule plays a reference one
     assert _ladder_of(["--ladder", "--ladder-peers-only"]).peers_only
     assert not _ladder_of(["--ladder"]).peers_only
+
+
+def test_an_operators_match_waits_for_a_bot_the_ladder_plays_and_holds_it(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    operator = store.add_operator("tests")
+    config = LadderConfig(fields=("random",), sizes=(3,), deals=2, tables=1, clock=60.0, poll=0.05)
+    arena = Arena(store, ladder=config)
+    assert arena.ladder is not None
+    server, port = serve_in_thread(arena)
+    stop, go = threading.Event(), threading.Event()
+
+    def choose(turn: dict[str, Any]) -> int:
+        go.wait(WAIT)  # the first turns wait: the bot is surely in the ladder's match meanwhile
+        return int(turn["legal"][0]["action"])
+
+    def ask(wait: Any) -> tuple[int, dict[str, Any]]:
+        body = {"seats": ["random", "bot:alice", "random"], "deals": 1, "wait": wait}
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/api/matches", data=json.dumps(body).encode(),
+                                         headers={"Content-Type": "application/json",
+                                                  "Authorization": f"Bearer {operator}"}, method="POST")  # fmt: skip
+        try:
+            with urllib.request.urlopen(request, timeout=WAIT) as answer:
+                return answer.status, json.loads(answer.read())
+        except urllib.error.HTTPError as err:
+            return err.code, json.loads(err.read())
+
+    def bot_plays(token: str) -> None:
+        with contextlib.suppress(Exception):  # the server stops under it at the end
+            play(Recorder(choose), f"ws://127.0.0.1:{port}/bot", "alice", token, reconnect=False,
+                 until=lambda m: stop.is_set())  # fmt: skip
+
+    answers: list[tuple[int, dict[str, Any]]] = []
+    try:
+        threading.Thread(target=bot_plays, args=(store.add_bot("alice"),), daemon=True).start()
+        deadline = time.monotonic() + WAIT
+        while (slot := arena.registry.slots.get("alice")) is None or slot.match is None:  # the ladder seats it
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        ladder_match = slot.match
+        status, refused = ask(0)
+        assert status == 409 and f"bot:alice is playing match {ladder_match}" in refused["error"]
+        for bad in (-1, 601, "soon", True):
+            status, refused = ask(bad)
+            assert status == 400 and refused["error"].startswith("wait: expected seconds in 0..600"), refused
+        waiting = threading.Thread(target=lambda: answers.append(ask(WAIT)), daemon=True)
+        waiting.start()
+        while arena.wanted["alice"] == 0:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        go.set()
+        waiting.join(WAIT)
+        arena.ladder.paused = True
+        while arena.ladder.tasks or arena.ladder.scheduling or slot.match is not None:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        assert [b.name for b in arena.ladder.idle(arena.book.standings())] == ["alice"]
+        arena.wanted["alice"] += 1
+        assert arena.ladder.idle(arena.book.standings()) == []  # held: the ladder starts no match for it
+        arena.wanted["alice"] -= 1
+    finally:
+        stop.set()
+        go.set()
+        server.should_exit = True
+    assert len(answers) == 1 and answers[0][0] == 200, answers
+    report = answers[0][1]["report"]
+    assert report["status"] == "finished" and report["match"] != ladder_match and report["deals"] == 1
+    assert "bot:alice" in [r["label"] for r in report["results"]]
+    assert arena.wanted["alice"] == 0  # let go once its match is over
+    store.close()

@@ -94,6 +94,10 @@ def add_parsers(commands: Any) -> None:
     match.add_argument("--grace", type=float, default=30.0,
                        help="seconds a remote bot that lost its connection has to come back before it forfeits its "
                        "seat for the rest of the match (default 30, at most 600)")  # fmt: skip
+    match.add_argument("--wait", type=float, default=60.0, metavar="SECONDS",
+                       help="how long the server may wait for a bot that is playing another match (a ladder's) "
+                       "to end it, holding the bot meanwhile so that the ladder starts no new match for it "
+                       "(default 60, at most 600; 0: refuse at once)")  # fmt: skip
     match.add_argument("--fallback", default="heuristic", metavar="SPEC",
                        help="the built-in agent that plays a remote bot's move when the bot cannot (a timeout, an "
                        "illegal answer, no connection): one the server offers (default: heuristic)")  # fmt: skip
@@ -236,7 +240,7 @@ def _operator_token(args: argparse.Namespace) -> str:
 def _match(args: argparse.Namespace) -> int:
     seats = [s.strip() for s in args.seats.split(",") if s.strip()]
     body = {"seats": seats, "players": args.players or len(seats), "deals": args.deals, "clock": args.clock,
-            "grace": args.grace, "fallback": args.fallback}  # fmt: skip
+            "grace": args.grace, "fallback": args.fallback, "wait": args.wait}  # fmt: skip
     if args.seed is not None:
         body["seed"] = args.seed
     if args.par is not None:

@@ -178,11 +178,13 @@ class Ladder:
         self.scheduled = 0
 
     def idle(self, standings: Standings) -> list[BotStats]:
-        """The bots connected and in no match, with their counts from the stored matches."""
+        """The bots connected, in no match and held by no waiting match request, with their counts from the stored
+        matches."""
         found = []
         for name, slot in list(self.arena.registry.slots.items()):
             connection = slot.connection
-            if connection is None or not connection.open or slot.match is not None or name in self.busy:
+            held = self.arena.wanted.get(name, 0) > 0  # a match request waits for it (Arena.bots_held)
+            if connection is None or not connection.open or slot.match is not None or name in self.busy or held:
                 continue
             standing = standings.bot(name)
             if standing is None:

@@ -26,6 +26,7 @@ the writes of a loop turn in one system call: ``train.arena.bot_socket``), per-m
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 import secrets
@@ -33,7 +34,8 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from starlette.applications import Starlette
@@ -97,6 +99,10 @@ STOP_SECONDS = 3
 under way) before it closes them."""
 MAX_REQUEST = 16 * 1024
 """Bytes of a match request."""
+MAX_WAIT = 600.0
+"""Seconds a match request may wait (its ``wait``) for its bots to end the matches they are playing."""
+WAIT_POLL = 0.05
+"""Seconds between two looks at a waiting request's bots."""
 WS_MAX_SIZE = 16 * protocol.MAX_MESSAGE_BYTES
 """A frame past this is refused by uvicorn unread (close code 1009); past ``protocol.MAX_MESSAGE_BYTES`` and up to
 it, the bot is told why."""
@@ -143,6 +149,31 @@ class Arena:
         self.people = People(self)  # people at the table: admitted once enabled (bourre arena serve --people)
         self.draw_secret: Callable[[], str] = draw_secret  # the deals of a match with a remote seat (tests fix it)
         self.arrivals = Arrivals()
+        self.wanted: Counter[str] = Counter()  # bots a waiting match request holds: the ladder starts none for them
+
+    @contextlib.asynccontextmanager
+    async def bots_held(self, names: Sequence[str], seconds: float) -> AsyncIterator[None]:
+        """Hold bots ``names`` for a match request that waits up to ``seconds`` for them to end the matches they
+        play: the ladder starts no new match for them meanwhile, nor until the request's match is over (without a
+        hold, the ladder starts a bot's next match as its last one ends, and a request would rarely find it idle).
+        A bot that is not connected is not waited for; past ``seconds`` the request goes on, and is refused as
+        without a wait."""
+        if seconds <= 0 or not names:
+            yield
+            return
+        self.wanted.update(names)
+        try:
+            deadline = time.monotonic() + seconds
+            while time.monotonic() < deadline and any(self._in_a_match(name) for name in names):
+                await asyncio.sleep(WAIT_POLL)
+            yield
+        finally:
+            self.wanted.subtract(names)
+            self.wanted = +self.wanted  # the bots no request holds any more
+
+    def _in_a_match(self, name: str) -> bool:
+        slot = self.registry.slots.get(name)
+        return slot is not None and slot.connection is not None and slot.match is not None
 
     def check_agent(self, spec: str) -> None:
         """``TableError`` for a built-in agent spec that a match may not name (``agent_specs.check_agent``)."""
@@ -396,6 +427,9 @@ def create_app(arena: Arena, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> S
             await operator(request)
             http_input.check_json_type(request.headers)
             body = await http_input.read_json(request, MAX_REQUEST)
+            wait = body.pop("wait", 0) if isinstance(body, dict) else 0  # the request's, not the match's
+            if isinstance(wait, bool) or not isinstance(wait, int | float) or not 0 <= wait <= MAX_WAIT:
+                raise TableError(400, f"wait: expected seconds in 0..{MAX_WAIT:g}, got {wait!r:.40}")
             try:
                 spec = MatchSpec.from_request(body)
             except ValueError as err:
@@ -409,7 +443,8 @@ def create_app(arena: Arena, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> S
                         arena.check_agent(agent)
                 except TableError as err:
                     raise TableError(err.status, f"{what}: {err.message}") from None
-            return JSONResponse(await arena.play(spec))
+            async with arena.bots_held([seat[4:] for seat in spec.seats if seat.startswith("bot:")], wait):
+                return JSONResponse(await arena.play(spec))
         except asyncio.CancelledError:  # the server stopped before the match did: it is interrupted, no traceback
             log.warning("a match was interrupted: the server stopped")
             return JSONResponse({"error": "the server stopped: the match is interrupted"}, status_code=503)
