@@ -200,3 +200,13 @@ def test_every_constant_the_limits_table_names_is_in_the_code_and_the_keepalive_
     assert (options["ws_ping_interval"], options["ws_ping_timeout"]) == (every, within)
     words = " ".join(DOC.read_text(encoding="utf-8").split())
     assert f"the server pings every {every:g} s" in words  # the close codes' paragraph says it too
+
+
+def test_the_doc_lists_every_phase_of_the_turn_schema_and_every_status_of_the_turned_card() -> None:
+    schema = json.loads((Path(protocol.__file__).parent / "schemas" / "turn.json").read_text(encoding="utf-8"))
+    phases = schema["properties"]["view"]["properties"]["phase"]["enum"]
+    words = " ".join(DOC.read_text(encoding="utf-8").split())
+    sentence = words.split("Its `phase` is one of ", 1)[1].split(" (which", 1)[0]
+    assert re.findall(r"`([a-z ]+)`", sentence) == phases
+    statuses = words.split("has a `status` of ", 1)[1].split(". ", 1)[0]
+    assert tuple(re.findall(r"`([a-z' ]+)`", statuses)) == view._FACE_NAMES
