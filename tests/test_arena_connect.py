@@ -289,3 +289,42 @@ def test_a_token_file_others_may_read_is_warned_of(tmp_path: Path, capsys: pytes
     assert main(["arena", "match", "--seats", "a,b", "--url", f"http://127.0.0.1:{port}", "--token-file",
                  str(token_file)]) == 2  # fmt: skip
     assert "warning" not in capsys.readouterr().err
+
+
+def _serve_until_listening(data: Path, *extra: str) -> list[str]:
+    """``bourre arena serve --data DATA ...`` as a process, killed once it says it listens: the lines it printed."""
+    process = subprocess.Popen([*BOURRE, "arena", "serve", "--data", str(data), "--port", str(free_port()), *extra],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)  # fmt: skip
+    assert process.stdout is not None
+    said = []
+    try:
+        for line in process.stdout:
+            said.append(line)
+            if "bots connect to" in line:
+                break
+    finally:
+        process.kill()
+        process.wait(WAIT)
+    return said
+
+
+def test_serve_writes_the_first_starts_operator_token_to_a_new_private_file(tmp_path: Path) -> None:
+    token_file = tmp_path / "operator.token"
+    said = _serve_until_listening(tmp_path / "data", "--token-file", str(token_file))
+    assert any(f"the operator token is written to {token_file}" in line for line in said), said
+    assert not any("the operator token (shown once" in line for line in said)  # not printed
+    assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+    store = Store(tmp_path / "data")
+    try:
+        assert store.operator_of(token_file.read_text().strip()) == "operator"
+    finally:
+        store.close()
+    # an existing file is refused at once, before the server starts
+    refused = subprocess.run([*BOURRE, "arena", "serve", "--data", str(tmp_path / "data"), "--token-file",
+                              str(token_file)], capture_output=True, text=True, cwd=ROOT, timeout=WAIT)  # fmt: skip
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    # a later start makes no token: the new file is removed again, and the first one still holds the token
+    again = tmp_path / "again.token"
+    said = _serve_until_listening(tmp_path / "data", "--token-file", str(again))
+    assert any("no operator token made: this data has one already" in line for line in said), said
+    assert not again.exists() and token_file.read_text().strip()

@@ -67,6 +67,10 @@ def add_parsers(commands: Any) -> None:
                        "most 4 per core and 64): a process that dies is replaced, its bots reconnect to the others "
                        "and its running matches are marked interrupted (docs/arena.md)")  # fmt: skip
     serve.add_argument("--agent", action="append", default=[], metavar="SPEC", help="also offer this agent spec")
+    serve.add_argument("--token-file", default=None, metavar="FILE",
+                       help="at the first start, write the operator token to FILE, a new file readable by you alone "
+                       "(mode 600), instead of printing it")  # fmt: skip
+    serve.add_argument("--force", action="store_true", help="with --token-file: replace an existing FILE")
     _database_option(serve)
     ladder_cli.add_options(serve)
     serve.add_argument("--people", action="store_true",
@@ -139,15 +143,55 @@ def _serve(args: argparse.Namespace) -> int:
 
     check_processes(args.processes)  # before the server's imports: a bad count is said at once
     ladder = ladder_cli.config(args)
-    if args.processes > 1:
-        from train.arena import processes
+    keeper = _OperatorTokenFile(args.token_file, args.force)
+    try:
+        if args.processes > 1:
+            from train.arena import processes
 
-        processes.run(args.data, args.host, args.port, args.agent, _database(args), ladder, args.people, args.processes)
+            processes.run(args.data, args.host, args.port, args.agent, _database(args), ladder, args.people,
+                          args.processes, keeper.keep_token)  # fmt: skip
+            return 0
+        from train.arena import server
+
+        server.run(args.data, args.host, args.port, args.agent, database=_database(args), ladder=ladder,
+                   people=args.people, keep_token=keeper.keep_token)  # fmt: skip
         return 0
-    from train.arena import server
+    finally:
+        keeper.close()
 
-    server.run(args.data, args.host, args.port, args.agent, database=_database(args), ladder=ladder, people=args.people)
-    return 0
+
+class _OperatorTokenFile:
+    """``bourre arena serve --token-file FILE``: the file is made (mode 600; an existing one refused unless
+    ``--force``) before the server starts, so that a refusal comes before a token exists; the first start's operator
+    token is written to it, and where the data has an operator already the file is removed again, as it is when the
+    server stops before its start's work is done."""
+
+    def __init__(self, path: str | None, force: bool) -> None:
+        if force and path is None:
+            raise ValueError("--force: only with --token-file")
+        self.path = path
+        self.secret = None if path is None else _new_secret_file(path, force)
+        self.keep_token = None if path is None else self._keep
+
+    def _keep(self, token: str | None) -> None:
+        assert self.secret is not None and self.path is not None
+        secret, self.secret = self.secret, None
+        if token is None:
+            os.close(secret)
+            os.unlink(self.path)
+            print("bourre arena: no operator token made: this data has one already (bourre arena add-operator NAME "
+                  "--token-file FILE makes another)", file=sys.stderr, flush=True)  # fmt: skip
+            return
+        with os.fdopen(secret, "w") as out:
+            out.write(token + "\n")
+        print(f"bourre arena: the operator token is written to {self.path}, readable by its owner alone (mode 600); "
+              "only its hash is kept", file=sys.stderr, flush=True)  # fmt: skip
+
+    def close(self) -> None:
+        if self.secret is not None and self.path is not None:  # the server stopped before its start's work
+            os.close(self.secret)
+            os.unlink(self.path)
+            self.secret = None
 
 
 def _add_bot(args: argparse.Namespace) -> int:

@@ -52,7 +52,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 __all__ = [
@@ -237,6 +237,7 @@ def run(
     ladder: Any,
     people: bool,
     count: int,
+    keep_token: Callable[[str | None], None] | None = None,
 ) -> None:
     """``bourre arena serve --processes COUNT`` (``server.run``'s arguments): the start's one-time work here, once
     (``server.start``), the port bound, then ``count`` servers supervised until Ctrl-C or SIGTERM."""
@@ -246,7 +247,7 @@ def run(
     if people:
         raise ValueError("--people: with --processes 1 only (a person's seat lives in the process that gave it)")
     checked = [check_offered(spec) for spec in offered]
-    store = server.start(data, database)  # migrated here: no two children migrate at once
+    store = server.start(data, database, keep_token)  # migrated here: no two children migrate at once
     try:
         sock = listen(host, port)  # a port in use is said before any child starts
         server.announce(store, data, database, host, port, ladder, people, each=" in each process")

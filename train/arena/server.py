@@ -519,29 +519,37 @@ def run(
     database: str | None = None,
     ladder: LadderConfig | None = None,
     people: bool = False,
+    keep_token: Callable[[str | None], None] | None = None,
 ) -> None:
     """``bourre arena serve``: until Ctrl-C; matches a stopped server left are marked interrupted first, and at the
-    first start an operator token is made and printed once (``start``). ``database``: a URL
+    first start an operator token is made and printed once, or handed to ``keep_token`` (``start``). ``database``: a URL
     (``storage.database_url``) instead of the data folder's SQLite file. ``ladder``: schedule matches
     (``train.arena.scheduler``). ``people``: admit people at tables with bots (``train.arena.people``). Several
     processes: ``train.arena.processes.run``."""
     from train.web.agent_specs import check_offered
 
     checked = [check_offered(spec) for spec in offered]
-    store = start(data, database)
+    store = start(data, database, keep_token)
     announce(store, data, database, host, port, ladder, people)
     serve(store, host, checked, ladder, people, port=port)
 
 
-def start(data: str, database: str | None) -> Store:
+def start(data: str, database: str | None, keep_token: Callable[[str | None], None] | None = None) -> Store:
     """The store of ``bourre arena serve``, after the start's one-time work: migrated, the matches a stopped server
-    left marked interrupted, and at the first start an operator token made and printed once."""
+    left marked interrupted, and at the first start an operator token made and printed once; ``keep_token``, when
+    given, gets that token instead of its being printed (``bourre arena serve --token-file``), or None where the data
+    has an operator already."""
     store = Store(data, url=database)
     try:
         interrupted = store.mark_interrupted()
         if interrupted:
             print(f"bourre arena: {interrupted} match(es) of a server that stopped are marked interrupted", flush=True)
-        if not store.has_operator():
+        if store.has_operator():
+            if keep_token is not None:
+                keep_token(None)
+        elif keep_token is not None:
+            keep_token(store.add_operator("operator"))
+        else:
             token = store.add_operator("operator")
             print(f"bourre arena: the operator token (shown once, only its hash is kept: save it in a file for "
                   f"bourre arena match --token-file FILE, or make one straight into a file with bourre arena "
