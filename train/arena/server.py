@@ -544,13 +544,10 @@ def start(data: str, database: str | None, keep_token: Callable[[str | None], No
         interrupted = store.mark_interrupted()
         if interrupted:
             print(f"bourre arena: {interrupted} match(es) of a server that stopped are marked interrupted", flush=True)
-        if store.has_operator():
-            if keep_token is not None:
-                keep_token(None)
-        elif keep_token is not None:
-            keep_token(store.add_operator("operator"))
-        else:
-            token = store.add_operator("operator")
+        token = None if store.has_operator() else store.add_operator("operator")
+        if keep_token is not None:
+            keep_token(token)
+        elif token is not None:
             print(f"bourre arena: the operator token (shown once, only its hash is kept: save it in a file for "
                   f"bourre arena match --token-file FILE, or make one straight into a file with bourre arena "
                   f"add-operator NAME --token-file FILE): {token}", file=sys.stderr, flush=True)  # fmt: skip
