@@ -1,5 +1,6 @@
 """``bourre arena serve --processes N`` (``train.arena.processes``): bad counts refused in one line; two server
-processes on one port and one SQLite file, stopped by one SIGTERM with no child left, and none left either when the
+processes on one port and one SQLite file, the first start's operator token written once to ``--token-file``,
+stopped by one SIGTERM with no child left, and none left either when the
 supervisor itself is killed with SIGKILL; and (slow) bots on both
 children playing ladder matches, one child killed with SIGKILL mid-match: its match is marked ``interrupted`` by the
 other, its bots reconnect and play new matches, a new child takes its place, every game its bots were told of is
@@ -11,6 +12,7 @@ import contextlib
 import os
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import threading
@@ -157,14 +159,21 @@ def supervised_server(tmp_path: Path) -> Iterator[list[_Supervisor]]:
 
 
 def test_two_processes_serve_one_port_and_stop_at_one_sigterm(supervised: list[_Supervisor], tmp_path: Path) -> None:
-    supervisor = _Supervisor(tmp_path)
+    token_file = tmp_path / "operator.token"
+    supervisor = _Supervisor(tmp_path / "data", "--token-file", str(token_file))
     supervised.append(supervisor)
     # printed once both children are started, which may come after they are seen and the port answers
     _wait(lambda: "2 server processes share the port" in "".join(supervisor.said), "the supervisor's line")
     said = "".join(supervisor.said)
     assert "bots connect to" in said
-    assert said.count("the operator token") == 1  # the first start's work, done once
+    assert said.count("the operator token") == 1  # the first start's work, done once, by the supervisor
+    assert f"written to {token_file}" in said and stat.S_IMODE(token_file.stat().st_mode) == 0o600
     supervisor.stop()
+    store = Store(tmp_path / "data")
+    try:
+        assert store.operator_of(token_file.read_text().strip()) == "operator"
+    finally:
+        store.close()
 
 
 def test_no_child_outlives_a_killed_supervisor(supervised: list[_Supervisor], tmp_path: Path) -> None:
