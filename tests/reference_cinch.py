@@ -9,7 +9,9 @@ core's are (``layout.X_CINCH_*``) rather than in the state,
 and the root of the search, brought to the cinch's present definition (deliberately, with the core):
 a passed dealer's turned card that a reshuffle put back into the stock is unseen (``S_FACE_RESHUFFLED``),
 and each opponent starts with the cards its earlier plays prove it does not hold (``core.proven_absent``)
-forbidden, in the bound of ``sure_tricks`` as in the search.
+forbidden, in the bound of ``sure_tricks`` as in the search; and ``sure_tricks`` itself, which counts our winning
+trump in the trick under way among the trumps matched against the higher unseen ones (it counted it only when no
+unseen trump was higher), with the core's, so that the two still do the same work.
 """
 
 from __future__ import annotations
@@ -133,8 +135,9 @@ def sure_tricks(hand: int, trick: np.ndarray, leader: int, n: int, me: int, led:
     """A lower bound on the tricks ``me`` takes from now on, whatever the others hold (within ``others``).
 
     Our trumps are matched against the higher trumps that could beat them; a trick under way adds
-    its best trump as one more possible killer of the card we have yet to play to it, or, when we
-    already played to it, our card counts if it is winning and nothing the others may hold beats it.
+    its best trump as one more possible killer of the card we have yet to play to it. When we already
+    played to it and our card is winning it: a trump joins the matching; a card of another suit counts if
+    nothing the others may hold beats it.
     """
     mine = trick[me]
     best_trump = -1
@@ -145,16 +148,12 @@ def sure_tricks(hand: int, trick: np.ndarray, leader: int, n: int, me: int, led:
     if mine < 0:
         killers = others | (_bit(best_trump) if best_trump >= 0 else np.int64(0))
         return trump_lower_bound(hand, trump, killers)
-    bound = trump_lower_bound(hand, trump, others)
-    if trick_winner(trick, leader, n, trump) == me:
-        tmask = suit_mask(trump)
-        if mine // 13 == trump:
-            safe = (others & tmask & above_mask(mine)) == 0
-        else:
-            safe = (others & tmask) == 0 and (others & above_mask(mine)) == 0
-        if safe:
-            bound += 1
-    return bound
+    if trick_winner(trick, leader, n, trump) != me:
+        return trump_lower_bound(hand, trump, others)
+    if mine // 13 == trump:
+        return trump_lower_bound(hand | _bit(mine), trump, others)
+    safe = (others & suit_mask(trump)) == 0 and (others & above_mask(mine)) == 0
+    return trump_lower_bound(hand, trump, others) + (1 if safe else 0)
 
 
 @njit(cache=True)

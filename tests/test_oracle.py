@@ -1180,6 +1180,31 @@ def test_cinch_after_leading_the_top_trump() -> None:
     assert core.has_cinch_with(s, p, 1, x), f"no cinch (search aborted: {x[core.X_CINCH_ABORTS] > 0})"
 
 
+def test_cinch_trump_led_into_one_higher_trump_is_settled_by_the_bound() -> None:
+    """Two tricks won, the queen of trumps led with the king held, the ace unseen: a cinch, since the ace can beat
+    the queen now or the king later, not both. The bound counts the led queen among the trumps matched against
+    the higher unseen trumps, so no search runs (it used to count the queen only if nothing unseen could beat it,
+    and the search of eight seats' cards could run out of budget in such positions and answer no cinch).
+    """
+    rules = Rules(num_players=8, max_discard=3)
+    dealt = {
+        1: "AC AD KS QS 3H",
+        2: "2C 2D 4H 5H 6H",
+        3: "3C 3D 7H 8H 9H",
+        4: "4C 4D 10H JH QH",
+        5: "5C 5D KH 3S 4S",
+        6: "6C 6D 5S 6S 7S",
+        7: "7C 7D 8S 9S 10S",
+        0: "8C 8D JS AS 2S",
+    }
+    plays = ["AC", "2C", "3C", "4C", "5C", "6C", "7C", "8C", "AD", "2D", "3D", "4D", "5D", "6D", "7D", "8D", "QS"]
+    s, p = scripted_state(rules, 0, dealt, [core.STAY_BASE] * 8 + plays)
+    assert s[core.S_TRICKS + 1] == 2
+    x = core.new_scratch()
+    assert core.has_cinch_with(s, p, 1, x), f"no cinch (search aborted: {x[core.X_CINCH_ABORTS] > 0})"
+    assert x[core.X_CINCH_SEARCHES] == 0
+
+
 def iter_configs() -> Iterator[Rules]:
     """Every configuration used above (they must all be valid rule sets)."""
     for config in LEGALITY_CONFIGS + CINCH_CONFIGS + RESHUFFLE_CONFIGS:
