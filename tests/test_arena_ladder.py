@@ -21,6 +21,7 @@ from arena_helpers import WAIT, Recorder
 from bourre_env import history
 from train.arena.client import play
 from train.arena.leaderboard import bot_page, leaderboard_page
+from train.arena.match import MatchSpec
 from train.arena.ratings import StoredMatch, rate
 from train.arena.records import Book
 from train.arena.scheduler import BotStats, LadderConfig, next_match
@@ -116,6 +117,26 @@ def test_the_rule_alternates_reference_and_peer_matches_and_covers_every_cell() 
     assert planned is not None and planned.field is None
     assert planned.seats[:3] == ("bot:carol", "bot:alice", "bot:bob") and planned.players == 3
     assert next_match([], CONFIG, SECRET) is None
+
+
+def test_a_ladder_match_leaves_a_bots_moves_to_random_and_keeps_its_par() -> None:
+    """What a bot leaves to the server (timeouts, bad answers, absence) is played at random in a rated match, so
+    that a bot answering nothing does not take the heuristic's rating; the par games are unchanged by it."""
+
+    def spec_of(planned: Any) -> MatchSpec:
+        return MatchSpec.from_request(planned.request(CONFIG), stored=True)
+
+    reference = next_match([BotStats("alice")], CONFIG, SECRET)
+    assert reference is not None and reference.field is not None
+    assert spec_of(reference).fallback == "random" and spec_of(reference).par_agent == reference.field
+    bots = [BotStats(name, 1, 0, {("random", 3): 1}) for name in ("alice", "bob", "carol")]
+    peers = next_match(bots, CONFIG, SECRET)
+    assert peers is not None and peers.field is None and len(peers.bots) == peers.players == 3
+    assert spec_of(peers).fallback == "random" and spec_of(peers).par_agent == "heuristic"
+    filled = next_match(bots[:2], dataclasses.replace(CONFIG, sizes=(5,)), SECRET)
+    assert filled is not None and filled.field is None and len(filled.bots) == 2 < filled.players
+    filler = {s for s in filled.seats if not s.startswith("bot:")}
+    assert len(filler) == 1 and spec_of(filled).par_agent == filler.pop()
 
 
 def _match(id_: str, created: float, seats: tuple[str, ...], outcomes: np.ndarray, seed: int = 5) -> StoredMatch:

@@ -77,7 +77,11 @@ class LadderConfig:
     tables: int = 2  # scheduled matches at once
     clock: float = DEFAULT_CLOCK
     grace: float = GRACE_SECONDS
-    fallback: str = "heuristic"
+    # The moves a bot leaves to the server (a timeout, an illegal or malformed answer, absence) are played at random:
+    # a rated match must never play a bot's seat better than the bot would, or a bot that answers nothing would take
+    # the heuristic's rating.
+    fallback: str = "random"
+    peer_par: str = "heuristic"  # the par game of a match of bots alone (else: the built-in agent of the match)
     poll: float = 0.5  # seconds between two looks for idle bots
     peers_only: bool = False  # no reference match: a bot plays only with other bots (rule 5)
 
@@ -124,7 +128,8 @@ class Planned:
 
     def request(self, config: LadderConfig) -> dict[str, Any]:
         """The match request stored for it (``MatchSpec.from_request`` reads it back)."""
-        spec = MatchSpec(self.seats, self.players, config.deals, 0, config.clock, config.fallback, config.grace)
+        spec = MatchSpec(self.seats, self.players, config.deals, 0, config.clock, config.fallback, config.grace,
+                         par=None if len(self.bots) < self.players else config.peer_par)  # fmt: skip
         return spec.with_secret(self.secret).request()
 
     @classmethod
