@@ -50,6 +50,7 @@ from bourre_env import history
 from bourre_env.core.rules import make_params
 from bourre_env.deal_recorder import DealRecorder
 from train.arena import protocol, thinking
+from train.arena.pacing import Pacer
 from train.arena.remote import GRACE_SECONDS, MAX_GRACE, Registry, RemoteSeat, TurnContext
 from train.eval.duplicate import SideStats, agent_seed, build_agent, table_rules
 from train.eval.report import percent, with_ci
@@ -356,11 +357,13 @@ async def play_game(
     labels: Sequence[str],
     deal_name: str,
     recorder: DealRecorder | None = None,
+    pacer: Pacer | None = None,
 ) -> np.ndarray:
     """Deal ``k`` of ``deals`` on the table's loop (``train.table.play_async``), agents reset first as evaluation
     resets them: a remote seat's turn awaited, a search's move awaited from its worker process and a built-in
     agent's move chosen in a worker thread, so that no table holds up the others; the ``seat_outcomes`` rows.
-    ``recorder``: writes the game's hand history (``recorder.history(labels)`` once it is over)."""
+    ``recorder``: writes the game's hand history (``recorder.history(labels)`` once it is over). ``pacer``: holds
+    back the built-in seats' moves (``train.arena.pacing``; a match with a remote seat)."""
     reset_agents(table)
     deal = deals.deal(k, env.unwrapped.rules)
     if recorder is not None:
@@ -370,9 +373,12 @@ async def play_game(
         agent = table[decision.seat]
         if isinstance(agent, RemoteSeat):
             return await agent.act(decision.observation)
+        move: Awaitable[Any]
         if isinstance(agent, thinking.SeatProxy):
-            return await agent.act_async(decision.observation, where=decision.where)
-        return await asyncio.to_thread(choose, agent, decision.observation, repr(decision.label), decision.where)
+            move = agent.act_async(decision.observation, where=decision.where)
+        else:
+            move = asyncio.to_thread(choose, agent, decision.observation, repr(decision.label), decision.where)
+        return await (move if pacer is None else pacer.paced(id(agent), move))
 
     return await play_async(env, deal, decide, labels, deal_name, () if recorder is None else (recorder,))
 
@@ -449,6 +455,7 @@ async def play_match(
     par_rows = np.zeros((spec.deals, n, 6), dtype=np.int64)
     par_task: asyncio.Task[None] | None = None
     entries: list[Any] = []
+    pacer = Pacer() if spec.remote else None
     try:
         for i, seat in enumerate(spec.seats):
             seed = agent_seed(spec.seed, n, 0, 1 + i)
@@ -494,7 +501,7 @@ async def play_match(
                 dealer = int(deals.dealers[k])
                 for i, remote in remotes:
                     remote.send(protocol.deal_start(match, k, r, (i + r) % n, dealer, labels))
-                rows = await play_game(env, table, deals, k, labels, f"deal {k}, rotation {r}", recorder)
+                rows = await play_game(env, table, deals, k, labels, f"deal {k}, rotation {r}", recorder, pacer)
                 outcomes[k, j] = rows
                 rotations[k, j] = r
                 saved = recorder.history(labels)
