@@ -48,6 +48,7 @@ from bourre_env.bourre_v0 import raw_env
 from bourre_env.card_masks import cards_of
 from bourre_env.core import cards
 from bourre_env.core.rules import Rules, presets
+from bourre_env.json_input import NotTextError, strict_json
 
 __all__ = [
     "FORMAT",
@@ -61,6 +62,7 @@ __all__ = [
     "read",
     "loads",
     "strict_json",
+    "NotTextError",
     "write",
     "dumps",
     "rules_of",
@@ -371,29 +373,12 @@ def read(source: str | os.PathLike[str] | Mapping[str, Any]) -> dict[str, Any]:
     return loads(data)
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    found = dict(pairs)
-    if len(found) != len(pairs):  # a key given twice: name the first one repeated, in the text's order
-        seen = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise ValueError(f"the key {key!r} is given twice in one object")
-            seen.add(key)
-    return found
-
-
-def strict_json(text: str | bytes | bytearray) -> Any:
-    """JSON text parsed as ``json.loads`` does, except that an object holding a key twice is a ``ValueError`` (the
-    standard library keeps the last silently: a file or a request must not say two things at once)."""
-    return json.loads(text, object_pairs_hook=_unique_keys)
-
-
 def loads(text: str | bytes) -> dict[str, Any]:
     """A history from JSON text or bytes (UTF-8), checked with ``check``; an object with a key twice is refused."""
     if not isinstance(text, (str, bytes, bytearray)):
         raise TypeError(f"history.loads takes JSON text or bytes, got {type(text).__name__}")
     try:
-        data = strict_json(text)
+        data = strict_json(text, text_only=False)  # ``check`` names the entry that is not text
     except (ValueError, RecursionError) as err:
         # ValueError: not JSON, not UTF-8, or an integer past Python's digit limit; RecursionError: nested too deep
         problem = "nested too deep" if isinstance(err, RecursionError) else str(err)
@@ -417,7 +402,8 @@ def _object(value: Any, path: str, keys: Sequence[str]) -> None:
     for key in keys:
         _need(key in value, f"{path}.{key}" if path else key, "missing")
     for key in value:
-        _need(key in keys, f"{path}.{key}" if path else key, "unknown entry")
+        shown = key.encode("utf-8", "backslashreplace").decode()  # a lone surrogate as its escape: an error is text
+        _need(key in keys, f"{path}.{shown}" if path else shown, "unknown entry")
 
 
 def _int_in(value: Any, path: str, lo: int, hi: int | None = None) -> None:

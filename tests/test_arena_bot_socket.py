@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from arena_helpers import WAIT, Recorder, Server, start
+from arena_helpers import WAIT, Recorder, Server, arena_server, start  # noqa: F401 (the fixture 'server')
 
 from train.arena import protocol
 from train.arena.bot_socket import BatchingTransport, text_frame
@@ -209,3 +209,63 @@ def test_a_peer_that_leaves_too_much_unread_is_cut_off() -> None:
     unread, sent = asyncio.run(run())
     assert unread.aborted and sent[:4] == [True] * 4 and sent[-1] is False
     assert sum(map(len, unread.writes)) < 12_000  # nothing written once it was cut off
+
+
+def test_a_written_frame_past_the_unread_limit_cuts_the_peer_off() -> None:
+    """Every write counts, not only ``send_now``'s: the pongs uvicorn writes for a peer's pings too."""
+
+    class Unread(FakeTransport):
+        def __init__(self) -> None:
+            super().__init__()
+            self.aborted = False
+
+        def get_write_buffer_size(self) -> int:
+            return sum(map(len, self.writes))
+
+        def abort(self) -> None:
+            self.aborted = self.closing = True
+
+    async def run() -> Unread:
+        unread = Unread()
+        batching = BatchingTransport(unread, asyncio.get_running_loop(), max_buffered=1000)  # type: ignore[arg-type]
+        for _ in range(20):
+            batching.write(b"\x8a\x7d" + b"p" * 125)  # a pong of 125 bytes, as uvicorn writes it
+            await asyncio.sleep(0)
+        return unread
+
+    unread = asyncio.run(run())
+    assert unread.aborted and sum(map(len, unread.writes)) < 1300
+
+
+def test_a_peer_that_pings_and_never_reads_is_cut_off(server: Server) -> None:
+    """No hello, pings for a while, nothing ever read: its pongs pile up in the server until it is cut off (it was held
+    open, its buffer growing, for as long as it liked: the refusal for its missing hello waited on a send that never
+    drained, and a close waits for the buffer to drain)."""
+    import socket
+    import time
+
+    guard = server.uvicorn.config.guard
+    before = guard.open
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=WAIT)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.sendall(
+        f"GET /bot HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n".encode()
+    )
+    assert sock.recv(4096).startswith(b"HTTP/1.1 101")
+    assert guard.open == before + 1
+    ping = b"\x89\xfd\x00\x00\x00\x00" + b"p" * 125  # masked with a zero key, as a client must mask
+    sock.settimeout(1.0)
+    flood_until = time.monotonic() + 3.0
+    try:
+        while time.monotonic() < flood_until:
+            sock.sendall(ping * 512)
+    except OSError:  # the server stopped reading (or cut it off)
+        pass
+    deadline = time.monotonic() + WAIT
+    try:
+        while guard.open > before:  # never read: the server must let go by itself
+            assert time.monotonic() < deadline, "a peer that never reads is still held"
+            time.sleep(0.1)
+    finally:
+        sock.close()

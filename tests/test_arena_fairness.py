@@ -7,6 +7,7 @@ message the server sends at 2 to 8 players keeps to its schema."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import threading
@@ -16,11 +17,14 @@ from typing import Any
 import jsonschema
 import pytest
 from arena_helpers import WAIT, Recorder, Server, arena_server, hello, raw, start  # noqa: F401 (the fixture 'server')
+from websockets.exceptions import ConnectionClosed
 
+from agents.base import choose
 from bourre_env.core import cards
 from train.arena import match as arena_match
 from train.arena import protocol
 from train.arena import server as arena_server_module
+from train.arena.pacing import Pacer
 from train.arena.records import game_history
 from train.eval.duplicate import make_deals, table_rules
 
@@ -138,6 +142,50 @@ def test_deal_end_shows_only_what_a_player_at_the_table_saw(server: Server) -> N
     assert passed_seen > 0  # the check above met a passed hand
 
 
+def test_each_built_in_move_at_a_table_with_a_bot_is_paced(server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A built-in agent's thinking time would tell the bots how many legal moves it had (a search answers at once
+    with one): at a table with a remote seat every built-in move goes through the match's pacer
+    (``train.arena.pacing``), one pace per seat; with no par game, every move ``choose`` makes is one of them."""
+    paced: list[int] = []
+    chosen: list[int] = []
+
+    class RecordingPacer(Pacer):
+        async def paced(self, seat: int, move: Any) -> Any:
+            paced.append(seat)
+            return await super().paced(seat, move)
+
+    def counted_choose(*args: Any, **kwargs: Any) -> Any:
+        chosen.append(1)
+        return choose(*args, **kwargs)
+
+    monkeypatch.setattr(arena_match, "Pacer", RecordingPacer)
+    monkeypatch.setattr(arena_match, "choose", counted_choose)
+    _, report = _play(server, {"seats": ["bot:BOT", "random", "heuristic"], "deals": 3, "par": "none"})
+    assert report["results"][0]["counts"]["decisions"] > 0
+    assert len(paced) == len(chosen) > 0 and len(set(paced)) == 2
+
+
+def test_the_pacer_holds_a_seats_move_back_to_its_slowest_so_far() -> None:
+    """Lower bounds only: a move is never given sooner than the seat's slowest earlier move after its first (at most
+    the cap)."""
+
+    async def moves() -> list[float]:
+        pacer = Pacer(cap=0.12)
+        took = []
+        for seat, seconds in [(0, 0.2), (0, 0.06), (0, 0.0), (1, 0.3), (1, 0.0), (0, 0.01), (0, 0.3), (0, 0.0)]:
+            start = time.monotonic()
+            assert await pacer.paced(seat, asyncio.sleep(seconds, result=seat)) == seat
+            took.append(time.monotonic() - start)
+        # the cap; seats paced apart; a seat's first move (seat 1's 0.3 s) sets no pace
+        assert pacer.slowest[0] == 0.12 and pacer.slowest[1] < 0.06
+        return took
+
+    took = asyncio.run(moves())
+    assert took[2] >= 0.06 and took[5] >= 0.06 and took[7] >= 0.12
+    with pytest.raises(ValueError, match="pace cap"):
+        Pacer(cap=-1.0)
+
+
 def test_an_answer_to_a_pending_turn_is_never_rate_limited(server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
     """With a limit of 2 messages a second, a bot answering every turn of a fast table is never cut off; made-up
     actions past the limit still close the connection, with the reason ``rate``."""
@@ -162,6 +210,10 @@ def test_an_answer_to_a_pending_turn_is_never_rate_limited(server: Server, monke
             closed = message
     assert closed is not None and closed["reason"] == "rate", closed
     VALIDATORS["error"].validate(closed)
+    with pytest.raises(ConnectionClosed) as ended:  # then the close of a fatal error
+        while True:
+            ws.recv(WAIT)
+    assert ended.value.rcvd is not None and ended.value.rcvd.code == 1008
     ws.close()
 
 

@@ -144,9 +144,12 @@ def test_a_big_match_is_paged_and_every_game_is_served_once(served: Served) -> N
     assert seen == [(g // 4, g % 4) for g in range(BIG)]
     status, body = served.get("/api/matches/big0000000000000/histories?offset=7998&limit=5")
     assert status == 200 and [g["deal"] for g in body["games"]] == [1999, 1999] and body["next"] is None
+    status, body = served.get("/api/matches/big0000000000000/histories?offset=1000000000")  # the largest offset
+    assert status == 200 and body["games"] == [] and body["next"] is None
 
 
-@pytest.mark.parametrize("query", ["limit=0", "limit=501", "offset=-1", "offset=x", "limit=1e3", "offset=" + "9" * 30])
+@pytest.mark.parametrize("query", ["limit=0", "limit=501", "offset=-1", "offset=x", "limit=1e3", "offset=" + "9" * 30,
+                                   "offset=1000000001"])  # fmt: skip
 def test_a_page_out_of_range_is_refused_in_one_line(served: Served, query: str) -> None:
     status, body = served.get(f"/api/matches/big0000000000000/histories?{query}")
     assert status == 400 and "expected a whole number" in body["error"]

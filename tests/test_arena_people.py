@@ -64,6 +64,8 @@ def test_people_are_admitted_only_with_people_on(server: Server) -> None:
         ({"name": "carol", "opponents": ["bot:nobody"]}, 409, "not connected"),
         ({"name": "carol", "opponents": ["ppo:/etc/passwd"]}, 400, ""),
         ({"name": "carol", "opponents": ["file.py:Bot"]}, 400, ""),
+        ({"name": "carol", "opponents": ["offered:\ud800"]}, 400, "lone UTF-16 surrogate"),  # a 500 once
+        ({"name": "carol", "opponents": ["bot:\ud800"]}, 400, "lone UTF-16 surrogate"),
     ],
 )
 def test_the_admission_rule_refuses(server: Server, body: dict[str, Any], status: int, says: str) -> None:

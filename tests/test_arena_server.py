@@ -254,6 +254,8 @@ def test_a_bot_that_reconnects_within_the_grace_period_takes_its_seat_back(
         ({"name": "nobody"}, "unknown bot name"),
         ({"protocol": 2}, "protocol version 2 is not spoken here: this server speaks version 1"),
         ({"type": "action"}, "missing"),
+        ({"token": "\ud800"}, "lone UTF-16 surrogate"),  # a 500 and a traceback once
+        ({"name": "b" + "\u00e9" * 600}, "past the limit of 1024"),  # 1,200 bytes in 600 characters
     ],
 )
 def test_a_bad_hello_is_refused_with_one_clear_message(server: Server, change: dict[str, Any], expected: str) -> None:
@@ -299,6 +301,7 @@ def test_tokens_are_stored_as_hashes_only(server: Server) -> None:
         ({"seats": ["heuristic", "random"], "clock": "1"}, "clock"),
         ({"seats": ["heuristic", "random"], "grace": 601}, "grace: expected seconds in 0..600"),
         ({"seats": ["heuristic"], "players": 2}, "seats"),
+        ({"seats": ["bot:\ud800", "random"]}, "lone UTF-16 surrogate"),  # a 500 once
     ],
 )
 def test_a_bad_match_request_is_refused_before_any_deal(server: Server, body: dict[str, Any], expected: str) -> None:

@@ -1,4 +1,5 @@
-"""The connection guard of both web servers (``train.web.connections``): slow clients are dropped, connections are
+"""The connection guard of both web servers (``train.web.connections``): slow clients, and clients that never read
+their answers, are dropped, connections are
 bounded in all and by address, refusals and a run out of file descriptors are logged once, and WebSockets live on.
 
 Every client here is on 127.0.0.1, few (at most a few hundred) and bounded in time; nothing asserts a duration: each
@@ -41,6 +42,10 @@ async def _page(request: Request) -> Response:
     return PlainTextResponse("ok")
 
 
+async def _big(request: Request) -> Response:
+    return PlainTextResponse("x" * (4 << 20))  # far more than a socket's buffers hold
+
+
 async def _upload(request: Request) -> Response:
     return PlainTextResponse(str(len(await request.body())))
 
@@ -56,7 +61,12 @@ async def _echo(ws: WebSocket) -> None:
 
 def app() -> Starlette:
     return Starlette(
-        routes=[Route("/", _page), Route("/upload", _upload, methods=["POST"]), WebSocketRoute("/ws", _echo)]
+        routes=[
+            Route("/", _page),
+            Route("/big", _big),
+            Route("/upload", _upload, methods=["POST"]),
+            WebSocketRoute("/ws", _echo),
+        ]  # fmt: skip
     )
 
 
@@ -135,6 +145,28 @@ def test_slow_requests_are_dropped_while_pages_and_websockets_answer(served: tup
     assert _get(port) == "ok"
     for s in slow:
         s.close()
+
+
+@pytest.mark.parametrize("served", [{"write_seconds": 1.0}], indirect=True)
+def test_a_client_that_never_reads_its_answers_is_dropped(served: tuple[connections.Guard, int]) -> None:
+    """Whole requests, answers never read: the answer's writing stays paused, and past ``write_seconds`` the
+    connection is closed (it was held for as long as the client liked)."""
+    guard, port = served
+    readers = []
+    for _ in range(3):
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.settimeout(WAIT)
+        sock.connect(("127.0.0.1", port))
+        sock.sendall(b"GET /big HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" * 3)
+        readers.append(sock)
+    deadline = time.monotonic() + WAIT
+    while guard.timed_out < len(readers):
+        assert time.monotonic() < deadline, f"{guard.timed_out} of {len(readers)} unread connections closed"
+        time.sleep(0.1)
+    assert _get(port) == "ok"
+    for sock in readers:
+        sock.close()
 
 
 @pytest.mark.parametrize("served", [{"per_address": 10}], indirect=True)

@@ -108,3 +108,12 @@ def test_strict_json_names_the_first_key_given_twice() -> None:
         history.strict_json('{"b": 1, "a": 2, "b": 3, "a": 4}')
     with pytest.raises(ValueError, match="the key 'c' is given twice"):
         history.strict_json('{"a": [{"c": 1, "c": 1}]}')
+
+
+@pytest.mark.parametrize("text", ['{"a": "\\ud800"}', b'["x\\uDFFF"]', '{"\\udc00": 1}', '["\\ude00\\ud83d"]'])
+def test_strict_json_refuses_a_lone_surrogate_and_keeps_a_pair(text: str | bytes) -> None:
+    """A lone half of a UTF-16 pair is valid JSON but no text: an answer quoting it could not be written in UTF-8."""
+    with pytest.raises(history.NotTextError, match="lone UTF-16 surrogate"):
+        history.strict_json(text)
+    assert history.strict_json('["\\ud83d\\ude00", "\\\\ud800"]') == ["\U0001f600", "\\ud800"]
+    assert history.strict_json(text, text_only=False) is not None

@@ -337,6 +337,9 @@ def _spoiled(text: str, spoil: Any) -> bytes:
         ("replays", b'{"format": ' + b"7" * 5000 + b"}", 422, "not JSON"),
         ("replays", lambda h: h["deals"][0].update(pot_before=2**62), 422, "deals[0].pot_before"),
         ("replays", lambda h: h["seats"][0].update(agent="h\udcffuman"), 422, "seats[0].agent"),
+        ("replays", lambda h: h.update({"\ud800": 1}), 422, "\\ud800: unknown entry"),  # a 500 once
+        ("replays", lambda h: h["deals"][0]["results"].update({"\ud800": 1}), 422, "results.\\ud800: unknown"),
+        ("actions", b'{"action": 7, "turn": "\\ud800"}', 400, "lone UTF-16 surrogate"),
     ],
 )
 def test_bodies_that_broke_the_server_are_refused_naming_the_problem(

@@ -19,6 +19,7 @@ Everything else is the real transport's (closing flushes what is pending first).
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -26,6 +27,8 @@ from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIO
 from websockets.protocol import State
 
 __all__ = ["EXTENSION", "BatchingTransport", "BotSocketProtocol", "text_frame"]
+
+log = logging.getLogger("bourre.arena")
 
 
 def text_frame(payload: bytes) -> bytes:
@@ -44,9 +47,12 @@ class BatchingTransport:
     """A transport whose writes of one event-loop turn go out as one, and whose read pauses wait for that turn's end;
     every other attribute is ``transport``'s."""
 
-    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop, max_buffered: int = 1 << 62
+    ) -> None:
         self._transport = transport
         self._loop = loop
+        self._max_buffered = max_buffered
         self._pending: list[bytes] = []
         self._pause_wanted = False
         self._paused = False
@@ -73,6 +79,11 @@ class BatchingTransport:
         self._pending = []
         if not self._transport.is_closing():
             self._transport.write(data)
+            # every frame passes here, the pongs uvicorn writes for a peer's pings too: a peer that sends pings and
+            # reads nothing would otherwise grow the buffer without bound, and hold its connection open
+            if self._transport.get_write_buffer_size() > self._max_buffered:
+                log.warning("a peer left more than %d bytes unread: its connection is cut off", self._max_buffered)
+                self.abort()
 
     def get_write_buffer_size(self) -> int:
         return self._transport.get_write_buffer_size() + sum(map(len, self._pending))
@@ -125,8 +136,8 @@ class BotSocketProtocol(WebSocketsSansIOProtocol):  # type: ignore[misc]
     without the ASGI queue, and ``send_now`` frames and writes a text message without awaiting anything. A turn's
     answer thus reaches its table with no task of the connection in between, and a turn leaves without one. Closing
     frames, pings and the connection's loss still come through ASGI (``receive`` gives ``websocket.disconnect``).
-    A peer that leaves more than ``max_buffered`` bytes unread is cut off: the server does not hold messages
-    without bound for a bot that does not read them."""
+    A peer that leaves more than ``max_buffered`` bytes unread (messages, pongs, anything written) is cut off: the
+    server does not hold bytes without bound for a bot that does not read them."""
 
     max_buffered = 4 * 1024 * 1024
 
@@ -135,7 +146,8 @@ class BotSocketProtocol(WebSocketsSansIOProtocol):  # type: ignore[misc]
         self._on_message: Callable[[str | bytes], None] | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        super().connection_made(BatchingTransport(transport, self.loop))  # type: ignore[arg-type]
+        batching = BatchingTransport(transport, self.loop, self.max_buffered)  # type: ignore[arg-type]
+        super().connection_made(batching)  # type: ignore[arg-type]
 
     def handle_connect(self, event: Any) -> None:
         super().handle_connect(event)

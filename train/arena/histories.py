@@ -44,7 +44,7 @@ MAX_HEAVY_PER_CLIENT = 2
 MATCH_ID = re.compile(r"[0-9A-Za-z_-]{1,32}")
 """A match id in a path (the arena makes 16 hex digits); anything else is no match (404)."""
 _SETTLED = ("finished", "aborted", "interrupted")
-_COUNT = re.compile(r"[0-9]{1,9}")
+_COUNT = re.compile(r"[0-9]{1,10}")  # 10**9, the largest offset, has 10 digits
 
 
 def page_bounds(query: Mapping[str, str]) -> tuple[int, int]:

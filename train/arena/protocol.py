@@ -21,7 +21,7 @@ import numpy as np
 from bourre_env import core, observation, text
 from bourre_env.core import cards
 from bourre_env.core.rules import Rules
-from bourre_env.history import strict_json
+from bourre_env.history import NotTextError, strict_json
 from train.arena.json_text import compact
 from train.arena.view import view_of
 
@@ -98,13 +98,16 @@ parser (every text it matches is a valid action object, with no key twice)."""
 
 def parse_client(data: str | bytes) -> Hello | Action:
     """A bot's message, checked whole; ``ProtocolError`` naming the fault."""
-    if len(data) > MAX_MESSAGE_BYTES:
-        raise ProtocolError(f"message of {len(data)} bytes, past the limit of {MAX_MESSAGE_BYTES}")
+    size = len(data) if isinstance(data, bytes) or data.isascii() else len(data.encode("utf-8", "surrogatepass"))
+    if size > MAX_MESSAGE_BYTES:
+        raise ProtocolError(f"message of {size} bytes, past the limit of {MAX_MESSAGE_BYTES}")
     plain = _PLAIN_ACTION.fullmatch(data) if isinstance(data, str) else None
     if plain is not None:
         return Action(_integer(int(plain[1]), "turn"), _integer(int(plain[2]), "action"))
     try:
         message = strict_json(data)
+    except NotTextError as err:
+        raise ProtocolError(str(err)) from None
     except (ValueError, RecursionError):
         raise ProtocolError("not a JSON object (or a key given twice)") from None
     if not isinstance(message, dict):

@@ -84,6 +84,8 @@ log = logging.getLogger("bourre.arena")
 
 HELLO_SECONDS = 5.0
 """A connection that has not said hello by then is closed."""
+REFUSE_SECONDS = 5.0
+"""A refused connection that has not taken its fatal ``error`` and the close by then is cut off."""
 MAX_RATE = 100.0
 """Messages a second a bot may send that answer no pending turn, on average (a bucket of ``2 * MAX_RATE``): late
 or made-up actions, malformed messages. An answer to the turn the server awaits is never counted, however fast the
@@ -247,6 +249,20 @@ class Arrivals:
 
 
 async def _refuse(ws: WebSocket, message: str, reason: str) -> None:
+    """The fatal ``error`` and the close, given ``REFUSE_SECONDS``: a peer that reads nothing (pinging meanwhile, so
+    that its pongs fill the buffers) would hold the send, and a close that waits for them to drain, for ever; it is
+    cut off instead."""
+    try:
+        await asyncio.wait_for(_say_and_close(ws, message, reason), REFUSE_SECONDS)
+    except asyncio.TimeoutError:
+        direct = ws.scope.get("extensions", {}).get(bot_socket.EXTENSION)
+        if direct is not None:
+            direct.transport.abort()
+    except (WebSocketDisconnect, OSError, RuntimeError):  # gone already, or closed under the send
+        pass
+
+
+async def _say_and_close(ws: WebSocket, message: str, reason: str) -> None:
     await ws.send_text(protocol.encode(protocol.error(message, fatal=True, reason=reason)))
     await ws.close(code=1008)
 
@@ -363,39 +379,41 @@ def create_app(arena: Arena, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> S
         if person is not None:
             arena.people.start(person)
         bucket = _Bucket(MAX_RATE, 2 * MAX_RATE)
+        cut_off = False
         try:
             if direct is not None:
-                await _read_directly(ws, direct, connection, bucket)
+                cut_off = await _read_directly(ws, direct, connection, bucket)
             else:
-                await _read(ws, connection, bucket)
+                cut_off = await _read(ws, connection, bucket)
         finally:
             registry.detach(connection)
             try:
                 if writer is not None:
                     await asyncio.wait_for(writer, 1.0)
-                await ws.close(code=1000)
+                await ws.close(code=1008 if cut_off else 1000)  # 1008: after the fatal error of a cut-off
             except Exception:  # closed from the other side already, or the writer stuck on a dead socket
                 if writer is not None:
                     writer.cancel()
             log.info("bot %s disconnected", hello.name)
 
-    async def _read(ws: WebSocket, connection: Connection, bucket: _Bucket) -> None:
+    async def _read(ws: WebSocket, connection: Connection, bucket: _Bucket) -> bool:
+        """The bot's messages until it leaves (False) or is cut off (True)."""
         while True:
             try:
                 message = await ws.receive()
             except WebSocketDisconnect:
-                return
+                return False
             if message["type"] == "websocket.disconnect":
-                return
+                return False
             data = message.get("text")
             if data is None:
                 data = message.get("bytes") or b""
             if _cut_off(connection, bucket, data):
-                return
+                return True
 
-    async def _read_directly(ws: WebSocket, direct: Any, connection: Connection, bucket: _Bucket) -> None:
-        """Every message handed over as it is read (``BotSocketProtocol.direct``), until the bot leaves or is cut
-        off; what came before, and the connection's end, still come through ``ws.receive``."""
+    async def _read_directly(ws: WebSocket, direct: Any, connection: Connection, bucket: _Bucket) -> bool:
+        """Every message handed over as it is read (``BotSocketProtocol.direct``), until the bot leaves (False) or is
+        cut off (True); what came before, and the connection's end, still come through ``ws.receive``."""
         cut_off: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
         def on_message(data: str | bytes) -> None:
@@ -408,6 +426,7 @@ def create_app(arena: Arena, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> S
             await asyncio.wait((reading, cut_off), return_when=asyncio.FIRST_COMPLETED)
         finally:
             reading.cancel()
+        return cut_off.done() or (reading.done() and not reading.cancelled() and reading.result())
 
     async def operator(request: Request) -> None:
         """``TableError`` 403 for another site's page, 401 without an operator's token."""

@@ -5,6 +5,9 @@
                                            up to the length it declared) this long after it opened, or after the
                                            previous answer, is closed: a client that trickles a header a byte at a
                                            time holds nothing for long
+``WRITE_SECONDS``                30 s      a connection whose answers the client leaves unread this long (the
+                                           server's send buffer full, writing paused) is closed: a client that sends
+                                           requests and never reads the answers holds nothing for long
 ``MAX_CONNECTIONS``              512       connections open at once, in all (HTTP and WebSocket); lowered to fit the
                                            process's open-file limit (``fd_budget``)
 ``MAX_CONNECTIONS_PER_ADDRESS``  64        connections open at once from one client address
@@ -49,6 +52,7 @@ __all__ = [
     "MAX_CONNECTIONS",
     "MAX_CONNECTIONS_PER_ADDRESS",
     "REQUEST_SECONDS",
+    "WRITE_SECONDS",
     "Guard",
     "Server",
     "config",
@@ -59,6 +63,9 @@ log = logging.getLogger("bourre.connections")
 
 REQUEST_SECONDS = 10.0
 """A whole request (headers and body) within this many seconds of the connection's start or of the previous answer."""
+WRITE_SECONDS = 30.0
+"""An answer's writing, once paused by a full send buffer, resumes within this many seconds, or the connection is
+closed (a client that never reads)."""
 MAX_CONNECTIONS = 512
 """Connections open at once, in all (lowered to what the open-file limit allows: ``fd_budget``)."""
 MAX_CONNECTIONS_PER_ADDRESS = 64
@@ -88,7 +95,8 @@ def fd_budget(wanted: int = MAX_CONNECTIONS) -> int:
 
 class Guard:
     """The connections of one server: counted in all and by address, refused past the limits, each given
-    ``request_seconds`` to send a whole request. ``refused`` and ``timed_out`` count since it was made."""
+    ``request_seconds`` to send a whole request and ``write_seconds`` to take an answer whose writing is paused.
+    ``refused`` and ``timed_out`` count since it was made."""
 
     def __init__(
         self,
@@ -96,10 +104,12 @@ class Guard:
         per_address: int = MAX_CONNECTIONS_PER_ADDRESS,
         request_seconds: float = REQUEST_SECONDS,
         log_seconds: float = LOG_SECONDS,
+        write_seconds: float = WRITE_SECONDS,
     ) -> None:
         self.max_connections = fd_budget(max_connections)
         self.per_address = per_address
         self.request_seconds = request_seconds
+        self.write_seconds = write_seconds
         self.log_seconds = log_seconds
         self.refused = 0
         self.timed_out = 0
@@ -177,6 +187,7 @@ def _guarded_http(base: type[asyncio.Protocol], guard: Guard) -> type[asyncio.Pr
     class Guarded(http):  # type: ignore[misc,valid-type]
         _admitted = False
         _deadline: asyncio.TimerHandle | None = None
+        _stalled: asyncio.TimerHandle | None = None  # set while writing is paused
         _waiting_after: Any = None  # the cycle answered last: a request is whole once a newer one has all its body
 
         def connection_made(self, transport: Any) -> None:
@@ -190,8 +201,29 @@ def _guarded_http(base: type[asyncio.Protocol], guard: Guard) -> type[asyncio.Pr
             if not self._admitted:
                 return
             self._disarm()
+            if self._stalled is not None:
+                self._stalled.cancel()
             guard.release(self.transport)
             super().connection_lost(exc)
+
+        def pause_writing(self) -> None:
+            # the answer waits for the client to read: a whole request is in, so the request timeout no longer
+            # watches it, and a client that never reads would hold the connection (and the answer's task) for ever
+            super().pause_writing()
+            if self._stalled is None:
+                self._stalled = self.loop.call_later(guard.write_seconds, self._unread)
+
+        def resume_writing(self) -> None:
+            if self._stalled is not None:
+                self._stalled.cancel()
+                self._stalled = None
+            super().resume_writing()
+
+        def _unread(self) -> None:
+            self._stalled = None
+            if not self.transport.is_closing():
+                guard.timed_out += 1
+                self.transport.abort()
 
         def data_received(self, data: bytes) -> None:
             if self._admitted:
