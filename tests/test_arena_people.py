@@ -88,6 +88,25 @@ def test_a_bots_name_a_seated_name_and_a_foreign_page_are_refused(server: Server
     server.arena.people.seats.pop("dave")
 
 
+def test_a_ladder_servers_bots_are_not_seated_at_peoples_tables(server: Server, monkeypatch: Any) -> None:
+    """A visitor needs no token: on a server that runs the ladder, a person's table seats built-in agents only, so that
+    no one can hold the ladder's bots out of it (a red-team bot did, and steered whom its own bot met)."""
+    bot, token = server.new_bot()
+    ws = raw(server, hello(bot, token))
+    try:
+        server.wait_connected(bot)
+        assert f"bot:{bot}" in json.loads(_get(server, "/api/people/options"))["bots"]
+        monkeypatch.setattr(server.arena, "ladder", object())  # as ``--ladder`` sets it
+        got, answer = _post(server, {"name": "erin", "opponents": [f"bot:{bot}", "heuristic"]}, **_from("10.0.0.7"))
+        assert got == 409 and "runs the ladder" in answer["error"], answer
+        assert json.loads(_get(server, "/api/people/options"))["bots"] == []
+        got, answer = _post(server, {"name": "erin", "opponents": ["heuristic"]}, **_from("10.0.0.7"))
+        assert got == 200, answer  # built-in agents still
+        server.arena.people.seats.pop("erin")
+    finally:
+        ws.close()
+
+
 def _from(address: str) -> dict[str, str]:
     """Headers of a request from ``address``: uvicorn takes a client's address from ``X-Forwarded-For`` when the
     connection comes from 127.0.0.1 (its ``forwarded_allow_ips``), as behind a proxy on this machine."""

@@ -10,7 +10,9 @@ table"):
    the opponents (each ``bot:NAME`` of a bot connected now, or a built-in agent the server offers, as a match of the
    operator may name: the operator's ``--agent`` specs by their handles ``offered:K``, never by their options) and
    the deals (1 to ``MAX_DEALS``, and deals x players at most ``MAX_GAMES``: the seats' time a match holds). The
-   name follows a bot's pattern, is no registered bot's name and no name seated now.
+   name follows a bot's pattern, is no registered bot's name and no name seated now. On a server that runs the
+   ladder a person's table seats built-in agents only (409 for a bot): a visitor needs no token, and must not be able
+   to hold the ladder's bots out of it.
 3. The answer holds a seat token (32 random bytes; only its SHA-256 is kept, in memory): the page says hello with it
    within ``SEAT_SECONDS``, and the match starts then. It serves to reconnect until the match ends, then it is
    forgotten.
@@ -28,9 +30,10 @@ holds; behind a proxy, the address uvicorn's ``--forwarded-allow-ips`` lets it r
   fallback plays the seat at once and the match ends (``aborted``) after the deal under way, its bots released.
 
 ``GET /api/people/options`` is refused (403) without ``--people``; with it, it shows what the page needs: the names
-of the bots connected now (any of them may be asked for, and a refusal would say whether it is connected), the
-registered agents the page suggests, each ``--agent`` spec of the operator as a handle with its agent's registered
-name (``offered``; never its options: a URL, a key's variable, a file), and the bounds above.
+of the bots connected now (none on a server that runs the ladder; any of them may be asked for, and a refusal would
+say whether it is connected), the registered agents the page suggests, each ``--agent`` spec of the operator as a
+handle with its agent's registered name (``offered``; never its options: a URL, a key's variable, a file), and the
+bounds above.
 
 A person's connection sits in a registry of its own (``People.registry``), never in the arena's: the ladder's
 scheduler, ``GET /api/bots`` and a bot's name never meet it. At the table the person is ``bot:person:NAME``

@@ -34,7 +34,8 @@ def options(people: People) -> dict[str, Any]:
     people.check_enabled()
     arena = people.arena
     handles = _handles(arena.offered)
-    return {"enabled": True, "bots": [f"bot:{n}" for n in arena.registry.connected()],
+    bots = [] if arena.ladder is not None else [f"bot:{n}" for n in arena.registry.connected()]  # the ladder's
+    return {"enabled": True, "bots": bots,
             "agents": list(dict.fromkeys([*bounds.AGENTS, *handles])),
             "offered": {handle: _agent_name(spec) for handle, spec in handles.items()},
             "max_deals": bounds.MAX_DEALS, "max_games": bounds.MAX_GAMES, "clock": bounds.CLOCK,
