@@ -5,6 +5,7 @@ tokens, and the limits. No timing is asserted: a clock test uses a bot that neve
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 import urllib.error
@@ -370,3 +371,31 @@ def test_the_fallback_is_chosen_per_match(server: Server) -> None:
 def test_a_fallback_the_server_does_not_offer_is_refused(server: Server, fallback: Any, expected: str) -> None:
     status, answer = server.match({"seats": ["heuristic", "random"], "fallback": fallback})
     assert status == 400 and answer["error"].startswith(expected), answer
+
+
+def test_a_websocket_for_another_host_is_refused_at_its_handshake_without_an_error_logged(
+    server: Server, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A page elsewhere cannot rebind its name to a loopback server: a WebSocket naming another ``Host`` gets 403 at
+    its handshake (Starlette's answer was an HTTP response the socket could not send, and uvicorn logged an error for
+    each such request); a page for another host is still a 400."""
+    import socket
+
+    from websockets.exceptions import InvalidStatus
+    from websockets.sync.client import connect
+
+    with caplog.at_level(logging.INFO):
+        for _ in range(3):
+            sock = socket.create_connection(("127.0.0.1", server.port), timeout=WAIT)  # the name: another host's
+            with pytest.raises(InvalidStatus) as refused:
+                connect(f"ws://evil.example:{server.port}/bot", sock=sock, open_timeout=WAIT)
+            assert refused.value.response.status_code == 403
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], [r.getMessage() for r in caplog.records]
+    request = urllib.request.Request(f"http://127.0.0.1:{server.port}/leaderboard", headers={"Host": "evil.example"})
+    with pytest.raises(urllib.error.HTTPError) as page:
+        urllib.request.urlopen(request, timeout=WAIT)
+    assert page.value.code == 400
+    name, token = server.new_bot()
+    ws = raw(server, hello(name, token))  # this machine's name: welcomed
+    assert json.loads(ws.recv(WAIT))["type"] == "welcome"
+    ws.close()

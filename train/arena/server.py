@@ -40,7 +40,6 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
@@ -488,7 +487,7 @@ def create_app(arena: Arena, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> S
             *leaderboard.routes(arena.book, arena.store),
             *people_routes(arena.people),
         ],
-        middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))],
+        middleware=[Middleware(http_input.HostCheck, allowed_hosts=list(allowed_hosts))],
         lifespan=lifespan(arena),
     )
 

@@ -13,7 +13,6 @@ import anyio.to_thread
 from anyio import CapacityLimiter
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
@@ -252,7 +251,7 @@ def create_app(tables: tb.Tables | None = None, allowed_hosts: Sequence[str] = L
 
     app = Starlette(
         routes=routes,
-        middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts))],
+        middleware=[Middleware(http_input.HostCheck, allowed_hosts=list(allowed_hosts))],
         exception_handlers={404: not_found, 405: not_allowed},
     )
     app.state.tables = state

@@ -2,7 +2,7 @@
 their own host only, a JSON content type, a body within a cap and strict JSON. Each refusal is a ``TableError`` with
 the status the client gets (400, 403, 413, 415), so a bad request is answered in one line, never with a traceback.
 ``Slots`` bounds the heavy requests (a replay, a page of hand histories) in all and per client address (503, 429).
-``allowed_hosts``: the ``Host`` names a server answers (Starlette's ``TrustedHostMiddleware`` refuses the others)."""
+``allowed_hosts``: the ``Host`` names a server answers (``HostCheck`` refuses the others)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 
 from bourre_env.history import strict_json
@@ -21,6 +22,38 @@ from train.web.errors import TableError
 _LENGTH = re.compile(r"[0-9]{1,12}")
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 """The ``Host`` names a server on the loopback answers: this machine's own."""
+
+
+class HostCheck:
+    """Starlette's ``TrustedHostMiddleware`` (a request for another ``Host`` is a 400), except that a WebSocket for
+    another ``Host`` is refused at its handshake (a close before the accept: uvicorn answers 403). Starlette answers it
+    with an HTTP response the WebSocket protocol cannot send, and uvicorn logged an error for each such request."""
+
+    def __init__(self, app: Any, allowed_hosts: list[str]) -> None:
+        self.app = app
+        self.http = TrustedHostMiddleware(app, allowed_hosts=allowed_hosts)
+        self.probe = TrustedHostMiddleware(self._admitted, allowed_hosts=allowed_hosts)
+
+    @staticmethod
+    async def _admitted(scope: Any, receive: Any, send: Any) -> None:
+        scope[_HOST_ADMITTED] = True
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "websocket":
+            await self.http(scope, receive, send)
+            return
+
+        async def unsent(message: Any) -> None:  # the 400 that Starlette would answer
+            return None
+
+        await self.probe(scope, receive, unsent)
+        if scope.pop(_HOST_ADMITTED, False):
+            await self.app(scope, receive, send)
+        else:
+            await send({"type": "websocket.close", "code": 1008})
+
+
+_HOST_ADMITTED = "bourre.host_admitted"
 
 
 def allowed_hosts(host: str) -> list[str]:

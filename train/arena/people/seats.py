@@ -27,6 +27,9 @@ class Arena(Protocol):
     running: int
     stopping: bool
     draw_secret: Callable[[], str]
+    @property
+    def ladder(self) -> object | None:
+        """The ladder's scheduler where the server runs one (its bots are not seated for people)."""
 
     def check_agent(self, spec: str) -> None: ...
 
