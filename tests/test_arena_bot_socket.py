@@ -58,6 +58,20 @@ class FakeTransport:
         return {"peername": ("127.0.0.1", 1)}.get(name, default)
 
 
+class Unread(FakeTransport):
+    """A socket whose peer reads nothing: everything written stays in its buffer."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.aborted = False
+
+    def get_write_buffer_size(self) -> int:
+        return sum(map(len, self.writes))
+
+    def abort(self) -> None:
+        self.aborted = self.closing = True
+
+
 def test_the_writes_of_one_loop_turn_go_out_as_one() -> None:
     async def run() -> FakeTransport:
         fake = FakeTransport()
@@ -178,19 +192,6 @@ def test_a_peer_that_leaves_too_much_unread_is_cut_off() -> None:
     async def app(scope: Any, receive: Any, send: Any) -> None:
         return None
 
-    class Unread(FakeTransport):
-        """A socket whose peer reads nothing: everything written stays in its buffer."""
-
-        def __init__(self) -> None:
-            super().__init__()
-            self.aborted = False
-
-        def get_write_buffer_size(self) -> int:
-            return sum(map(len, self.writes))
-
-        def abort(self) -> None:
-            self.aborted = self.closing = True
-
     async def run() -> tuple[Unread, list[bool]]:
         config = Config(app, ws_max_size=4096, ws_per_message_deflate=False)
         config.load()
@@ -213,17 +214,6 @@ def test_a_peer_that_leaves_too_much_unread_is_cut_off() -> None:
 
 def test_a_written_frame_past_the_unread_limit_cuts_the_peer_off() -> None:
     """Every write counts, not only ``send_now``'s: the pongs uvicorn writes for a peer's pings too."""
-
-    class Unread(FakeTransport):
-        def __init__(self) -> None:
-            super().__init__()
-            self.aborted = False
-
-        def get_write_buffer_size(self) -> int:
-            return sum(map(len, self.writes))
-
-        def abort(self) -> None:
-            self.aborted = self.closing = True
 
     async def run() -> Unread:
         unread = Unread()

@@ -1157,25 +1157,23 @@ def test_proven_absent_beat_and_honours() -> None:
     assert bits(absent[0]) == set(range(13, 26))
 
 
+def _two_tricks_then_a_trump_lead(seat1: str, seat0: str, lead: str) -> tuple[np.ndarray, np.ndarray]:
+    """Eight players, spades trump (2S turned, dealer 0): seat 1 holds ``seat1`` and wins the first two tricks with
+    AC and AD, then leads ``lead``; the dealer holds ``seat0``."""
+    dealt = {1: seat1, 2: "2C 2D 4H 5H 6H", 3: "3C 3D 7H 8H 9H", 4: "4C 4D 10H JH QH", 5: "5C 5D KH 3S 4S",
+             6: "6C 6D 5S 6S 7S", 7: "7C 7D 8S 9S 10S", 0: seat0}  # fmt: skip
+    plays = ["AC", "2C", "3C", "4C", "5C", "6C", "7C", "8C", "AD", "2D", "3D", "4D", "5D", "6D", "7D", "8D", lead]
+    s, p = scripted_state(Rules(num_players=8, max_discard=3), 0, dealt, [core.STAY_BASE] * 8 + plays)
+    assert s[core.S_TRICKS + 1] == 2
+    return s, p
+
+
 def test_cinch_after_leading_the_top_trump() -> None:
     """A player who has won two tricks and has led the highest trump has a cinch (that trick is certain).
 
     Eight players, spades trump (2S turned). Seat 1 wins the first two tricks with AC and AD, then leads AS.
     """
-    rules = Rules(num_players=8, max_discard=3)
-    dealt = {
-        1: "AC AD AS 2H 3H",
-        2: "2C 2D 4H 5H 6H",
-        3: "3C 3D 7H 8H 9H",
-        4: "4C 4D 10H JH QH",
-        5: "5C 5D KH 3S 4S",
-        6: "6C 6D 5S 6S 7S",
-        7: "7C 7D 8S 9S 10S",
-        0: "8C 8D JS QS 2S",
-    }
-    plays = ["AC", "2C", "3C", "4C", "5C", "6C", "7C", "8C", "AD", "2D", "3D", "4D", "5D", "6D", "7D", "8D", "AS"]
-    s, p = scripted_state(rules, 0, dealt, [core.STAY_BASE] * 8 + plays)
-    assert s[core.S_TRICKS + 1] == 2
+    s, p = _two_tricks_then_a_trump_lead("AC AD AS 2H 3H", "8C 8D JS QS 2S", "AS")
     x = core.new_scratch()
     assert core.has_cinch_with(s, p, 1, x), f"no cinch (search aborted: {x[core.X_CINCH_ABORTS] > 0})"
 
@@ -1186,20 +1184,7 @@ def test_cinch_trump_led_into_one_higher_trump_is_settled_by_the_bound() -> None
     the higher unseen trumps, so no search runs (it used to count the queen only if nothing unseen could beat it,
     and the search of eight seats' cards could run out of budget in such positions and answer no cinch).
     """
-    rules = Rules(num_players=8, max_discard=3)
-    dealt = {
-        1: "AC AD KS QS 3H",
-        2: "2C 2D 4H 5H 6H",
-        3: "3C 3D 7H 8H 9H",
-        4: "4C 4D 10H JH QH",
-        5: "5C 5D KH 3S 4S",
-        6: "6C 6D 5S 6S 7S",
-        7: "7C 7D 8S 9S 10S",
-        0: "8C 8D JS AS 2S",
-    }
-    plays = ["AC", "2C", "3C", "4C", "5C", "6C", "7C", "8C", "AD", "2D", "3D", "4D", "5D", "6D", "7D", "8D", "QS"]
-    s, p = scripted_state(rules, 0, dealt, [core.STAY_BASE] * 8 + plays)
-    assert s[core.S_TRICKS + 1] == 2
+    s, p = _two_tricks_then_a_trump_lead("AC AD KS QS 3H", "8C 8D JS AS 2S", "QS")
     x = core.new_scratch()
     assert core.has_cinch_with(s, p, 1, x), f"no cinch (search aborted: {x[core.X_CINCH_ABORTS] > 0})"
     assert x[core.X_CINCH_SEARCHES] == 0
