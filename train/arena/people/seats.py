@@ -27,6 +27,7 @@ class Arena(Protocol):
     running: int
     stopping: bool
     draw_secret: Callable[[], str]
+
     @property
     def ladder(self) -> object | None:
         """The ladder's scheduler where the server runs one (its bots are not seated for people)."""
