@@ -425,7 +425,9 @@ def create_app(arena: Arena, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> S
             await asyncio.wait((reading, cut_off), return_when=asyncio.FIRST_COMPLETED)
         finally:
             reading.cancel()
-        return cut_off.done() or (reading.done() and not reading.cancelled() and reading.result())
+        # a reader that failed is a connection that ended (its error is not the bot's fault, nor re-raised here)
+        ended = reading.done() and not reading.cancelled() and reading.exception() is None
+        return cut_off.done() or (ended and reading.result())
 
     async def operator(request: Request) -> None:
         """``TableError`` 403 for another site's page, 401 without an operator's token."""
