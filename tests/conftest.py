@@ -1,9 +1,12 @@
 """Shared helpers for the tests: random legal play over the core and state inspection; each test leaves Ctrl-C as
-it found it."""
+it found it; none may close the capture files pytest gives sys.stdout and sys.stderr."""
 
 from __future__ import annotations
 
 import signal
+import sys
+import threading
+import traceback
 from collections.abc import Iterator
 
 import numpy as np
@@ -29,6 +32,44 @@ def _ctrl_c_handler_restored() -> Iterator[None]:
     yield
     if before is not None:  # None: a handler not set from Python, which Python cannot set back
         signal.signal(signal.SIGINT, before)
+
+
+REFUSED_CLOSES: list[str] = []
+"""Where code under test tried to close pytest's capture of sys.stdout or sys.stderr, one stack each."""
+
+
+def _refuse_closing_the_capture_files() -> None:
+    """pytest gives ``sys.stdout`` and ``sys.stderr`` its capture files for the whole session of a worker process;
+    code under test that closes one (``with sys.stdout:``, a library closing "its" stream) made every later test of
+    that worker an error at its setup and teardown (``I/O operation on closed file``), a thousand errors hiding the
+    one cause. A close from outside pytest is refused and its stack kept; the test during which it came fails with
+    it (``_no_capture_file_closed``)."""
+    try:
+        from _pytest.capture import EncodedFile
+    except ImportError:  # another pytest: no guard, and nothing else changes
+        return
+    close_for_real = EncodedFile.close
+
+    def close(self: EncodedFile) -> None:
+        if self.closed or sys._getframe(1).f_globals.get("__name__") == "_pytest.capture":
+            close_for_real(self)
+            return
+        stack = "".join(traceback.format_stack(limit=16)[:-1])
+        REFUSED_CLOSES.append(f"in thread {threading.current_thread().name!r}:\n{stack}")
+
+    EncodedFile.close = close  # type: ignore[method-assign]
+
+
+_refuse_closing_the_capture_files()
+
+
+@pytest.fixture(autouse=True)
+def _no_capture_file_closed() -> Iterator[None]:
+    yield
+    if REFUSED_CLOSES:
+        closes = "\n".join(REFUSED_CLOSES)
+        REFUSED_CLOSES.clear()
+        pytest.fail(f"something closed pytest's capture of sys.stdout or sys.stderr (refused), {closes}")
 
 
 def cards_of(mask: int) -> list[int]:
