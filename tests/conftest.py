@@ -51,7 +51,11 @@ def _refuse_closing_the_capture_files() -> None:
     close_for_real = EncodedFile.close
 
     def close(self: EncodedFile) -> None:
-        if self.closed or sys._getframe(1).f_globals.get("__name__") == "_pytest.capture":
+        try:
+            caller = sys._getframe(1).f_globals.get("__name__")
+        except ValueError:  # no Python frame: the interpreter's exit finalizing it
+            caller = "_pytest.capture"
+        if self.closed or caller == "_pytest.capture":
             close_for_real(self)
             return
         stack = "".join(traceback.format_stack(limit=16)[:-1])
