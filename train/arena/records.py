@@ -44,7 +44,9 @@ def insert_baseline(
     field, players, seed, deal = key
     values = {"field": field, "players": players, "seed": seed, "deal": deal, "outcomes": json.dumps(outcomes.tolist()),
               "history": json.dumps(history, separators=(",", ":"))}  # fmt: skip
-    return store.submit(sa.insert(baselines), values)
+    # the same deal's all-field table stored again (a match of built-in agents asked twice with one seed, or a
+    # write tried again) keeps the first: a failed insert would fail the match, and the writes queued with it
+    return store.submit(store.insert_or_keep(baselines), values)
 
 
 def _stored(row: Any, rows: Sequence[Any]) -> StoredMatch:
@@ -68,7 +70,7 @@ def _stored(row: Any, rows: Sequence[Any]) -> StoredMatch:
     for result in (report or {}).get("results", []):
         counts[int(result["entry"])] = result.get("counts")
     return StoredMatch(row.id, float(row.created), row.status, seats, int(request.get("seed", 0)), tuple(complete),
-                       array, tuple(counts), rotations)  # fmt: skip
+                       array, tuple(counts), rotations, str(request.get("fallback")))  # fmt: skip
 
 
 class Book:

@@ -207,6 +207,10 @@ class Arena:
             except ValueError as err:
                 await asyncio.wrap_future(self.store.finish_match(match, "refused", None))
                 raise TableError(409, str(err)) from None
+            except Exception:  # settled now as a restart would settle it, not shown running until then
+                with contextlib.suppress(Exception):
+                    await asyncio.wrap_future(self.store.finish_match(match, "interrupted", None))
+                raise
             await asyncio.wrap_future(self.store.finish_match(match, report.status, report.to_dict()))
             return {"report": report.to_dict(), "text": report.text()}
         finally:

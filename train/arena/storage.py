@@ -222,6 +222,7 @@ class Store:
             id(_INSERT_GAME): insert(games).on_conflict_do_nothing(),
             id(_INSERT_MATCH): insert(matches).on_conflict_do_nothing(),
         }
+        self._insert_or_keep: dict[str, Any] = {}
         try:
             migrate(self.engine)
         except sa.exc.DBAPIError as err:
@@ -316,6 +317,16 @@ class Store:
             self._writes.put((statement, parameters, future))
         return future
 
+    def insert_or_keep(self, table: sa.Table) -> Any:
+        """``table``'s insert that leaves a row with the same key as it is (the same statement every time, so that
+        the writer puts consecutive ones in one transaction)."""
+        if table.name not in self._insert_or_keep:
+            from sqlalchemy.dialects import postgresql, sqlite
+
+            insert = sqlite.insert if self.sqlite else postgresql.insert
+            self._insert_or_keep[table.name] = insert(table).on_conflict_do_nothing()
+        return self._insert_or_keep[table.name]
+
     def _commit(self, groups: list[tuple[Any, list[Any], Any]], tries: Iterator[int]) -> list[int]:
         """Execute ``groups`` in one transaction; after the first try, each insert in its idempotent form."""
         again = next(tries) > 0
@@ -344,16 +355,29 @@ class Store:
                     groups.append((statement, [parameters], [future]))
             try:
                 counts = self._retrying(functools.partial(self._commit, groups, itertools.count()))
-            except Exception as err:  # every write of the batch is told; the writer goes on
-                for _, _, futures in groups:
-                    for future in futures:
+            except Exception as err:
+                if len(groups) == 1:  # the write is told; the writer goes on
+                    for future in groups[0][2]:
                         future.set_exception(err)
+                else:  # one bad write must not fail the others queued with it: each again in its own transaction
+                    for group in groups:
+                        self._commit_alone(group)
             else:
                 for (_, _, futures), count in zip(groups, counts, strict=True):
                     for future in futures:
                         future.set_result(count)
             if last:
                 return
+
+    def _commit_alone(self, group: tuple[Any, list[Any], list[concurrent.futures.Future[Any]]]) -> None:
+        try:
+            (count,) = self._retrying(functools.partial(self._commit, [group], itertools.count()))
+        except Exception as err:
+            for future in group[2]:
+                future.set_exception(err)
+        else:
+            for future in group[2]:
+                future.set_result(count)
 
     def _read(self, statement: Any) -> Any:
         """The first row of ``statement`` (a tuple), or None; tried again while the server is out of reach."""
