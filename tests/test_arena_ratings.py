@@ -56,6 +56,8 @@ class Arena:
         request: dict[str, Any] = {"seats": seats, "seed": int(rng.integers(1 << 40)), "deals": int(rng.integers(0, 5))}
         if rng.random() < 0.7:
             request["format"] = "single"
+        # most as the ladder plays them; an operator's fallback rates no bot (but is tallied)
+        request["fallback"] = "random" if rng.random() < 0.8 else "heuristic"
         # creation times mostly increase, but not always (servers' clocks, matches queued long before)
         self.clock += float(rng.exponential(1.0))
         created = self.clock - float(rng.exponential(3.0)) if rng.random() < 0.3 else self.clock
@@ -233,3 +235,46 @@ def test_a_match_of_one_agent_in_every_seat_rates_no_one() -> None:
     assert both.references == rate([versus], {}, ["random"], [3]).references
     assert [r.spec for r in both.references if r.deals] == ["random"]
     assert both.bot("x") is not None and both.bot("x").mu > 25
+
+
+def _reference(name: str, chips: list[int], fallback: str = ratings.RATED_FALLBACK) -> tuple[StoredMatch, dict]:
+    """A reference match of bot ``name`` against ``random`` at 2 players, one deal a chip count of the bot's, each
+    with its all-field table (0 chips in the bot's seat), so that the bot's replacement advantage per deal is
+    ``chips``."""
+    deals = len(chips)
+    outcomes = np.zeros((deals, 1, 2, 6), dtype=np.int64)
+    outcomes[:, 0, 0, CHIPS] = chips
+    outcomes[:, 0, 1, CHIPS] = [-c for c in chips]
+    rotations = np.zeros((deals, 1), dtype=np.int64)
+    match = StoredMatch(f"{name}-{fallback}", 1.0, "finished", (f"bot:{name}", "random"), 9, tuple(range(deals)),
+                        outcomes, (None, None), rotations, fallback)  # fmt: skip
+    par = {("random", 2, 9, k): np.zeros((2, 6), dtype=np.int64) for k in range(deals)}
+    return match, par
+
+
+def test_a_match_with_a_bot_and_another_fallback_is_tallied_but_rated_in_neither_rating() -> None:
+    """An operator's match played with the heuristic fallback once rated a bot that made no move of its own above
+    one playing honestly; only the ladder's fallback, random, rates a bot."""
+    rated, par = _reference("x", [3, 1, 2])
+    operator, _ = _reference("x", [3, 1, 2], fallback="heuristic")
+    standings = rate([operator], par, ["random"], [2])
+    bot = standings.bot("x")
+    assert bot is not None and bot.matches == 1 and bot.deals == 3  # tallied
+    assert bot.rating is None and not bot.cells and bot.mu == 25.0  # rated in neither
+    assert (
+        rate([rated, operator], par, ["random"], [2]).bot("x").rating
+        == rate([rated], par, ["random"], [2]).bot("x").rating
+        == pytest.approx(2.0)
+    )
+
+
+def test_bots_are_ranked_on_the_low_end_of_their_interval() -> None:
+    """A bot that stopped after a lucky run (a high mean, few deals, a wide interval) ranks below one whose many deals
+    show a lower mean surely."""
+    lucky, lucky_par = _reference("lucky", [9, -3, 6])
+    steady, steady_par = _reference("steady", [1, 2] * 30)
+    standings = rate([lucky, steady], {**lucky_par, **steady_par}, ["random"], [2])
+    by_name = {b.name: b for b in standings.bots}
+    assert by_name["lucky"].rating > by_name["steady"].rating  # the higher mean
+    assert by_name["lucky"].rating_ci95[0] < by_name["steady"].rating_ci95[0]
+    assert [b.name for b in standings.bots] == ["steady", "lucky"]

@@ -15,12 +15,16 @@ number of its games: seat by seat, the bot against the field's agent in the same
 t-interval). The rating is over the configured cells the bot has played; ``complete`` says whether that is every
 one of them.
 
-**OpenSkill** (Plackett-Luce, default parameters, as ``train.eval.tournament``): every match, whoever asked for
-it, deal by deal in the order the matches were created (then by id). The participants of a deal are the distinct
-entries of the match, a bot or a built-in agent with all its copies (their chips pooled), each a team of one, ranked
-by chips per seat over the deal's games (equal chips share a rank). A deal counts once all its games are stored;
-a match with one participant in every seat (copies of one agent) rates no one.
-Matches still running, and refused ones, count in neither rating.
+Bots are ranked on the low end of that interval (those that played every cell first).
+
+**OpenSkill** (Plackett-Luce, ``train.eval.tournament``'s, without its dynamics: ``SKILL_TAU``): every match,
+whoever asked for it, deal by deal in the order the matches were created (then by id). The participants of a deal
+are the distinct entries of the match, a bot or a built-in agent with all its copies (their chips pooled), each a
+team of one, ranked by chips per seat over the deal's games (equal chips share a rank). A deal counts once all its
+games are stored; a match with one participant in every seat (copies of one agent) rates no one.
+Matches still running, and refused ones, count in neither rating; nor does a match with a bot played with another
+fallback than ``RATED_FALLBACK`` (an operator's, ``bourre arena match --fallback``): no bot is rated as better than
+it played. Such a match is tallied (matches, deals, timeouts) all the same.
 
 ``rate()`` is the definition (``bourre arena rerate``); ``Rater`` is the same function kept up to date as matches
 settle (``records.Book``, after every match of the ladder), every float equal, at the cost of what changed.
@@ -41,6 +45,8 @@ from train.eval.statistics import t_interval
 
 __all__ = [
     "CHECKPOINT_SPACING",
+    "RATED_FALLBACK",
+    "SKILL_TAU",
     "BaselineKey",
     "BotStanding",
     "CellResult",
@@ -54,6 +60,12 @@ __all__ = [
 Interval = tuple[float, float] | None
 BaselineKey = tuple[str, int, int, int]
 """An all-field table: (field spec, players, seed, deal)."""
+RATED_FALLBACK = "random"
+"""The one fallback under which a match's deals are rated: a bot's missing moves played at random, never better."""
+SKILL_TAU = 0.0
+"""OpenSkill's dynamics: none. A bot's code is taken to stay what it is under its name (a new version, a new name),
+so every deal it played counts alike; OpenSkill's default (25/300 of uncertainty added before every deal) keeps
+sigma from falling below about 1.5, and the mu of two copies of one agent walked 2.2 apart over 700 deals."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,6 +84,7 @@ class StoredMatch:
     outcomes: np.ndarray
     counts: tuple[dict[str, int] | None, ...]
     rotations: np.ndarray | None = None  # (deals, games); None: every rotation in order (the rotations format)
+    fallback: str = RATED_FALLBACK  # the agent that played a seat's moves its bot did not make
 
     def seats_of(self, entry: int) -> np.ndarray:
         """``(deals, games)``: the seat ``entry`` held in each game."""
@@ -179,7 +192,7 @@ def _reference_deals(
     replacement advantage of each deal that counts (those whose all-field table is in ``baselines``), and whether
     a deal of it still waits for its all-field table; None for any other match."""
     reference = match.field()
-    if reference is None or not len(match.deals):
+    if reference is None or not len(match.deals) or not _moves_rated(match):
         return None
     entry, field = reference
     n = match.players
@@ -234,7 +247,7 @@ def _cell_result(
 def _skill_model() -> Any:
     from openskill.models import PlackettLuce  # the eval extra's; local: only the ratings need it
 
-    return PlackettLuce()
+    return PlackettLuce(tau=SKILL_TAU)
 
 
 def _rate_deals(model: Any, ratings: dict[str, Any], deals: dict[str, int], match: StoredMatch) -> None:
@@ -242,8 +255,10 @@ def _rate_deals(model: Any, ratings: dict[str, Any], deals: dict[str, int], matc
     updated in place. ``model.rate`` returns new rating objects and leaves those it was given as they were, so a
     shallow copy of ``ratings`` keeps a state apart from what is rated after."""
     labels = sorted(set(match.seats))
-    if not len(match.deals) or len(labels) < 2:  # one participant in every seat (an operator's test match): no one to
-        return  # be ranked against, so no rating moves (OpenSkill refuses a game of one team)
+    # one participant in every seat (an operator's test match): no one to be ranked against, so no rating moves
+    # (OpenSkill refuses a game of one team)
+    if not _moves_rated(match) or not len(match.deals) or len(labels) < 2:
+        return
     copies = [match.seats.count(label) for label in labels]
     own = _entry_chips(match)
     for row in range(len(match.deals)):
@@ -290,6 +305,13 @@ def _tally(tallies: dict[str, _Tally], match: StoredMatch) -> None:
 
 def _rated(match: StoredMatch) -> bool:
     return match.status not in ("running", "refused")
+
+
+def _moves_rated(match: StoredMatch) -> bool:
+    """Whether the ratings count the match's deals: where a bot sits, only if its missing moves were played at
+    random (the ladder's own matches), so that no bot is rated as better than it plays. An operator's match with a
+    bot and another fallback (``bourre arena match`` takes the heuristic by default) is tallied, never rated."""
+    return match.fallback == RATED_FALLBACK or not any(seat.startswith("bot:") for seat in match.seats)
 
 
 def _order(match: StoredMatch) -> tuple[float, str]:
@@ -381,7 +403,11 @@ def _standings(
                 results,
             )  # fmt: skip
         )
-    standings.sort(key=lambda b: (not b.complete, b.rating is None, -(b.rating or 0.0), -b.ordinal, b.name))
+    # ranked on the low end of the interval, as OpenSkill's ordinal is mu - 3 sigma: a bot ranks high when its deals
+    # show it is good, not when it stopped playing after a lucky run (no interval yet: below those with one)
+    standings.sort(key=lambda b: (not b.complete, b.rating is None, b.rating_ci95 is None,
+                                  -(b.rating_ci95[0] if b.rating_ci95 else 0.0), -(b.rating or 0.0), -b.ordinal,
+                                  b.name))  # fmt: skip
     ranked = [dataclasses.replace(b, rank=i) for i, b in enumerate(standings, 1)]
     references = sorted(
         (
