@@ -5,6 +5,7 @@ peer matches of 2 to 8 players. And a match that settles after the others costs 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -278,3 +279,14 @@ def test_bots_are_ranked_on_the_low_end_of_their_interval() -> None:
     assert by_name["lucky"].rating > by_name["steady"].rating  # the higher mean
     assert by_name["lucky"].rating_ci95[0] < by_name["steady"].rating_ci95[0]
     assert [b.name for b in standings.bots] == ["steady", "lucky"]
+
+
+def test_a_standing_says_when_its_bots_last_match_started() -> None:
+    """A bot that stopped playing keeps its rating: the leaderboard says how old it is."""
+    from train.arena.leaderboard import leaderboard_page
+
+    first, par = _reference("x", [1, 2])
+    later = dataclasses.replace(first, id="later", created=86400.0 * 365)
+    standings = rate([later, first], par, ["random"], [2])
+    assert standings.bot("x").last_match == 86400.0 * 365
+    assert "<th>last match</th>" in leaderboard_page(standings) and "1971-01-01 00:00" in leaderboard_page(standings)

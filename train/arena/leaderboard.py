@@ -97,6 +97,10 @@ def _bot_link(name: str) -> str:
     return f'<a href="/bots/{quote(name, safe="")}">{_e(name)}</a>'
 
 
+def _when(seconds: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.gmtime(seconds)) if seconds > 0 else "-"
+
+
 def leaderboard_page(standings: Standings) -> str:
     """The leaderboard as HTML; every name escaped."""
     cells = len(standings.fields) * len(standings.players)
@@ -110,16 +114,29 @@ def leaderboard_page(standings: Standings) -> str:
             str(b.deals),
             str(b.timeouts),
             str(b.fallbacks),
+            _when(b.last_match),
         ]
         for b in standings.bots
     ]
     body = [
         f"<p>Ladder rating: the mean replacement advantage, in antes per deal, over {cells} cells (reference agents "
         f"{_e(', '.join(standings.fields))} at {_e(', '.join(map(str, standings.players)))} players), with its 95% "
-        f"interval; OpenSkill: mu ± sigma over every deal of {standings.matches} matches. "
+        f"interval (ranked on its low end); OpenSkill: mu ± sigma over every deal of {standings.matches} matches; "
+        "a bot's last match started when the last column says (UTC). "
         '<a href="/api/leaderboard">JSON</a></p>',
         _table(
-            ["rank", "bot", "ladder rating [95% CI]", "OpenSkill", "matches", "deals", "timeouts", "fallbacks"], rows
+            [
+                "rank",
+                "bot",
+                "ladder rating [95% CI]",
+                "OpenSkill",
+                "matches",
+                "deals",
+                "timeouts",
+                "fallbacks",
+                "last match",
+            ],
+            rows,
         ),  # fmt: skip
     ]
     if standings.references:
@@ -142,7 +159,8 @@ def bot_page(name: str, standing: BotStanding | None, played: Sequence[dict[str,
             f"<p>Rank {standing.rank}; ladder rating {_e(_ci(standing.rating, standing.rating_ci95))} over "
             f"{standing.cells_played} of {standing.cells_total} cells; OpenSkill {standing.mu:.2f} ± "
             f"{standing.sigma:.2f}; {standing.matches} matches, {standing.deals} deals, {standing.decisions} moves, "
-            f"{standing.timeouts} timeouts, {standing.fallbacks} fallbacks, {standing.disconnects} disconnects.</p>"
+            f"{standing.timeouts} timeouts, {standing.fallbacks} fallbacks, {standing.disconnects} disconnects; "
+            f"its last match started {_when(standing.last_match)} UTC.</p>"
         )
         body.append(
             _table(

@@ -138,6 +138,7 @@ class BotStanding:
     fallbacks: int
     disconnects: int
     cells: list[CellResult]
+    last_match: float = 0.0  # when its latest match was created (seconds since the epoch): a rating may be old
 
 
 @dataclasses.dataclass(frozen=True)
@@ -151,8 +152,8 @@ class ReferenceStanding:
 
 @dataclasses.dataclass(frozen=True)
 class Standings:
-    """Every bot ranked: first those with every cell played, by ladder rating; then those with some, by their
-    rating so far; then by OpenSkill's ordinal (``mu - 3 sigma``); then by name."""
+    """Every bot ranked: first those with every cell played, by the low end of the ladder rating's interval; then
+    those with some, by that of their rating so far; then by OpenSkill's ordinal (``mu - 3 sigma``); then by name."""
 
     fields: list[str]
     players: list[int]
@@ -176,6 +177,7 @@ class _Tally:
     timeouts: int = 0
     fallbacks: int = 0
     disconnects: int = 0
+    last_match: float = 0.0
 
 
 def _entry_chips(match: StoredMatch) -> np.ndarray:
@@ -301,6 +303,7 @@ def _tally(tallies: dict[str, _Tally], match: StoredMatch) -> None:
         tally.timeouts += int(counts.get("timeouts", 0))
         tally.fallbacks += int(counts.get("fallbacks", 0))
         tally.disconnects += int(counts.get("disconnects", 0))
+        tally.last_match = max(tally.last_match, match.created)
 
 
 def _rated(match: StoredMatch) -> bool:
@@ -401,6 +404,7 @@ def _standings(
                 tally.fallbacks,
                 tally.disconnects,
                 results,
+                tally.last_match,
             )  # fmt: skip
         )
     # ranked on the low end of the interval, as OpenSkill's ordinal is mu - 3 sigma: a bot ranks high when its deals
