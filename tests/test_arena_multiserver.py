@@ -18,10 +18,11 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from arena_helpers import WAIT, Recorder, free_port, wait_listening
+from arena_helpers import WAIT, Recorder, free_port, hello, raw, wait_listening
 from postgres_helpers import postgres_database  # noqa: F401 (the fixture)
 from sqlalchemy import select
 
@@ -76,6 +77,58 @@ def test_a_match_goes_to_the_server_of_its_bots_and_a_closed_server_is_swept(dat
     assert one.sweep() == 1
     assert one.match("m1")["status"] == "interrupted" and one.match("m2")["status"] == "running"  # type: ignore[index]
     one.close()
+
+
+def test_a_bot_holds_one_connection_across_the_servers_of_a_database(database: str) -> None:
+    one, two = Store(url=database), Store(url=database)
+    try:
+        assert one.take_connection("alice") is None
+        assert one.take_connection("alice") is None  # its own hold: kept (the registry refuses a second here)
+        assert two.take_connection("alice") == one.server_id
+        one.drop_connection("alice")
+        assert two.take_connection("alice") is None
+        one.drop_connection("alice")  # not its hold: nothing changes
+        assert one.take_connection("alice") == two.server_id
+        two.close()  # gone without letting go, as a killed process: its hold is taken over
+        assert one.take_connection("alice") is None
+    finally:
+        one.close()
+        two.close()
+
+
+def test_a_bot_connected_to_one_server_is_refused_by_the_other_until_it_leaves(database: str) -> None:
+    """One live connection per token across servers (and ``--processes`` children): else a bot played a ladder
+    match on each at once."""
+    stores = [Store(url=database) for _ in range(2)]
+    token = stores[0].add_bot("alice")
+    before = set(threading.enumerate())
+    servers = [serve_in_thread(Arena(store)) for store in stores]
+    threads = [t for t in set(threading.enumerate()) - before if t.name == "arena server"]
+    sites = [SimpleNamespace(url=f"ws://127.0.0.1:{port}/bot") for _, port in servers]
+    try:
+        first = raw(sites[0], hello("alice", token))
+        assert json.loads(first.recv(WAIT))["type"] == "welcome"
+        second = raw(sites[1], hello("alice", token))
+        refusal = json.loads(second.recv(WAIT))
+        assert refusal["reason"] == "connected" and "another server process" in refusal["message"], refusal
+        second.close()
+        first.close()
+        deadline = time.monotonic() + WAIT  # the first server lets go of it once the connection has ended
+        while True:
+            third = raw(sites[1], hello("alice", token))
+            answer = json.loads(third.recv(WAIT))
+            third.close()
+            if answer["type"] == "welcome":
+                break
+            assert answer["reason"] == "connected" and time.monotonic() < deadline, answer
+            time.sleep(0.1)
+    finally:
+        for uvicorn, _ in servers:
+            uvicorn.should_exit = True
+        for thread in threads:  # stopped before their stores close under them
+            thread.join(WAIT)
+        for store in stores:
+            store.close()
 
 
 # ---------------------------------------------------------------------------- two ladders, eight bots

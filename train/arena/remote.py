@@ -167,7 +167,8 @@ class BotSlot:
 
 
 class Registry:
-    """The bots the server knows of right now; one live connection per bot (per token)."""
+    """The bots the server knows of right now; one live connection per bot (per token) in this process (the server
+    holds it in the database for the others: ``Store.take_connection``)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -184,6 +185,12 @@ class Registry:
             slot.connection = connection
             slot.left_at = None
             return slot
+
+    def is_live(self, name: str) -> bool:
+        """Whether bot ``name`` has a live connection here."""
+        with self._lock:
+            slot = self.slots.get(name)
+            return slot is not None and slot.connection is not None and slot.connection.open
 
     def detach(self, connection: Connection) -> None:
         with self._lock:

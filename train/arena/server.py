@@ -38,6 +38,7 @@ from collections import Counter
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
+import sqlalchemy as sa
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -50,7 +51,7 @@ from train.arena.match import MAX_MATCHES, MatchSpec, draw_secret, play_match, w
 from train.arena.people import People
 from train.arena.people.routes import routes as people_routes
 from train.arena.records import Book, insert_baseline
-from train.arena.remote import Connection, Registry
+from train.arena.remote import BotSlot, Connection, Registry
 from train.arena.scheduler import Ladder, LadderConfig, lifespan
 from train.arena.storage import Store
 from train.web import connections, http_input
@@ -150,6 +151,8 @@ class Arena:
         self.people = People(self)  # people at the table: admitted once enabled (bourre arena serve --people)
         self.draw_secret: Callable[[], str] = draw_secret  # the deals of a match with a remote seat (tests fix it)
         self.arrivals = Arrivals()
+        # a bot's connect and disconnect, one at a time: its hold in the database follows its live connection here
+        self.connecting: dict[str, asyncio.Lock] = {}
         self.wanted: Counter[str] = Counter()  # bots a waiting match request holds: the ladder starts none for them
 
     @contextlib.asynccontextmanager
@@ -249,6 +252,37 @@ class Arrivals:
             return 0.0
         bucket.level = max(bucket.level, -RECONNECT_RATE * RECONNECT_WAIT)  # a wait never grows past the cap
         return min(-level / RECONNECT_RATE, RECONNECT_WAIT)
+
+
+async def _attach(arena: Arena, registry: Registry, connection: Connection, bot: bool) -> BotSlot:
+    """The bot's slot, with this connection live; ``ValueError`` when the bot is connected already, here or to
+    another server on the database (``Store.take_connection``: one live connection per token however many
+    servers or ``--processes`` children share it, so that a bot plays one match at a time)."""
+    if not bot:
+        return registry.attach(connection)
+    async with arena.connecting.setdefault(connection.name, asyncio.Lock()):
+        if registry.is_live(connection.name):
+            return registry.attach(connection)  # refused, as before
+        try:
+            holder = await asyncio.to_thread(arena.store.take_connection, connection.name)
+        except sa.exc.SQLAlchemyError as err:
+            raise ValueError(f"the database is out of reach ({arena.store.reason(err)}): connect again later") from None
+        if holder is not None:
+            raise ValueError(f"bot {connection.name!r} is connected already, to another server process on this "
+                             "database: one live connection per token")  # fmt: skip
+        return registry.attach(connection)
+
+
+async def _let_go(arena: Arena, registry: Registry, name: str) -> None:
+    """After a bot's connection ends: its hold in the database, unless it is connected here again already. A server
+    that stops first keeps it, and another server takes it over once this one is gone."""
+    async with arena.connecting.setdefault(name, asyncio.Lock()):
+        if registry.is_live(name):
+            return
+        try:
+            await asyncio.to_thread(arena.store.drop_connection, name)
+        except sa.exc.SQLAlchemyError as err:  # kept until this server stops: the bot may connect here meanwhile
+            log.warning("bot %s: its connection's hold was not let go (%s)", name, arena.store.reason(err))
 
 
 async def _refuse(ws: WebSocket, message: str, reason: str) -> None:
@@ -358,7 +392,7 @@ def create_app(arena: Arena, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> S
         registry = arena.registry if person is None else arena.people.registry  # people: never the ladder's
         connection = Connection(hello.name if person is None else person.key, hello.observation, hello.words)
         try:
-            slot = registry.attach(connection)
+            slot = await _attach(arena, registry, connection, person is None)
         except ValueError as err:
             await _refuse(ws, str(err), "connected")
             return
@@ -398,6 +432,8 @@ def create_app(arena: Arena, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> S
                 if writer is not None:
                     writer.cancel()
             log.info("bot %s disconnected", hello.name)
+            if person is None:
+                await _let_go(arena, registry, hello.name)
 
     async def _read(ws: WebSocket, connection: Connection, bucket: _Bucket) -> bool:
         """The bot's messages until it leaves (False) or is cut off (True)."""
