@@ -26,7 +26,7 @@ from arena_helpers import WAIT, Recorder, free_port, hello, raw, wait_listening
 from postgres_helpers import postgres_database  # noqa: F401 (the fixture)
 from sqlalchemy import select
 
-from train.arena import storage
+from train.arena import holds, storage
 from train.arena.client import play
 from train.arena.records import Book
 from train.arena.scheduler import LadderConfig
@@ -82,15 +82,15 @@ def test_a_match_goes_to_the_server_of_its_bots_and_a_closed_server_is_swept(dat
 def test_a_bot_holds_one_connection_across_the_servers_of_a_database(database: str) -> None:
     one, two = Store(url=database), Store(url=database)
     try:
-        assert one.take_connection("alice") is None
-        assert one.take_connection("alice") is None  # its own hold: kept (the registry refuses a second here)
-        assert two.take_connection("alice") == one.server_id
-        one.drop_connection("alice")
-        assert two.take_connection("alice") is None
-        one.drop_connection("alice")  # not its hold: nothing changes
-        assert one.take_connection("alice") == two.server_id
+        assert holds.take(one, "alice") is None
+        assert holds.take(one, "alice") is None  # its own hold: kept (the registry refuses a second here)
+        assert holds.take(two, "alice") == one.server_id
+        holds.drop(one, "alice")
+        assert holds.take(two, "alice") is None
+        holds.drop(one, "alice")  # not its hold: nothing changes
+        assert holds.take(one, "alice") == two.server_id
         two.close()  # gone without letting go, as a killed process: its hold is taken over
-        assert one.take_connection("alice") is None
+        assert holds.take(one, "alice") is None
     finally:
         one.close()
         two.close()

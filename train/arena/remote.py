@@ -168,7 +168,7 @@ class BotSlot:
 
 class Registry:
     """The bots the server knows of right now; one live connection per bot (per token) in this process (the server
-    holds it in the database for the others: ``Store.take_connection``)."""
+    holds it in the database for the others: ``train.arena.holds``)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

@@ -46,7 +46,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from train.arena import bot_socket, leaderboard, protocol, thinking
+from train.arena import bot_socket, holds, leaderboard, protocol, thinking
 from train.arena.match import MAX_MATCHES, MatchSpec, draw_secret, play_match, warm_up
 from train.arena.people import People
 from train.arena.people.routes import routes as people_routes
@@ -256,7 +256,7 @@ class Arrivals:
 
 async def _attach(arena: Arena, registry: Registry, connection: Connection, bot: bool) -> BotSlot:
     """The bot's slot, with this connection live; ``ValueError`` when the bot is connected already, here or to
-    another server on the database (``Store.take_connection``: one live connection per token however many
+    another server on the database (``train.arena.holds``: one live connection per token however many
     servers or ``--processes`` children share it, so that a bot plays one match at a time)."""
     if not bot:
         return registry.attach(connection)
@@ -264,7 +264,7 @@ async def _attach(arena: Arena, registry: Registry, connection: Connection, bot:
         if registry.is_live(connection.name):
             return registry.attach(connection)  # refused, as before
         try:
-            holder = await asyncio.to_thread(arena.store.take_connection, connection.name)
+            holder = await asyncio.to_thread(holds.take, arena.store, connection.name)
         except sa.exc.SQLAlchemyError as err:
             raise ValueError(f"the database is out of reach ({arena.store.reason(err)}): connect again later") from None
         if holder is not None:
@@ -280,7 +280,7 @@ async def _let_go(arena: Arena, registry: Registry, name: str) -> None:
         if registry.is_live(name):
             return
         try:
-            await asyncio.to_thread(arena.store.drop_connection, name)
+            await asyncio.to_thread(holds.drop, arena.store, name)
         except sa.exc.SQLAlchemyError as err:  # kept until this server stops: the bot may connect here meanwhile
             log.warning("bot %s: its connection's hold was not let go (%s)", name, arena.store.reason(err))
 

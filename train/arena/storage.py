@@ -466,7 +466,7 @@ class Store:
         assert self._locks is not None
         return self._locks / (hashlib.sha256(server.encode()).hexdigest()[:24] + ".lock")
 
-    def _gone(self, db: sa.Connection, server: str) -> bool:
+    def server_gone(self, db: sa.Connection, server: str) -> bool:
         """Whether server ``server``'s liveness lock is free: its process has ended (or never held one)."""
         if self.sqlite:
             if self._locks is None:
@@ -499,7 +499,7 @@ class Store:
                     up = db.execute(sa.text("SELECT extract(epoch from now() - pg_postmaster_start_time())"))
                     if float(up.scalar_one()) < STEADY_SECONDS:
                         servers = set()
-                gone = sorted(server for server in servers if self._gone(db, server))
+                gone = sorted(server for server in servers if self.server_gone(db, server))
                 whose: sa.ColumnElement[bool] = matches.c.server.in_(gone)
                 if own:
                     whose = sa.or_(whose, matches.c.server == self.server_id, matches.c.server.is_(None))
@@ -516,44 +516,6 @@ class Store:
     def keep_alive(self) -> int:
         """``hold`` and ``sweep``, as a serving store does every ``LIVENESS_SECONDS``; the matches interrupted."""
         return 0 if self._closed else self.sweep()
-
-    # ------------------------------------------------------------------------ bots' connections
-    def take_connection(self, name: str) -> str | None:
-        """Hold bot ``name``'s one live connection for this server: None once it holds it, else the id of the live
-        server that holds it (the bot is connected there). A hold of a server that is gone (its liveness lock free)
-        is taken over; this server's own is kept (its registry keeps one connection per bot in the process)."""
-        self.hold()
-
-        def work() -> str | None:
-            with self.engine.begin() as db:
-                # the insert first: on SQLite it takes the write lock, so that no other server writes between the
-                # read and the update below; on PostgreSQL it waits for another server's insert of the same bot
-                db.execute(self.insert_or_keep(bot_connections), {"name": name, "server": self.server_id,
-                                                                  "since": time.time()})  # fmt: skip
-                holder = db.execute(sa.select(bot_connections.c.server).where(bot_connections.c.name == name)).scalar()
-                if holder is None or holder == self.server_id:
-                    return None
-                if not self._gone(db, holder):
-                    return str(holder)
-                taken = sa.and_(bot_connections.c.name == name, bot_connections.c.server == holder)
-                if db.execute(sa.update(bot_connections).where(taken)
-                              .values(server=self.server_id, since=time.time())).rowcount:  # fmt: skip
-                    return None
-                # another server took it over first (on PostgreSQL, its update went before this one)
-                return str(db.execute(sa.select(bot_connections.c.server).where(bot_connections.c.name == name))
-                           .scalar())  # fmt: skip
-
-        return self._retrying(work)
-
-    def drop_connection(self, name: str) -> None:
-        """Let go of bot ``name``'s hold, if this server has it."""
-
-        def work() -> None:
-            with self.engine.begin() as db:
-                mine = sa.and_(bot_connections.c.name == name, bot_connections.c.server == self.server_id)
-                db.execute(sa.delete(bot_connections).where(mine))
-
-        self._retrying(work)
 
     # ------------------------------------------------------------------------ matches
     def start_match(self, match: str, request: dict[str, Any]) -> concurrent.futures.Future[Any]:

@@ -1,5 +1,5 @@
 """Bot connections: which server process holds each bot's one live connection, so that a bot connects to one of
-several servers on one database (or of the children of ``--processes N``) at a time (``Store.take_connection``).
+several servers on one database (or of the children of ``--processes N``) at a time (``train.arena.holds``).
 
 Revision ID: 0005
 Revises: 0004
