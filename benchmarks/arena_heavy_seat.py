@@ -2,7 +2,7 @@
 
 What is measured
 ----------------
-The server runs in this process (``train.arena.server.serve_in_thread``, a temporary data folder), with ``--tables``
+The server runs in this process (``train.arena.in_thread.serve_in_thread``, a temporary data folder), with ``--tables``
 matches of remote bots (every seat a bot answering its first legal action, in ``--bot-processes`` processes of their
 own: ``benchmarks/arena_bots.py``), asked for over HTTP as ``benchmarks/arena_speed.py`` asks. Their round trip per
 move (the table asking for a turn to the event loop receiving the answer: ``arena_speed.RoundTrips``) is taken in
@@ -172,7 +172,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     from train.arena import thinking
-    from train.arena.server import Arena, serve_in_thread
+    from train.arena.in_thread import serve_in_thread
+    from train.arena.server import Arena
     from train.arena.storage import Store
     from train.web import connections
 
@@ -207,7 +208,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 results.append(run(mode, loop, port, operator, names, args, trips))
         finally:
             fleet.stop()
-            server.should_exit = True
+            server.stop()
             store.close()
             thinking.shutdown()
     print(f"{'heavy table':>12} {'decisions':>9} {'seconds':>7} {'dec/s':>6} {'p50 ms':>7} {'p99 ms':>7} "

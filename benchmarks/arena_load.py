@@ -3,9 +3,9 @@ and in time, that fails on any game lost or doubled.
 
 What is run
 -----------
-The server runs in this process, as in ``benchmarks/arena_speed.py`` (``train.arena.server.serve_in_thread``: uvicorn on
-127.0.0.1, an ephemeral port, SQLite in a temporary data folder). ``--tables`` x ``--players`` bots (100 by default)
-connect from ``--bot-processes`` processes of their own (all the bots of a process on one event loop,
+The server runs in this process, as in ``benchmarks/arena_speed.py`` (``train.arena.in_thread.serve_in_thread``:
+uvicorn on 127.0.0.1, an ephemeral port, SQLite in a temporary data folder). ``--tables`` x ``--players`` bots (100
+by default) connect from ``--bot-processes`` processes of their own (all the bots of a process on one event loop,
 ``train.arena.client.play_async``; ``benchmarks/arena_bots.py``); each answers a turn with a legal action drawn at
 random (seeded by its name), so that games have draws and tricks, not only passes. Every table is a fixed group of
 ``--players`` bots that asks for one match after another (``POST /api/matches`` with an operator token, ``--deals``
@@ -310,7 +310,8 @@ def check(store: Any, asked: dict[str, list[str]], deals: dict[str, tuple[int, i
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    from train.arena.server import Arena, serve_in_thread
+    from train.arena.in_thread import serve_in_thread
+    from train.arena.server import Arena
     from train.arena.storage import Store
     from train.web import connections
 
@@ -348,7 +349,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             result = measure(arena, tables, trips, fleet)
         finally:
             told, bot_errors = fleet.stop()
-            server.should_exit = True
+            server.stop()
         reports = warm + tables.reports
         asked = tables.seated
         deals = {r["match"]: (r["deals"], r["players"]) for r in reports}

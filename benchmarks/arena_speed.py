@@ -2,7 +2,7 @@
 
 What is measured
 ----------------
-The server runs in this process (``train.arena.server.serve_in_thread``: uvicorn on 127.0.0.1, an ephemeral port,
+The server runs in this process (``train.arena.in_thread.serve_in_thread``: uvicorn on 127.0.0.1, an ephemeral port,
 a temporary data folder); every seat of every match is a remote bot (no built-in agent sits at a table), a
 ``train.arena.client.Bot`` that answers each turn with its first legal action. The bots run in ``--bot-processes``
 processes of their own (all the bots of a process on one event loop, ``train.arena.client.play_async``;
@@ -246,7 +246,8 @@ def stub_turns() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    from train.arena.server import Arena, serve_in_thread
+    from train.arena.in_thread import serve_in_thread
+    from train.arena.server import Arena
     from train.arena.storage import Store
     from train.web import connections
 
@@ -283,7 +284,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 results.append(run_tables(port, operator, names, tables, args, trips, fleet))
         finally:
             fleet.stop()
-            server.should_exit = True
+            server.stop()
             store.close()
     bots_cpu = cpu_seconds(resource.RUSAGE_CHILDREN)  # the processes are stopped and waited for: theirs in full
     print(

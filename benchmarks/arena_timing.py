@@ -3,7 +3,7 @@ legal moves the built-in seat that moved in between had (hidden: it says somethi
 
 What is measured
 ----------------
-The server runs in this process (``train.arena.server.serve_in_thread``, a temporary data folder, deals from
+The server runs in this process (``train.arena.in_thread.serve_in_thread``, a temporary data folder, deals from
 secrets drawn from ``--seed``); one remote bot (``train.arena.client.Bot`` on its own thread: it stays in every deal
 and plays a random legal card, seeded) plays ``--deals`` deals against ``--opponent`` in every other seat, with no
 par game (so that nothing else runs on the server meanwhile). The bot notes when each turn arrives and when it
@@ -162,7 +162,8 @@ def play_match(args: argparse.Namespace, paced: bool) -> dict[str, Any]:
     from train.arena import match as arena_match
     from train.arena import pacing
     from train.arena.client import play
-    from train.arena.server import Arena, serve_in_thread
+    from train.arena.in_thread import serve_in_thread
+    from train.arena.server import Arena
     from train.arena.storage import Store
 
     arena_match.Pacer = pacing.Pacer if paced else (lambda: pacing.Pacer(cap=0.0))  # type: ignore[assignment,misc]
@@ -188,7 +189,7 @@ def play_match(args: argparse.Namespace, paced: bool) -> dict[str, Any]:
             games = get_json(f"http://127.0.0.1:{port}/api/matches/{report['match']}/histories")["games"]
             thread.join(30)
         finally:
-            server.should_exit = True
+            server.stop()
             store.close()
     return {"paced": paced, **summary(gaps_by_legal_count(bot, games), args.shuffles, args.seed)}
 

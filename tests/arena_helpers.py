@@ -25,7 +25,8 @@ from websockets.sync.client import connect  # noqa: E402
 
 from train.arena import protocol  # noqa: E402
 from train.arena.client import Bot, play  # noqa: E402
-from train.arena.server import Arena, serve_in_thread  # noqa: E402
+from train.arena.in_thread import serve_in_thread  # noqa: E402
+from train.arena.server import Arena  # noqa: E402
 from train.arena.storage import Store  # noqa: E402
 
 WAIT = 120.0  # bound of every wait: a shared machine may be slow, a hang must still end
@@ -72,7 +73,7 @@ class Server:
         return self.post("/api/matches", body, {"Authorization": f"Bearer {self.operator}", **(headers or {})})
 
     def close(self) -> None:
-        self.uvicorn.should_exit = True
+        self.uvicorn.stop()
         self.store.close()
 
 

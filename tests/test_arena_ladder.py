@@ -20,12 +20,13 @@ from arena_helpers import WAIT, Recorder
 
 from bourre_env import history
 from train.arena.client import play
+from train.arena.in_thread import serve_in_thread
 from train.arena.leaderboard import bot_page, leaderboard_page
 from train.arena.match import MatchSpec
 from train.arena.ratings import StoredMatch, rate
 from train.arena.records import Book
 from train.arena.scheduler import BotStats, LadderConfig, next_match
-from train.arena.server import Arena, serve_in_thread
+from train.arena.server import Arena
 from train.arena.storage import Store
 
 CONFIG = LadderConfig(fields=("random", "heuristic", "pimc:16"), sizes=(3, 5, 7), tables=2)
@@ -247,7 +248,7 @@ def test_the_scheduler_plays_matches_by_itself_and_rerate_rebuilds_its_ratings(t
         game = _get(port, f"/api/matches/{match['match']}/games/1/1")  # deal 1: rotation 1 (deal k: k % N)
     finally:
         stop.set()
-        server.should_exit = True
+        server.stop()
     assert {b["name"] for b in live["bots"]} == set(names) and live["matches"] >= 5
     for b in live["bots"]:
         assert b["rating"] is not None and b["complete"] and b["deals"] >= 6 and b["timeouts"] == 0
@@ -388,7 +389,7 @@ def test_an_operators_match_waits_for_a_bot_the_ladder_plays_and_holds_it(tmp_pa
     finally:
         stop.set()
         go.set()
-        server.should_exit = True
+        server.stop()
     assert len(answers) == 1 and answers[0][0] == 200, answers
     report = answers[0][1]["report"]
     assert report["status"] == "finished" and report["match"] != ladder_match and report["deals"] == 1

@@ -28,9 +28,10 @@ from sqlalchemy import select
 
 from train.arena import holds, storage
 from train.arena.client import play
+from train.arena.in_thread import serve_in_thread
 from train.arena.records import Book
 from train.arena.scheduler import LadderConfig
-from train.arena.server import Arena, serve_in_thread
+from train.arena.server import Arena
 from train.arena.storage import PENDING, Store, matches
 
 LADDER = LadderConfig(fields=("random",), sizes=(3,), deals=2, tables=2, clock=5.0, poll=0.05)
@@ -101,9 +102,7 @@ def test_a_bot_connected_to_one_server_is_refused_by_the_other_until_it_leaves(d
     match on each at once."""
     stores = [Store(url=database) for _ in range(2)]
     token = stores[0].add_bot("alice")
-    before = set(threading.enumerate())
     servers = [serve_in_thread(Arena(store)) for store in stores]
-    threads = [t for t in set(threading.enumerate()) - before if t.name == "arena server"]
     sites = [SimpleNamespace(url=f"ws://127.0.0.1:{port}/bot") for _, port in servers]
     try:
         first = raw(sites[0], hello("alice", token))
@@ -124,11 +123,31 @@ def test_a_bot_connected_to_one_server_is_refused_by_the_other_until_it_leaves(d
             time.sleep(0.1)
     finally:
         for uvicorn, _ in servers:
-            uvicorn.should_exit = True
-        for thread in threads:  # stopped before their stores close under them
-            thread.join(WAIT)
+            uvicorn.stop()
         for store in stores:
             store.close()
+
+
+def test_a_stopped_server_has_let_go_of_its_bots_holds_before_stop_returns(database: str) -> None:
+    """``ServerInThread.stop`` waits for the connections' handlers: a caller that closed the store, or removed its
+    folder, right after asking the server to exit raced the hold's release (CI: SQLite's disk I/O error and a
+    journal recreated in a temporary folder being removed)."""
+    store = Store(url=database)
+    token = store.add_bot("alice")
+    uvicorn, port = serve_in_thread(Arena(store))
+    try:
+        connection = raw(SimpleNamespace(url=f"ws://127.0.0.1:{port}/bot"), hello("alice", token))
+        assert json.loads(connection.recv(WAIT))["type"] == "welcome"
+        with store.engine.connect() as db:
+            assert db.execute(select(storage.bot_connections.c.name)).scalars().all() == ["alice"]
+        uvicorn.stop()  # the bot still connected: the server closes its connection and lets go of its hold
+        assert uvicorn.thread is not None and not uvicorn.thread.is_alive()
+        with store.engine.connect() as db:
+            assert db.execute(select(storage.bot_connections)).all() == []
+        connection.close()
+    finally:
+        uvicorn.stop()
+        store.close()
 
 
 # ---------------------------------------------------------------------------- two ladders, eight bots
@@ -161,7 +180,7 @@ class _Site:
 
     def close(self) -> None:
         self.stop.set()
-        self.uvicorn.should_exit = True
+        self.uvicorn.stop()
         self.store.close()
 
 

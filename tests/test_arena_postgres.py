@@ -28,8 +28,9 @@ from postgres_helpers import PrivateServer, postgres_database, private_postgres_
 from sqlalchemy import create_engine, inspect, select
 
 from train.arena.client import play
+from train.arena.in_thread import serve_in_thread
 from train.arena.match import MatchSpec
-from train.arena.server import Arena, serve_in_thread
+from train.arena.server import Arena
 from train.arena.storage import PENDING, Store, alembic_config, database_url, masked, matches, metadata, migrate
 
 SECRET = "hunter2-not-shown"
@@ -269,7 +270,7 @@ def test_an_arena_waits_for_its_database_through_a_restart(
         assert answer.get("status") == 200, answer
         assert answer["body"]["report"]["status"] == "finished"
     finally:
-        uvicorn_server.should_exit = True
+        uvicorn_server.stop()
     match = bot.messages[0]["match"]
     row = store.match(match)
     assert row is not None and row["status"] == "finished" and row["games"] == 36

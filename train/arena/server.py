@@ -32,7 +32,6 @@ import logging
 import secrets
 import socket
 import sys
-import threading
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -545,30 +544,6 @@ def settle_heap() -> None:
     messages' short-lived dicts set off every few seconds, then walk only what the matches made since."""
     gc.collect()
     gc.freeze()
-
-
-def serve_in_thread(
-    arena: Arena,
-    host: str = "127.0.0.1",
-    port: int = 0,
-    guard: connections.Guard | None = None,
-    ws: Any = None,
-) -> tuple[Any, int]:
-    """Start a server in a daemon thread (tests and the benchmark); the uvicorn server and its port. ``guard``: the
-    connection limits (``connections.Guard``; a benchmark whose bots all connect from the loopback raises the limit
-    of one address). ``ws``: another WebSocket protocol of uvicorn's than the arena's (a test of the plain ASGI
-    path)."""
-    settle_heap()
-    options = {**ws_options(), **({} if ws is None else {"ws": ws})}
-    config = connections.config(create_app(arena), guard, host=host, port=port, log_level="warning", **options)
-    server = connections.Server(config)
-    threading.Thread(target=server.run, daemon=True, name="arena server").start()
-    deadline = time.monotonic() + 60
-    while not server.started:
-        if time.monotonic() > deadline:
-            raise RuntimeError("the arena server did not start within 60 s")
-        time.sleep(0.01)
-    return server, server.servers[0].sockets[0].getsockname()[1]
 
 
 def run(
