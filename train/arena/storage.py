@@ -221,15 +221,9 @@ class Store:
         self.engine = sa.create_engine(parsed, pool_pre_ping=not self.sqlite)
         if self.sqlite:
             sa.event.listen(self.engine, "connect", _sqlite_pragmas)
-        from sqlalchemy.dialects import postgresql, sqlite
-
-        # an insert tried again after a lost connection may find its row committed already: then it does nothing
-        insert = sqlite.insert if self.sqlite else postgresql.insert
-        self._again: dict[int, Any] = {
-            id(_INSERT_GAME): insert(games).on_conflict_do_nothing(),
-            id(_INSERT_MATCH): insert(matches).on_conflict_do_nothing(),
-        }
         self._insert_or_keep: dict[str, Any] = {}
+        # an insert tried again after a lost connection may find its row committed already: then it does nothing
+        self._again = {id(_INSERT_GAME): self.insert_or_keep(games), id(_INSERT_MATCH): self.insert_or_keep(matches)}
         try:
             migrate(self.engine)
         except sa.exc.DBAPIError as err:
@@ -360,31 +354,28 @@ class Store:
                     groups[-1][2].append(future)
                 else:
                     groups.append((statement, [parameters], [future]))
-            try:
-                counts = self._retrying(functools.partial(self._commit, groups, itertools.count()))
-            except Exception as err:
-                if len(groups) == 1:  # the write is told; the writer goes on
-                    for future in groups[0][2]:
-                        future.set_exception(err)
-                else:  # one bad write must not fail the others queued with it: each again in its own transaction
-                    for group in groups:
-                        self._commit_alone(group)
-            else:
-                for (_, _, futures), count in zip(groups, counts, strict=True):
-                    for future in futures:
-                        future.set_result(count)
+            if not self._commit_together(groups):
+                # one bad write must not fail the others queued with it: each again in its own transaction
+                for group in groups:
+                    self._commit_together([group])
             if last:
                 return
 
-    def _commit_alone(self, group: tuple[Any, list[Any], list[concurrent.futures.Future[Any]]]) -> None:
+    def _commit_together(self, groups: list[tuple[Any, list[Any], list[concurrent.futures.Future[Any]]]]) -> bool:
+        """``groups`` in one transaction, their futures settled: True; False, none settled, if a batch of several
+        failed (the caller tries each alone). The futures of a lone group that failed are told its error."""
         try:
-            (count,) = self._retrying(functools.partial(self._commit, [group], itertools.count()))
+            counts = self._retrying(functools.partial(self._commit, groups, itertools.count()))
         except Exception as err:
-            for future in group[2]:
+            if len(groups) > 1:
+                return False
+            for future in groups[0][2]:  # the write is told; the writer goes on
                 future.set_exception(err)
-        else:
-            for future in group[2]:
+            return True
+        for (_, _, futures), count in zip(groups, counts, strict=True):
+            for future in futures:
                 future.set_result(count)
+        return True
 
     def _read(self, statement: Any) -> Any:
         """The first row of ``statement`` (a tuple), or None; tried again while the server is out of reach."""
