@@ -416,7 +416,8 @@ async def _session(
                 refused(message)
             if told(message):
                 return
-        shown.line()
+        # a match's end brings the line up to date: else the last deals of a match stay unshown until more comes
+        shown.line(force=kind == "match_end")
     raise ConnectionError("the server closed the connection")
 
 
