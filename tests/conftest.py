@@ -3,11 +3,13 @@ it found it; none may close the capture files pytest gives sys.stdout and sys.st
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sys
 import threading
 import traceback
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pytest
@@ -43,12 +45,18 @@ def _refuse_closing_the_capture_files() -> None:
     code under test that closes one (``with sys.stdout:``, a library closing "its" stream) made every later test of
     that worker an error at its setup and teardown (``I/O operation on closed file``), a thousand errors hiding the
     one cause. A close from outside pytest is refused and its stack kept; the test during which it came fails with
-    it (``_no_capture_file_closed``)."""
+    it (``_no_capture_file_closed``). The file's binary buffer is guarded too: a wrapper of its own around
+    ``sys.stdout.buffer`` (``io.TextIOWrapper(sys.stdout.buffer)``) closes the buffer when it is closed or
+    collected, which closes the capture file as surely."""
     try:
         from _pytest.capture import EncodedFile
     except ImportError:  # another pytest: no guard, and nothing else changes
         return
-    close_for_real = EncodedFile.close
+    close_for_real, init = EncodedFile.close, EncodedFile.__init__
+
+    def refuse() -> None:
+        stack = "".join(traceback.format_stack(limit=16)[:-2])
+        REFUSED_CLOSES.append(f"in thread {threading.current_thread().name!r}:\n{stack}")
 
     def close(self: EncodedFile) -> None:
         try:
@@ -56,12 +64,32 @@ def _refuse_closing_the_capture_files() -> None:
         except ValueError:  # no Python frame: the interpreter's exit finalizing it
             caller = "_pytest.capture"
         if self.closed or caller == "_pytest.capture":
+            self.closing_for_real = True  # type: ignore[attr-defined]  # its buffer's close, which follows, is pytest's
             close_for_real(self)
             return
-        stack = "".join(traceback.format_stack(limit=16)[:-1])
-        REFUSED_CLOSES.append(f"in thread {threading.current_thread().name!r}:\n{stack}")
+        refuse()
 
-    EncodedFile.close = close  # type: ignore[method-assign]
+    def guard_buffer(file: EncodedFile) -> None:
+        buffer, close_buffer = file.buffer, file.buffer.close
+
+        def close_the_buffer() -> None:
+            if buffer.closed or getattr(file, "closing_for_real", False):
+                close_buffer()
+            else:
+                refuse()
+
+        with contextlib.suppress(AttributeError):  # a buffer that takes no attribute: the text file's guard alone
+            buffer.close = close_the_buffer  # type: ignore[method-assign]
+
+    def guarded_init(self: EncodedFile, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        guard_buffer(self)
+
+    EncodedFile.close = close  # type: ignore[method-assign,assignment]
+    EncodedFile.__init__ = guarded_init  # type: ignore[method-assign,assignment]
+    for stream in (sys.stdout, sys.stderr):  # pytest's capture began before this file was read
+        if isinstance(stream, EncodedFile):
+            guard_buffer(stream)
 
 
 _refuse_closing_the_capture_files()
