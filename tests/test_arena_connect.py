@@ -272,6 +272,16 @@ def test_a_url_or_name_no_server_takes_is_refused_before_connecting(tmp_path: Pa
         assert main(args) == 2
 
 
+def test_arena_match_refuses_a_bots_address_before_sending(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "op.token").write_text("t")
+    args = ["arena", "match", "--seats", "random,random", "--token-file", str(tmp_path / "op.token")]
+    assert main([*args, "--url", "ws://127.0.0.1:1/bot"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "bourre arena: error: --url: expected the server's http://HOST:PORT or https://..., got " + repr(
+        "ws://127.0.0.1:1/bot"
+    ), err
+
+
 @pytest.mark.parametrize("what", ["add-bot", "add-operator"])
 def test_a_token_file_is_made_for_its_owner_alone(
     tmp_path: Path, what: str, capsys: pytest.CaptureFixture[str]

@@ -25,6 +25,7 @@ import pytest
 from arena_helpers import WAIT, Recorder, free_port, hello, raw, wait_listening
 from postgres_helpers import postgres_database  # noqa: F401 (the fixture)
 from sqlalchemy import select
+from websockets.exceptions import ConnectionClosed
 
 from train.arena import holds, storage
 from train.arena.client import play
@@ -144,6 +145,9 @@ def test_a_stopped_server_has_let_go_of_its_bots_holds_before_stop_returns(datab
         assert uvicorn.thread is not None and not uvicorn.thread.is_alive()
         with store.engine.connect() as db:
             assert db.execute(select(storage.bot_connections)).all() == []
+        with pytest.raises(ConnectionClosed) as closed:  # the code docs/protocol.md gives a server that stops
+            connection.recv(WAIT)
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 1012, closed.value
         connection.close()
     finally:
         uvicorn.stop()

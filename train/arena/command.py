@@ -107,7 +107,8 @@ def add_parsers(commands: Any) -> None:
                        "illegal answer, no connection): one the server offers (default: heuristic)")  # fmt: skip
     match.add_argument("--token-file", default=None, metavar="FILE",
                        help=f"a file holding an operator token (default: the {TOKEN_VARIABLE} variable)")  # fmt: skip
-    match.add_argument("--url", default=f"http://127.0.0.1:{DEFAULT_PORT}", help="the server")
+    match.add_argument("--url", default=f"http://127.0.0.1:{DEFAULT_PORT}",
+                       help=f"the server, http://HOST:PORT (default: http://127.0.0.1:{DEFAULT_PORT})")  # fmt: skip
     match.add_argument("--json", default=None, metavar="FILE", help="also write the report as JSON")
     match.set_defaults(func=_match)
 
@@ -282,6 +283,8 @@ def _operator_token(args: argparse.Namespace) -> str:
 
 
 def _match(args: argparse.Namespace) -> int:
+    if not args.url.startswith(("http://", "https://")):  # a bot's ws:// address, say: said before anything is sent
+        raise ValueError(f"--url: expected the server's http://HOST:PORT or https://..., got {args.url!r}")
     seats = [s.strip() for s in args.seats.split(",") if s.strip()]
     body = {"seats": seats, "players": args.players or len(seats), "deals": args.deals, "clock": args.clock,
             "grace": args.grace, "fallback": args.fallback, "wait": args.wait}  # fmt: skip
