@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 import jsonschema
+import numpy as np
 import pytest
 from arena_helpers import WAIT, Recorder, Server, arena_server, hello, raw, start  # noqa: F401 (the fixture 'server')
 from websockets.exceptions import ConnectionClosed
@@ -26,7 +27,7 @@ from train.arena import protocol
 from train.arena import server as arena_server_module
 from train.arena.pacing import Pacer
 from train.arena.records import game_history
-from train.eval.duplicate import make_deals, table_rules
+from train.eval.duplicate import agent_seed, make_deals, table_rules
 
 VALIDATORS = {kind: jsonschema.Draft202012Validator(protocol.schema(kind)) for kind in protocol.SERVER_TYPES}
 
@@ -163,6 +164,41 @@ def test_each_built_in_move_at_a_table_with_a_bot_is_paced(server: Server, monke
     _, report = _play(server, {"seats": ["bot:BOT", "random", "heuristic"], "deals": 3, "par": "none"})
     assert report["results"][0]["counts"]["decisions"] > 0
     assert len(paced) == len(chosen) > 0 and len(set(paced)) == 2
+
+
+def test_a_built_in_seat_at_a_table_with_a_bot_has_a_seed_no_bot_can_search_for(
+    server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 32-bit seed could be found by trying each against the moves a bot sees, and would then foretell that seat's
+    moves and what they say of its hand: at a table dealt from a secret, every built-in seat and the bot's fallback
+    are seeded with 63 bits from the match's key; a match of built-in agents keeps evaluation's seeds."""
+    built: list[tuple[str, int]] = []
+    fallbacks: list[int] = []
+    build_seat, remote_seat = arena_match.thinking.build_seat, arena_match.RemoteSeat
+
+    def recording_build_seat(spec: str, seed: int) -> Any:
+        built.append((spec, seed))
+        return build_seat(spec, seed)
+
+    class RecordingRemoteSeat(remote_seat):  # type: ignore[misc,valid-type]  # the class of the module, patched
+        def __init__(self, slot: Any, context: Any, fallback: str, seed: int) -> None:
+            fallbacks.append(seed)
+            super().__init__(slot, context, fallback, seed)
+
+    monkeypatch.setattr(arena_match.thinking, "build_seat", recording_build_seat)
+    monkeypatch.setattr(arena_match, "RemoteSeat", RecordingRemoteSeat)
+    _, report = _play(server, {"seats": ["random", "bot:BOT", "heuristic"], "deals": 2, "par": "none"})
+    seeds = [seed for _, seed in built] + fallbacks
+    assert [spec for spec, _ in built] == ["random", "heuristic"] and len(fallbacks) == 1
+    assert len(set(seeds)) == 3 and all(0 <= seed < 2**63 for seed in seeds)
+    assert max(seed.bit_length() for seed in seeds) > 32
+    key_seed = report["seed"]
+    for entry, seed in zip((0, 2, 1), seeds, strict=True):
+        assert seed == int(np.random.SeedSequence([key_seed, 3, 0, 1 + entry]).generate_state(1, np.uint64)[0] >> 1)
+        assert seed != agent_seed(key_seed, 3, 0, 1 + entry)
+    # no secret, no bot: the seeds of evaluation, so that a match of built-in agents replays `bourre eval`'s games
+    plain = arena_match.MatchSpec(("random", "heuristic"), 2, 1, seed=5)
+    assert [arena_match.seat_seed(plain, i) for i in range(2)] == [agent_seed(5, 2, 0, 1), agent_seed(5, 2, 0, 2)]
 
 
 def test_the_pacer_holds_a_seats_move_back_to_its_slowest_so_far() -> None:

@@ -191,6 +191,38 @@ def test_concurrent_history_requests_never_hold_the_event_loop(served: Served) -
     assert served.probe.longest < BLOCKED_AT_MOST, f"the event loop was held for {served.probe.longest:.2f} s"
 
 
+def test_pages_are_built_on_threads_of_their_own_a_few_at_a_time_per_client(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not in the default pool, where the tables' built-in agents think: a client flooding the pages would hold back
+    their moves. Past ``MAX_PAGES_PER_CLIENT`` pages in flight a client is refused at once, in one line."""
+    release = threading.Event()
+    threads: list[str] = []
+
+    def slow_bot_matches(store: Any, name: str) -> list[Any]:
+        threads.append(threading.current_thread().name)
+        assert release.wait(WAIT)
+        return []
+
+    monkeypatch.setattr(leaderboard, "bot_matches", slow_bot_matches)
+    asked = leaderboard.MAX_PAGES_PER_CLIENT + 2
+    with ThreadPoolExecutor(asked) as pool:
+        pending = [pool.submit(served.get, "/bots/alice") for _ in range(asked)]
+        try:
+            deadline = time.monotonic() + WAIT
+            while sum(f.done() for f in pending) < 2:  # the two past the limit are answered while the others wait
+                assert time.monotonic() < deadline, "no request was refused while the client's pages were in flight"
+                time.sleep(0.01)
+        finally:
+            release.set()
+        answers = [f.result() for f in pending]
+    statuses = sorted(status for status, _ in answers)
+    assert statuses == [200] * leaderboard.MAX_PAGES_PER_CLIENT + [429, 429], statuses
+    refused = [body for status, body in answers if status == 429]
+    assert all("the limit for one client" in body["error"] for body in refused)
+    assert threads and all(name.startswith("arena-pages") for name in threads), threads
+
+
 def test_a_database_that_fails_answers_503_in_one_line_logged_once(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

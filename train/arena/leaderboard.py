@@ -19,19 +19,25 @@ the links, and a path's name must match ``protocol.NAME_PATTERN``, a match id ``
 a rotation nine digits at most (else 404).
 
 Every page is read, rendered and encoded in a thread, never on the event loop that runs the tables and the bots: what
-it costs grows with what is stored. A database that fails (PostgreSQL out of reach for more than
-``PAGE_WAIT_SECONDS``, tried again meanwhile) makes a page answer 503 with one line, logged once until a page answers
-again; a page never answers with a traceback.
+it costs grows with what is stored. The pages have threads of their own (``PAGE_THREADS``), apart from the default
+pool in which the tables' built-in agents think and the pacer sleeps, and at most ``MAX_PAGES`` are built or waiting
+at once, ``MAX_PAGES_PER_CLIENT`` for one client address (503 and 429 past them): a client asking for pages as fast as
+it could held back every table's built-in moves while the pages shared that pool.
+
+A database that fails (PostgreSQL out of reach for more than ``PAGE_WAIT_SECONDS``, tried again meanwhile) makes a
+page answer 503 with one line, logged once until a page answers again; a page never answers with a traceback.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import dataclasses
 import html
 import json
 import logging
 import re
+import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -50,7 +56,15 @@ from train.arena.storage import Store
 from train.web import http_input
 from train.web.errors import TableError
 
-__all__ = ["PAGE_WAIT_SECONDS", "bot_page", "leaderboard_page", "routes"]
+__all__ = [
+    "MAX_PAGES",
+    "MAX_PAGES_PER_CLIENT",
+    "PAGE_THREADS",
+    "PAGE_WAIT_SECONDS",
+    "bot_page",
+    "leaderboard_page",
+    "routes",
+]
 
 log = logging.getLogger("bourre.arena")
 
@@ -58,6 +72,23 @@ PAGE_WAIT_SECONDS = 3.0
 """How long a page waits for a database server out of reach (PostgreSQL: tried again every ``RETRY_SECONDS``) before
 it answers 503; the ladder and the matches wait longer (``storage.RECONNECT_SECONDS``)."""
 _NUMBER = re.compile(r"[0-9]{1,9}")
+PAGE_THREADS = 2
+"""Threads that build the pages, shared by every server of the process."""
+MAX_PAGES = 16
+"""Pages built or waiting for a page thread at once, in all (503 past it)."""
+MAX_PAGES_PER_CLIENT = 4
+"""Pages built or waiting at once for one client address (429 past it)."""
+_page_threads: concurrent.futures.ThreadPoolExecutor | None = None
+_page_threads_lock = threading.Lock()
+
+
+def _pages_executor() -> concurrent.futures.ThreadPoolExecutor:
+    global _page_threads
+    with _page_threads_lock:
+        if _page_threads is None:
+            _page_threads = concurrent.futures.ThreadPoolExecutor(PAGE_THREADS, thread_name_prefix="arena-pages")
+        return _page_threads
+
 
 _STYLE = (
     "body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse}"
@@ -210,13 +241,20 @@ def bot_page(name: str, standing: BotStanding | None, played: Sequence[dict[str,
 def routes(book: Book, store: Store) -> list[Route]:
     """The leaderboard's routes, reading the ratings from ``book`` and the matches from ``store``."""
     heavy = http_input.Slots(MAX_HEAVY, MAX_HEAVY_PER_CLIENT, "pages of hand histories being built")
+    pages = http_input.Slots(MAX_PAGES, MAX_PAGES_PER_CLIENT, "pages being built")
     outage = _Outage(store)
 
     async def answer(request: Request, work: Callable[[], Response]) -> Response:
-        """``work()`` in a thread (reading and rendering grow with what is stored: none of it on the event loop that
-        runs the tables); a refusal in one line, a database out of reach 503."""
+        """``work()`` in a page thread (reading and rendering grow with what is stored: none of it on the event loop
+        that runs the tables, nor in the pool where their agents think); a refusal in one line, a database out of
+        reach 503."""
+        client = request.client.host if request.client is not None else None
         try:
-            response = await asyncio.to_thread(work)
+            pages.take(client)
+        except TableError as err:
+            return _json_error(err.status, err.message)
+        try:
+            response = await asyncio.get_running_loop().run_in_executor(_pages_executor(), work)
         except TableError as err:
             return _json_error(err.status, err.message)
         except sa.exc.DBAPIError as err:
@@ -224,6 +262,8 @@ def routes(book: Book, store: Store) -> list[Route]:
         except Exception:
             log.exception("%s %s failed", request.method, request.url.path[:200])
             return _json_error(500, "internal error")
+        finally:
+            pages.give_back(client)
         outage.answered()
         return response
 

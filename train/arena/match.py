@@ -22,9 +22,11 @@ The deals are ``train.table.make_deals(seed, rules, deals)``. Each game is playe
 plays it (``train.table``: the same reset, agents reset before the deal, one ``choose`` per decision, the same
 outcome rows; ``tests/test_arena_match.py`` holds a match of built-in agents to it), by its awaitable driver in a
 task of the server's event loop: a remote bot's turn is awaited (``train.arena.remote.RemoteSeat``), a built-in agent
-thinks in a worker thread, so that no table stops the others. Built-in agents are seeded by their entry, from
-``(seed, N, 0, 1 + i)``, and reset before every deal; the par game's agents by the deal and seat, from
-``(seed, N, k, 1 + s)`` (the ladder's all-field table, ``train.arena.scheduler``).
+thinks in a worker thread, so that no table stops the others. Built-in agents (and a remote seat's fallback) are
+seeded by their entry, from ``(seed, N, 0, 1 + i)``, and reset before every deal (``seat_seed``: 63 bits in a match
+dealt from a secret, which no bot can search through, as it could the 32 bits of an evaluation's agent seeds from the
+moves it sees); the par game's agents by the deal and seat, from ``(seed, N, k, 1 + s)`` (the ladder's all-field
+table, ``train.arena.scheduler``), seen only once the match is over.
 
 An entry's result (``SeatResult``) is the evaluation's: its chips per deal with a 95% t-interval taking the deal
 as the unit (``SideStats``); its *table advantage*, its chips minus the mean of the other seats at the same table
@@ -69,6 +71,7 @@ __all__ = [
     "draw_secret",
     "play_game",
     "play_match",
+    "seat_seed",
     "seed_of",
     "warm_up",
 ]
@@ -112,6 +115,17 @@ def commitment(secret: str) -> str:
     """What ``match_start`` shows of the secret: the SHA-256 of its 32 bytes, as hex. The secret is random, so its
     hash tells nothing of the deals; once the secret is revealed, anyone can check it against the hash."""
     return hashlib.sha256(bytes.fromhex(secret)).hexdigest()
+
+
+def seat_seed(spec: MatchSpec, entry: int) -> int:
+    """The seed of entry ``entry``'s agent (or of a remote seat's fallback): ``agent_seed(seed, N, 0, 1 + entry)``, as
+    evaluation seeds it, in a match of built-in agents; in a match dealt from a secret, 63 bits from the same key, so
+    that a bot cannot find a built-in seat's seed by trying every 32-bit one against the moves it has seen and then
+    foresee that seat's play and read its hand from it."""
+    key = [spec.seed, spec.players, 0, 1 + entry]
+    if spec.secret is None:
+        return agent_seed(*key)
+    return int(np.random.SeedSequence(key).generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
 
 
 def seed_of(secret: str) -> int:
@@ -458,7 +472,7 @@ async def play_match(
     pacer = Pacer() if spec.remote else None
     try:
         for i, seat in enumerate(spec.seats):
-            seed = agent_seed(spec.seed, n, 0, 1 + i)
+            seed = seat_seed(spec, i)
             entries.append(
                 RemoteSeat(slots[seat[4:]], context, spec.fallback, seed)
                 if seat.startswith("bot:")
