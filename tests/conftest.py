@@ -4,11 +4,14 @@ it found it; none may close the capture files pytest gives sys.stdout and sys.st
 from __future__ import annotations
 
 import contextlib
+import importlib
 import signal
 import sys
 import threading
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -102,6 +105,14 @@ def _no_capture_file_closed() -> Iterator[None]:
         closes = "\n".join(REFUSED_CLOSES)
         REFUSED_CLOSES.clear()
         pytest.fail(f"something closed pytest's capture of sys.stdout or sys.stderr (refused), {closes}")
+
+
+@pytest.fixture
+def import_benchmark(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], ModuleType]:
+    """``import_benchmark("benchmarks.NAME")``: a script of ``benchmarks/`` as a module, with that folder on the path,
+    where each script finds its preamble (``"NAME"`` for a script that imports its sibling scripts by name)."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    return importlib.import_module
 
 
 def cards_of(mask: int) -> list[int]:

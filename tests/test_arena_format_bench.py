@@ -4,11 +4,11 @@ format with par games both centre on 0 and agree within their intervals."""
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
@@ -20,9 +20,8 @@ SCRIPT = ROOT / "benchmarks" / "arena_format.py"
 
 
 @pytest.fixture
-def bench(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))  # the script imports its preamble from beside it
-    return importlib.import_module("benchmarks.arena_format")
+def bench(import_benchmark: Callable[[str], ModuleType]) -> ModuleType:
+    return import_benchmark("benchmarks.arena_format")
 
 
 def _contains(figure: dict, x: float) -> bool:

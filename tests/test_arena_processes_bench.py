@@ -5,11 +5,11 @@ bad arguments are refused in one line. No timing is asserted (a shared machine):
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
@@ -22,9 +22,8 @@ pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="r
 
 
 @pytest.fixture(name="bench")
-def bench_module(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))  # the script imports its preamble from beside it
-    return importlib.import_module("arena_processes")
+def bench_module(import_benchmark: Callable[[str], ModuleType]) -> ModuleType:
+    return import_benchmark("arena_processes")
 
 
 @pytest.mark.slow  # two servers of the real command, each started, warmed up, timed and stopped: about 30 s

@@ -11,6 +11,7 @@ import json
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -22,9 +23,8 @@ SCRIPT = ROOT / "benchmarks" / "baselines.py"
 
 
 @pytest.fixture
-def baselines(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))  # the script imports its preamble from beside it
-    return importlib.import_module("benchmarks.baselines")
+def baselines(import_benchmark: Callable[[str], ModuleType]) -> ModuleType:
+    return import_benchmark("benchmarks.baselines")
 
 
 def test_the_table_has_each_run_a_mean_per_trainer_and_the_skipped(baselines: ModuleType) -> None:

@@ -6,9 +6,9 @@ test fails, and the docs' figures are to be measured again."""
 
 from __future__ import annotations
 
-import importlib
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
@@ -19,9 +19,8 @@ SCRIPT = ROOT / "benchmarks" / "cinch_budget.py"
 
 
 @pytest.fixture
-def bench(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))  # the script imports its preamble from beside it
-    return importlib.import_module("benchmarks.cinch_budget")
+def bench(import_benchmark: Callable[[str], ModuleType]) -> ModuleType:
+    return import_benchmark("benchmarks.cinch_budget")
 
 
 def test_a_cinch_past_the_default_budget_is_found_and_settled_by_a_larger_one(bench: ModuleType) -> None:

@@ -3,11 +3,11 @@ past its budget fails the suite after the other parts have run; bad arguments ar
 
 from __future__ import annotations
 
-import importlib
 import json
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
@@ -22,9 +22,8 @@ def _suite(*argv: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture
-def suite(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))  # the script imports its preamble from beside it
-    return importlib.import_module("benchmarks.device_suite")
+def suite(import_benchmark: Callable[[str], ModuleType]) -> ModuleType:
+    return import_benchmark("benchmarks.device_suite")
 
 
 @pytest.mark.slow  # a minute of every part's compile and run; the suite's runner is checked by the tests below

@@ -4,7 +4,7 @@ it takes reach the trainer."""
 
 from __future__ import annotations
 
-import importlib
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
@@ -20,9 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
-def bench(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
-    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))  # the script imports its preamble from beside it
-    return importlib.import_module("benchmarks.train_speed")
+def bench(import_benchmark: Callable[[str], ModuleType]) -> ModuleType:
+    return import_benchmark("benchmarks.train_speed")
 
 
 def test_the_floor_times_the_networks_passes_and_its_table_reads_them(bench: ModuleType) -> None:

@@ -4,14 +4,14 @@ benchmark commands its figures come from."""
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import inspect
 import re
 import shlex
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
-import pytest
 
 from agents.batched_players import BatchedRandomPlayer
 from bourre_env import core, limits
@@ -97,9 +97,10 @@ def test_the_info_tables_are_what_the_envs_return() -> None:
     assert {code_name(row[0]) for row in table("SB3 info key")} == ended
 
 
-def test_the_files_it_points_to_exist_and_the_benchmark_commands_parse(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))  # the script imports its preamble from beside it
-    make_parser = importlib.import_module("benchmarks.vector_env_speed").make_parser
+def test_the_files_it_points_to_exist_and_the_benchmark_commands_parse(
+    import_benchmark: Callable[[str], ModuleType],
+) -> None:
+    make_parser = import_benchmark("benchmarks.vector_env_speed").make_parser
     for row in table("door"):
         for path in re.findall(r"`([\w/]+\.py)`", row[1]):
             assert (ROOT / path).is_file(), path
