@@ -96,7 +96,7 @@ def sweep(players: int, ranks: int, deals: int, seed: int, budgets: list[int]) -
 
 
 def node_seconds(found: list[OverBudget]) -> float:
-    """CPU seconds per search node, from the settled positions' searches."""
+    """CPU seconds per search node, over the last search of each position asked again (settled or not)."""
     nodes = sum(f.nodes for f in found)
     return sum(f.seconds for f in found) / nodes if nodes else float("nan")
 

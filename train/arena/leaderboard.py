@@ -37,7 +37,6 @@ import html
 import json
 import logging
 import re
-import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -78,16 +77,8 @@ MAX_PAGES = 16
 """Pages built or waiting for a page thread at once, in all (503 past it)."""
 MAX_PAGES_PER_CLIENT = 4
 """Pages built or waiting at once for one client address (429 past it)."""
-_page_threads: concurrent.futures.ThreadPoolExecutor | None = None
-_page_threads_lock = threading.Lock()
-
-
-def _pages_executor() -> concurrent.futures.ThreadPoolExecutor:
-    global _page_threads
-    with _page_threads_lock:
-        if _page_threads is None:
-            _page_threads = concurrent.futures.ThreadPoolExecutor(PAGE_THREADS, thread_name_prefix="arena-pages")
-        return _page_threads
+# an executor starts its threads at its first pages, not here
+_page_threads = concurrent.futures.ThreadPoolExecutor(PAGE_THREADS, thread_name_prefix="arena-pages")
 
 
 _STYLE = (
@@ -254,7 +245,7 @@ def routes(book: Book, store: Store) -> list[Route]:
         except TableError as err:
             return _json_error(err.status, err.message)
         try:
-            response = await asyncio.get_running_loop().run_in_executor(_pages_executor(), work)
+            response = await asyncio.get_running_loop().run_in_executor(_page_threads, work)
         except TableError as err:
             return _json_error(err.status, err.message)
         except sa.exc.DBAPIError as err:
