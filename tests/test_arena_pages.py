@@ -1,10 +1,9 @@
-"""The arena's pages under load and faults: a big match's hand histories are paged and built off the event loop (a
-probe on the loop is never held up for long), heavy answers are bounded per client and in all, a database that fails
-answers 503 in one line logged once, and every path parameter is checked (404, never 500)."""
+"""The arena's pages under load and faults: a big match's hand histories are paged and built off the event loop's
+thread, heavy answers are bounded per client and in all, a database that fails answers 503 in one line logged once,
+and every path parameter is checked (404, never 500)."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import logging
@@ -34,7 +33,6 @@ from train.arena.storage import Store, games, matches  # noqa: E402
 WAIT = 120.0
 BIG = 8000  # games of the big match: the most a match may have
 SMALL = 6
-BLOCKED_AT_MOST = 0.5  # seconds the event loop may go without running the probe while heavy answers are built
 
 
 def _history(deal: int, rotation: int) -> dict[str, Any]:
@@ -59,34 +57,16 @@ def _store_match(store: Store, match: str, count: int, status: str = "finished")
         db.execute(sa.insert(games), rows)
 
 
-class Probe:
-    """Runs on the server's event loop: the longest the loop went without waking it (sleeps of 10 ms)."""
-
-    def __init__(self) -> None:
-        self.longest = 0.0
-        self.running = False
-
-    async def run(self) -> None:
-        last = time.monotonic()
-        while True:
-            await asyncio.sleep(0.01)
-            now = time.monotonic()
-            if self.running:
-                self.longest = max(self.longest, now - last)
-            last = now
-
-
 class Served:
     def __init__(self, folder: Path) -> None:
         self.store = Store(folder)
         self.book = Book(self.store, ["heuristic"], [4])
-        self.probe = Probe()
+        self.loop_thread: int | None = None  # the event loop's
 
         @contextlib.asynccontextmanager
         async def span(_app: Any) -> AsyncIterator[None]:
-            task = asyncio.create_task(self.probe.run())
+            self.loop_thread = threading.get_ident()
             yield
-            task.cancel()
 
         app = Starlette(routes=leaderboard.routes(self.book, self.store), lifespan=span)
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
@@ -175,20 +155,31 @@ def test_every_path_parameter_is_checked(served: Served, path: str) -> None:
     assert status == 404 and isinstance(body, dict) and "no such" in body["error"]
 
 
-def test_concurrent_history_requests_never_hold_the_event_loop(served: Served) -> None:
+def test_concurrent_history_requests_are_built_off_the_event_loop(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Which thread builds each page, not how long the loop waited: a wall-clock bound failed on a loaded CI machine
+    (the loop's thread waits for the interpreter lock with the clients' threads of this same process), and what it
+    was there for is that no page is read or encoded on the loop's own thread."""
     served.get("/api/matches/big0000000000000/histories")  # warm the database's cache
-    served.probe.longest, served.probe.running = 0.0, True
-    try:
-        with ThreadPoolExecutor(16) as pool:
-            answers = list(pool.map(lambda _: served.get("/api/matches/big0000000000000/histories"), range(32)))
-    finally:
-        served.probe.running = False
+    built_on: list[tuple[int, str]] = []
+    build = leaderboard.page
+
+    def recorded_page(*args: Any) -> Any:
+        built_on.append((threading.get_ident(), threading.current_thread().name))
+        return build(*args)
+
+    monkeypatch.setattr(leaderboard, "page", recorded_page)
+    with ThreadPoolExecutor(16) as pool:
+        answers = list(pool.map(lambda _: served.get("/api/matches/big0000000000000/histories"), range(32)))
     statuses = sorted({status for status, _ in answers})
     assert 200 in statuses and set(statuses) <= {200, 429, 503}, statuses
     for status, body in answers:
         if status != 200:
             assert "the limit for one client" in body["error"] or "its limit" in body["error"]
-    assert served.probe.longest < BLOCKED_AT_MOST, f"the event loop was held for {served.probe.longest:.2f} s"
+    assert len(built_on) == sum(status == 200 for status, _ in answers)
+    assert served.loop_thread is not None
+    assert all(ident != served.loop_thread and name.startswith("arena-pages") for ident, name in built_on)
 
 
 def test_pages_are_built_on_threads_of_their_own_a_few_at_a_time_per_client(
