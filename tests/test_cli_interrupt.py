@@ -15,6 +15,10 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+EXITS_WITHIN = 20.0
+"""Seconds from Ctrl-C to the command's exit: a bound on a command that hangs or plays its 100,000 deals out (many
+minutes), not a figure the test measures. The exit takes 0.3-0.6 s on a quiet machine; 5.2 s was seen on a loaded
+CI machine, whose two cores ran other tests' processes."""
 
 
 def _start(*args: str, cwd: Path) -> subprocess.Popen[str]:
@@ -82,7 +86,7 @@ def test_ctrl_c_stops_the_workers_and_leaves_whole_histories(tmp_path: Path, wor
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
     assert process.returncode == 130, stderr[-3000:]
-    assert took < 5.0, f"exited {took:.1f} s after Ctrl-C"
+    assert took < EXITS_WITHIN, f"exited {took:.1f} s after Ctrl-C"
     assert "Traceback" not in stderr
     # Nothing is written after the exit: the workers are gone, not finishing their chunks.
     count = len(list(histories.rglob("*")))
@@ -93,7 +97,7 @@ def test_ctrl_c_stops_the_workers_and_leaves_whole_histories(tmp_path: Path, wor
     for path in files:
         json.loads(path.read_text())  # whole: none is empty or cut short
     assert not (tmp_path / "out" / "eval.json").exists()  # an interrupted evaluation reports nothing
-    _wait_for(lambda: _group_is_gone(process.pid), "the workers to be gone", limit=3.0)
+    _wait_for(lambda: _group_is_gone(process.pid), "the workers to be gone", limit=EXITS_WITHIN)
 
 
 def _group_is_gone(group: int) -> bool:
@@ -138,7 +142,7 @@ def test_ctrl_c_stops_a_tournament_and_its_workers(tmp_path: Path) -> None:
             os.killpg(process.pid, signal.SIGKILL)
     reader.join(timeout=5)
     assert process.returncode == 130, "".join(stderr)[-3000:]
-    assert took < 5.0, f"exited {took:.1f} s after Ctrl-C"
+    assert took < EXITS_WITHIN, f"exited {took:.1f} s after Ctrl-C"
     assert "Traceback" not in "".join(stderr)
     assert not list((tmp_path / "out").glob("tournament*"))
-    _wait_for(lambda: _group_is_gone(process.pid), "the workers to be gone", limit=3.0)
+    _wait_for(lambda: _group_is_gone(process.pid), "the workers to be gone", limit=EXITS_WITHIN)

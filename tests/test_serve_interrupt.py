@@ -18,6 +18,7 @@ import pytest
 pytest.importorskip("uvicorn", reason="the server tests need the serve extra (pip install -e '.[serve]')")
 
 from train import serve  # noqa: E402
+from train.serve import tables  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -94,8 +95,9 @@ def test_ctrl_c_stops_the_server_while_an_agent_never_answers(tmp_path: Path) ->
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
             process.communicate()
-    # well before the agents' clock would have let the table go (twice tables.MOVE_SECONDS: two such seats)
-    assert took < serve.STOP_SECONDS + 4, f"exited {took:.1f} s after Ctrl-C"
+    # before the agents' clock would have let the table go (twice tables.MOVE_SECONDS: two such seats); the margin
+    # over STOP_SECONDS is for a loaded machine (a Ctrl-C exit took 10 times as long on CI as on a quiet machine)
+    assert took < serve.STOP_SECONDS + 10 < 2 * tables.MOVE_SECONDS, f"exited {took:.1f} s after Ctrl-C"
     assert process.returncode == 130, stderr[-3000:]
     assert "Traceback" not in stderr, stderr[-3000:]
     assert "bourre serve: stopped" in stderr  # it says that it did not wait for the agent
