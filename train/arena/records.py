@@ -20,7 +20,7 @@ import numpy as np
 import sqlalchemy as sa
 
 from train.arena.ratings import BaselineKey, Rater, Standings, StoredMatch
-from train.arena.storage import Store, games, matches, metadata
+from train.arena.storage import Store, games, match_bots, matches, metadata
 
 __all__ = ["Book", "baselines", "bot_matches", "game_history", "insert_baseline", "match_histories"]
 
@@ -158,24 +158,23 @@ class Book:
 
 
 def bot_matches(store: Store, name: str, limit: int = 200) -> list[dict[str, Any]]:
-    """The newest ``limit`` matches the bot sat in (not running): id, created, status, seats, seed, games. A bot's
-    name is matched exactly in the seats (the request's JSON holds ``"bot:NAME"``)."""
-    needle = json.dumps(f"bot:{name}")
-    found = []
+    """The newest ``limit`` matches the bot sat in (not running): id, created, status, seats, seed, games. Read from
+    ``match_bots`` by its index: the cost is the bot's ``limit`` newest matches, not the arena's whole history."""
+    count = sa.select(sa.func.count()).select_from(games).where(games.c.match_id == matches.c.id).scalar_subquery()
+    query = (
+        sa.select(matches.c.id, matches.c.created, matches.c.status, matches.c.request, count)
+        .select_from(match_bots.join(matches, matches.c.id == match_bots.c.match_id))
+        .where(match_bots.c.name == name, matches.c.status.in_(_SETTLED))
+        .order_by(match_bots.c.created.desc(), match_bots.c.match_id.desc())
+        .limit(limit)
+    )
     with store.engine.connect() as db:
-        count = sa.select(sa.func.count()).select_from(games).where(games.c.match_id == matches.c.id)
-        query = (
-            sa.select(matches.c.id, matches.c.created, matches.c.status, matches.c.request, count.scalar_subquery())
-            .where(matches.c.status.in_(_SETTLED), matches.c.request.contains(needle, autoescape=True))
-            .order_by(matches.c.created.desc(), matches.c.id.desc())
-        )
-        for match_id, created, status, request, played in db.execute(query):
-            body = json.loads(request)
-            if f"bot:{name}" in body["seats"]:
-                found.append({"match": match_id, "created": float(created), "status": status,
-                              "seats": body["seats"], "seed": body.get("seed"), "games": int(played)})  # fmt: skip
-            if len(found) >= limit:
-                break
+        rows = db.execute(query).all()
+    found = []
+    for match_id, created, status, request, played in rows:
+        body = json.loads(request)
+        found.append({"match": match_id, "created": float(created), "status": status, "seats": body["seats"],
+                      "seed": body.get("seed"), "games": int(played)})  # fmt: skip
     return found
 
 

@@ -72,6 +72,7 @@ __all__ = [
     "alembic_config",
     "database_url",
     "masked",
+    "match_bots",
     "metadata",
     "migrate",
 ]
@@ -131,6 +132,14 @@ games = sa.Table(
     sa.Column("outcomes", sa.Text, nullable=False),  # seat_outcomes rows, JSON
     sa.Column("history", sa.Text, nullable=False),  # the hand history, JSON (docs/hand_history.md)
 )
+match_bots = sa.Table(  # which bots sat in a match, written with it: a bot's page reads its newest, not every match
+    "match_bots",
+    metadata,
+    sa.Column("name", sa.String(32), primary_key=True),
+    sa.Column("match_id", sa.String(32), sa.ForeignKey("matches.id"), primary_key=True),
+    sa.Column("created", sa.Float, nullable=False),  # the match's
+    sa.Index("ix_match_bots_name_created", "name", "created", "match_id"),
+)
 bot_connections = sa.Table(
     "bot_connections",
     metadata,
@@ -142,6 +151,18 @@ bot_connections = sa.Table(
 _INSERT_GAME = sa.insert(games)
 _INSERT_MATCH = sa.insert(matches)
 _MIGRATION_LOCK = 0x626F75727265  # "bourre": the PostgreSQL advisory lock that servers starting at once migrate under
+
+
+def _seated_bots(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ``match_bots`` rows of ``matches`` rows: one per remote bot seated (``bot:NAME`` in the request's seats,
+    a name that fits the column: a longer one is no bot's)."""
+    seated = []
+    for row in rows:
+        names = {
+            seat[4:] for seat in json.loads(row["request"])["seats"] if seat.startswith("bot:") and len(seat) <= 36
+        }
+        seated += [{"name": name, "match_id": row["id"], "created": row["created"]} for name in sorted(names)]
+    return seated
 
 
 def _digest(token: str) -> str:
@@ -329,13 +350,18 @@ class Store:
         return self._insert_or_keep[table.name]
 
     def _commit(self, groups: list[tuple[Any, list[Any], Any]], tries: Iterator[int]) -> list[int]:
-        """Execute ``groups`` in one transaction; after the first try, each insert in its idempotent form."""
+        """Execute ``groups`` in one transaction; after the first try, each insert in its idempotent form. A match's
+        bots (``match_bots``) are inserted with it."""
         again = next(tries) > 0
+        counts = []
         with self.engine.begin() as db:
-            return [
-                db.execute(self._again.get(id(st), st) if again else st, ps if len(ps) > 1 else ps[0]).rowcount
-                for st, ps, _ in groups
-            ]
+            for st, ps, _ in groups:
+                counts.append(
+                    db.execute(self._again.get(id(st), st) if again else st, ps if len(ps) > 1 else ps[0]).rowcount
+                )
+                if st is _INSERT_MATCH and (seated := _seated_bots(ps)):
+                    db.execute(self.insert_or_keep(match_bots), seated)
+        return counts
 
     def _write_loop(self) -> None:
         while (first := self._writes.get()) is not None:
