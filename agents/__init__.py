@@ -18,6 +18,7 @@ from agents.llm import make_llm
 from agents.ppo import PPOAgent, make_ppo
 from agents.random_agent import RandomAgent
 from agents.search import ISMCTSAgent, PIMCAgent, ismcts, make_ismcts, make_pimc, pimc
+from agents.styles import make_style
 
 __all__ = [
     "Agent",
@@ -134,3 +135,4 @@ register("ppo", make_ppo)
 register("pimc", make_pimc)
 register("ismcts", make_ismcts)
 register("llm", make_llm)
+register("style", make_style)

@@ -12,6 +12,7 @@ import agents
 import bourre_env
 from agents.base import Agent
 from agents.heuristic import PARAM_SETS, HeuristicAgent
+from agents.styles import STYLES
 from bourre_env import actions
 from bourre_env.core import cards
 from tests.scripted_helpers import Table, cardset, names
@@ -22,8 +23,9 @@ from train.eval.duplicate import evaluate
 SEARCH = {"pimc": "pimc:2,rollout=random,infer=0", "ismcts": "ismcts:8,rollout=random,batch=4,infer=0"}
 SPECS = [
     # a bare llm needs a model and a server (tests/test_llm_agent.py plays it against a scripted one)
-    *(SEARCH.get(name, name) for name in agents.registered() if name != "llm"),
+    *(SEARCH.get(name, name) for name in agents.registered() if name not in ("llm", "style")),
     *(f"heuristic:{v}" for v in PARAM_SETS if v != "default"),
+    *(f"style:{s}" for s in STYLES),  # a bare style names none
 ]
 
 # One table of mixed agents per configuration: table sizes 2..8 and rule options that change what

@@ -439,3 +439,16 @@ def test_a_page_never_names_a_language_model(spec: str) -> None:
     with pytest.raises(tb.TableError, match="operator's choice|not offered|names code"):
         tb.check_agent(spec)
     assert not any(option.startswith("llm") for option in tb.agent_options())
+
+
+def test_a_page_names_a_style_and_the_options_list_each_one() -> None:
+    from agents.styles import STYLES
+
+    client, _ = _client()
+    offered = client.get("/api/options").json()["agents"]
+    assert {f"style:{s}" for s in STYLES} <= set(offered) and "style" not in offered
+    response = client.post("/api/tables", json={"players": 3, "agents": ["style:eager-low", "style:rock"]})
+    assert response.status_code == 201 and response.json()["agents"][1:] == ["style:eager-low", "style:rock"]
+    for spec, says in (("style", "style:NAME with NAME one of"), ("style:../mymodel.npz", "unknown style")):
+        refused = client.post("/api/tables", json={"players": 3, "agents": [spec, "random"]})
+        assert refused.status_code == 400 and says in refused.json()["error"], refused.text

@@ -27,12 +27,13 @@ key variable are the operator's choice."""
 
 
 def agent_options() -> list[str]:
-    """Agent specs the page suggests: every registered agent a page may name and the heuristic's variants."""
+    """Agent specs the page suggests: every registered agent a page may name, the heuristic's variants and the
+    styles (``style`` has no bare form)."""
     from agents.heuristic import PARAM_SETS
+    from agents.styles import STYLES
 
-    specs = {s for s in agents.registered() if s not in PAGE_NEVER} | {
-        f"heuristic:{v}" for v in PARAM_SETS if v != "default"
-    }
+    specs = {s for s in agents.registered() if s not in PAGE_NEVER and s != "style"}
+    specs |= {f"heuristic:{v}" for v in PARAM_SETS if v != "default"} | {f"style:{v}" for v in STYLES}
     return sorted(specs)
 
 
@@ -60,8 +61,9 @@ def _not_offered(spec: str) -> TableError:
 
 def _check_page_spec(spec: str) -> None:
     """Refuse a spec from the page that is none of: a registered agent's bare name (``ppo`` is the shipped model), a
-    heuristic variant of ``PARAM_SETS``, or a search (``pimc``, ``ismcts``) with budgets within their limits and
-    words of ``SEARCH_WORDS`` for its text options. Only the spec's text is looked at: nothing here reaches a file."""
+    heuristic variant of ``PARAM_SETS`` or a style of ``agents.styles``, or a search (``pimc``, ``ismcts``) with
+    budgets within their limits and words of ``SEARCH_WORDS`` for its text options. Only the spec's text is looked
+    at: nothing here reaches a file."""
     from agents.heuristic import PARAM_SETS
 
     name, colon, variant = spec.partition(":")
@@ -80,7 +82,8 @@ def _check_page_spec(spec: str) -> None:
         raise TableError(
             400, f"unknown agent {name!r}; a page chooses among {agent_options()} and the agents the server offers"
         )
-    if not colon or (name == "heuristic" and variant in PARAM_SETS):
+    # a style's name is all it reads (agents.make refuses an unknown one, naming the styles)
+    if not colon or (name == "heuristic" and variant in PARAM_SETS) or name == "style":
         return
     if name not in _SEARCHES:  # ppo:ANYTHING (a file), or a variant of an agent that takes none from a page
         raise _not_offered(spec)
