@@ -20,9 +20,8 @@ style             enters the deal                      plays a card
 Every style draws alike: it keeps its trumps and aces and discards the rest (or, where a rule limits the
 discards, the legal draw that discards most of them and nothing else). Where the rules ask more of a player it
 answers plainly: named trump is the suit it holds most of; a declaration or a second chance to pass follows
-whether it enters. A card's strength is its rank, a trump's its rank above every other suit's; "beats the trick so
-far" compares with the best card played to the trick under way (the trumps, else the suit led), ignoring the
-players still to play.
+whether it enters. A card's strength is its rank, a trump's its rank above every other suit's; a card "beats the
+trick so far" when the rules core's ``trick_winner`` would give it the trick if no one played after it.
 """
 
 from __future__ import annotations
@@ -32,23 +31,26 @@ from collections.abc import Callable
 import numpy as np
 
 from agents.base import Observation, legal_actions
-from bourre_env.core import NAME_TRUMP_BASE, PASS, STAY_BASE
+from bourre_env.core import NAME_TRUMP_BASE, PASS, STAY_BASE, trick_winner
+from bourre_env.core.bits import ACE
 from bourre_env.core.cards import NUM_RANKS
 from bourre_env.observation import (
     O_HAND,
+    O_LEADER,
     O_LED,
     O_PHASE,
+    O_PLAYED_BY,
     O_PLAYED_IN,
     O_ROUND,
     O_TRICK_NO,
     O_TRUMP,
     ROUND_NAME_TRUMP,
+    S,
     T,
 )
 
 __all__ = ["STYLES", "StyleAgent", "make_style"]
 
-ACE = NUM_RANKS - 1
 _NO_TRICK = T  # trick_no's last entry: play over or not started
 
 
@@ -67,31 +69,33 @@ def _hand(vector: np.ndarray) -> list[int]:
     return [int(c) for c in np.flatnonzero(vector[O_HAND : O_HAND + 52] > 0.5)]
 
 
-def _best_in_trick(vector: np.ndarray, trump: int) -> int | None:
-    """The value of the card winning the trick under way (a trump above the suit led, off-suit cards -1); None
-    when the seat leads."""
+def _trick_so_far(vector: np.ndarray) -> tuple[np.ndarray, int] | None:
+    """The trick under way as the rules core reads one: each relative seat's card (-1: none yet) and the leader's
+    seat; None when the seat leads."""
     trick = int(np.argmax(vector[O_TRICK_NO : O_TRICK_NO + T + 1]))
-    led = vector[O_LED : O_LED + 4]
-    if trick == _NO_TRICK or led.max() < 0.5:
+    if trick == _NO_TRICK or vector[O_LED : O_LED + 4].max() < 0.5:
         return None
-    played = np.flatnonzero(vector[O_PLAYED_IN + trick : O_PLAYED_IN + 52 * T : T] > 0.5)
-    return max(_trick_value(int(c), trump, int(np.argmax(led))) for c in played)
-
-
-def _trick_value(card: int, trump: int, led: int) -> int:
-    suit = card // NUM_RANKS
-    return 100 + card % NUM_RANKS if suit == trump else card % NUM_RANKS if suit == led else -1
+    cards = np.full(S, -1, dtype=np.int64)
+    for card in np.flatnonzero(vector[O_PLAYED_IN + trick : O_PLAYED_IN + 52 * T : T] > 0.5):
+        cards[int(np.argmax(vector[O_PLAYED_BY + S * card : O_PLAYED_BY + S * (card + 1)]))] = card
+    return cards, int(np.argmax(vector[O_LEADER + S * trick : O_LEADER + S * (trick + 1)]))
 
 
 def _cheapest_winner(vector: np.ndarray, cards: list[int]) -> int:
+    """The cheapest card that would win the trick if no one played after it (the core's ``trick_winner``), else
+    the weakest; on lead the strongest."""
     trump = _trump(vector)
-    weakest = min(cards, key=lambda c: strength(c, trump))
-    best = _best_in_trick(vector, trump)
-    if best is None:
-        return max(cards, key=lambda c: strength(c, trump))  # on lead: the strongest
-    led = int(np.argmax(vector[O_LED : O_LED + 4]))
-    winners = [c for c in cards if _trick_value(c, trump, led) > best]
-    return min(winners, key=lambda c: strength(c, trump)) if winners else weakest
+    so_far = _trick_so_far(vector)
+    if so_far is None:
+        return max(cards, key=lambda c: strength(c, trump))
+    trick, leader = so_far
+
+    def wins(card: int) -> bool:
+        trick[0] = card  # relative seat 0: this seat
+        return bool(trick_winner(trick, leader, S, trump) == 0)
+
+    winners = [c for c in cards if wins(c)]
+    return min(winners or cards, key=lambda c: strength(c, trump))
 
 
 def _keep_trumps_and_aces(vector: np.ndarray, legal: np.ndarray) -> int:
