@@ -248,12 +248,20 @@ def test_the_web_servers_import_each_other_nothing_and_their_helpers_are_below_b
 # of lower floors, never a wing of its own floor (two trainers, the two web servers) nor one above.
 TRAIN_FLOORS: list[set[str]] = [
     {"table", "web", "arguments", "run_dir", "grouped_cli"},  # the table, the web helpers, argument and folder tools
+    {"schedule"},  # the duplicate schedule: who sits where, seeded how, for a deal or a session
     {"eval"},  # evaluation: deals played on the table
     {"runs", "console"},  # run folders read back, the console's reports
     {"learning"},  # what the trainers share
     {"ppo", "dmc", "exit", "sb3", "examples"},  # the trainers
     {"research"},  # measurements that may run a trainer
-    {"serve", "arena", "terminal_game", "bench", "compile_ahead"},  # where people and bots play; the tools' runners
+    {
+        "serve",
+        "arena",
+        "terminal_game",
+        "bench",
+        "compile_ahead",
+        "ladder_command",
+    },  # where people and bots play; the tools' runners
     {"cli"},  # the command line, at the top
 ]
 

@@ -177,7 +177,8 @@ def test_outcomes_obey_the_rules() -> None:
     n = 4
     deals = ev.make_deals(0, Rules(num_players=n), 20)
     job = ev._EvalJob("random", ("random",) * n, {"num_players": n}, 0, 0, deals)
-    rotations, all_field, corrections, corrected, _ = ev._run_eval_job(job)
+    rotations, all_field, pots, played, corrections, corrected, _ = ev._run_eval_job(job)
+    assert played.shape == (20, n + 1) and (played == 1).all() and (pots >= 0).all()
     assert corrections is None and corrected == 0  # no variance reduction asked for
     assert rotations.shape == (20, n, n, ev.NUM_OUTCOMES) and all_field.shape == (20, n, ev.NUM_OUTCOMES)
     out = np.concatenate([rotations.reshape(-1, n, ev.NUM_OUTCOMES), all_field])

@@ -63,7 +63,7 @@ SMALL = {"num_players": 2, "hand_size": 2, "ranks": (11, 12)}  # 8 cards: 4 deal
 
 
 def _report(job: ev._EvalJob) -> ev.TableReport:
-    out, baseline, corrections, corrected, _ = ev._run_eval_job(job)
+    out, baseline, _, _, corrections, corrected, _ = ev._run_eval_job(job)
     return ev.TableReport.of(out, baseline, corrections, job.variance, corrected)
 
 
@@ -98,7 +98,7 @@ def _mean_correction(options: VarianceReduction, candidate: str, deals: int, n: 
         job = ev._EvalJob(
             candidate, ("heuristic",) * n, {"num_players": n}, 5, chunk, all_deals.slice(start, stop), None, options
         )
-        _, _, corrections, _, _ = ev._run_eval_job(job)
+        _, _, _, _, corrections, _, _ = ev._run_eval_job(job)
         assert corrections is not None
         own = corrections[:, :n][:, np.eye(n, dtype=bool)]
         differences.append((own - corrections[:, n]).sum(axis=1) / n)

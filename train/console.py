@@ -24,21 +24,36 @@ def print_eval(console: Any, report: Any) -> None:
     from train.eval.report import advantage_table, field_name, side_table
 
     field = field_name(report)
+    session = getattr(report, "session", 1)
+    games = "deals" if session == 1 else f"sessions of {session} deals"
     for t in report.tables:
         console.print(
             rich_table(
                 side_table(report, t),
-                f"{report.candidate} vs {field}: {t.players} players, {t.deals} deals x {t.players} "
+                f"{report.candidate} vs {field}: {t.players} players, {t.deals} {games} x {t.players} "
                 f"seats (duplicate) + 1 all-field table, seed {report.seed}",
             )
         )
+        if session > 1:
+            console.print(session_line(t), markup=False, soft_wrap=True)
     console.print(
         rich_table(
             advantage_table([report], compact=True),
-            f"Advantage of {report.candidate} over {field}, chips per deal [95% CI]",
+            f"Advantage of {report.candidate} over {field}, chips per deal [95% CI"
+            + ("]" if session == 1 else f" over sessions; x {session} for chips per session]"),
             caption="table: minus the other seats at its table; replacement: minus the field's "
             "agent in its seat at the all-field table",
         )
+    )
+
+
+def session_line(t: Any) -> str:
+    """What became of the pots at a table size's sessions: the mean pot left, shared by the table, and the sessions
+    the pot bound cut."""
+    tables = t.deals * (t.players + 1)
+    return (
+        f"{t.players} players: {t.pot_left:,.1f} chips left in the pot at a session's end on average, shared "
+        f"equally by the table's seats; {t.sessions_cut} of {tables} sessions cut short at the pot bound"
     )
 
 

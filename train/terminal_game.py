@@ -316,7 +316,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
     import agents
     import bourre_env
     from bourre_env import atomic_files, history
-    from train.eval.duplicate import agent_seed
+    from train.schedule import agent_seed
     from train.table import Deal, drive, game, reset_agents
 
     seats = [s.strip() for s in args.seats.split(",")]

@@ -54,9 +54,10 @@ from bourre_env.deal_recorder import DealRecorder
 from train.arena import protocol, thinking
 from train.arena.pacing import Pacer
 from train.arena.remote import GRACE_SECONDS, MAX_GRACE, Registry, RemoteSeat, TurnContext
-from train.eval.duplicate import SideStats, agent_seed, build_agent, table_rules
+from train.eval.duplicate import SideStats
 from train.eval.report import percent, with_ci
 from train.eval.statistics import t_interval
+from train.schedule import agent_seed, build_agent, table_rules
 from train.table import CHIPS, Deals, Decision, make_deals, play_async, reset_agents
 
 __all__ = [

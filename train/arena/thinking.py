@@ -7,7 +7,7 @@ every other table's turns wait behind it (``benchmarks/arena_heavy_seat.py`` mea
 ``SeatProxy``: its agent lives in a worker process, built once with the seat's spec and seed, and every ``reset`` and
 move goes there, so that the same seed and the same observations give the same actions as the agent built in place.
 
-* ``build_seat(spec, seed)``: ``train.eval.duplicate.build_agent(spec, seed)`` for a cheap spec, a ``SeatProxy`` for a
+* ``build_seat(spec, seed)``: ``train.schedule.build_agent(spec, seed)`` for a cheap spec, a ``SeatProxy`` for a
   heavy one (``is_heavy``: the name before the first colon is one of ``HEAVY``, the search agents of
   ``agents.search``; an operator's user code is not: it may not pickle its way into a worker, and it is the
   operator's to make fast).
@@ -60,7 +60,8 @@ _agents: dict[str, Any] = {}  # seat id -> its agent, in the worker that holds t
 def _warm() -> None:
     """Play one game with every heavy agent at a small budget: numba's cached code is loaded here, once."""
     import bourre_env
-    from train.eval.duplicate import build_agent, make_deals, play_deal, table_rules
+    from train.eval.duplicate import make_deals, play_deal
+    from train.schedule import build_agent, table_rules
 
     table = [build_agent(spec, seed) for seed, spec in enumerate(WARM_TABLE)]
     play_deal(bourre_env.env(num_players=len(table)), table, make_deals(0, table_rules(len(table), {}), 1), 0)
@@ -69,7 +70,7 @@ def _warm() -> None:
 def _act(seat: str, spec: str, seed: int, resets: int, observation: dict[str, np.ndarray], where: str) -> int:
     agent = _agents.get(seat)
     if agent is None:
-        from train.eval.duplicate import build_agent
+        from train.schedule import build_agent
 
         agent = _agents[seat] = build_agent(spec, seed)
     reset = getattr(agent, "reset", None)
@@ -202,7 +203,7 @@ def build_seat(spec: Any, seed: int) -> Any:
     """A seat's agent: ``SeatProxy(spec, seed)`` for a heavy spec, else ``build_agent(spec, seed)``. A heavy spec is
     built here as well the first time (and dropped), so that a bad one fails before any worker is asked
     (``ValueError``)."""
-    from train.eval.duplicate import build_agent
+    from train.schedule import build_agent
 
     if not is_heavy(spec):
         return build_agent(spec, seed)

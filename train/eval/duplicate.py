@@ -24,8 +24,24 @@ in every seat ``s``: what the field makes of the deal without the candidate, the
 the replacement advantage. That is ``N + 1`` games per deal, ``1/N`` more than the rotations
 alone (a quarter more at 4 players, a seventh at 7).
 
-Every deal starts with an empty pot, everyone antes 1 chip, and the deal is settled on its own
-(``deals_per_episode`` must be 1). Chips are in antes.
+Every deal starts with an empty pot, everyone antes 1 chip, and the deal is settled on its own. Chips are in antes.
+
+Sessions
+--------
+``evaluate(..., session=K)`` (``bourre eval --session K``) makes each of the ``deals`` games a *session*: ``K``
+deals at one table, the deal passing left, the pot carried (bourré payments and tied pots stay in it, bourré and
+tied players skip the next ante), as Bourré is played. The schedule is the same (``train.schedule``): the first
+deal of session ``k`` is deal ``k`` of the single-deal schedule, the later decks and every reshuffle come from the
+env's generator seeded by the session's reset seed, so that every rotation meets the same cards deal by deal
+whatever its players do. Each seat's *session chips* are its chip change over the session plus an equal share of
+the pot left when it ends (the pot is the table's; ``train.schedule`` says why). Every figure stays in chips per
+deal (session chips over ``K``), the 95% intervals take the session as the unit, and each table size reports the
+mean pot left (``pot_left``) and the sessions that the pot bound cut short (``sessions_cut``: the env truncates a
+session whose pot passes ``bourre_env.limits.POT_BOUND``). The rates (pot won, played, bourré, ties, tricks) are per
+seat and deal played. A chunk holds ``train.schedule.games_per_chunk(K)`` sessions (about ``CHUNK_DEALS`` deals);
+the variance-reduced advantage (``variance_reduction``) values single deals and is refused with sessions. Hand
+histories are one file per session and table, ``session{k}_seat{r}.json`` and ``session{k}_field.json``, each
+with its ``K`` deals; they replay like any history.
 
 Agents are built with ``agents.make(spec, seed)`` and ``reset()`` (when they have one) before every deal. The
 candidate and the field may also be given as Python objects (``AgentSource``): a factory ``seed -> agent`` (an
@@ -111,22 +127,21 @@ as a hand history (``docs/hand_history.md``): ``DIR/{N}p/deal{k}_seat{r}.json`` 
 (five digits) with the candidate in seat ``r``, and ``DIR/{N}p/deal{k}_field.json`` for the
 all-field table; each file's ``seats`` name the agent in every seat. ``N + 1`` files per deal.
 
-Every game is played by the table's loop (``train.table``: the deals, ``Deal``, ``make_deals``, and ``play``, of
-which ``play_deal`` is a thin call), and its outcome rows are ``train.table.seat_outcomes``, read from the env's
-state after the deal (each seat's decision, tricks, reward and outcome bits).
+Every game is played by the duplicate schedule (``train.schedule``: who sits where, seeded how, the rotation
+tables and the all-field table) on the table's loop (``train.table``: the deals, ``Deal``, ``make_deals``, and
+``play``, of which ``play_deal`` is a thin call), and its outcome rows are ``train.table.seat_outcomes``, read from
+the env's state after each deal (each seat's decision, tricks, reward and outcome bits).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import pickle
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-import agents
 import bourre_env
 from agents.base import Agent
 from bourre_env import history, memory
@@ -134,6 +149,22 @@ from bourre_env.core.rules import Rules
 from train.eval.jobs import BACKENDS, JobRunner, check_backend, deal_done, run_jobs
 from train.eval.statistics import agent_counts, sum_counts, t_interval, t_quantile
 from train.eval.variance import Draw, DrawCorrector, DrawRecorder, VarianceReduced, VarianceReduction
+from train.schedule import (
+    CHUNK_DEALS,
+    AgentSource,
+    advantages,
+    agent_label,
+    agent_seed,
+    build_agent,
+    check_session,
+    check_sources,
+    duplicate_tables,
+    field_per_seat,
+    games_per_chunk,
+    play_duplicate,
+    seat_seeds,
+    table_rules,
+)
 from train.table import (
     BOURRE,
     CHIPS,
@@ -152,6 +183,7 @@ from train.table import play as table_play
 __all__ = [
     "AgentSource",
     "agent_label",
+    "agent_seed",
     "build_agent",
     "check_sources",
     "BACKENDS",
@@ -162,6 +194,7 @@ __all__ = [
     "TableReport",
     "check_outcomes_fit",
     "evaluate",
+    "field_per_seat",
     "iter_deals",
     "make_deals",
     "play_deal",
@@ -169,84 +202,24 @@ __all__ = [
     "seat_outcomes",
     "t_interval",
     "t_quantile",
+    "table_rules",
 ]
-
-CHUNK_DEALS = 20
-"""Deals per work unit. Part of the definition of a result (agents are built once per chunk)."""
-
-# ---------------------------------------------------------------------------- agents
-AgentSource = str | Agent | Callable[[int], Any]
-"""An ``agents.make`` spec, an agent instance (used as it is), or a factory ``seed -> agent`` (an agent class)."""
-
-
-def _is_instance(source: object) -> bool:
-    return not isinstance(source, str | type) and callable(getattr(source, "act", None))
-
-
-def agent_label(source: AgentSource) -> str:
-    """The name a report gives an agent source: the spec itself, else the agent's ``name`` or its class name."""
-    if isinstance(source, str):
-        return source
-    name = getattr(source, "name", None) if _is_instance(source) else None
-    if isinstance(name, str):
-        return name
-    return getattr(source, "__qualname__", None) or type(source).__name__
-
-
-def build_agent(source: AgentSource, seed: int) -> Agent:
-    """The agent of a spec, a factory called with ``seed``, or the instance itself (``UserAgent``-wrapped when it
-    lacks ``reset()`` or ``name``)."""
-    if isinstance(source, str):
-        return agents.make(source, seed)
-    label = agent_label(source)
-    if _is_instance(source):
-        return agents.user_code.as_agent(source, label)
-    if not callable(source):
-        raise ValueError(f"agent: expected an agents.make spec, an agent or a factory seed -> agent, got {source!r}")
-    return agents.user_code.as_agent(source(seed), f"factory {label}")
-
-
-def check_sources(sources: Sequence[AgentSource], workers: int, backend: str) -> None:
-    """Build each agent once here, so that a bad spec or factory fails before any worker starts; ``ValueError``
-    for a source that cannot reach worker processes (``workers > 1`` or Ray): an instance, or a factory that
-    does not pickle."""
-    parallel = workers > 1 or backend != "local"
-    seen: set[int] = set()
-    for source in sources:
-        if id(source) in seen:
-            continue
-        seen.add(id(source))
-        if parallel and not isinstance(source, str):
-            where = "Ray tasks" if backend != "local" else f"workers={workers}"
-            if _is_instance(source):
-                raise ValueError(
-                    f"agent {agent_label(source)}: an agent instance cannot be shared by {where}; give "
-                    "a spec (module:Class, path/to/file.py:Class) or a picklable factory such as the "
-                    "class itself, or run with workers=1"
-                )
-            try:
-                pickle.dumps(source)
-            except Exception as err:  # pickle raises several types (PicklingError, AttributeError, TypeError)
-                raise ValueError(
-                    f"agent {agent_label(source)}: {where} need a spec or a picklable factory (a "
-                    f"module-level class or function, not a lambda or a local one): {err}"
-                ) from None
-        build_agent(source, 0)
 
 
 # ---------------------------------------------------------------------------- deals and play
 def iter_deals(seed: int, rules: Rules, count: int) -> Iterator[Deals]:
-    """The deals of ``make_deals(seed, rules, count)``, ``CHUNK_DEALS`` at a time, each chunk drawn when it is
+    """The games of ``make_deals(seed, rules, count)`` (deals, or sessions when ``rules`` play several deals a game),
+    a chunk at a time (``train.schedule.games_per_chunk``: ``CHUNK_DEALS`` deals' worth), each chunk drawn when it is
     asked for: an evaluation of many deals never holds all their decks at once."""
-    return deals_in_chunks(seed, rules, count, CHUNK_DEALS)
+    return deals_in_chunks(seed, rules, count, games_per_chunk(rules.deals_per_episode))
 
 
 def check_outcomes_fit(deals: int, sizes: Sequence[int], extra_per_deal: int = 0) -> None:
     """``ValueError`` (naming ``--deals``) before a run whose outcome arrays cannot fit in memory.
 
     Every game's outcome rows are kept until the statistics are taken: ``(N + 1) * N`` rows of ``NUM_OUTCOMES``
-    int64 per deal at ``N`` players, plus ``extra_per_deal`` bytes; the largest table size's arrays are copied
-    twice more on the way (concatenated, then split into the candidate's and the field's seats)."""
+    int64 per deal (or session) at ``N`` players, plus ``extra_per_deal`` bytes; the largest table size's arrays are
+    copied twice more on the way (concatenated, then split into the candidate's and the field's seats)."""
     per_size = [deals * ((n + 1) * n * NUM_OUTCOMES * 8 + extra_per_deal) for n in sizes]
     memory.check_fits(
         sum(per_size) + 2 * max(per_size, default=0), f"--deals {deals} (at {', '.join(map(str, sizes))} players)"
@@ -274,35 +247,31 @@ def play_deal(
     return table_play(env, deal, table, labels, deal_name or f"deal {k}", observers)
 
 
-def agent_seed(*key: int) -> int:
-    """A 32-bit agent seed derived from integers (evaluation seed, table size, chunk, role, ...)."""
-    return int(np.random.SeedSequence(list(key)).generate_state(1)[0])
+def chunk_bounds(count: int, session: int = 1) -> Iterator[tuple[int, int]]:
+    """The ``(start, stop)`` game indices of each chunk of ``count`` games of ``session`` deals, drawn as they are
+    needed."""
+    per = games_per_chunk(session)
+    return ((start, min(start + per, count)) for start in range(0, count, per))
 
 
-def table_rules(players: int, rule_options: Mapping[str, Any]) -> Rules:
-    """The rules of one table size; evaluations settle every deal on its own."""
-    rules = Rules.from_options(**{**rule_options, "num_players": players})
-    if rules.deals_per_episode != 1:
-        raise ValueError(f"deals_per_episode: evaluation plays single deals, got {rules.deals_per_episode}")
-    return rules
+def chunk_count(count: int, session: int = 1) -> int:
+    """How many chunks ``count`` games of ``session`` deals make."""
+    return -(-count // games_per_chunk(session))
 
 
-def chunk_bounds(count: int) -> list[tuple[int, int]]:
-    return [(start, min(start + CHUNK_DEALS, count)) for start in range(0, count, CHUNK_DEALS)]
-
-
-def chunk_sizes(count: int, repeats: int = 1) -> Iterator[int]:
-    """Deals in each chunk of ``count`` deals, for ``repeats`` table sizes in turn, drawn as they are needed."""
+def chunk_sizes(count: int, repeats: int = 1, session: int = 1) -> Iterator[int]:
+    """Deals in each chunk of ``count`` games of ``session`` deals, for ``repeats`` table sizes in turn, drawn as
+    they are needed."""
     for _ in range(repeats):
-        for start in range(0, count, CHUNK_DEALS):
-            yield min(CHUNK_DEALS, count - start)
+        for start, stop in chunk_bounds(count, session):
+            yield (stop - start) * session
 
 
 @dataclasses.dataclass(frozen=True)
 class _EvalJob:
     candidate: AgentSource
     field: tuple[AgentSource, ...]  # one per seat
-    rule_options: dict[str, Any]  # num_players included
+    rule_options: dict[str, Any]  # num_players and deals_per_episode included
     seed: int
     chunk: int
     deals: Deals
@@ -311,64 +280,78 @@ class _EvalJob:
     transcript: str | None = None  # where a candidate that keeps one (an llm agent) appends its transcript
 
 
-# outcomes, the all-field table, the draws' corrections, the draws corrected, the candidate's own counts (an agent
-# with ``stats.as_dict()``: the llm agent's moves, fallbacks, retries and tokens), summed over its seats
-_EvalResult = tuple[np.ndarray, np.ndarray, np.ndarray | None, int, dict[str, Any] | None]
+# outcomes summed over each game's deals, the all-field table's, the pots left (games, N + 1) and the deals played
+# (games, N + 1) at the rotations then the all-field table, the draws' corrections, the draws corrected, the
+# candidate's own counts (an agent with ``stats.as_dict()``: the llm agent's moves, fallbacks, retries and tokens),
+# summed over its seats
+_EvalResult = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, int, dict[str, Any] | None]
 
 
 def _run_eval_job(job: _EvalJob) -> _EvalResult:
-    """Outcomes of one chunk: the rotations ``(deals, rotation, seat, 6)``, rotation ``r`` with the candidate
-    in seat ``r``, and the all-field table ``(deals, seat, 6)``; with ``job.variance``, the draws' corrections
-    ``(deals, table, seat)`` (tables: the rotations, then the all-field table) and the distinct draws corrected,
+    """Outcomes of one chunk of games (deals or sessions): the rotations ``(games, rotation, seat, 6)``, rotation
+    ``r`` with the candidate in seat ``r``, and the all-field table ``(games, seat, 6)``, each summed over the game's
+    deals; the pots left and the deals played ``(games, N + 1)``; with ``job.variance``, the draws' corrections
+    ``(games, table, seat)`` (tables: the rotations, then the all-field table) and the distinct draws corrected,
     else ``None`` and 0."""
     n = len(job.field)
     env = bourre_env.env(**job.rule_options)
+    rules = env.unwrapped.rules
+    session = rules.deals_per_episode
     if job.histories is not None:
         env = history.Recording(env)
-    # Seeds go by seat, whoever sits there: the candidate in seat r draws the stream that the field's agent of
-    # seat r draws at every other table, so a candidate equal to the field replays the all-field table exactly.
-    seeds = [agent_seed(job.seed, n, job.chunk, 1 + s) for s in range(n)]
-    # One table per rotation, and one all-field table, so that each table's agents see only their own deals.
-    tables = [[build_agent(job.candidate if s == r else job.field[s], seeds[s]) for s in range(n)] for r in range(n)]
+    tables, baseline_table = duplicate_tables(job.candidate, job.field, seat_seeds(job.seed, n, job.chunk))
     if job.transcript is not None:
         for r in range(n):
             keep = getattr(tables[r][r], "write_transcript_to", None)
             if callable(keep):
                 keep(job.transcript)
-    baseline_table = [build_agent(job.field[s], seeds[s]) for s in range(n)]
     names = [agent_label(source) for source in job.field]
-    out = np.empty((len(job.deals), n, n, NUM_OUTCOMES), dtype=np.int64)
-    baseline = np.empty((len(job.deals), n, NUM_OUTCOMES), dtype=np.int64)
+    labels = [[agent_label(job.candidate) if s == r else names[s] for s in range(n)] for r in range(n)] + [names]
+    games = len(job.deals)
+    out = np.empty((games, n, n, NUM_OUTCOMES), dtype=np.int64)
+    baseline = np.empty((games, n, NUM_OUTCOMES), dtype=np.int64)
+    pots = np.empty((games, n + 1), dtype=np.int64)
+    played = np.empty((games, n + 1), dtype=np.int64)
     corrector = None
     if job.variance is not None:
         # its own seed: the draws it makes change neither the games nor the agents' streams
-        corrector = DrawCorrector(job.variance, Rules.from_options(**job.rule_options), (job.seed, n, job.chunk, 0))
-    corrections = None if corrector is None else np.zeros((len(job.deals), n + 1, n))
-    for k in range(len(job.deals)):
-        draws: list[list[Draw]] | None = None if corrector is None else [[] for _ in range(n + 1)]
-        deal_name = f"deal {job.chunk * CHUNK_DEALS + k} of seed {job.seed} at {n} players"
-        for r in range(n):
-            labels = [agent_label(job.candidate) if s == r else names[s] for s in range(n)]
-            out[k, r] = play_deal(env, tables[r], job.deals, k, None if draws is None else draws[r], labels, deal_name)
-            _save_history(env, job, k, f"seat{r}", labels)
-        baseline[k] = play_deal(
-            env, baseline_table, job.deals, k, None if draws is None else draws[n], names, deal_name
+        corrector = DrawCorrector(job.variance, rules, (job.seed, n, job.chunk, 0))
+    corrections = None if corrector is None else np.zeros((games, n + 1, n))
+    first = job.chunk * games_per_chunk(session)
+    kind = "deal" if session == 1 else "session"
+    for k in range(games):
+        draws: list[list[Draw]] = [[] for _ in range(n + 1)]
+        deal_name = f"{kind} {first + k} of seed {job.seed} at {n} players"
+
+        def observers_of(t: int, draws: list[list[Draw]] = draws) -> tuple[DrawRecorder, ...]:
+            return () if corrector is None else (DrawRecorder(draws[t]),)
+
+        def after(t: int, index: int = first + k) -> None:
+            _save_history(env, job, index, f"seat{t}" if t < n else "field", labels[t], kind)
+
+        results = play_duplicate(
+            env, job.deals.deal(k, rules), [*tables, baseline_table], labels, deal_name, observers_of, after
         )
-        _save_history(env, job, k, "field", names)
-        if corrector is not None and corrections is not None and draws is not None:
+        for r in range(n):
+            out[k, r] = results[r].rows
+        baseline[k] = results[n].rows
+        pots[k] = [result.pot_left for result in results]
+        played[k] = [result.deals_played for result in results]
+        if corrector is not None and corrections is not None:
             corrections[k] = corrector.corrections(draws, [*range(n), -1])
-        deal_done(1, agent_counts([tables[r][r] for r in range(n)]))
+        deal_done(session, agent_counts([tables[r][r] for r in range(n)]))
     candidates = [tables[r][r] for r in range(n)]
-    return out, baseline, corrections, 0 if corrector is None else corrector.corrected, agent_counts(candidates)
+    count = 0 if corrector is None else corrector.corrected
+    return out, baseline, pots, played, corrections, count, agent_counts(candidates)
 
 
-def _save_history(env: Any, job: _EvalJob, k: int, table: str, seats: list[str]) -> None:
-    """``{histories}/{N}p/deal{index}_{table}.json``: ``table`` is ``seat{r}`` (the candidate in seat ``r``) or
-    ``field`` (the all-field table)."""
+def _save_history(env: Any, job: _EvalJob, index: int, table: str, seats: list[str], kind: str) -> None:
+    """``{histories}/{N}p/{kind}{index}_{table}.json``: ``kind`` is ``deal`` or ``session``, ``table`` is
+    ``seat{r}`` (the candidate in seat ``r``) or ``field`` (the all-field table)."""
     if job.histories is not None:
         folder = Path(job.histories) / f"{len(seats)}p"
         folder.mkdir(parents=True, exist_ok=True)
-        history.write(env.history(seats), folder / f"deal{job.chunk * CHUNK_DEALS + k:05d}_{table}.json")
+        history.write(env.history(seats), folder / f"{kind}{index:05d}_{table}.json")
 
 
 # ---------------------------------------------------------------------------- reports
@@ -390,9 +373,10 @@ class SideStats:
     mean_tricks: float
 
     @classmethod
-    def of(cls, rows: np.ndarray, per_deal_chips: np.ndarray) -> SideStats:
-        """From outcome rows ``(deals, seats, 6)`` and the side's chips per deal."""
-        seats = rows.shape[0] * rows.shape[1]
+    def of(cls, rows: np.ndarray, per_deal_chips: np.ndarray, seat_deals: int | None = None) -> SideStats:
+        """From outcome rows ``(games, seats, 6)`` (each summed over its game's deals), the side's chips per deal
+        for each game, and ``seat_deals``, the seats times the deals they sat (default: one deal a game)."""
+        seats = rows.shape[0] * rows.shape[1] if seat_deals is None else seat_deals
         played = int(rows[..., PLAYED].sum())
         return cls(
             chips=float(per_deal_chips.mean()),
@@ -408,11 +392,14 @@ class SideStats:
 
 @dataclasses.dataclass(frozen=True)
 class TableReport:
-    """Results at one table size; the two advantages are defined in the module docstring."""
+    """Results at one table size; the two advantages are defined in the module docstring. With sessions
+    (``session > 1``) ``deals`` counts the sessions, every figure is still in chips per deal (a session's chips,
+    its share of the pot left included, over its ``session`` deals) and the intervals take the session as the
+    unit."""
 
     players: int
-    deals: int
-    games: int  # deals * players: every deal once per rotation (the all-field table not counted)
+    deals: int  # games: deals, or sessions of ``session`` deals
+    games: int  # deals * players: every game once per rotation (the all-field table not counted)
     candidate: SideStats
     field: SideStats  # the field's seats at the candidate's tables
     advantage: float  # table advantage: candidate minus the other seats, chips per deal
@@ -422,6 +409,9 @@ class TableReport:
     replacement_advantage_ci95: tuple[float, float] | None
     variance_reduced: VarianceReduced | None = None  # the corrected replacement advantage, if asked for
     agent_stats: dict[str, Any] | None = None  # the candidate's own counts (an llm agent's fallbacks...), if it has
+    session: int = 1  # deals per game: 1, single deals; K, sessions of K deals with the pot carried
+    sessions_cut: int = 0  # sessions (of the N + 1 tables' games) that the pot bound ended early
+    pot_left: float | None = None  # with sessions: chips left in the pot at a session's end, mean over every table
 
     @classmethod
     def of(
@@ -432,20 +422,32 @@ class TableReport:
         variance: VarianceReduction | None = None,
         draws_corrected: int = 0,
         agent_stats: dict[str, Any] | None = None,
+        pots: np.ndarray | None = None,
+        played: np.ndarray | None = None,
+        session: int = 1,
     ) -> TableReport:
-        """From outcomes ``(deals, rotation, seat, 6)`` with the candidate in seat ``rotation``, and the all-field
-        table's ``(deals, seat, 6)``; with ``variance``, also from the draws' corrections ``(deals, table, seat)``
-        (``_run_eval_job``)."""
+        """From outcomes ``(games, rotation, seat, 6)`` with the candidate in seat ``rotation``, and the all-field
+        table's ``(games, seat, 6)``, each summed over its game's deals; with sessions (``session > 1``), the pots
+        left and the deals played ``(games, N + 1)`` (the rotations, then the all-field table: the pot left is
+        shared by the table, ``train.schedule``); with ``variance``, also from the draws' corrections ``(games,
+        table, seat)`` (``_run_eval_job``)."""
         d, n = outcomes.shape[0], outcomes.shape[1]
+        sessions = session > 1
+        if not sessions or pots is None:
+            pots = np.zeros((d, n + 1), dtype=np.int64)  # a single deal's pot left is chips lost (train.schedule)
+        if played is None:
+            played = np.ones((d, n + 1), dtype=np.int64)
         own = np.eye(n, dtype=bool)
-        candidate = outcomes[:, own]  # (deals, n): seat r of rotation r
-        field = outcomes[:, ~own]  # (deals, n * (n - 1))
-        candidate_sum = candidate[..., CHIPS].sum(axis=1)
-        field_sum = field[..., CHIPS].sum(axis=1)
-        # Integer numerators over one division: a candidate identical to the field gives exactly 0.
-        advantage = ((n - 1) * candidate_sum - field_sum) / (n * (n - 1))
-        # Seat r of rotation r against seat r of the all-field table, summed over the seats before dividing.
-        replacement = (candidate[..., CHIPS] - baseline[..., CHIPS]).sum(axis=1) / n
+        candidate = outcomes[:, own]  # (games, n): seat r of rotation r
+        field = outcomes[:, ~own]  # (games, n * (n - 1))
+        chips, base_chips = outcomes[..., CHIPS], baseline[..., CHIPS]
+        advantage, replacement = advantages(chips, pots[:, :n], base_chips, pots[:, n], session)
+        # chips per deal of each side, in N-ths of a chip over one division (each seat's share of the pot is pot / N)
+        rotation_pots = pots[:, :n].sum(axis=1)
+        candidate_chips = (n * candidate[..., CHIPS].sum(axis=1) + rotation_pots) / (n * n * session)
+        field_chips = (n * field[..., CHIPS].sum(axis=1) + (n - 1) * rotation_pots) / (n * n * (n - 1) * session)
+        baseline_chips = (n * baseline[..., CHIPS].sum(axis=1) + n * pots[:, n]) / (n * n * session)
+        rotation_deals = int(played[:, :n].sum())
         reduced = None
         if variance is not None and corrections is not None:
             own_corrections = corrections[:, :n][:, own]  # (deals, n): seat r of rotation r
@@ -454,21 +456,25 @@ class TableReport:
             players=n,
             deals=d,
             games=d * n,
-            candidate=SideStats.of(candidate, candidate_sum / n),
-            field=SideStats.of(field, field_sum / (n * (n - 1))),
+            candidate=SideStats.of(candidate, candidate_chips, rotation_deals),
+            field=SideStats.of(field, field_chips, rotation_deals * (n - 1)),
             advantage=float(advantage.mean()),
             advantage_ci95=t_interval(advantage),
-            baseline=SideStats.of(baseline, baseline[..., CHIPS].sum(axis=1) / n),
+            baseline=SideStats.of(baseline, baseline_chips, int(played[:, n].sum()) * n),
             replacement_advantage=float(replacement.mean()),
             replacement_advantage_ci95=t_interval(replacement),
             variance_reduced=reduced,
             agent_stats=agent_stats,
+            session=session,
+            sessions_cut=int((played < session).sum()) if sessions else 0,
+            pot_left=float(pots.mean()) if sessions else None,
         )
 
 
 @dataclasses.dataclass(frozen=True)
 class EvalReport:
-    """A duplicate evaluation: the settings and one ``TableReport`` per table size."""
+    """A duplicate evaluation: the settings and one ``TableReport`` per table size. ``deals`` counts games:
+    single deals, or sessions of ``session`` deals."""
 
     candidate: str
     field: str | list[str]
@@ -477,6 +483,7 @@ class EvalReport:
     rule_options: dict[str, Any]
     chunk_deals: int
     tables: list[TableReport]
+    session: int = 1
 
     def table(self, players: int) -> TableReport:
         for t in self.tables:
@@ -495,21 +502,6 @@ class EvalReport:
 
 
 # ---------------------------------------------------------------------------- entry point
-def field_per_seat(field: AgentSource | Sequence[AgentSource], players: int) -> tuple[AgentSource, ...]:
-    """The field's agent for each seat of a table of ``players``."""
-    if isinstance(field, str) or not isinstance(field, Sequence):
-        return (field,) * players
-    specs = tuple(field)
-    if len(specs) == 1:
-        return specs * players
-    if len(specs) != players:
-        raise ValueError(
-            f"field: one spec for every seat, or exactly {players} specs (one per seat) for "
-            f"{players} players, got {len(specs)}: {list(specs)}"
-        )
-    return specs
-
-
 def evaluate(
     candidate: AgentSource,
     field: AgentSource | Sequence[AgentSource] = "random",
@@ -527,6 +519,7 @@ def evaluate(
     runner: JobRunner | None = None,
     bar: Any = None,
     transcript: str | Path | None = None,
+    session: int = 1,
 ) -> EvalReport:
     """Duplicate evaluation of ``candidate`` against ``field`` at each table size (see the module docstring).
 
@@ -543,8 +536,15 @@ def evaluate(
     caller's that the deals move (in place of ``progress``'s own); ``transcript``, a file where a candidate that
     keeps a transcript (the llm agent) appends every decision, from every worker. A candidate that keeps counts
     (``stats.as_dict()``: the llm agent's moves, fallbacks, retries and tokens) has them summed into each table's
-    ``agent_stats``."""
+    ``agent_stats``. ``session``: each of the ``deals`` games is a session of that many deals at one table with
+    the pot carried (Sessions in the module docstring); 1, single deals."""
     check_backend(backend, address)
+    session = check_session(session)
+    if session > 1 and variance_reduction is not None:
+        raise ValueError(
+            "variance_reduction (--aivat): not with sessions; its control variates value a single deal's draws "
+            "from an empty pot"
+        )
     if runner is not None and (backend != "local" or histories is not None):
         raise ValueError("runner: its own workers run the chunks; not with backend 'ray' or histories")
     if histories is not None and backend != "local":
@@ -557,7 +557,7 @@ def evaluate(
     if seed < 0:
         raise ValueError(f"seed: expected an integer >= 0, got {seed}")
     options = dict(rule_options or {})
-    rules = [table_rules(n, options) for n in sizes]
+    rules = [table_rules(n, options, session) for n in sizes]
     per_seat = [field_per_seat(field, n) for n in sizes]
     # a runner's workers are other processes: the agents must reach them as specs, as they reach a pool's
     check_sources(
@@ -573,7 +573,7 @@ def evaluate(
                 yield _EvalJob(
                     candidate,
                     specs,
-                    {**options, "num_players": n},
+                    {**options, "num_players": n, "deals_per_episode": session},
                     seed,
                     chunk,
                     chunk_deals,
@@ -582,34 +582,37 @@ def evaluate(
                     None if transcript is None else str(transcript),
                 )
 
-    chunks = -(-deals // CHUNK_DEALS)
+    chunks = chunk_count(deals, session)
     results = run_jobs(
         _run_eval_job,
         jobs(),
-        chunk_sizes(deals, len(sizes)),
+        chunk_sizes(deals, len(sizes), session),
         min(workers, chunks * len(sizes)),  # a worker past the chunks would start and wait
         progress,
         f"eval {agent_label(candidate)}",
         backend,
         address,
-        total=deals * len(sizes),
+        total=deals * session * len(sizes),
         connect_timeout=connect_timeout,
         runner=runner,
         bar=bar,
-        counts_of=lambda result: result[4],
+        counts_of=lambda result: result[6],
     )
     tables = []
     for i in range(len(sizes)):
         mine = results[i * chunks : (i + 1) * chunks]  # jobs go table size by table size, chunk by chunk
-        corrections = None if variance_reduction is None else np.concatenate([r[2] for r in mine])
+        corrections = None if variance_reduction is None else np.concatenate([r[4] for r in mine])
         tables.append(
             TableReport.of(
                 np.concatenate([r[0] for r in mine]),
                 np.concatenate([r[1] for r in mine]),
                 corrections,
                 variance_reduction,
-                sum(r[3] for r in mine),
-                sum_counts([r[4] for r in mine]),
+                sum(r[5] for r in mine),
+                sum_counts([r[6] for r in mine]),
+                pots=np.concatenate([r[2] for r in mine]),
+                played=np.concatenate([r[3] for r in mine]),
+                session=session,
             )
         )
     field_label = (
@@ -625,4 +628,5 @@ def evaluate(
         rule_options=options,
         chunk_deals=CHUNK_DEALS,
         tables=tables,
+        session=session,
     )

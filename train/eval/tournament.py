@@ -103,21 +103,16 @@ from train.eval.duplicate import (
     NUM_OUTCOMES,
     PLAYED,
     WON,
-    AgentSource,
     Deals,
-    agent_label,
-    agent_seed,
-    build_agent,
     check_outcomes_fit,
-    check_sources,
     chunk_sizes,
     iter_deals,
     play_deal,
     t_interval,
-    table_rules,
 )
 from train.eval.jobs import deal_done, run_jobs
 from train.eval.report import Column, TextTable, ci_text, half_width, markdown_table, percent, signed, table_of
+from train.schedule import AgentSource, agent_label, agent_seed, build_agent, check_sources, table_rules
 from train.table import seated
 
 __all__ = [

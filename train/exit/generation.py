@@ -27,9 +27,10 @@ from agents.search.pimc import PIMCAgent
 from bourre_env import core
 from bourre_env.atomic_files import replacing
 from bourre_env.observation import OBS_SIZE
-from train.eval.duplicate import CHUNK_DEALS, Deals, agent_seed, iter_deals, table_rules
+from train.eval.duplicate import CHUNK_DEALS, Deals, iter_deals
 from train.eval.jobs import run_jobs
 from train.learning.policy_net import SparseStore, sparse_rows
+from train.schedule import agent_seed, table_rules
 from train.table import CHIPS, Decision, drive, game
 
 __all__ = ["GenerationJob", "RoundData", "generate", "play_chunk", "searched_action"]

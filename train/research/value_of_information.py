@@ -45,12 +45,11 @@ from train.eval.duplicate import (
     NUM_OUTCOMES,
     Deals,
     TableReport,
-    agent_seed,
-    build_agent,
     iter_deals,
     t_interval,
 )
 from train.eval.jobs import deal_done, run_jobs
+from train.schedule import agent_seed, build_agent
 from train.table import Decision, Observer, drive, game, reset_agents
 
 __all__ = ["DEFAULT_CANDIDATES", "Cell", "build", "candidates_for", "main", "measure", "play_privileged_deal"]

@@ -1,0 +1,146 @@
+"""``bourre ladder``: its arguments and what it runs (``train.eval.ladder``, ``docs/leaderboard.md``).
+
+``bourre ladder SPEC [--deals 40] [--workers 2]`` rates an agent against the fixed reference fields and prints its
+card, rating and rank; ``bourre ladder --write-leaderboard`` rates every reference agent and writes the page. The
+command line (``train.cli``) adds this parser to its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from train import arguments
+from train import console as console_tables
+from train.eval.jobs import usable_cpus
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(commands: Any) -> None:
+    """The ``ladder`` command's parser, under ``commands`` (the ``bourre`` parser's subparsers)."""
+    from train.eval import ladder
+
+    lad = commands.add_parser(
+        "ladder",
+        help="rate an agent against the fixed reference fields (train.eval.ladder, docs/leaderboard.md)",
+        description=f"Duplicate evaluation of SPEC against each reference agent of ladder v{ladder.VERSION} "
+        f"({', '.join(ladder.LADDERS[ladder.VERSION])}) at {', '.join(map(str, ladder.PLAYERS))} players; prints "
+        "its card, its rating and its rank among the reference agents. A card of a fast agent takes a few minutes "
+        "on a 2-core machine with a worker per core (bourre ladder heuristic: 4 min 39 s on 2026-11-26, the "
+        "machine shared with other work and the search compiling first), most of it against pimc:16, whose every "
+        "decision is a search; the bar counts deals.",
+    )
+    what = lad.add_mutually_exclusive_group(required=True)
+    what.add_argument("spec", nargs="?", metavar="SPEC", help="agent to rate, e.g. heuristic or mybot.py:Bot")
+    what.add_argument(
+        "--write-leaderboard",
+        action="store_true",
+        help="rate every reference agent; write docs/leaderboard.md and train/eval/ladder_reference.json "
+        "(or --markdown, --json)",
+    )
+    lad.add_argument(
+        "--deals",
+        type=arguments.positive,
+        default=ladder.DEALS,
+        help=f"deals per field and table size (default: {ladder.DEALS})",
+    )
+    lad.add_argument(
+        "--seed", type=arguments.seed, default=ladder.SEED, help=f"seed of the deals (default: {ladder.SEED})"
+    )
+    lad.add_argument(
+        "--players",
+        nargs="+",
+        type=arguments.positive,
+        default=list(ladder.PLAYERS),
+        metavar="N",
+        help=f"table sizes (default: {' '.join(map(str, ladder.PLAYERS))}; a rank needs these)",
+    )
+    lad.add_argument(
+        "--workers",
+        type=arguments.positive,
+        default=usable_cpus(),
+        help=f"processes (default: one per CPU, here {usable_cpus()}); does not change results",
+    )
+    lad.add_argument("--backend", choices=("local", "ray"), default="local", help="as bourre eval --backend")
+    lad.add_argument("--address", default=None, metavar="ADDRESS", help="with --backend ray: as bourre eval --address")
+    lad.add_argument(
+        "--connect-timeout",
+        type=arguments.duration("seconds"),
+        default=60.0,
+        metavar="SECONDS",
+        help="with --address: as bourre eval --connect-timeout (default: 60)",
+    )
+    lad.add_argument("--json", type=Path, default=None, metavar="PATH", help="write the card (or leaderboard) as JSON")
+    lad.add_argument(
+        "--markdown", type=Path, default=None, metavar="PATH", help="with --write-leaderboard: the page to write"
+    )
+    lad.add_argument(
+        "--reference",
+        type=Path,
+        default=ladder.REFERENCE_FILE,
+        metavar="PATH",
+        help="the reference agents' ratings, for the rank (default: the one beside train/eval/ladder.py)",
+    )
+    lad.add_argument("--no-progress", action="store_true", help="no progress bar")
+    lad.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """``bourre ladder``: a card, or the leaderboard; 0 once written."""
+    from rich import box
+    from rich.console import Console
+
+    from bourre_env import atomic_files
+    from train.eval import ladder
+
+    console = Console() if sys.stdout.isatty() else Console(width=120)
+    if args.markdown is not None and not args.write_leaderboard:
+        raise ValueError("--markdown: only with --write-leaderboard")
+    json_path = args.json if args.json is not None or not args.write_leaderboard else ladder.REFERENCE_FILE
+    md_path = args.markdown or Path(ladder.__file__).resolve().parents[2] / "docs" / "leaderboard.md"
+    # Before the work: a run of many minutes must not end in a path error.
+    for path, option in ((json_path, "--json"), (md_path if args.write_leaderboard else None, "--markdown")):
+        if path is not None:
+            atomic_files.check_writable_file(path, option)
+    run = {
+        "deals": args.deals,
+        "seed": args.seed,
+        "players": args.players,
+        "workers": args.workers,
+        "progress": not args.no_progress,
+        "backend": args.backend,
+        "address": args.address,
+        "connect_timeout": args.connect_timeout,
+    }
+    if args.write_leaderboard:
+        board = ladder.leaderboard(**run)
+        console.print(
+            console_tables.rich_table(
+                ladder.rating_table(board), f"Ladder v{board.version}: reference agents", box=box.SIMPLE_HEAD
+            )
+        )
+        atomic_files.write_text(json_path, json.dumps(board.to_dict(), indent=2) + "\n")
+        atomic_files.write_text(md_path, ladder.leaderboard_markdown(board))
+        console.print(f"{board.cpu_minutes:.1f} min of CPU; wrote {json_path}, {md_path}")
+        return 0
+    reference = ladder.Leaderboard.load(args.reference)  # before the work: a bad file fails at once
+    card = ladder.ladder(args.spec, **run)
+    console.print(
+        console_tables.rich_table(
+            ladder.card_table(card),
+            f"Ladder v{card.version}: {card.candidate}, {card.deals} deals per cell, seed {card.seed}",
+            caption="chips per deal [95% CI]; table: minus the other seats at its table; replacement: minus "
+            "the field's agent in its seat at the all-field table",
+            box=box.SIMPLE_HEAD,
+        )
+    )
+    console.print(ladder.rating_line(card))
+    console.print(ladder.rank_line(card, reference, str(args.reference)))
+    if json_path is not None:
+        atomic_files.write_text(json_path, json.dumps(card.to_dict(), indent=2) + "\n")
+        console.print(f"wrote {json_path}")
+    return 0
