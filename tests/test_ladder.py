@@ -3,6 +3,7 @@ command's format; ratings, their intervals and ranks; a user's own agent rated o
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -12,6 +13,7 @@ import numpy as np
 import pytest
 
 from train import cli
+from train import schedule as sched
 from train.eval import duplicate as ev
 from train.eval import ladder
 from train.eval.ladder import Cell, LadderCard, Leaderboard
@@ -29,7 +31,7 @@ def test_the_shipped_data_is_the_ladder_at_its_budget() -> None:
     board = Leaderboard.load()
     fields = list(ladder.LADDERS[ladder.VERSION])
     assert (board.version, board.fields, board.players) == (ladder.VERSION, fields, list(ladder.PLAYERS))
-    assert (board.deals, board.seed) == (ladder.DEALS, ladder.SEED)
+    assert (board.deals, board.seed, board.session) == (ladder.DEALS, ladder.SEED, 1)
     assert sorted(card.candidate for card in board.cards) == sorted(fields)
     assert [card.rating for card in board.cards] == sorted((card.rating for card in board.cards), reverse=True)
     for card in board.cards:
@@ -149,3 +151,140 @@ def test_bad_arguments_are_one_line_errors(tmp_path: Path, capsys: pytest.Captur
     assert f"reference {bad}: not a ladder leaderboard" in capsys.readouterr().err
     assert cli.main(["ladder", "random", "--markdown", str(tmp_path / "x.md")]) == 2
     assert "--markdown: only with --write-leaderboard" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------- sessions
+CHEAP = ("random", "heuristic")  # fields of a session ladder that plays in seconds
+
+
+class _Bar:
+    """A progress bar that keeps its total and every move."""
+
+    def __init__(self, total: int, **_: Any) -> None:
+        self.total, self.moved = total, 0
+
+    def __enter__(self) -> _Bar:
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        pass
+
+    def update(self, n: int = 1) -> None:
+        self.moved += n
+
+    def set_postfix_str(self, *_: Any, **__: Any) -> None:
+        pass
+
+
+def test_a_session_ladder_is_evaluate_with_sessions_cell_by_cell(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(ladder.LADDERS, ladder.VERSION, CHEAP)
+    bars: list[_Bar] = []
+
+    def bar(**kw: Any) -> _Bar:
+        bars.append(_Bar(**kw))
+        return bars[-1]
+
+    monkeypatch.setattr(ladder, "tqdm", bar)
+    card = ladder.ladder("heuristic", deals=2, seed=3, players=(3,), session=3)
+    assert (card.session, card.deals, card.players) == (3, 2, [3])
+    mine = next(c for c in card.cells if c.field == "heuristic")  # the candidate itself: 0, not played
+    assert not mine.played and mine.replacement_advantage == 0.0
+    cell = next(c for c in card.cells if c.field == "random")
+    table = ev.evaluate("heuristic", "random", players=3, deals=2, seed=3, progress=False, session=3).table(3)
+    assert table.session == 3
+    assert (cell.advantage, cell.advantage_ci95) == (table.advantage, table.advantage_ci95)
+    assert (cell.replacement_advantage, cell.replacement_advantage_ci95) == (
+        table.replacement_advantage,
+        table.replacement_advantage_ci95,
+    )
+    single = ev.evaluate("heuristic", "random", players=3, deals=2, seed=3, progress=False).table(3)
+    assert cell.replacement_advantage != single.replacement_advantage  # the sessions were played, not single deals
+    # the bar counts deals: 2 fields x 1 size x 2 sessions x 3 deals, every one of them moved
+    assert (bars[0].total, bars[0].moved) == (12, 12)
+    assert "2 sessions of 3 deals per cell" in ladder.rating_line(card)
+
+
+def test_a_session_card_and_board_round_trip_and_old_files_are_single_deals() -> None:
+    fields = ["a", "b"]
+    card = dataclasses.replace(_card("a", {("a", 3): (0.0, 0.0), ("b", 3): (0.4, 0.1)}, fields), session=20)
+    assert LadderCard.from_dict(json.loads(json.dumps(card.to_dict()))) == card
+    board = Leaderboard(ladder.VERSION, fields, [3], 100, 0, [card], 1.0, "test", session=20)
+    assert Leaderboard.from_dict(json.loads(json.dumps(board.to_dict()))) == board
+    old = board.to_dict()
+    del old["session"], old["cards"][0]["session"]
+    loaded = Leaderboard.from_dict(old)
+    assert loaded.session == 1 and loaded.cards[0].session == 1
+    shipped = Leaderboard.load()  # written before sessions: no such field in the file
+    assert "session" not in json.loads(ladder.REFERENCE_FILE.read_text())
+    assert shipped.session == 1 and all(c.session == 1 for c in shipped.cards)
+    bad = {**board.to_dict(), "session": 0}
+    with pytest.raises(ValueError, match="session"):
+        Leaderboard.from_dict(bad)
+
+
+def test_a_rank_needs_the_same_session_length() -> None:
+    fields = ["a", "b"]
+    a = _card("a", {("a", 3): (0.0, 0.0), ("b", 3): (0.4, 0.1)}, fields)
+    b = _card("b", {("a", 3): (-0.4, 0.1), ("b", 3): (0.0, 0.0)}, fields)
+    board = Leaderboard(ladder.VERSION, fields, [3], 100, 0, [a, b], 1.0, "test")
+    new = _card("new", {("a", 3): (0.1, 0.1), ("b", 3): (0.0, 0.1)}, fields)
+    assert isinstance(ladder.rank_of(new, board), ladder.Rank)
+    refused = ladder.rank_of(dataclasses.replace(new, session=20), board)
+    assert refused == (
+        "no rank: the reference ratings are of single deals, this card of sessions of 20 deals "
+        "(the pot carried from deal to deal changes what a deal is worth)"
+    )
+    sessions = dataclasses.replace(board, session=20, cards=[dataclasses.replace(c, session=20) for c in (a, b)])
+    rank = ladder.rank_of(dataclasses.replace(new, session=20), sessions)
+    assert isinstance(rank, ladder.Rank) and rank.reference_session == 20
+    assert "their ratings: 100 sessions of 20 deals, seed 0" in ladder.rank_line(
+        dataclasses.replace(new, session=20), sessions, "x.json"
+    )
+    assert "no rank: the reference ratings are of sessions of 20 deals, this card of single deals" in str(
+        ladder.rank_of(new, sessions)
+    )
+
+
+def test_session_lengths_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    parser = cli.build_parser()
+    assert parser.parse_args(["ladder", "random"]).session == 1
+    assert parser.parse_args(["ladder", "random", "--session", str(sched.MAX_SESSION)]).session == sched.MAX_SESSION
+    for bad in ("0", str(sched.MAX_SESSION + 1)):
+        with pytest.raises(SystemExit):
+            parser.parse_args(["ladder", "random", "--session", bad])
+        assert "expected an integer from 1 to 10,000" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="session: expected a number of deals"):
+        ladder.ladder("random", deals=1, players=(3,), session=0, progress=False)
+
+
+def test_a_session_card_on_the_command_line(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(ladder.LADDERS, ladder.VERSION, CHEAP)
+    out = tmp_path / "card.json"
+    argv = ["ladder", "heuristic:tight", "--players", "3", "--deals", "2", "--session", "3", "--seed", "3"]
+    assert cli.main([*argv, "--workers", "1", "--json", str(out), "--no-progress"]) == 0
+    printed = capsys.readouterr().out.replace("\n", " ")
+    assert "heuristic:tight, 2 sessions of 3 deals per cell, seed 3" in printed
+    assert "(ladder v1, 2 sessions of 3 deals per cell, seed 3)" in printed
+    assert "no rank: the reference ratings are of ladder v1 at 3, 5, 7 players" in printed
+    card = LadderCard.from_dict(json.loads(out.read_text()))
+    assert (card.session, card.deals) == (3, 2)
+    direct = ev.evaluate("heuristic:tight", "heuristic", players=3, deals=2, seed=3, progress=False, session=3)
+    cell = next(c for c in card.cells if c.field == "heuristic")
+    assert cell.replacement_advantage == direct.table(3).replacement_advantage
+
+
+def test_a_session_leaderboard_names_its_session_length(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(ev, "evaluate", _fake_evaluate)
+    page, data = tmp_path / "leaderboard.md", tmp_path / "reference.json"
+    argv = ["ladder", "--write-leaderboard", "--deals", "3", "--session", "20", "--json", str(data)]
+    assert cli.main([*argv, "--markdown", str(page), "--no-progress"]) == 0
+    written = Leaderboard.load(data)
+    assert written.session == 20 and all(card.session == 20 for card in written.cards)
+    text = page.read_text()
+    assert text == ladder.leaderboard_markdown(written)
+    assert "3 sessions of 20 deals (the pot carried from deal to deal" in text
+    assert "Budget: 3 sessions of 20 deals per cell" in text
+    assert "`bourre ladder SPEC --session 20`" in text and " --session 20 --workers 2" in text
+    assert "(ladder v1, 3 sessions of 20 deals per cell, seed 0)" in text

@@ -42,6 +42,12 @@ def test_evaluation_on_ray_equals_the_local_backend() -> None:
     assert remote.to_dict() == local.to_dict()
 
 
+def test_sessions_on_ray_equal_the_local_backend() -> None:
+    # 5 sessions of 7 deals: chunks of 2, 2 and 1 sessions
+    kwargs = dict(candidate="heuristic", field="random", players=3, deals=5, seed=11, progress=False, session=7)
+    assert evaluate(**kwargs, workers=2, backend="ray").to_dict() == evaluate(**kwargs, workers=1).to_dict()
+
+
 def test_tournament_on_ray_equals_the_local_backend() -> None:
     kwargs = dict(pool=["random", "heuristic", "heuristic:tight"], players=3, deals=25, seed=4, progress=False)
     assert tournament(**kwargs, backend="ray").to_dict() == tournament(**kwargs).to_dict()

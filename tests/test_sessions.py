@@ -73,8 +73,9 @@ def test_a_session_past_the_pot_bound_is_cut_and_counted() -> None:
     assert result.pot_left > limits.POT_BOUND
     outcomes = np.zeros((1, 3, 3, 6), dtype=np.int64)
     played = np.array([[50, 7, 50, 50]])
-    report = ev.TableReport.of(outcomes, np.zeros((1, 3, 6), dtype=np.int64), pots=np.zeros((1, 4)), played=played,
-                               session=50)  # fmt: skip
+    report = ev.TableReport.of(
+        outcomes, np.zeros((1, 3, 6), dtype=np.int64), pots=np.zeros((1, 4)), played=played, session=50
+    )
     assert report.sessions_cut == 1
 
 
@@ -180,9 +181,25 @@ def test_bourre_eval_refuses_what_sessions_cannot_do(
 
 def test_bourre_eval_session_writes_the_sessions_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = cli.main(
-        ["eval", "--candidate", "heuristic", "--field", "random", "--players", "3", "--deals", "2", "--session", "5",
-         "--workers", "1", "--no-progress", "--out", str(tmp_path)]
-    )  # fmt: skip
+        [
+            "eval",
+            "--candidate",
+            "heuristic",
+            "--field",
+            "random",
+            "--players",
+            "3",
+            "--deals",
+            "2",
+            "--session",
+            "5",
+            "--workers",
+            "1",
+            "--no-progress",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     assert code == 0
     out = capsys.readouterr().out
     assert "2 sessions of 5 deals x 3 seats" in out and "left in the pot at a session's end" in out

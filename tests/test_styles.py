@@ -136,3 +136,33 @@ def test_the_zoo_rates_each_candidate_against_each_style(capsys: pytest.CaptureF
     assert "unknown reckless; known: eager-random" in capsys.readouterr().err
     assert style_zoo.main(["--candidates", "nobody", "--deals", "1", "--workers", "1", "--no-progress"]) == 2
     assert "style_zoo: error: unknown agent 'nobody'" in capsys.readouterr().err
+
+
+def test_the_zoo_rates_in_sessions_too(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from train.research import style_zoo
+
+    out = tmp_path / "zoo.json"
+    argv = [
+        "--candidates",
+        "heuristic",
+        "--styles",
+        "eager-low",
+        "--players",
+        "3",
+        "--deals",
+        "2",
+        "--session",
+        "4",
+        "--workers",
+        "1",
+        "--no-progress",
+        "--json",
+        str(out),
+    ]
+    assert style_zoo.main(argv) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].startswith("| candidate | field | players | sessions x deals |") and "| 2 x 4 |" in printed[2]
+    payload = json.loads(out.read_text())
+    assert payload["session"] == 4 and payload["cells"][0]["session"] == 4
+    report = evaluate("heuristic", "style:eager-low", (3,), 2, 0, 1, progress=False, session=4).table(3)
+    assert payload["cells"][0]["advantage"] == report.advantage

@@ -478,8 +478,6 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         raise ValueError("--aivat-candidate: only with --aivat")
     if args.session > 1 and args.aivat is not None:
         raise ValueError("--aivat: not with --session (its control variates value single deals from an empty pot)")
-    if args.session > 1 and args.tournament:
-        raise ValueError("--session: only with --candidate for now (the tournament plays single deals)")
     if "deals_per_episode" in options:
         raise ValueError("--rule deals_per_episode: the length of a game is --session K's; give --session instead")
     variance = None
@@ -510,9 +508,12 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             backend=args.backend,
             address=args.address,
             connect_timeout=args.connect_timeout,
+            session=args.session,
         )
         elapsed = time.perf_counter() - started
         console_tables.print_tournament(console, report)
+        for line in filter(None, (t.session_line() for t in report.tables)):
+            console.print(line, markup=False, soft_wrap=True)
         paths = report.save(out)
     else:
         from train.eval.duplicate import evaluate

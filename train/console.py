@@ -51,10 +51,22 @@ def session_line(t: Any) -> str:
     """What became of the pots at a table size's sessions: the mean pot left, shared by the table, and the sessions
     the pot bound cut."""
     tables = t.deals * (t.players + 1)
-    return (
+    line = (
         f"{t.players} players: {t.pot_left:,.1f} chips left in the pot at a session's end on average, shared "
         f"equally by the table's seats; {t.sessions_cut} of {tables} sessions cut short at the pot bound"
     )
+    if t.sessions_cut or t.pot_left > POT_GREW * t.players:
+        line += (
+            "; the pot grew geometrically (bourré payments of the whole pot), so these figures measure its growth "
+            "more than play: a pot limit (--rule pot_limit=20) keeps sessions comparable"
+        )
+    return line
+
+
+POT_GREW = 100
+"""Chips per seat left in the pot at a session's end, on average, past which ``session_line`` says the pot grew
+geometrically: a table of sensible players leaves a few chips (1.6 to 6.4 against the heuristic field,
+docs/evaluation.md), a never-passing field at 5 players thousands."""
 
 
 def print_tournament(console: Any, report: Any) -> None:
@@ -67,7 +79,7 @@ def print_tournament(console: Any, report: Any) -> None:
         console.print(
             rich_table(
                 rating_table(report, t, compact=True),
-                f"Tournament: {t.players} players, {t.deals} deals x {t.players} rotations, seed {report.seed}",
+                f"Tournament: {t.players} players, {t.games_text()} x {t.players} rotations, seed {report.seed}",
                 caption=f"{t.ranking_note()}; chips per deal in antes; "
                 f"vs all-{report.baseline}: chips minus {report.baseline}'s in the same seat at a "
                 f"table of {report.baseline} only ({t.baseline_chips:+.3f} there)",

@@ -1,8 +1,8 @@
 """``bourre ladder``: its arguments and what it runs (``train.eval.ladder``, ``docs/leaderboard.md``).
 
-``bourre ladder SPEC [--deals 40] [--workers 2]`` rates an agent against the fixed reference fields and prints its
-card, rating and rank; ``bourre ladder --write-leaderboard`` rates every reference agent and writes the page. The
-command line (``train.cli``) adds this parser to its own.
+``bourre ladder SPEC [--deals 40] [--session K] [--workers 2]`` rates an agent against the fixed reference fields
+and prints its card, rating and rank; ``bourre ladder --write-leaderboard`` rates every reference agent and writes
+the page. The command line (``train.cli``) adds this parser to its own.
 """
 
 from __future__ import annotations
@@ -47,6 +47,14 @@ def add_parser(commands: Any) -> None:
         type=arguments.positive,
         default=ladder.DEALS,
         help=f"deals per field and table size (default: {ladder.DEALS})",
+    )
+    lad.add_argument(
+        "--session",
+        type=arguments.at_most(10_000),  # train.schedule.MAX_SESSION (tests/test_ladder.py holds them equal)
+        default=1,
+        metavar="K",
+        help="each of --deals becomes a session of K deals at one table, the pot carried from deal to deal "
+        "(docs/evaluation.md; default: 1, single deals, as in the shipped reference: a rank needs the same K)",
     )
     lad.add_argument(
         "--seed", type=arguments.seed, default=ladder.SEED, help=f"seed of the deals (default: {ladder.SEED})"
@@ -115,6 +123,7 @@ def run(args: argparse.Namespace) -> int:
         "backend": args.backend,
         "address": args.address,
         "connect_timeout": args.connect_timeout,
+        "session": args.session,
     }
     if args.write_leaderboard:
         board = ladder.leaderboard(**run)
@@ -132,7 +141,8 @@ def run(args: argparse.Namespace) -> int:
     console.print(
         console_tables.rich_table(
             ladder.card_table(card),
-            f"Ladder v{card.version}: {card.candidate}, {card.deals} deals per cell, seed {card.seed}",
+            f"Ladder v{card.version}: {card.candidate}, {ladder.budget(card.deals, card.session)} per cell, "
+            f"seed {card.seed}",
             caption="chips per deal [95% CI]; table: minus the other seats at its table; replacement: minus "
             "the field's agent in its seat at the all-field table",
             box=box.SIMPLE_HEAD,

@@ -2,7 +2,7 @@
 
 =================== ========================================================================
 Import              ``from train.eval.ladder import ladder``
-Call                ``ladder("mybot.py:Bot", deals=40, seed=0, workers=2)``
+Call                ``ladder("mybot.py:Bot", deals=40, seed=0, workers=2)`` (``session=20``: sessions of 20 deals)
 Command line        ``bourre ladder mybot.py:Bot`` (``bourre ladder --write-leaderboard``: every reference agent)
 Result              ``LadderCard`` (``to_dict()`` is JSON-serialisable); ``Leaderboard`` for every reference agent
 =================== ========================================================================
@@ -14,6 +14,11 @@ The ladder of version ``v`` is a fixed list of reference agents, ``LADDERS[v]``,
 size, by duplicate evaluation (``train.eval.duplicate.evaluate``: every deal played once with the candidate in
 each seat, once at the all-field table) on the deals of ``seed``, ``deals`` per table size. Each of these
 ``fields x sizes`` *cells* gives a table advantage and a replacement advantage, each with its 95% t-interval.
+
+With ``session=K`` (``bourre ladder --session K``) each of the ``deals`` games of a cell is a session of ``K``
+deals at one table with the pot carried (Sessions in ``train.eval.duplicate``): the cells, the rating and its
+interval stay in chips per deal, the intervals taking the session as the unit. ``K = 1``, the default, is single
+deals, the ladder of ``docs/leaderboard.md``.
 
 Against its own agent (the candidate's spec equal to the field's) a cell is not played: duplicate evaluation
 gives exactly 0 on both measures there, to the bit (``train.eval.duplicate``), so the card shows
@@ -47,7 +52,8 @@ Rank
 ----
 The card places the candidate among the reference agents by rating, from ``REFERENCE_FILE`` (the JSON beside
 this module, which ``bourre ladder --write-leaderboard`` writes with ``docs/leaderboard.md``). A rank needs the
-same version and table sizes; a different deal budget or seed rates on other deals of the same kind, so the
+same version, table sizes and session length (a session carries the pot, so its chips per deal are not those
+of single deals); a different deal budget or seed rates on other deals of the same kind, so the
 rank is given with the reference's budget beside it. A reference agent's own card is left out of the others
 when it is the candidate.
 """
@@ -81,6 +87,7 @@ __all__ = [
     "LadderCard",
     "Leaderboard",
     "Rank",
+    "budget",
     "card_table",
     "ladder",
     "leaderboard",
@@ -145,6 +152,23 @@ def _mean_rating(cells: Sequence[Cell], sizes: Sequence[int]) -> tuple[float, In
     return mean, (mean - half, mean + half)
 
 
+def _session_of(data: Mapping[str, Any]) -> int:
+    # cards and leaderboards written before sessions have no such field, and were all of single deals
+    session = int(data.get("session", 1))
+    if session < 1:
+        raise ValueError(f"session: expected a number of deals of at least 1, got {session}")
+    return session
+
+
+def budget(deals: int, session: int = 1) -> str:
+    """``"40 deals"``, or ``"40 sessions of 20 deals"``: the games of one cell."""
+    return f"{deals} deals" if session == 1 else f"{deals} sessions of {session} deals"
+
+
+def _games(session: int) -> str:
+    return "single deals" if session == 1 else f"sessions of {session} deals"
+
+
 @dataclasses.dataclass(frozen=True)
 class LadderCard:
     """A candidate's card: one cell per field and table size (field by field), and its rating."""
@@ -156,6 +180,7 @@ class LadderCard:
     deals: int
     seed: int
     cells: list[Cell]
+    session: int = 1  # deals per game: 1, single deals; K, sessions of K deals with the pot carried
 
     @property
     def rating(self) -> float:
@@ -197,6 +222,7 @@ class LadderCard:
             deals=int(data["deals"]),
             seed=int(data["seed"]),
             cells=cells,
+            session=_session_of(data),
         )
 
 
@@ -212,6 +238,7 @@ class Leaderboard:
     cards: list[LadderCard]
     cpu_minutes: float  # the command's CPU time, its workers' included
     machine: str
+    session: int = 1  # as ``LadderCard.session``
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -230,6 +257,7 @@ class Leaderboard:
             cards=[LadderCard.from_dict(c) for c in data["cards"]],
             cpu_minutes=float(data["cpu_minutes"]),
             machine=str(data["machine"]),
+            session=_session_of(data),
         )
 
     @classmethod
@@ -254,6 +282,7 @@ class Rank:
     below: tuple[str, float] | None
     reference_deals: int
     reference_seed: int
+    reference_session: int = 1
 
 
 def rank_of(card: LadderCard, board: Leaderboard) -> Rank | str:
@@ -263,6 +292,11 @@ def rank_of(card: LadderCard, board: Leaderboard) -> Rank | str:
             f"no rank: the reference ratings are of ladder v{board.version} at "
             f"{', '.join(map(str, board.players))} players, this card of v{card.version} at "
             f"{', '.join(map(str, card.players))}"
+        )
+    if card.session != board.session:
+        return (
+            f"no rank: the reference ratings are of {_games(board.session)}, this card of {_games(card.session)} "
+            "(the pot carried from deal to deal changes what a deal is worth)"
         )
     others = sorted(
         ((c.candidate, c.rating) for c in board.cards if c.candidate != card.candidate), key=lambda x: -x[1]
@@ -276,11 +310,17 @@ def rank_of(card: LadderCard, board: Leaderboard) -> Rank | str:
         below=worse[0] if worse else None,
         reference_deals=board.deals,
         reference_seed=board.seed,
+        reference_session=board.session,
     )
 
 
 # ---------------------------------------------------------------------------- running
-def _check(deals: int, seed: int, players: Sequence[int]) -> list[int]:
+def _check(deals: int, seed: int, players: Sequence[int], session: int) -> tuple[list[int], int]:
+    """The table sizes, sorted, and the session length as an int (the card's JSON needs one, not numpy's)."""
+    from train.schedule import check_session
+
+    # before the first cell: a cell against the candidate itself plays nothing, so evaluate would not see it yet
+    session = check_session(session)
     sizes = sorted(set(players))
     if not sizes or sizes[0] < 2:
         raise ValueError(f"players: table sizes of at least 2 are needed, got {list(players)}")
@@ -288,7 +328,7 @@ def _check(deals: int, seed: int, players: Sequence[int]) -> list[int]:
         raise ValueError(f"deals: expected at least 1, got {deals}")
     if seed < 0:
         raise ValueError(f"seed: expected an integer >= 0, got {seed}")
-    return sizes
+    return sizes, session
 
 
 def _play(
@@ -302,6 +342,7 @@ def _play(
     address: str | None,
     connect_timeout: float,
     bar: Any,
+    session: int,
 ) -> LadderCard:
     from train.eval.duplicate import agent_label, evaluate
 
@@ -311,7 +352,7 @@ def _play(
         bar.set_postfix_str(f"{label} vs {field}")
         if label == field:
             cells += [Cell(field, n, 0.0, (0.0, 0.0), 0.0, (0.0, 0.0), played=False) for n in sizes]
-            bar.update(deals * len(sizes))  # nothing to play: the agent against itself scores 0
+            bar.update(deals * session * len(sizes))  # nothing to play: the agent against itself scores 0
         else:
             report = evaluate(
                 candidate,
@@ -325,6 +366,7 @@ def _play(
                 address=address,
                 connect_timeout=connect_timeout,
                 bar=bar,  # moved deal by deal, so that its rate and time left mean something
+                session=session,
             )
             for t in report.tables:
                 cells.append(
@@ -338,7 +380,7 @@ def _play(
                         played=True,
                     )
                 )
-    return LadderCard(label, VERSION, list(fields), sizes, deals, seed, cells)
+    return LadderCard(label, VERSION, list(fields), sizes, deals, seed, cells, session)
 
 
 def ladder(
@@ -351,16 +393,19 @@ def ladder(
     backend: str = "local",
     address: str | None = None,
     connect_timeout: float = 60.0,
+    session: int = 1,
 ) -> LadderCard:
     """The candidate's card against the reference fields of ``LADDERS[VERSION]`` (see the module docstring).
 
     The candidate is a spec (``"heuristic"``, ``"mybot.py:Bot"``), or an agent class or factory as in
-    ``train.eval.duplicate.evaluate``; ``workers``, ``backend``, ``address`` and ``connect_timeout`` go to it."""
-    sizes = _check(deals, seed, players)
+    ``train.eval.duplicate.evaluate``; ``workers``, ``backend``, ``address`` and ``connect_timeout`` go to it.
+    ``session``: each of the ``deals`` games of a cell is a session of that many deals with the pot carried; 1,
+    single deals. The bar counts deals, a session's every deal."""
+    sizes, session = _check(deals, seed, players, session)
     fields = LADDERS[VERSION]
-    total = len(fields) * len(sizes) * deals
+    total = len(fields) * len(sizes) * deals * session
     with tqdm(total=total, disable=not progress, unit="deal", desc="ladder", dynamic_ncols=True) as bar:
-        return _play(candidate, fields, sizes, deals, seed, workers, backend, address, connect_timeout, bar)
+        return _play(candidate, fields, sizes, deals, seed, workers, backend, address, connect_timeout, bar, session)
 
 
 def leaderboard(
@@ -372,11 +417,12 @@ def leaderboard(
     backend: str = "local",
     address: str | None = None,
     connect_timeout: float = 60.0,
+    session: int = 1,
 ) -> Leaderboard:
-    """Every reference agent's card (``ladder`` with each as the candidate), best rated first."""
+    """Every reference agent's card (``ladder`` with each as the candidate, ``session`` too), best rated first."""
     import resource
 
-    sizes = _check(deals, seed, players)
+    sizes, session = _check(deals, seed, players, session)
     fields = LADDERS[VERSION]
 
     def cpu() -> float:
@@ -384,16 +430,17 @@ def leaderboard(
         return own.ru_utime + own.ru_stime + workers_.ru_utime + workers_.ru_stime
 
     started = cpu()
-    total = len(fields) * len(fields) * len(sizes) * deals
+    total = len(fields) * len(fields) * len(sizes) * deals * session
     with tqdm(total=total, disable=not progress, unit="deal", desc="leaderboard", dynamic_ncols=True) as bar:
         cards = [
-            _play(agent, fields, sizes, deals, seed, workers, backend, address, connect_timeout, bar)
+            _play(agent, fields, sizes, deals, seed, workers, backend, address, connect_timeout, bar, session)
             for agent in fields
         ]
     cards.sort(key=lambda card: -card.rating)
     # CPU time, not wall time: the other jobs of a shared machine do not count
     machine = f"{platform.machine()}, {os.cpu_count() or 1} cores"
-    return Leaderboard(VERSION, list(fields), sizes, deals, seed, cards, round((cpu() - started) / 60, 1), machine)
+    minutes = round((cpu() - started) / 60, 1)
+    return Leaderboard(VERSION, list(fields), sizes, deals, seed, cards, minutes, machine, session)
 
 
 # ---------------------------------------------------------------------------- tables
@@ -437,7 +484,7 @@ def rating_line(card: LadderCard) -> str:
         f"Rating of {card.candidate}: {with_ci(card.rating, card.rating_ci95)} antes per deal, the mean "
         f"replacement advantage over {len(card.fields)} fields x {len(card.players)} table "
         f"size{'s' if len(card.players) > 1 else ''} "
-        f"(ladder v{card.version}, {card.deals} deals per cell, seed {card.seed})."
+        f"(ladder v{card.version}, {budget(card.deals, card.session)} per cell, seed {card.seed})."
     )
 
 
@@ -454,13 +501,20 @@ def rank_line(card: LadderCard, board: Leaderboard, source: str) -> str:
     ]
     return (
         f"Rank {rank.position} of {rank.total} among the reference agents: {', '.join(neighbours)} "
-        f"(their ratings: {rank.reference_deals} deals, seed {rank.reference_seed}, from {source})."
+        f"(their ratings: {budget(rank.reference_deals, rank.reference_session)}, seed {rank.reference_seed}, "
+        f"from {source})."
     )
 
 
 def leaderboard_markdown(board: Leaderboard) -> str:
     """``docs/leaderboard.md``: the ratings, then every reference agent's card."""
     sizes = ", ".join(map(str, board.players))
+    # single deals keep the page's words as they were: the shipped page is this function's output (tests)
+    sessions = board.session > 1
+    per_cell = budget(board.deals, board.session) + (
+        " (the pot carried from deal to deal, the session the unit of the intervals)" if sessions else ""
+    )
+    flag = f" --session {board.session}" if sessions else ""
     lines = [
         "# Leaderboard: the ladder's reference agents",
         "",
@@ -469,7 +523,7 @@ def leaderboard_markdown(board: Leaderboard) -> str:
         "",
         f"Ladder v{board.version}: every reference agent ({', '.join(f'`{f}`' for f in board.fields)}) is "
         f"the candidate of a duplicate evaluation against each of them as the field, at {sizes} players, "
-        f"{board.deals} deals per field and table size, seed {board.seed}. `bourre ladder SPEC` rates any agent "
+        f"{per_cell} per field and table size, seed {board.seed}. `bourre ladder SPEC{flag}` rates any agent "
         "(a user's own `file.py:Class` too) on the same fields and deals and places it in this table; "
         "[evaluation.md](evaluation.md#the-ladder) says how.",
         "",
@@ -479,15 +533,15 @@ def leaderboard_markdown(board: Leaderboard) -> str:
         "the agent's own games on fixed deals, so rating a new agent never moves an old one. The 95% "
         "intervals are conservative (the fields of a table size share deals; `train/eval/ladder.py`).",
         "",
-        f"Budget: {board.deals} deals per cell, {len(board.fields)} x {len(board.fields)} cells per table size "
-        f"less the {len(board.fields)} against themselves (0 by construction, not played); "
+        f"Budget: {budget(board.deals, board.session)} per cell, {len(board.fields)} x {len(board.fields)} cells "
+        f"per table size less the {len(board.fields)} against themselves (0 by construction, not played); "
         f"{board.cpu_minutes:.1f} minutes of CPU ({board.machine}), most of it the `pimc:16` field. "
         "At this budget the intervals are wide: the order of neighbours whose intervals overlap is not "
         "settled. To rerun it:",
         "",
         "```bash",
         f"bourre ladder --write-leaderboard --deals {board.deals} --seed {board.seed} --players "
-        f"{' '.join(map(str, board.players))} --workers 2",
+        f"{' '.join(map(str, board.players))}{flag} --workers 2",
         "```",
         "",
         "## Ratings",

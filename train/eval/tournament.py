@@ -79,6 +79,26 @@ evaluation's measure it credits an agent with the tablemates it drew, so the bas
 itself does not score 0 in general; it does when the pool is copies of one deterministic agent
 that ignores its seed.
 
+Sessions
+--------
+``tournament(..., session=K)`` (``bourre eval --tournament ... --session K``) makes each of the ``deals`` games a
+*session* of ``K`` deals at one table with the pot carried, as ``train.eval.duplicate.evaluate(..., session=K)``
+does (its Sessions section; the schedule is ``train.schedule``'s). Session ``k`` has the lineup of deal ``k`` and
+starts on deal ``k``'s cards; the lineup keeps its seats for the whole session, each rotation and the all-baseline
+table play the session through (agents are reset before each session, not each deal), and every table meets the same
+cards deal by deal. A seat's *session chips* are its chip change over the session plus an equal share (``1 / N``) of
+the pot left when it ends, so that the seats of every table sum to zero, less the rake (``train.schedule``: the pot
+is the table's). Every chip figure stays in chips per deal: an agent's score in a session (its match) is its session
+chips over ``K``, averaged over its seats and the rotations, and the payoff and margin matrices, the replacement
+advantage and the all-baseline table's chips are taken from those scores; the intervals take the session as the
+unit; the rates (pot won, played, bourré) are per seat and deal played. OpenSkill ranks the seats of each session by
+their session chips: one placing per session, not per deal. Chunks hold ``train.schedule.games_per_chunk(K)``
+sessions (about ``CHUNK_DEALS`` deals), with the agents built and seeded per chunk as above. Each table size reports
+the mean pot left at a session's end over every table (``pot_left``) and the sessions that the pot bound cut short
+(``sessions_cut``). The accounting is computed in ``N``-ths of a chip from integer sums divided once, so copies of
+one deterministic agent still match their par exactly; ``session=1`` (single deals) is the tournament above, figure
+for figure.
+
 Duplicate specs in the pool (``["random", "random"]``) are allowed and named ``random#1``,
 ``random#2``: two copies of one agent show the noise floor of the ratings.
 """
@@ -105,14 +125,24 @@ from train.eval.duplicate import (
     WON,
     Deals,
     check_outcomes_fit,
+    chunk_count,
     chunk_sizes,
     iter_deals,
-    play_deal,
     t_interval,
 )
 from train.eval.jobs import deal_done, run_jobs
 from train.eval.report import Column, TextTable, ci_text, half_width, markdown_table, percent, signed, table_of
-from train.schedule import AgentSource, agent_label, agent_seed, build_agent, check_sources, table_rules
+from train.schedule import (
+    AgentSource,
+    agent_label,
+    agent_seed,
+    build_agent,
+    check_session,
+    check_sources,
+    games_per_chunk,
+    play_game,
+    table_rules,
+)
 from train.table import seated
 
 __all__ = [
@@ -120,12 +150,18 @@ __all__ = [
     "TournamentReport",
     "TournamentTable",
     "draw_lineups",
+    "games_text",
     "iter_lineups",
     "matrix_table",
     "pool_names",
     "rating_table",
     "tournament",
 ]
+
+
+def games_text(session: int) -> str:
+    """What a tournament's games are, after their number: ``deals``, or ``sessions of K deals``."""
+    return "deals" if session == 1 else f"sessions of {session} deals"
 
 
 def pool_names(pool: Sequence[AgentSource]) -> list[str]:
@@ -143,12 +179,14 @@ def draw_lineups(seed: int, players: int, pool_size: int, count: int) -> np.ndar
     return np.concatenate(list(iter_lineups(seed, players, pool_size, count)))
 
 
-def iter_lineups(seed: int, players: int, pool_size: int, count: int) -> Iterator[np.ndarray]:
-    """The rows of ``draw_lineups``, ``CHUNK_DEALS`` at a time, each chunk drawn when it is asked for."""
+def iter_lineups(seed: int, players: int, pool_size: int, count: int, per: int = CHUNK_DEALS) -> Iterator[np.ndarray]:
+    """The rows of ``draw_lineups``, ``per`` at a time (a chunk's games: ``CHUNK_DEALS`` deals, or
+    ``train.schedule.games_per_chunk(K)`` sessions), each chunk drawn when it is asked for; row ``k`` is the same
+    whatever ``per`` is."""
     rng = np.random.default_rng([seed, players, 1])
     repeats, extra = divmod(players, pool_size)
-    for start in range(0, count, CHUNK_DEALS):
-        lineups = np.empty((min(CHUNK_DEALS, count - start), players), dtype=np.int64)
+    for start in range(0, count, per):
+        lineups = np.empty((min(per, count - start), players), dtype=np.int64)
         for k in range(len(lineups)):
             order = rng.permutation(pool_size)
             lineup = (
@@ -162,18 +200,22 @@ def iter_lineups(seed: int, players: int, pool_size: int, count: int) -> Iterato
 class _Job:
     pool: tuple[AgentSource, ...]
     baseline: AgentSource
-    rule_options: dict[str, Any]  # num_players included
+    rule_options: dict[str, Any]  # num_players and deals_per_episode included
     seed: int
     chunk: int
-    deals: Deals
-    lineups: np.ndarray  # (deals, N)
+    deals: Deals  # games: deals, or sessions
+    lineups: np.ndarray  # (games, N)
 
 
-def _run_job(job: _Job) -> tuple[np.ndarray, np.ndarray]:
-    """Outcomes ``(deals, rotation, member, 6)``, in rotation ``r`` lineup member ``j`` in seat ``(j + r) % N``,
-    and the all-baseline table's ``(deals, seat, 6)``."""
+def _run_job(job: _Job) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Outcomes of one chunk of games (deals or sessions), each summed over its game's deals: ``(games, rotation,
+    member, 6)``, in rotation ``r`` lineup member ``j`` in seat ``(j + r) % N``, and the all-baseline table's
+    ``(games, seat, 6)``; the pots left and the deals played ``(games, N + 1)``, the rotations then the all-baseline
+    table."""
     n = job.lineups.shape[1]
     env = bourre_env.env(**job.rule_options)
+    rules = env.unwrapped.rules
+    session = rules.deals_per_episode
     instances: dict[tuple[int, int], Agent] = {}  # (pool index, copy within the lineup), built on first use
 
     def instance(agent: int, copy: int) -> Agent:
@@ -183,18 +225,27 @@ def _run_job(job: _Job) -> tuple[np.ndarray, np.ndarray]:
 
     # Its own instances, so that the mixed tables play as they would without it.
     baseline_table = [build_agent(job.baseline, agent_seed(job.seed, n, job.chunk, 2, s)) for s in range(n)]
-    out = np.empty((len(job.deals), n, n, NUM_OUTCOMES), dtype=np.int64)
-    baseline = np.empty((len(job.deals), n, NUM_OUTCOMES), dtype=np.int64)
+    games = len(job.deals)
+    out = np.empty((games, n, n, NUM_OUTCOMES), dtype=np.int64)
+    baseline = np.empty((games, n, NUM_OUTCOMES), dtype=np.int64)
+    pots = np.empty((games, n + 1), dtype=np.int64)
+    played = np.empty((games, n + 1), dtype=np.int64)
+    first = job.chunk * games_per_chunk(session)
+    kind = "deal" if session == 1 else "session"
     for k, lineup in enumerate(job.lineups):
         members = [instance(int(a), int(np.count_nonzero(lineup[:j] == a))) for j, a in enumerate(lineup)]
-        deal_name = f"deal {job.chunk * CHUNK_DEALS + k} of seed {job.seed} at {n} players"
+        deal_name = f"{kind} {first + k} of seed {job.seed} at {n} players"
         labels = [agent_label(job.pool[int(a)]) for a in lineup]
+        game = job.deals.deal(k, rules)
         for r in range(n):
-            rows = play_deal(env, seated(members, r), job.deals, k, None, seated(labels, r), deal_name)
-            out[k, r] = rows[(np.arange(n) + r) % n]  # back to member order
-        baseline[k] = play_deal(env, baseline_table, job.deals, k, None, [agent_label(job.baseline)] * n, deal_name)
-        deal_done()
-    return out, baseline
+            result = play_game(env, game, seated(members, r), seated(labels, r), deal_name)
+            out[k, r] = result.rows[(np.arange(n) + r) % n]  # back to member order
+            pots[k, r], played[k, r] = result.pot_left, result.deals_played
+        result = play_game(env, game, baseline_table, [agent_label(job.baseline)] * n, deal_name)
+        baseline[k] = result.rows
+        pots[k, n], played[k, n] = result.pot_left, result.deals_played
+        deal_done(session)
+    return out, baseline, pots, played
 
 
 @dataclasses.dataclass(frozen=True)
@@ -218,10 +269,12 @@ class AgentResult:
 
 @dataclasses.dataclass(frozen=True)
 class TournamentTable:
-    """Results at one table size; ``agents`` sorted by ``ordinal``, matrices in pool order."""
+    """Results at one table size; ``agents`` sorted by ``ordinal``, matrices in pool order. With sessions
+    (``session > 1``) ``deals`` and the agents' ``matches`` count sessions, and every chip figure is still in chips
+    per deal (a seat's session chips, its share of the pot left included, over ``session``)."""
 
     players: int
-    deals: int
+    deals: int  # games: deals, or sessions of ``session`` deals
     agents: list[AgentResult]
     names: list[str]  # pool order: the rows and columns of the matrices
     payoff: list[list[float | None]]  # row agent's chips per deal at tables with the column agent
@@ -231,16 +284,29 @@ class TournamentTable:
     baseline_chips_ci95: tuple[float, float] | None
     every_agent_every_deal: bool  # the pool fits at one table: every agent played every deal at every table
     ranked_by: str  # "chips" (every agent every deal) or "ordinal" (OpenSkill mu - 3 sigma): the order of agents
+    session: int = 1  # deals per game: 1, single deals; K, sessions of K deals with the pot carried
+    sessions_cut: int = 0  # sessions (of the N + 1 tables' games) that the pot bound ended early
+    pot_left: float | None = None  # with sessions: chips left in the pot at a session's end, mean over every table
+
+    @property
+    def game(self) -> str:
+        """What one match is: ``deal``, or ``session``."""
+        return "deal" if self.session == 1 else "session"
+
+    def games_text(self) -> str:
+        """The games played, for titles: ``500 deals``, or ``100 sessions of 5 deals``."""
+        return f"{self.deals} {games_text(self.session)}"
 
     def ranking_note(self) -> str:
         """What the order of the agents and the ratings mean, in one sentence for the reader."""
         if self.ranked_by == "chips":
             return (
-                "every agent sat at every table of every deal, so agents are ranked by chips per deal (a duplicate "
-                "comparison); OpenSkill counts placings per deal, not chips, and may order them otherwise"
+                f"every agent sat at every table of every {self.game}, so agents are ranked by chips per deal (a "
+                f"duplicate comparison); OpenSkill counts placings per {self.game}, not chips, and may order them "
+                "otherwise"
             )
         return (
-            "ranked by OpenSkill mu - 3 sigma (Plackett-Luce over each deal's placings by chips: how often an "
+            f"ranked by OpenSkill mu - 3 sigma (Plackett-Luce over each {self.game}'s placings by chips: how often an "
             "agent places above another, not by how much)"
         )
 
@@ -249,32 +315,66 @@ class TournamentTable:
         if not self.every_agent_every_deal:
             return None
         return (
-            "No payoff matrix: every agent met every other on every deal, so each of its rows would repeat the "
-            "agent's chips per deal; the margin below compares them."
+            f"No payoff matrix: every agent met every other on every {self.game}, so each of its rows would repeat "
+            "the agent's chips per deal; the margin below compares them."
+        )
+
+    def session_line(self) -> str | None:
+        """With sessions, what became of the pots at this table size (the mean pot left, shared by the table, and
+        the sessions the pot bound cut), in one line; None for single deals."""
+        if self.session == 1 or self.pot_left is None:
+            return None
+        return (
+            f"{self.players} players, {self.games_text()}: {self.pot_left:,.1f} chips left in the pot at a "
+            "session's end on average, shared equally by the table's seats; "
+            f"{self.sessions_cut} of {self.deals * (self.players + 1)} sessions cut short at the pot bound"
         )
 
     @classmethod
     def of(
-        cls, pool: Sequence[str], lineups: np.ndarray, outcomes: np.ndarray, baseline: np.ndarray
+        cls,
+        pool: Sequence[str],
+        lineups: np.ndarray,
+        outcomes: np.ndarray,
+        baseline: np.ndarray,
+        pots: np.ndarray | None = None,
+        played: np.ndarray | None = None,
+        session: int = 1,
     ) -> TournamentTable:
-        """From the lineups, the outcomes ``(deals, rotation, member, 6)`` and the all-baseline table's
-        ``(deals, seat, 6)``."""
+        """From the lineups, the outcomes ``(games, rotation, member, 6)`` and the all-baseline table's ``(games,
+        seat, 6)``, each summed over its game's deals; with sessions (``session > 1``), the pots left and the deals
+        played ``(games, N + 1)`` (the rotations, then the all-baseline table: the pot left is shared by the table's
+        seats, ``train.schedule``)."""
         from openskill.models import PlackettLuce  # local: only the tournament needs it
 
         k, (d, n) = len(pool), lineups.shape
+        sessions = session > 1
+        if not sessions or pots is None:
+            pots = np.zeros((d, n + 1), dtype=np.int64)  # a single deal's pot left is chips lost (train.schedule)
+        if played is None:
+            played = np.full((d, n + 1), session, dtype=np.int64)
         names = pool_names(pool)
         present = np.zeros((d, k), dtype=bool)
         score = np.zeros((d, k))
         replacement = np.zeros((d, k))
         par_sum = baseline[..., CHIPS].sum(axis=1)  # (d,) chips of the all-baseline table
+        base_pot = pots[:, n]  # (d,) what it left in the pot
+        rotation_pots = pots[:, :n].sum(axis=1)  # (d,) each slot's share of these, in N-ths: one per rotation
+        # In N-ths of a chip (a seat's share of the pot is pot / N): integers up to one division, so that a
+        # single deal's figures are exactly the older chips / (slots * N) and copies of one agent match their par.
+        par = n * (par_sum + base_pot)  # the whole all-baseline table's session chips
+        seat_deals = np.zeros(k, dtype=np.int64)  # each agent's seats times the deals they sat
         for a in range(k):
             seated = lineups == a  # (d, n) members that are agent a
             present[:, a] = seated.any(axis=1)
             chips = (outcomes[..., CHIPS] * seated[:, None, :]).sum(axis=(1, 2))
             slots = seated.sum(axis=1)
-            score[:, a] = np.where(present[:, a], chips / np.maximum(slots * n, 1), 0.0)
-            # Each slot held every seat once: its par is the whole all-baseline table; integers up to one division.
-            replacement[:, a] = np.where(present[:, a], (chips - slots * par_sum) / np.maximum(slots * n, 1), 0.0)
+            shares = n * chips + slots * rotation_pots
+            per = np.maximum(n * slots * n * session, 1)
+            score[:, a] = np.where(present[:, a], shares / per, 0.0)
+            # Each slot held every seat once: its par is the whole all-baseline table.
+            replacement[:, a] = np.where(present[:, a], (shares - slots * par) / per, 0.0)
+            seat_deals[a] = int((slots * played[:, :n].sum(axis=1)).sum())
         payoff: list[list[float | None]] = [[None] * k for _ in range(k)]
         margin: list[list[float | None]] = [[None] * k for _ in range(k)]
         counts = [[0] * k for _ in range(k)]
@@ -298,7 +398,7 @@ class TournamentTable:
         results = []
         for a in range(k):
             rows = outcomes.transpose(0, 2, 1, 3)[lineups == a]  # (member slots, rotations, 6)
-            slots = max(rows.shape[0] * n, 1)
+            slots = max(int(seat_deals[a]), 1)  # rates per seat and deal played
             sat = present[:, a]
             results.append(
                 AgentResult(
@@ -317,6 +417,7 @@ class TournamentTable:
                     ordinal=float(ratings[a].ordinal()),
                 )
             )
+        base_chips = (par_sum + base_pot) / (n * session)  # the all-baseline table: chips per seat and deal
         # The pool fits at one table: chips compare directly (module docstring), and the order follows them.
         every_deal = bool(present.all())
         results.sort(key=(lambda r: -(r.chips or 0.0)) if every_deal else (lambda r: -r.ordinal))
@@ -328,16 +429,20 @@ class TournamentTable:
             payoff=payoff,
             margin=margin,
             counts=counts,
-            baseline_chips=float((par_sum / n).mean()),
-            baseline_chips_ci95=t_interval(par_sum / n),
+            baseline_chips=float(base_chips.mean()),
+            baseline_chips_ci95=t_interval(base_chips),
             every_agent_every_deal=every_deal,
             ranked_by="chips" if every_deal else "ordinal",
+            session=session,
+            sessions_cut=int((played < session).sum()) if sessions else 0,
+            pot_left=float(pots.mean()) if sessions else None,
         )
 
 
 @dataclasses.dataclass(frozen=True)
 class TournamentReport:
-    """A tournament: the settings and one ``TournamentTable`` per table size."""
+    """A tournament: the settings and one ``TournamentTable`` per table size. ``deals`` counts games: single
+    deals, or sessions of ``session`` deals."""
 
     pool: list[str]
     baseline: str  # the agent of the all-baseline table
@@ -346,20 +451,30 @@ class TournamentReport:
     rule_options: dict[str, Any]
     chunk_deals: int
     tables: list[TournamentTable]
+    session: int = 1  # deals per game: 1, single deals; K, sessions of K deals with the pot carried
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
     def to_markdown(self) -> str:
+        games = "deals" if self.session == 1 else "sessions"
         lines = [
             f"# Tournament: {', '.join(self.pool)}",
             "",
-            f"{self.deals} deals per table size, each played once per seat rotation and once at a table of "
-            f"{self.baseline} only; seed {self.seed}"
+            f"{self.deals} {games_text(self.session)} per table size, each played once per seat rotation and once "
+            f"at a table of {self.baseline} only; seed {self.seed}"
             + (f"; rules {self.rule_options}" if self.rule_options else "")
             + ".",
             "",
         ]
+        if self.session > 1:
+            lines += [
+                f"Each session is {self.session} deals at one table, the pot carried from deal to deal. Chips per "
+                "deal are a seat's chips over its session, its equal share of the pot left at the session's end "
+                f"included, over {self.session}; intervals take the session as the unit, rates are per seat and "
+                "deal played, and OpenSkill ranks the seats of each session by their session chips.",
+                "",
+            ]
         for t in self.tables:
             lines += [f"## {t.players} players", "", *markdown_table(rating_table(self, t))]
             note = t.ranking_note()
@@ -368,13 +483,16 @@ class TournamentReport:
                 f"Order: {note}.",
                 "",
                 f"Replacement: the agent's chips per deal minus {self.baseline}'s in the same seat at a "
-                f"table of {self.baseline} only, on the same deals ({t.baseline_chips:+.3f} chips per "
+                f"table of {self.baseline} only, on the same {games} ({t.baseline_chips:+.3f} chips per "
                 "seat and deal there).",
             ]
+            session_line = t.session_line()
+            if session_line is not None:
+                lines += ["", f"Pots: {session_line}."]
             payoff_note = t.payoff_note()
             matrices = [
                 (
-                    "Margin: chips per deal of the row agent minus the column agent's, on the same deals at the "
+                    f"Margin: chips per deal of the row agent minus the column agent's, on the same {games} at the "
                     "same tables.",
                     t.margin,
                 )
@@ -410,7 +528,7 @@ class TournamentReport:
         ax.set_yticks(range(k), table.names)
         ax.set_xlabel("minus chips of")
         ax.set_ylabel("chips of")
-        ax.set_title(f"{table.players} players, {table.deals} deals: chips per deal, row minus column")
+        ax.set_title(f"{table.players} players, {table.games_text()}: chips per deal, row minus column")
         for i in range(k):
             for j in range(k):
                 if np.isfinite(values[i, j]):
@@ -457,6 +575,7 @@ def tournament(
     backend: str = "local",
     address: str | None = None,
     connect_timeout: float = 60.0,
+    session: int = 1,
 ) -> TournamentReport:
     """Mixed tables of ``pool`` agents over fixed deals at each table size (see the module docstring).
 
@@ -464,42 +583,48 @@ def tournament(
     ``train.eval.duplicate.evaluate`` (an instance plays every copy of itself at a table: ``workers=1`` only).
     ``baseline`` is the agent of the all-baseline table behind the replacement advantage (default: ``pool[0]``);
     ``backend``, ``address`` and ``connect_timeout`` choose where chunks run, as in
-    ``train.eval.duplicate.evaluate``."""
+    ``train.eval.duplicate.evaluate``. ``session``: each of the ``deals`` games is a session of that many deals at
+    one table with the pot carried (Sessions in the module docstring: chips stay per deal, OpenSkill ranks the seats
+    of each session by their session chips); 1, single deals."""
     pool = list(pool)
     if len(pool) < 2:
         raise ValueError(f"pool: a tournament needs at least 2 agents, got {pool}")
     sizes = [players] if isinstance(players, int) else list(players)
     if not sizes or deals < 1 or seed < 0:
         raise ValueError(f"need at least one table size, deals >= 1 and seed >= 0; got {sizes}, {deals}, {seed}")
+    session = check_session(session)
     reference = pool[0] if baseline is None else baseline
     check_sources([*pool, reference], workers, backend)
     options = dict(rule_options or {})
-    rules = [table_rules(n, options) for n in sizes]
-    # The lineups are kept for the statistics, one row of N pool indices per deal.
-    check_outcomes_fit(deals, sizes, extra_per_deal=8 * max(sizes))
+    rules = [table_rules(n, options, session) for n in sizes]
+    # The lineups are kept for the statistics, one row of N pool indices per game, and the pots left and deals
+    # played, N + 1 of each.
+    check_outcomes_fit(deals, sizes, extra_per_deal=8 * max(sizes) + 16 * (max(sizes) + 1))
     lineup_chunks: list[list[np.ndarray]] = [[] for _ in sizes]
+    per_chunk = games_per_chunk(session)
 
     def jobs() -> Iterator[_Job]:
         for i, (n, table_rule) in enumerate(zip(sizes, rules, strict=True)):
-            chunk_lineups = iter_lineups(seed, n, len(pool), deals)
+            chunk_lineups = iter_lineups(seed, n, len(pool), deals, per_chunk)
             for chunk, (chunk_deals, lineups) in enumerate(
                 zip(iter_deals(seed, table_rule, deals), chunk_lineups, strict=True)
             ):
                 lineup_chunks[i].append(lineups)
-                yield _Job(tuple(pool), reference, {**options, "num_players": n}, seed, chunk, chunk_deals, lineups)
+                job_options = {**options, "num_players": n, "deals_per_episode": session}
+                yield _Job(tuple(pool), reference, job_options, seed, chunk, chunk_deals, lineups)
 
-    chunks = -(-deals // CHUNK_DEALS)
+    chunks = chunk_count(deals, session)
     labels = [agent_label(source) for source in pool]
     results = run_jobs(
         _run_job,
         jobs(),
-        chunk_sizes(deals, len(sizes)),
+        chunk_sizes(deals, len(sizes), session),
         workers,
         progress,
         "tournament",
         backend,
         address,
-        total=deals * len(sizes),
+        total=deals * session * len(sizes),
         connect_timeout=connect_timeout,
     )
     tables = []
@@ -511,6 +636,9 @@ def tournament(
                 np.concatenate(lineup_chunks[i]),
                 np.concatenate([r[0] for r in mine]),
                 np.concatenate([r[1] for r in mine]),
+                pots=np.concatenate([r[2] for r in mine]),
+                played=np.concatenate([r[3] for r in mine]),
+                session=session,
             )
         )
     return TournamentReport(
@@ -521,6 +649,7 @@ def tournament(
         rule_options=options,
         chunk_deals=CHUNK_DEALS,
         tables=tables,
+        session=session,
     )
 
 
@@ -539,7 +668,7 @@ def rating_table(report: TournamentReport, t: TournamentTable, compact: bool = F
         Column("95% CI", "+-95%", lambda r: interval(r[1].chips_ci95)),
         Column(f"replacement vs {vs}", f"vs {vs}", lambda r: signed(r[1].replacement_advantage)),
         Column("95% CI", "+-95%", lambda r: interval(r[1].replacement_advantage_ci95)),
-        Column("matches", "deals", lambda r: str(r[1].matches)),
+        Column("matches", "deals" if t.session == 1 else "sessions", lambda r: str(r[1].matches)),
         Column("pot won", "pot won", lambda r: percent(r[1].pot_win_rate)),
         Column("played", "played", lambda r: percent(r[1].play_rate)),
     ]
