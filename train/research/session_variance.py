@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import math
 import os
 import shlex
@@ -33,6 +32,7 @@ from tqdm import tqdm
 from agents.base import AgentError
 from train.eval.report import TextTable, markdown_table, with_ci
 from train.eval.statistics import t_quantile
+from train.research.cells_report import report_cells
 
 __all__ = ["Cell", "main", "markdown", "measure"]
 
@@ -173,14 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, AgentError) as err:
         print(f"session_variance: error: {err}", file=sys.stderr)
         return 2
-    seconds = time.perf_counter() - started
-    print("\n".join(markdown(cells)))
-    print(f"{seconds / 60:.1f} min of wall time")
-    if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        payload = {"command": command, "seed": args.seed, "seconds": round(seconds, 1)}
-        payload["cells"] = [cell.to_dict() for cell in cells]
-        args.json.write_text(json.dumps(payload, indent=1) + "\n")
+    report_cells(markdown(cells), cells, command, time.perf_counter() - started, args.json, {"seed": args.seed})
     return 0
 
 

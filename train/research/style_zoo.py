@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 import shlex
 import sys
@@ -36,6 +35,7 @@ from agents.base import AgentError
 from agents.styles import STYLES
 from train.arguments import rule_option
 from train.eval.report import TextTable, markdown_table, with_ci
+from train.research.cells_report import report_cells
 
 __all__ = ["Cell", "main", "markdown", "measure"]
 
@@ -172,15 +172,14 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, AgentError) as err:
         print(f"style_zoo: error: {err}", file=sys.stderr)
         return 2
-    seconds = time.perf_counter() - started
-    print("\n".join(markdown(cells)))
-    print(f"{seconds / 60:.1f} min of wall time")
-    if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        payload = {"command": command, "seed": args.seed, "session": args.session, "rules": dict(args.rule)}
-        payload["seconds"] = round(seconds, 1)
-        payload["cells"] = [cell.to_dict() for cell in cells]
-        args.json.write_text(json.dumps(payload, indent=1) + "\n")
+    report_cells(
+        markdown(cells),
+        cells,
+        command,
+        time.perf_counter() - started,
+        args.json,
+        {"seed": args.seed, "session": args.session, "rules": dict(args.rule)},
+    )
     return 0
 
 

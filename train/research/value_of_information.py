@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import shlex
 import sys
 import time
@@ -49,6 +48,7 @@ from train.eval.duplicate import (
     t_interval,
 )
 from train.eval.jobs import deal_done, run_jobs
+from train.research.cells_report import report_cells
 from train.schedule import agent_seed, build_agent
 from train.table import Decision, Observer, drive, game, reset_agents
 
@@ -272,14 +272,7 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, AgentError) as err:
         print(f"value_of_information: error: {err}", file=sys.stderr)
         return 2
-    seconds = time.perf_counter() - started
-    print("\n".join(markdown(cells)))
-    print(f"{seconds / 60:.1f} min of wall time")
-    if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        payload = {"command": command, "seed": args.seed, "seconds": round(seconds, 1)}
-        payload["cells"] = [cell.to_dict() for cell in cells]
-        args.json.write_text(json.dumps(payload, indent=1) + "\n")
+    report_cells(markdown(cells), cells, command, time.perf_counter() - started, args.json, {"seed": args.seed})
     return 0
 
 
