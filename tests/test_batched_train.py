@@ -366,7 +366,7 @@ def test_rule_options_reach_the_tables_the_workers_and_args_json() -> None:
         (("num_players=3",), "set by --players"),
         (("colour=red",), "not a rule option"),
         (("hand_size=9",), "at 3 players"),
-        (("deals_per_episode=2",), "single deals"),
+        (("deals_per_episode=2",), "give --session instead"),
     ]:
         with pytest.raises(ValueError, match=message):
             Args(players=(3,), rule=rule).validate()

@@ -21,7 +21,7 @@ def rich_table(table: Any, title: str, caption: str | None = None, no_wrap: bool
 
 
 def print_eval(console: Any, report: Any) -> None:
-    from train.eval.report import advantage_table, field_name, side_table
+    from train.eval.report import advantage_table, field_name, session_line, side_table
 
     field = field_name(report)
     session = getattr(report, "session", 1)
@@ -45,28 +45,6 @@ def print_eval(console: Any, report: Any) -> None:
             "agent in its seat at the all-field table",
         )
     )
-
-
-def session_line(t: Any) -> str:
-    """What became of the pots at a table size's sessions: the mean pot left, shared by the table, and the sessions
-    the pot bound cut."""
-    tables = t.deals * (t.players + 1)
-    line = (
-        f"{t.players} players: {t.pot_left:,.1f} chips left in the pot at a session's end on average, shared "
-        f"equally by the table's seats; {t.sessions_cut} of {tables} sessions cut short at the pot bound"
-    )
-    if t.sessions_cut or t.pot_left > POT_GREW * t.players:
-        line += (
-            "; the pot grew geometrically (bourré payments of the whole pot), so these figures measure its growth "
-            "more than play: a pot limit (--rule pot_limit=20) keeps sessions comparable"
-        )
-    return line
-
-
-POT_GREW = 100
-"""Chips per seat left in the pot at a session's end, on average, past which ``session_line`` says the pot grew
-geometrically: a table of sensible players leaves a few chips (1.6 to 6.4 against the heuristic field,
-docs/evaluation.md), a never-passing field at 5 players thousands."""
 
 
 def print_tournament(console: Any, report: Any) -> None:

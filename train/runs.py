@@ -22,7 +22,7 @@ from typing import Any
 from bourre_env.atomic_files import check_readable_file, replacing, write_text
 from train.eval.duplicate import EvalReport, evaluate
 from train.eval.jobs import JobRunner
-from train.eval.report import advantage_table, markdown_table
+from train.eval.report import advantage_table, field_name, markdown_table, session_line
 from train.run_dir import check_json_fields
 
 __all__ = [
@@ -134,10 +134,11 @@ def evaluate_policy_file(
     progress: bool,
     runner: JobRunner | None = None,
     rule_options: Mapping[str, Any] | None = None,
+    session: int = 1,
 ) -> EvalReport:
     """The duplicate evaluation of the policy file ``path`` against ``field``: on ``workers`` processes, or on the
     workers of ``runner`` (a trainer's rollout workers) when given; ``rule_options``: ``Rules`` fields of every
-    table (the standard game's by default)."""
+    table (the standard game's by default); ``session``: each of the ``deals`` games a session of that many deals."""
     return evaluate(
         f"ppo:{path}",
         field,
@@ -148,6 +149,7 @@ def evaluate_policy_file(
         progress=progress,
         runner=runner,
         rule_options=rule_options,
+        session=session,
     )
 
 
@@ -265,6 +267,55 @@ def write_report(
     print()
     print(table)
     print(f"\nreport: {run_dir / 'report.md'}; model: {model_path}")
+    return reports
+
+
+def add_session_report(
+    run_dir: Path,
+    model_path: Path,
+    *,
+    seed: int,
+    eval_players: tuple[int, ...],
+    sessions: int,
+    session: int,
+    eval_workers: int,
+    progress: bool,
+    rule_options: Mapping[str, Any] | None = None,
+) -> list[EvalReport]:
+    """The final evaluation of a run on sessions, in ``sessions`` sessions of its length ``session``, against the
+    random and heuristic fields (seed ``seed + 2``, as the single-deal one that ``write_report`` has already
+    written): added to ``report.md`` (a section after that one) and ``report.json`` (``final_eval_sessions``), and
+    printed; returns the two evaluations."""
+    started = time.perf_counter()
+    reports = [
+        evaluate_policy_file(
+            model_path, field, eval_players, sessions, seed + 2, eval_workers, progress, None, rule_options, session
+        )
+        for field in ("random", "heuristic")
+    ]
+    seconds = time.perf_counter() - started
+    table = markdown_table(advantage_table(reports))
+    notes = [f"{field_name(r)}: {session_line(t)}" for r in reports for t in r.tables]
+    section = [
+        f"## Final duplicate evaluation in sessions of {session} deals (seed {seed + 2})",
+        "",
+        f"The game the run trained on: the deals column counts sessions of {session} deals at one table, the "
+        f"pot carried; the figures are chips per deal, the intervals over sessions; {seconds:.0f} s.",
+        "",
+        *table,
+        "",
+        *(f"{line}  " for line in notes),
+    ]
+    lines = (run_dir / "report.md").read_text().rstrip("\n").split("\n")
+    at = next((i for i, line in enumerate(lines) if line.startswith("## Learning curve")), len(lines))
+    write_text(run_dir / "report.md", "\n".join([*lines[:at], *section, "", *lines[at:]]).rstrip("\n") + "\n")
+    data = json.loads((run_dir / "report.json").read_text())
+    data["final_eval_sessions"] = {"session": session, "seconds": seconds, "reports": [r.to_dict() for r in reports]}
+    write_text(run_dir / "report.json", json.dumps(data, indent=2) + "\n")
+    print()
+    print("\n".join(table))
+    for line in notes:
+        print(line)
     return reports
 
 

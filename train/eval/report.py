@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:  # only for annotations: duplicate.py imports this module's cells
     from train.eval.duplicate import EvalReport, SideStats, TableReport
@@ -27,6 +27,7 @@ __all__ = [
     "half_width",
     "markdown_table",
     "percent",
+    "session_line",
     "side_table",
     "table_of",
     "field_name",
@@ -167,3 +168,25 @@ def advantage_table(reports: Sequence[EvalReport], compact: bool = False) -> Tex
         at = next(i for i, c in enumerate(columns) if c.short == "replacement advantage") + 1
         columns.insert(at, _VARIANCE_REDUCED_COLUMN)
     return table_of(columns, rows, compact)
+
+
+def session_line(t: Any) -> str:
+    """What became of the pots at a table size's sessions: the mean pot left, shared by the table, and the sessions
+    the pot bound cut."""
+    tables = t.deals * (t.players + 1)
+    line = (
+        f"{t.players} players: {t.pot_left:,.1f} chips left in the pot at a session's end on average, shared "
+        f"equally by the table's seats; {t.sessions_cut} of {tables} sessions cut short at the pot bound"
+    )
+    if t.sessions_cut or t.pot_left > POT_GREW * t.players:
+        line += (
+            "; the pot grew geometrically (bourré payments of the whole pot), so these figures measure its growth "
+            "more than play: a pot limit (--rule pot_limit=20) keeps sessions comparable"
+        )
+    return line
+
+
+POT_GREW = 100
+"""Chips per seat left in the pot at a session's end, on average, past which ``session_line`` says the pot grew
+geometrically: a table of sensible players leaves a few chips (1.6 to 6.4 against the heuristic field,
+docs/evaluation.md), a never-passing field at 5 players thousands."""

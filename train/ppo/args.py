@@ -29,6 +29,7 @@ from train.ppo.rollout import (
 )
 from train.ppo.workers import auto_workers
 from train.run_dir import args_from_json, args_to_json
+from train.schedule import check_session
 
 __all__ = ["HELP_GROUPS", "Args"]
 
@@ -51,6 +52,11 @@ class Args:
     rule: tyro.conf.UseAppendAction[tuple[str, ...]] = ()
     """the rules of every table, KEY=VALUE with a field of ``Rules`` (--rule hand_size=2 --rule ranks=2):
     the rollouts, the imitation warm start and the evaluations play them (num_players comes from --players)"""
+    session: int = 1
+    """deals per episode at every rollout table: 1, single deals; K, a session of K deals at one table with the
+    pot carried (bourré payments and tied pots stay in it, bourré and tied players skip the next ante), each seat's
+    trajectory running through the session and the evaluations played in sessions of K deals (docs/training.md:
+    training on sessions)"""
     tables: int = 1024
     """tables stepped together, all sizes included"""
     total_timesteps: int = 3_000_000
@@ -143,11 +149,13 @@ class Args:
     eval_every: int = 750_000
     """steps between evaluations against the heuristic field, the first at step 0 (0: none during training)"""
     eval_deals: int = 300
-    """deals per table size of each evaluation during training"""
+    """deals per table size of each evaluation during training (with --session K: eval_deals / K sessions, rounded
+    up)"""
     eval_players: tuple[int, ...] = (5,)
     """table sizes of the evaluations"""
     final_eval_deals: int = 1000
-    """deals per table size and field of the final evaluation (fields: random and heuristic)"""
+    """deals per table size and field of the final evaluation (fields: random and heuristic; with --session K, a
+    second one in final_eval_deals / K sessions, rounded up)"""
     eval_workers: int = 2
     """processes of the final evaluation (the results do not depend on it)"""
     checkpoint_every: int = 1_000_000
@@ -172,6 +180,7 @@ class Args:
         for name in positive:
             if getattr(self, name) < 1:
                 raise ValueError(f"{name}: expected at least 1, got {getattr(self, name)}")
+        check_session(self.session)  # a ValueError naming session
         for name in ("imitation_decisions", "eval_every", "torch_threads", "seed"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name}: expected >= 0, got {getattr(self, name)}")
@@ -247,6 +256,11 @@ class Args:
                 options[key.strip()] = raw
         if "num_players" in options:
             raise ValueError("rule: num_players is set by --players (and --eval-players), not by --rule")
+        if "deals_per_episode" in options:
+            raise ValueError(
+                "rule: deals_per_episode: the number of deals per episode is --session K's (a session of K deals, "
+                "the pot carried); give --session instead"
+            )
         unknown = sorted(set(options) - {f.name for f in dataclasses.fields(Rules)})
         if unknown:
             raise ValueError(f"rule: not a rule option {unknown} (the fields of bourre_env.core.rules.Rules)")
@@ -256,9 +270,12 @@ class Args:
                 check_rules(rules)
             except (TypeError, ValueError) as err:
                 raise ValueError(f"rule: {' '.join(self.rule)} at {n} players: {err}") from None
-            if rules.deals_per_episode != 1:
-                raise ValueError("rule: deals_per_episode: the trainer plays single deals")
         return options
+
+    def eval_games(self, deals: int) -> int:
+        """The games of an evaluation of ``deals`` deals (eval_deals, final_eval_deals): the deals themselves, or
+        with sessions as many sessions of ``session`` deals as make at least ``deals`` deals."""
+        return -(-deals // self.session)
 
     def worker_count(self) -> int:
         """The number of rollout workers ``workers`` asks for (``auto``: ``train.ppo.workers.auto_workers``);
@@ -328,6 +345,7 @@ HELP_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "total_timesteps",
             "players",
             "rule",
+            "session",
             "imitation_decisions",
             "final_eval_deals",
             "progress",

@@ -9,18 +9,26 @@ opponents, one batched call per opponent.
     The learner's decisions: observations (and, for a privileged critic, the hidden hands) as
     compressed sparse rows (``SparseStore``: int16 column, float32 value),
     legal masks, actions, log-probabilities and values from the rollout policy, and per decision the
-    index of the same seat's next decision in the deal (``next``), or ``done`` with the seat's chips
-    for the deal as ``reward``. Each learner seat's decisions thus form their own trajectory.
+    index of the same seat's next decision in the episode (``next``), or ``done`` at its last one, and the
+    seat's chips for a deal as the ``reward`` of its last decision in the deal. Each learner seat's
+    decisions thus form their own trajectory: one deal, or with sessions (``session`` K > 1: K deals
+    at one table, the pot carried) the whole session, ``done`` only at the seat's last decision of it.
 ``Collector``
     Steps the tables and fills ``Transitions``. Who plays each seat is drawn deal by deal by a
     ``SeatPool``: one seat of every table is the learner's, every other seat is the learner again
     (self-play, trained on too), the heuristic (``agents.heuristic.batch.BatchHeuristic``, the
     heuristic agent compiled for a batch of rows), the random agent or a frozen snapshot, with the
-    pool's weights. When a deal ends (on any seat's move) every learner seat of the table gets its
-    own chip change as the reward of its last decision, and the table is dealt anew at once.
+    pool's weights, for the whole episode (a deal or a session). When a deal ends (on any seat's move)
+    every learner seat of the table gets its own chip change as the reward of its last decision; the
+    table is dealt its next deal (the session goes on: same players, the pot carried) or, at the
+    episode's end, a new episode at once, its seats drawn anew.
 ``gae``
     Generalised advantage estimation along each seat's trajectory (``next`` links), in compiled code.
-    Decisions of deals still under way have no return yet; the trainer keeps them for the next rollout.
+    With single deals, decisions of deals still under way have no return yet; the trainer keeps them for
+    the next rollout. With sessions (``truncate``), whose trajectories outlast many rollouts, every
+    decision whose successor is known is used, its advantage truncated at the rollout's end and
+    bootstrapped from the value of the seat's latest decision, as PPO cuts its trajectories at the end of
+    a rollout; only each seat's latest decision waits for the next rollout.
 """
 
 from __future__ import annotations
@@ -39,7 +47,7 @@ from agents.heuristic.batch import BatchHeuristic
 from agents.ppo import PolicyWeights, load_policy
 from bourre_env.batch import BYTES_PER_ROW as BATCH_ROW_BYTES
 from bourre_env.batch import BatchGame
-from bourre_env.core import NUM_ACTIONS
+from bourre_env.core import NUM_ACTIONS, S_DEAL_NO
 from bourre_env.core.rules import MAX_HAND_SIZE
 from bourre_env.observation import OBS_SIZE
 from bourre_env.privileged import HIDDEN_HAND_SIZE, hidden_hand_entries
@@ -150,7 +158,7 @@ class SeatPool:
 
 # ---------------------------------------------------------------------------- the learner's decisions
 class Transitions:
-    """The learner's decisions, each linked to the same seat's next decision in the deal (see the module
+    """The learner's decisions, each linked to the same seat's next decision in the episode (see the module
     docstring). Arrays grow as needed; ``n`` decisions are held. With ``hidden_hands`` each decision also keeps
     the other seats' hands (``bourre_env.privileged``) for a privileged critic."""
 
@@ -163,8 +171,8 @@ class Transitions:
         self.logp = np.zeros(capacity, np.float32)  # log-probability of the action under the rollout policy
         self.values = np.zeros(capacity, np.float32)
         self.rewards = np.zeros(capacity, np.float32)
-        self.done = np.zeros(capacity, np.bool_)  # the seat's last decision of its deal
-        self.next = np.full(capacity, -1, np.int64)  # the seat's next decision in the deal, -1: none yet or done
+        self.done = np.zeros(capacity, np.bool_)  # the seat's last decision of its episode (deal or session)
+        self.next = np.full(capacity, -1, np.int64)  # the seat's next decision in the episode, -1: none yet or done
         self.stale = np.zeros(capacity, np.bool_)  # kept from an earlier rollout: its value is an older critic's
 
     @property
@@ -266,8 +274,10 @@ def _gae(
     done: np.ndarray,
     rewards: np.ndarray,
     values: np.ndarray,
+    bootstrap: np.ndarray,
     gamma: float,
     lam: float,
+    truncate: bool,
     advantages: np.ndarray,
     complete: np.ndarray,
 ) -> None:
@@ -277,6 +287,14 @@ def _gae(
             complete[i] = True
             continue
         j = next_[i]
+        if j < 0 and not np.isnan(bootstrap[i]):  # cut by the sender: its successor's value came with it
+            advantages[i] = rewards[i] + gamma * bootstrap[i] - values[i]
+            complete[i] = True
+            continue
+        if truncate and j > i and not complete[j]:  # cut at the rollout's end: bootstrapped from the successor
+            advantages[i] = rewards[i] + gamma * values[j] - values[i]
+            complete[i] = True
+            continue
         if j < 0 or not complete[j]:  # the deal is still under way: no return yet
             advantages[i] = 0.0
             complete[i] = False
@@ -289,12 +307,23 @@ def _gae(
 
 
 def gae(
-    next_: np.ndarray, done: np.ndarray, rewards: np.ndarray, values: np.ndarray, gamma: float, lam: float
+    next_: np.ndarray,
+    done: np.ndarray,
+    rewards: np.ndarray,
+    values: np.ndarray,
+    gamma: float,
+    lam: float,
+    truncate: bool = False,
+    bootstrap: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Advantages, returns (advantages + values) and ``complete`` flags of decisions linked into trajectories by
     ``next_`` (-1: none) and ``done`` (the trajectory's last decision, whose successor value is 0).
 
-    A decision is complete when its trajectory reaches a ``done`` decision; incomplete ones get 0."""
+    A decision is complete when its trajectory reaches a ``done`` decision; incomplete ones get 0. With
+    ``truncate`` (sessions) a decision whose next decision is known but not complete is complete too: its
+    advantage is cut there, ``reward + gamma * value of the next - value``, and the ones before it build on it as
+    GAE does. ``bootstrap`` (NaN: none): for a decision with no next one, the value of a successor that is not
+    among these decisions (a rollout worker's ``Rollout`` sends the cut decisions so), making it complete."""
     n = len(next_)
     advantages = np.zeros(n, np.float32)
     complete = np.zeros(n, np.bool_)
@@ -303,8 +332,10 @@ def gae(
         np.ascontiguousarray(done, np.bool_),
         np.ascontiguousarray(rewards, np.float32),
         np.ascontiguousarray(values, np.float32),
+        np.full(n, np.nan, np.float32) if bootstrap is None else np.ascontiguousarray(bootstrap, np.float32),
         float(gamma),
         float(lam),
+        bool(truncate),
         advantages,
         complete,
     )
@@ -319,9 +350,10 @@ class StepRecord(NamedTuple):
     owners: np.ndarray  # (tables,) who held it (LEARNER, HEURISTIC, RANDOM, SNAPSHOT + slot)
     actions: np.ndarray  # (tables,)
     rewards: np.ndarray  # (tables, num_players) chips of the deals that ended
-    done: np.ndarray  # (tables,) the deal ended (the table already holds a new one)
+    done: np.ndarray  # (tables,) the episode (deal or session) ended (the table already holds a new one)
     learner_rows: np.ndarray  # tables where the learner acted
     learner_ids: np.ndarray  # their decisions' indices in Transitions
+    deal_over: np.ndarray  # (tables,) a deal ended: the episode's last (done) or, in a session, one before it
 
 
 # Arrays per table: its game row, seat owners and last decisions (8 seats at most), the observation and mask buffers
@@ -342,7 +374,9 @@ class Collector:
     ``heuristic``: the player of the heuristic's seats (default: ``BatchHeuristic``); ``teacher``: a player with
     the same ``act(observations, masks)`` call that plays the learner's seats instead of the network (the
     imitation warm start records it; log-probabilities and values are then 0); ``rule_options``: ``Rules`` fields
-    of every table (``num_players`` comes from ``players``)."""
+    of every table (``num_players`` comes from ``players``); ``session``: deals per episode at every table (1:
+    single deals; K: sessions of K deals with the pot carried, each seat's trajectory running through the session,
+    the seats' players drawn once a session)."""
 
     def __init__(
         self,
@@ -356,7 +390,14 @@ class Collector:
         heuristic: Any = None,
         teacher: Any = None,
         rule_options: Mapping[str, Any] | None = None,
+        session: int = 1,
     ) -> None:
+        if "deals_per_episode" in (rule_options or {}):
+            raise ValueError("rule_options: deals_per_episode is the collector's session, not a rule option")
+        if isinstance(session, bool) or not isinstance(session, int | np.integer) or session < 1:
+            raise ValueError(f"session: expected a number of deals >= 1, got {session!r}")
+        self.session = int(session)
+        episode = {"deals_per_episode": self.session} if self.session > 1 else {}
         sizes = sorted(set(players))
         if tables < len(sizes):
             raise ValueError(f"tables: at least one per table size ({len(sizes)}), got {tables}")
@@ -365,7 +406,7 @@ class Collector:
         counts[-1] += tables - counts.sum()
         seeds = np.random.SeedSequence([seed, 17]).generate_state(len(sizes) + 4)
         self.games = [
-            BatchGame(int(b), seed=int(s), **{**(rule_options or {}), "num_players": n})
+            BatchGame(int(b), seed=int(s), **{**(rule_options or {}), **episode, "num_players": n})
             for n, b, s in zip(sizes, counts, seeds[: len(sizes)], strict=True)
         ]
         self.net, self.device, self.pool, self.reward_scale = net, device, pool, reward_scale
@@ -395,7 +436,7 @@ class Collector:
 
     def set_snapshots(self, paths: Sequence[str]) -> None:
         """Keep exactly these snapshot files in the pool. A snapshot keeps its slot while it stays; a new one takes
-        a freed slot (a table that held the old one plays the new one for the rest of that deal)."""
+        a freed slot (a table that held the old one plays the new one for the rest of that deal or session)."""
         paths = [str(p) for p in paths]
         loaded = dict(zip(self.snapshot_paths, self.snapshots, strict=True))
         free = [j for j, p in enumerate(self.snapshot_paths) if p not in paths]
@@ -453,7 +494,7 @@ class Collector:
 
     def step_game(self, k: int) -> StepRecord:
         """One decision at every table of ``games[k]``: the learner's rows in one forward pass, each opponent's
-        rows in one call; finished deals pay every learner seat and are dealt anew."""
+        rows in one call; finished deals pay every learner seat, and finished episodes are dealt anew."""
         game, owners, last = self.games[k], self.owners[k], self.last[k]
         t0 = time.perf_counter()
         obs = game.observations(out=self._obs[k])
@@ -489,30 +530,44 @@ class Collector:
             )
             actions[rows] = player.act(obs[rows], masks[rows])
         t3 = time.perf_counter()
-        rewards, done = game.step(actions)
-        ended = np.flatnonzero(done)
-        if ended.size:
-            self._end_deals(k, ended, rewards[ended])
+        if self.session == 1:
+            rewards, done = game.step(actions)
+            deal_over = done
+            ended = np.flatnonzero(done)
+            if ended.size:
+                self._end_deals(k, ended, rewards[ended])
+        else:  # a deal ended where the deal number moved on (the session goes on) or the session ended
+            deal_no = game.states[:, S_DEAL_NO].copy()
+            rewards, done = game.step(actions)
+            deal_over = done | (game.states[:, S_DEAL_NO] != deal_no)
+            ended = np.flatnonzero(deal_over)
+            if ended.size:
+                self._end_deals(k, ended, rewards[ended], done[ended])
         t4 = time.perf_counter()
         self.seconds["env"] += (t1 - t0) + (t4 - t3)
         self.seconds["learner"] += t2 - t1
         self.seconds["opponents"] += t3 - t2
         self.stats["decisions"] += game.batch_size
         self.stats["learner_decisions"] += learner_rows.size
-        return StepRecord(seats, who, actions, rewards, done, learner_rows, learner_ids)
+        return StepRecord(seats, who, actions, rewards, done, learner_rows, learner_ids, deal_over)
 
-    def _end_deals(self, k: int, ended: np.ndarray, chips: np.ndarray) -> None:
-        """Pay the deals that ended at tables ``ended``: each learner seat's chips go to its last decision."""
+    def _end_deals(self, k: int, ended: np.ndarray, chips: np.ndarray, over: np.ndarray | None = None) -> None:
+        """Pay the deals that ended at tables ``ended``: each learner seat's chips go to its last decision. ``over``
+        (default: all): the tables whose episode ended with the deal, where that decision is the seat's last
+        (``done``) and the seats are drawn anew; at the others the session goes on, and so do the trajectories."""
         last, owners = self.last[k], self.owners[k]
         t = self.transitions
         final = last[ended]  # (ended, num_players)
         paid = final >= 0
         t.rewards[final[paid]] += chips[paid] * self.reward_scale
-        t.done[final[paid]] = True
         learner = owners[ended] == LEARNER
         self.stats["learner_deals"] += int(learner.sum())
         self.stats["learner_chips"] += float(chips[learner].sum())
         self.stats["deals"] += len(ended)
+        if over is not None:
+            final, ended = final[over], ended[over]
+            paid = final >= 0
+        t.done[final[paid]] = True
         last[ended] = -1
         owners[ended] = self.pool.draw(self.rng, len(ended), owners.shape[1], len(self.snapshots))
 
@@ -537,14 +592,15 @@ class Collector:
         return self.transitions.n - start
 
     def complete(self, gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """GAE over the decisions held: (advantages, returns, complete flags)."""
+        """GAE over the decisions held: (advantages, returns, complete flags); with sessions cut at the rollout's end
+        (``gae``'s ``truncate``)."""
         t = self.transitions
         n = t.n
-        return gae(t.next[:n], t.done[:n], t.rewards[:n], t.values[:n], gamma, lam)
+        return gae(t.next[:n], t.done[:n], t.rewards[:n], t.values[:n], gamma, lam, truncate=self.session > 1)
 
     def carry_over(self, complete: np.ndarray) -> np.ndarray:
-        """Drop the decisions used (complete), keep those of deals under way for the next rollout; returns the new
-        index of every old decision (-1: dropped)."""
+        """Drop the decisions used (complete), keep those of deals under way (with sessions: each seat's latest
+        decision) for the next rollout; returns the new index of every old decision (-1: dropped)."""
         new_index = self.transitions.keep(~complete)
         for last in self.last:
             held = last >= 0

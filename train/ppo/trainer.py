@@ -23,6 +23,12 @@ What happens, in order:
    way wait for the next rollout (their log-probabilities stay those of the policy that acted, their
    values are recomputed). ``update_epochs`` passes of minibatches of ``minibatch_size``, clipped
    objective, value loss, entropy bonus, early stop at ``target_kl``.
+   With ``--session K`` (K > 1) every table plays sessions of K deals with the pot carried: the seats'
+   players are drawn once a session, a learner seat's trajectory runs through the whole session (each
+   deal's chips on its last decision of the deal, ``done`` only at the session's end), and since a
+   session outlasts many rollouts the update uses every decision whose successor is known, GAE cut at
+   the rollout's end and bootstrapped from the value of the seat's latest decision (which waits for the
+   next rollout). The imitation warm start still records single deals.
    With ``workers`` >= 2 (``bourre train --workers N``) the tables are shared out among N rollout worker
    processes (or Ray actors, ``--backend ray``) and this process only updates: ``train.ppo.workers`` has the
    scheme (one rollout in flight during each update, a fixed lag of one update, reproducible from the seed and
@@ -30,7 +36,8 @@ What happens, in order:
    one, what is left of ``total_timesteps``; it ends at the table step that reaches it, so a run overshoots its
    budget by less than one step of every table.
 3. At the start and every ``eval_every`` steps a duplicate evaluation (``train.eval.duplicate``) against the
-   heuristic field (table and replacement advantage, chips, play and bourré rates), logged to
+   heuristic field (table and replacement advantage, chips, play and bourré rates; with ``--session K``
+   in sessions of K deals, ``eval_deals / K`` of them), logged to
    TensorBoard (``tensorboard --logdir runs/ppo``) under ``eval/``, next to ``charts/`` (learner
    steps/s, chips per deal, the time of rollouts and updates) and ``losses/``, and shown in the progress bar.
 4. Every ``checkpoint_every`` steps, at the end and on Ctrl-C: ``checkpoint.pt`` (network and optimizer,
@@ -44,7 +51,8 @@ What happens, in order:
    start: nothing was trained) has only its arguments: ``--resume`` starts it afresh from them.
 5. At the end, in the run folder: ``model.npz`` (the actor, for ``agents.make("ppo:PATH")``),
    ``report.md`` / ``report.json`` (final evaluation against the random and heuristic fields, the
-   command, seed and timings), ``learning_curve.png`` and the TensorBoard logs in ``tb/``.
+   command, seed and timings; with ``--session K`` a second one in sessions of K deals,
+   ``final_eval_sessions``), ``learning_curve.png`` and the TensorBoard logs in ``tb/``.
 
 A new run needs an empty (or new) run folder: ``--overwrite`` replaces the run in a folder that holds one
 (``train.run_dir``), ``--resume`` continues it.
@@ -201,8 +209,9 @@ def ppo_update(
     rng: np.random.Generator,
     device: torch.device,
 ) -> dict[str, float]:
-    """One PPO update on the decisions of finished deals; the others are kept for the next rollout (the rollout
-    workers' ``ReceivedBatch`` holds finished deals only)."""
+    """One PPO update on the decisions of finished deals (with sessions: every decision whose successor is known,
+    GAE cut at the rollout's end); the others are kept for the next rollout (the rollout workers'
+    ``ReceivedBatch`` holds only decisions to use)."""
     refresh_values(net, collector, device)
     advantages, returns, complete = collector.complete(args.gamma, args.gae_lambda)
     t = collector.transitions
@@ -317,6 +326,18 @@ def run(args: Args, given: set[str] | None = None) -> Path:
         title="Batched PPO self-play run",
         rule_options=args.rule_options(),
     )
+    if args.session > 1:
+        reports = runs.add_session_report(
+            run_dir,
+            model_path,
+            seed=args.seed,
+            eval_players=args.eval_players,
+            sessions=args.eval_games(args.final_eval_deals),
+            session=args.session,
+            eval_workers=args.eval_workers,
+            progress=args.progress,
+            rule_options=args.rule_options(),
+        )
     warning = passing_warning(reports)
     if warning is not None:
         add_report_warning(run_dir, warning)
@@ -432,6 +453,7 @@ class Training:
                 reward_scale=args.reward_scale,
                 device=device,
                 rule_options=args.rule_options(),
+                session=args.session,
             )
             self.collector.set_snapshots(self.pool_snapshots())
         self.rng = np.random.default_rng([args.seed, state.num_timesteps, 5])
@@ -594,9 +616,15 @@ class Training:
         # with rollout workers, on them, after the rollout they are playing (the result does not depend on where
         # the chunks run): not on the learner's core, and no pool of its own to start
         rules = args.rule_options()
-        report = evaluate_policy_file(
-            path, "heuristic", args.eval_players, args.eval_deals, args.seed + 1, 1, False, self.pool, rules
-        )
+        if args.session == 1:
+            report = evaluate_policy_file(
+                path, "heuristic", args.eval_players, args.eval_deals, args.seed + 1, 1, False, self.pool, rules
+            )
+        else:  # in sessions of the run's length: the game it trains on
+            deals = args.eval_games(args.eval_deals)
+            report = evaluate_policy_file(
+                path, "heuristic", args.eval_players, deals, args.seed + 1, 1, False, self.pool, rules, args.session
+            )
         self.state.evals.append(eval_row(now, report))
         for t in report.tables:
             for key, value in (

@@ -27,7 +27,10 @@ What a worker sends back is the decisions of its deals that ended (``Rollout``):
 actions, the acting policy's log-probabilities and values, rewards and trajectory links, exactly the
 rows a one-process ``Collector`` would have used in its update. Decisions of deals still under way stay
 with the worker (their values are recomputed with the next weights it receives, as the one-process
-trainer recomputes them) and go out with the rollout in which their deal ends.
+trainer recomputes them) and go out with the rollout in which their deal ends. With sessions
+(``--session K``) a worker sends every decision whose successor is known, as the one-process collector
+uses them (``train.ppo.rollout.gae``'s ``truncate``): one cut at the rollout's end goes with the value of
+its successor, the seat's latest decision, which stays with the worker (``Rollout.bootstrap``).
 
 Jobs between rollouts: the pools are also a ``train.eval.jobs.JobRunner`` (``run_jobs``), so that the
 trainer's evaluations run on the workers, each taking its share of the chunks after the rollout it is playing;
@@ -116,13 +119,16 @@ class WorkerConfig:
     reward_scale: float
     torch_threads: int = 1
     rule_options: dict[str, Any] = dataclasses.field(default_factory=dict)
+    session: int = 1
 
 
 @dataclasses.dataclass
 class Rollout:
     """The decisions of a worker's finished deals (all complete: each trajectory ends in a ``done`` decision),
     with ``next`` indexing into these rows; ``steps``: the decisions the worker added in this rollout (what the
-    step count counts, as in one process); ``stats`` and ``seconds``: the collector's figures for it."""
+    step count counts, as in one process); ``stats`` and ``seconds``: the collector's figures for it;
+    ``bootstrap``: with sessions, for a decision cut at the rollout's end (``next`` -1, not ``done``) the value of
+    its successor, which the worker keeps; NaN elsewhere (always with single deals)."""
 
     obs_ptr: np.ndarray
     obs_idx: np.ndarray
@@ -138,6 +144,7 @@ class Rollout:
     steps: int
     stats: dict[str, float]
     seconds: dict[str, float]
+    bootstrap: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.actions)
@@ -161,10 +168,14 @@ def _sparse_rows_of(store: Any, rows: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 
 def take_finished(transitions: Transitions, complete: np.ndarray, steps: int, stats: Any, seconds: Any) -> Rollout:
-    """The complete decisions of ``transitions`` as a ``Rollout`` (``next`` renumbered among them)."""
+    """The complete decisions of ``transitions`` as a ``Rollout`` (``next`` renumbered among them; a decision whose
+    next one is not complete, cut at the rollout's end, gets -1 and that one's value as its ``bootstrap``)."""
     rows = np.flatnonzero(complete)
     new_index = np.cumsum(complete) - 1
     nxt = transitions.next[rows]
+    cut = (nxt >= 0) & ~complete[np.maximum(nxt, 0)]
+    bootstrap = np.where(cut, transitions.values[np.maximum(nxt, 0)], np.nan).astype(np.float32)
+    nxt = np.where(cut, -1, nxt)
     obs = _sparse_rows_of(transitions.obs, rows)
     hidden = None if transitions.hidden is None else _sparse_rows_of(transitions.hidden, rows)
     return Rollout(
@@ -180,6 +191,7 @@ def take_finished(transitions: Transitions, complete: np.ndarray, steps: int, st
         steps,
         dict(stats),
         dict(seconds),
+        bootstrap,
     )
 
 
@@ -200,6 +212,7 @@ class RolloutWorker:
             seed=config.seed,
             reward_scale=config.reward_scale,
             rule_options=config.rule_options,
+            session=config.session,
         )
 
     def rollout(self, weights: dict[str, np.ndarray], snapshots: Sequence[str], decisions: int) -> Rollout:
@@ -211,7 +224,8 @@ class RolloutWorker:
         collector.seconds = dict.fromkeys(collector.seconds, 0.0)
         steps = collector.collect(decisions)
         t = collector.transitions
-        _, _, complete = gae(t.next[: t.n], t.done[: t.n], t.rewards[: t.n], np.zeros(t.n, np.float32), 1.0, 1.0)
+        zeros = np.zeros(t.n, np.float32)
+        _, _, complete = gae(t.next[: t.n], t.done[: t.n], t.rewards[: t.n], zeros, 1.0, 1.0, collector.session > 1)
         rollout = take_finished(t, complete, steps, collector.stats, collector.seconds)
         collector.carry_over(complete)
         return rollout
@@ -228,10 +242,12 @@ def network_weights(net: PolicyNet) -> dict[str, np.ndarray]:
 
 class ReceivedBatch:
     """The workers' rollouts joined into one ``Transitions``, with the calls ``ppo_update`` makes of a collector:
-    every decision is complete, so nothing is carried over."""
+    every decision is complete (those cut at a rollout's end with their ``bootstrap`` values), so nothing is
+    carried over."""
 
     def __init__(self, rollouts: Sequence[Rollout], hidden_hands: bool) -> None:
         self.transitions = t = Transitions(capacity=max(1, sum(len(r) for r in rollouts)), hidden_hands=hidden_hands)
+        self.bootstrap = np.full(t.capacity, np.nan, np.float32)
         self.steps = sum(r.steps for r in rollouts)
         self.stats: dict[str, float] = {}
         self.seconds: dict[str, float] = {}
@@ -244,11 +260,13 @@ class ReceivedBatch:
             t.rewards[lo : t.n] = r.rewards
             t.done[lo : t.n] = r.done
             t.next[lo : t.n] = np.where(r.next >= 0, r.next + lo, -1)
+            if r.bootstrap is not None:
+                self.bootstrap[lo : t.n] = r.bootstrap
 
     def complete(self, gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         t = self.transitions
         n = t.n
-        return gae(t.next[:n], t.done[:n], t.rewards[:n], t.values[:n], gamma, lam)
+        return gae(t.next[:n], t.done[:n], t.rewards[:n], t.values[:n], gamma, lam, bootstrap=self.bootstrap[:n])
 
     def carry_over(self, complete: np.ndarray) -> np.ndarray:
         if not np.all(complete[: self.transitions.n]):
@@ -533,6 +551,7 @@ def worker_configs(args: Any, num_timesteps: int, workers: int) -> list[WorkerCo
             seed=collector_seed(args.seed, num_timesteps, i),
             reward_scale=args.reward_scale,
             rule_options=args.rule_options(),
+            session=args.session,
         )
         for i, share in enumerate(table_shares(args.tables, workers))
     ]
