@@ -234,7 +234,8 @@ class Learner:
     def checkpoint(self) -> None:
         """``checkpoint.pt`` and ``state.json``, the training time since the last one added."""
         compiling = compile_seconds() - self.compiled
-        self.state.train_seconds += time.perf_counter() - self.started - compiling
+        # a compilation that began before this window counts whole in it: at most the window is not training
+        self.state.train_seconds += max(0.0, time.perf_counter() - self.started - compiling)
         self.state.compile_seconds += compiling
         self.started, self.compiled = time.perf_counter(), compile_seconds()
         save_checkpoint(self.net, self.optimizer, self.run_dir, self.state, self.state.num_timesteps)
