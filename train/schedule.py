@@ -289,14 +289,18 @@ def _pot(env: Any) -> int:
 
 # ---------------------------------------------------------------------------- the duplicate schedule
 def duplicate_tables(
-    candidate: AgentSource, field: Sequence[AgentSource], seeds: Sequence[int]
+    candidate: AgentSource,
+    field: Sequence[AgentSource],
+    seeds: Sequence[int],
+    build: Callable[[Any, int], Agent] = build_agent,
 ) -> tuple[list[list[Agent]], list[Agent]]:
     """The ``N`` rotation tables (rotation ``r``: the candidate in seat ``r``, the field's agent of seat ``s`` in
-    every other seat ``s``) and the all-field table, each agent seeded by its seat (``seeds[s]``). One table per
-    rotation, so that each table's agents see only their own games."""
+    every other seat ``s``) and the all-field table, each agent seeded by its seat (``seeds[s]``) and made by
+    ``build`` (``build_agent``; the research tools pass one that knows agents no ordinary table seats). One table
+    per rotation, so that each table's agents see only their own games."""
     n = len(field)
-    tables = [[build_agent(candidate if s == r else field[s], seeds[s]) for s in range(n)] for r in range(n)]
-    return tables, [build_agent(field[s], seeds[s]) for s in range(n)]
+    tables = [[build(candidate if s == r else field[s], seeds[s]) for s in range(n)] for r in range(n)]
+    return tables, [build(field[s], seeds[s]) for s in range(n)]
 
 
 def play_duplicate(

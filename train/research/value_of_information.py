@@ -49,7 +49,7 @@ from train.eval.duplicate import (
 )
 from train.eval.jobs import deal_done, run_jobs
 from train.research.cells_report import report_cells
-from train.schedule import agent_seed, build_agent
+from train.schedule import build_agent, duplicate_tables, seat_seeds
 from train.table import Decision, Observer, drive, game, reset_agents
 
 __all__ = ["DEFAULT_CANDIDATES", "Cell", "build", "candidates_for", "main", "measure", "play_privileged_deal"]
@@ -124,12 +124,10 @@ def _run_job(job: _Job) -> tuple[np.ndarray, np.ndarray, int]:
     the deals that reshuffled twice (where ``sees=hands`` saw the second reshuffle's order)."""
     n = job.players
     env = bourre_env.env(num_players=n)
-    # duplicate's seeding: the candidate in seat s draws the stream of the field's agent of seat s
-    seeds = [agent_seed(job.seed, n, job.chunk, 1 + s) for s in range(n)]
-    tables = [
-        [[build(spec if s == r else job.field, seeds[s]) for s in range(n)] for r in range(n)]
-        for spec in job.candidates
-    ]
+    # the duplicate schedule's seating: the candidate in seat s draws the stream of the field's agent of seat s
+    seeds = seat_seeds(job.seed, n, job.chunk)
+    field = (job.field,) * n
+    tables = [duplicate_tables(spec, field, seeds, build)[0] for spec in job.candidates]
     field_table = [build(job.field, seeds[s]) for s in range(n)]
     out = np.empty((len(job.candidates), len(job.deals), n, n, NUM_OUTCOMES), dtype=np.int64)
     baseline = np.empty((len(job.deals), n, NUM_OUTCOMES), dtype=np.int64)
