@@ -78,7 +78,8 @@ def scanned(store: Store, name: str, limit: int = 200) -> list[dict[str, Any]]:
             body = json.loads(request)
             if f"bot:{name}" in body["seats"]:
                 found.append({"match": match_id, "created": float(created), "status": status,
-                              "seats": body["seats"], "seed": body.get("seed"), "games": int(played)})  # fmt: skip
+                              "seats": body["seats"], "seed": body.get("seed"), "games": int(played),
+                              "format": body.get("format", "rotations")})  # fmt: skip
             if len(found) >= limit:
                 break
     return found

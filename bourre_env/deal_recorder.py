@@ -124,6 +124,14 @@ class DealRecorder:
         self._deals.append(self._open)
         self._open = None
 
+    def deal_history(self, seats: Sequence[str | None], deal: int) -> dict[str, Any]:
+        """The record of finished deal ``deal`` of the game (from 0) alone, as ``history`` writes a game: a session's
+        deal as it settles. It replays on its own (its opening holds the dealer and the pot it began with), and the
+        ``deals`` of a session's deals, joined in order, are the session's ``history``."""
+        if not 0 <= deal < len(self._deals):
+            raise ValueError(f"deal {deal}: {len(self._deals)} deal(s) of this game are finished")
+        return {**self.history(seats), "deals": [self._deals[deal]]}
+
     def history(self, seats: Sequence[str | None]) -> dict[str, Any]:
         """The record of the game's finished deals, as ``Recording.history(seats)`` writes it (``ValueError`` if
         none is finished yet). The deals are handed over, not copied: the next game's record is a new one."""

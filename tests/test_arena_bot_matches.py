@@ -68,7 +68,12 @@ def test_migrating_lists_the_bots_of_the_matches_already_stored(database: str) -
         alice = bot_matches(store, "alice")
         # settled matches only, newest first, a name matched whole (al is not alice)
         assert [m["match"] for m in alice] == ["m-new", "m-both", "m-old"]
-        assert alice[0] == {**next(s for s in stored if s["match"] == "m-new"), "seed": 3, "games": 1}
+        assert alice[0] == {
+            **next(s for s in stored if s["match"] == "m-new"),
+            "seed": 3,
+            "games": 1,
+            "format": "rotations",
+        }
         assert [m["match"] for m in bot_matches(store, "al")] == ["m-al", "m-both"]
         assert [m["match"] for m in bot_matches(store, "alice", limit=2)] == ["m-new", "m-both"]
         assert bot_matches(store, "nobody") == [] and bot_matches(store, "ALICE") == []

@@ -107,7 +107,11 @@ def _match(port: int, operator: str, body: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def test_bourre_connect_plays_a_match_and_stops_cleanly_on_ctrl_c(server: Server, tmp_path: Path) -> None:
+@pytest.mark.parametrize("session", [False, True], ids=["single", "session"])
+def test_bourre_connect_plays_a_match_and_stops_cleanly_on_ctrl_c(
+    server: Server, tmp_path: Path, session: bool
+) -> None:
+    """A match of two deals each played once, and a session of two deals with the pot carried."""
     name, token = server.new_bot()
     token_file = tmp_path / "token"
     token_file.write_text(token + "\n")
@@ -115,8 +119,10 @@ def test_bourre_connect_plays_a_match_and_stops_cleanly_on_ctrl_c(server: Server
     stderr = _Stderr(process)
     try:
         server.wait_connected(name)
-        status, answer = server.match({"seats": ["heuristic", f"bot:{name}", "random"], "deals": 2})
+        body = {"seats": ["heuristic", f"bot:{name}", "random"], "deals": 2}
+        status, answer = server.match({**body, "format": "session"} if session else body)
         assert status == 200, answer
+        assert answer["report"]["format"] == ("session" if session else "single") and answer["report"]["deals"] == 2
         counts = answer["report"]["results"][1]["counts"]
         assert counts["decisions"] > 0 and counts["fallbacks"] == 0
         # the server answers once the match is over, maybe before the bot has read its last messages: the progress

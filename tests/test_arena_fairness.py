@@ -22,6 +22,7 @@ from websockets.exceptions import ConnectionClosed
 
 from agents.base import choose
 from bourre_env.core import cards
+from train.arena import games as arena_games
 from train.arena import match as arena_match
 from train.arena import protocol
 from train.arena import server as arena_server_module
@@ -160,7 +161,7 @@ def test_each_built_in_move_at_a_table_with_a_bot_is_paced(server: Server, monke
         return choose(*args, **kwargs)
 
     monkeypatch.setattr(arena_match, "Pacer", RecordingPacer)
-    monkeypatch.setattr(arena_match, "choose", counted_choose)
+    monkeypatch.setattr(arena_games, "choose", counted_choose)
     _, report = _play(server, {"seats": ["bot:BOT", "random", "heuristic"], "deals": 3, "par": "none"})
     assert report["results"][0]["counts"]["decisions"] > 0
     assert len(paced) == len(chosen) > 0 and len(set(paced)) == 2

@@ -14,7 +14,10 @@ from arena_helpers import WAIT, Recorder, Server, arena_server, start  # noqa: F
 EXAMPLES = Path(__file__).resolve().parent.parent / "train" / "arena" / "examples"
 
 
-def test_the_javascript_bot_plays_a_match(server: Server, tmp_path: Path) -> None:
+@pytest.mark.parametrize("session", [False, True], ids=["single", "session"])
+def test_the_javascript_bot_plays_a_match(server: Server, tmp_path: Path, session: bool) -> None:
+    """A single-format match, and a session (the pot carried, ``format: session``), which a bot that follows the
+    protocol plays with the same messages."""
     node = shutil.which("node")
     if node is None:
         pytest.skip("node is not installed")
@@ -33,7 +36,8 @@ def test_the_javascript_bot_plays_a_match(server: Server, tmp_path: Path) -> Non
     try:
         server.wait_connected(js)
         thread = start(Recorder(), server, py, py_token)
-        status, answer = server.match({"seats": [f"bot:{js}", "heuristic", f"bot:{py}"], "deals": 2})
+        body = {"seats": [f"bot:{js}", "heuristic", f"bot:{py}"], "deals": 3 if session else 2}
+        status, answer = server.match({**body, "format": "session"} if session else body)
         thread.join(WAIT)
         output, _ = process.communicate(timeout=WAIT)
     finally:
@@ -41,5 +45,6 @@ def test_the_javascript_bot_plays_a_match(server: Server, tmp_path: Path) -> Non
             process.kill()
     assert status == 200, answer
     assert process.returncode == 0 and "finished" in output, output
+    assert answer["report"]["format"] == ("session" if session else "single")
     counts = answer["report"]["results"][0]["counts"]
     assert counts["decisions"] > 0 and counts["fallbacks"] == 0

@@ -89,12 +89,12 @@ def test_hidden_cards_never_change_a_message_on_the_wire(server: Server, monkeyp
     relabelled: the message, observation vector included, must be the very one that went over the wire."""
     from train.arena import remote
 
-    built: list[tuple[np.ndarray, np.ndarray, Rules, int, dict[str, Any]]] = []
+    built: list[tuple[np.ndarray, np.ndarray, Rules, int, dict[str, Any], tuple[int, int]]] = []
     original = protocol.turn
 
     def recording(*args: Any) -> dict[str, Any]:
         message = original(*args)
-        built.append((args[3].copy(), args[4], args[5], args[6], message))
+        built.append((args[3].copy(), args[4], args[5], args[6], message, args[12]))
         return message
 
     monkeypatch.setattr(remote.protocol, "turn", recording)
@@ -110,14 +110,14 @@ def test_hidden_cards_never_change_a_message_on_the_wire(server: Server, monkeyp
     wire = {m["turn"]: m for m in received}
     rng = np.random.default_rng(0)
     changed = 0
-    for state, params, rules, seat, message in built:
+    for state, params, rules, seat, message, game in built:
         assert wire[message["turn"]] == json.loads(protocol.encode(message))
         for _ in range(3):
             other = _relabel_hidden(state, rules, seat, rng)
             changed += int(not np.array_equal(other, state))
             clock, chips = message["clock_ms"], message["view"]["chips"]
             again = original(message["match"], message["turn"], message["deal"], other, params, rules, seat, clock,
-                             chips, "observation" in message)  # fmt: skip
+                             chips, "observation" in message, game=game)  # fmt: skip
             assert again == message
     assert changed > 0  # the relabelling moved cards: the check is not vacuous
 

@@ -199,7 +199,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--workers",
         type=arguments.positive,
         default=1,
-        help=f"processes: the parts after env side by side (default: 1; this machine has {usable_cpus()} CPUs)",
+        help=f"processes: the parts after env side by side (default: 1; this machine has {usable_cpus()} CPUs); more "
+        "than those parts is no error: one process a part is the most that runs",
     )
     parser.set_defaults(func=_cmd_compile)
 

@@ -65,6 +65,10 @@ PROMPT_VERSION = "v1"
 """The prompt template the agent uses unless told otherwise (``prompt=``): ``agents/llm/prompts/<version>.txt``."""
 MAX_WAIT = 60.0
 """The longest wait, in seconds, before a retry, whatever a server's ``Retry-After`` asks."""
+MAX_TIMEOUT = 600.0
+"""The longest a spec may let one request take, in seconds."""
+MAX_TOKENS = 100_000
+"""The most tokens a spec may let one reply have."""
 MAX_REPLY_BYTES = 1 << 20
 """The most bytes of one reply (error replies included, decompressed) that are read: a longer one is a fault.
 ``max_tokens`` is only a request; a reply of a move's number is a few hundred bytes."""
@@ -129,8 +133,14 @@ def parse_spec(variant: str | None) -> LLMOptions:
     if "model" not in given:
         raise ValueError("llm: the spec names no model (model=NAME)")
     options = LLMOptions(**given)
-    if options.timeout <= 0 or options.backoff < 0 or not 0 <= options.retries <= 20 or options.max_tokens < 1:
-        raise ValueError("llm: expected timeout > 0, backoff >= 0, retries in 0..20 and max_tokens >= 1")
+    # non-finite numbers are refused by name: nan passes every comparison's "not below", and a backoff of nan or a
+    # timeout of 1e400 would only fail at the first retry, mid-evaluation
+    for name, low, high in (("timeout", 0.0, MAX_TIMEOUT), ("backoff", 0.0, MAX_WAIT), ("temperature", 0.0, 2.0)):
+        value = getattr(options, name)
+        if not math.isfinite(value) or not low <= value <= high or (name == "timeout" and value == 0):
+            raise ValueError(f"llm: option {name}: expected a number in {low:g}..{high:g}, got {value!r}")
+    if not 0 <= options.retries <= 20 or not 1 <= options.max_tokens <= MAX_TOKENS:
+        raise ValueError(f"llm: expected retries in 0..20 and max_tokens in 1..{MAX_TOKENS}")
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", options.key_env):
         raise ValueError(f"llm: key_env names an environment variable, got {options.key_env!r}")
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", options.prompt):

@@ -116,6 +116,7 @@ class AgentBot(Bot):
 
         self.agent = agents.make(spec, seed)
         self.spec = spec
+        self.session = False  # the match under way is a session: the agent is reset once, at its first deal
 
     def act(self, turn: dict[str, Any]) -> int:
         import numpy as np
@@ -130,8 +131,12 @@ class AgentBot(Bot):
         return int(self.agent.act({"observation": vector, "action_mask": mask}))  # type: ignore[arg-type]
 
     def on_message(self, message: dict[str, Any]) -> None:
+        # reset as evaluation resets agents: before each game, a deal or a whole session (whose agents may carry
+        # what they learn of the table from one deal to the next)
+        if message["type"] == "match_start":
+            self.session = message.get("format") == "session"
         reset = getattr(self.agent, "reset", None)
-        if message["type"] == "deal_start" and callable(reset):
+        if message["type"] == "deal_start" and callable(reset) and not (self.session and message["deal"] > 0):
             reset()
 
 

@@ -17,6 +17,7 @@ import os
 import stat
 import sys
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -90,6 +91,21 @@ def add_parsers(commands: Any) -> None:
         default=None,
         help="seed of the deals, for a match of built-in agents alone (bourre eval's deals, each "
         "played in every rotation); a match with a remote seat is dealt from the server's secret",
+    )
+    match.add_argument(
+        "--session",
+        action="store_true",
+        help="play the deals as one session at one table, the pot carried from deal to deal (the seats fixed, the "
+        "deal passing left), paired with its par session: Bourré as it is played (docs/arena.md)",
+    )
+    match.add_argument(
+        "--rule",
+        type=arguments.rule_option,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a house rule of the match (a field of bourre_env.core.rules.Rules: pot_limit=20, tie=split); "
+        "repeatable; every rule is sent to the bots in match_start",
     )
     match.add_argument("--par", default=None, metavar="SPEC",
                        help="the agent of the par games each deal is paired with (default: the match's built-in "
@@ -282,9 +298,23 @@ def _operator_token(args: argparse.Namespace) -> str:
     return token
 
 
+def _server_url(url: str) -> str:
+    """``--url`` checked before anything is sent: ``http(s)://HOST[:PORT]``, a host without spaces or control
+    characters and a port that is a number; ``ValueError`` in one line otherwise."""
+    if not url.startswith(("http://", "https://")):  # a bot's ws:// address, say
+        raise ValueError(f"--url: expected the server's http://HOST:PORT or https://..., got {url!r:.80}")
+    try:
+        parts = urllib.parse.urlsplit(url)
+        _ = parts.port  # a port that is no number, or out of range, raises here
+    except ValueError as err:
+        raise ValueError(f"--url: {err}, in {url!r:.80}") from None
+    if not parts.hostname or any(c.isspace() or not c.isprintable() for c in parts.netloc):
+        raise ValueError(f"--url: expected http://HOST:PORT with a host and no spaces, got {url!r:.80}")
+    return url
+
+
 def _match(args: argparse.Namespace) -> int:
-    if not args.url.startswith(("http://", "https://")):  # a bot's ws:// address, say: said before anything is sent
-        raise ValueError(f"--url: expected the server's http://HOST:PORT or https://..., got {args.url!r}")
+    _server_url(args.url)
     seats = [s.strip() for s in args.seats.split(",") if s.strip()]
     body = {"seats": seats, "players": args.players or len(seats), "deals": args.deals, "clock": args.clock,
             "grace": args.grace, "fallback": args.fallback, "wait": args.wait}  # fmt: skip
@@ -292,6 +322,10 @@ def _match(args: argparse.Namespace) -> int:
         body["seed"] = args.seed
     if args.par is not None:
         body["par"] = args.par
+    if args.session:
+        body["format"] = "session"
+    if args.rule:
+        body["rules"] = dict(args.rule)
     request = urllib.request.Request(
         args.url.rstrip("/") + "/api/matches",
         data=json.dumps(body).encode(),

@@ -27,7 +27,7 @@ from urllib.parse import quote
 
 import sqlalchemy as sa
 
-from train.arena.match import MatchSpec
+from train.arena.match import MatchSpec, public_label
 from train.arena.ratings import StoredMatch
 from train.arena.records import _stored, baselines
 from train.arena.storage import RECONNECT_SECONDS, Store, games, matches
@@ -62,10 +62,10 @@ def page_bounds(query: Mapping[str, str]) -> tuple[int, int]:
 
 
 def _par_agent(request: str) -> str | None:
-    """The agent of a match's par games (``MatchSpec.par_agent``), None for a match without (or of an earlier
-    version, whose reference field is its all-field table)."""
+    """The name a match's par games are stored under (``MatchSpec.par_key``), None for a match without (or of an
+    earlier version, whose reference field is its all-field table)."""
     try:
-        return MatchSpec.from_request(json.loads(request), stored=True).par_agent
+        return MatchSpec.from_request(json.loads(request), stored=True).par_key
     except ValueError:
         return None
 
@@ -116,7 +116,12 @@ def page(
     if found is None:
         return None
     stored, total, played, fields = found
-    head = {"match": match, "status": stored.status, "seats": list(stored.seats), "seed": stored.seed}
+    head = {
+        "match": match,
+        "status": stored.status,
+        "seats": [public_label(s) for s in stored.seats],
+        "seed": stored.seed,
+    }
     end = offset + len(played)
     following = None if end >= total else f"/api/matches/{quote(match, safe='')}/histories?offset={end}&limit={limit}"
     tail = {"offset": offset, "total": total, "next": following}

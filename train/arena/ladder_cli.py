@@ -7,6 +7,7 @@ Its ``--ladder-fields`` and ``--ladder-players`` must be the server's: they say 
 ``--ladder-peers-only`` schedules no reference match (``train.arena.scheduler``, rule 5): bots play only among
 themselves, the fields filling a seat only when too few bots are idle. Its bots get OpenSkill, never a ladder rating;
 ``benchmarks/arena_processes.py`` uses it so that what it measures is the remote decisions, not the reference agents.
+``--ladder-sessions`` plays those peer matches as sessions (the pot carried, ``scheduler.SESSION_RULES``).
 """
 
 from __future__ import annotations
@@ -43,6 +44,12 @@ def add_options(serve: argparse.ArgumentParser) -> None:
                        help="scheduled matches at once (default 2)")  # fmt: skip
     group.add_argument("--ladder-clock", type=float, default=2.0, metavar="SECONDS",
                        help="seconds per move of a bot in a scheduled match (default 2)")  # fmt: skip
+    group.add_argument(
+        "--ladder-sessions",
+        action="store_true",
+        help="play the matches of bots among themselves as sessions, the pot carried (pot_limit=20), each rated "
+        "once by OpenSkill; the reference matches stay single deals, the ladder rating's cells",
+    )
     group.add_argument("--ladder-peers-only", action="store_true",
                        help="no reference matches: bots play only each other (the fields fill the seats of a "
                        "table too few bots are idle for); OpenSkill only, no ladder rating")  # fmt: skip
@@ -64,7 +71,7 @@ def config(args: argparse.Namespace) -> Any:
 
     fields = tuple(check_offered(f) for f in _fields(args))
     return LadderConfig(fields, tuple(args.ladder_players), args.ladder_deals, args.ladder_tables, args.ladder_clock,
-                        peers_only=args.ladder_peers_only)  # fmt: skip
+                        peers_only=args.ladder_peers_only, peer_sessions=args.ladder_sessions)  # fmt: skip
 
 
 def add_rerate(sub: Any, default_data: str) -> argparse.ArgumentParser:

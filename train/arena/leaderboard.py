@@ -47,6 +47,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
+from train.arena.games import public_label
 from train.arena.histories import MATCH_ID, MAX_HEAVY, MAX_HEAVY_PER_CLIENT, page, page_bounds
 from train.arena.protocol import NAME_PATTERN
 from train.arena.ratings import BotStanding, Standings
@@ -173,6 +174,27 @@ def leaderboard_page(standings: Standings) -> str:
     return _page("Arena leaderboard", body)
 
 
+FORMAT_NAMES = {"single": "deals", "rotations": "rotations", "session": "session (pot carried)"}
+"""How the bot page names a match's format (``train.arena.match.FORMATS``)."""
+
+
+def _games_of(form: str, games: int, players: int) -> list[tuple[int, int]]:
+    """The (deal, rotation) of a match's first ``games`` stored games, in order: one a deal in the single format
+    (rotation ``deal % N``) and in a session (rotation 0), every rotation of each deal in the rotations format."""
+    if form == "session":
+        return [(k, 0) for k in range(games)]
+    if form == "single":
+        return [(k, k % max(players, 1)) for k in range(games)]
+    return [(g // players, g % players) for g in range(games)] if players else []
+
+
+def public(standings: Standings) -> Standings:
+    """The standings as the public pages show them: a reference agent named as ``match_start`` names it
+    (``train.arena.games.public_label``), never by an operator's whole spec (a server address, a file's path)."""
+    references = [dataclasses.replace(r, spec=public_label(r.spec)) for r in standings.references]
+    return dataclasses.replace(standings, references=references)
+
+
 def bot_page(name: str, standing: BotStanding | None, played: Sequence[dict[str, Any]]) -> str:
     """A bot's page: its standing, its cells, its matches with links to their hand histories."""
     body = ['<p><a href="/leaderboard">leaderboard</a></p>']
@@ -211,21 +233,20 @@ def bot_page(name: str, standing: BotStanding | None, played: Sequence[dict[str,
         players = len(m["seats"])
         games = [
             f'<a href="/api/matches/{match}/games/{k}/{r}" download="{match}_deal{k}_rotation{r}.json">{k}.{r}</a>'
-            for k in range(m["games"] // max(players, 1) + 1)
-            for r in range(players)
-            if k * players + r < m["games"]
+            for k, r in _games_of(m.get("format", "rotations"), m["games"], players)
         ]
         rows.append(
             [
                 _e(time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(m["created"]))),
                 f'<a href="/api/matches/{match}/histories">{_e(m["match"])}</a>',
                 _e(m["status"]),
+                _e(FORMAT_NAMES.get(m.get("format", "rotations"), str(m.get("format")))),
                 ", ".join(_bot_link(s[4:]) if s.startswith("bot:") else _e(s) for s in m["seats"]),
                 " ".join(games[:40]) + (" ..." if len(games) > 40 else ""),
             ]
         )
-    body.append(_table(["created (UTC)", "match (all histories)", "status", "seats", "games (deal.rotation)"], rows,
-                       left=(0, 1, 2, 3, 4)))  # fmt: skip
+    header = ["created (UTC)", "match (all histories)", "status", "format", "seats", "games (deal.rotation)"]
+    body.append(_table(header, rows, left=(0, 1, 2, 3, 4, 5)))
     return _page(f"Bot {name}", body)
 
 
@@ -233,7 +254,7 @@ def routes(book: Book, store: Store) -> list[Route]:
     """The leaderboard's routes, reading the ratings from ``book`` and the matches from ``store``."""
     heavy = http_input.Slots(MAX_HEAVY, MAX_HEAVY_PER_CLIENT, "pages of hand histories being built")
     pages = http_input.Slots(MAX_PAGES, MAX_PAGES_PER_CLIENT, "pages being built")
-    outage = _Outage(store)
+    outage = Outage(store)
 
     async def answer(request: Request, work: Callable[[], Response]) -> Response:
         """``work()`` in a page thread (reading and rendering grow with what is stored: none of it on the event loop
@@ -259,7 +280,7 @@ def routes(book: Book, store: Store) -> list[Route]:
         return response
 
     def standings() -> Standings:
-        return store.read(book.standings, PAGE_WAIT_SECONDS)
+        return public(store.read(book.standings, PAGE_WAIT_SECONDS))
 
     async def board(request: Request) -> Response:
         return await answer(request, lambda: HTMLResponse(leaderboard_page(standings())))
@@ -343,23 +364,23 @@ def _json_error(status: int, message: str) -> Response:
     return JSONResponse({"error": message}, status_code=status)
 
 
-class _Outage:
+class Outage:
     """A database out of reach answers each page 503 with one line, and is logged once (and once when it is back),
-    however many pages are asked meanwhile. Called on the event loop only."""
+    however many pages are asked meanwhile. ``pages`` names them in the log. Called on the event loop only."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, pages: str = "the leaderboard's pages") -> None:
         self.store = store
+        self.pages = pages
         self.down = False
 
     def refused(self, err: sa.exc.DBAPIError) -> Response:
         reason = self.store.reason(err)
         if not self.down:
             self.down = True
-            log.warning("the leaderboard's pages answer 503: the database at %s fails (%s)", self.store.masked_url,
-                        reason)  # fmt: skip
+            log.warning("%s answer 503: the database at %s fails (%s)", self.pages, self.store.masked_url, reason)
         return _json_error(503, f"the database is out of reach ({reason[:200]}); try again in a few seconds")
 
     def answered(self) -> None:
         if self.down:
             self.down = False
-            log.warning("the leaderboard's pages answer again: the database at %s is back", self.store.masked_url)
+            log.warning("%s answer again: the database at %s is back", self.pages, self.store.masked_url)

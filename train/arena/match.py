@@ -11,6 +11,16 @@ Two formats (``MatchSpec.format``):
   it again in the deal's next rotation: its own hand, the stock, and the other seats' cards it saw at the end.
 * **rotations** (matches of built-in agents only, as ``bourre eval`` plays them): each deal is played ``N`` times,
   the seats rotated one place each time: in rotation ``r`` entry ``i`` sits in seat ``(i + r) % N``.
+* **session** (Bourré as it is played at a table): the match is one session of its deals, the pot carried from deal
+  to deal (the env's ``deals_per_episode``: a bourré payment and a tied pot stay in the pot, bourré and tied players
+  skip the next ante), entry ``i`` in seat ``i`` throughout while the deal passes left. The first deal is deal 0 of
+  ``make_deals(seed, rules, 1)``; every later deck and reshuffle seed is drawn by the env's generator from that
+  deal's reset seed, which no action moves, so the secret fixes every deck of the session before it starts. The
+  session ends after its deals, or earlier when a deal leaves more than ``bourre_env.limits.POT_BOUND`` chips in
+  the pot (the env ends it). Its *par session* is the same session played by the par agent in every seat (seat
+  ``s`` seeded from ``(seed, N, 0, 1 + s)``): the same decks deal by deal whatever either table plays. The pot left
+  when a session ends is the table's, shared equally by the seats (``train.arena.sessions``, as ``bourre eval
+  --session`` counts it); each deal is stored, and sent in ``deal_end``, as it settles.
 
 The deals of a match with a remote seat are secret: they come from a 32-byte *secret* the server draws
 (``draw_secret``, the operating system's randomness) and keeps until the match is over. ``match_start`` carries its
@@ -41,24 +51,25 @@ import dataclasses
 import hashlib
 import re
 import secrets
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 import bourre_env
-from agents.base import choose
-from bourre_env import history
+from bourre_env import limits
 from bourre_env.core.rules import make_params
 from bourre_env.deal_recorder import DealRecorder
 from train.arena import protocol, thinking
+from train.arena.games import DealHook, ParHook, close_seats, par_env, play_game, play_par_games, public_label
 from train.arena.pacing import Pacer
 from train.arena.remote import GRACE_SECONDS, MAX_GRACE, Registry, RemoteSeat, TurnContext
+from train.arena.sessions import play_par_session, play_session, pot_changes
 from train.eval.duplicate import SideStats
 from train.eval.report import percent, with_ci
 from train.eval.statistics import t_interval
 from train.schedule import agent_seed, build_agent, table_rules
-from train.table import CHIPS, Deals, Decision, make_deals, play_async, reset_agents
+from train.table import CHIPS, make_deals
 
 __all__ = [
     "DEFAULT_CLOCK",
@@ -82,29 +93,18 @@ DEFAULT_CLOCK = 2.0
 MAX_DEALS = 1000
 """Deals of one match at most: a match ties up its bots, and its request waits for the report."""
 MAX_CLOCK = 60.0
+MAX_RULE_OPTIONS = 32
+"""House rules a match request may set (``rules``): more than ``Rules`` has fields is no request of ours."""
 MAX_MATCHES = 32
 """Matches a server plays at once; one more is refused (429)."""
-FORMATS = ("single", "rotations")
-"""``single``: each deal once, paired with its par game (every match with a remote seat); ``rotations``: each
-deal once per rotation of the seats (``bourre eval``'s duplicate deals; built-in agents only)."""
+FORMATS = ("single", "rotations", "session")
+"""``single``: each deal once, paired with its par game (every match with a remote seat may play it); ``rotations``:
+each deal once per rotation of the seats (``bourre eval``'s duplicate deals; built-in agents only); ``session``: the
+deals as one session at one table, the pot carried, paired with its par session."""
 SECRET_PATTERN = re.compile(r"[0-9a-f]{64}")
 NO_PAR = "none"
 """``par`` of a match that plays no par games (its entries get no par advantage): a benchmark of the server's own
 work."""
-
-DealHook = Callable[[int, int, np.ndarray, dict[str, Any]], Awaitable[None]]
-"""Awaited as each game ends: ``(deal, rotation, outcome rows, hand history)``; the store commits it there."""
-ParHook = Callable[[int, np.ndarray, dict[str, Any]], Awaitable[None]]
-"""Awaited as each par game ends: ``(deal, outcome rows, hand history)``."""
-
-
-def public_label(seat: str) -> str:
-    """What the bots and the published hand histories are told of a seat: ``bot:NAME``, or an agent spec; a spec
-    with options or a path (an operator's ``--agent``: a server address, a file) by its agent's name alone, which is
-    all a table shows of a player."""
-    if seat.startswith("bot:") or not any(c in seat for c in "=/\\"):
-        return seat
-    return seat.split(":", 1)[0]
 
 
 def draw_secret() -> str:
@@ -164,12 +164,22 @@ class MatchSpec:
         """The par game's agent: ``par`` if the match names one (``none``: no par game), else the built-in agent of
         the match when it seats one kind (a ladder's reference agent), else the fallback; None in the rotations
         format, which needs none."""
-        if self.format != "single" or self.par == NO_PAR:
+        if self.format == "rotations" or self.par == NO_PAR:
             return None
         if self.par is not None:
             return self.par
         kinds = {s for s in self.seats if not s.startswith("bot:")}
         return next(iter(kinds)) if len(kinds) == 1 else self.fallback
+
+    @property
+    def par_key(self) -> str | None:
+        """The name the par games are stored under (``train.arena.records.baselines``' field, with the players, the
+        seed and the deal): the par agent's spec; for a session, ``session:K:SPEC``, so that the deals of a par
+        session are never taken for single deals of the same seed, nor for a session of another length."""
+        agent = self.par_agent
+        if agent is None or self.format != "session":
+            return agent
+        return f"session:{self.deals}:{agent}"
 
     def with_secret(self, secret: str) -> MatchSpec:
         """This match dealt from ``secret`` (``draw_secret``)."""
@@ -186,6 +196,8 @@ class MatchSpec:
             body["secret"] = self.secret
         if self.par is not None:
             body["par"] = self.par
+        if self.rule_options:
+            body["rules"] = dict(self.rule_options)
         return body
 
     @classmethod
@@ -195,7 +207,7 @@ class MatchSpec:
         no seed (its deals are the server's secret)."""
         if not isinstance(body, dict):
             raise ValueError("expected a JSON object")
-        known = {"seats", "players", "deals", "seed", "clock", "grace", "fallback", "format", "par"}
+        known = {"seats", "players", "deals", "seed", "clock", "grace", "fallback", "format", "par", "rules"}
         unknown = set(body) - known - ({"secret", "people"} if stored else set())
         if unknown:
             raise ValueError(f"unknown fields: {sorted(unknown)[:5]}")
@@ -230,16 +242,19 @@ class MatchSpec:
         if form not in FORMATS:
             raise ValueError(f"format: expected one of {', '.join(FORMATS)}, got {form!r:.40}")
         if bots and not stored:
-            if form != "single":
-                raise ValueError("format: a match with a remote seat plays each deal once (single): a bot that "
-                                 "held a hand would know it again in the deal's next rotation")  # fmt: skip
+            if form == "rotations":
+                raise ValueError(
+                    "format: a match with a remote seat plays each deal once (single, or session): a bot that held a "
+                    "hand would know it again in the deal's next rotation"
+                )
             if "seed" in body:
                 raise ValueError("seed: the deals of a match with a remote seat are the server's secret (their hash "
                                  "is sent at the start, the secret at the end); a seed is for matches of built-in "
                                  "agents only")  # fmt: skip
+        options = _rule_options(body.get("rules", {}), values["players"], values["deals"] if form == "session" else 1)
         spec = cls(
             tuple(seats), values["players"], values["deals"], values["seed"], float(clock), fallback.strip(),
-            float(grace), format=form, par=None if par is None else par.strip(),
+            float(grace), options, format=form, par=None if par is None else par.strip(),
         )  # fmt: skip
         secret = body.get("secret") if stored else None
         if secret is not None:
@@ -247,6 +262,23 @@ class MatchSpec:
                 raise ValueError("secret: expected 64 lowercase hex digits")
             spec = spec.with_secret(secret)
         return spec
+
+
+def _rule_options(options: Any, players: int, session: int) -> dict[str, Any]:
+    """A request's ``rules`` (house rules by ``Rules`` field, JSON scalars), checked by building the rules of the
+    match; ``ValueError`` naming the field otherwise."""
+    if not isinstance(options, dict) or len(options) > MAX_RULE_OPTIONS:
+        raise ValueError(f"rules: expected an object of at most {MAX_RULE_OPTIONS} house rules, KEY: VALUE")
+    if "deals_per_episode" in options:
+        raise ValueError("rules.deals_per_episode: a session's deals are the match's (format session, deals K)")
+    for key, value in options.items():
+        if key == "num_players" or not (value is None or isinstance(value, bool | int | float | str)):
+            raise ValueError(f"rules.{key:.40}: expected a house rule and a number, text, true, false or null")
+    try:
+        limits.check_rules(table_rules(players, options, session))
+    except ValueError as err:
+        raise ValueError(f"rules: {err}") from None
+    return dict(options)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -273,16 +305,21 @@ class MatchReport:
     grace: float = GRACE_SECONDS
     fallback: str = "heuristic"
     format: str = "rotations"
-    par: str | None = None  # the par game's agent (the single format)
+    par: str | None = None  # the par game's agent (the single and session formats)
     secret: str | None = None  # revealed once the match is over
+    pot_left: int | None = None  # the session format's: the chips in the pot when the session ended
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
     def text(self) -> str:
         """The report as ``bourre arena match`` prints it."""
-        if self.format != "single":
+        if self.format == "rotations":
             games = f"x {self.players} rotations"
+        elif self.format == "session":
+            games = f"as one session, the pot carried ({self.pot_left} left in the pot, shared by the table)" + (
+                "" if self.par is None else f", paired with the par session of {self.par}"
+            )
         else:
             games = "played once each" + ("" if self.par is None else f", paired with the par game of {self.par}")
         lines = [
@@ -321,13 +358,19 @@ def results_of(
     rotations: np.ndarray,
     counts: Sequence[dict[str, int] | None],
     par: np.ndarray | None = None,
+    pots: np.ndarray | None = None,
+    par_pots: np.ndarray | None = None,
 ) -> list[SeatResult]:
     """From outcomes ``(deals, games, seat, 6)``, game ``j`` of deal ``k`` played in rotation ``rotations[k, j]``
-    (entry ``i`` in seat ``(i + r) % N``); ``par``: the par games' rows ``(deals, seat, 6)``, if any."""
+    (entry ``i`` in seat ``(i + r) % N``); ``par``: the par games' rows ``(deals, seat, 6)``, if any. ``pots`` and
+    ``par_pots``: in a session, the change of the pot over each deal at the table and in the par session
+    (``train.arena.sessions.pot_changes``): each seat's share, an ``N``-th, counts in its chips."""
     n = outcomes.shape[2]
     games = outcomes.shape[1]
     deals = np.arange(outcomes.shape[0])[:, None]
     table_sum = outcomes[..., CHIPS].sum(axis=(1, 2))  # (deals,)
+    share = np.zeros(outcomes.shape[0]) if pots is None else pots / n
+    par_share = np.zeros(outcomes.shape[0]) if par_pots is None else par_pots / n
     results = []
     for i, label in enumerate(labels):
         seats = (i + rotations) % n  # (deals, games)
@@ -336,13 +379,13 @@ def results_of(
         advantage = ((n - 1) * own - (table_sum - own)) / (games * (n - 1))
         par_advantage, par_ci = None, None
         if par is not None:
-            versus = (own - par[deals, seats, CHIPS].sum(axis=1)) / games
+            versus = (own - par[deals, seats, CHIPS].sum(axis=1)) / games + (share - par_share)
             par_advantage, par_ci = float(versus.mean()), t_interval(versus)
         results.append(
             SeatResult(
                 i,
                 label,
-                SideStats.of(rows, own / games),
+                SideStats.of(rows, own / games + share),
                 float(advantage.mean()),
                 t_interval(advantage),
                 counts[i],
@@ -364,83 +407,6 @@ def warm_up() -> None:
     recorder.history(["random"] * 3)
 
 
-async def play_game(
-    env: Any,
-    table: Sequence[Any],
-    deals: Deals,
-    k: int,
-    labels: Sequence[str],
-    deal_name: str,
-    recorder: DealRecorder | None = None,
-    pacer: Pacer | None = None,
-) -> np.ndarray:
-    """Deal ``k`` of ``deals`` on the table's loop (``train.table.play_async``), agents reset first as evaluation
-    resets them: a remote seat's turn awaited, a search's move awaited from its worker process and a built-in
-    agent's move chosen in a worker thread, so that no table holds up the others; the ``seat_outcomes`` rows.
-    ``recorder``: writes the game's hand history (``recorder.history(labels)`` once it is over). ``pacer``: holds
-    back the built-in seats' moves (``train.arena.pacing``; a match with a remote seat)."""
-    reset_agents(table)
-    deal = deals.deal(k, env.unwrapped.rules)
-    if recorder is not None:
-        recorder.next_game(deal.deck, deal.env_seed)
-
-    async def decide(decision: Decision) -> Any:
-        agent = table[decision.seat]
-        if isinstance(agent, RemoteSeat):
-            return await agent.act(decision.observation)
-        move: Awaitable[Any]
-        if isinstance(agent, thinking.SeatProxy):
-            move = agent.act_async(decision.observation, where=decision.where)
-        else:
-            move = asyncio.to_thread(choose, agent, decision.observation, repr(decision.label), decision.where)
-        return await (move if pacer is None else pacer.paced(id(agent), move))
-
-    return await play_async(env, deal, decide, labels, deal_name, () if recorder is None else (recorder,))
-
-
-def _build_all(spec: str, seeds: Sequence[int]) -> list[Any]:
-    return [thinking.build_seat(spec, seed) for seed in seeds]
-
-
-def close_seats(table: Sequence[Any]) -> None:
-    """Free the agents that think in worker processes (``thinking.SeatProxy``)."""
-    for agent in table:
-        if isinstance(agent, thinking.SeatProxy):
-            agent.close()
-
-
-def par_env(spec: MatchSpec, rules: Any) -> tuple[Any, DealRecorder]:
-    """The env a par game (or the ladder's all-field table) is played in, and the recorder of its hand histories:
-    the plain env, whose games ``DealRecorder`` records as ``bourre_env.history.Recording`` would, for less."""
-    env = bourre_env.env(**{**spec.rule_options, "num_players": spec.players})
-    return env, DealRecorder(env.unwrapped.rules, history.rules_record(rules)["preset"])
-
-
-async def play_par_games(
-    agent: str,
-    seed: int,
-    rules: Any,
-    deals: Deals,
-    dealt: asyncio.Queue[int | None],
-    played_in: tuple[Any, DealRecorder],
-    on_par: ParHook,
-) -> None:
-    """The par games, one per deal number taken from ``dealt`` (None: no more): ``agent`` in every seat, seat
-    ``s`` seeded from ``(seed, N, k, 1 + s)`` as the ladder's all-field table is, so a deal's par game is the same
-    whenever it is played."""
-    n = rules.num_players
-    labels = [agent] * n
-    env, recorder = played_in
-    while (k := await dealt.get()) is not None:
-        seeds = [agent_seed(seed, n, k, 1 + s) for s in range(n)]
-        table = await asyncio.to_thread(_build_all, agent, seeds)
-        try:
-            rows = await play_game(env, table, deals, k, labels, f"par game of deal {k}", recorder)
-        finally:
-            close_seats(table)
-        await on_par(k, rows, recorder.history(labels))
-
-
 async def play_match(
     spec: MatchSpec,
     match: str,
@@ -451,16 +417,18 @@ async def play_match(
 ) -> MatchReport:
     """Play ``spec`` (its bots claimed from ``registry``, released at the end) on the running event loop;
     ``ValueError`` before any deal for a bot that is not connected or busy, a bad agent spec, or a match with a
-    remote seat that is not dealt from a secret or not in the single format. ``on_par``: awaited with each par game
-    (the single format)."""
-    if spec.remote and (spec.secret is None or spec.format != "single"):
-        raise ValueError("a match with a remote seat is dealt from a secret (MatchSpec.with_secret) in the single "
-                         "format")  # fmt: skip
+    remote seat that is not dealt from a secret or in the rotations format. ``on_par``: awaited with each par game
+    (each deal of the par session)."""
+    if spec.remote and (spec.secret is None or spec.format == "rotations"):
+        raise ValueError(
+            "a match with a remote seat is dealt from a secret (MatchSpec.with_secret) in the single or session format"
+        )
     n = spec.players
-    rules = table_rules(n, spec.rule_options)
-    deals = make_deals(spec.seed, rules, spec.deals)
-    single = spec.format == "single"
-    env, recorder = par_env(spec, rules)
+    session = spec.format == "session"
+    rules = table_rules(n, spec.rule_options, spec.deals if session else 1)
+    deals = make_deals(spec.seed, rules, 1 if session else spec.deals)
+    single = spec.format != "rotations"
+    env, recorder = par_env(rules)
     clock_ms = int(round(spec.clock * 1000))
     totals = [0] * n
     context = TurnContext(match, env, make_params(rules), rules, spec.clock, games=spec.deals * (1 if single else n))
@@ -468,7 +436,7 @@ async def play_match(
     slots = {slot.name: slot for slot in registry.seat(names, match, spec.grace)}
     dealt: asyncio.Queue[int | None] = asyncio.Queue()
     par_rows = np.zeros((spec.deals, n, 6), dtype=np.int64)
-    par_task: asyncio.Task[None] | None = None
+    par_task: asyncio.Task[Any] | None = None
     entries: list[Any] = []
     pacer = Pacer() if spec.remote else None
     try:
@@ -488,7 +456,9 @@ async def play_match(
                     await on_par(k, rows, saved)
 
             par_task = asyncio.create_task(
-                play_par_games(par_agent, spec.seed, rules, deals, dealt, par_env(spec, rules), keep_par)
+                play_par_session(par_agent, spec.seed, rules, deals, par_env(rules), on_par)
+                if session
+                else play_par_games(par_agent, spec.seed, rules, deals, dealt, par_env(rules), keep_par)
             )
         remotes = [(i, e) for i, e in enumerate(entries) if isinstance(e, RemoteSeat)]
         start = protocol.match_start(
@@ -501,8 +471,28 @@ async def play_match(
         games = 1 if single else n
         outcomes = np.zeros((spec.deals, games, n, 6), dtype=np.int64)
         rotations = np.zeros((spec.deals, games), dtype=np.int64)
+        pots = np.zeros(spec.deals, dtype=np.int64)  # a session's: the pot each deal left
         played = 0
-        for k in range(spec.deals):
+        stopped = False
+        if session:
+            labels = [public_label(s) for s in spec.seats]
+            played, stopped = await play_session(
+                match=match,
+                labels=labels,
+                env=env,
+                recorder=recorder,
+                pacer=pacer,
+                deals=deals,
+                entries=entries,
+                remotes=remotes,
+                context=context,
+                totals=totals,
+                on_game=on_game,
+                stop=stop,
+                outcomes=outcomes,
+                pots=pots,
+            )
+        for k in range(0 if session else spec.deals):
             if stop():
                 break
             if par_task is not None:
@@ -528,23 +518,33 @@ async def play_match(
                 for i, remote in remotes:
                     remote.send(protocol.deal_end(match, k, r, (i + r) % n, record))
             played = k + 1
+        par_pots = None
         if par_task is not None:
             dealt.put_nowait(None)
-            await par_task
+            if session:
+                par_rows, par_pots = await par_task
+            else:
+                await par_task
             par_task = None
         registry.check_forfeits(list(slots.values()))
         counts = [e.slot.counts.to_dict() if isinstance(e, RemoteSeat) and e.slot.counts else None for e in entries]
-        status = "finished" if played == spec.deals else "aborted"
+        status = "finished" if played == spec.deals or (session and played and not stopped) else "aborted"
         results = (
             results_of(
-                spec.seats, outcomes[:played], rotations[:played], counts, par_rows[:played] if par_agent else None
-            )
+                spec.seats,
+                outcomes[:played],
+                rotations[:played],
+                counts,
+                par_rows[:played] if par_agent else None,
+                pot_changes(pots[:played]) if session else None,
+                None if par_pots is None else pot_changes(par_pots[:played]),
+            )  # fmt: skip
             if played
             else []
         )
         report = MatchReport(
             match, status, n, played, spec.seed, spec.clock, results, spec.grace, spec.fallback, spec.format,
-            par_agent, spec.secret,
+            par_agent, spec.secret, int(pots[played - 1]) if session and played else None,
         )  # fmt: skip
         summary = [
             {"seat": public_label(r.label), "chips": r.side.chips, "advantage": r.advantage,

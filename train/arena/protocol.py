@@ -97,7 +97,9 @@ parser (every text it matches is a valid action object, with no key twice)."""
 
 
 def parse_client(data: str | bytes) -> Hello | Action:
-    """A bot's message, checked whole; ``ProtocolError`` naming the fault."""
+    """A bot's message, checked whole; ``ProtocolError`` naming the fault. A binary frame is read as the UTF-8 text
+    it holds (docs/protocol.md: some WebSocket libraries send bytes as binary frames; the message is checked the
+    same)."""
     size = len(data) if isinstance(data, bytes) or data.isascii() else len(data.encode("utf-8", "surrogatepass"))
     if size > MAX_MESSAGE_BYTES:
         raise ProtocolError(f"message of {size} bytes, past the limit of {MAX_MESSAGE_BYTES}")
@@ -251,7 +253,7 @@ def turn(
     and each action's label as well (a bot asks for them at its hello). ``seen``: the seat's observation vector and
     legal mask if the caller has them (the env's, for this state and seat), else they are computed here. ``game``:
     the game's number in the match and the match's games, for the view in words (the env sees one deal at a
-    time)."""
+    time) and the view's ``deals_left``, the deals the match plays after this one."""
     if seen is None:
         obs = np.empty(observation.OBS_SIZE, dtype=np.float32)
         mask = np.empty(core.NUM_ACTIONS, dtype=np.int8)
@@ -261,6 +263,7 @@ def turn(
     view = view_of(obs, mask, rules.num_players, rules.hand_size, seat)
     legal = view.pop("legal")
     view["chips"] = list(chips)
+    view["deals_left"] = game[1] - game[0]
     message = {
         "type": "turn",
         "match": match,

@@ -21,7 +21,9 @@ Bots are ranked on the low end of that interval (those that played every cell fi
 whoever asked for it, deal by deal in the order the matches were created (then by id). The participants of a deal
 are the distinct entries of the match, a bot or a built-in agent with all its copies (their chips pooled), each a
 team of one, ranked by chips per seat over the deal's games (equal chips share a rank). A deal counts once all its
-games are stored; a match with one participant in every seat (copies of one agent) rates no one.
+games are stored; a match with one participant in every seat (copies of one agent) rates no one. A session (the
+session format: the deals one game, the pot carried) is rated once, by the chips of all its deals, when it is
+finished; it is no reference match, since the ladder's cells are single deals.
 Matches still running, and refused ones, count in neither rating; nor does a match with a bot played with another
 fallback than ``RATED_FALLBACK`` (an operator's, ``bourre arena match --fallback``): no bot is rated as better than
 it played. Such a match is tallied (matches, deals, timeouts) all the same.
@@ -85,6 +87,7 @@ class StoredMatch:
     counts: tuple[dict[str, int] | None, ...]
     rotations: np.ndarray | None = None  # (deals, games); None: every rotation in order (the rotations format)
     fallback: str = RATED_FALLBACK  # the agent that played a seat's moves its bot did not make
+    session: bool = False  # the session format: the deals are one session, the pot carried (rotation 0 throughout)
 
     def seats_of(self, entry: int) -> np.ndarray:
         """``(deals, games)``: the seat ``entry`` held in each game."""
@@ -98,7 +101,10 @@ class StoredMatch:
         return len(self.seats)
 
     def field(self) -> tuple[int, str] | None:
-        """(the bot's entry, the field) when this is a reference match: one bot among copies of one agent."""
+        """(the bot's entry, the field) when this is a reference match: one bot among copies of one agent. A session
+        is none: the ladder's cells are single deals, each against its all-field table."""
+        if self.session:
+            return None
         bots = [i for i, s in enumerate(self.seats) if s.startswith("bot:")]
         others = {s for s in self.seats if not s.startswith("bot:")}
         if len(bots) == 1 and len(others) == 1 and self.players >= 2:
@@ -263,7 +269,13 @@ def _rate_deals(model: Any, ratings: dict[str, Any], deals: dict[str, int], matc
         return
     copies = [match.seats.count(label) for label in labels]
     own = _entry_chips(match)
-    for row in range(len(match.deals)):
+    if match.session:
+        # one game: ranked once by the chips of the whole session (each seat's share of the pot left is the same,
+        # so it changes no rank), and only once it is finished: a session cut short is not the game
+        if match.status != "finished":
+            return
+        own = own.sum(axis=0, keepdims=True)
+    for row in range(len(own)):
         # chips per seat of each participant over the deal's rotations (copies pooled): the same denominator
         # n * copies for every seat it held, compared as fractions by cross-multiplying integers
         totals = [sum(int(own[row, i]) for i, s in enumerate(match.seats) if s == label) for label in labels]
@@ -274,7 +286,7 @@ def _rate_deals(model: Any, ratings: dict[str, Any], deals: dict[str, int], matc
         teams = [[ratings.get(label) or model.rating(name=label)] for label in labels]
         for label, (new,) in zip(labels, model.rate(teams, ranks=ranks), strict=True):
             ratings[label] = new
-            deals[label] = deals.get(label, 0) + 1
+            deals[label] = deals.get(label, 0) + (len(match.deals) if match.session else 1)
 
 
 def _openskill(matches: Sequence[StoredMatch]) -> tuple[dict[str, Any], dict[str, int], Any]:

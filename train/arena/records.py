@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import sqlalchemy as sa
 
+from train.arena.games import public_label
 from train.arena.ratings import BaselineKey, Rater, Standings, StoredMatch
 from train.arena.storage import Store, games, match_bots, matches, metadata
 
@@ -53,16 +54,17 @@ def _stored(row: Any, rows: Sequence[Any]) -> StoredMatch:
     request = json.loads(row.request)
     seats = tuple(str(s) for s in request["seats"])
     n = len(seats)
-    single = request.get("format") == "single"  # a request of an earlier version has none: it was played in rotations
+    # a request of an earlier version has no format: it was played in rotations
+    form = request.get("format", "rotations")
     by_deal: dict[int, dict[int, list[list[int]]]] = {}
     for deal, rotation, outcomes in rows:
         by_deal.setdefault(int(deal), {})[int(rotation)] = json.loads(outcomes)
 
     def expected(k: int) -> list[int]:
-        return [k % n] if single else list(range(n))
+        return [0] if form == "session" else [k % n] if form == "single" else list(range(n))
 
     complete = sorted(k for k, games in by_deal.items() if set(games) == set(expected(k)))
-    games = 1 if single else n
+    games = n if form == "rotations" else 1
     array = np.array([[by_deal[k][r] for r in expected(k)] for k in complete], dtype=np.int64).reshape(-1, games, n, 6)
     rotations = np.array([expected(k) for k in complete], dtype=np.int64).reshape(-1, games)
     report = json.loads(row.report) if row.report else None
@@ -70,7 +72,7 @@ def _stored(row: Any, rows: Sequence[Any]) -> StoredMatch:
     for result in (report or {}).get("results", []):
         counts[int(result["entry"])] = result.get("counts")
     return StoredMatch(row.id, float(row.created), row.status, seats, int(request.get("seed", 0)), tuple(complete),
-                       array, tuple(counts), rotations, str(request.get("fallback")))  # fmt: skip
+                       array, tuple(counts), rotations, str(request.get("fallback")), form == "session")  # fmt: skip
 
 
 class Book:
@@ -158,8 +160,9 @@ class Book:
 
 
 def bot_matches(store: Store, name: str, limit: int = 200) -> list[dict[str, Any]]:
-    """The newest ``limit`` matches the bot sat in (not running): id, created, status, seats, seed, games. Read from
-    ``match_bots`` by its index: the cost is the bot's ``limit`` newest matches, not the arena's whole history."""
+    """The newest ``limit`` matches the bot sat in (not running): id, created, status, seats, seed, games, format.
+    Read from ``match_bots`` by its index: the cost is the bot's ``limit`` newest matches, not the arena's whole
+    history."""
     count = sa.select(sa.func.count()).select_from(games).where(games.c.match_id == matches.c.id).scalar_subquery()
     query = (
         sa.select(matches.c.id, matches.c.created, matches.c.status, matches.c.request, count)
@@ -173,8 +176,17 @@ def bot_matches(store: Store, name: str, limit: int = 200) -> list[dict[str, Any
     found = []
     for match_id, created, status, request, played in rows:
         body = json.loads(request)
-        found.append({"match": match_id, "created": float(created), "status": status, "seats": body["seats"],
-                      "seed": body.get("seed"), "games": int(played)})  # fmt: skip
+        found.append(
+            {
+                "match": match_id,
+                "created": float(created),
+                "status": status,
+                "seats": [public_label(str(s)) for s in body["seats"]],
+                "seed": body.get("seed"),
+                "games": int(played),
+                "format": body.get("format", "rotations"),  # a request of an earlier version has none
+            }
+        )
     return found
 
 
@@ -204,7 +216,7 @@ def match_histories(store: Store, match: str) -> dict[str, Any] | None:
     return {
         "match": match,
         "status": row.status,
-        "seats": list(stored.seats),
+        "seats": [public_label(s) for s in stored.seats],
         "seed": stored.seed,
         "games": [{"deal": int(k), "rotation": int(r), "history": json.loads(h)} for k, r, h in played],
         "all_field": [{"deal": int(k), "history": json.loads(h)} for k, h in fields],

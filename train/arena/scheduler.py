@@ -53,10 +53,10 @@ from typing import Any
 import sqlalchemy as sa
 
 from train.arena import storage
-from train.arena.match import DEFAULT_CLOCK, MatchSpec, draw_secret
+from train.arena.match import DEFAULT_CLOCK, MAX_CLOCK, MAX_DEALS, MAX_MATCHES, MatchSpec, draw_secret
 from train.arena.ratings import Standings
 from train.arena.records import Book
-from train.arena.remote import GRACE_SECONDS
+from train.arena.remote import GRACE_SECONDS, MAX_GRACE
 from train.arena.storage import Store
 from train.eval.ladder import LADDERS, PLAYERS, VERSION
 
@@ -65,6 +65,9 @@ __all__ = ["BotStats", "LadderConfig", "Ladder", "Planned", "keep_alive", "lifes
 log = logging.getLogger("bourre.arena")
 
 Cell = tuple[str, int]
+SESSION_RULES = {"pot_limit": 20}
+"""The house rule of the ladder's sessions: the pot capped at 20 chips, as many houses play, which also keeps the
+spread of session results within reach of a rating (docs/evaluation.md, "Sessions: the game as played")."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,14 +87,29 @@ class LadderConfig:
     peer_par: str = "heuristic"  # the par game of a match of bots alone (else: the built-in agent of the match)
     poll: float = 0.5  # seconds between two looks for idle bots
     peers_only: bool = False  # no reference match: a bot plays only with other bots (rule 5)
+    # peer matches as sessions (the pot carried, rated once each by OpenSkill), under SESSION_RULES; reference
+    # matches stay single deals, the ladder rating's cells
+    peer_sessions: bool = False
 
     def __post_init__(self) -> None:
         if not self.fields or not self.sizes:
             raise ValueError("ladder: at least one reference agent and one table size")
         if any(not 2 <= n <= 8 for n in self.sizes):
             raise ValueError(f"ladder: table sizes are 2..8, got {list(self.sizes)}")
-        if not 1 <= self.deals <= 1000 or self.tables < 1:
-            raise ValueError("ladder: deals 1..1000 and at least one table")
+        if not 1 <= self.deals <= MAX_DEALS:
+            raise ValueError(f"--ladder-deals: expected 1..{MAX_DEALS} deals a match, got {self.deals!r}")
+        if not 1 <= self.tables <= MAX_MATCHES:
+            raise ValueError(f"--ladder-tables: expected 1..{MAX_MATCHES} matches at once, got {self.tables!r}")
+        # a clock of nan, 0 or 1e9 would start a ladder whose every match is refused, twice a second, in silence:
+        # each setting is checked here, once, as a request's would be (MatchSpec.from_request)
+        seconds = (
+            ("--ladder-clock", self.clock, 0.001, MAX_CLOCK),
+            ("grace", self.grace, 0.0, MAX_GRACE),
+            ("poll", self.poll, 0.01, 60.0),
+        )
+        for name, value, low, high in seconds:
+            if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+                raise ValueError(f"{name}: expected seconds in {low:g}..{high:g}, got {value!r}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -128,8 +146,19 @@ class Planned:
 
     def request(self, config: LadderConfig) -> dict[str, Any]:
         """The match request stored for it (``MatchSpec.from_request`` reads it back)."""
-        spec = MatchSpec(self.seats, self.players, config.deals, 0, config.clock, config.fallback, config.grace,
-                         par=None if len(self.bots) < self.players else config.peer_par)  # fmt: skip
+        session = config.peer_sessions and self.field is None
+        spec = MatchSpec(
+            self.seats,
+            self.players,
+            config.deals,
+            0,
+            config.clock,
+            config.fallback,
+            config.grace,
+            dict(SESSION_RULES) if session else {},
+            format="session" if session else "single",
+            par=None if len(self.bots) < self.players else config.peer_par,
+        )
         return spec.with_secret(self.secret).request()
 
     @classmethod

@@ -201,7 +201,7 @@ class Arena:
                 await asyncio.wrap_future(self.store.game_finished(match, k, r, rows, saved))
 
             async def store_par(k: int, rows: Any, saved: dict[str, Any]) -> None:
-                key = (str(spec.par_agent), spec.players, spec.seed, k)
+                key = (str(spec.par_key), spec.players, spec.seed, k)
                 await asyncio.wrap_future(insert_baseline(self.store, key, rows, saved))
 
             try:

@@ -8,12 +8,14 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy.exc import DBAPIError
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from train.arena import people as bounds
+from train.arena.leaderboard import Outage
 from train.arena.people.admission import People
 from train.arena.people.handles import _agent_name, _handles
 from train.arena.people.pages import people_page
@@ -45,6 +47,11 @@ def options(people: People) -> dict[str, Any]:
 def routes(people: People) -> list[BaseRoute]:
     """The routes of the module docstring, answering for ``people``; a refusal is a JSON ``{"error": message}``."""
 
+    outage = Outage(people.arena.store, "the people's routes")
+
+    def out_of_reach(err: DBAPIError) -> Response:
+        return outage.refused(err)
+
     async def page(_request: Request) -> Response:
         return FileResponse(STATIC / "people.html", media_type="text/html")
 
@@ -53,6 +60,8 @@ def routes(people: People) -> list[BaseRoute]:
             return JSONResponse(options(people))
         except TableError as err:
             return JSONResponse({"error": err.message}, status_code=err.status)
+        except DBAPIError as err:
+            return out_of_reach(err)
 
     async def seats(request: Request) -> Response:
         try:
@@ -61,13 +70,21 @@ def routes(people: People) -> list[BaseRoute]:
                 raise TableError(403, refused)
             http_input.check_json_type(request.headers)
             address = request.client.host if request.client is not None else None
-            return JSONResponse(await people.admit(await http_input.read_json(request, bounds.MAX_BODY), address))
+            answer = JSONResponse(await people.admit(await http_input.read_json(request, bounds.MAX_BODY), address))
         except TableError as err:
             return JSONResponse({"error": err.message}, status_code=err.status)
+        except DBAPIError as err:
+            return out_of_reach(err)
+        outage.answered()
+        return answer
 
     async def results(request: Request) -> Response:
         arena = people.arena
-        found = await asyncio.to_thread(people_matches, arena.store, 200, arena.offered)
+        try:
+            found = await asyncio.to_thread(people_matches, arena.store, 200, arena.offered)
+        except DBAPIError as err:
+            return out_of_reach(err)
+        outage.answered()
         if request.url.path.startswith("/api/"):
             return JSONResponse({"matches": found})
         return HTMLResponse(people_page(found, {s.match for s in people.seats.values() if s.match is not None}))
