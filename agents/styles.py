@@ -5,17 +5,17 @@ exaggerates one habit that real players have, so that an agent can be rated agai
 (``bourre eval --candidate ppo --field style:eager-low``; ``python -m train.research.style_zoo`` rates agents
 against every style). They read only their own observation and play only legal actions, under every rule option.
 
-================  ===================================  ===================================================
-style             enters the deal                      plays a card
-================  ===================================  ===================================================
-``eager-random``  always                               a uniformly random legal card
-``eager-high``    always                               its strongest legal card
-``eager-low``     always                               its weakest legal card
-``station``       with a trump in hand                 the cheapest card that beats the trick so far, else
-                                                       its weakest
-``rock``          with two trumps or the ace of trumps as ``station``
-``coin-flip``     at one deal in two, whatever it holds its strongest legal card
-================  ===================================  ===================================================
+================  =====================================  ===================================================
+style             enters the deal                        plays a card
+================  =====================================  ===================================================
+``eager-random``  always                                 a uniformly random legal card
+``eager-high``    always                                 its strongest legal card
+``eager-low``     always                                 its weakest legal card
+``station``       with a trump in hand                   the cheapest card that beats the trick so far, else
+                                                         its weakest
+``rock``          with two trumps or the ace of trumps   as ``station``
+``coin-flip``     at one deal in two, whatever it holds  its strongest legal card
+================  =====================================  ===================================================
 
 Every style draws alike: it keeps its trumps and aces and discards the rest (or, where a rule limits the
 discards, the legal draw that discards most of them and nothing else). Where the rules ask more of a player it

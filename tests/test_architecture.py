@@ -247,7 +247,7 @@ def test_the_web_servers_import_each_other_nothing_and_their_helpers_are_below_b
 # train/'s wings (a subpackage, or a module at train/'s top), lowest floor first: a wing imports only itself and wings
 # of lower floors, never a wing of its own floor (two trainers, the two web servers) nor one above.
 TRAIN_FLOORS: list[set[str]] = [
-    {"table", "web", "arguments", "run_dir", "grouped_cli"},  # the table, the web helpers, argument and folder tools
+    {"table", "web", "arguments", "run_dir", "outputs", "grouped_cli"},  # table, web helpers, argument and file tools
     {"schedule"},  # the duplicate schedule: who sits where, seeded how, for a deal or a session
     {"eval"},  # evaluation: deals played on the table
     {"runs", "console"},  # run folders read back, the console's reports

@@ -17,6 +17,7 @@ from train import schedule as sched
 from train.eval import duplicate as ev
 from train.eval import ladder
 from train.eval.ladder import Cell, LadderCard, Leaderboard
+from train.eval.time_left import Part
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "leaderboard.md"
@@ -180,11 +181,11 @@ def test_a_session_ladder_is_evaluate_with_sessions_cell_by_cell(monkeypatch: py
     monkeypatch.setitem(ladder.LADDERS, ladder.VERSION, CHEAP)
     bars: list[_Bar] = []
 
-    def bar(**kw: Any) -> _Bar:
-        bars.append(_Bar(**kw))
+    def bar(parts: list[Part], **kw: Any) -> _Bar:
+        bars.append(_Bar(total=sum(part.deals for part in parts), **kw))
         return bars[-1]
 
-    monkeypatch.setattr(ladder, "tqdm", bar)
+    monkeypatch.setattr(ladder, "TimeLeftBar", bar)
     card = ladder.ladder("heuristic", deals=2, seed=3, players=(3,), session=3)
     assert (card.session, card.deals, card.players) == (3, 2, [3])
     mine = next(c for c in card.cells if c.field == "heuristic")  # the candidate itself: 0, not played

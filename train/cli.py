@@ -51,6 +51,7 @@ from train.bench import BENCHMARKS, _cmd_bench
 from train.compile_ahead import add_parser as add_compile_parser
 from train.eval.jobs import usable_cpus
 from train.ladder_command import add_parser as add_ladder_parser
+from train.outputs import Earlier
 from train.terminal_game import HUMAN, MAX_DEALS, _cmd_play
 
 __all__ = ["build_parser", "main"]
@@ -129,8 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--out",
         type=Path,
         default=None,
-        help="output folder, created if missing; files of an earlier evaluation in it are replaced "
-        "(default: runs/eval, or runs/tournament with --tournament)",
+        help="output folder, created if missing; files of an earlier evaluation in it are replaced, and the last "
+        "line names them (default: runs/eval, or runs/tournament with --tournament)",
     )
     ev.add_argument(
         "--rule",
@@ -493,6 +494,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     atomic_files.check_writable_folder(out, "--out")
     if args.save_histories is not None:
         atomic_files.check_writable_folder(args.save_histories, "--save-histories")
+    earlier = Earlier.at(out, args.save_histories, depth=1)  # histories lie in one folder per table size
     started = time.perf_counter()
     if args.tournament:
         from train.eval.tournament import tournament
@@ -555,6 +557,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         else f"{args.workers} worker(s)"
     )
     console.print(f"{elapsed:.1f} s with {where}; wrote {', '.join(str(p) for p in paths)}")
+    replaced = earlier.line()
+    if replaced is not None:
+        console.print(replaced, markup=False, soft_wrap=True, highlight=False)
     return 0
 
 

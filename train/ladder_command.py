@@ -16,6 +16,7 @@ from typing import Any
 from train import arguments
 from train import console as console_tables
 from train.eval.jobs import usable_cpus
+from train.outputs import Earlier
 
 __all__ = ["add_parser", "run"]
 
@@ -32,7 +33,8 @@ def add_parser(commands: Any) -> None:
         "its card, its rating and its rank among the reference agents. A card of a fast agent takes a few minutes "
         "on a 2-core machine with a worker per core (bourre ladder heuristic: 4 min 39 s on 2026-11-26, the "
         "machine shared with other work and the search compiling first), most of it against pimc:16, whose every "
-        "decision is a search; the bar counts deals.",
+        "decision is a search; the bar counts deals, and its time left weighs those left by the cost of their "
+        "field (train.eval.time_left).",
     )
     what = lad.add_mutually_exclusive_group(required=True)
     what.add_argument("spec", nargs="?", metavar="SPEC", help="agent to rate, e.g. heuristic or mybot.py:Bot")
@@ -114,6 +116,7 @@ def run(args: argparse.Namespace) -> int:
     for path, option in ((json_path, "--json"), (md_path if args.write_leaderboard else None, "--markdown")):
         if path is not None:
             atomic_files.check_writable_file(path, option)
+    earlier = Earlier.at(json_path, md_path if args.write_leaderboard else None)
     run = {
         "deals": args.deals,
         "seed": args.seed,
@@ -135,6 +138,7 @@ def run(args: argparse.Namespace) -> int:
         atomic_files.write_text(json_path, json.dumps(board.to_dict(), indent=2) + "\n")
         atomic_files.write_text(md_path, ladder.leaderboard_markdown(board))
         console.print(f"{board.cpu_minutes:.1f} min of CPU; wrote {json_path}, {md_path}")
+        _say_replaced(console, earlier)
         return 0
     reference = ladder.Leaderboard.load(args.reference)  # before the work: a bad file fails at once
     card = ladder.ladder(args.spec, **run)
@@ -153,4 +157,11 @@ def run(args: argparse.Namespace) -> int:
     if json_path is not None:
         atomic_files.write_text(json_path, json.dumps(card.to_dict(), indent=2) + "\n")
         console.print(f"wrote {json_path}")
+        _say_replaced(console, earlier)
     return 0
+
+
+def _say_replaced(console: Any, earlier: Earlier) -> None:
+    replaced = earlier.line()
+    if replaced is not None:
+        console.print(replaced, markup=False, soft_wrap=True, highlight=False)

@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from train.outputs import Earlier
+
 if TYPE_CHECKING:
     from train.table import Decision
 
@@ -330,6 +332,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
             )
     if args.save is not None:
         atomic_files.check_writable_file(args.save, "--save")
+    earlier = Earlier.at(args.save)
     seed = args.seed if args.seed is not None else int(np.random.SeedSequence().generate_state(1)[0])
     env = history.Recording(
         bourre_env.env(render_mode="ansi", **{**options, "num_players": len(seats), "deals_per_episode": args.deals}),
@@ -350,6 +353,9 @@ def _cmd_play(args: argparse.Namespace) -> int:
         if args.save is not None:
             try:
                 print(f"wrote {history.write(env.history(), args.save)}")
+                replaced = earlier.line()
+                if replaced is not None:
+                    print(replaced)
             except ValueError as err:  # no finished deal to write: said, not an error
                 print(f"--save: nothing written: {err}")
             except OSError as err:  # a full disk or device (/dev/full): said in one line, nothing replaced

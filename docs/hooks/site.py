@@ -9,12 +9,17 @@ to ``docs/rules.md``, a page to ``../bourre_env/batch.py``. On the site:
   ``source/`` (the site has no repository address to link to); a link to a folder must name a page of the site in
   ``FOLDER_PAGES``, and a link to a file that does not exist is left as it is, for the strict build to report;
 * the page ``reference/messages.md`` gets every JSON Schema of ``train/arena/schemas/`` at its marker, so that a new
-  message type is on the site without an edit of the page.
+  message type is on the site without an edit of the page;
+* a page whose HTML still holds a reStructuredText simple table (``=====`` borders, which Markdown prints as a
+  paragraph) is reported as a warning, so the strict build fails on it: the docstrings' tables reach the site through
+  ``docs/hooks/rst_tables.py``, and one it cannot read must not pass unseen (a table of theirs without a header
+  row loses the empty header that Markdown's tables require).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import posixpath
 import re
 from collections.abc import Callable
@@ -36,6 +41,14 @@ SOURCE_PREFIX = "source/"
 # an inline Markdown link or image target: `](target)` or `](target "title")`; the pages use no other kind
 _LINK = re.compile(r"(\]\()([^)\s]+)(\s+\"[^\"]*\")?\)")
 _FENCE = re.compile(r"^\s*(```|~~~)")
+# in a page's HTML: code, where a table's border may be shown on purpose, and a simple table's border left as text
+_CODE = re.compile(r"<pre\b.*?</pre>|<code\b.*?</code>", re.DOTALL)
+_TABLE_BORDER = re.compile(r"={3,}(?: +={3,})+")
+# the header of a table that has none (a simple table of two borders): Markdown's tables want one, the page does not
+_EMPTY_HEADER = re.compile(r"<thead>\s*<tr>\s*(?:<th></th>\s*)+</tr>\s*</thead>\s*")
+
+# strict mode counts the warnings of the "mkdocs" loggers
+log = logging.getLogger("mkdocs.hooks.site")
 
 
 def _repository_root(config: MkDocsConfig) -> Path:
@@ -145,3 +158,18 @@ def on_page_markdown(markdown: str, page: Page, config: MkDocsConfig, files: Fil
             raise PluginError(f"{MESSAGES_PAGE} lost its marker {MESSAGES_MARKER}")
         markdown = markdown.replace(MESSAGES_MARKER, _messages(_repository_root(config)))
     return markdown
+
+
+def unrendered_tables(html: str) -> list[str]:
+    """The reStructuredText table borders that a page's HTML shows as text, outside code."""
+    return [match.group(0) for match in _TABLE_BORDER.finditer(_CODE.sub("", html))]
+
+
+def on_page_content(html: str, page: Page, config: MkDocsConfig, files: Files) -> str:
+    borders = unrendered_tables(html)
+    if borders:
+        log.warning(
+            f"{page.file.src_uri}: {len(borders)} reStructuredText table border(s) printed as text, such as "
+            f"{borders[0][:40]!r}: write the table as Markdown, or as a simple table docs/hooks/rst_tables.py reads"
+        )
+    return _EMPTY_HEADER.sub("", html)

@@ -69,9 +69,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tqdm import tqdm
-
+from train.eval.jobs import usable_cpus
 from train.eval.report import TextTable, markdown_table, with_ci
+from train.eval.time_left import Part, TimeLeftBar, duplicate_work
 
 if TYPE_CHECKING:  # the evaluation is imported when it runs: the command line reads the constants at start-up
     from train.eval.duplicate import AgentSource
@@ -331,6 +331,19 @@ def _check(deals: int, seed: int, players: Sequence[int], session: int) -> tuple
     return sizes, session
 
 
+def _parts(candidate: AgentSource, fields: Sequence[str], sizes: list[int], deals: int) -> list[Part]:
+    """The cells of a card as the bar meets them, each weighed by its work (``train.eval.time_left``): a field's
+    cost per deal grows with the table and differs by hundreds between fields, so deals alone tell no time left."""
+    from train.eval.duplicate import agent_label
+
+    label = agent_label(candidate)
+    return [
+        Part(field, deals, 0.0 if label == field else deals * duplicate_work(label, field, n))
+        for field in fields
+        for n in sizes
+    ]
+
+
 def _play(
     candidate: AgentSource,
     fields: Sequence[str],
@@ -365,7 +378,7 @@ def _play(
                 backend=backend,
                 address=address,
                 connect_timeout=connect_timeout,
-                bar=bar,  # moved deal by deal, so that its rate and time left mean something
+                bar=bar,  # moved deal by deal: its time left weighs each deal by its field's work
                 session=session,
             )
             for t in report.tables:
@@ -403,8 +416,11 @@ def ladder(
     single deals. The bar counts deals, a session's every deal."""
     sizes, session = _check(deals, seed, players, session)
     fields = LADDERS[VERSION]
-    total = len(fields) * len(sizes) * deals * session
-    with tqdm(total=total, disable=not progress, unit="deal", desc="ladder", dynamic_ncols=True) as bar:
+    parts = _parts(candidate, fields, sizes, deals * session)
+    shared = min(workers, usable_cpus())
+    with TimeLeftBar(
+        parts, workers=shared, disable=not progress, unit="deal", desc="ladder", dynamic_ncols=True
+    ) as bar:
         return _play(candidate, fields, sizes, deals, seed, workers, backend, address, connect_timeout, bar, session)
 
 
@@ -430,8 +446,11 @@ def leaderboard(
         return own.ru_utime + own.ru_stime + workers_.ru_utime + workers_.ru_stime
 
     started = cpu()
-    total = len(fields) * len(fields) * len(sizes) * deals * session
-    with tqdm(total=total, disable=not progress, unit="deal", desc="leaderboard", dynamic_ncols=True) as bar:
+    parts = [part for agent in fields for part in _parts(agent, fields, sizes, deals * session)]
+    shared = min(workers, usable_cpus())
+    with TimeLeftBar(
+        parts, workers=shared, disable=not progress, unit="deal", desc="leaderboard", dynamic_ncols=True
+    ) as bar:
         cards = [
             _play(agent, fields, sizes, deals, seed, workers, backend, address, connect_timeout, bar, session)
             for agent in fields
