@@ -1,19 +1,19 @@
-"""How often the cinch's exact search runs out of its node budget, and what settling those positions would cost.
+"""What the cinch's exact search costs per question, and whether it ever gives up.
 
-The core decides a cinch with cheap bounds, then an exact search of at most ``Rules.params()[P_CINCH_BUDGET]``
-nodes (100,000); past it the player is treated as having no cinch (docs/rules.md, "Cinch"). This script plays
-seeded deals with a uniformly random legal action at every seat and, at every trick-play decision where the acting
-seat's search ran out of budget, asks that seat's cinch again with each larger budget of ``--budgets`` in turn,
-until one settles it. Printed per setting: decisions, searches over budget per decision, and for each such
-position the nodes its search needed (or "more than" the largest budget), the answer and the CPU time; then the
-search's CPU time per node.
+The core decides a cinch with cheap bounds, then an exact search (docs/rules.md, "Cinch"). This script plays
+seeded deals with a uniformly random legal action at every seat and, at every trick-play decision, asks the
+acting seat's cinch once more with a fresh scratch (so that no memoised answer is read), timing it. Printed per
+setting: decisions, the questions that reached the search, their node counts (p50 / p99 / max), the slowest
+question's wall-clock time, and the searches that gave up (``X_CINCH_ABORTS``: 0 since the search is exact
+without a budget). ``--corpus`` writes the positions of the slowest questions (``--keep`` per setting, and every
+search that gave up) to an ``.npz`` file: state, rule parameters and seat, one row each.
 
 Usage
 -----
 ::
 
     python benchmarks/cinch_budget.py                                    # 3, 5 and 8 players, 2,000 deals each
-    python benchmarks/cinch_budget.py --players 3 --ranks 6 --deals 6000 --seed 0 --budgets 1e6 1e7 1e8
+    python benchmarks/cinch_budget.py --players 3 --ranks 6 --deals 6000 --seed 0
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import preamble  # noqa: F401
 # isort: split
 import argparse
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -33,15 +33,18 @@ from bourre_env import core
 
 
 @dataclass
-class OverBudget:
-    """One position whose search ran out of the default budget, asked again with larger ones."""
+class Question:
+    """One searched cinch question: where it was asked, what the search spent, and its answer."""
 
     deal: int
     seat: int
-    nodes: int  # the nodes of the first larger budget that settled it; the largest budget if none did
-    settled: bool
+    nodes: int
+    seconds: float  # wall clock of the whole question (bounds and search)
     cinch: bool
-    seconds: float
+    gave_up: bool
+    state: np.ndarray = field(repr=False)
+    env_seed: int = 0
+    actions: tuple[int, ...] = ()  # the deal's actions before the question, from ``reset(seed=env_seed)``
 
 
 @dataclass
@@ -50,55 +53,89 @@ class Sweep:
     ranks: int
     deals: int
     decisions: int
-    over_budget: list[OverBudget]
+    searched: list[Question]
+    slowest: float  # wall-clock seconds of the slowest question, searched or not
+    params: np.ndarray = field(repr=False)
+
+    @property
+    def gave_up(self) -> list[Question]:
+        return [q for q in self.searched if q.gave_up]
 
 
-def settle(state: np.ndarray, params: np.ndarray, seat: int, budgets: list[int]) -> tuple[int, bool, bool, float]:
-    """(nodes searched, settled, cinch, CPU seconds) of ``seat``'s cinch with the first of ``budgets`` that
-    settles it; a fresh scratch each time, so that no cached answer is read."""
-    nodes, cinch, spent = 0, False, 0.0
-    for budget in budgets:
-        larger = params.copy()
-        larger[core.P_CINCH_BUDGET] = budget
-        scratch = core.new_scratch()
-        start = time.process_time()
-        cinch = bool(core.has_cinch_with(state.copy(), larger, seat, scratch))
-        spent = time.process_time() - start
-        nodes = int(scratch[core.X_CINCH_NODES])
-        if scratch[core.X_CINCH_ABORTS] == 0:
-            return nodes, True, cinch, spent
-    return nodes, False, cinch, spent
+def ask(state: np.ndarray, params: np.ndarray, seat: int) -> tuple[bool, int, int, int, float]:
+    """(cinch, searches, nodes, searches given up, wall seconds) of ``seat``'s cinch, with a fresh scratch."""
+    scratch = core.new_scratch()
+    copy = state.copy()
+    start = time.perf_counter()
+    cinch = bool(core.has_cinch_with(copy, params, seat, scratch))
+    spent = time.perf_counter() - start
+    return (
+        cinch,
+        int(scratch[core.X_CINCH_SEARCHES]),
+        int(scratch[core.X_CINCH_NODES]),
+        int(scratch[core.X_CINCH_ABORTS]),
+        spent,
+    )
 
 
-def sweep(players: int, ranks: int, deals: int, seed: int, budgets: list[int]) -> Sweep:
-    """Random legal play over ``deals`` seeded deals; every acting seat's over-budget search settled again."""
+def sweep(players: int, ranks: int, deals: int, seed: int) -> Sweep:
+    """Random legal play over ``deals`` seeded deals; the acting seat's cinch asked afresh at every trick-play
+    decision."""
     env = bourre_env.env(num_players=players, ranks=ranks)
     raw = env.unwrapped
     params = raw.rules.params()
     rng = np.random.default_rng(seed)
     decisions = 0
-    found: list[OverBudget] = []
+    searched: list[Question] = []
+    slowest = 0.0
+    env.reset(seed=seed)
+    ask(raw.state_vector, params, 0)  # loads the compiled kernel before anything is timed
     for deal in range(deals):
-        env.reset(seed=seed * 1_000_003 + deal)
+        env_seed = seed * 1_000_003 + deal
+        env.reset(seed=env_seed)
         state = raw.state_vector
+        actions: list[int] = []
         while state[core.S_PHASE] < core.DEAL_OVER:
-            before = raw.cinch_aborts
-            legal = raw.legal_actions()
-            if raw.cinch_aborts > before and state[core.S_PHASE] == core.PLAY:
+            if state[core.S_PHASE] == core.PLAY:
                 seat = int(state[core.S_CUR])
-                default = core.new_scratch()
-                core.has_cinch_with(state.copy(), params, seat, default)
-                if default[core.X_CINCH_ABORTS]:  # the acting seat's own search (not another seat's)
-                    found.append(OverBudget(deal, seat, *settle(state, params, seat, budgets)))
-            env.step(int(rng.choice(legal)))
+                cinch, searches, nodes, aborts, spent = ask(state, params, seat)
+                slowest = max(slowest, spent)
+                if searches:
+                    question = Question(deal, seat, nodes, spent, cinch, aborts > 0, state.copy(), env_seed)
+                    question.actions = tuple(actions)
+                    searched.append(question)
+            legal = raw.legal_actions()
+            actions.append(int(rng.choice(legal)))
+            env.step(actions[-1])
             decisions += 1
-    return Sweep(players, ranks, deals, decisions, found)
+    return Sweep(players, ranks, deals, decisions, searched, slowest, params)
 
 
-def node_seconds(found: list[OverBudget]) -> float:
-    """CPU seconds per search node, over the last search of each position asked again (settled or not)."""
-    nodes = sum(f.nodes for f in found)
-    return sum(f.seconds for f in found) / nodes if nodes else float("nan")
+def percentiles(values: list[int]) -> tuple[float, float, int]:
+    """(p50, p99, max) of ``values`` (zeros when empty)."""
+    if not values:
+        return 0.0, 0.0, 0
+    a = np.asarray(values)
+    return float(np.percentile(a, 50)), float(np.percentile(a, 99)), int(a.max())
+
+
+def write_corpus(path: str, sweeps: list[Sweep], keep: int) -> int:
+    """The ``keep`` slowest searched questions of each sweep and every one that gave up, to ``path``; returns how
+    many."""
+    states, params, seats, lines = [], [], [], []
+    for result in sweeps:
+        chosen = sorted(result.searched, key=lambda q: -q.seconds)[:keep]
+        chosen += [q for q in result.gave_up if q not in chosen]
+        for q in chosen:
+            states.append(q.state)
+            params.append(result.params)
+            seats.append(q.seat)
+            actions = " ".join(map(str, q.actions))
+            lines.append(f'({result.players}, {result.ranks}, {q.env_seed}, {q.seat}, {q.cinch}, "{actions}"),')
+    np.savez_compressed(path, states=np.array(states), params=np.array(params), seats=np.array(seats))
+    with open(path + ".txt", "w") as out:  # replayable: players, ranks, reset seed, seat, cinch, the actions
+        out.write("\n".join(lines) + "\n")
+    return len(seats)
 
 
 def main() -> None:
@@ -107,29 +144,29 @@ def main() -> None:
     parser.add_argument("--ranks", type=int, default=13, help="ranks of the deck (6: A K Q J 10 9)")
     parser.add_argument("--deals", type=int, default=2000, help="deals per table size")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument(
-        "--budgets", type=float, nargs="+", default=[1e6, 1e7], help="larger node budgets, tried in this order"
-    )
+    parser.add_argument("--corpus", help="write the slowest positions to this .npz file")
+    parser.add_argument("--keep", type=int, default=20, help="slowest positions per setting kept by --corpus")
     args = parser.parse_args()
     if args.deals < 1 or any(n < 2 or n > 8 for n in args.players):
         parser.error("--deals must be at least 1 and --players between 2 and 8")
-    budgets = sorted(int(b) for b in args.budgets)
-    if budgets[0] <= 100_000:
-        parser.error("--budgets must be larger than the default 100,000 nodes")
-    everything: list[OverBudget] = []
+    if args.keep < 0:
+        parser.error("--keep must be at least 0")
+    results = []
     for players in args.players:
-        result = sweep(players, args.ranks, args.deals, args.seed, budgets)
-        everything += result.over_budget
-        rate = len(result.over_budget) / result.decisions
+        result = sweep(players, args.ranks, args.deals, args.seed)
+        results.append(result)
+        p50, p99, top = percentiles([q.nodes for q in result.searched])
         print(
             f"{players} players, {args.ranks} ranks: {result.deals} deals, {result.decisions} decisions, "
-            f"{len(result.over_budget)} acting seats' searches over budget ({rate:.1e} a decision)"
+            f"{len(result.searched)} searched; nodes per search p50 {p50:,.0f}, p99 {p99:,.0f}, max {top:,}; "
+            f"slowest question {result.slowest * 1e3:.2f} ms; {len(result.gave_up)} searches gave up"
         )
-        for f in result.over_budget:
-            nodes = f"{f.nodes:,} nodes" if f.settled else f"more than {budgets[-1]:,} nodes"
-            answer = ("a cinch" if f.cinch else "no cinch") if f.settled else "unsettled"
-            print(f"  deal {f.deal}, seat {f.seat}: {nodes}, {answer}, {f.seconds * 1e3:.0f} ms")
-    print(f"search CPU time per node: {node_seconds(everything) * 1e9:.0f} ns (budget 100,000 nodes)")
+        for q in sorted(result.searched, key=lambda q: -q.seconds)[:3]:
+            answer = "a cinch" if q.cinch else "no cinch"
+            flag = ", gave up" if q.gave_up else ""
+            print(f"  deal {q.deal}, seat {q.seat}: {q.nodes:,} nodes, {answer}{flag}, {q.seconds * 1e3:.2f} ms")
+    if args.corpus:
+        print(f"corpus: {write_corpus(args.corpus, results, args.keep)} positions written to {args.corpus}")
 
 
 if __name__ == "__main__":

@@ -514,7 +514,8 @@ class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 - AECEnv is untyped (
     # ------------------------------------------------------------------ views
     @property
     def cinch_aborts(self) -> int:
-        """Exact cinch searches of this episode that hit their node budget (rare; for tests and reports)."""
+        """Exact cinch searches of this episode that gave up: always 0, the search has no budget (kept for reports that
+        read it; a question past the wall-clock guard raises instead)."""
         return int(self.scratch[core.X_CINCH_ABORTS])
 
     def hand(self, agent: str) -> list[int]:

@@ -12,6 +12,10 @@ and each opponent starts with the cards its earlier plays prove it does not hold
 forbidden, in the bound of ``sure_tricks`` as in the search; and ``sure_tricks`` itself, which counts our winning
 trump in the trick under way among the trumps matched against the higher unseen ones (it counted it only when no
 unseen trump was higher), with the core's, so that the two still do the same work.
+
+Its search keeps the budget of ``P_CINCH_BUDGET`` (100,000 nodes) and its rounds of limited discrepancy, which the
+core replaced with an exhaustive search (``cinch_search``): where the single paths decide, the two do the same work;
+where they do not, the answers agree whenever the reference settles the question within its budget.
 """
 
 from __future__ import annotations

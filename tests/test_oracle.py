@@ -560,8 +560,9 @@ def test_legality_matches_oracle(index: int) -> None:
     """Core legal masks (with the core's cinch) and plain legal sets equal the oracle's, decision by decision.
 
     Also, for every active seat, ``core.has_cinch`` must agree with the sound one-sided checks (a cinch proven by
-    top trumps; a claimed cinch refuted by a random deal of the unseen cards and random legal play), except
-    where its search gave up (the known limitation bounded by ``test_cinch_search_stays_within_budget``).
+    top trumps; a claimed cinch refuted by a random deal of the unseen cards and random legal play). The core's
+    search has no budget any more, so there is no position where it gave up (``test_cinch_search_stays_within_budget``
+    holds that).
     """
     stats = legality_stats(index)
     assert stats.decisions > 0
@@ -570,15 +571,16 @@ def test_legality_matches_oracle(index: int) -> None:
 
 @pytest.mark.parametrize("index", [0, 5, 6])
 def test_cinch_search_stays_within_budget(index: int) -> None:
-    """Full-deck games: ``core.has_cinch`` calls (any active seat, any decision) rarely give up at their budget.
+    """Full-deck games: ``core.has_cinch`` calls (any active seat, any decision) never give up.
 
-    On giving up the core answers "no cinch" without proof, so an abort is a possible wrong answer: a known
-    limitation (README, "Decisions") whose rate this test bounds at 2% of trick-play decisions.
+    A search that gave up once answered "no cinch" without proof, a possible wrong answer bounded here at 2% of
+    trick-play decisions; the search is exhaustive now (docs/rules.md, "Decisions"), so none gives up.
     """
     stats = legality_stats(index)
     assert len(stats.aborts) <= stats.decisions // 50, (
         f"{len(stats.aborts)} aborted searches in {stats.decisions} decisions, e.g. " + "\n".join(stats.aborts[:3])
     )
+    assert not stats.aborts, "\n".join(stats.aborts[:3])
 
 
 @pytest.mark.slow
@@ -804,9 +806,10 @@ def test_cinch_matches_exhaustive_search() -> None:
     stats = run_cinch(seed=77, deals=60, max_placements=200)
     print(f"cinch positions: {stats.summary()}")
     assert not stats.mismatches, stats.summary()
-    # Known limitation (README, "Decisions"): a search may give up at its node budget in a position too large
-    # for the oracle; it must stay rare. Every position the oracle could check agreed (above).
+    # A search once gave up at its node budget in positions too large for the oracle, bounded here; the search is
+    # exhaustive now, so none does. Every position the oracle could check agreed (above).
     assert stats.deal_aborts <= max(1, stats.deals // 100), stats.summary()
+    assert stats.deal_aborts == 0, stats.summary()
     assert stats.cinch >= 100 and stats.no_cinch >= 100, stats
     assert stats.to_act >= 50, stats
 
@@ -1160,8 +1163,16 @@ def test_proven_absent_beat_and_honours() -> None:
 def _two_tricks_then_a_trump_lead(seat1: str, seat0: str, lead: str) -> tuple[np.ndarray, np.ndarray]:
     """Eight players, spades trump (2S turned, dealer 0): seat 1 holds ``seat1`` and wins the first two tricks with
     AC and AD, then leads ``lead``; the dealer holds ``seat0``."""
-    dealt = {1: seat1, 2: "2C 2D 4H 5H 6H", 3: "3C 3D 7H 8H 9H", 4: "4C 4D 10H JH QH", 5: "5C 5D KH 3S 4S",
-             6: "6C 6D 5S 6S 7S", 7: "7C 7D 8S 9S 10S", 0: seat0}  # fmt: skip
+    dealt = {
+        1: seat1,
+        2: "2C 2D 4H 5H 6H",
+        3: "3C 3D 7H 8H 9H",
+        4: "4C 4D 10H JH QH",
+        5: "5C 5D KH 3S 4S",
+        6: "6C 6D 5S 6S 7S",
+        7: "7C 7D 8S 9S 10S",
+        0: seat0,
+    }
     plays = ["AC", "2C", "3C", "4C", "5C", "6C", "7C", "8C", "AD", "2D", "3D", "4D", "5D", "6D", "7D", "8D", lead]
     s, p = scripted_state(Rules(num_players=8, max_discard=3), 0, dealt, [core.STAY_BASE] * 8 + plays)
     assert s[core.S_TRICKS + 1] == 2

@@ -87,10 +87,18 @@ def sure_tricks(hand: int, trick: np.ndarray, leader: int, n: int, me: int, led:
         c = trick[q]
         if c >= 0 and c // 13 == trump and c > best_trump:
             best_trump = c
+    winning = mine >= 0 and trick_winner(trick, leader, n, trump) == me
+    return sure_tricks_at(hand, mine, winning, best_trump, trump, others)
+
+
+@njit(cache=True)
+def sure_tricks_at(hand: int, mine: int, winning: bool, best_trump: int, trump: int, others: int) -> int:
+    """``sure_tricks`` from what it reads of the trick: our card in it (-1 for none), whether that card is
+    winning it, and its best trump (-1 for none)."""
     if mine < 0:
         killers = others | (_bit(best_trump) if best_trump >= 0 else np.int64(0))
         return trump_lower_bound(hand, trump, killers)
-    if trick_winner(trick, leader, n, trump) != me:
+    if not winning:
         return trump_lower_bound(hand, trump, others)
     if mine // 13 == trump:
         return trump_lower_bound(hand | _bit(mine), trump, others)

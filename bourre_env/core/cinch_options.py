@@ -19,11 +19,9 @@ from bourre_env.core.bits import (
 )
 from bourre_env.core.tricks import (
     _beats,
-    _bests,
     forbidden_after,
     honors_mask,
     ordinary_plays,
-    trick_winner,
 )
 
 _NOT_TOP_RANK = ALL_CARDS & ~sum(1 << (13 * suit + 12) for suit in range(4))  # every card but the aces
@@ -96,7 +94,8 @@ def _run_representatives(allowed: int, passable: int, my_hand: int) -> int:
 
 @njit(cache=True)
 def _strongest(options: int, trump: int) -> int:
-    """The play ``_options`` sorts first for ``me``: greatest ``_strength``, the lowest card id among equals."""
+    """The play the probes take for ``me`` (``_frame_options``'s order): greatest ``_strength``, the lowest card
+    id among equals."""
     trumps = options & suit_mask(trump)
     if trumps:
         return highest_card(trumps)
@@ -159,62 +158,66 @@ def _option_key(
 
 
 @njit(cache=True)
-def _options(
-    p: np.ndarray,
-    n: int,
-    me: int,
+def _frame_options(
     fs: np.ndarray,
-    trick: np.ndarray,
-    count: np.ndarray,
     forbid: np.ndarray,
+    count: np.ndarray,
     known: np.ndarray,
+    d: int,
+    me: int,
     gone: int,
     trump: int,
     must_trump: bool,
     lead_honors: bool,
-    policy: int,
-    depth: int,
     out: np.ndarray,
-    scratch: np.ndarray,
+    keys: np.ndarray,
 ) -> int:
-    """The plays to try at a search node, most promising for the adversary first; returns how many.
+    """The plays to try at frame ``d`` of the exhaustive search, most promising for the adversary first, into
+    ``out[d]``; returns how many. Frame columns: hand, pool, tricks won, leader, cards played, seat to play,
+    suit led, trick number, seat winning the trick, its best card of the suit led, its best trump, our card in it.
 
-    ``policy`` 0 is the main ordering; 1 lets opponents that cannot take the trick go void rather than
-    spend a useful card; 2 and up shuffle the order with a hash of the policy, depth and card.
+    The main probe's ordering (policy 0 of ``_option_key``), with equivalent plays of ours merged: of our cards
+    with no card between them that someone else may hold (an unseen or a known held card), one is tried, since
+    playing another leaves the same position once the ranks are renumbered among the live cards.
     """
-    seat = fs[5]
-    leading = fs[4] == 0
-    led = fs[6]
-    best_led, best_trump = _bests(trick, n, led, trump)
+    hand = fs[d, 0]
+    pool = fs[d, 1]
+    seat = fs[d, 5]
+    leading = fs[d, 4] == 0
+    led = fs[d, 6]
+    best_led = fs[d, 9]
+    best_trump = fs[d, 10]
+    k = 0
     if seat == me:
-        options = ordinary_plays(fs[0], leading, led, best_led, best_trump, trump, must_trump, lead_honors)
-        k = 0
-        keys = scratch[0]
-        while options:
-            c = lowest_card(options)
-            options &= options - 1
-            out[k] = c
+        options = ordinary_plays(hand, leading, led, best_led, best_trump, trump, must_trump, lead_honors)
+        blockers = pool
+        for q in range(known.shape[1]):
+            blockers |= known[d, q]
+        x = options
+        while x:
+            c = lowest_card(x)
+            x &= x - 1
+            higher = options & above_mask(c)
+            if higher and (blockers & above_mask(c) & ~above_mask(lowest_card(higher) - 1)) == 0:
+                continue  # the next option up is equivalent
+            out[d, k] = c
             # Our strongest cards first, while the opponents still hold every card that could beat them.
             keys[k] = -_strength(c, trump)
             k += 1
     else:
-        kn = known[seat]
-        free = count[seat] - popcount(kn)
-        allowed = fs[1] & ~forbid[seat] if free > 0 else np.int64(0)
-        cand = kn | _run_representatives(allowed, fs[1] | gone | kn, fs[0])
-        my_card = trick[me]
-        mine_winning = False
-        if my_card >= 0 and not leading:
-            mine_winning = trick_winner(trick, fs[3], n, trump) == me
-        k = 0
-        keys = scratch[0]
+        kn = known[d, seat]
+        free = count[d, seat] - popcount(kn)
+        allowed = pool & ~forbid[d, seat] if free > 0 else np.int64(0)
+        cand = kn | _run_representatives(allowed, pool | gone | kn, hand)
+        my_card = fs[d, 11]
+        mine_winning = my_card >= 0 and not leading and fs[d, 8] == me
         while cand:
             c = lowest_card(cand)
             cand &= cand - 1
-            out[k] = c
+            out[d, k] = c
             keys[k] = _option_key(
                 c,
-                fs[1],
+                pool,
                 my_card >= 0,
                 mine_winning,
                 leading,
@@ -224,21 +227,21 @@ def _options(
                 trump,
                 must_trump,
                 lead_honors,
-                policy,
-                depth,
+                0,
+                d,
             )
             k += 1
     # stable insertion sort by key: lists are short
     for i in range(1, k):
         key = keys[i]
-        c = out[i]
+        c = out[d, i]
         j = i - 1
         while j >= 0 and keys[j] > key:
             keys[j + 1] = keys[j]
-            out[j + 1] = out[j]
+            out[d, j + 1] = out[d, j]
             j -= 1
         keys[j + 1] = key
-        out[j + 1] = c
+        out[d, j + 1] = c
     return k
 
 
@@ -258,9 +261,10 @@ def _first_option(
     policy: int,
     depth: int,
 ) -> int:
-    """The opponent's play ``_options`` sorts first (least key, the lowest card id among equals); -1 if none.
+    """The opponent's play a sort by ``_option_key`` puts first (least key, the lowest card id among equals); -1 if
+    none.
 
-    The keys are ``_options``'s. Policies 0 and 1 key a card by the constraints its play adds and
+    Policies 0 and 1 key a card by the constraints its play adds and
     its beating the trick, both the same for every card of one suit on one side of a cut (the card
     to beat, or the trump honours on a lead), plus or minus its strength: so the least key of such
     a part is at its highest or its lowest card, and only those two need a key (``_part_champion``).

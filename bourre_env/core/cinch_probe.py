@@ -3,14 +3,14 @@ other seat answering by one fixed ordering of its options.
 
 ``_cinch_search`` first runs ``NUM_PROBE_POLICIES`` rounds without discrepancy, one path each, and nearly always
 stops in the first: a counterexample lies on the path its move ordering takes first (about 98% of searches at 5
-players, 93% at 7). The generic machinery of ``_search_round`` (a frame per play, full option lists sorted at each
-node) made these paths cost most of the time of a random decision, so ``_probe`` walks the same path in place: the
-same node tests in the same order, the play the sorted option list would put first, the same consistency checks.
-Such a round enters only the nodes of its path: after the first child of a node fails, the next option would be
-one discrepancy, so it is cut if there is one, and the round backtracks without entering another node. So its
-outcome (found, exhausted where no node on the path had a second option, else cut) and the budget it spends (one
-per node entered) follow from the path alone, and ``_probe`` returns both exactly as
-``_search_round(max_disc=0, policy)`` would. ``tests/test_cinch_speed.py`` holds both to the search as it was,
+players, 93% at 7). The generic machinery of a search round (``tests/reference_cinch.py``'s ``_search_round``: a
+frame per play, full option lists sorted at each node) made these paths cost most of the time of a random decision,
+so ``_probe`` walks the same path in place: the same node tests in the same order, the play the sorted option list
+would put first, the same consistency checks. Such a round enters only the nodes of its path: after the first child
+of a node fails, the next option would be one discrepancy, so it is cut if there is one, and the round backtracks
+without entering another node. So its outcome (found, exhausted where no node on the path had a second option, else
+cut) and the budget it spends (one per node entered) follow from the path alone, and ``_probe`` returns both exactly
+as ``_search_round(max_disc=0, policy)`` would. ``tests/test_cinch_speed.py`` holds both to the search as it was,
 round by round, on every searched position of its sweeps.
 """
 
@@ -73,7 +73,7 @@ def _probe(
 ) -> int:
     """``_search_round(max_disc=0, policy)`` from the root, in place: 1 found, 0 exhausted, 2 cut, 3 out of budget.
 
-    Mirrors ``_search_round`` step for step (node tests, then the play ``_options`` would sort first,
+    Mirrors the reference's ``_search_round`` step for step (node tests, then the play its options would sort first,
     then the consistency checks), spending ``budget`` as it does. What the search recomputes from the
     trick at every node (its best cards, who is winning it) is kept up to date play by play instead.
     ``w`` is scratch with at least 5 rows of MAX_PLAYERS, and row 6 holds what earlier plays proved

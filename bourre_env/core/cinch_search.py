@@ -1,11 +1,39 @@
-"""The cinch's exact search (``bourre_env.core.cinch``): the single-path probes first, then rounds of limited
-discrepancy over every option of the other seats, within a node budget.
+"""The cinch's exact search (``bourre_env.core.cinch``): the single-path probes first, then an exhaustive search of
+every line of play, without a budget.
+
+
+The question is a single search for one refuting line (docs/rules.md, "Cinch": every placement and every legal
+play of everyone, the cinch's player included), so no node has an adversary that answers: a position from which
+every line was tried and none refuted the cinch refutes it by no other route either. That makes a transposition
+table exact and simple, as in the double-dummy solvers of bridge:
+
+* **A transposition table** at every trick boundary remembers the positions whose every line failed, with the
+  fewest tricks ``me`` had won there (more tricks won can only help ``me``). Its key is **canonical**: the ranks
+  are renumbered within each suit among the cards still live (``me``'s hand, the unseen cards some opponent may
+  still draw, a known held face-up card), so a low card played leaves no trace and the positions reached when two
+  opponents swap which low card each played are one entry. Only what decides the rest of the deal is kept: each
+  opponent's cards left, and which live unseen cards it may still hold; an unseen card no opponent may hold is out
+  of play. With ``lead_trump_honors`` the trump suit keeps its ranks (the honours are named ranks).
+* **Dominance of equivalent choices**: ``me``'s cards with no live card of anyone else between them are one
+  choice (playing either leaves the same canonical position); the opponents' plays are already cut to the two
+  ends of each run (``cinch_options._run_representatives``).
+* The move ordering of the main probe (``cinch_options._options``, policy 0) and its sound bounds
+  (``sure_tricks``, every remaining lead sure) and Hall's condition for a refutation.
+
+Keys are stored whole (no hash-only entries), so a table hit is never a guess. The table grows as needed. A
+wall-clock guard raises ``RuntimeError`` past a time limit (``layout.X_CINCH_LIMIT_US`` of the scratch, default
+``CINCH_TIME_LIMIT_S``): an answer is exact or there is none. Partition search (backing up the ranks that decided
+a result) was not needed: see docs/rules.md for the measurements.
 """
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from bourre_env.core.bits import (
     _bit,
@@ -22,10 +50,11 @@ from bourre_env.core.cinch_bounds import (
     _face_held_by_other,
     _gone_for,
     _hands_completable,
-    sure_tricks,
+    sure_tricks_at,
+    unseen_cards,
 )
 from bourre_env.core.cinch_options import (
-    _options,
+    _frame_options,
     next_active_arr,
 )
 from bourre_env.core.cinch_probe import (
@@ -43,25 +72,30 @@ from bourre_env.core.layout import (
     S_NPLAYED,
     S_TRICK_CARDS,
     S_TRICK_NO,
+    S_TRICKS,
     S_TRUMP,
-    X_CINCH_ABORTS,
+    SCRATCH_SIZE,
+    X_CINCH_LIMIT_US,
     X_CINCH_NODES,
     X_CINCH_SEARCHES,
 )
 from bourre_env.core.rules import (
+    CINCH_TRICKS,
     MAX_PLAYERS,
-    P_CINCH_BUDGET,
     P_HAND_SIZE,
     P_LEAD_HONORS,
     P_MUST_TRUMP,
 )
 from bourre_env.core.tricks import (
+    _beats,
     _bests,
     forbidden_after,
+    proven_absent,
     trick_winner,
 )
 
 NUM_PROBE_POLICIES = 8  # orderings tried as single-path probes before the exhaustive cinch search
+_PROBE_BUDGET = 1 << 40  # the probes' node allowance: a single path never comes near it
 
 
 @njit(cache=True)
@@ -76,266 +110,515 @@ def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, w
     recursive functions). ``w`` is ``_cinch_uncached``'s scratch, its row 6 filled by ``proven_absent``.
     """
     budget = w[5]
-    budget[0] = p[P_CINCH_BUDGET]
-    # Limited discrepancy search: the move ordering is usually right, so first try the paths that
-    # leave it at most ``k`` times, then ``k + 1``... A round that cut no branch was exhaustive.
-    # After the first single path, a few more under other orderings: a counterexample is usually
-    # plentiful, and one ordering's blind spot (e.g. every opponent spending a trump on our ace) is
-    # rarely another's. The single paths are walked in place (``_probe``, see above).
+    budget[0] = _PROBE_BUDGET
+    # A counterexample nearly always lies on the path of the move ordering, so first a few single paths under
+    # different orderings: a counterexample is usually plentiful, and one ordering's blind spot (e.g. every
+    # opponent spending a trump on our ace) is rarely another's. They are walked in place (``_probe``).
     result = 2
     for policy in range(NUM_PROBE_POLICIES):
         result = _probe(s, p, me, pool, need, policy, w, budget)
         if result != 2:
             break
+    nodes = _PROBE_BUDGET - budget[0]
     if result == 2:
-        result = _discrepancy_rounds(s, p, me, pool, need, budget, w[6])
+        result, more = _exhaustive(s, p, me, pool, w[6], need, x)
+        nodes += more
     x[X_CINCH_SEARCHES] += 1
-    x[X_CINCH_NODES] += p[P_CINCH_BUDGET] - budget[0]
-    if result == 3:
-        # Out of budget: no proof either way. Report a counterexample, i.e. no cinch, so that an
-        # unproven cinch never forces a player's hand (documented in the README; counted for tests).
-        x[X_CINCH_ABORTS] += 1
-        return True
+    x[X_CINCH_NODES] += nodes
     return result == 1
 
 
 @njit(cache=True)
-def _discrepancy_rounds(
-    s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, budget: np.ndarray, absent: np.ndarray
-) -> int:
-    """The rounds of ``_cinch_search`` after its single paths: ``_search_round`` with at most 1, then 2
-    discrepancies, then without limit, until one is not cut. Returns that round's code."""
-    n = _n(p)
-    # one frame per play left in the deal, plus the root
-    depth_max = (p[P_HAND_SIZE] - s[S_TRICK_NO]) * s[S_NACTIVE] + 2
-    # One allocation for the whole search: frames of scalars (hand, pool, mine, leader, nplayed,
-    # seat, led, t), per-seat arrays and option lists, plus scratch for sorting the options.
-    m8 = depth_max * MAX_PLAYERS
-    ws = np.empty(5 * m8 + depth_max * NUM_CARDS + 3 * depth_max + MAX_PLAYERS + 2 * NUM_CARDS, dtype=np.int64)
-    fs = ws[0:m8].reshape((depth_max, 8))
-    trick = ws[m8 : 2 * m8].reshape((depth_max, MAX_PLAYERS))
-    count = ws[2 * m8 : 3 * m8].reshape((depth_max, MAX_PLAYERS))
-    forbid = ws[3 * m8 : 4 * m8].reshape((depth_max, MAX_PLAYERS))
-    known = ws[4 * m8 : 5 * m8].reshape((depth_max, MAX_PLAYERS))
-    at = 5 * m8
-    opts = ws[at : at + depth_max * NUM_CARDS].reshape((depth_max, NUM_CARDS))
-    at += depth_max * NUM_CARDS
-    nopt = ws[at : at + depth_max]
-    idx = ws[at + depth_max : at + 2 * depth_max]
-    disc = ws[at + 2 * depth_max : at + 3 * depth_max]
-    at += 3 * depth_max
-    active = ws[at : at + MAX_PLAYERS]
-    scratch = ws[at + MAX_PLAYERS :].reshape((2, NUM_CARDS))
-    trick[0, :] = -1
-    count[0, :] = 0
-    for q in range(MAX_PLAYERS):
-        forbid[0, q] = absent[q] if q != me else 0
-    known[0, :] = 0
-    active[:] = 0
-    disc[0] = 0
-    t0 = s[S_TRICK_NO]
-    row = S_TRICK_CARDS + t0 * MAX_PLAYERS
-    nactive = 0
-    for q in range(n):
-        trick[0, q] = s[row + q]
-        if s[S_DECISION + q] == PLAYING:
-            active[q] = 1
-            nactive += 1
-            if q != me:
-                count[0, q] = popcount(s[S_HAND + q])
-    if _face_held_by_other(s, me):
-        known[0, s[S_DEALER]] = face_bit(s)
-    gone = _gone_for(s, p, me)
-    fs[0, 0] = s[S_HAND + me]
-    fs[0, 1] = pool
-    fs[0, 2] = 0
-    fs[0, 3] = s[S_LEADER]
-    fs[0, 4] = s[S_NPLAYED]
-    fs[0, 5] = s[S_CUR]
-    fs[0, 6] = s[S_LED]
-    fs[0, 7] = t0
-    trump = s[S_TRUMP]
-    h = p[P_HAND_SIZE]
-    must_trump = p[P_MUST_TRUMP] == 1
-    lead_honors = p[P_LEAD_HONORS] == 1
-    # Two rounds of growing discrepancy, then one exhaustive round: a cinch can only be proven
-    # by exhausting the tree, and each further round would re-explore all the previous ones.
-    result = 2
-    k = 1
-    while result == 2:
-        result = _search_round(
-            fs,
-            trick,
-            count,
-            forbid,
-            known,
-            opts,
-            nopt,
-            idx,
-            disc,
-            active,
-            nactive,
-            p,
-            n,
-            me,
-            gone,
-            trump,
-            h,
-            need,
-            must_trump,
-            lead_honors,
-            k,
-            0,
-            budget,
-            scratch,
-        )
-        k = k + 1 if k < 2 else 1 << 30
-    return result
+def _exhaustive(
+    s: np.ndarray, p: np.ndarray, me: int, pool: int, absent: np.ndarray, need: int, x: np.ndarray
+) -> tuple[int, int]:
+    """``exhaustive_search`` from the position of ``s``: (1 refuted or 0 not, nodes entered)."""
+    line = np.empty((_depth_max(s, p), 2), dtype=np.int64)
+    return _exhaustive_into(s, p, me, pool, absent, need, x, line)
 
 
 @njit(cache=True)
-def _search_round(
+def _depth_max(s: np.ndarray, p: np.ndarray) -> int:
+    return int((p[P_HAND_SIZE] - s[S_TRICK_NO]) * s[S_NACTIVE] + 2)  # one frame per play left, plus the root
+
+
+@njit(cache=True)
+def refuting_line(s: np.ndarray, p: np.ndarray, seat: int) -> tuple[bool, np.ndarray]:
+    """(True, the line) if the exhaustive search alone, without the bounds and the probes of ``has_cinch``, finds a
+    line of play that refutes ``seat``'s cinch (rows of seat and card from the position of ``s`` on, possibly
+    none: a refutation may need only a consistent completion of the hands); (False, no rows) for a cinch. For
+    tests, which check the line against the rules independently."""
+    need = CINCH_TRICKS - s[S_TRICKS + seat]
+    line = np.full((_depth_max(s, p), 2), -1, dtype=np.int64)
+    if need <= 0:
+        return False, line[:0]
+    absent = np.empty(MAX_PLAYERS, dtype=np.int64)
+    proven_absent(s, p, absent)
+    absent[seat] = 0
+    x = np.zeros(SCRATCH_SIZE, dtype=np.int64)
+    found, _ = _exhaustive_into(s, p, seat, unseen_cards(s, p, seat), absent, need, x, line)
+    if found == 0:
+        return False, line[:0]
+    k = 0
+    while k < line.shape[0] and line[k, 0] >= 0:
+        k += 1
+    return True, line[:k]
+
+
+@njit(cache=True)
+def _exhaustive_into(
+    s: np.ndarray,
+    p: np.ndarray,
+    me: int,
+    pool: int,
+    absent: np.ndarray,
+    need: int,
+    x: np.ndarray,
+    line: np.ndarray,
+) -> tuple[int, int]:
+    n = _n(p)
+    rows = np.zeros((4, MAX_PLAYERS), dtype=np.int64)  # count, forbid, known, active
+    row = S_TRICK_CARDS + s[S_TRICK_NO] * MAX_PLAYERS
+    trick = s[row : row + MAX_PLAYERS]
+    for q in range(n):
+        rows[1, q] = absent[q] if q != me else 0
+        if s[S_DECISION + q] == PLAYING:
+            rows[3, q] = 1
+            if q != me:
+                rows[0, q] = popcount(s[S_HAND + q])
+    if _face_held_by_other(s, me):
+        rows[2, s[S_DEALER]] = face_bit(s)
+    trump = s[S_TRUMP]
+    best_led, best_trump = _bests(trick, n, s[S_LED], trump)
+    fs0 = np.empty(13, dtype=np.int64)
+    fs0[0] = s[S_HAND + me]
+    fs0[1] = pool
+    fs0[2] = 0
+    fs0[3] = s[S_LEADER]
+    fs0[4] = s[S_NPLAYED]
+    fs0[5] = s[S_CUR]
+    fs0[6] = s[S_LED]
+    fs0[7] = s[S_TRICK_NO]
+    fs0[8] = trick_winner(trick, s[S_LEADER], n, trump) if s[S_NPLAYED] > 0 else -1
+    fs0[9] = best_led
+    fs0[10] = best_trump
+    fs0[11] = trick[me]
+    fs0[12] = trump
+    return exhaustive_search(p, fs0, rows, n, me, _gone_for(s, p, me), need, line.shape[0], x, line)
+
+
+CINCH_TIME_LIMIT_S = 10.0  # wall clock one cinch question may take before the search raises (scratch: 0 = this)
+_CLOCK_EVERY = 4095  # the clock is read when (nodes & this) == 0: about a microsecond a read
+_META = 5  # key words before the opponents': hand, live unseen cards, known held cards, seats, the trick
+_TT_START = 1 << 8  # entries of a fresh table; it quadruples at half full
+_EXHAUSTED = 1 << 40  # discrepancies left recorded for a subtree searched without a cut
+
+
+# CLOCK_MONOTONIC's number in <time.h>; on Windows, which has no clock_gettime, the guard reads a clock that stands
+_CLOCK_ID = {"linux": 1, "darwin": 6}.get(sys.platform, 1)
+
+
+@intrinsic
+def _monotonic_ns(typingctx):  # type: ignore[no-untyped-def]
+    """Nanoseconds of the C library's monotonic clock (``clock_gettime``), read from compiled code.
+
+    ``time.perf_counter`` is out of nopython mode's reach, and an object-mode block would be compiled again in
+    every process (numba does not cache it); a call by symbol name is cached like any other kernel code.
+    """
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        i64 = cgutils.ir.IntType(64)
+        if sys.platform == "win32":
+            return cgutils.ir.Constant(i64, 0)
+        i32 = cgutils.ir.IntType(32)
+        spec = cgutils.alloca_once(builder, cgutils.ir.ArrayType(i64, 2))  # type: ignore[no-untyped-call]  # struct timespec
+        fnty = cgutils.ir.FunctionType(i32, [i32, spec.type])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "clock_gettime")  # type: ignore[no-untyped-call]
+        builder.call(fn, [cgutils.ir.Constant(i32, _CLOCK_ID), spec])
+        sec = builder.load(builder.gep(spec, [cgutils.ir.Constant(i32, 0), cgutils.ir.Constant(i32, 0)]))
+        nsec = builder.load(builder.gep(spec, [cgutils.ir.Constant(i32, 0), cgutils.ir.Constant(i32, 1)]))
+        return builder.add(builder.mul(sec, cgutils.ir.Constant(i64, 1_000_000_000)), nsec)
+
+    return types.int64(), codegen
+
+
+@njit(cache=True)
+def _clock() -> float:
+    """Seconds of a monotonic clock."""
+    return _monotonic_ns() * 1e-9  # type: ignore[call-arg]  # numba passes the typing context
+
+
+@njit(cache=True)
+def _limit_seconds(x: np.ndarray) -> float:
+    """The wall-clock limit of this question: the scratch's, in microseconds, or ``CINCH_TIME_LIMIT_S``."""
+    us = x[X_CINCH_LIMIT_US]
+    return CINCH_TIME_LIMIT_S if us <= 0 else us * 1e-6
+
+
+@njit(cache=True)
+def _canonical_key(
     fs: np.ndarray,
-    trick: np.ndarray,
     count: np.ndarray,
     forbid: np.ndarray,
     known: np.ndarray,
-    opts: np.ndarray,
-    nopt: np.ndarray,
-    idx: np.ndarray,
-    disc: np.ndarray,
-    active: np.ndarray,
-    nactive: int,
-    p: np.ndarray,
+    d: int,
+    others: np.ndarray,
+    nothers: int,
+    trump: int,
+    keep_trump_ranks: bool,
+    keys: np.ndarray,
+) -> None:
+    """The canonical key of frame ``d``'s position into ``keys[d]`` (``_META + nothers`` words, see above)."""
+    hand = fs[d, 0]
+    pool = fs[d, 1]
+    meta = fs[d, 3]
+    known_all = np.int64(0)
+    live_pool = np.int64(0)
+    for i in range(nothers):
+        q = others[i]
+        kn = known[d, q]
+        meta |= count[d, q] << (4 + 3 * i)
+        known_all |= kn
+        # an opponent with no free slot draws nothing: what it may hold no longer matters
+        allow = pool & ~forbid[d, q] if count[d, q] > popcount(kn) else np.int64(0)
+        keys[d, _META + i] = allow
+        live_pool |= allow
+    live = hand | live_pool | known_all
+    keys[d, 0] = _squeeze(hand, live, trump, keep_trump_ranks)
+    keys[d, 1] = _squeeze(live_pool, live, trump, keep_trump_ranks)
+    keys[d, 2] = _squeeze(known_all, live, trump, keep_trump_ranks)
+    keys[d, 3] = meta
+    # the trick under way: how many played, the suit led, who is winning it, and its best cards of the suit led
+    # and of trumps, each as the number of live cards of its suit below it (all a live card is compared to)
+    trick = 0
+    if fs[d, 4] > 0:
+        trick = fs[d, 4] | fs[d, 6] << 4 | fs[d, 8] << 7
+        trick |= _threshold(fs[d, 9], live, trump, keep_trump_ranks) << 11
+        trick |= _threshold(fs[d, 10], live, trump, keep_trump_ranks) << 18
+    keys[d, 4] = trick
+    for i in range(nothers):
+        if keys[d, _META + i]:
+            keys[d, _META + i] = _squeeze(keys[d, _META + i], live, trump, keep_trump_ranks)
+
+
+@njit(cache=True)
+def _squeeze(mask: int, live: int, trump: int, keep_trump_ranks: bool) -> int:
+    """``mask`` (a subset of ``live``) with the ranks of each suit renumbered among the ``live`` cards: the i-th
+    lowest live card of a suit becomes its rank i (a parallel bit extract, suit by suit)."""
+    out = np.int64(0)
+    for suit in range(4):
+        sm = suit_mask(suit)
+        m = mask & sm
+        if m == 0:
+            continue
+        if keep_trump_ranks and suit == trump:
+            out |= m
+            continue
+        lv = live & sm
+        base = 13 * suit
+        while m:
+            low = m & -m
+            m ^= low
+            out |= np.int64(1) << (base + popcount(lv & (low - 1)))
+    return int(out)
+
+
+@njit(cache=True)
+def _threshold(best: int, live: int, trump: int, keep_trump_ranks: bool) -> int:
+    """``best`` (a card of the trick, or -1) renumbered as the live cards are: 1 + its suit's base + the live cards
+    of its suit below it; 0 for none."""
+    if best < 0:
+        return 0
+    suit = best // 13
+    if keep_trump_ranks and suit == trump:
+        return best + 1
+    return 13 * suit + popcount(live & suit_mask(suit) & ((np.int64(1) << best) - 1)) + 1
+
+
+@njit(cache=True)
+def _hash(keys: np.ndarray, row: int, kw: int) -> int:
+    """splitmix64's finaliser over the words of ``keys[row]``."""
+    h = np.uint64(0)
+    for i in range(kw):
+        h = (h ^ np.uint64(keys[row, i])) + np.uint64(0x9E3779B97F4A7C15)
+        h = (h ^ (h >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        h ^= h >> np.uint64(31)
+    return int(np.int64(h >> np.uint64(1)))
+
+
+@njit(cache=True)
+def _tt_slot(tt_keys: np.ndarray, tt_vals: np.ndarray, keys: np.ndarray, row: int, kw: int) -> int:
+    """The slot of the table holding the key ``keys[row]``, or the empty slot where it would go (linear probing)."""
+    mask = tt_vals.shape[0] - 1
+    i = _hash(keys, row, kw) & mask
+    while tt_vals[i] >= 0:
+        same = True
+        for j in range(kw):
+            if tt_keys[i, j] != keys[row, j]:
+                same = False
+                break
+        if same:
+            return int(i)
+        i = (i + 1) & mask
+    return int(i)
+
+
+@njit(cache=True)
+def _tt_grown(
+    tt_keys: np.ndarray, tt_vals: np.ndarray, tt_rems: np.ndarray, kw: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The table moved into one four times larger."""
+    cap = tt_vals.shape[0] * 4
+    new_keys = np.empty((cap, tt_keys.shape[1]), dtype=np.int64)
+    new_vals = np.full(cap, -1, dtype=np.int64)
+    new_rems = np.zeros(cap, dtype=np.int64)
+    for i in range(tt_vals.shape[0]):
+        if tt_vals[i] >= 0:
+            j = _tt_slot(new_keys, new_vals, tt_keys, i, kw)
+            for k in range(kw):
+                new_keys[j, k] = tt_keys[i, k]
+            new_vals[j] = tt_vals[i]
+            new_rems[j] = tt_rems[i]
+    return new_keys, new_vals, new_rems
+
+
+@njit(cache=True)
+def _node_test(
+    fs: np.ndarray,
+    count: np.ndarray,
+    forbid: np.ndarray,
+    known: np.ndarray,
+    d: int,
     n: int,
     me: int,
-    gone: int,
+    nactive: int,
     trump: int,
     h: int,
     need: int,
+) -> int:
+    """What entering frame ``d`` settles: 1 a refutation, 2 nothing to refute below (``me`` is sure of ``need``),
+    0 search on. A completed trick is resolved in the frame first."""
+    if fs[d, 4] == nactive:
+        winner = fs[d, 8]
+        if winner == me:
+            fs[d, 2] += 1
+        if fs[d, 2] >= need:
+            return 2
+        if fs[d, 7] + 1 == h:
+            return 1
+        fs[d, 3] = winner
+        fs[d, 4] = 0
+        fs[d, 5] = winner
+        fs[d, 7] += 1
+        for k in range(6, 12):
+            if k != 7:
+                fs[d, k] = -1
+    hand = fs[d, 0]
+    mine = fs[d, 2]
+    my_card = fs[d, 11]
+    in_trick = 1 if my_card >= 0 else 0
+    # a refutation: even every trick left cannot reach ``need``, and the hands can be completed
+    if mine + popcount(hand) + in_trick < need and _hands_completable(fs[d, 1], count[d], forbid[d], known[d], n, me):
+        return 1
+    seen = fs[d, 1]
+    for q in range(n):
+        seen |= known[d, q]
+    if (
+        mine + popcount(hand & suit_mask(trump)) + in_trick >= need
+        and mine + sure_tricks_at(hand, my_card, fs[d, 8] == me, fs[d, 10], trump, seen) >= need
+    ) or (fs[d, 4] == 0 and fs[d, 5] == me and mine + popcount(hand) >= need and _all_sure_leads(hand, seen, trump)):
+        return 2
+    return 0
+
+
+@njit(cache=True)
+def exhaustive_search(
+    p: np.ndarray,
+    fs0: np.ndarray,
+    rows0: np.ndarray,
+    n: int,
+    me: int,
+    gone: int,
+    need: int,
+    depth_max: int,
+    x: np.ndarray,
+    line: np.ndarray,
+) -> tuple[int, int]:
+    """(1 if a refuting line exists else 0, nodes entered) from the root frame ``fs0`` (``_frame_options``'s
+    columns, then trump) and its per-seat rows ``rows0`` (count, forbid, known, active). A refuting line is
+    written to ``line`` (rows of seat and card, in play order; the rest left as they are).
+
+    Rounds of limited discrepancy (a refutation is usually near the move ordering's first path), the last one
+    without a limit, all sharing one table: a subtree searched without a cut is remembered as exhausted for
+    every later round, one cut at ``r`` discrepancies left only for revisits with at most ``r`` left. Raises
+    ``RuntimeError`` past the wall-clock limit. The frames are whole arrays indexed by depth, never row views:
+    a view costs a reference count, which took 45% of the time at 8 players.
+    """
+    active = rows0[3]
+    trump = fs0[12]
+    h = p[P_HAND_SIZE]
+    must_trump = p[P_MUST_TRUMP] == 1
+    lead_honors = p[P_LEAD_HONORS] == 1
+    nactive = 0
+    others = np.zeros(MAX_PLAYERS, dtype=np.int64)
+    nothers = 0
+    nxt = np.zeros(MAX_PLAYERS, dtype=np.int64)
+    for q in range(n):
+        if active[q]:
+            nactive += 1
+            nxt[q] = next_active_arr(active, n, q)
+            if q != me:
+                others[nothers] = q
+                nothers += 1
+    kw = _META + nothers
+    fs = np.empty((depth_max, 12), dtype=np.int64)
+    count = np.empty((depth_max, MAX_PLAYERS), dtype=np.int64)
+    forbid = np.empty((depth_max, MAX_PLAYERS), dtype=np.int64)
+    known = np.empty((depth_max, MAX_PLAYERS), dtype=np.int64)
+    opts = np.empty((depth_max, NUM_CARDS), dtype=np.int64)
+    # per frame: options, next option, options entered, discrepancies so far, a cut below, key to store on exit
+    ints = np.empty((6, depth_max), dtype=np.int64)
+    nopt, idx, tried, disc, cut, stored = ints[0], ints[1], ints[2], ints[3], ints[4], ints[5]
+    keys = np.zeros((depth_max, _META + MAX_PLAYERS), dtype=np.int64)
+    sort_keys = np.empty(NUM_CARDS, dtype=np.int64)
+    tt_keys = np.empty((_TT_START, _META + MAX_PLAYERS), dtype=np.int64)
+    tt_vals = np.full(_TT_START, -1, dtype=np.int64)  # tricks won at the entry; -1: an empty slot
+    tt_rems = np.zeros(_TT_START, dtype=np.int64)  # discrepancies that were left there
+    tt_used = 0
+    start = _clock()
+    limit = _limit_seconds(x)
+    nodes = 0
+    max_disc = 1
+    while True:  # one round per pass
+        for k in range(12):
+            fs[0, k] = fs0[k]
+        for q in range(MAX_PLAYERS):
+            count[0, q] = rows0[0, q]
+            forbid[0, q] = rows0[1, q]
+            known[0, q] = rows0[2, q]
+        disc[0] = 0
+        d = 0
+        entering = True
+        while d >= 0:
+            if entering:
+                entering = False
+                nodes += 1
+                if (nodes & _CLOCK_EVERY) == 0 and _clock() - start > limit:
+                    raise RuntimeError("cinch search over its wall-clock limit (layout.X_CINCH_LIMIT_US)")
+                cut[d] = 0
+                stored[d] = 0
+                code = _node_test(fs, count, forbid, known, d, n, me, nactive, trump, h, need)
+                if code == 1:
+                    for k in range(d):
+                        line[k, 0] = fs[k, 5]
+                        line[k, 1] = opts[k, idx[k] - 1]
+                    return 1, nodes
+                if code == 0:
+                    _canonical_key(fs, count, forbid, known, d, others, nothers, trump, lead_honors, keys)
+                    slot = _tt_slot(tt_keys, tt_vals, keys, d, kw)
+                    if tt_vals[slot] >= 0 and tt_vals[slot] <= fs[d, 2] and tt_rems[slot] >= max_disc - disc[d]:
+                        code = 2
+                        if tt_rems[slot] < _EXHAUSTED and d > 0:
+                            cut[d - 1] = 1  # searched only so far: the parent is not exhausted
+                    else:
+                        stored[d] = 1
+                if code == 2:
+                    d -= 1
+                    continue
+                nopt[d] = _frame_options(
+                    fs, forbid, count, known, d, me, gone, trump, must_trump, lead_honors, opts, sort_keys
+                )
+                idx[d] = 0
+                tried[d] = 0
+            if idx[d] == nopt[d]:
+                if stored[d]:
+                    rem = _EXHAUSTED if cut[d] == 0 else max_disc - disc[d]
+                    slot = _tt_slot(tt_keys, tt_vals, keys, d, kw)
+                    if tt_vals[slot] < 0:
+                        for k in range(kw):
+                            tt_keys[slot, k] = keys[d, k]
+                        tt_vals[slot] = fs[d, 2]
+                        tt_rems[slot] = rem
+                        tt_used += 1
+                        if 2 * tt_used > tt_vals.shape[0]:
+                            tt_keys, tt_vals, tt_rems = _tt_grown(tt_keys, tt_vals, tt_rems, kw)
+                    elif rem > tt_rems[slot] or (rem == tt_rems[slot] and fs[d, 2] < tt_vals[slot]):
+                        tt_vals[slot] = fs[d, 2]
+                        tt_rems[slot] = rem
+                if cut[d] and d > 0:
+                    cut[d - 1] = 1
+                d -= 1
+                continue
+            c = opts[d, idx[d]]
+            idx[d] += 1
+            if not _child(fs, count, forbid, known, nxt, d, c, me, trump, must_trump, lead_honors):
+                continue
+            if tried[d] > 0 and disc[d] >= max_disc:
+                cut[d] = 1
+                idx[d] = nopt[d]  # later options only deviate more
+                continue
+            disc[d + 1] = disc[d] + (1 if tried[d] > 0 else 0)
+            tried[d] += 1
+            d += 1
+            entering = True
+        if cut[0] == 0:
+            return 0, nodes
+        max_disc *= 3
+
+
+@njit(cache=True)
+def _child(
+    fs: np.ndarray,
+    count: np.ndarray,
+    forbid: np.ndarray,
+    known: np.ndarray,
+    nxt: np.ndarray,
+    d: int,
+    c: int,
+    me: int,
+    trump: int,
     must_trump: bool,
     lead_honors: bool,
-    max_disc: int,
-    policy: int,
-    budget: np.ndarray,
-    scratch: np.ndarray,
-) -> int:
-    """One round of the search from frame 0. Returns 1 found, 0 exhausted, 2 cut by ``max_disc``, 3 out of budget."""
-    d = 0
-    cut = False
-    entering = True
-    while True:
-        if entering:
-            entering = False
-            budget[0] -= 1
-            if budget[0] <= 0:
-                return 3
-            # a completed trick resolves without a choice
-            if fs[d, 4] == nactive:
-                winner = trick_winner(trick[d], fs[d, 3], n, trump)
-                if winner == me:
-                    fs[d, 2] += 1
-                if fs[d, 2] >= need:
-                    d -= 1
-                    if d < 0:
-                        return 2 if cut else 0
-                    continue
-                if fs[d, 7] + 1 == h:
-                    return 1
-                trick[d, :] = -1
-                fs[d, 3] = winner
-                fs[d, 4] = 0
-                fs[d, 5] = winner
-                fs[d, 6] = -1
-                fs[d, 7] += 1
-            # Early success: even winning every trick left cannot reach ``need``, and the opponents' hands
-            # can still be completed from the cards each may hold (then every completion can be played out).
-            if fs[d, 2] + popcount(fs[d, 0]) + (1 if trick[d, me] >= 0 else 0) < need and _hands_completable(
-                fs[d, 1], count[d], forbid[d], known[d], n, me
-            ):
-                return 1
-            # sound prune: the tricks we are sure of already reach ``need`` against every card still unseen
-            # (``sure_tricks`` counts at most our trumps and our card in this trick: skipped when those cannot)
-            others = fs[d, 1]
-            for q in range(n):
-                others |= known[d, q]
-            in_trick = 1 if trick[d, me] >= 0 else 0
-            mine = fs[d, 2]
-            if (
-                mine + popcount(fs[d, 0] & suit_mask(trump)) + in_trick >= need
-                and mine + sure_tricks(fs[d, 0], trick[d], fs[d, 3], n, me, fs[d, 6], trump, others) >= need
-            ) or (
-                fs[d, 4] == 0
-                and fs[d, 5] == me
-                and fs[d, 2] + popcount(fs[d, 0]) >= need
-                and _all_sure_leads(fs[d, 0], others, trump)
-            ):
-                d -= 1
-                if d < 0:
-                    return 2 if cut else 0
-                continue
-            nopt[d] = _options(
-                p,
-                n,
-                me,
-                fs[d],
-                trick[d],
-                count[d],
-                forbid[d],
-                known[d],
-                gone,
-                trump,
-                must_trump,
-                lead_honors,
-                policy,
-                d,
-                opts[d],
-                scratch,
-            )
-            idx[d] = 0
-        if idx[d] == nopt[d]:
-            d -= 1
-            if d < 0:
-                return 2 if cut else 0
-            continue
-        c = opts[d, idx[d]]
-        child_disc = disc[d] + (1 if idx[d] > 0 else 0)
-        idx[d] += 1
-        if child_disc > max_disc:
-            cut = True
-            idx[d] = nopt[d]  # later options only deviate more
-            continue
-        seat = fs[d, 5]
-        leading = fs[d, 4] == 0
-        led = c // 13 if leading else fs[d, 6]
-        for k in range(8):  # the child's frame starts as a copy (element by element: no views)
-            fs[d + 1, k] = fs[d, k]
-        for k in range(MAX_PLAYERS):
-            trick[d + 1, k] = trick[d, k]
-            count[d + 1, k] = count[d, k]
-            forbid[d + 1, k] = forbid[d, k]
-            known[d + 1, k] = known[d, k]
-        if seat == me:
-            fs[d + 1, 0] = fs[d, 0] & ~_bit(c)
-        else:
-            best_led, best_trump = _bests(trick[d], n, fs[d, 6], trump)
-            extra = forbidden_after(c, leading, fs[d, 6], best_led, best_trump, trump, must_trump, lead_honors)
-            kn = known[d, seat]
-            if (kn & ~_bit(c)) & extra:
-                continue
-            free_after = count[d, seat] - popcount(kn) - (0 if (kn >> c) & 1 else 1)
-            new_pool = fs[d, 1] & ~_bit(c)
-            new_forbid = forbid[d, seat] | extra
-            if popcount(new_pool & ~new_forbid) < free_after:
-                continue
-            fs[d + 1, 1] = new_pool
-            forbid[d + 1, seat] = new_forbid
-            known[d + 1, seat] = kn & ~_bit(c)
-            count[d + 1, seat] -= 1
-        trick[d + 1, seat] = c
-        fs[d + 1, 4] += 1
-        fs[d + 1, 5] = next_active_arr(active, n, seat)
-        fs[d + 1, 6] = led
-        disc[d + 1] = child_disc
-        d += 1
-        entering = True
+) -> bool:
+    """Frame ``d + 1`` as frame ``d`` after the play of ``c``; False if an opponent could not have played it (its
+    known cards, or too few cards left that it may hold)."""
+    seat = fs[d, 5]
+    leading = fs[d, 4] == 0
+    led = c // 13 if leading else fs[d, 6]
+    best_led = fs[d, 9]
+    best_trump = fs[d, 10]
+    for k in range(12):
+        fs[d + 1, k] = fs[d, k]
+    for k in range(MAX_PLAYERS):
+        count[d + 1, k] = count[d, k]
+        forbid[d + 1, k] = forbid[d, k]
+        known[d + 1, k] = known[d, k]
+    if seat == me:
+        fs[d + 1, 0] = fs[d, 0] & ~_bit(c)
+        fs[d + 1, 11] = c
+    else:
+        extra = forbidden_after(c, leading, fs[d, 6], best_led, best_trump, trump, must_trump, lead_honors)
+        kn = known[d, seat]
+        if (kn & ~_bit(c)) & extra:
+            return False
+        free_after = count[d, seat] - popcount(kn) - (0 if (kn >> c) & 1 else 1)
+        new_pool = fs[d, 1] & ~_bit(c)
+        new_forbid = forbid[d, seat] | extra
+        if popcount(new_pool & ~new_forbid) < free_after:
+            return False
+        fs[d + 1, 1] = new_pool
+        forbid[d + 1, seat] = new_forbid
+        known[d + 1, seat] = kn & ~_bit(c)
+        count[d + 1, seat] -= 1
+    # the trick so far, as ``_bests`` and ``trick_winner`` would find it
+    if leading or _beats(c, led, best_led, best_trump, trump):
+        fs[d + 1, 8] = seat
+    if c // 13 == led and c > best_led:
+        fs[d + 1, 9] = c
+    if c // 13 == trump and c > best_trump:
+        fs[d + 1, 10] = c
+    fs[d + 1, 4] += 1
+    fs[d + 1, 5] = nxt[seat]
+    fs[d + 1, 6] = led
+    return True

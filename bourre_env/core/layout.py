@@ -87,8 +87,9 @@ X_CINCH_PLAYED = 2  # the cards played then
 X_CINCH_VAL = 3  # the memoised answer, 0 or 1
 X_CINCH_SEARCHES = 4  # exact searches run (statistics)
 X_CINCH_NODES = 5  # search nodes visited (statistics)
-X_CINCH_ABORTS = 6  # exact searches that hit the node budget (rare; counted for tests and reports)
-SCRATCH_SIZE = 7
+X_CINCH_ABORTS = 6  # exact searches that gave up (none since the search has no budget; kept for reports)
+X_CINCH_LIMIT_US = 7  # wall-clock limit of one cinch search in microseconds, past which it raises; 0: the default
+SCRATCH_SIZE = 8
 
 # ---------------------------------------------------------------- state layout
 S_PHASE = 0
