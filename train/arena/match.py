@@ -49,6 +49,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hashlib
+import logging
 import re
 import secrets
 from collections.abc import Callable, Mapping, Sequence
@@ -63,7 +64,7 @@ from bourre_env.deal_recorder import DealRecorder
 from train.arena import protocol, thinking
 from train.arena.games import DealHook, ParHook, close_seats, par_env, play_game, play_par_games, public_label
 from train.arena.pacing import Pacer
-from train.arena.remote import GRACE_SECONDS, MAX_GRACE, Registry, RemoteSeat, TurnContext
+from train.arena.remote import GRACE_SECONDS, MAX_GRACE, FencedError, Registry, RemoteSeat, TurnContext
 from train.arena.sessions import play_par_session, play_session, pot_changes
 from train.eval.duplicate import SideStats
 from train.eval.report import percent, with_ci
@@ -87,6 +88,8 @@ __all__ = [
     "seed_of",
     "warm_up",
 ]
+
+log = logging.getLogger("bourre.arena")
 
 DEFAULT_CLOCK = 2.0
 """Seconds a remote bot has for each move, unless the match says otherwise."""
@@ -414,11 +417,13 @@ async def play_match(
     on_game: DealHook | None = None,
     stop: Callable[[], bool] = lambda: False,
     on_par: ParHook | None = None,
+    fenced: Callable[[], bool] = lambda: False,
 ) -> MatchReport:
     """Play ``spec`` (its bots claimed from ``registry``, released at the end) on the running event loop;
     ``ValueError`` before any deal for a bot that is not connected or busy, a bad agent spec, or a match with a
     remote seat that is not dealt from a secret or in the rotations format. ``on_par``: awaited with each par game
-    (each deal of the par session)."""
+    (each deal of the par session). ``fenced``: whether the server was judged gone by another server of its database
+    meanwhile (``train.arena.storage``), which stops the match before its next remote turn or deal."""
     if spec.remote and (spec.secret is None or spec.format == "rotations"):
         raise ValueError(
             "a match with a remote seat is dealt from a secret (MatchSpec.with_secret) in the single or session format"
@@ -431,7 +436,13 @@ async def play_match(
     env, recorder = par_env(rules)
     clock_ms = int(round(spec.clock * 1000))
     totals = [0] * n
-    context = TurnContext(match, env, make_params(rules), rules, spec.clock, games=spec.deals * (1 if single else n))
+    context = TurnContext(
+        match, env, make_params(rules), rules, spec.clock, games=spec.deals * (1 if single else n), fenced=fenced
+    )
+
+    def halted() -> bool:
+        return stop() or fenced()
+
     names = [s[4:] for s in spec.seats if s.startswith("bot:")]
     slots = {slot.name: slot for slot in registry.seat(names, match, spec.grace)}
     dealt: asyncio.Queue[int | None] = asyncio.Queue()
@@ -488,36 +499,39 @@ async def play_match(
                 context=context,
                 totals=totals,
                 on_game=on_game,
-                stop=stop,
+                stop=halted,
                 outcomes=outcomes,
                 pots=pots,
             )
-        for k in range(0 if session else spec.deals):
-            if stop():
-                break
-            if par_task is not None:
-                dealt.put_nowait(k)
-            for j, r in enumerate([k % n] if single else range(n)):
-                table = [entries[(s - r) % n] for s in range(n)]
-                labels = [public_label(spec.seats[(s - r) % n]) for s in range(n)]
-                context.deal = k
-                context.game += 1
-                context.chips = lambda r=r: [totals[(s - r) % n] for s in range(n)]  # type: ignore[misc]
-                dealer = int(deals.dealers[k])
-                for i, remote in remotes:
-                    remote.send(protocol.deal_start(match, k, r, (i + r) % n, dealer, labels))
-                rows = await play_game(env, table, deals, k, labels, f"deal {k}, rotation {r}", recorder, pacer)
-                outcomes[k, j] = rows
-                rotations[k, j] = r
-                saved = recorder.history(labels)
-                for s in range(n):
-                    totals[(s - r) % n] += int(rows[s, CHIPS])
-                if on_game is not None:  # stored before the bots hear of it: what they were told is kept
-                    await on_game(k, r, rows, saved)
-                record = saved["deals"][0]
-                for i, remote in remotes:
-                    remote.send(protocol.deal_end(match, k, r, (i + r) % n, record))
-            played = k + 1
+        try:  # a fenced match (its server judged gone) stops at its next remote turn: the deals played count
+            for k in range(0 if session else spec.deals):
+                if halted():
+                    break
+                if par_task is not None:
+                    dealt.put_nowait(k)
+                for j, r in enumerate([k % n] if single else range(n)):
+                    table = [entries[(s - r) % n] for s in range(n)]
+                    labels = [public_label(spec.seats[(s - r) % n]) for s in range(n)]
+                    context.deal = k
+                    context.game += 1
+                    context.chips = lambda r=r: [totals[(s - r) % n] for s in range(n)]  # type: ignore[misc]
+                    dealer = int(deals.dealers[k])
+                    for i, remote in remotes:
+                        remote.send(protocol.deal_start(match, k, r, (i + r) % n, dealer, labels))
+                    rows = await play_game(env, table, deals, k, labels, f"deal {k}, rotation {r}", recorder, pacer)
+                    outcomes[k, j] = rows
+                    rotations[k, j] = r
+                    saved = recorder.history(labels)
+                    for s in range(n):
+                        totals[(s - r) % n] += int(rows[s, CHIPS])
+                    if on_game is not None:  # stored before the bots hear of it: what they were told is kept
+                        await on_game(k, r, rows, saved)
+                    record = saved["deals"][0]
+                    for i, remote in remotes:
+                        remote.send(protocol.deal_end(match, k, r, (i + r) % n, record))
+                played = k + 1
+        except FencedError:
+            log.warning("match %s stopped: this server was judged gone by another server of its database", match)
         par_pots = None
         if par_task is not None:
             dealt.put_nowait(None)

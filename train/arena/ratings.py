@@ -26,7 +26,8 @@ session format: the deals one game, the pot carried) is rated once, by the chips
 finished; it is no reference match, since the ladder's cells are single deals.
 Matches still running, and refused ones, count in neither rating; nor does a match with a bot played with another
 fallback than ``RATED_FALLBACK`` (an operator's, ``bourre arena match --fallback``): no bot is rated as better than
-it played. Such a match is tallied (matches, deals, timeouts) all the same.
+it played; nor a match in which a bot's every move was the fallback's (its seat was never live: a dead connection,
+seated before its socket was known closed). Such a match is tallied (matches, deals, timeouts) all the same.
 
 ``rate()`` is the definition (``bourre arena rerate``); ``Rater`` is the same function kept up to date as matches
 settle (``records.Book``, after every match of the ladder), every float equal, at the cost of what changed.
@@ -325,8 +326,21 @@ def _rated(match: StoredMatch) -> bool:
 def _moves_rated(match: StoredMatch) -> bool:
     """Whether the ratings count the match's deals: where a bot sits, only if its missing moves were played at
     random (the ladder's own matches), so that no bot is rated as better than it plays. An operator's match with a
-    bot and another fallback (``bourre arena match`` takes the heuristic by default) is tallied, never rated."""
-    return match.fallback == RATED_FALLBACK or not any(seat.startswith("bot:") for seat in match.seats)
+    bot and another fallback (``bourre arena match`` takes the heuristic by default) is tallied, never rated; so is a
+    match where a bot made no move of its own (``_was_live``)."""
+    if not any(seat.startswith("bot:") for seat in match.seats):
+        return True
+    return match.fallback == RATED_FALLBACK and all(_was_live(c) for c in match.counts)
+
+
+def _was_live(counts: Mapping[str, int] | None) -> bool:
+    """Whether a seat's bot made a move of its own in the match (a built-in seat, or a match without a report, has no
+    counts: nothing says otherwise). A seat whose every move the fallback played was never live: a connection that
+    died unseen (its socket not yet known closed) would otherwise be seated and rated on the fallback's moves."""
+    if counts is None:
+        return True
+    decisions = int(counts.get("decisions", 0))
+    return decisions == 0 or int(counts.get("fallbacks", 0)) < decisions
 
 
 def _order(match: StoredMatch) -> tuple[float, str]:

@@ -243,6 +243,11 @@ class Registry:
             return sorted(name for name, slot in self.slots.items() if slot.connection is not None)
 
 
+class FencedError(Exception):
+    """The server was judged gone by another server of its database and its matches interrupted
+    (``train.arena.storage``): no turn of them goes out any more."""
+
+
 @dataclasses.dataclass
 class TurnContext:
     """What a turn message needs that the agent interface does not carry; the match runner keeps it current."""
@@ -257,6 +262,7 @@ class TurnContext:
     turns: int = 0
     games: int = 1  # games of the match
     game: int = 0  # the game under way, from 1
+    fenced: Callable[[], bool] = lambda: False  # the match's server was judged gone: stop before the next turn
 
     def next_turn(self) -> int:
         self.turns += 1
@@ -298,6 +304,8 @@ class RemoteSeat:
         counts = self.slot.counts if self.slot.counts is not None else SeatCounts()
         counts.decisions += 1
         ctx = self.context
+        if ctx.fenced():  # its secret may be public by now: no turn of this match is sent any more
+            raise FencedError(f"match {ctx.match}: this server was judged gone; the match is stopped")
         raw = ctx.env.unwrapped
         seat = raw.agent_name_mapping[raw.agent_selection]
         number = ctx.next_turn()

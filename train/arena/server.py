@@ -204,8 +204,15 @@ class Arena:
                 key = (str(spec.par_key), spec.players, spec.seed, k)
                 await asyncio.wrap_future(insert_baseline(self.store, key, rows, saved))
 
+            generation = self.store.generation  # raised if this server is judged gone meanwhile: the match stops
+
+            def fenced() -> bool:
+                return self.store.generation != generation
+
             try:
-                report = await play_match(spec, match, self.registry, store, lambda: self.stopping, store_par)
+                report = await play_match(
+                    spec, match, self.registry, store, lambda: self.stopping, store_par, fenced=fenced
+                )
             except ValueError as err:
                 await asyncio.wrap_future(self.store.finish_match(match, "refused", None))
                 raise TableError(409, str(err)) from None
@@ -395,32 +402,36 @@ def create_app(arena: Arena, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> S
         except ValueError as err:
             await _refuse(ws, str(err), "connected")
             return
-        log.info("bot %s connected", hello.name)
-        await ws.send_text(protocol.encode(protocol.welcome(hello.name)))
-        if slot.forfeited:  # told once, on its return: it follows the match to its end but is sent no turn
-            await ws.send_text(protocol.encode(protocol.error(
-                f"match {slot.match}: away for more than the grace period of {slot.grace:g} s, this bot forfeited "
-                "its seat; the fallback plays it to the end of the match"
-            )))  # fmt: skip
-        for message in slot.catch_up():  # a bot back in its match is told where it is; its next turn follows
-            connection.send(message)
-        # uvicorn with the arena's protocol (train.arena.bot_socket): messages go and come without a task between;
-        # elsewhere (another ASGI server, the tests' client) a writer task sends them
-        direct = ws.scope.get("extensions", {}).get(bot_socket.EXTENSION)
         writer = None
-        if direct is not None:
-            _send_directly(connection, direct)
-        else:
-            writer = asyncio.create_task(_writer(ws, connection))
-        if person is not None:
-            arena.people.start(person)
-        bucket = _Bucket(MAX_RATE, 2 * MAX_RATE)
         cut_off = False
+        # attached and detached as one: whatever ends the connection from here on (a client gone while its welcome
+        # was held back, a send that fails), the finally below lets its slot and its database hold go
         try:
+            log.info("bot %s connected", hello.name)
+            await ws.send_text(protocol.encode(protocol.welcome(hello.name)))
+            if slot.forfeited:  # told once, on its return: it follows the match to its end but is sent no turn
+                await ws.send_text(protocol.encode(protocol.error(
+                    f"match {slot.match}: away for more than the grace period of {slot.grace:g} s, this bot "
+                    "forfeited its seat; the fallback plays it to the end of the match"
+                )))  # fmt: skip
+            for message in slot.catch_up():  # a bot back in its match is told where it is; its next turn follows
+                connection.send(message)
+            # uvicorn with the arena's protocol (train.arena.bot_socket): messages go and come without a task
+            # between; elsewhere (another ASGI server, the tests' client) a writer task sends them
+            direct = ws.scope.get("extensions", {}).get(bot_socket.EXTENSION)
+            if direct is not None:
+                _send_directly(connection, direct)
+            else:
+                writer = asyncio.create_task(_writer(ws, connection))
+            if person is not None:
+                arena.people.start(person)
+            bucket = _Bucket(MAX_RATE, 2 * MAX_RATE)
             if direct is not None:
                 cut_off = await _read_directly(ws, direct, connection, bucket)
             else:
                 cut_off = await _read(ws, connection, bucket)
+        except (WebSocketDisconnect, OSError, RuntimeError):  # gone before or under a send: it is detached below
+            pass
         finally:
             registry.detach(connection)
             try:

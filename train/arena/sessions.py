@@ -28,7 +28,7 @@ from bourre_env.view import StateView
 from train.arena import protocol
 from train.arena.games import DealHook, ParHook, build_all, close_seats, play_game, public_label
 from train.arena.pacing import Pacer
-from train.arena.remote import RemoteSeat, TurnContext
+from train.arena.remote import FencedError, RemoteSeat, TurnContext
 from train.schedule import agent_seed
 from train.table import CHIPS, Deals, Decision, Observer, seat_outcomes
 
@@ -154,7 +154,7 @@ async def play_session(
     open_deal(0, int(deals.dealers[0]))
     try:
         await play_game(env, list(entries), deals, 0, labels, "the session", recorder, pacer, (ends,), between_deals)
-    except StopSessionError:
+    except (StopSessionError, FencedError):  # the server stops, or was judged gone: the session ends here
         return len(ends.ended), True
     await settle()
     return len(ends.ended), False

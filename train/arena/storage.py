@@ -25,8 +25,18 @@ SQLite); with ``bots``, the oldest one whose remote bots are all among them (con
 Several servers: each ``Store`` is one server (``server_id``), and every match it starts or claims carries that id.
 A serving store holds a *liveness lock* for its life (``hold``): on PostgreSQL a session advisory lock keyed by the
 id, on SQLite an exclusive ``flock`` on a file beside the database. Whatever kills the process (SIGKILL included),
-the database or the kernel releases the lock at once, so ``sweep`` tells a dead server from a live one without a
-clock: a running match whose server's lock can be taken is marked ``interrupted``. A server sweeps at its start
+the database or the kernel releases the lock at once. On SQLite that is all ``sweep`` needs: a running match whose
+server's lock can be taken is marked ``interrupted``. On PostgreSQL a lock also goes with its one database session
+when only that session drops (a reset connection, a pooler, ``pg_terminate_backend``) while the server lives, so a
+server there also *beats*: every ``LIVENESS_SECONDS`` it writes the database's clock into its row of ``servers``
+through its other connections, and takes its lock again if it lost it. A server is judged gone only when its lock
+is free *and* its beat is older than ``grace_seconds`` (10 beats), or absent (a store that closed deletes its row):
+a lease with a grace period, never one missed beat. A sweep that judges a server gone deletes its row with the
+interruption, which *fences* it: should it live on (paused past the grace period, cut off from the database), its
+next beat finds its row gone, raises ``generation``, and every match it plays stops before its next remote turn
+(``train.arena.remote.FencedError``); its report is still stored (``finish_match``). Leases were chosen over a
+generation number in every write because the server's writes are few and grouped (one writer thread), while its
+turns, which must stop, go to the bots without touching the database. A server sweeps at its start
 (``mark_interrupted``, which also takes its own old matches and those without a server id) and every
 ``LIVENESS_SECONDS`` after; on PostgreSQL only once the database has been up ``STEADY_SECONDS`` (a restarted
 database has lost every lock, and each live server takes its own again within ``LIVENESS_SECONDS``).
@@ -57,7 +67,21 @@ from typing import Any, TypeVar
 
 import sqlalchemy as sa
 
+from train.arena.database_urls import database_url, masked
 from train.arena.json_text import compact
+from train.arena.schema import (
+    NewerDatabaseError,
+    alembic_config,
+    bot_connections,
+    bots,
+    games,
+    match_bots,
+    matches,
+    metadata,
+    migrate,
+    operators,
+    servers,
+)
 
 __all__ = [
     "CLAIM_WINDOW",
@@ -70,11 +94,17 @@ __all__ = [
     "STEADY_SECONDS",
     "Store",
     "alembic_config",
+    "bot_connections",
+    "bots",
     "database_url",
+    "games",
     "masked",
     "match_bots",
+    "matches",
     "metadata",
     "migrate",
+    "operators",
+    "servers",
 ]
 
 log = logging.getLogger("bourre.arena")
@@ -89,6 +119,11 @@ RETRY_SECONDS = 0.5
 LIVENESS_SECONDS = 1.0
 """How often a serving store checks its liveness lock (taking it again after a lost connection) and sweeps the
 matches of servers that are gone (``Store.keep_alive``, from the server's lifespan)."""
+GRACE_BEATS = 10
+"""PostgreSQL: a server is judged gone only when its liveness lock is free *and* its last heartbeat is older than
+``GRACE_BEATS`` times ``LIVENESS_SECONDS`` (``grace_seconds``), never on one missed beat: a live server whose lock's
+session dropped (a reset connection, a pooler, ``pg_terminate_backend``) beats on through its other connections and
+takes its lock again within a beat."""
 STEADY_SECONDS = 5.0
 """PostgreSQL: no sweep until the database has been up this long, so that after a restart of the database every
 live server has taken its liveness lock again (each does within ``LIVENESS_SECONDS``) before any is judged gone."""
@@ -96,61 +131,8 @@ CLAIM_WINDOW = 200
 """``Store.claim_match`` with ``bots`` looks at this many of the oldest pending matches for one it can play."""
 _T = TypeVar("_T")
 
-metadata = sa.MetaData()
-bots = sa.Table(
-    "bots",
-    metadata,
-    sa.Column("name", sa.String(32), primary_key=True),
-    sa.Column("token_sha256", sa.String(64), nullable=False),
-    sa.Column("created", sa.Float, nullable=False),
-)
-matches = sa.Table(
-    "matches",
-    metadata,
-    sa.Column("id", sa.String(32), primary_key=True),
-    sa.Column("created", sa.Float, nullable=False),
-    sa.Column("request", sa.Text, nullable=False),  # the match spec, JSON
-    sa.Column("status", sa.String(16), nullable=False),  # pending, running, finished, aborted, interrupted, refused
-    sa.Column("report", sa.Text, nullable=True),  # MatchReport.to_dict(), JSON
-    sa.Column("server", sa.String(64), nullable=True),  # the server that claimed it (claim_match)
-    sa.Column("claimed", sa.Float, nullable=True),  # when
-    sa.Index("ix_matches_status_created", "status", "created"),
-)
-operators = sa.Table(
-    "operators",
-    metadata,
-    sa.Column("name", sa.String(32), primary_key=True),
-    sa.Column("token_sha256", sa.String(64), nullable=False, unique=True),
-    sa.Column("created", sa.Float, nullable=False),
-)
-games = sa.Table(
-    "games",
-    metadata,
-    sa.Column("match_id", sa.String(32), sa.ForeignKey("matches.id"), primary_key=True),
-    sa.Column("deal", sa.Integer, primary_key=True),
-    sa.Column("rotation", sa.Integer, primary_key=True),
-    sa.Column("outcomes", sa.Text, nullable=False),  # seat_outcomes rows, JSON
-    sa.Column("history", sa.Text, nullable=False),  # the hand history, JSON (docs/hand_history.md)
-)
-match_bots = sa.Table(  # which bots sat in a match, written with it: a bot's page reads its newest, not every match
-    "match_bots",
-    metadata,
-    sa.Column("name", sa.String(32), primary_key=True),
-    sa.Column("match_id", sa.String(32), sa.ForeignKey("matches.id"), primary_key=True),
-    sa.Column("created", sa.Float, nullable=False),  # the match's
-    sa.Index("ix_match_bots_name_created", "name", "created", "match_id"),
-)
-bot_connections = sa.Table(
-    "bot_connections",
-    metadata,
-    sa.Column("name", sa.String(32), primary_key=True),
-    sa.Column("server", sa.String(64), nullable=False),  # the server process the bot is connected to
-    sa.Column("since", sa.Float, nullable=False),
-)
-
 _INSERT_GAME = sa.insert(games)
 _INSERT_MATCH = sa.insert(matches)
-_MIGRATION_LOCK = 0x626F75727265  # "bourre": the PostgreSQL advisory lock that servers starting at once migrate under
 
 
 def _seated_bots(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -169,39 +151,6 @@ def _digest(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
-def database_url(url: str) -> sa.URL:
-    """The SQLAlchemy URL of a ``--database`` value: ``postgresql://`` (or ``postgres://``) goes through psycopg 3,
-    ``postgresql+psycopg://``; ``sqlite:///FILE`` as it is. ``ValueError`` for anything else, its password masked."""
-    try:
-        parsed = sa.make_url(url)
-    except sa.exc.ArgumentError:
-        raise ValueError(
-            "database: not a URL (expected sqlite:///FILE or postgresql://USER:PASSWORD@HOST:PORT/DB)"
-        ) from None
-    backend, _, driver = parsed.drivername.partition("+")
-    if backend in ("postgresql", "postgres"):
-        if driver not in ("", "psycopg"):
-            raise ValueError(f"database {masked(parsed)}: the arena reaches PostgreSQL through psycopg 3 only: "
-                             "postgresql://... or postgresql+psycopg://...")  # fmt: skip
-        return parsed.set(drivername="postgresql+psycopg")
-    if backend == "sqlite":
-        return parsed
-    raise ValueError(f"database {masked(parsed)}: expected sqlite:///FILE or postgresql://USER:PASSWORD@HOST:PORT/DB")
-
-
-def masked(url: str | sa.URL) -> str:
-    """``url`` as text with its password (in the address or as a ``password=`` query argument) shown as ``***``: the
-    one way a database URL is shown, in every message and log line."""
-    if isinstance(url, str):
-        try:
-            url = sa.make_url(url)
-        except sa.exc.ArgumentError:
-            return "(a database URL that does not parse)"
-    if "password" in url.query:
-        url = url.update_query_dict({"password": "***"})
-    return url.render_as_string(hide_password=True)
-
-
 _Write = tuple[Any, Any, "concurrent.futures.Future[Any]"]  # a statement, its parameters, its future
 
 
@@ -210,6 +159,12 @@ def _sqlite_pragmas(connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA journal_mode=WAL")  # readers never block the writer, a commit appends to the log
     cursor.execute("PRAGMA synchronous=NORMAL")  # no fsync per commit: durable across a crash of the process
     cursor.close()
+
+
+def grace_seconds() -> float:
+    """How long a PostgreSQL server's heartbeat may be old before a server whose liveness lock is free is judged
+    gone (``GRACE_BEATS`` beats)."""
+    return GRACE_BEATS * LIVENESS_SECONDS
 
 
 def _lock_key(server: str) -> int:
@@ -238,6 +193,11 @@ class Store:
         self._life: Any = None  # the liveness lock: a PostgreSQL connection, or an open file on SQLite
         self._life_lock = threading.Lock()
         self._closed = False  # a liveness check still under way when the store closes does nothing more
+        self._beating = False  # PostgreSQL: this server's heartbeat row has been written
+        self.generation = 0
+        """Raised each time this server finds it was judged gone meanwhile (its heartbeat row deleted by another
+        server's sweep, its running matches interrupted): a match started under an older generation is fenced and
+        stops (``train.arena.server``)."""
         # a pooled connection that a restarted server dropped is found before use and replaced
         self.engine = sa.create_engine(parsed, pool_pre_ping=not self.sqlite)
         if self.sqlite:
@@ -267,6 +227,9 @@ class Store:
                 self._writer = None
         with self._life_lock:
             self._closed = True
+            if self._beating:  # gone, and saying so: another server need not wait out the grace period
+                with contextlib.suppress(Exception), self.engine.begin() as db:
+                    db.execute(sa.delete(servers).where(servers.c.id == self.server_id))
             if self._life is not None:
                 with contextlib.suppress(Exception):  # a connection the database dropped already
                     self._life.close()
@@ -445,8 +408,14 @@ class Store:
 
     # ------------------------------------------------------------------------ servers alive and gone
     def hold(self) -> None:
-        """Take this server's liveness lock if it does not hold it (again, after PostgreSQL dropped its connection):
-        while it is held, ``sweep`` in other servers leaves this server's running matches alone."""
+        """Take this server's liveness lock if it does not hold it (again, after PostgreSQL dropped its connection),
+        and on PostgreSQL beat (``_beat``): while either is fresh, ``sweep`` in other servers leaves this server's
+        running matches alone."""
+        self._hold_lock()
+        if not self.sqlite:
+            self._retrying(self._beat)
+
+    def _hold_lock(self) -> None:
         with self._life_lock:
             if self._closed:
                 return
@@ -479,15 +448,39 @@ class Store:
 
             self._life = self._retrying(take)
 
+    def _beat(self) -> None:
+        """PostgreSQL: this server's heartbeat, in the database's clock. Its row gone after this server wrote it
+        means another server judged it gone and interrupted its running matches: ``generation`` goes up, so that the
+        matches this server still plays stop (they are fenced off), and it beats again."""
+        now = sa.select(sa.func.extract("epoch", sa.func.now())).scalar_subquery()
+        with self._life_lock, self.engine.begin() as db:
+            if self._closed:
+                return
+            mine = servers.c.id == self.server_id
+            if db.execute(sa.update(servers).where(mine).values(beat=now)).rowcount:
+                return
+            if self._beating:
+                self.generation += 1
+                log.warning("server %s was judged gone by another server: its matches are stopped", self.server_id)
+            db.execute(self.insert_or_keep(servers), {"id": self.server_id, "beat": 0.0})
+            db.execute(sa.update(servers).where(mine).values(beat=now))
+            self._beating = True
+
     def _lock_file(self, server: str) -> Path:
         assert self._locks is not None
         return self._locks / (hashlib.sha256(server.encode()).hexdigest()[:24] + ".lock")
 
     def server_gone(self, db: sa.Connection, server: str) -> bool:
-        """Whether server ``server``'s liveness lock is free: its process has ended (or never held one)."""
+        return self._lease(db, server) == "gone"
+
+    def _lease(self, db: sa.Connection, server: str) -> str:
+        """Whether server ``server`` is gone: its liveness lock is free (its process has ended, or never held one),
+        and on PostgreSQL its heartbeat too is older than ``grace_seconds`` (or absent: a server that closed, or of
+        an older version), since a live server's lock goes with its session when only that session drops. ``held``
+        while its lock is held, ``beating`` while its lock is free but its beat fresh, else ``gone``."""
         if self.sqlite:
             if self._locks is None:
-                return False
+                return "held"
             import fcntl
 
             path = self._lock_file(server)
@@ -495,10 +488,14 @@ class Store:
                 try:
                     fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 except BlockingIOError:
-                    return False
+                    return "held"
                 path.unlink(missing_ok=True)  # nobody holds it: the file of a server that is gone
-                return True
-        return bool(db.execute(sa.text("SELECT pg_try_advisory_xact_lock(:key)"), {"key": _lock_key(server)}).scalar())
+                return "gone"
+        if not db.execute(sa.text("SELECT pg_try_advisory_xact_lock(:key)"), {"key": _lock_key(server)}).scalar():
+            return "held"
+        age = sa.func.extract("epoch", sa.func.now()) - servers.c.beat
+        old = db.execute(sa.select(age).where(servers.c.id == server)).scalar()
+        return "gone" if old is None or float(old) > grace_seconds() else "beating"
 
     def sweep(self, own: bool = False) -> int:
         """Mark ``interrupted`` the running matches of every other server that is gone (its liveness lock free), and
@@ -509,14 +506,14 @@ class Store:
         def work() -> int:
             with self.engine.begin() as db:
                 running = sa.select(matches.c.server).where(matches.c.status == "running").distinct()
-                servers = {row[0] for row in db.execute(running)}
-                servers.discard(self.server_id)
-                servers.discard(None)
-                if servers and not self.sqlite:
+                others = {row[0] for row in db.execute(running)}
+                others.discard(self.server_id)
+                others.discard(None)
+                if others and not self.sqlite:
                     up = db.execute(sa.text("SELECT extract(epoch from now() - pg_postmaster_start_time())"))
                     if float(up.scalar_one()) < STEADY_SECONDS:
-                        servers = set()
-                gone = sorted(server for server in servers if self.server_gone(db, server))
+                        others = set()
+                gone = sorted(server for server in others if self.server_gone(db, server))
                 whose: sa.ColumnElement[bool] = matches.c.server.in_(gone)
                 if own:
                     whose = sa.or_(whose, matches.c.server == self.server_id, matches.c.server.is_(None))
@@ -524,6 +521,8 @@ class Store:
                     return 0
                 update = sa.update(matches).where(matches.c.status == "running", whose)
                 counted = db.execute(update.values(status="interrupted")).rowcount
+                if gone and not self.sqlite:  # fenced: a server judged gone that still lives finds out at its beat
+                    db.execute(sa.delete(servers).where(servers.c.id.in_(gone)))
             for server in gone:
                 log.warning("server %s is gone: its running matches are marked interrupted", server)
             return int(counted)
@@ -624,14 +623,44 @@ class Store:
         return self.submit(_INSERT_GAME, values)
 
     def finish_match(self, match: str, status: str, report: dict[str, Any] | None) -> concurrent.futures.Future[Any]:
-        """Settle a running match (one that another server marked ``interrupted`` meanwhile stays so)."""
-        values = {"status": status, "report": None if report is None else json.dumps(report)}
-        return self.submit(sa.update(matches).where(matches.c.id == match, matches.c.status == "running"), values)
+        """Settle a running match. One that another server marked ``interrupted`` meanwhile (it judged this server
+        gone) stays so, and keeps this server's report: a report is never dropped."""
+        running = matches.c.status == "running"
+        ours = sa.and_(
+            matches.c.status == "interrupted", matches.c.server == self.server_id, matches.c.report.is_(None)
+        )
+        statement = (
+            sa.update(matches)
+            .where(matches.c.id == match, sa.or_(running, ours))
+            .values(
+                status=sa.case((running, sa.bindparam("settled")), else_=matches.c.status),
+                report=sa.bindparam("reported"),
+            )
+        )
+        return self.submit(statement, {"settled": status, "reported": None if report is None else json.dumps(report)})
 
     def mark_interrupted(self) -> int:
         """At a server's start: matches left ``running`` by a server that stopped without finishing them (this id's,
-        those without an id, and those of every server that is gone: ``sweep``); their count."""
-        return self.sweep(own=True)
+        those without an id, and those of every server that is gone: ``sweep``); their count. On PostgreSQL a server
+        whose lock is free but whose beat is fresh (dead a moment ago, or alive with its lock's session dropped) is
+        waited for, up to the grace period and a beat: it takes its lock again, or its beat ages out."""
+        counted = self.sweep(own=True)
+        deadline = time.monotonic() + grace_seconds() + LIVENESS_SECONDS
+        while not self.sqlite and self._beating_only() and time.monotonic() < deadline:
+            time.sleep(LIVENESS_SECONDS)
+            counted += self.sweep()
+        return counted
+
+    def _beating_only(self) -> bool:
+        """Whether a server with running matches has its lock free and its beat fresh (neither live nor gone yet)."""
+
+        def work() -> bool:
+            with self.engine.begin() as db:
+                running = sa.select(matches.c.server).where(matches.c.status == "running").distinct()
+                others = {row[0] for row in db.execute(running)} - {self.server_id, None}
+                return any(self._lease(db, server) == "beating" for server in sorted(others))
+
+        return self._retrying(work)
 
     def match(self, match: str) -> dict[str, Any] | None:
         def work() -> dict[str, Any] | None:
@@ -656,43 +685,3 @@ class Store:
                 ]
 
         return self._retrying(work)
-
-
-class NewerDatabaseError(ValueError):
-    """A database whose schema is at a revision these migrations do not know (a newer version migrated it)."""
-
-
-def migrate(engine: sa.Engine, revision: str = "head") -> None:
-    """Apply the Alembic migrations up to ``revision``, the newest by default (``train/arena/migrations``). On
-    PostgreSQL under an advisory lock: servers that start at once migrate one after the other (the schema's changes
-    are transactional there, so the second finds it done). ``NewerDatabaseError`` (one line) for a database at a
-    revision these migrations do not know."""
-    from alembic import command
-    from alembic.runtime.migration import MigrationContext
-    from alembic.script import ScriptDirectory
-
-    with engine.begin() as connection:
-        if connection.dialect.name == "postgresql":
-            connection.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK})
-        config = alembic_config(connection)
-        scripts = ScriptDirectory.from_config(config)
-        known = {script.revision for script in scripts.walk_revisions()}
-        current = MigrationContext.configure(connection).get_current_heads()
-        unknown = [r for r in current if r not in known]
-        if unknown:  # Alembic would fail with a traceback of its own: say what is wrong, in one line
-            raise NewerDatabaseError(
-                f"its schema is at revision {', '.join(unknown)}, which this bourre-rl does not know (its newest is "
-                f"{scripts.get_current_head()}): a newer version made it; run that version, or use another database"
-            )
-        command.upgrade(config, revision)
-
-
-def alembic_config(connection: sa.Connection | None = None) -> Any:
-    """Alembic's configuration for the arena's migrations, on ``connection`` (for ``alembic.command``; without one,
-    for reading the scripts only)."""
-    from alembic.config import Config
-
-    config = Config()
-    config.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
-    config.attributes["connection"] = connection
-    return config

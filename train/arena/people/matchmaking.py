@@ -100,7 +100,15 @@ async def _store_and_play(arena: Arena, people: Registry, seat: Seat) -> None:
     seating = Seating(arena.registry, people)
     watcher = asyncio.get_running_loop().create_task(_watch(people, seat, match))
     try:
-        report = await play_match(spec, match, seating, on_game, lambda: arena.stopping or seat.ended is not None)
+        generation = arena.store.generation  # raised if the server is judged gone meanwhile: the match stops
+        report = await play_match(
+            spec,
+            match,
+            seating,
+            on_game,
+            lambda: arena.stopping or seat.ended is not None,
+            fenced=lambda: arena.store.generation != generation,
+        )
     except ValueError as err:  # a bot that left, or sat down elsewhere, since the admission
         await asyncio.wrap_future(storage.settle(store, match, "people-refused", None))
         tell(people, seat, f"the match could not start: {err}")
