@@ -123,6 +123,11 @@ class BatchingTransport:
         self._transport.abort()
 
 
+MAX_PINGS = 5.0
+"""Ping frames a second a peer may send, on average (a bucket of ``4 * MAX_PINGS``), before or after its hello; past
+it the connection is cut off. WebSocket libraries ping every few seconds at most: four connections writing pings as
+fast as they could once took a 200-deal match from 5 s to 122 s, each ping a pong the event loop wrote."""
+
 EXTENSION = "bourre.bot_socket"
 """The key of the ASGI scope's ``extensions`` under which ``BotSocketProtocol`` offers itself to the application."""
 
@@ -144,6 +149,21 @@ class BotSocketProtocol(WebSocketsSansIOProtocol):  # type: ignore[misc]
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._on_message: Callable[[str | bytes], None] | None = None
+        self._pings = 4 * MAX_PINGS  # the bucket of pings this peer may still send
+        self._pinged_at = 0.0
+
+    def handle_ping(self) -> None:
+        """A ping answered while the peer's bucket lasts (``MAX_PINGS``); past it the connection is cut off, its pong
+        unwritten: the cost of a flood of control frames is charged before the work."""
+        now = self.loop.time()
+        self._pings = min(4 * MAX_PINGS, self._pings + (now - self._pinged_at) * MAX_PINGS) - 1
+        self._pinged_at = now
+        if self._pings < 0:
+            if not self.transport.is_closing():
+                log.warning("a peer sent more than %g pings a second: its connection is cut off", MAX_PINGS)
+                self.transport.abort()
+            return
+        super().handle_ping()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         batching = BatchingTransport(transport, self.loop, self.max_buffered)  # type: ignore[arg-type]
