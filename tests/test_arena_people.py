@@ -176,7 +176,7 @@ def test_a_visitor_is_its_address_an_ipv6_one_by_its_64() -> None:
 
 def test_waiting_seats_are_bounded_and_expire_fast(server: Server, monkeypatch: Any) -> None:
     assert people.SEAT_SECONDS <= 30  # a flood of seats never claimed locks the others out for seconds, not minutes
-    monkeypatch.setattr(people, "MAX_PENDING", 2)
+    monkeypatch.setattr(people.bounds, "MAX_PENDING", 2)
     for k in (1, 2):
         assert _post(server, {"name": f"wait{k}", "opponents": ["heuristic"]}, **_from(f"10.2.0.{k}"))[0] == 200
     got, answer = _post(server, {"name": "wait3", "opponents": ["heuristic"]}, **_from("10.2.0.3"))
@@ -204,10 +204,10 @@ def test_deals_times_players_past_the_bound_is_refused(server: Server, deals: in
 def test_an_idle_or_overlong_person_forfeits_and_the_match_ends_early(
     server: Server, monkeypatch: Any, bound: dict[str, float], says: str
 ) -> None:
-    monkeypatch.setattr(people, "CLOCK", 0.3)
-    monkeypatch.setattr(people, "WATCH_SECONDS", 0.05, raising=False)  # (raising: the test fails on its checks)
+    monkeypatch.setattr(people.bounds, "CLOCK", 0.3)
+    monkeypatch.setattr(people.bounds, "WATCH_SECONDS", 0.05, raising=False)  # (raising: the test fails on its checks)
     for key, value in bound.items():
-        monkeypatch.setattr(people, key, value, raising=False)
+        monkeypatch.setattr(people.bounds, key, value, raising=False)
     # fixed deals: the operating system's draw may leave the person too few moves to lose before the last deal
     monkeypatch.setattr(server.arena, "draw_secret", lambda: hashlib.sha256(b"an idle person1").hexdigest())
     got, seat = _post(server, {"name": "idle", "opponents": ["random", "random"], "deals": 3}, **_from("10.3.0.1"))
@@ -236,7 +236,7 @@ def test_an_idle_or_overlong_person_forfeits_and_the_match_ends_early(
 
 
 def test_an_expired_or_wrong_seat_token_is_refused(server: Server, monkeypatch: Any) -> None:
-    monkeypatch.setattr(people, "SEAT_SECONDS", -1.0)
+    monkeypatch.setattr(people.bounds, "SEAT_SECONDS", -1.0)
     got, seat = _post(server, {"name": "frank", "opponents": ["heuristic"]})
     assert got == 200
     for token in (seat["token"], "not-the-token"):

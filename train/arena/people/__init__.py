@@ -42,9 +42,10 @@ scheduler, ``GET /api/bots`` and a bot's name never meet it. At the table the pe
 (``STATUSES``), which the ladder's ratings, OpenSkill and the bots' pages do not read (``train.arena.records`` reads
 ``finished``, ``aborted`` and ``interrupted`` only). ``GET /people`` (and ``GET /api/people``) shows them apart.
 
-The package, by what may change in each module (the bounds above are this module's own names, read by the others
-when they act, so that one place holds them):
+The package, by what may change in each module:
 
+* ``bounds``: the bounds above (``SEAT_SECONDS``, ``MAX_GAMES`` ...), read by the others when they act, so that one
+  place holds them; this package's face gathers them with the rest;
 * ``seats``: a person's seat (``Seat``), whom a request comes from (``visitor``), what the seats use of the server;
 * ``handles``: the operator's ``--agent`` specs as the page shows them (``offered:K``), never their options;
 * ``admission``: the admission rule and the seats admitted (``People``);
@@ -57,61 +58,51 @@ when they act, so that one place holds them):
 from __future__ import annotations
 
 from train.arena.people.admission import People
+from train.arena.people.bounds import (
+    AGENTS,
+    CLOCK,
+    IDLE_MOVES,
+    MATCH_SECONDS,
+    MAX_BODY,
+    MAX_DEALS,
+    MAX_GAMES,
+    MAX_OPPONENTS,
+    MAX_PENDING,
+    MAX_PEOPLE,
+    MAX_VISITORS,
+    PERSON_PREFIX,
+    REQUEST_BURST,
+    REQUEST_SECONDS,
+    SEAT_SECONDS,
+    STATUSES,
+    WATCH_SECONDS,
+)
 from train.arena.people.handles import _shown as _shown  # the seat as a visitor sees it (the tests')
 from train.arena.people.pages import people_page
 from train.arena.people.seats import Seat, visitor
 from train.arena.people.storage import people_matches
 
 __all__ = [
+    "AGENTS",
     "CLOCK",
     "IDLE_MOVES",
     "MATCH_SECONDS",
+    "MAX_BODY",
     "MAX_DEALS",
     "MAX_GAMES",
+    "MAX_OPPONENTS",
     "MAX_PENDING",
     "MAX_PEOPLE",
+    "MAX_VISITORS",
     "REQUEST_BURST",
     "REQUEST_SECONDS",
     "PERSON_PREFIX",
     "SEAT_SECONDS",
     "STATUSES",
+    "WATCH_SECONDS",
     "People",
     "Seat",
     "people_matches",
     "people_page",
     "visitor",
 ]
-
-PERSON_PREFIX = "person:"
-"""A person's key at the table (``bot:person:NAME``): no bot's name holds a colon."""
-SEAT_SECONDS = 15.0
-"""A seat token not used to connect within this long is forgotten (the page says hello at once)."""
-MAX_PENDING = 32
-"""Seats admitted and not yet claimed, from all visitors; one more is refused (429) until one expires."""
-MAX_PEOPLE = 8
-"""People's matches under way at once; a request or a claim past it is refused (429, or told to try later)."""
-REQUEST_BURST = 4
-"""Seat requests a visitor may make at once; then one more each ``REQUEST_SECONDS``."""
-REQUEST_SECONDS = 30.0
-MAX_VISITORS = 4096
-"""Visitors whose recent requests are remembered; past it, the ones back to a full allowance are forgotten, and if
-none is, a request from a new visitor is refused (429)."""
-MAX_DEALS = 10
-"""Deals of a person's match at most (each played once, the seats turning one place a deal)."""
-MAX_GAMES = 30
-"""Deals x players of a person's match at most: the seats' time it holds (the bots', the person's)."""
-MATCH_SECONDS = 1800.0
-"""Wall time of a person's match: past it, the person forfeits and the match ends after the deal under way."""
-IDLE_MOVES = 3
-"""Moves of a person's match lost to the clock: at this many, the person forfeits, as past ``MATCH_SECONDS``."""
-WATCH_SECONDS = 0.5
-"""How often a person's match is looked at for time, idle moves and a forfeit."""
-MAX_OPPONENTS = 7
-CLOCK = 60.0
-"""Seconds a move at a person's table (the person's, and the bots'): past it the fallback plays the move."""
-MAX_BODY = 4096
-"""Bytes of a request for a seat."""
-STATUSES = ("people-running", "people-finished", "people-aborted", "people-refused")
-"""The statuses of a match with a person (the ladder reads none of them)."""
-AGENTS = ("heuristic", "heuristic:loose", "heuristic:tight", "random", "ppo")
-"""Built-in agents the page suggests (the operator's ``--agent`` specs too); any agent a match may name is taken."""

@@ -10,9 +10,8 @@ import secrets
 import time
 from typing import Any
 
-from train.arena import people as bounds
 from train.arena import protocol
-from train.arena.people import matchmaking, storage
+from train.arena.people import bounds, matchmaking, storage
 from train.arena.people.handles import OFFERED, _handles, _shown
 from train.arena.people.seats import Arena, Seat, digest, visitor
 from train.arena.remote import Registry

@@ -10,10 +10,9 @@ import secrets
 import time
 from typing import Any
 
-from train.arena import people as bounds
 from train.arena import protocol
 from train.arena.match import MAX_MATCHES, MatchSpec, play_match
-from train.arena.people import storage
+from train.arena.people import bounds, storage
 from train.arena.people.seats import Arena, Seat
 from train.arena.remote import GRACE_SECONDS, BotSlot, Registry
 

@@ -7,7 +7,7 @@ import time
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from train.arena import people as bounds
+from train.arena.people import bounds
 
 __all__ = ["people_page"]
 

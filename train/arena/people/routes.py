@@ -14,8 +14,8 @@ from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Respon
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from train.arena import people as bounds
 from train.arena.leaderboard import Outage
+from train.arena.people import bounds
 from train.arena.people.admission import People
 from train.arena.people.handles import _agent_name, _handles
 from train.arena.people.pages import people_page

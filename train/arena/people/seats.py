@@ -10,7 +10,7 @@ import ipaddress
 from collections.abc import Callable
 from typing import Protocol
 
-from train.arena import people as bounds
+from train.arena.people import bounds
 from train.arena.remote import Registry
 from train.arena.storage import Store
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from train.arena import people as bounds
+from train.arena.people import bounds
 from train.arena.people.handles import _handles
 from train.arena.storage import Store, bots, matches
 
