@@ -1,5 +1,5 @@
 """``benchmarks/arena_timing.py``: one short match with the pacing off and one with it on, every figure written;
-bad arguments refused in one line. No timing is asserted (the figures are in docs/benchmarks.md)."""
+bad arguments refused in one line. No timing is asserted (the figures are in docs/arena.md)."""
 
 from __future__ import annotations
 
