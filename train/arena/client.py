@@ -294,11 +294,16 @@ class _Progress:
         if self.show and (force or now - self.last > 1.0):
             self.last = now
             faults = "".join(
-                f", {count} {what}" for count, what in ((self.skipped, "skipped"), (self.unanswered, "unanswered"))
+                f", {count} {what}"
+                for count, what in ((self.skipped, "skipped"), (self.unanswered, "unanswered"))
                 if count
-            )  # fmt: skip
-            print(f"\r{self.name}: {self.moves} moves, {self.deals} games, {self.errors} errors{faults}",
-                  end="\n" if end else "", file=sys.stderr, flush=True)  # fmt: skip
+            )
+            print(
+                f"\r{self.name}: {self.moves} moves, {self.deals} games, {self.errors} errors{faults}",
+                end="\n" if end else "",
+                file=sys.stderr,
+                flush=True,
+            )
 
     def note(self, text: str) -> None:
         """One line about a fault, at most one a second (a server that floods the bot with bad messages gets a
@@ -446,8 +451,16 @@ async def play_async(
         raise ValueError(f"url: {err}") from None
     shown = _Progress(name, progress)
     wait = FIRST_WAIT
-    hello = json.dumps({"type": "hello", "protocol": PROTOCOL_VERSION, "name": name, "token": token,
-                        "observation": bot.observation, "words": bot.words})  # fmt: skip
+    hello = json.dumps(
+        {
+            "type": "hello",
+            "protocol": PROTOCOL_VERSION,
+            "name": name,
+            "token": token,
+            "observation": bot.observation,
+            "words": bot.words,
+        }
+    )
     try:
         while True:
             welcomed_at: list[float] = []
@@ -456,8 +469,13 @@ async def play_async(
                 at.append(time.monotonic())
 
             try:
-                async with connect(url, max_size=MAX_MESSAGE_BYTES, open_timeout=WELCOME_SECONDS, compression=None,
-                                   close_timeout=CLOSE_SECONDS) as ws:  # fmt: skip
+                async with connect(
+                    url,
+                    max_size=MAX_MESSAGE_BYTES,
+                    open_timeout=WELCOME_SECONDS,
+                    compression=None,
+                    close_timeout=CLOSE_SECONDS,
+                ) as ws:
                     await _session(ws, bot, hello, shown, until, welcomed)
                     return
             except (_RetryError, WebSocketException, OSError, EOFError, asyncio.TimeoutError) as err:

@@ -37,10 +37,13 @@ variable keeps a password out of the list of processes)."""
 
 
 def _database_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--database", default=None, metavar="URL",
-                        help="the database, instead of the data folder's SQLite file: postgresql://USER:PASSWORD@"
-                        f"HOST:PORT/DB, or sqlite:///FILE (default: the {DATABASE_VARIABLE} variable; docs/arena.md)"
-                        )  # fmt: skip
+    parser.add_argument(
+        "--database",
+        default=None,
+        metavar="URL",
+        help="the database, instead of the data folder's SQLite file: postgresql://USER:PASSWORD@"
+        f"HOST:PORT/DB, or sqlite:///FILE (default: the {DATABASE_VARIABLE} variable; docs/arena.md)",
+    )
 
 
 def _database(args: argparse.Namespace) -> str | None:
@@ -49,9 +52,12 @@ def _database(args: argparse.Namespace) -> str | None:
 
 
 def _token_file_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--token-file", default=None, metavar="FILE",
-                        help="write the token to FILE, a new file readable by you alone (mode 600), instead of "
-                        "printing it")  # fmt: skip
+    parser.add_argument(
+        "--token-file",
+        default=None,
+        metavar="FILE",
+        help="write the token to FILE, a new file readable by you alone (mode 600), instead of printing it",
+    )
     parser.add_argument("--force", action="store_true", help="with --token-file: replace an existing FILE")
 
 
@@ -63,28 +69,42 @@ def add_parsers(commands: Any) -> None:
     serve.add_argument("--data", default=DEFAULT_DATA, help=f"data folder: the database (default: {DEFAULT_DATA})")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     serve.add_argument("--port", type=arguments.port, default=DEFAULT_PORT, help=f"port (default: {DEFAULT_PORT})")
-    serve.add_argument("--processes", type=int, default=1, metavar="N",
-                       help="N server processes on the one port and database, so that N cores serve (default 1; at "
-                       "most 4 per core and 64): a process that dies is replaced, its bots reconnect to the others "
-                       "and its running matches are marked interrupted (docs/arena.md)")  # fmt: skip
+    serve.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        metavar="N",
+        help="N server processes on the one port and database, so that N cores serve (default 1; at "
+        "most 4 per core and 64): a process that dies is replaced, its bots reconnect to the others "
+        "and its running matches are marked interrupted (docs/arena.md)",
+    )
     serve.add_argument("--agent", action="append", default=[], metavar="SPEC", help="also offer this agent spec")
-    serve.add_argument("--token-file", default=None, metavar="FILE",
-                       help="at the first start, write the operator token to FILE, a new file readable by you alone "
-                       "(mode 600), instead of printing it")  # fmt: skip
+    serve.add_argument(
+        "--token-file",
+        default=None,
+        metavar="FILE",
+        help="at the first start, write the operator token to FILE, a new file readable by you alone "
+        "(mode 600), instead of printing it",
+    )
     serve.add_argument("--force", action="store_true", help="with --token-file: replace an existing FILE")
     _database_option(serve)
     ladder_cli.add_options(serve)
-    serve.add_argument("--people", action="store_true",
-                       help="admit people at tables with bots, from the page /play (docs/arena.md)")  # fmt: skip
+    serve.add_argument(
+        "--people", action="store_true", help="admit people at tables with bots, from the page /play (docs/arena.md)"
+    )
     serve.set_defaults(func=_serve)
 
     match = sub.add_parser("match", help="ask a running server for a match, and print its report")
     match.add_argument("--seats", required=True, help="one entry per seat: bot:NAME or an agent spec, comma-separated")
     match.add_argument("--players", type=int, default=None, help="table size (default: the number of seats)")
-    match.add_argument("--deals", type=int, default=20,
-                       help="deals (default 20): with a remote seat each played once, the seats turning round "
-                       "the table from deal to deal; in a match of built-in agents alone, each in every "
-                       "rotation")  # fmt: skip
+    match.add_argument(
+        "--deals",
+        type=int,
+        default=20,
+        help="deals (default 20): with a remote seat each played once, the seats turning round "
+        "the table from deal to deal; in a match of built-in agents alone, each in every "
+        "rotation",
+    )
     match.add_argument(
         "--seed",
         type=arguments.seed,
@@ -107,24 +127,48 @@ def add_parsers(commands: Any) -> None:
         help="a house rule of the match (a field of bourre_env.core.rules.Rules: pot_limit=20, tie=split); "
         "repeatable; every rule is sent to the bots in match_start",
     )
-    match.add_argument("--par", default=None, metavar="SPEC",
-                       help="the agent of the par games each deal is paired with (default: the match's built-in "
-                       "agent if it seats one kind, else the fallback; none: no par game)")  # fmt: skip
+    match.add_argument(
+        "--par",
+        default=None,
+        metavar="SPEC",
+        help="the agent of the par games each deal is paired with (default: the match's built-in "
+        "agent if it seats one kind, else the fallback; none: no par game)",
+    )
     match.add_argument("--clock", type=float, default=2.0, help="seconds per move of a remote bot (default 2)")
-    match.add_argument("--grace", type=float, default=30.0,
-                       help="seconds a remote bot that lost its connection has to come back before it forfeits its "
-                       "seat for the rest of the match (default 30, at most 600)")  # fmt: skip
-    match.add_argument("--wait", type=float, default=60.0, metavar="SECONDS",
-                       help="how long the server may wait for a bot that is playing another match (a ladder's) "
-                       "to end it, holding the bot meanwhile so that the ladder starts no new match for it "
-                       "(default 60, at most 600; 0: refuse at once)")  # fmt: skip
-    match.add_argument("--fallback", default="heuristic", metavar="SPEC",
-                       help="the built-in agent that plays a remote bot's move when the bot cannot (a timeout, an "
-                       "illegal answer, no connection): one the server offers (default: heuristic)")  # fmt: skip
-    match.add_argument("--token-file", default=None, metavar="FILE",
-                       help=f"a file holding an operator token (default: the {TOKEN_VARIABLE} variable)")  # fmt: skip
-    match.add_argument("--url", default=f"http://127.0.0.1:{DEFAULT_PORT}",
-                       help=f"the server, http://HOST:PORT (default: http://127.0.0.1:{DEFAULT_PORT})")  # fmt: skip
+    match.add_argument(
+        "--grace",
+        type=float,
+        default=30.0,
+        help="seconds a remote bot that lost its connection has to come back before it forfeits its "
+        "seat for the rest of the match (default 30, at most 600)",
+    )
+    match.add_argument(
+        "--wait",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="how long the server may wait for a bot that is playing another match (a ladder's) "
+        "to end it, holding the bot meanwhile so that the ladder starts no new match for it "
+        "(default 60, at most 600; 0: refuse at once)",
+    )
+    match.add_argument(
+        "--fallback",
+        default="heuristic",
+        metavar="SPEC",
+        help="the built-in agent that plays a remote bot's move when the bot cannot (a timeout, an "
+        "illegal answer, no connection): one the server offers (default: heuristic)",
+    )
+    match.add_argument(
+        "--token-file",
+        default=None,
+        metavar="FILE",
+        help=f"a file holding an operator token (default: the {TOKEN_VARIABLE} variable)",
+    )
+    match.add_argument(
+        "--url",
+        default=f"http://127.0.0.1:{DEFAULT_PORT}",
+        help=f"the server, http://HOST:PORT (default: http://127.0.0.1:{DEFAULT_PORT})",
+    )
     match.add_argument("--json", default=None, metavar="FILE", help="also write the report as JSON")
     match.set_defaults(func=_match)
 
@@ -165,13 +209,30 @@ def _serve(args: argparse.Namespace) -> int:
         if args.processes > 1:
             from train.arena import processes
 
-            processes.run(args.data, args.host, args.port, args.agent, _database(args), ladder, args.people,
-                          args.processes, keeper.keep_token)  # fmt: skip
+            processes.run(
+                args.data,
+                args.host,
+                args.port,
+                args.agent,
+                _database(args),
+                ladder,
+                args.people,
+                args.processes,
+                keeper.keep_token,
+            )
             return 0
         from train.arena import server
 
-        server.run(args.data, args.host, args.port, args.agent, database=_database(args), ladder=ladder,
-                   people=args.people, keep_token=keeper.keep_token)  # fmt: skip
+        server.run(
+            args.data,
+            args.host,
+            args.port,
+            args.agent,
+            database=_database(args),
+            ladder=ladder,
+            people=args.people,
+            keep_token=keeper.keep_token,
+        )
         return 0
     finally:
         keeper.close()
@@ -196,13 +257,21 @@ class _OperatorTokenFile:
         if token is None:
             os.close(secret)
             os.unlink(self.path)
-            print("bourre arena: no operator token made: this data has one already (bourre arena add-operator NAME "
-                  "--token-file FILE makes another)", file=sys.stderr, flush=True)  # fmt: skip
+            print(
+                "bourre arena: no operator token made: this data has one already (bourre arena add-operator NAME "
+                "--token-file FILE makes another)",
+                file=sys.stderr,
+                flush=True,
+            )
             return
         with os.fdopen(secret, "w") as out:
             out.write(token + "\n")
-        print(f"bourre arena: the operator token is written to {self.path}, readable by its owner alone (mode 600); "
-              "only its hash is kept", file=sys.stderr, flush=True)  # fmt: skip
+        print(
+            f"bourre arena: the operator token is written to {self.path}, readable by its owner alone (mode 600); "
+            "only its hash is kept",
+            file=sys.stderr,
+            flush=True,
+        )
 
     def close(self) -> None:
         if self.secret is not None and self.path is not None:  # the server stopped before its start's work
@@ -242,13 +311,19 @@ def _add_token(args: argparse.Namespace, what: str) -> int:
         raise
     if secret is None:
         print(token)
-        print(f"the token of {what} {args.name}: shown this once; keep it in a file readable by you alone "
-              "(--token-file FILE writes one, mode 600)", file=sys.stderr)  # fmt: skip
+        print(
+            f"the token of {what} {args.name}: shown this once; keep it in a file readable by you alone "
+            "(--token-file FILE writes one, mode 600)",
+            file=sys.stderr,
+        )
         return 0
     with os.fdopen(secret, "w") as out:
         out.write(token + "\n")
-    print(f"the token of {what} {args.name}: written to {args.token_file}, readable by its owner alone (mode 600); "
-          "only its hash is kept", file=sys.stderr)  # fmt: skip
+    print(
+        f"the token of {what} {args.name}: written to {args.token_file}, readable by its owner alone (mode 600); "
+        "only its hash is kept",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -282,8 +357,10 @@ def _read_token_file(path: str) -> str:
         reason = err.strerror if isinstance(err, OSError) else "not text"
         raise ValueError(f"--token-file: {reason}: {path}") from None
     if os.name == "posix" and mode & 0o077:
-        print(f"warning: --token-file {path} is open to others (mode {stat.S_IMODE(mode):o}): chmod 600 {path}",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"warning: --token-file {path} is open to others (mode {stat.S_IMODE(mode):o}): chmod 600 {path}",
+            file=sys.stderr,
+        )
     return token
 
 
@@ -293,8 +370,10 @@ def _operator_token(args: argparse.Namespace) -> str:
     else:
         token = os.environ.get(TOKEN_VARIABLE, "").strip()
     if not token:
-        raise ValueError(f"an operator token is needed: --token-file FILE or {TOKEN_VARIABLE} (bourre arena serve "
-                         "prints one at its first start; bourre arena add-operator NAME makes another)")  # fmt: skip
+        raise ValueError(
+            f"an operator token is needed: --token-file FILE or {TOKEN_VARIABLE} (bourre arena serve "
+            "prints one at its first start; bourre arena add-operator NAME makes another)"
+        )
     return token
 
 
@@ -316,8 +395,15 @@ def _server_url(url: str) -> str:
 def _match(args: argparse.Namespace) -> int:
     _server_url(args.url)
     seats = [s.strip() for s in args.seats.split(",") if s.strip()]
-    body = {"seats": seats, "players": args.players or len(seats), "deals": args.deals, "clock": args.clock,
-            "grace": args.grace, "fallback": args.fallback, "wait": args.wait}  # fmt: skip
+    body = {
+        "seats": seats,
+        "players": args.players or len(seats),
+        "deals": args.deals,
+        "clock": args.clock,
+        "grace": args.grace,
+        "fallback": args.fallback,
+        "wait": args.wait,
+    }
     if args.seed is not None:
         body["seed"] = args.seed
     if args.par is not None:

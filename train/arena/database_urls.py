@@ -19,8 +19,10 @@ def database_url(url: str) -> sa.URL:
     backend, _, driver = parsed.drivername.partition("+")
     if backend in ("postgresql", "postgres"):
         if driver not in ("", "psycopg"):
-            raise ValueError(f"database {masked(parsed)}: the arena reaches PostgreSQL through psycopg 3 only: "
-                             "postgresql://... or postgresql+psycopg://...")  # fmt: skip
+            raise ValueError(
+                f"database {masked(parsed)}: the arena reaches PostgreSQL through psycopg 3 only: "
+                "postgresql://... or postgresql+psycopg://..."
+            )
         return parsed.set(drivername="postgresql+psycopg")
     if backend == "sqlite":
         return parsed

@@ -52,8 +52,15 @@ def serve_in_thread(
     path)."""
     settle_heap()
     options = {**ws_options(), **({} if ws is None else {"ws": ws})}
-    config = connections.config(create_app(arena), guard, host=host, port=port, log_level="warning",
-                                timeout_graceful_shutdown=STOP_SECONDS, **options)  # fmt: skip
+    config = connections.config(
+        create_app(arena),
+        guard,
+        host=host,
+        port=port,
+        log_level="warning",
+        timeout_graceful_shutdown=STOP_SECONDS,
+        **options,
+    )
     server = ServerInThread(config)
     server.thread = threading.Thread(target=server.run, daemon=True, name="arena server")
     server.thread.start()

@@ -24,35 +24,62 @@ __all__ = ["add_options", "add_rerate", "config", "rerate", "standings_text"]
 
 
 def _cells(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--ladder-fields", default=",".join(LADDERS[VERSION]), metavar="SPECS",
-                        help="the reference agents of the ladder, comma-separated (default: ladder "
-                        f"v{VERSION}'s, {','.join(LADDERS[VERSION])})")  # fmt: skip
-    parser.add_argument("--ladder-players", type=int, nargs="+", default=list(PLAYERS), metavar="N",
-                        help=f"the table sizes of the ladder (default: {' '.join(map(str, PLAYERS))})")  # fmt: skip
+    parser.add_argument(
+        "--ladder-fields",
+        default=",".join(LADDERS[VERSION]),
+        metavar="SPECS",
+        help="the reference agents of the ladder, comma-separated (default: ladder "
+        f"v{VERSION}'s, {','.join(LADDERS[VERSION])})",
+    )
+    parser.add_argument(
+        "--ladder-players",
+        type=int,
+        nargs="+",
+        default=list(PLAYERS),
+        metavar="N",
+        help=f"the table sizes of the ladder (default: {' '.join(map(str, PLAYERS))})",
+    )
 
 
 def add_options(serve: argparse.ArgumentParser) -> None:
     """``bourre arena serve``'s ladder options."""
     group = serve.add_argument_group("the ladder (docs/arena.md: matches that schedule themselves)")
-    group.add_argument("--ladder", action="store_true",
-                       help="pair the connected bots into matches, continuously, against each other and the "
-                       "reference agents; rate them after every match")  # fmt: skip
+    group.add_argument(
+        "--ladder",
+        action="store_true",
+        help="pair the connected bots into matches, continuously, against each other and the "
+        "reference agents; rate them after every match",
+    )
     _cells(group)  # type: ignore[arg-type]
-    group.add_argument("--ladder-deals", type=int, default=10, metavar="N",
-                       help="deals of a scheduled match, each played once (default 10)")  # fmt: skip
-    group.add_argument("--ladder-tables", type=int, default=2, metavar="N",
-                       help="scheduled matches at once (default 2)")  # fmt: skip
-    group.add_argument("--ladder-clock", type=float, default=2.0, metavar="SECONDS",
-                       help="seconds per move of a bot in a scheduled match (default 2)")  # fmt: skip
+    group.add_argument(
+        "--ladder-deals",
+        type=int,
+        default=10,
+        metavar="N",
+        help="deals of a scheduled match, each played once (default 10)",
+    )
+    group.add_argument(
+        "--ladder-tables", type=int, default=2, metavar="N", help="scheduled matches at once (default 2)"
+    )
+    group.add_argument(
+        "--ladder-clock",
+        type=float,
+        default=2.0,
+        metavar="SECONDS",
+        help="seconds per move of a bot in a scheduled match (default 2)",
+    )
     group.add_argument(
         "--ladder-sessions",
         action="store_true",
         help="play the matches of bots among themselves as sessions, the pot carried (pot_limit=20), each rated "
         "once by OpenSkill; the reference matches stay single deals, the ladder rating's cells",
     )
-    group.add_argument("--ladder-peers-only", action="store_true",
-                       help="no reference matches: bots play only each other (the fields fill the seats of a "
-                       "table too few bots are idle for); OpenSkill only, no ladder rating")  # fmt: skip
+    group.add_argument(
+        "--ladder-peers-only",
+        action="store_true",
+        help="no reference matches: bots play only each other (the fields fill the seats of a "
+        "table too few bots are idle for); OpenSkill only, no ladder rating",
+    )
 
 
 def _fields(args: argparse.Namespace) -> tuple[str, ...]:
@@ -70,8 +97,15 @@ def config(args: argparse.Namespace) -> Any:
     from train.web.agent_specs import check_offered
 
     fields = tuple(check_offered(f) for f in _fields(args))
-    return LadderConfig(fields, tuple(args.ladder_players), args.ladder_deals, args.ladder_tables, args.ladder_clock,
-                        peers_only=args.ladder_peers_only, peer_sessions=args.ladder_sessions)  # fmt: skip
+    return LadderConfig(
+        fields,
+        tuple(args.ladder_players),
+        args.ladder_deals,
+        args.ladder_tables,
+        args.ladder_clock,
+        peers_only=args.ladder_peers_only,
+        peer_sessions=args.ladder_sessions,
+    )
 
 
 def add_rerate(sub: Any, default_data: str) -> argparse.ArgumentParser:

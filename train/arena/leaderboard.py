@@ -160,7 +160,7 @@ def leaderboard_page(standings: Standings) -> str:
                 "last match",
             ],
             rows,
-        ),  # fmt: skip
+        ),
     ]
     if standings.references:
         body.append("<h2>Reference agents (OpenSkill)</h2>")
@@ -221,7 +221,7 @@ def bot_page(name: str, standing: BotStanding | None, played: Sequence[dict[str,
                     for c in standing.cells
                 ],
                 left=(0,),
-            )  # fmt: skip
+            )
         )
     body.append(
         "<h2>Matches</h2><p>Each game's hand history opens in the replay view of <code>bourre serve</code> (the "
@@ -298,8 +298,13 @@ def routes(book: Book, store: Store) -> list[Route]:
             played = store.read(lambda: bot_matches(store, name), PAGE_WAIT_SECONDS)
             if request.url.path.startswith("/api/"):
                 standing = found.bot(name)
-                return _json({"name": name, "standing": None if standing is None else dataclasses.asdict(standing),
-                              "matches": played})  # fmt: skip
+                return _json(
+                    {
+                        "name": name,
+                        "standing": None if standing is None else dataclasses.asdict(standing),
+                        "matches": played,
+                    }
+                )
             return HTMLResponse(bot_page(name, found.bot(name), played))
 
         return await answer(request, work)

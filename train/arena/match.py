@@ -192,9 +192,16 @@ class MatchSpec:
 
     def request(self) -> dict[str, Any]:
         """The request stored for the match (``from_request(..., stored=True)`` reads it back)."""
-        body: dict[str, Any] = {"seats": list(self.seats), "players": self.players, "deals": self.deals,
-                                "seed": self.seed, "clock": self.clock, "grace": self.grace,
-                                "fallback": self.fallback, "format": self.format}  # fmt: skip
+        body: dict[str, Any] = {
+            "seats": list(self.seats),
+            "players": self.players,
+            "deals": self.deals,
+            "seed": self.seed,
+            "clock": self.clock,
+            "grace": self.grace,
+            "fallback": self.fallback,
+            "format": self.format,
+        }
         if self.secret is not None:
             body["secret"] = self.secret
         if self.par is not None:
@@ -251,14 +258,24 @@ class MatchSpec:
                     "hand would know it again in the deal's next rotation"
                 )
             if "seed" in body:
-                raise ValueError("seed: the deals of a match with a remote seat are the server's secret (their hash "
-                                 "is sent at the start, the secret at the end); a seed is for matches of built-in "
-                                 "agents only")  # fmt: skip
+                raise ValueError(
+                    "seed: the deals of a match with a remote seat are the server's secret (their hash "
+                    "is sent at the start, the secret at the end); a seed is for matches of built-in "
+                    "agents only"
+                )
         options = _rule_options(body.get("rules", {}), values["players"], values["deals"] if form == "session" else 1)
         spec = cls(
-            tuple(seats), values["players"], values["deals"], values["seed"], float(clock), fallback.strip(),
-            float(grace), options, format=form, par=None if par is None else par.strip(),
-        )  # fmt: skip
+            tuple(seats),
+            values["players"],
+            values["deals"],
+            values["seed"],
+            float(clock),
+            fallback.strip(),
+            float(grace),
+            options,
+            format=form,
+            par=None if par is None else par.strip(),
+        )
         secret = body.get("secret") if stored else None
         if secret is not None:
             if not isinstance(secret, str):
@@ -330,8 +347,11 @@ class MatchReport:
             f"{self.clock:g} s, grace {self.grace:g} s, fallback {self.fallback} ({self.status})"
         ]
         paired = self.par is not None
-        rows = [["seat", "chips/deal [95% CI]", "table advantage [95% CI]"]
-                + (["par advantage [95% CI]"] if paired else []) + ["pot won", "played", "remote"]]  # fmt: skip
+        rows = [
+            ["seat", "chips/deal [95% CI]", "table advantage [95% CI]"]
+            + (["par advantage [95% CI]"] if paired else [])
+            + ["pot won", "played", "remote"]
+        ]
         for r in self.results:
             counts = r.counts
             remote = (
@@ -350,8 +370,12 @@ class MatchReport:
         widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]))]
         last = len(rows[0]) - 1
         for row in rows:
-            lines.append("  ".join(cell.ljust(w) if c in (0, last) else cell.rjust(w) for c, (cell, w) in
-                                   enumerate(zip(row, widths, strict=True))).rstrip())  # fmt: skip
+            lines.append(
+                "  ".join(
+                    cell.ljust(w) if c in (0, last) else cell.rjust(w)
+                    for c, (cell, w) in enumerate(zip(row, widths, strict=True))
+                ).rstrip()
+            )
         return "\n".join(lines)
 
 
@@ -394,7 +418,7 @@ def results_of(
                 counts[i],
                 par_advantage,
                 par_ci,
-            )  # fmt: skip
+            )
         )
     return results
 
@@ -405,8 +429,9 @@ def warm_up() -> None:
     rules = table_rules(3, {})
     recorder = DealRecorder(rules)
     table = [build_agent("random", seed) for seed in range(3)]
-    asyncio.run(play_game(bourre_env.env(num_players=3), table, make_deals(0, rules, 1), 0, ["random"] * 3, "warm-up",
-                          recorder))  # fmt: skip
+    asyncio.run(
+        play_game(bourre_env.env(num_players=3), table, make_deals(0, rules, 1), 0, ["random"] * 3, "warm-up", recorder)
+    )
     recorder.history(["random"] * 3)
 
 
@@ -473,10 +498,18 @@ async def play_match(
             )
         remotes = [(i, e) for i, e in enumerate(entries) if isinstance(e, RemoteSeat)]
         start = protocol.match_start(
-            match, n, [public_label(s) for s in spec.seats], spec.deals,
-            commitment(spec.secret) if spec.secret else None, clock_ms, rules,
-            spec.grace, spec.fallback, spec.format, par_agent,
-        )  # fmt: skip
+            match,
+            n,
+            [public_label(s) for s in spec.seats],
+            spec.deals,
+            commitment(spec.secret) if spec.secret else None,
+            clock_ms,
+            rules,
+            spec.grace,
+            spec.fallback,
+            spec.format,
+            par_agent,
+        )
         for _, remote in remotes:
             remote.send(start)
         games = 1 if single else n
@@ -552,19 +585,35 @@ async def play_match(
                 par_rows[:played] if par_agent else None,
                 pot_changes(pots[:played]) if session else None,
                 None if par_pots is None else pot_changes(par_pots[:played]),
-            )  # fmt: skip
+            )
             if played
             else []
         )
         report = MatchReport(
-            match, status, n, played, spec.seed, spec.clock, results, spec.grace, spec.fallback, spec.format,
-            par_agent, spec.secret, int(pots[played - 1]) if session and played else None,
-        )  # fmt: skip
+            match,
+            status,
+            n,
+            played,
+            spec.seed,
+            spec.clock,
+            results,
+            spec.grace,
+            spec.fallback,
+            spec.format,
+            par_agent,
+            spec.secret,
+            int(pots[played - 1]) if session and played else None,
+        )
         summary = [
-            {"seat": public_label(r.label), "chips": r.side.chips, "advantage": r.advantage,
-             "par_advantage": r.par_advantage, "counts": r.counts}
+            {
+                "seat": public_label(r.label),
+                "chips": r.side.chips,
+                "advantage": r.advantage,
+                "par_advantage": r.par_advantage,
+                "counts": r.counts,
+            }
             for r in report.results
-        ]  # fmt: skip
+        ]
         end = protocol.match_end(match, status, summary, spec.secret, spec.seed if spec.secret else None)
         for _, remote in remotes:
             remote.send(end)

@@ -95,8 +95,9 @@ def check_processes(count: int) -> int:
     """``count``, or ``ValueError`` (one line) unless it is from 1 to ``most_processes()``."""
     most = most_processes()
     if not 1 <= count <= most:
-        raise ValueError(f"--processes: expected 1 to {most} (4 per core of this machine, at most {MAX_PROCESSES}), "
-                         f"got {count}")  # fmt: skip
+        raise ValueError(
+            f"--processes: expected 1 to {most} (4 per core of this machine, at most {MAX_PROCESSES}), got {count}"
+        )
     return count
 
 
@@ -128,8 +129,15 @@ class Settings:
 
     def to_json(self) -> str:
         ladder = None if self.ladder is None else dataclasses.asdict(self.ladder)
-        return json.dumps({"data": self.data, "database": self.database, "host": self.host,
-                           "offered": list(self.offered), "ladder": ladder})  # fmt: skip
+        return json.dumps(
+            {
+                "data": self.data,
+                "database": self.database,
+                "host": self.host,
+                "offered": list(self.offered),
+                "ladder": ladder,
+            }
+        )
 
     @classmethod
     def from_json(cls, text: str) -> Settings:
@@ -171,8 +179,12 @@ class _Supervisor:
         """Start a child in ``slot``; its pid."""
         fd = self.sock.fileno()
         # a session of its own: Ctrl-C reaches the supervisor alone, which stops each child once
-        process = subprocess.Popen([sys.executable, "-m", "train.arena.processes", str(fd)], stdin=subprocess.PIPE,
-                                   pass_fds=(fd,), start_new_session=True)  # fmt: skip
+        process = subprocess.Popen(
+            [sys.executable, "-m", "train.arena.processes", str(fd)],
+            stdin=subprocess.PIPE,
+            pass_fds=(fd,),
+            start_new_session=True,
+        )
         assert process.stdin is not None
         process.stdin.write(self.settings.encode() + b"\n")
         process.stdin.flush()  # kept open: its end tells the child that the supervisor is gone
@@ -187,8 +199,11 @@ class _Supervisor:
                 if slot.process is None:
                     if now >= slot.due:
                         pid = self.start(slot)
-                        print(f"bourre arena: server process {pid} started in place of the dead one (process "
-                              f"{number + 1} of {len(self.slots)})", flush=True)  # fmt: skip
+                        print(
+                            f"bourre arena: server process {pid} started in place of the dead one (process "
+                            f"{number + 1} of {len(self.slots)})",
+                            flush=True,
+                        )
                     continue
                 status = slot.process.poll()
                 if status is None:
@@ -197,9 +212,13 @@ class _Supervisor:
                 lived = now - slot.started
                 slot.pause = RESTART_SECONDS if lived >= STEADY_SECONDS else min(MAX_RESTART_SECONDS, 2 * slot.pause)
                 slot.due = now + slot.pause
-                print(f"bourre arena: server process {slot.process.pid} died ({_describe(status)}): its bots "
-                      f"reconnect to the others, which mark its running matches interrupted; a new one starts in "
-                      f"{slot.pause:g} s", file=sys.stderr, flush=True)  # fmt: skip
+                print(
+                    f"bourre arena: server process {slot.process.pid} died ({_describe(status)}): its bots "
+                    f"reconnect to the others, which mark its running matches interrupted; a new one starts in "
+                    f"{slot.pause:g} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 slot.process = None
 
     def stop_all(self) -> None:
@@ -213,8 +232,11 @@ class _Supervisor:
             try:
                 process.wait(max(0.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
-                print(f"bourre arena: server process {process.pid} did not stop within {STOP_SECONDS:g} s: killed",
-                      file=sys.stderr, flush=True)  # fmt: skip
+                print(
+                    f"bourre arena: server process {process.pid} did not stop within {STOP_SECONDS:g} s: killed",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 process.kill()
                 process.wait()
             _close_stdin(process)

@@ -324,5 +324,11 @@ def match_end(
 ) -> dict[str, Any]:
     """``status``: finished, or aborted; ``results``: one entry per seat of the match (``train.arena.match``);
     ``secret``: the match's secret, whose hash ``match_start`` sent, and ``seed``, the deals' seed derived from it."""
-    return {"type": "match_end", "match": match, "status": status, "results": [dict(r) for r in results],
-            "secret": secret, "seed": seed}  # fmt: skip
+    return {
+        "type": "match_end",
+        "match": match,
+        "status": status,
+        "results": [dict(r) for r in results],
+        "secret": secret,
+        "seed": seed,
+    }

@@ -249,8 +249,16 @@ def _cell_result(
     before any deal counts."""
     if not len(replacements):
         return None
-    return CellResult(field, players, count, len(replacements), float(advantages.mean()), t_interval(advantages),
-                      float(replacements.mean()), t_interval(replacements))  # fmt: skip
+    return CellResult(
+        field,
+        players,
+        count,
+        len(replacements),
+        float(advantages.mean()),
+        t_interval(advantages),
+        float(replacements.mean()),
+        t_interval(replacements),
+    )
 
 
 def _skill_model() -> Any:
@@ -406,7 +414,7 @@ def _standings(
                         played=True,
                     )
                     for c in results
-                ],  # fmt: skip
+                ],
             )
             rating, interval = card.rating, card.rating_ci95
         skill = skills.get(f"bot:{name}", unrated)
@@ -431,13 +439,21 @@ def _standings(
                 tally.disconnects,
                 results,
                 tally.last_match,
-            )  # fmt: skip
+            )
         )
     # ranked on the low end of the interval, as OpenSkill's ordinal is mu - 3 sigma: a bot ranks high when its deals
     # show it is good, not when it stopped playing after a lucky run (no interval yet: below those with one)
-    standings.sort(key=lambda b: (not b.complete, b.rating is None, b.rating_ci95 is None,
-                                  -(b.rating_ci95[0] if b.rating_ci95 else 0.0), -(b.rating or 0.0), -b.ordinal,
-                                  b.name))  # fmt: skip
+    standings.sort(
+        key=lambda b: (
+            not b.complete,
+            b.rating is None,
+            b.rating_ci95 is None,
+            -(b.rating_ci95[0] if b.rating_ci95 else 0.0),
+            -(b.rating or 0.0),
+            -b.ordinal,
+            b.name,
+        )
+    )
     ranked = [dataclasses.replace(b, rank=i) for i, b in enumerate(standings, 1)]
     references = sorted(
         (
@@ -607,8 +623,16 @@ class Rater:
             return None if cell is None else cell.result
 
         end = self._checkpoints[-1]
-        self._standings = _standings(self.fields, self.sizes, len(order), self._tallies, cell_result, end.ratings,
-                                     end.deals, self._model.rating())  # fmt: skip
+        self._standings = _standings(
+            self.fields,
+            self.sizes,
+            len(order),
+            self._tallies,
+            cell_result,
+            end.ratings,
+            end.deals,
+            self._model.rating(),
+        )
         return self._standings
 
     def _prune(self, before_running: set[int]) -> None:

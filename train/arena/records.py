@@ -43,8 +43,14 @@ def insert_baseline(
     store: Store, key: BaselineKey, outcomes: np.ndarray, history: dict[str, Any]
 ) -> Any:  # a concurrent.futures.Future, done once committed
     field, players, seed, deal = key
-    values = {"field": field, "players": players, "seed": seed, "deal": deal, "outcomes": json.dumps(outcomes.tolist()),
-              "history": json.dumps(history, separators=(",", ":"))}  # fmt: skip
+    values = {
+        "field": field,
+        "players": players,
+        "seed": seed,
+        "deal": deal,
+        "outcomes": json.dumps(outcomes.tolist()),
+        "history": json.dumps(history, separators=(",", ":")),
+    }
     # the same deal's all-field table stored again (a match of built-in agents asked twice with one seed, or a
     # write tried again) keeps the first: a failed insert would fail the match, and the writes queued with it
     return store.submit(store.insert_or_keep(baselines), values)
@@ -71,8 +77,19 @@ def _stored(row: Any, rows: Sequence[Any]) -> StoredMatch:
     counts: list[dict[str, int] | None] = [None] * n
     for result in (report or {}).get("results", []):
         counts[int(result["entry"])] = result.get("counts")
-    return StoredMatch(row.id, float(row.created), row.status, seats, int(request.get("seed", 0)), tuple(complete),
-                       array, tuple(counts), rotations, str(request.get("fallback")), form == "session")  # fmt: skip
+    return StoredMatch(
+        row.id,
+        float(row.created),
+        row.status,
+        seats,
+        int(request.get("seed", 0)),
+        tuple(complete),
+        array,
+        tuple(counts),
+        rotations,
+        str(request.get("fallback")),
+        form == "session",
+    )
 
 
 class Book:
@@ -137,8 +154,9 @@ class Book:
         key = sa.tuple_(baselines.c.field, baselines.c.players, baselines.c.seed)
         found: dict[BaselineKey, np.ndarray] = {}
         for start in range(0, len(groups), 500):
-            query = sa.select(baselines.c.field, baselines.c.players, baselines.c.seed, baselines.c.deal,
-                              baselines.c.outcomes).where(key.in_(groups[start : start + 500]))  # fmt: skip
+            query = sa.select(
+                baselines.c.field, baselines.c.players, baselines.c.seed, baselines.c.deal, baselines.c.outcomes
+            ).where(key.in_(groups[start : start + 500]))
             for field, players, seed, deal, outcomes in db.execute(query):
                 baseline = (str(field), int(players), int(seed), int(deal))
                 if baseline not in self._rater.baselines:
@@ -154,7 +172,7 @@ class Book:
                     baselines.c.players == players,
                     baselines.c.seed == seed,
                     baselines.c.deal < deals,
-                )  # fmt: skip
+                )
             ).scalars()
             return {int(k) for k in found}
 
@@ -209,10 +227,14 @@ def match_histories(store: Store, match: str) -> dict[str, Any] | None:
         if reference is not None:
             fields = db.execute(
                 sa.select(baselines.c.deal, baselines.c.history)
-                .where(baselines.c.field == reference[1], baselines.c.players == stored.players,
-                       baselines.c.seed == stored.seed, baselines.c.deal.in_(sorted({int(g[0]) for g in played})))
+                .where(
+                    baselines.c.field == reference[1],
+                    baselines.c.players == stored.players,
+                    baselines.c.seed == stored.seed,
+                    baselines.c.deal.in_(sorted({int(g[0]) for g in played})),
+                )
                 .order_by(baselines.c.deal)
-            ).all()  # fmt: skip
+            ).all()
     return {
         "match": match,
         "status": row.status,
@@ -234,6 +256,6 @@ def game_history(store: Store, match: str, deal: int, rotation: int) -> dict[str
                 games.c.deal == deal,
                 games.c.rotation == rotation,
                 matches.c.status.in_(_SETTLED),
-            )  # fmt: skip
+            )
         ).first()
     return None if row is None else dict(json.loads(row[0]))

@@ -319,9 +319,20 @@ class RemoteSeat:
         clock_ms = int(round(ctx.clock * 1000))
         mask = observation["action_mask"]
         message = protocol.turn(
-            ctx.match, number, ctx.deal, raw.state_vector, ctx.params, ctx.rules, seat, clock_ms, ctx.chips(),
-            connection.observation, connection.words, (observation["observation"], mask), (ctx.game, ctx.games),
-        )  # fmt: skip
+            ctx.match,
+            number,
+            ctx.deal,
+            raw.state_vector,
+            ctx.params,
+            ctx.rules,
+            seat,
+            clock_ms,
+            ctx.chips(),
+            connection.observation,
+            connection.words,
+            (observation["observation"], mask),
+            (ctx.game, ctx.games),
+        )
         future = connection.expect(number)
         connection.send(message)
         # the clock as a timer on the future itself: asyncio.wait_for would wrap the future in a task of its own for

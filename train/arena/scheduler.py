@@ -225,8 +225,16 @@ class Ladder:
                 found.append(BotStats(name))
                 continue
             cells = {(c.field, c.players): c.matches for c in standing.cells}
-            found.append(BotStats(name, standing.matches, standing.matches - standing.reference_matches, cells,
-                                  standing.sigma, self.waited.get(name, 0)))  # fmt: skip
+            found.append(
+                BotStats(
+                    name,
+                    standing.matches,
+                    standing.matches - standing.reference_matches,
+                    cells,
+                    standing.sigma,
+                    self.waited.get(name, 0),
+                )
+            )
         return found
 
     async def run(self) -> None:

@@ -274,8 +274,10 @@ async def _attach(arena: Arena, registry: Registry, connection: Connection, bot:
         except sa.exc.SQLAlchemyError as err:
             raise ValueError(f"the database is out of reach ({arena.store.reason(err)}): connect again later") from None
         if holder is not None:
-            raise ValueError(f"bot {connection.name!r} is connected already, to another server process on this "
-                             "database: one live connection per token")  # fmt: skip
+            raise ValueError(
+                f"bot {connection.name!r} is connected already, to another server process on this "
+                "database: one live connection per token"
+            )
         return registry.attach(connection)
 
 
@@ -323,17 +325,23 @@ def _cut_off(connection: Connection, bucket: _Bucket, data: str | bytes) -> bool
     if isinstance(parsed, protocol.Action) and connection.answer(parsed):
         return False
     if bucket.take() < 0:
-        connection.send(protocol.error(
-            f"more than {MAX_RATE:g} messages a second that answer no pending turn: closed", fatal=True,
-            reason="rate",
-        ))  # fmt: skip
+        connection.send(
+            protocol.error(
+                f"more than {MAX_RATE:g} messages a second that answer no pending turn: closed",
+                fatal=True,
+                reason="rate",
+            )
+        )
         return True
     if parsed is None:
         if not connection.fault("malformed", fault):
             connection.send(protocol.error(fault))
         return False
-    connection.send(protocol.error(f"turn {parsed.turn} awaits no action (its clock ran out, or it was "
-                                   "never sent, or it was answered already)"))  # fmt: skip
+    connection.send(
+        protocol.error(
+            f"turn {parsed.turn} awaits no action (its clock ran out, or it was never sent, or it was answered already)"
+        )
+    )
     return False
 
 
@@ -410,10 +418,14 @@ def create_app(arena: Arena, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> S
             log.info("bot %s connected", hello.name)
             await ws.send_text(protocol.encode(protocol.welcome(hello.name)))
             if slot.forfeited:  # told once, on its return: it follows the match to its end but is sent no turn
-                await ws.send_text(protocol.encode(protocol.error(
-                    f"match {slot.match}: away for more than the grace period of {slot.grace:g} s, this bot "
-                    "forfeited its seat; the fallback plays it to the end of the match"
-                )))  # fmt: skip
+                await ws.send_text(
+                    protocol.encode(
+                        protocol.error(
+                            f"match {slot.match}: away for more than the grace period of {slot.grace:g} s, this bot "
+                            "forfeited its seat; the fallback plays it to the end of the match"
+                        )
+                    )
+                )
             for message in slot.catch_up():  # a bot back in its match is told where it is; its next turn follows
                 connection.send(message)
             # uvicorn with the arena's protocol (train.arena.bot_socket): messages go and come without a task
@@ -487,8 +499,11 @@ def create_app(arena: Arena, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> S
         scheme, _, token = request.headers.get("authorization", "").partition(" ")
         token = token.strip()
         if scheme.lower() != "bearer" or not token:
-            raise TableError(401, "an operator token is required: Authorization: Bearer TOKEN (bourre arena match "
-                             "--token-file FILE; bourre arena add-operator NAME makes one)")  # fmt: skip
+            raise TableError(
+                401,
+                "an operator token is required: Authorization: Bearer TOKEN (bourre arena match "
+                "--token-file FILE; bourre arena add-operator NAME makes one)",
+            )
         if len(token) > 128 or await asyncio.to_thread(arena.store.operator_of, token) is None:
             raise TableError(401, "unknown operator token")
 
@@ -594,9 +609,13 @@ def start(data: str, database: str | None, keep_token: Callable[[str | None], No
         if keep_token is not None:
             keep_token(token)
         elif token is not None:
-            print(f"bourre arena: the operator token (shown once, only its hash is kept: save it in a file for "
-                  f"bourre arena match --token-file FILE, or make one straight into a file with bourre arena "
-                  f"add-operator NAME --token-file FILE): {token}", file=sys.stderr, flush=True)  # fmt: skip
+            print(
+                f"bourre arena: the operator token (shown once, only its hash is kept: save it in a file for "
+                f"bourre arena match --token-file FILE, or make one straight into a file with bourre arena "
+                f"add-operator NAME --token-file FILE): {token}",
+                file=sys.stderr,
+                flush=True,
+            )
     except BaseException:
         store.close()
         raise
@@ -616,15 +635,23 @@ def announce(
     """Print where bots connect (the data folder, or the store's URL without its password), and what the server
     does; ``each``: said after the ladder's tables (per process)."""
     if people:
-        print(f"bourre arena: people take a seat at http://{'[' + host + ']' if ':' in host else host}:{port}/play",
-              flush=True)  # fmt: skip
+        print(
+            f"bourre arena: people take a seat at http://{'[' + host + ']' if ':' in host else host}:{port}/play",
+            flush=True,
+        )
     if ladder is not None and ladder.peers_only:
-        print(f"bourre arena: the ladder pairs the connected bots among themselves at "
-              f"{', '.join(map(str, ladder.sizes))} players ({', '.join(ladder.fields)} fill a table too few bots are "
-              f"idle for), {ladder.tables} at once{each}", flush=True)  # fmt: skip
+        print(
+            f"bourre arena: the ladder pairs the connected bots among themselves at "
+            f"{', '.join(map(str, ladder.sizes))} players ({', '.join(ladder.fields)} fill a table too few bots are "
+            f"idle for), {ladder.tables} at once{each}",
+            flush=True,
+        )
     elif ladder is not None:
-        print(f"bourre arena: the ladder schedules matches: {', '.join(ladder.fields)} at "
-              f"{', '.join(map(str, ladder.sizes))} players, {ladder.tables} at once{each}", flush=True)  # fmt: skip
+        print(
+            f"bourre arena: the ladder schedules matches: {', '.join(ladder.fields)} at "
+            f"{', '.join(map(str, ladder.sizes))} players, {ladder.tables} at once{each}",
+            flush=True,
+        )
     url = f"ws://{'[' + host + ']' if ':' in host else host}:{port}/bot"
     where = data if database is None else store.masked_url  # a URL is shown without its password
     print(f"bourre arena: bots connect to {url}; data in {where}  (Ctrl-C to stop)", flush=True)
@@ -646,8 +673,9 @@ def serve(
     settle_heap()
     # slow or many clients cannot exhaust it (train.web.connections)
     app = create_app(arena, http_input.allowed_hosts(host))
-    config = connections.config(app, host=host, port=port, log_level="warning",
-                                timeout_graceful_shutdown=STOP_SECONDS, **ws_options())  # fmt: skip
+    config = connections.config(
+        app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=STOP_SECONDS, **ws_options()
+    )
     try:
         # at the first Ctrl-C or SIGTERM the matches stop after their game under way (arena.stopping)
         connections.Server(config, on_exit=lambda: setattr(arena, "stopping", True)).run(sockets=sockets)

@@ -277,8 +277,12 @@ class Store:
                     with self._down_lock:
                         if self._down_since is None:
                             self._down_since = now
-                            log.warning("the database at %s is out of reach (%s): waiting up to %g s for it",
-                                        self.masked_url, self._reason(err), patience)  # fmt: skip
+                            log.warning(
+                                "the database at %s is out of reach (%s): waiting up to %g s for it",
+                                self.masked_url,
+                                self._reason(err),
+                                patience,
+                            )
                 if now >= deadline:
                     raise
                 time.sleep(RETRY_SECONDS)
@@ -286,8 +290,11 @@ class Store:
             if deadline is not None:
                 with self._down_lock:
                     if self._down_since is not None:
-                        log.warning("the database at %s is back after %.1f s", self.masked_url,
-                                    time.monotonic() - self._down_since)  # fmt: skip
+                        log.warning(
+                            "the database at %s is back after %.1f s",
+                            self.masked_url,
+                            time.monotonic() - self._down_since,
+                        )
                         self._down_since = None
             return result
 
@@ -536,8 +543,14 @@ class Store:
     # ------------------------------------------------------------------------ matches
     def start_match(self, match: str, request: dict[str, Any]) -> concurrent.futures.Future[Any]:
         """Store a match as ``running`` on this server (``server_id``); its future is done once it is committed."""
-        values = {"id": match, "created": time.time(), "request": json.dumps(request), "status": "running",
-                  "server": self.server_id, "claimed": time.time()}  # fmt: skip
+        values = {
+            "id": match,
+            "created": time.time(),
+            "request": json.dumps(request),
+            "status": "running",
+            "server": self.server_id,
+            "claimed": time.time(),
+        }
         return self.submit(_INSERT_MATCH, values)
 
     def queue_match(self, match: str, request: dict[str, Any]) -> concurrent.futures.Future[Any]:

@@ -101,8 +101,11 @@ class People:
         if named and self.arena.ladder is not None:
             # a visitor needs no token: were the ladder's bots seated at people's tables, anyone could hold them out of
             # the ladder (and choose whom their own bot meets there)
-            raise TableError(409, "this server runs the ladder: its bots play the ladder, and a person's table seats "
-                             "built-in agents only")  # fmt: skip
+            raise TableError(
+                409,
+                "this server runs the ladder: its bots play the ladder, and a person's table seats "
+                "built-in agents only",
+            )
         for spec in opponents:
             if spec.startswith("bot:"):
                 if spec[4:] not in connected:

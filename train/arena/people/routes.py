@@ -37,11 +37,17 @@ def options(people: People) -> dict[str, Any]:
     arena = people.arena
     handles = _handles(arena.offered)
     bots = [] if arena.ladder is not None else [f"bot:{n}" for n in arena.registry.connected()]  # the ladder's
-    return {"enabled": True, "bots": bots,
-            "agents": list(dict.fromkeys([*bounds.AGENTS, *handles])),
-            "offered": {handle: _agent_name(spec) for handle, spec in handles.items()},
-            "max_deals": bounds.MAX_DEALS, "max_games": bounds.MAX_GAMES, "clock": bounds.CLOCK,
-            "idle_moves": bounds.IDLE_MOVES, "match_seconds": bounds.MATCH_SECONDS}  # fmt: skip
+    return {
+        "enabled": True,
+        "bots": bots,
+        "agents": list(dict.fromkeys([*bounds.AGENTS, *handles])),
+        "offered": {handle: _agent_name(spec) for handle, spec in handles.items()},
+        "max_deals": bounds.MAX_DEALS,
+        "max_games": bounds.MAX_GAMES,
+        "clock": bounds.CLOCK,
+        "idle_moves": bounds.IDLE_MOVES,
+        "match_seconds": bounds.MATCH_SECONDS,
+    }
 
 
 def routes(people: People) -> list[BaseRoute]:

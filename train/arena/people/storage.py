@@ -53,11 +53,16 @@ def people_matches(store: Store, limit: int = 200, offered: Sequence[str] = ()) 
             person = str(body.get("people", ["?"])[0])
             label = f"bot:{bounds.PERSON_PREFIX}{person}"
             mine = [r for r in (done or {}).get("results", []) if r.get("label") == label]
-            found.append({
-                "match": match_id, "created": float(created), "status": status.removeprefix("people-"),
-                "person": person, "seats": [shown.get(s, s) for s in body["seats"]],
-                "deals": None if done is None else done.get("deals"),
-                "chips": mine[0]["side"]["chips"] if mine else None,
-                "advantage": mine[0]["advantage"] if mine else None,
-            })  # fmt: skip
+            found.append(
+                {
+                    "match": match_id,
+                    "created": float(created),
+                    "status": status.removeprefix("people-"),
+                    "person": person,
+                    "seats": [shown.get(s, s) for s in body["seats"]],
+                    "deals": None if done is None else done.get("deals"),
+                    "chips": mine[0]["side"]["chips"] if mine else None,
+                    "advantage": mine[0]["advantage"] if mine else None,
+                }
+            )
     return found
