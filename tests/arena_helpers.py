@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import subprocess
@@ -166,3 +167,14 @@ def serve_process(
         assert time.monotonic() < deadline
     wait_listening(port)
     return process
+
+
+def ask_for_match(port: int, operator: str, body: dict[str, Any], answer: dict[str, Any]) -> None:
+    """POST /api/matches; ``answer`` receives the status and the body (nothing if the server dies under it)."""
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/api/matches",
+        json.dumps(body).encode(),
+        {"Content-Type": "application/json", "Authorization": f"Bearer {operator}"},
+    )
+    with contextlib.suppress(OSError), urllib.request.urlopen(request, timeout=WAIT) as response:
+        answer.update(status=response.status, body=json.loads(response.read()))

@@ -9,18 +9,16 @@ the grace period; one judged gone that lives on is fenced (its matches stop) and
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import threading
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from arena_helpers import WAIT, Recorder, free_port, serve_process
+from arena_helpers import WAIT, Recorder, ask_for_match, free_port, serve_process
 from postgres_helpers import postgres_database  # noqa: F401 (the fixture)
 
 sa = pytest.importorskip("sqlalchemy", reason="the arena extra: pip install -e '.[arena]'")
@@ -113,16 +111,6 @@ def test_a_closed_server_is_swept_at_once_and_a_dead_one_after_the_grace_period(
             store.close()
 
 
-def _ask(port: int, operator: str, body: dict[str, Any], answer: dict[str, Any]) -> None:
-    request = urllib.request.Request(
-        f"http://127.0.0.1:{port}/api/matches",
-        json.dumps(body).encode(),
-        {"Content-Type": "application/json", "Authorization": f"Bearer {operator}"},
-    )
-    with contextlib.suppress(OSError), urllib.request.urlopen(request, timeout=WAIT) as response:
-        answer.update(status=response.status, body=json.loads(response.read()))
-
-
 def test_a_server_paused_past_the_grace_period_keeps_its_match(database: str, tmp_path: Path) -> None:
     """SIGSTOP holds the process and its database sessions: its lock stays held, so no other server judges it gone
     however long the pause; once it runs again, it plays the match to its end and settles it."""
@@ -142,7 +130,7 @@ def test_a_server_paused_past_the_grace_period_keeps_its_match(database: str, tm
         body = {"seats": ["heuristic", "bot:slow"], "deals": 60}
         deadline = time.monotonic() + WAIT
         while not bot.messages:
-            threading.Thread(target=_ask, args=(port, operator, body, done), daemon=True).start()
+            threading.Thread(target=ask_for_match, args=(port, operator, body, done), daemon=True).start()
             time.sleep(0.5)
             assert time.monotonic() < deadline
         while len([m for m in bot.messages if m["type"] == "deal_end"]) < 2:

@@ -17,13 +17,12 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from arena_helpers import WAIT, Recorder, free_port, serve_process
+from arena_helpers import WAIT, Recorder, ask_for_match, free_port, serve_process
 from postgres_helpers import PrivateServer, postgres_database, private_postgres_server  # noqa: F401 (fixtures)
 from sqlalchemy import create_engine, inspect, select
 
@@ -113,7 +112,7 @@ def test_sigkill_mid_match_loses_no_finished_game(database: str, tmp_path: Path)
         body = {"seats": ["heuristic", "bot:slow", "random"], "deals": 200}
         deadline = time.monotonic() + WAIT
         while not bot.messages:  # not connected yet: ask again until the bot sits
-            threading.Thread(target=_ask, args=(port, operator, body, {}), daemon=True).start()
+            threading.Thread(target=ask_for_match, args=(port, operator, body, {}), daemon=True).start()
             time.sleep(0.5)
             assert time.monotonic() < deadline
         while len([m for m in bot.messages if m["type"] == "deal_end"]) < 4:
@@ -137,17 +136,6 @@ def test_sigkill_mid_match_loses_no_finished_game(database: str, tmp_path: Path)
     again.wait(WAIT)
     assert store.match(match)["status"] == "interrupted"  # type: ignore[index]
     store.close()
-
-
-def _ask(port: int, operator: str, body: dict[str, Any], answer: dict[str, Any]) -> None:
-    """POST /api/matches; ``answer`` receives the status and the body (nothing if the server dies under it)."""
-    request = urllib.request.Request(
-        f"http://127.0.0.1:{port}/api/matches",
-        json.dumps(body).encode(),
-        {"Content-Type": "application/json", "Authorization": f"Bearer {operator}"},
-    )
-    with contextlib.suppress(OSError), urllib.request.urlopen(request, timeout=WAIT) as response:
-        answer.update(status=response.status, body=json.loads(response.read()))
 
 
 # ---------------------------------------------------------------------------- claims, for several servers
@@ -253,7 +241,7 @@ def test_an_arena_waits_for_its_database_through_a_restart(
             assert time.monotonic() < deadline
         answer: dict[str, Any] = {}
         body = {"seats": ["heuristic", "bot:steady", "random"], "deals": 36, "clock": 10}
-        asker = threading.Thread(target=_ask, args=(port, operator, body, answer), daemon=True)
+        asker = threading.Thread(target=ask_for_match, args=(port, operator, body, answer), daemon=True)
         asker.start()
         while len([m for m in bot.messages if m["type"] == "deal_end"]) < 3:
             time.sleep(0.02)
