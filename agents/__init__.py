@@ -3,7 +3,7 @@
 >>> import agents
 >>> a = agents.make("random", seed=1)
 >>> action = a.act(observation)          # observation: the dict the AEC env gives the acting player
->>> mine = agents.make("mybot.py:TwoTrumpBot", seed=1)   # the user's own code (agents.user_code)
+>>> mine = agents.make("mybot.py:HighestIdBot", seed=1)   # the user's own code (agents.user_code)
 """
 
 from __future__ import annotations

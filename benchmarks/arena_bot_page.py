@@ -54,10 +54,19 @@ def fill(folder: Path, count: int, seed: int) -> None:
                     seats[0] = "bot:rare"
                 request = {"seats": seats, "players": 4, "deals": 2, "seed": m, "clock": 1.0, "grace": 1.0}
                 match_id = f"{m:016x}"
-                match_rows.append({"id": match_id, "created": 1.7e9 + m, "request": json.dumps(request),
-                                   "status": SETTLED[m % 3], "report": None})  # fmt: skip
-                game_rows += [{"match_id": match_id, "deal": g // 4, "rotation": g % 4, "outcomes": "[]",
-                               "history": "{}"} for g in range(8)]  # fmt: skip
+                match_rows.append(
+                    {
+                        "id": match_id,
+                        "created": 1.7e9 + m,
+                        "request": json.dumps(request),
+                        "status": SETTLED[m % 3],
+                        "report": None,
+                    }
+                )
+                game_rows += [
+                    {"match_id": match_id, "deal": g // 4, "rotation": g % 4, "outcomes": "[]", "history": "{}"}
+                    for g in range(8)
+                ]
             db.execute(sa.insert(matches), match_rows)
             db.execute(sa.insert(games), game_rows)
     engine.dispose()
@@ -77,9 +86,17 @@ def scanned(store: Store, name: str, limit: int = 200) -> list[dict[str, Any]]:
         for match_id, created, status, request, played in db.execute(query):
             body = json.loads(request)
             if f"bot:{name}" in body["seats"]:
-                found.append({"match": match_id, "created": float(created), "status": status,
-                              "seats": body["seats"], "seed": body.get("seed"), "games": int(played),
-                              "format": body.get("format", "rotations")})  # fmt: skip
+                found.append(
+                    {
+                        "match": match_id,
+                        "created": float(created),
+                        "status": status,
+                        "seats": body["seats"],
+                        "seed": body.get("seed"),
+                        "games": int(played),
+                        "format": body.get("format", "rotations"),
+                    }
+                )
             if len(found) >= limit:
                 break
     return found
@@ -115,8 +132,10 @@ def main() -> None:
                 scan, peer = best_seconds(lambda n=name: scanned(store, n), args.repeats)
                 if listed != peer:
                     raise SystemExit(f"{name}: the page's query and the scan listed different matches")
-                print(f"{name}: {len(listed)} matches listed; page {indexed * 1e3:.1f} ms, scan {scan * 1e3:.1f} ms "
-                      f"({scan / indexed:.0f}x)")  # fmt: skip
+                print(
+                    f"{name}: {len(listed)} matches listed; page {indexed * 1e3:.1f} ms, scan {scan * 1e3:.1f} ms "
+                    f"({scan / indexed:.0f}x)"
+                )
         finally:
             store.close()
 

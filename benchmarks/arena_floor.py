@@ -133,15 +133,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not 2 <= args.players <= 8 or not 1 <= args.deals <= 100_000 or not 1 <= args.repeat <= 100:
         parser.error("expected --players 2..8, --deals 1..100000, --repeat 1..100")
     deals = make_deals(args.seed, table_rules(args.players, {}), args.deals)
-    print(f"{machine_line(machine_info())}; {args.players} seats, {args.deals} deals of seed {args.seed}, "
-          f"first legal action at every seat; CPU us per decision, best of {args.repeat}")  # fmt: skip
+    print(
+        f"{machine_line(machine_info())}; {args.players} seats, {args.deals} deals of seed {args.seed}, "
+        f"first legal action at every seat; CPU us per decision, best of {args.repeat}"
+    )
     floor(deals.slice(0, 1))  # the compiled code loaded before any timing
     print(f"floor (rules core: step, observation, legal mask)  {best_us(floor, deals, args.repeat):8.1f}")
     print(f"game on a Recording env, history() per game       {best_us(game_recording, deals, args.repeat):8.1f}")
     print(f"game on the plain env, DealRecorder (the arena)   {best_us(game_recorder, deals, args.repeat):8.1f}")
-    best_turn = min(
-        spent / decisions for decisions, spent in (turns(deals) for _ in range(args.repeat))
-    )  # fmt: skip
+    best_turn = min(spent / decisions for decisions, spent in (turns(deals) for _ in range(args.repeat)))
     print(f"turn: protocol.turn + protocol.encode             {best_turn * 1e6:8.1f}")
     return 0
 

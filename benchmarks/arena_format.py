@@ -144,8 +144,11 @@ def unpaired(x: np.ndarray, y: np.ndarray) -> dict[str, Any]:
 def _reduced(reduced: VarianceReduced | None) -> dict[str, Any] | None:
     if reduced is None:
         return None
-    return {**_figure(reduced.replacement_advantage, reduced.replacement_advantage_ci95),
-            "deals_ratio": reduced.deals_ratio, "draws_corrected": reduced.draws_corrected}  # fmt: skip
+    return {
+        **_figure(reduced.replacement_advantage, reduced.replacement_advantage_ci95),
+        "deals_ratio": reduced.deals_ratio,
+        "draws_corrected": reduced.draws_corrected,
+    }
 
 
 class Cellar:
@@ -286,17 +289,37 @@ def _ratio(x: float | None) -> str:
 
 
 def cell_table(cells: Sequence[dict[str, Any]], aivat: bool) -> TextTable:
-    columns = ["candidate", "field", "N", "games (a / b)", "decisions (a / b)", "(a) rotations", "(b) single + par",
-               "b/a", "b/a per decision", "b'/a", "(c) unpaired"]  # fmt: skip
+    columns = [
+        "candidate",
+        "field",
+        "N",
+        "games (a / b)",
+        "decisions (a / b)",
+        "(a) rotations",
+        "(b) single + par",
+        "b/a",
+        "b/a per decision",
+        "b'/a",
+        "(c) unpaired",
+    ]
     if aivat:
         columns += ["(d) a + aivat", "(d) b + aivat"]
     rows = []
     for c in cells:
         a, b = c["rotations"], c["single"]
-        row = [c["candidate"], c["field"], str(c["players"]), f"{a['games']} / {b['games']}",
-               f"{a['decisions']:,} / {b['decisions']:,}", _pm(a["replacement"]), _pm(b["replacement"]),
-               _ratio(c["ratio"]), _ratio(c["ratio_per_decision"]), _ratio(c["ratio_par_seeded"]),
-               _pm(b["unpaired"])]  # fmt: skip
+        row = [
+            c["candidate"],
+            c["field"],
+            str(c["players"]),
+            f"{a['games']} / {b['games']}",
+            f"{a['decisions']:,} / {b['decisions']:,}",
+            _pm(a["replacement"]),
+            _pm(b["replacement"]),
+            _ratio(c["ratio"]),
+            _ratio(c["ratio_per_decision"]),
+            _ratio(c["ratio_par_seeded"]),
+            _pm(b["unpaired"]),
+        ]
         if aivat:
             row += [_pm(a["aivat"]), _pm(b["aivat"])]
         rows.append(row)
@@ -311,11 +334,27 @@ def ratings(cells: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         row: dict[str, Any] = {"candidate": candidate, "cells": len(mine)}
         for fmt in ("rotations", "single"):
             figures = [c[fmt]["replacement"] for c in mine]
+            card_cells = [
+                Cell(
+                    field=c["field"],
+                    players=c["players"],
+                    advantage=0.0,
+                    advantage_ci95=None,
+                    replacement_advantage=f["mean"],
+                    replacement_advantage_ci95=f["ci95"],
+                    played=True,
+                )
+                for c, f in zip(mine, figures, strict=True)
+            ]
             card = LadderCard(
-                candidate, 0, sorted({c["field"] for c in mine}), sorted({c["players"] for c in mine}), 0, 0,
-                [Cell(c["field"], c["players"], 0.0, None, f["mean"], f["ci95"], True)
-                 for c, f in zip(mine, figures, strict=True)],
-            )  # fmt: skip
+                candidate=candidate,
+                version=0,
+                fields=sorted({c["field"] for c in mine}),
+                players=sorted({c["players"] for c in mine}),
+                deals=0,
+                seed=0,
+                cells=card_cells,
+            )
             row[fmt] = _figure(card.rating, card.rating_ci95)
             row[f"{fmt}_decisions"] = sum(c[fmt]["decisions"] for c in mine)
         a, b = row["rotations"]["half_width"], row["single"]["half_width"]
@@ -378,10 +417,17 @@ def main(argv: list[str] | None = None) -> int:
     opts = parse_args(argv)
     info = machine_info()
     command = "python benchmarks/arena_format.py " + " ".join(sys.argv[1:] if argv is None else argv)
-    jobs = [CellJob(c, f, n, opts.games, opts.seed, opts.match_deals, opts.aivat)
-            for n in opts.players for f in opts.fields for c in opts.candidates]  # fmt: skip
-    print(f"{machine_line(info)}; seed {opts.seed}, {opts.games} games of the candidate per cell, "
-          f"{len(jobs)} cells, {time.strftime('%Y-%m-%d')}", flush=True)  # fmt: skip
+    jobs = [
+        CellJob(c, f, n, opts.games, opts.seed, opts.match_deals, opts.aivat)
+        for n in opts.players
+        for f in opts.fields
+        for c in opts.candidates
+    ]
+    print(
+        f"{machine_line(info)}; seed {opts.seed}, {opts.games} games of the candidate per cell, "
+        f"{len(jobs)} cells, {time.strftime('%Y-%m-%d')}",
+        flush=True,
+    )
     start = time.monotonic()
     cells: list[dict[str, Any]] = []
 
@@ -409,8 +455,15 @@ def main(argv: list[str] | None = None) -> int:
         path = Path(opts.json)
         path.parent.mkdir(parents=True, exist_ok=True)
         settings = {k: v for k, v in vars(opts).items() if k != "json"}
-        data = {"command": command, "date": time.strftime("%Y-%m-%d"), "machine": info, "wall_seconds": wall,
-                "settings": settings, "cells": cells, "ratings": ranked}  # fmt: skip
+        data = {
+            "command": command,
+            "date": time.strftime("%Y-%m-%d"),
+            "machine": info,
+            "wall_seconds": wall,
+            "settings": settings,
+            "cells": cells,
+            "ratings": ranked,
+        }
         path.write_text(json.dumps(data, indent=2) + "\n")
     return 0
 

@@ -91,9 +91,14 @@ class _Counted:
 
 
 def run(
-    mode: str, loop: asyncio.AbstractEventLoop, port: int, operator: str, names: list[str], args: argparse.Namespace,
+    mode: str,
+    loop: asyncio.AbstractEventLoop,
+    port: int,
+    operator: str,
+    names: list[str],
+    args: argparse.Namespace,
     trips: RoundTrips,
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """One run: the bots' tables, beside the heavy table of ``mode`` (none, thread or process); their figures."""
     moves = [0]
     heavy: Future[None] | None = None
@@ -211,13 +216,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             server.stop()
             store.close()
             thinking.shutdown()
-    print(f"{'heavy table':>12} {'decisions':>9} {'seconds':>7} {'dec/s':>6} {'p50 ms':>7} {'p99 ms':>7} "
-          f"{'max ms':>7} {'heavy moves':>11}")  # fmt: skip
+    print(
+        f"{'heavy table':>12} {'decisions':>9} {'seconds':>7} {'dec/s':>6} {'p50 ms':>7} {'p99 ms':>7} "
+        f"{'max ms':>7} {'heavy moves':>11}"
+    )
     for r in results:
-        p50, p99, top = (r[k] if r[k] is not None else float("nan") for k in
-                         ("round_trip_ms_p50", "round_trip_ms_p99", "round_trip_ms_max"))  # fmt: skip
-        print(f"{r['mode']:>12} {r['decisions']:>9} {r['seconds']:>7.2f} {r['decisions_per_second']:>6.0f} "
-              f"{p50:>7.2f} {p99:>7.2f} {top:>7.2f} {r['heavy_moves']:>11}")  # fmt: skip
+        p50, p99, top = (
+            r[k] if r[k] is not None else float("nan")
+            for k in ("round_trip_ms_p50", "round_trip_ms_p99", "round_trip_ms_max")
+        )
+        print(
+            f"{r['mode']:>12} {r['decisions']:>9} {r['seconds']:>7.2f} {r['decisions_per_second']:>6.0f} "
+            f"{p50:>7.2f} {p99:>7.2f} {top:>7.2f} {r['heavy_moves']:>11}"
+        )
     if args.json:
         from bourre_env import atomic_files
 

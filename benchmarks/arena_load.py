@@ -134,8 +134,10 @@ def read_back(store: Any) -> tuple[dict[str, str], list[Game]]:
 
     with store.engine.connect() as db:
         statuses = {r.id: r.status for r in db.execute(sa.select(matches.c.id, matches.c.status))}
-        keys = [(r.match_id, r.deal, r.rotation) for r in db.execute(sa.select(games.c.match_id, games.c.deal,
-                                                                                 games.c.rotation))]  # fmt: skip
+        keys = [
+            (r.match_id, r.deal, r.rotation)
+            for r in db.execute(sa.select(games.c.match_id, games.c.deal, games.c.rotation))
+        ]
     return statuses, keys
 
 
@@ -372,10 +374,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         problems.append(f"stopped by --max-seconds at {result['decisions']:,} decisions")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
     bots_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    result.update({
-        "bots": len(bots), "bots_connected": connected, "bots_answered": answered,
-        "server_rss_mib_peak": peak, "bot_process_rss_mib_peak": bots_peak, "audit": found, "problems": problems,
-    })  # fmt: skip
+    result.update(
+        {
+            "bots": len(bots),
+            "bots_connected": connected,
+            "bots_answered": answered,
+            "server_rss_mib_peak": peak,
+            "bot_process_rss_mib_peak": bots_peak,
+            "audit": found,
+            "problems": problems,
+        }
+    )
     report(result)
     if args.json:
         from bourre_env import atomic_files

@@ -373,13 +373,41 @@ class Server:
 
     def __init__(self, data: str, args: argparse.Namespace, processes: int) -> None:
         self.port, self.count = free_port(), processes
-        command = [sys.executable, "-m", "train.cli", "arena", "serve", "--data", data, "--port", str(self.port),
-                   "--processes", str(processes), "--ladder", "--ladder-peers-only", "--ladder-fields", FIELD,
-                   "--ladder-players", str(args.players), "--ladder-deals", str(args.deals),
-                   "--ladder-tables", str(args.tables), "--ladder-clock", str(args.clock)]  # fmt: skip
+        command = [
+            sys.executable,
+            "-m",
+            "train.cli",
+            "arena",
+            "serve",
+            "--data",
+            data,
+            "--port",
+            str(self.port),
+            "--processes",
+            str(processes),
+            "--ladder",
+            "--ladder-peers-only",
+            "--ladder-fields",
+            FIELD,
+            "--ladder-players",
+            str(args.players),
+            "--ladder-deals",
+            str(args.deals),
+            "--ladder-tables",
+            str(args.tables),
+            "--ladder-clock",
+            str(args.clock),
+        ]
         env = {**os.environ, "BOURRE_ARENA_DATABASE": "", "PYTHONPATH": str(REPO_ROOT)}  # the data folder's SQLite
-        self.process = subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE,
-                                        stderr=subprocess.STDOUT, text=True, errors="replace")  # fmt: skip
+        self.process = subprocess.Popen(
+            command,
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            errors="replace",
+        )
         self.said: list[str] = []
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -527,29 +555,48 @@ def run(args: argparse.Namespace, processes: int) -> dict[str, Any]:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--processes", type=int, nargs="+", default=[1, 2],
-                        help="server processes (bourre arena serve --processes), one run per value "
-                        "(default: 1 2)")  # fmt: skip
+    parser.add_argument(
+        "--processes",
+        type=int,
+        nargs="+",
+        default=[1, 2],
+        help="server processes (bourre arena serve --processes), one run per value (default: 1 2)",
+    )
     parser.add_argument("--bots", type=int, default=48, help="remote bots, registered and connected (default: 48)")
     parser.add_argument("--bot-processes", type=int, default=2, help="processes the bots are spread over (default: 2)")
     parser.add_argument("--players", type=int, default=4, help="seats of each match (default: 4)")
-    parser.add_argument("--tables", type=int, default=8,
-                        help="matches at once per server process (--ladder-tables; default: 8)")  # fmt: skip
+    parser.add_argument(
+        "--tables", type=int, default=8, help="matches at once per server process (--ladder-tables; default: 8)"
+    )
     parser.add_argument("--deals", type=int, default=50, help="deals of a match, each played once (default: 50)")
-    parser.add_argument("--clock", type=float, default=10.0,
-                        help="seconds a bot has per move; long, so a slow machine shows as latency, not as fallbacks "
-                        "(default: 10)")  # fmt: skip
-    parser.add_argument("--warmup", type=float, default=5.0,
-                        help="seconds between the last bot's connection and the window (default: 5)")  # fmt: skip
+    parser.add_argument(
+        "--clock",
+        type=float,
+        default=10.0,
+        help="seconds a bot has per move; long, so a slow machine shows as latency, not as fallbacks (default: 10)",
+    )
+    parser.add_argument(
+        "--warmup",
+        type=float,
+        default=5.0,
+        help="seconds between the last bot's connection and the window (default: 5)",
+    )
     parser.add_argument("--seconds", type=float, default=20.0, help="the timed window, seconds (default: 20)")
-    parser.add_argument("--connect-pace", type=float, default=0.02, metavar="SECONDS",
-                        help="seconds between two bots' first connections (default: 0.02); bots of a deployment "
-                        "arrive over time, and a burst is accepted by one process's event loop whole (up to the "
-                        "backlog, 128, in one go)")  # fmt: skip
+    parser.add_argument(
+        "--connect-pace",
+        type=float,
+        default=0.02,
+        metavar="SECONDS",
+        help="seconds between two bots' first connections (default: 0.02); bots of a deployment "
+        "arrive over time, and a burst is accepted by one process's event loop whole (up to the "
+        "backlog, 128, in one go)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the bots' moves (default: 0)")
-    parser.add_argument("--quick", action="store_true",
-                        help="a test's run: N = 1 then 2, 16 bots, 3 seats, 2 tables a process, 10 deals, 1 s of "
-                        "warm-up, 3 s windows")  # fmt: skip
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="a test's run: N = 1 then 2, 16 bots, 3 seats, 2 tables a process, 10 deals, 1 s of warm-up, 3 s windows",
+    )
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
     args = parser.parse_args(argv)
     if args.quick:
@@ -572,8 +619,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     if not 1 <= args.bot_processes <= 254:
         parser.error("--bot-processes: expected 1..254 (each has its own loopback addresses, 127.P.x.y)")
     if not args.players <= args.bots <= MOST_BOTS_A_PROCESS * args.bot_processes:
-        parser.error(f"--bots: expected at least --players ({args.players}) and at most {MOST_BOTS_A_PROCESS:,} a "
-                     "bot process")  # fmt: skip
+        parser.error(
+            f"--bots: expected at least --players ({args.players}) and at most {MOST_BOTS_A_PROCESS:,} a bot process"
+        )
     if not 0 <= args.connect_pace <= 1:
         parser.error("--connect-pace: expected seconds in 0..1")
     if args.warmup < 0 or not 0 < args.seconds <= 3600:
@@ -588,8 +636,9 @@ def report(results: list[dict[str, Any]]) -> None:
         f"{'p99 ms':>7} {'max ms':>7} {'server cores':>12} {'CPU us/decision: server':>23} {'bots':>5} {'errors':>6}"
     )
     for r in results:
-        p50, p99, top = (r[k] if r[k] is not None else nan for k in
-                         ("turnaround_ms_p50", "turnaround_ms_p99", "turnaround_ms_max"))  # fmt: skip
+        p50, p99, top = (
+            r[k] if r[k] is not None else nan for k in ("turnaround_ms_p50", "turnaround_ms_p99", "turnaround_ms_max")
+        )
         print(
             f"{r['processes']:>9} {r['bots_connected']:>5} {r['decisions']:>9,} {r['seconds']:>7.1f} "
             f"{r['decisions_per_second']:>11,.0f} {p50:>7.2f} {p99:>7.2f} {top:>7.1f} {r['server_cores']:>12.2f} "
@@ -631,8 +680,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         from bourre_env import atomic_files
 
-        keys = ("processes", "bots", "bot_processes", "players", "tables", "deals", "clock", "connect_pace", "warmup",
-                "seconds", "seed", "quick")  # fmt: skip
+        keys = (
+            "processes",
+            "bots",
+            "bot_processes",
+            "players",
+            "tables",
+            "deals",
+            "clock",
+            "connect_pace",
+            "warmup",
+            "seconds",
+            "seed",
+            "quick",
+        )
         payload = {
             "config": {k: getattr(args, k) for k in keys},
             "machine": machine,

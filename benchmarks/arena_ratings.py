@@ -42,18 +42,38 @@ def _rows(number: int, rng: np.random.Generator) -> tuple[dict, list[dict], list
     report = {
         "results": [{"entry": i, "counts": {"decisions": 40}} for i, s in enumerate(seats) if s.startswith("bot:")]
     }
-    match = {"id": match_id, "created": 1000.0 + number, "status": "finished", "report": json.dumps(report),
-             "request": json.dumps({"seats": seats, "seed": seed, "format": "single", "deals": DEALS})}  # fmt: skip
+    match = {
+        "id": match_id,
+        "created": 1000.0 + number,
+        "status": "finished",
+        "report": json.dumps(report),
+        "request": json.dumps({"seats": seats, "seed": seed, "format": "single", "deals": DEALS}),
+    }
     played, tables = [], []
     for k in range(DEALS):
         outcomes = np.zeros((n, 6), dtype=np.int64)
         outcomes[:, CHIPS] = rng.integers(-20, 21, size=n)
-        played.append({"match_id": match_id, "deal": k, "rotation": k % n, "outcomes": json.dumps(outcomes.tolist()),
-                       "history": "{}"})  # fmt: skip
+        played.append(
+            {
+                "match_id": match_id,
+                "deal": k,
+                "rotation": k % n,
+                "outcomes": json.dumps(outcomes.tolist()),
+                "history": "{}",
+            }
+        )
         if number % 2:
             outcomes[:, CHIPS] = rng.integers(-20, 21, size=n)
-            tables.append({"field": seats[0] if seats[0] in FIELDS else seats[1], "players": n, "seed": seed,
-                           "deal": k, "outcomes": json.dumps(outcomes.tolist()), "history": "{}"})  # fmt: skip
+            tables.append(
+                {
+                    "field": seats[0] if seats[0] in FIELDS else seats[1],
+                    "players": n,
+                    "seed": seed,
+                    "deal": k,
+                    "outcomes": json.dumps(outcomes.tolist()),
+                    "history": "{}",
+                }
+            )
     return match, played, tables
 
 
@@ -95,8 +115,10 @@ def main(argv: list[str] | None = None) -> int:
             finally:
                 store.close()
         median, slowest = statistics.median(times) * 1e3, max(times) * 1e3
-        print(f"{count} matches: first standings() {first * 1e3:.0f} ms; one more settled: median {median:.2f} ms, "
-              f"slowest {slowest:.2f} ms ({args.repeat} times)")  # fmt: skip
+        print(
+            f"{count} matches: first standings() {first * 1e3:.0f} ms; one more settled: median {median:.2f} ms, "
+            f"slowest {slowest:.2f} ms ({args.repeat} times)"
+        )
     return 0
 
 

@@ -235,11 +235,29 @@ def stub_turns() -> None:
     """``--stub-turns``: every turn the server sends is its head, an empty view and its first legal action alone."""
     from train.arena import protocol
 
-    def turn(match: str, number: int, deal: int, state: Any, params: Any, rules: Any, seat: int, clock_ms: int,
-             *_: Any, **__: Any) -> dict[str, Any]:  # fmt: skip
+    def turn(
+        match: str,
+        number: int,
+        deal: int,
+        state: Any,
+        params: Any,
+        rules: Any,
+        seat: int,
+        clock_ms: int,
+        *_: Any,
+        **__: Any,
+    ) -> dict[str, Any]:
         seen = _[3] if len(_) > 3 else __["seen"]  # (observation, legal mask): remote.RemoteSeat.act passes them
-        return {"type": "turn", "match": match, "turn": number, "deal": deal, "seat": seat, "clock_ms": clock_ms,
-                "view": {}, "legal": [{"action": int(seen[1].nonzero()[0][0])}]}  # fmt: skip
+        return {
+            "type": "turn",
+            "match": match,
+            "turn": number,
+            "deal": deal,
+            "seat": seat,
+            "clock_ms": clock_ms,
+            "view": {},
+            "legal": [{"action": int(seen[1].nonzero()[0][0])}],
+        }
 
     protocol.turn = turn  # type: ignore[assignment]
 

@@ -135,9 +135,14 @@ def summary(rows: list[tuple[float, int]], shuffles: int, seed: int) -> dict[str
     rng = np.random.default_rng(seed)
     as_good = sum(best_accuracy(gaps, rng.permutation(one)) >= observed for _ in range(shuffles))
     by_count = {c: statistics.median([g for g, legal in rows if legal == c]) for c in sorted({c for _, c in rows})}
-    return {"gaps": len(rows), "one_legal": int(one.sum()), "base_rate": max(one.mean(), 1 - one.mean()),
-            "best_threshold_accuracy": observed, "p_value": (1 + as_good) / (1 + shuffles),
-            "median_ms_by_legal_moves": by_count}  # fmt: skip
+    return {
+        "gaps": len(rows),
+        "one_legal": int(one.sum()),
+        "base_rate": max(one.mean(), 1 - one.mean()),
+        "best_threshold_accuracy": observed,
+        "p_value": (1 + as_good) / (1 + shuffles),
+        "median_ms_by_legal_moves": by_count,
+    }
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -183,8 +188,12 @@ def play_match(args: argparse.Namespace, paced: bool) -> dict[str, Any]:
             deadline = time.monotonic() + 30
             while "timer" not in arena.registry.connected() and time.monotonic() < deadline:
                 time.sleep(0.05)
-            body = {"seats": ["bot:timer"] + [args.opponent] * (args.players - 1), "deals": args.deals,
-                    "clock": 10, "par": "none"}  # fmt: skip
+            body = {
+                "seats": ["bot:timer"] + [args.opponent] * (args.players - 1),
+                "deals": args.deals,
+                "clock": 10,
+                "par": "none",
+            }
             report = get_json(f"http://127.0.0.1:{port}/api/matches", body, operator)["report"]
             games = get_json(f"http://127.0.0.1:{port}/api/matches/{report['match']}/histories")["games"]
             thread.join(30)
@@ -197,15 +206,22 @@ def play_match(args: argparse.Namespace, paced: bool) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     machine = machine_info()
-    print(f"{machine_line(machine)}; {args.opponent} in {args.players - 1} seat(s), one timing bot, {args.deals} "
-          f"deals, seed {args.seed}, no par game", flush=True)  # fmt: skip
+    print(
+        f"{machine_line(machine)}; {args.opponent} in {args.players - 1} seat(s), one timing bot, {args.deals} "
+        f"deals, seed {args.seed}, no par game",
+        flush=True,
+    )
     results = [play_match(args, paced) for paced in (False, True)]
-    print(f"{'pacing':>7} {'gaps':>5} {'one legal':>9} {'base rate':>9} {'best threshold':>14} {'p':>6}  median ms by "
-          "legal moves")  # fmt: skip
+    print(
+        f"{'pacing':>7} {'gaps':>5} {'one legal':>9} {'base rate':>9} {'best threshold':>14} {'p':>6}  median ms by "
+        "legal moves"
+    )
     for r in results:
         medians = "  ".join(f"{c}: {m:.1f}" for c, m in r["median_ms_by_legal_moves"].items())
-        print(f"{'on' if r['paced'] else 'off':>7} {r['gaps']:>5} {r['one_legal']:>9} {r['base_rate']:>9.3f} "
-              f"{r['best_threshold_accuracy']:>14.3f} {r['p_value']:>6.4f}  {medians}")  # fmt: skip
+        print(
+            f"{'on' if r['paced'] else 'off':>7} {r['gaps']:>5} {r['one_legal']:>9} {r['base_rate']:>9.3f} "
+            f"{r['best_threshold_accuracy']:>14.3f} {r['p_value']:>6.4f}  {medians}"
+        )
     if args.json:
         from bourre_env import atomic_files
 

@@ -490,8 +490,16 @@ def arena_part(ctx: Context) -> Part:
         sizes = {"bots": 16, "bot-processes": 2, "players": 3, "tables": 2, "deals": 10, "warmup": 1, "seconds": 3}
     else:
         bots = ARENA_PLAYERS * ARENA_TABLES * max(counts)  # every table of the largest count seated
-        sizes = {"bots": bots, "bot-processes": max(2, ctx.cpus // 4), "players": ARENA_PLAYERS,
-                 "tables": ARENA_TABLES, "deals": 50, "warmup": 5, "seconds": 15, "connect-pace": 0.01}  # fmt: skip
+        sizes = {
+            "bots": bots,
+            "bot-processes": max(2, ctx.cpus // 4),
+            "players": ARENA_PLAYERS,
+            "tables": ARENA_TABLES,
+            "deals": 50,
+            "warmup": 5,
+            "seconds": 15,
+            "connect-pace": 0.01,
+        }
     command = [sys.executable, str(SCRIPT.parent / "arena_processes.py"), "--processes", *map(str, counts)]
     for option, value in sizes.items():
         command += [f"--{option}", str(value)]
@@ -513,22 +521,26 @@ def collect_arena(path: Path) -> dict[str, Any]:
     for r in data["results"]:
         n = r["processes"]
         if r["bots_connected"] != r["bots"] or r["errors_told"] or r["bot_errors"]:
-            faults.append(f"{n} process(es): {r['bots_connected']} of {r['bots']} bots connected, "
-                          f"{r['errors_told']} errors told, bot errors {r['bot_errors']}")  # fmt: skip
+            faults.append(
+                f"{n} process(es): {r['bots_connected']} of {r['bots']} bots connected, "
+                f"{r['errors_told']} errors told, bot errors {r['bot_errors']}"
+            )
         shares = [p["decisions"] / r["decisions"] for p in r["per_process"]] if r["decisions"] else []
-        rows.append({
-            "processes": n,
-            "decisions_per_second": r["decisions_per_second"],
-            "turnaround_ms_p50": r["turnaround_ms_p50"],
-            "turnaround_ms_p99": r["turnaround_ms_p99"],
-            "server_cpu_us_per_decision": r["server_cpu_us_per_decision"],
-            "server_cores": r["server_cores"],
-            "bots_cpu_us_per_decision": r["bots_cpu_us_per_decision"],
-            "decisions": r["decisions"],
-            "seconds": r["seconds"],
-            "least_share": min(shares, default=0.0),  # of the window's decisions, the least busy process's
-            "most_share": max(shares, default=0.0),
-        })  # fmt: skip
+        rows.append(
+            {
+                "processes": n,
+                "decisions_per_second": r["decisions_per_second"],
+                "turnaround_ms_p50": r["turnaround_ms_p50"],
+                "turnaround_ms_p99": r["turnaround_ms_p99"],
+                "server_cpu_us_per_decision": r["server_cpu_us_per_decision"],
+                "server_cores": r["server_cores"],
+                "bots_cpu_us_per_decision": r["bots_cpu_us_per_decision"],
+                "decisions": r["decisions"],
+                "seconds": r["seconds"],
+                "least_share": min(shares, default=0.0),  # of the window's decisions, the least busy process's
+                "most_share": max(shares, default=0.0),
+            }
+        )
     if faults:
         raise PartError("; ".join(faults))
     config = data["config"]
@@ -543,8 +555,15 @@ def collect_arena(path: Path) -> dict[str, Any]:
     }
 
 
-PART_FILES = ("machine.json", "compile.json", "train.json", "vector_env.json", "batch.json", "eval/eval.json",
-              "arena.json")  # fmt: skip
+PART_FILES = (
+    "machine.json",
+    "compile.json",
+    "train.json",
+    "vector_env.json",
+    "batch.json",
+    "eval/eval.json",
+    "arena.json",
+)
 """What the parts write under ``--out``/parts."""
 PART_BUILDERS: dict[str, Callable[[Context], Part]] = {
     "machine": machine_part,

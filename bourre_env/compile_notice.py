@@ -28,6 +28,8 @@ import threading
 import time
 from typing import Any
 
+from bourre_env.words import plural
+
 __all__ = ["PROGRESS_SECONDS", "compile_seconds", "install", "logger"]
 
 PROGRESS_SECONDS = 15.0
@@ -90,10 +92,10 @@ class _Bursts:
                     busy = self.last_event - self.burst_start
                     self.total += busy
                     self.burst_start = None
-                    line = ("compiled %d functions in %.0f s; cached for later runs", self.functions, busy)
+                    line = ("compiled %s in %.0f s; cached for later runs", plural(self.functions, "function"), busy)
                 elif now - self.last_said >= PROGRESS_SECONDS:
                     self.last_said = now
-                    line = ("still compiling: %d functions so far, %.0f s", self.functions, elapsed)
+                    line = ("still compiling: %s so far, %.0f s", plural(self.functions, "function"), elapsed)
                 else:
                     continue
             if _enabled():

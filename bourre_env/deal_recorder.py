@@ -28,6 +28,7 @@ from bourre_env import core, history
 from bourre_env.actions import describe
 from bourre_env.card_masks import cards_of
 from bourre_env.core.rules import Rules
+from bourre_env.words import plural
 
 __all__ = ["DealRecorder"]
 
@@ -129,7 +130,7 @@ class DealRecorder:
         deal as it settles. It replays on its own (its opening holds the dealer and the pot it began with), and the
         ``deals`` of a session's deals, joined in order, are the session's ``history``."""
         if not 0 <= deal < len(self._deals):
-            raise ValueError(f"deal {deal}: {len(self._deals)} deal(s) of this game are finished")
+            raise ValueError(f"deal {deal}: this game has finished {plural(len(self._deals), 'deal')}")
         return {**self.history(seats), "deals": [self._deals[deal]]}
 
     def history(self, seats: Sequence[str | None]) -> dict[str, Any]:

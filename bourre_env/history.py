@@ -49,6 +49,7 @@ from bourre_env.card_masks import cards_of
 from bourre_env.core import cards
 from bourre_env.core.rules import Rules, presets
 from bourre_env.json_input import NotTextError, strict_json
+from bourre_env.words import plural
 
 __all__ = [
     "FORMAT",
@@ -491,7 +492,7 @@ def check(data: Any) -> None:
     _need(
         len(deals) <= rules.deals_per_episode,
         f"deals[{min(len(deals), rules.deals_per_episode)}]",
-        f"an episode of these rules has {rules.deals_per_episode} deal(s)",
+        f"an episode of these rules has {plural(rules.deals_per_episode, 'deal')}",
     )
     deck_cards = sorted(rules.deck_cards())
     for k, deal in enumerate(deals):

@@ -27,8 +27,16 @@ MATCH_END = {"type": "match_end", "match": "m", "status": "finished", "results":
 
 def turn(number: int, **fields: Any) -> dict[str, Any]:
     """A well-formed turn (with the observation a bot may ask for), ``fields`` replacing or adding fields."""
-    message = {"type": "turn", "match": "m", "turn": number, "deal": 0, "seat": 0, "clock_ms": 2000, "view": {},
-               "legal": [{"action": 52, "text": "pass"}, {"action": 53, "text": "play, stand pat"}]}  # fmt: skip
+    message = {
+        "type": "turn",
+        "match": "m",
+        "turn": number,
+        "deal": 0,
+        "seat": 0,
+        "clock_ms": 2000,
+        "view": {},
+        "legal": [{"action": 52, "text": "pass"}, {"action": 53, "text": "play, stand pat"}],
+    }
     message["observation"] = [0.0] * 4
     message.update(fields)
     return message

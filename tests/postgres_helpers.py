@@ -56,8 +56,10 @@ def _binaries() -> Path:
     if not found and on_path is not None:
         found = [Path(on_path).parent]
     if not found or not (found[0] / "initdb").exists():
-        pytest.skip(f"no PostgreSQL binaries (initdb, pg_ctl) to start a server of the test's own: install Debian's "
-                    f"postgresql package, or set {BIN_VARIABLE} to their folder")  # fmt: skip
+        pytest.skip(
+            f"no PostgreSQL binaries (initdb, pg_ctl) to start a server of the test's own: install Debian's "
+            f"postgresql package, or set {BIN_VARIABLE} to their folder"
+        )
     return found[0]
 
 

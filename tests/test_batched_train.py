@@ -478,15 +478,20 @@ def test_cli_chooses_the_trainer(tmp_path: Path) -> None:
 
 
 def test_resuming_a_run_of_the_sb3_trainer_goes_to_it(tmp_path: Path) -> None:
-    from train import cli
+    from train import train_command
 
-    assert cli._trainer(["--run-dir", str(tmp_path), "--resume"])[0] == "batched"
+    assert train_command.trainer_of(["--run-dir", str(tmp_path), "--resume"])[0] == "batched"
     (tmp_path / "checkpoint.zip").write_bytes(b"")
-    assert cli._trainer(["--run-dir", str(tmp_path), "--resume"]) == ("sb3", ["--run-dir", str(tmp_path), "--resume"])
-    assert cli._trainer([f"--run-dir={tmp_path}", "--resume", "--trainer", "batched"])[0] == "batched"
-    assert cli._trainer(["--run-dir", str(tmp_path)])[0] == "batched"  # a new run: the guard of the run folder
+    assert train_command.trainer_of(["--run-dir", str(tmp_path), "--resume"]) == (
+        "sb3",
+        ["--run-dir", str(tmp_path), "--resume"],
+    )
+    assert train_command.trainer_of([f"--run-dir={tmp_path}", "--resume", "--trainer", "batched"])[0] == "batched"
+    assert (
+        train_command.trainer_of(["--run-dir", str(tmp_path)])[0] == "batched"
+    )  # a new run: the guard of the run folder
     (tmp_path / "checkpoint.pt").write_bytes(b"")
-    assert cli._trainer(["--run-dir", str(tmp_path), "--resume"])[0] == "batched"
+    assert train_command.trainer_of(["--run-dir", str(tmp_path), "--resume"])[0] == "batched"
 
 
 def test_learning_curve_of_a_run_resumed_with_more_table_sizes(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from train import cli
+from train.bench import BENCHMARKS
 from train.eval import duplicate as evaluate
 from train.eval import tournament
 
@@ -140,7 +141,7 @@ def _bench(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.parametrize("benchmark", sorted(cli.BENCHMARKS))
+@pytest.mark.parametrize("benchmark", sorted(BENCHMARKS))
 def test_every_benchmark_runs_through_bourre_bench(benchmark: str) -> None:
     result = _bench(benchmark, "--help")
     assert result.returncode == 0, result.stderr[-3000:]
@@ -153,7 +154,7 @@ def test_bench_agents_refuses_an_unknown_agent() -> None:
     assert "--agents: unknown agent 'nosuch'" in result.stderr
 
 
-@pytest.mark.parametrize("script", sorted(cli.BENCHMARKS.values()))
+@pytest.mark.parametrize("script", sorted(BENCHMARKS.values()))
 def test_every_benchmark_runs_as_a_script_from_anywhere(script: str, tmp_path: Path) -> None:
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}  # the script finds the checkout
     result = subprocess.run(

@@ -36,7 +36,7 @@ def test_a_compilation_is_announced_once_then_summed(caplog: pytest.LogCaptureFi
     messages = [r.getMessage() for r in caplog.records if r.name == "bourre_env"]
     started = [m for m in messages if m.startswith("compiling ")]
     assert len(started) == 1 and "add_one" in started[0] and "once after an install" in started[0]
-    assert any(m.startswith("compiled ") and "functions in" in m for m in messages)
+    assert any(m.startswith("compiled 1 function in ") for m in messages)  # one function: no "1 functions"
     assert compile_notice.compile_seconds() > before
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="bourre_env"):
@@ -57,3 +57,31 @@ def test_the_notice_can_be_silenced() -> None:
         env={"BOURRE_COMPILE_NOTICE": "0", "PATH": ""},
     )
     assert quiet.returncode == 0 and "compiling" not in quiet.stderr
+
+
+def test_a_compile_notice_starts_its_own_line_below_a_progress_bar() -> None:
+    code = """
+import logging, sys, time
+from tqdm.auto import tqdm
+import bourre_env
+from numba import njit
+
+handler = logging.StreamHandler()  # as the bourre command shows them
+handler.setFormatter(logging.Formatter("%(message)s"))
+logging.getLogger("bourre_env").addHandler(handler)
+logging.getLogger("bourre_env").setLevel(logging.INFO)
+with tqdm(total=4, desc="record heuristic", file=sys.stderr, mininterval=0) as bar:
+    bar.update(1)
+    f = njit(lambda x: x * 3)  # compiled on its first call: the notice comes while the bar is on the screen
+    assert f(2) == 6
+    time.sleep(2)  # past the end of the burst: the "compiled" line too
+    bar.update(3)
+"""
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    err = result.stderr
+    notices = [i for i, _ in enumerate(err) if err.startswith(("compiling ", "compiled "), i)]
+    assert len(notices) == 2, err
+    for i in notices:
+        assert i == 0 or err[i - 1] in "\r\n", repr(err[max(0, i - 80) : i + 20])  # not after the bar's text
+    assert "record heuristic: 100%" in err.splitlines()[-1]  # the bar redrawn below, and finished

@@ -66,7 +66,7 @@ def app() -> Starlette:
             Route("/big", _big),
             Route("/upload", _upload, methods=["POST"]),
             WebSocketRoute("/ws", _echo),
-        ]  # fmt: skip
+        ]
     )
 
 

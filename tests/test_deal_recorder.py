@@ -20,8 +20,9 @@ def random_legal(seed: int) -> Callable[[Decision], int]:
     return lambda decision: int(rng.choice(np.flatnonzero(decision.mask)))
 
 
-def check_same_record(recording: history.Recording, plain: object, recorder: DealRecorder, deal: Deal, seed: int,
-                      labels: list[str]) -> None:  # fmt: skip
+def check_same_record(
+    recording: history.Recording, plain: object, recorder: DealRecorder, deal: Deal, seed: int, labels: list[str]
+) -> None:
     expected_rows = drive(game(recording, deal, labels), random_legal(seed))
     recorder.next_game(deal.deck, deal.env_seed)
     rows = drive(game(plain, deal, labels, observers=(recorder,)), random_legal(seed))

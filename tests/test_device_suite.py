@@ -104,12 +104,24 @@ def test_bad_arguments_are_refused_in_one_line(tmp_path: Path) -> None:
 
 
 ARENA_RUN = {
-    "processes": 2, "bots": 12, "bots_connected": 12, "errors_told": 0, "bot_errors": {}, "decisions": 1000,
-    "seconds": 3.0, "decisions_per_second": 333.3, "turnaround_ms_p50": 2.5, "turnaround_ms_p99": 14.0,
-    "server_cpu_us_per_decision": 1400.0, "server_cores": 0.5, "bots_cpu_us_per_decision": 500.0,
-    "per_process": [{"pid": 7, "bots": 5, "decisions": 400, "cpu_seconds": 0.6},
-                    {"pid": 8, "bots": 7, "decisions": 600, "cpu_seconds": 0.8}],
-}  # fmt: skip
+    "processes": 2,
+    "bots": 12,
+    "bots_connected": 12,
+    "errors_told": 0,
+    "bot_errors": {},
+    "decisions": 1000,
+    "seconds": 3.0,
+    "decisions_per_second": 333.3,
+    "turnaround_ms_p50": 2.5,
+    "turnaround_ms_p99": 14.0,
+    "server_cpu_us_per_decision": 1400.0,
+    "server_cores": 0.5,
+    "bots_cpu_us_per_decision": 500.0,
+    "per_process": [
+        {"pid": 7, "bots": 5, "decisions": 400, "cpu_seconds": 0.6},
+        {"pid": 8, "bots": 7, "decisions": 600, "cpu_seconds": 0.8},
+    ],
+}
 """A run of benchmarks/arena_processes.py's JSON, as the arena part reads it."""
 
 
@@ -142,7 +154,7 @@ def test_the_arena_part_runs_the_benchmark_with_the_cores_and_reads_its_figures(
     assert row.endswith("on 16 cores |") and "40-60% a process" in row
     assert "--ladder-peers-only" in suite._notes(result)[0]
     # a run whose bots did not all connect, or were told of errors, fails the part, saying which
-    path.write_text(json.dumps({"config": config, "targets": targets,
-                                "results": [{**ARENA_RUN, "bots_connected": 11, "errors_told": 3}]}))  # fmt: skip
+    results = [{**ARENA_RUN, "bots_connected": 11, "errors_told": 3}]
+    path.write_text(json.dumps({"config": config, "targets": targets, "results": results}))
     with pytest.raises(suite.PartError, match="2 process\\(es\\): 11 of 12 bots connected, 3 errors told"):
         suite.collect_arena(path)

@@ -18,7 +18,7 @@ from bourre_env.batch import BatchGame
 from bourre_env.core import cards
 from bourre_env.view import StateView
 from tests.scripted_helpers import build_deck
-from train import cli, runs
+from train import cli, runs, train_command
 from train.dmc import trainer as dmc_trainer
 from train.dmc.actors import SelfPlay
 from train.dmc.args import Args
@@ -121,7 +121,7 @@ def test_a_tiny_run_beats_the_random_agent_and_resumes(tmp_path: Path) -> None:
     report = evaluate(f"ppo:{model}", "random", players=(3,), deals=200, seed=41, workers=1)
     assert report.tables[0].advantage > 0, report.tables[0]
     # a dmc run folder resumes with its trainer, with or without --trainer dmc
-    assert cli._trainer(["--run-dir", str(run_dir), "--resume"])[0] == "dmc"
+    assert train_command.trainer_of(["--run-dir", str(run_dir), "--resume"])[0] == "dmc"
     assert main(["--run-dir", str(run_dir), "--resume", "--total-decisions", "40000", "--no-progress"]) == 0
     assert json.loads((run_dir / "state.json").read_text())["num_timesteps"] >= 40_000
     assert len((run_dir / "commands.txt").read_text().splitlines()) == 2  # the run and its resumption
@@ -201,10 +201,10 @@ def test_resume_finds_a_dmc_run_by_its_arguments_and_never_opens_a_fifo(tmp_path
     import os
 
     (tmp_path / "args.json").write_text(json.dumps({"epsilon": 0.1, "seed": 0}))
-    assert cli._trainer(["--run-dir", str(tmp_path), "--resume"])[0] == "dmc"
+    assert train_command.trainer_of(["--run-dir", str(tmp_path), "--resume"])[0] == "dmc"
     (tmp_path / "args.json").write_text(json.dumps({"seed": 0}))  # another trainer's arguments
-    assert cli._trainer(["--run-dir", str(tmp_path), "--resume"])[0] == "batched"
+    assert train_command.trainer_of(["--run-dir", str(tmp_path), "--resume"])[0] == "batched"
     fifo = tmp_path / "fifo"
     fifo.mkdir()
     os.mkfifo(fifo / "args.json")  # opening it to read would block for ever
-    assert cli._trainer(["--run-dir", str(fifo), "--resume"])[0] == "batched"
+    assert train_command.trainer_of(["--run-dir", str(fifo), "--resume"])[0] == "batched"

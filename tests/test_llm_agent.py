@@ -285,9 +285,9 @@ def test_the_evaluations_bar_shows_moves_per_second_tokens_and_fallbacks(
 
 
 def test_the_transcript_goes_where_the_spec_says_else_beside_the_output(tmp_path: Path) -> None:
-    from train.cli import _llm_transcript
+    from train.eval_command import llm_transcript
 
     named = tmp_path / "mine.jsonl"
-    assert _llm_transcript(f"llm:model=m,transcript={named}", tmp_path / "out") == named
-    assert _llm_transcript("llm:model=m", tmp_path / "out") == tmp_path / "out" / "llm_transcript.jsonl"
-    assert _llm_transcript("heuristic", tmp_path / "out") is None
+    assert llm_transcript(f"llm:model=m,transcript={named}", tmp_path / "out") == named
+    assert llm_transcript("llm:model=m", tmp_path / "out") == tmp_path / "out" / "llm_transcript.jsonl"
+    assert llm_transcript("heuristic", tmp_path / "out") is None

@@ -205,9 +205,25 @@ def test_a_reply_just_under_the_cap_is_played(serve: Callable[..., ScriptedServe
 
 @pytest.mark.parametrize(
     "retry_after",
-    ["nan", "NaN", "inf", "-inf", "-5", "1e400", "99999999999999999999", "0x10", "soon", "", "1, 2", "5 s",
-     "Wed, 21 Oct 2015 07:28:00 GMT", "Fri, 31 Dec 9999 23:59:59 GMT", "Wed, 21 Oct 2015 07:28:00", "Mon, 99 Foo"],
-)  # fmt: skip
+    [
+        "nan",
+        "NaN",
+        "inf",
+        "-inf",
+        "-5",
+        "1e400",
+        "99999999999999999999",
+        "0x10",
+        "soon",
+        "",
+        "1, 2",
+        "5 s",
+        "Wed, 21 Oct 2015 07:28:00 GMT",
+        "Fri, 31 Dec 9999 23:59:59 GMT",
+        "Wed, 21 Oct 2015 07:28:00",
+        "Mon, 99 Foo",
+    ],
+)
 def test_any_retry_after_is_waited_within_bounds_then_retried(
     retry_after: str, serve: Callable[..., ScriptedServer], key: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -383,10 +399,17 @@ def test_bourre_eval_writes_the_key_nowhere(
 
 @pytest.mark.parametrize(
     "key",
-    ["sk-caf\u00e9-0123456789", "sk-\u2603-0123456789", "sk-line\n-0123456789", "sk-cr\r-0123456789",
-     "sk-bell\x07-0123456789", "sk-del\x7f-0123456789", " sk-leading-space-0123",
-     "sk-trailing-tab-0123\t"],
-)  # fmt: skip
+    [
+        "sk-caf\u00e9-0123456789",
+        "sk-\u2603-0123456789",
+        "sk-line\n-0123456789",
+        "sk-cr\r-0123456789",
+        "sk-bell\x07-0123456789",
+        "sk-del\x7f-0123456789",
+        " sk-leading-space-0123",
+        "sk-trailing-tab-0123\t",
+    ],
+)
 def test_a_key_no_header_can_carry_is_refused_in_one_line(key: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(KEY_ENV, key)  # (an environment variable cannot hold NUL, so no key holds one)
     with pytest.raises(ValueError) as refused:

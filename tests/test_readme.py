@@ -4,6 +4,7 @@ about installing, testing and the folders is what CI and the repository do."""
 from __future__ import annotations
 
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -80,3 +81,21 @@ def test_readme_layout_names_every_folder() -> None:
     assert all((ROOT / f).is_dir() for f in listed), [f for f in listed if not (ROOT / f).is_dir()]
     second = {"/".join(f.split("/")[:2]) + "/" for f in folders if f.count("/") >= 2}
     assert second <= listed, second - listed
+
+
+def test_pytest_names_the_slowest_tests_and_the_readme_says_so() -> None:
+    pytest_options = (ROOT / "pyproject.toml").read_text().split("[tool.pytest.ini_options]", 1)[1].split("\n[", 1)[0]
+    addopts = next(line for line in pytest_options.splitlines() if line.startswith("addopts = "))
+    assert "--durations=15" in shlex.split(shlex.split(addopts.removeprefix("addopts = "))[0])
+    tests_section = (ROOT / "README.md").read_text().split("## Tests", 1)[1].split("\n## ", 1)[0]
+    assert "15 slowest tests" in " ".join(tests_section.split()) and "--durations=15" in tests_section
+
+
+def test_the_readme_says_which_torch_build_a_stock_pip_gets_and_how_to_get_the_cpu_one() -> None:
+    readme = (ROOT / "README.md").read_text()
+    install = [line for line in readme.splitlines() if line.startswith("pip install torch==2.13.0")]
+    assert len(install) == 1 and "CUDA build" in install[0]
+    assert "--index-url https://download.pytorch.org/whl/cpu" in install[0]
+    assert "the CPU build, so the extras pull no CUDA" not in readme  # what a stock pip on Linux does not do
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "pip install -q torch==2.13.0\n" in ci and "index-url" not in ci  # CI's install stays as it was

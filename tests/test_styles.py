@@ -96,8 +96,9 @@ def test_each_style_keeps_its_habit() -> None:
 
 
 def test_a_random_style_replays_with_its_seed() -> None:
-    runs = [[a for _, _, a in _episodes({"num_players": 4}, ["style:eager-random", "style:coin-flip"], 6)]
-            for _ in range(2)]  # fmt: skip
+    runs = [
+        [a for _, _, a in _episodes({"num_players": 4}, ["style:eager-random", "style:coin-flip"], 6)] for _ in range(2)
+    ]
     assert runs[0] == runs[1]
 
 
@@ -113,8 +114,8 @@ def test_the_zoo_rates_each_candidate_against_each_style(capsys: pytest.CaptureF
     from train.research import style_zoo
 
     out = tmp_path / "zoo.json"
-    argv = ["--candidates", "heuristic", "random", "--styles", "eager-low", "rock", "--players", "3", "5",
-            "--deals", "6", "--workers", "1", "--no-progress", "--json", str(out)]  # fmt: skip
+    argv = ["--candidates", "heuristic", "random", "--styles", "eager-low", "rock", "--players", "3", "5"]
+    argv += ["--deals", "6", "--workers", "1", "--no-progress", "--json", str(out)]
     assert style_zoo.main(argv) == 0
     printed = capsys.readouterr().out.splitlines()
     assert printed[0].startswith("| candidate | field | players | deals | table advantage [95%]")

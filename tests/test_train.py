@@ -158,7 +158,7 @@ def test_cli_help_lists_train_and_bench() -> None:
         [sys.executable, "-m", "train.cli", "bench", "nonsense"], cwd=ROOT, capture_output=True, text=True
     )
     assert out.returncode == 2 and "usage: bourre bench" in out.stderr
-    from train.cli import BENCHMARKS
+    from train.bench import BENCHMARKS
 
     assert all((ROOT / "benchmarks" / script).is_file() for script in BENCHMARKS.values())
 

@@ -25,7 +25,7 @@ BOT = textwrap.dedent("""
     pathlib.Path(__file__).with_suffix(".imported").touch()
 
 
-    class TwoTrumpBot:
+    class HighestIdBot:
         # No reset(), no name: both are optional.
         def __init__(self, seed):
             self.seed = seed
@@ -45,7 +45,7 @@ BOT = textwrap.dedent("""
 
 
     def make_bot(variant, seed):
-        bot = TwoTrumpBot(seed)
+        bot = HighestIdBot(seed)
         bot.variant = variant
         return bot
 """)
@@ -67,19 +67,19 @@ def bot_module(bot_file: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def test_file_and_module_specs_build_classes_and_factories(bot_file: Path, bot_module: str) -> None:
-    bot = agents.make(f"{bot_file}:TwoTrumpBot", seed=7)
+    bot = agents.make(f"{bot_file}:HighestIdBot", seed=7)
     assert isinstance(bot, agents.user_code.UserAgent) and bot.agent.seed == 7
-    assert bot.name == f"{bot_file}:TwoTrumpBot"
+    assert bot.name == f"{bot_file}:HighestIdBot"
     bot.reset()  # supplied: the class has none
-    assert agents.make(f"{bot_module}:TwoTrumpBot", seed=3).agent.seed == 3  # type: ignore[attr-defined]
+    assert agents.make(f"{bot_module}:HighestIdBot", seed=3).agent.seed == 3  # type: ignore[attr-defined]
     assert agents.make(f"{bot_file}:make_bot:aggressive", seed=1).agent.variant == "aggressive"  # type: ignore
     assert agents.make(f"{bot_file}:make_bot", seed=1).agent.variant is None  # type: ignore[attr-defined]
     assert agents.make(f"{bot_module}:Styled:fast").agent.variant == "fast"  # type: ignore[attr-defined]
     with pytest.raises(ValueError, match="takes no variant"):
-        agents.make(f"{bot_file}:TwoTrumpBot:aggressive")
+        agents.make(f"{bot_file}:HighestIdBot:aggressive")
     # A registered name wins: ppo:PATH is the built-in with a path variant, not a module called ppo.
     assert not agents.is_user_code("ppo:runs/x/model.npz")
-    assert agents.is_user_code(f"{bot_module}:TwoTrumpBot") and agents.is_user_code(f"{bot_file}:TwoTrumpBot")
+    assert agents.is_user_code(f"{bot_module}:HighestIdBot") and agents.is_user_code(f"{bot_file}:HighestIdBot")
 
 
 def test_errors_say_how_to_add_an_agent(bot_file: Path) -> None:
@@ -104,42 +104,44 @@ def test_errors_say_how_to_add_an_agent(bot_file: Path) -> None:
 def test_evaluate_takes_an_instance_without_reset(bot_module: str) -> None:
     import mybot  # type: ignore[import-not-found]
 
-    bot = mybot.TwoTrumpBot(0)
+    bot = mybot.HighestIdBot(0)
     report = evaluate(bot, "heuristic", players=3, deals=4, seed=0, progress=False)
-    assert report.candidate == "TwoTrumpBot"
+    assert report.candidate == "HighestIdBot"
     assert bot.calls > 0  # the instance itself played
     # The class (a factory seed -> agent) and the spec of the same bot give the same result: the bot ignores its
     # seed, and the field's agents are seeded by seat whatever the candidate is.
-    by_class = evaluate(mybot.TwoTrumpBot, "heuristic", players=3, deals=4, seed=0, progress=False)
-    by_spec = evaluate(f"{bot_module}:TwoTrumpBot", "heuristic", players=3, deals=4, seed=0, progress=False)
+    by_class = evaluate(mybot.HighestIdBot, "heuristic", players=3, deals=4, seed=0, progress=False)
+    by_spec = evaluate(f"{bot_module}:HighestIdBot", "heuristic", players=3, deals=4, seed=0, progress=False)
     assert report.tables == by_class.tables == by_spec.tables
-    assert by_spec.candidate == "mybot:TwoTrumpBot"
+    assert by_spec.candidate == "mybot:HighestIdBot"
 
 
 def test_workers_need_specs_or_picklable_factories(bot_module: str) -> None:
     import mybot
 
     with pytest.raises(ValueError, match="instance cannot be shared by workers=2.*spec.*picklable factory"):
-        evaluate(mybot.TwoTrumpBot(0), "heuristic", players=3, deals=4, workers=2, progress=False)
+        evaluate(mybot.HighestIdBot(0), "heuristic", players=3, deals=4, workers=2, progress=False)
     with pytest.raises(ValueError, match="workers=2 need a spec or a picklable factory"):
-        evaluate(lambda seed: mybot.TwoTrumpBot(seed), "heuristic", players=3, deals=4, workers=2, progress=False)
+        evaluate(lambda seed: mybot.HighestIdBot(seed), "heuristic", players=3, deals=4, workers=2, progress=False)
     with pytest.raises(ValueError, match="instance cannot be shared by Ray tasks"):
-        tournament(["random", mybot.TwoTrumpBot(0)], players=3, deals=4, backend="ray", progress=False)
+        tournament(["random", mybot.HighestIdBot(0)], players=3, deals=4, backend="ray", progress=False)
 
 
 def test_tournament_takes_user_specs_and_instances(bot_file: Path, bot_module: str) -> None:
     import mybot
 
-    report = tournament([f"{bot_file}:TwoTrumpBot", mybot.TwoTrumpBot(1), "random"], players=3, deals=4, progress=False)
-    assert report.pool == [f"{bot_file}:TwoTrumpBot", "TwoTrumpBot", "random"]
-    assert report.baseline == f"{bot_file}:TwoTrumpBot"
+    report = tournament(
+        [f"{bot_file}:HighestIdBot", mybot.HighestIdBot(1), "random"], players=3, deals=4, progress=False
+    )
+    assert report.pool == [f"{bot_file}:HighestIdBot", "HighestIdBot", "random"]
+    assert report.baseline == f"{bot_file}:HighestIdBot"
     assert sorted(r.name for r in report.tables[0].agents) == sorted(report.pool)
 
 
 def test_command_line_evaluates_a_bot_in_a_file(bot_file: Path) -> None:
-    # mybot:TwoTrumpBot is found through PYTHONPATH, the file spec through its path.
+    # mybot:HighestIdBot is found through PYTHONPATH, the file spec through its path.
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(bot_file.parent)])}
-    for spec in (f"{bot_file}:TwoTrumpBot", "mybot:TwoTrumpBot"):
+    for spec in (f"{bot_file}:HighestIdBot", "mybot:HighestIdBot"):
         done = subprocess.run(
             [
                 sys.executable,
@@ -224,14 +226,14 @@ def test_untrusted_specs_never_load_code(bot_file: Path, bot_module: str) -> Non
     from train.web.errors import TableError
 
     mark = bot_file.with_suffix(".imported")
-    for spec in (f"{bot_module}:TwoTrumpBot", f"{bot_file.name}:TwoTrumpBot", "os:system"):
+    for spec in (f"{bot_module}:HighestIdBot", f"{bot_file.name}:HighestIdBot", "os:system"):
         with pytest.raises(ValueError, match="names code to load"):
             agents.check_budget(spec)
         with pytest.raises(TableError, match="names code to load|file paths"):
             check_agent(spec)  # what a page's request goes through
     assert not mark.exists(), "a page's spec ran the bot's code"
     # The operator offers it (bourre serve --agent SPEC): then it is built, once, when the server starts.
-    offered = f"{bot_module}:TwoTrumpBot"
+    offered = f"{bot_module}:HighestIdBot"
     assert check_offered(offered) == offered
     assert mark.exists()
     assert check_agent(offered, offered=[offered]) == offered

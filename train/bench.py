@@ -6,8 +6,18 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
-__all__ = ["BENCHMARKS", "BENCHMARK_DESCRIPTIONS"]
+__all__ = ["BENCHMARKS", "BENCHMARK_DESCRIPTIONS", "add_parser"]
+
+
+def add_parser(commands: Any) -> None:
+    """``bourre bench`` in ``bourre --help``, under ``commands``; its arguments go to ``_cmd_bench`` unparsed (each
+    benchmark parses its own)."""
+    bench = commands.add_parser(
+        "bench", help=f"the benchmarks of benchmarks/: bourre bench {{{','.join(BENCHMARKS)}}} [ARGS]", add_help=False
+    )
+    bench.set_defaults(unparsed=_cmd_bench)
 
 
 def _cmd_bench(argv: list[str]) -> int:

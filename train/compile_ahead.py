@@ -147,6 +147,8 @@ def compile_parts(parts: Sequence[str], say: Callable[[str], None] = _say, worke
     With ``workers`` > 1 the parts after ``env`` run in that many processes at once (``train.eval.jobs.run_jobs``),
     once ``env`` is done here: every part calls the rules core, and processes that compiled it side by side would
     each compile it whole."""
+    from bourre_env.words import plural
+
     unknown = [p for p in parts if p not in PARTS]
     if unknown:
         raise ValueError(f"parts: expected names among {', '.join(PARTS)}, got {', '.join(map(repr, unknown))}")
@@ -160,7 +162,7 @@ def compile_parts(parts: Sequence[str], say: Callable[[str], None] = _say, worke
     # the longest first, so that the processes end together (cold seconds of each part alone, 2-core machine)
     rest = sorted((name for name in chosen if name not in here), key=lambda name: -COLD_SECONDS[name])
     if rest:
-        say(f"{', '.join(rest)}: in {min(workers, len(rest))} processes")
+        say(f"{', '.join(rest)}: in {plural(min(workers, len(rest)), 'process', 'processes')}")
         for name, spent in zip(rest, run_jobs(_compile_part, rest, [1] * len(rest), workers, False, ""), strict=True):
             seconds[name] = spent
             say(f"{name}: {spent:.1f} s")

@@ -21,16 +21,17 @@ def rich_table(table: Any, title: str, caption: str | None = None, no_wrap: bool
 
 
 def print_eval(console: Any, report: Any) -> None:
+    from bourre_env.words import plural
     from train.eval.report import advantage_table, field_name, session_line, side_table
 
     field = field_name(report)
     session = getattr(report, "session", 1)
-    games = "deals" if session == 1 else f"sessions of {session} deals"
     for t in report.tables:
+        games = plural(t.deals, "deal") if session == 1 else f"{plural(t.deals, 'session')} of {session} deals"
         console.print(
             rich_table(
                 side_table(report, t),
-                f"{report.candidate} vs {field}: {t.players} players, {t.deals} {games} x {t.players} "
+                f"{report.candidate} vs {field}: {t.players} players, {games} x {t.players} "
                 f"seats (duplicate) + 1 all-field table, seed {report.seed}",
             )
         )

@@ -74,13 +74,15 @@ class Earlier:
 
     def line(self) -> str | None:
         """``replaced runs/eval/eval.json (written 2026-12-02 10:31)``, or None when no earlier file was written."""
+        from bourre_env.words import plural
+
         replaced, appended = self.replaced()
         parts = []
         if len(replaced) > SHOWN:
             folder = Path(os.path.commonpath(replaced))
             times = sorted(self._when(path) for path in replaced)
             span = times[0] if times[0] == times[-1] else f"{times[0]} to {times[-1]}"
-            parts.append(f"replaced {len(replaced):,} files under {folder} (written {span})")
+            parts.append(f"replaced {plural(len(replaced), 'file')} under {folder} (written {span})")
         elif replaced:
             parts.append("replaced " + ", ".join(f"{path} (written {self._when(path)})" for path in replaced))
         if appended:

@@ -1,4 +1,4 @@
-"""``bourre play``: a game at the terminal, people and agents at one table (``train.cli`` dispatches to ``_cmd_play``).
+"""``bourre play``: a game at the terminal, people and agents at one table (its parser: ``add_parser``).
 
 A ``human`` seat sees its own hand and the table, and chooses a legal move by its number or by typing it: ``p``
 to pass, ``s`` to stand pat, the cards to discard (``5C JD``) in a draw round, the card to play (``QH``) in trick
@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from train import arguments
 from train.outputs import Earlier
 
 if TYPE_CHECKING:
@@ -72,6 +74,34 @@ def _typed(text: str, legal: list[int], hand: list[int], phase: int) -> int | No
     return chosen if chosen in legal else None
 
 
+def _refusal(text: str, legal: list[int], hand: list[int], phase: int) -> str:
+    """Why ``text`` is not a move, said to a person who typed it: a card not in the hand or not legal is named, with
+    the hand or the legal cards beside it, so that the next try can be right."""
+    from bourre_env import actions, core
+    from bourre_env.core import cards
+
+    ask = f"enter a number from 1 to {len(legal)}"
+    try:
+        named = cards.parse_many(text.replace(",", " "))
+    except ValueError:
+        named = []
+    if not named:
+        return f"{text!r} is not one of the choices; {ask}"
+    missing = [card for card in named if card not in hand]
+    if missing:
+        held = cards.to_strs(hand) or "no cards"
+        verb = "is" if len(missing) == 1 else "are"
+        return f"{cards.to_strs(missing)} {verb} not in your hand (you hold {held}); {ask}"
+    if phase == core.PLAY:
+        playable = cards.to_strs(a for a in legal if actions.is_card(a))
+        if len(named) > 1:
+            return f"play one card at a time (you may play {playable}); {ask}"
+        return f"{cards.to_str(named[0])} is not legal now (you may play {playable}); {ask}"
+    if phase in core.DRAW_PHASES:
+        return f"discarding {cards.to_strs(named)} is not one of the choices; {ask}"
+    return f"{text!r} is not one of the choices: cards are played in trick play; {ask}"
+
+
 def _choose(legal: list[int], hand: list[int], phase: int) -> int | None:
     """The human's choice among ``legal``: by number, or typed (``_typed``: a pass, the cards to discard, the card to
     play); ``None`` on EOF or quit. A draw round's choices (up to 33) are listed only on request."""
@@ -114,10 +144,7 @@ def _choose(legal: list[int], hand: list[int], phase: int) -> int | None:
         chosen = _typed(text, legal, hand, phase)
         if chosen is not None:
             return chosen
-        print(
-            f"{text!r} is not one of the choices; enter a number from 1 to {len(legal)}"
-            + (", or l to list them" if drawing else "")
-        )
+        print(_refusal(text, legal, hand, phase) + (", or l to list them" if drawing else ""))
         if not drawing:
             print(menu)
 
@@ -230,8 +257,8 @@ class _TerminalTable:
         n = len(seats)
         self.humans = [q for q, spec in enumerate(seats) if spec == HUMAN]
         self.viewer = self.humans[0] if self.humans else 0  # whose view the end of a deal is shown from
-        self.names = [f"player_{q} ({'you' if spec == HUMAN and len(self.humans) == 1 else spec})" for q, spec in
-                      enumerate(seats)]  # fmt: skip
+        alone = len(self.humans) == 1
+        self.names = [f"player_{q} ({'you' if spec == HUMAN and alone else spec})" for q, spec in enumerate(seats)]
         self.params = self.raw.rules.params()
         self.totals = np.zeros(n, dtype=np.int64)
         self.state = StateView(self.raw.state_vector, n)
@@ -314,10 +341,53 @@ class _TerminalTable:
             bot.reset()
 
 
+def add_parser(commands: Any) -> None:
+    """The ``play`` command's parser, under ``commands`` (the ``bourre`` parser's subparsers)."""
+    play = commands.add_parser(
+        "play",
+        help="play at the terminal against agents",
+        description="Play Bourré at the terminal. Seats are clockwise from player_0.",
+    )
+    play.add_argument(
+        "--seats",
+        required=True,
+        metavar="SPECS",
+        help=f"comma-separated seat list, '{HUMAN}' for a person, e.g. {HUMAN},heuristic,random; "
+        f"it sets num_players (and --deals sets deals_per_episode: no --rule for them)",
+    )
+    play.add_argument(
+        "--seed", type=arguments.seed, default=None, help="seed of the deals and the agents (default: fresh)"
+    )
+    play.add_argument(
+        "--deals",
+        type=arguments.at_most(MAX_DEALS),
+        default=1,
+        help=f"deals to play, 1 to {MAX_DEALS:,}; the pot and the ante exemptions carry from deal to deal "
+        "(default: 1; for longer series of agents, bourre eval)",
+    )
+    play.add_argument(
+        "--rule",
+        type=arguments.rule_option,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a rule option, e.g. tie=divide (repeatable)",
+    )
+    play.add_argument(
+        "--save",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="write the finished deals as a hand history (docs/hand_history.md)",
+    )
+    play.set_defaults(func=_cmd_play)
+
+
 def _cmd_play(args: argparse.Namespace) -> int:
     import agents
     import bourre_env
     from bourre_env import atomic_files, history
+    from bourre_env.words import plural
     from train.schedule import agent_seed
     from train.table import Deal, drive, game, reset_agents
 
@@ -340,7 +410,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
     )
     bots = {q: agents.make(spec, agent_seed(seed, len(seats), q)) for q, spec in enumerate(seats) if spec != HUMAN}
     table = _TerminalTable(env, seats, bots, args.deals)
-    print(f"Bourré, {len(seats)} players, {args.deals} deal(s), seed {seed}: " + ", ".join(table.names))
+    print(f"Bourré, {len(seats)} players, {plural(args.deals, 'deal')}, seed {seed}: " + ", ".join(table.names))
     # the whole episode (every deal of --deals) is one game of the table's loop
     loop = game(env, Deal(env.unwrapped.rules, env_seed=seed), seats, f"bourre play seed {seed}", (table,))
     reset_agents(list(bots.values()))

@@ -91,8 +91,10 @@ class _Deals(Suite):
         rng = np.random.default_rng(0)
         cards = self.env.unwrapped.rules.deck_cards()
         count = max(1, min(self.GAMES, self.tables))  # tests/test_asv_suite.py runs a few
-        return [([int(c) for c in rng.permutation(cards)], int(rng.integers(players)), int(rng.integers(2**62)))
-                for _ in range(count)]  # fmt: skip
+        return [
+            ([int(c) for c in rng.permutation(cards)], int(rng.integers(players)), int(rng.integers(2**62)))
+            for _ in range(count)
+        ]
 
     def _warm_up(self) -> None:
         deck, dealer, seed = self.deals[0]

@@ -523,7 +523,7 @@ def evaluate(
 ) -> EvalReport:
     """Duplicate evaluation of ``candidate`` against ``field`` at each table size (see the module docstring).
 
-    Each agent is a spec (``"heuristic"``, ``"mybot.py:TwoTrumpBot"``), a factory ``seed -> agent`` (an agent
+    Each agent is a spec (``"heuristic"``, ``"mybot.py:HighestIdBot"``), a factory ``seed -> agent`` (an agent
     class), or an agent instance (used as it is in every seat it fills; ``workers=1`` only).
     ``rule_options`` are ``Rules`` fields (``{"tie": "divide"}``) applied at every table size; ``histories``, a
     folder for one hand history per game (``bourre_env.history``; see Hand histories in the module docstring);

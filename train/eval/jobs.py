@@ -54,6 +54,8 @@ def deal_done(count: int = 1, counts: Mapping[str, Any] | None = None) -> None:
 def counts_postfix(parts: Iterable[Mapping[str, Any] | None], seconds: float) -> str:
     """The bar's note on what the jobs' candidates counted (an agent's ``stats.as_dict()``: the llm agent's), summed
     over ``parts``: its moves and their rate over ``seconds``, tokens and fallbacks; empty where nothing moved."""
+    from bourre_env.words import plural
+
     kept = [part for part in parts if part]
 
     def total(key: str) -> int:
@@ -62,12 +64,12 @@ def counts_postfix(parts: Iterable[Mapping[str, Any] | None], seconds: float) ->
     moves = total("decisions")
     if not moves:
         return ""
-    words = [f"{moves:,} moves ({moves / max(seconds, 1e-9):,.1f}/s)"]
+    words = [f"{plural(moves, 'move')} ({moves / max(seconds, 1e-9):,.1f}/s)"]
     tokens = total("prompt_tokens") + total("completion_tokens")
     if tokens:
-        words.append(f"{tokens:,} tokens")
+        words.append(plural(tokens, "token"))
     if fallbacks := total("fallbacks"):
-        words.append(f"{fallbacks:,} fallbacks")
+        words.append(plural(fallbacks, "fallback"))
     return ", ".join(words)
 
 

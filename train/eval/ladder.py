@@ -162,7 +162,9 @@ def _session_of(data: Mapping[str, Any]) -> int:
 
 def budget(deals: int, session: int = 1) -> str:
     """``"40 deals"``, or ``"40 sessions of 20 deals"``: the games of one cell."""
-    return f"{deals} deals" if session == 1 else f"{deals} sessions of {session} deals"
+    from bourre_env.words import plural
+
+    return plural(deals, "deal") if session == 1 else f"{plural(deals, 'session')} of {session} deals"
 
 
 def _games(session: int) -> str:
@@ -499,10 +501,12 @@ def rating_table(board: Leaderboard) -> TextTable:
 
 def rating_line(card: LadderCard) -> str:
     """The rating and how it is made, in one sentence."""
+    from bourre_env.words import plural
+
     return (
         f"Rating of {card.candidate}: {with_ci(card.rating, card.rating_ci95)} antes per deal, the mean "
-        f"replacement advantage over {len(card.fields)} fields x {len(card.players)} table "
-        f"size{'s' if len(card.players) > 1 else ''} "
+        f"replacement advantage over {plural(len(card.fields), 'field')} x "
+        f"{plural(len(card.players), 'table size')} "
         f"(ladder v{card.version}, {budget(card.deals, card.session)} per cell, seed {card.seed})."
     )
 

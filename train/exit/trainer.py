@@ -53,6 +53,7 @@ from tqdm.auto import tqdm
 
 from agents.ppo import load_policy
 from bourre_env.atomic_files import write_text
+from bourre_env.words import plural
 from train import runs
 from train.eval.duplicate import EvalReport, agent_seed, evaluate
 from train.eval.report import advantage_table, markdown_table
@@ -215,8 +216,8 @@ class ExpertIteration:
                 self.one_round()
         except KeyboardInterrupt:
             print(
-                f"\ninterrupted in round {self.state.round + 1}: the run keeps its {self.state.round} finished "
-                f"round(s); continue with\n  bourre train --trainer exit --run-dir "
+                f"\ninterrupted in round {self.state.round + 1}: the run keeps its "
+                f"{plural(self.state.round, 'finished round')}; continue with\n  bourre train --trainer exit --run-dir "
                 f"{shlex.quote(str(self.run_dir))} --resume",
                 file=sys.stderr,
             )
@@ -377,9 +378,9 @@ def write_report(run_dir: Path, state: ExitState, args: Args, command: str, last
         f"# Expert iteration run `{run_dir}`",
         "",
         f"Command: `{command}`  ",
-        f"Seed: {args.seed}; search `{args.search}` on {args.search_seats} seat(s) of each deal, "
-        f"{args.deals} deals per table size and round at {', '.join(map(str, args.players))} players; "
-        f"{state.round} of {args.rounds} rounds in {state.seconds / 60:.1f} min",
+        f"Seed: {args.seed}; search `{args.search}` on {plural(args.search_seats, 'seat')} of each deal, "
+        f"{plural(args.deals, 'deal')} per table size and round at {', '.join(map(str, args.players))} players; "
+        f"{state.round} of {plural(args.rounds, 'round')} in {state.seconds / 60:.1f} min",
         "",
         f'Model: `{run_dir / "model.npz"}` (`agents.make("ppo:{run_dir / "model.npz"}")`)',
         "",

@@ -18,6 +18,7 @@ from bourre_env.atomic_files import check_readable_file
 from bourre_env.core.rules import Rules
 from bourre_env.limits import check_rules
 from bourre_env.memory import check_fits
+from bourre_env.words import plural
 from train.eval.ray_backend import import_ray
 from train.learning.policy_net import PolicyNet, network_bytes
 from train.ppo.rollout import (
@@ -210,7 +211,7 @@ class Args:
             not torch.cuda.is_available() or (device.index or 0) >= torch.cuda.device_count()
         ):
             raise ValueError(
-                f"device: {self.device!r} asked for, but torch sees {torch.cuda.device_count()} CUDA device(s)"
+                f"device: {self.device!r} asked for, but torch sees {plural(torch.cuda.device_count(), 'CUDA device')}"
             )
         self.worker_count()  # raises on a bad count
         if self.backend not in ("local", "ray"):

@@ -41,6 +41,7 @@ from tqdm.auto import tqdm
 from bourre_env import atomic_files
 from bourre_env import openspiel as bourre_openspiel
 from bourre_env.atomic_files import check_writable_folder
+from bourre_env.words import plural
 
 __all__ = [
     "CONFIGS",
@@ -323,7 +324,7 @@ def _progress_line(result: dict[str, Any]) -> str:
     )
     return (
         f"{sizes['states']:,} states, {sizes['information_states']:,} information states; CFR+ NashConv {value:.1e} "
-        f"after {iterations} iterations; NashConv of {agents}"
+        f"after {plural(iterations, 'iteration')}; NashConv of {agents}"
     )
 
 

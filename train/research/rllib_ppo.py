@@ -62,6 +62,7 @@ from tqdm.auto import tqdm
 
 import bourre_env
 from bourre_env.core.rules import Rules
+from bourre_env.words import plural
 from train.runs import CtrlC
 from train.table import Deal, Decision, drive, game
 
@@ -289,7 +290,10 @@ def train(args: Args) -> dict[str, Any]:
                 bar.set_postfix_str(f"return p0 {ret:+.2f}" if ret is not None else "")
                 bar.update()
         if ctrl_c.pressed:
-            print(f"interrupted after {done} of {args.iterations} iterations: saving what was learned", file=sys.stderr)
+            print(
+                f"interrupted after {done} of {plural(args.iterations, 'iteration')}: saving what was learned",
+                file=sys.stderr,
+            )
         elapsed = time.perf_counter() - started
         checkpoint = algo.save_to_path(str(run_dir))
         decisions, illegal = legal_action_check(

@@ -85,9 +85,16 @@ def measure(
         sessions = max(2, deals // k)
         options = {} if limit is None else {"pot_limit": limit}
         report = evaluate(
-            candidate, field, players=n, deals=sessions, seed=seed, workers=workers, progress=False,
-            rule_options=options, session=k,
-        )  # fmt: skip
+            candidate,
+            field,
+            players=n,
+            deals=sessions,
+            seed=seed,
+            workers=workers,
+            progress=False,
+            rule_options=options,
+            session=k,
+        )
         t = report.table(n)
         pot_left = float("nan") if t.pot_left is None else t.pot_left  # single deals report none
         cells.append(
@@ -127,8 +134,18 @@ def markdown(cells: list[Cell]) -> list[str]:
                 str(c.sessions_cut),
             ]
         )
-    headers = ["players", "pot limit", "deals a session", "sessions", "replacement advantage [95%]", "half-width",
-               "table advantage [95%]", "spread per deal", "pot left", "cut"]  # fmt: skip
+    headers = [
+        "players",
+        "pot limit",
+        "deals a session",
+        "sessions",
+        "replacement advantage [95%]",
+        "half-width",
+        "table advantage [95%]",
+        "spread per deal",
+        "pot left",
+        "cut",
+    ]
     return markdown_table(TextTable(headers, [True, True, True, True, True, True, True, True, True, True], rows))
 
 
@@ -168,8 +185,17 @@ def main(argv: list[str] | None = None) -> int:
     command = "python -m train.research.session_variance " + shlex.join(sys.argv[1:] if argv is None else argv)
     started = time.perf_counter()
     try:
-        cells = measure(args.candidate, args.field, args.players, args.lengths, args.pot_limits, args.deals,
-                        args.seed, args.workers, not args.no_progress)  # fmt: skip
+        cells = measure(
+            candidate=args.candidate,
+            field=args.field,
+            players=args.players,
+            lengths=args.lengths,
+            pot_limits=args.pot_limits,
+            deals=args.deals,
+            seed=args.seed,
+            workers=args.workers,
+            progress=not args.no_progress,
+        )
     except (ValueError, AgentError) as err:
         print(f"session_variance: error: {err}", file=sys.stderr)
         return 2

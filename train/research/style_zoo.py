@@ -132,8 +132,11 @@ def markdown(cells: list[Cell]) -> list[str]:
     lines = markdown_table(TextTable(headers, right, rows))
     for candidate in dict.fromkeys(c.candidate for c in cells):
         weakest = min((c for c in cells if c.candidate == candidate), key=lambda c: c.advantage)
-        lines.append(f"\n{candidate}'s weakest cell: style:{weakest.style} at {weakest.players} players, table "
-                     f"advantage {with_ci(weakest.advantage, weakest.advantage_ci95)}")  # fmt: skip
+        advantage = with_ci(weakest.advantage, weakest.advantage_ci95)
+        lines.append(
+            f"\n{candidate}'s weakest cell: style:{weakest.style} at {weakest.players} players, "
+            f"table advantage {advantage}"
+        )
     return lines
 
 
@@ -167,8 +170,17 @@ def main(argv: list[str] | None = None) -> int:
     command = "python -m train.research.style_zoo " + shlex.join(sys.argv[1:] if argv is None else argv)
     started = time.perf_counter()
     try:
-        cells = measure(args.candidates, args.styles, args.players, args.deals, args.seed, args.workers,
-                        not args.no_progress, args.session, dict(args.rule))  # fmt: skip
+        cells = measure(
+            candidates=args.candidates,
+            styles=args.styles,
+            players=args.players,
+            deals=args.deals,
+            seed=args.seed,
+            workers=args.workers,
+            progress=not args.no_progress,
+            session=args.session,
+            rule_options=dict(args.rule),
+        )
     except (ValueError, AgentError) as err:
         print(f"style_zoo: error: {err}", file=sys.stderr)
         return 2

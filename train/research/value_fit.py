@@ -39,6 +39,7 @@ from bourre_env import core, view
 from bourre_env.batch import BatchGame
 from bourre_env.observation import OBS_SIZE
 from bourre_env.privileged import HIDDEN_HAND_SIZE, hidden_hand_entries
+from bourre_env.words import plural
 from train.learning.policy_net import SparseBatch, ValueNet, gather_batch, sparse_rows
 
 __all__ = ["Positions", "fit", "main", "positions"]
@@ -183,7 +184,7 @@ def fit(
     """Regress ``data``'s targets (module docstring); the network as ``ValueWeights`` (targets in chips) and the
     fit's figures: positions trained on and held out, the held-out root mean squared error and the targets' spread."""
     if len(data) < 2:
-        raise ValueError(f"{len(data)} positions: too few to fit (ask for more deals)")
+        raise ValueError(f"{plural(len(data), 'position')}: too few to fit (ask for more deals)")
     rng = np.random.default_rng(seed)
     torch.manual_seed(seed)
     deals = np.unique(data.deals)
@@ -192,7 +193,8 @@ def fit(
     test, train = np.flatnonzero(held_out), np.flatnonzero(~held_out)
     if train.size == 0 or test.size == 0:
         raise ValueError(
-            f"{len(data)} positions from {deals.shape[0]} deals: too few to hold out {holdout:.0%} of them"
+            f"{plural(len(data), 'position')} from {plural(deals.shape[0], 'deal')}: "
+            f"too few to hold out {holdout:.0%} of them"
         )
     mean, scale = float(data.targets[train].mean()), float(data.targets[train].std()) or 1.0
     scaled = torch.from_numpy((data.targets - mean) / scale)

@@ -28,6 +28,7 @@ from bourre_env.actions import as_action_id, describe, discard_cards
 from bourre_env.core import cards
 from bourre_env.core.rules import MAX_PLAYERS, MIN_PLAYERS, Rules, presets
 from bourre_env.view import StateView
+from bourre_env.words import plural
 from train.table import Deal, PausedGame
 from train.table import game as table_game
 from train.web.agent_specs import HUMAN, check_agent
@@ -205,7 +206,7 @@ def table_settings(body: Any, offered: Sequence[str] = ()) -> tuple[Rules, str, 
     if not isinstance(given, list) or len(given) != players - 1:
         raise TableError(
             400,
-            f"agents: one spec for every other seat, or a list of {players - 1} specs "
+            f"agents: one spec for every other seat, or a list of {plural(players - 1, 'spec')} "
             f"(the other seats clockwise from player_0)",
         )
     others = iter([check_agent(spec, offered) for spec in given])
@@ -508,12 +509,13 @@ class Tables:
         if len(self._tables) >= self.max_tables:
             raise TableError(
                 429,
-                f"the server has {self.max_tables} tables open, its limit; close one or wait until an idle one expires",
+                f"the server has {plural(self.max_tables, 'table')} open, its limit; "
+                "close one or wait until an idle one expires",
             )
         if client is not None and sum(owner == client for owner in self._owner.values()) >= self.per_client:
             raise TableError(
                 429,
-                f"you have {self.per_client} tables open, the limit for one client; close one "
+                f"you have {plural(self.per_client, 'table')} open, the limit for one client; close one "
                 f"(or wait until an idle one expires) to open another",
             )
 

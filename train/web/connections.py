@@ -123,12 +123,15 @@ class Guard:
 
     def admit(self, transport: asyncio.Transport) -> bool:
         """Count a new connection, or close it at once (False) past a limit, logged once a period per address."""
+        from bourre_env.words import plural
+
         peer = transport.get_extra_info("peername")
         address = str(peer[0]) if isinstance(peer, (tuple, list)) and peer else "unknown"
         if self._by_address[address] >= self.per_address:
-            why = f"{self.per_address} connections are open from it, the limit for one address"
+            open_here = plural(self.per_address, "connection is", "connections are")
+            why = f"{open_here} open from it, the limit for one address"
         elif len(self._open) >= self.max_connections:
-            why = f"{self.max_connections} connections are open, the server's limit"
+            why = f"{plural(self.max_connections, 'connection is', 'connections are')} open, the server's limit"
         else:
             self._open[transport] = address
             self._by_address[address] += 1
@@ -168,8 +171,9 @@ class Guard:
         def handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
             error = context.get("exception")
             if isinstance(error, OSError) and error.errno in _OUT_OF_DESCRIPTORS:
-                self.note("descriptors", f"a connection could not be accepted: {error.strerror}; accepting again "
-                          "in a second")  # fmt: skip
+                self.note(
+                    "descriptors", f"a connection could not be accepted: {error.strerror}; accepting again in a second"
+                )
                 return
             if previous is not None:
                 previous(loop, context)

@@ -1,4 +1,4 @@
-"""Reliability, round five: faults of the arena's process are one line, never a traceback.
+"""`bourre arena serve` as a process: a signal during a match stops it in one line, never a traceback.
 
 The connection guard, the pages and the storage faults are in tests/test_connections.py, tests/test_arena_pages.py and
 tests/test_arena_newer_database.py; this file holds what needs the server as a process."""
