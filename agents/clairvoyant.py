@@ -16,9 +16,25 @@ refuses to act (``ValueError``, naming the one place it plays). They are deliber
 ``agents.make``: a registered name is offered by the web table's page and played by the fair tests of every agent.
 
 Specs (``make_clairvoyant``): ``clairvoyant`` (64 worlds, every hand and the stock), ``clairvoyant:WORLDS``, options
-after commas: ``sees`` (``all`` or ``hands``), and ``pimc``'s ``rollout``, ``others``, ``draws``, ``z``,
-``phases`` and ``sample``. With ``sees=all`` the worlds are copies of one world; they differ only in the rollouts'
-random tie-breaks.
+after commas: ``sees`` (``all`` or ``hands``), ``at``, ``keyed``, and ``pimc``'s ``rollout``, ``others``, ``draws``,
+``z``, ``phases``, ``sample`` and ``infer``. With ``sees=all`` the worlds are copies of one world; they differ only in
+the rollouts' random tie-breaks.
+
+Where it sees (``at``, ``DECISIONS``): ``all`` (the default), ``none``, or decision types joined by ``+``
+(``at=pass``, ``at=pass+draw``): ``trump`` (the dealer naming trump), ``pass`` (pass or play: the declaration, the
+second pass, and whether to play in a draw-or-pass round), ``draw`` (which cards to discard) and ``cards`` (trick
+play). At every other decision it is the fair ``pimc`` of the same options (worlds drawn from what the seat has seen,
+weighed by the heuristic with ``infer`` proposals a world, 32 as ``pimc``'s default). Under the default rules the
+draw-or-pass round makes both a ``pass`` and a ``draw`` decision in one action, so a view of one of them is two
+searches of the same candidates: with ``at=pass`` the fair search picks the draw it would make if it played, and the
+seeing search decides between that draw and passing; with ``at=draw`` the fair search decides whether to play, and
+the seeing search picks the draw.
+
+``keyed=1``: every search draws its random numbers from a generator keyed by the agent's seed and the decision's
+observation, not from one stream over the deal. Two keyed agents of one seed that differ only in ``at`` then make the
+same fair decision wherever a deal has come to the same point, so a paired comparison of them
+(``train.research.value_of_information --decisions``) differs only in the deals where a seen decision changed an
+action.
 
 Every world is built by dealing a deck and replaying the deal's actions through the rules core (``core.step_with``),
 in the frame of the searcher (it is seat 0, as in a sampled world), and is checked to give the searcher exactly
@@ -28,26 +44,41 @@ the observation it has.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from typing import Any
 
 import numpy as np
 
-from agents.base import Observation
+from agents.base import Observation, legal_actions
 from agents.search.pimc import PIMCAgent, parse_options
 from bourre_env import core, view
+from bourre_env.observation import (
+    O_PHASE,
+    O_ROUND,
+    ROUND_DECLARE,
+    ROUND_DRAW,
+    ROUND_DRAW_OR_PASS,
+    ROUND_NAME_TRUMP,
+    ROUND_SECOND_PASS,
+)
 from bourre_env.sampler import WorldSampler, observer_view
 
 __all__ = [
     "ClairvoyantAgent",
+    "DECISIONS",
     "PrivilegedView",
     "PRIVILEGED_KEY",
     "SEES",
     "DEFAULTS",
+    "decision_seed",
+    "decision_types",
     "is_clairvoyant",
     "make",
+    "parse_at",
     "second_reshuffle_exposed",
     "hands_only_world",
     "rebuild",
+    "split_draw_or_pass",
     "stock_positions",
 ]
 
@@ -68,6 +99,21 @@ DEFAULTS: dict[str, Any] = {
     "z": 0.0,
     "phases": "all",
     "sample": False,
+    "infer": 32,
+    "at": "all",
+    "keyed": False,
+}
+
+DECISIONS = ("trump", "pass", "draw", "cards")
+"""The decision types a clairvoyant agent may see at (option ``at``, module docstring), in game order."""
+
+# the decision types of each decision round (the observation's ``decision_round`` slot)
+_ROUND_TYPES = {
+    ROUND_NAME_TRUMP: ("trump",),
+    ROUND_DECLARE: ("pass",),
+    ROUND_DRAW_OR_PASS: ("pass", "draw"),
+    ROUND_DRAW: ("draw",),
+    ROUND_SECOND_PASS: ("pass",),
 }
 
 # the rounds in which a card may still come from the stock
@@ -91,6 +137,30 @@ class PrivilegedView:
 def is_clairvoyant(spec: str) -> bool:
     """Whether ``spec`` names a clairvoyant agent (``clairvoyant`` or ``clairvoyant:...``)."""
     return isinstance(spec, str) and spec.strip().partition(":")[0] == NAME
+
+
+def parse_at(value: str) -> frozenset[str]:
+    """The decision types of an ``at`` option: ``all``, ``none``, or types of ``DECISIONS`` joined by ``+``;
+    ``ValueError`` naming a bad one."""
+    text = value.strip() if isinstance(value, str) else ""
+    if text == "all":
+        return frozenset(DECISIONS)
+    if text == "none":
+        return frozenset()
+    types = [t.strip() for t in text.split("+")]
+    unknown = [t for t in types if t not in DECISIONS]
+    if not text or unknown:
+        raise ValueError(f"at: expected 'all', 'none' or decision types joined by '+' from {DECISIONS}, got {value!r}")
+    return frozenset(types)
+
+
+def decision_types(vector: np.ndarray) -> tuple[str, ...]:
+    """The decision types (``DECISIONS``) that the decision of an observation vector makes: read from its ``phase``
+    and ``decision_round`` fields; ``()`` when the deal is over."""
+    if vector[O_PHASE + 1] > 0.5:
+        return ("cards",)
+    rounds = np.flatnonzero(np.asarray(vector[O_ROUND : O_ROUND + len(_ROUND_TYPES)]) > 0.5)
+    return _ROUND_TYPES[int(rounds[0])] if rounds.size else ()
 
 
 def rebuild(view_: PrivilegedView, params: np.ndarray, deck: np.ndarray, rng: int) -> np.ndarray:
@@ -140,18 +210,36 @@ def hands_only_world(
 
 
 class ClairvoyantAgent(PIMCAgent):
-    """``pimc`` whose worlds are the true deal (module docstring); ``sees_hidden`` marks it for the evaluation."""
+    """``pimc`` whose worlds are the true deal at the decisions of ``at`` (module docstring); ``sees_hidden`` marks
+    it for the evaluation."""
 
     sees_hidden = True
 
-    def __init__(self, worlds: int = 64, seed: int | None = 0, sees: str = "all", name: str = NAME, **options: Any):
+    def __init__(
+        self,
+        worlds: int = 64,
+        seed: int | None = 0,
+        sees: str = "all",
+        name: str = NAME,
+        at: str = "all",
+        keyed: bool = False,
+        infer: int = 32,
+        **options: Any,
+    ):
         if sees not in SEES:
             raise ValueError(f"sees: expected one of {SEES}, got {sees!r}")
-        # the world model is never asked (draw_worlds is replaced): uniform, so that no policy file is loaded
-        super().__init__(worlds=worlds, seed=seed, name=name, infer=0, **options)
+        self.at = parse_at(at)
+        if self.at != frozenset(DECISIONS) and options.get("z", 0.0) > 0:
+            # a split draw-or-pass decision compares the two searches' means; z's default action has no place there
+            raise ValueError("z: a clairvoyant agent that sees at only some decisions takes z=0")
+        super().__init__(worlds=worlds, seed=seed, name=name, infer=infer, **options)
         self.sees = sees
+        self.keyed = bool(keyed)
+        self._seed = 0 if seed is None else int(seed)
+        self._options: dict[str, Any] = {"worlds": worlds, "sees": sees, "name": name, "infer": infer, **options}
         self._view: PrivilegedView | None = None
         self._truth: np.ndarray | None = None
+        self._acting = False
 
     def act(self, observation: Observation) -> int:
         privileged = observation.get(PRIVILEGED_KEY) if isinstance(observation, dict) else None
@@ -160,19 +248,38 @@ class ClairvoyantAgent(PIMCAgent):
                 f"{self.name} sees hidden cards and plays only where an evaluation hands it the deal "
                 "(train.research.value_of_information); it is refused everywhere else"
             )
-        self._view = privileged
-        self._truth = None
         fair = {"observation": observation["observation"], "action_mask": observation["action_mask"]}
+        if legal_actions(fair).size == 1:
+            return int(legal_actions(fair)[0])
+        vector = np.asarray(fair["observation"], dtype=np.float32)
+        types = decision_types(vector)
+        seen = [t for t in types if t in self.at]
+        key = decision_seed(self._seed, vector, fair["action_mask"]) if self.keyed else None
+        if len(seen) == len(types) or not seen:
+            return self._search(fair, privileged if seen else None, key)[0]
+        # a draw-or-pass decision seen in one of its parts: both searches on the same random numbers
+        key = int(self._rng.integers(2**63)) if key is None else key
+        fair_action, fair_values = self._search(fair, None, key)
+        _, seeing_values = self._search(fair, privileged, key)
+        return split_draw_or_pass(seen[0], fair_action, fair_values, seeing_values)
+
+    def _search(self, fair: Observation, shown: PrivilegedView | None, key: int | None) -> tuple[int, dict[int, float]]:
+        """``decide`` on the true deal (``shown``) or on fair worlds (``None``), by this agent or, with ``key``, by a
+        fresh agent of the same options seeded by ``key``."""
+        searcher = self if key is None else ClairvoyantAgent(seed=key, **self._options)
+        searcher._view, searcher._truth, searcher._acting = shown, None, True
         try:
-            return self.decide(fair)[0]
+            return searcher.decide(fair)
         finally:
-            self._view = None
+            searcher._view, searcher._acting = None, False
 
     def draw_worlds(self, sampler: WorldSampler, target: np.ndarray, count: int) -> np.ndarray:
         """``count`` copies of the true deal (``sees=all``), or of it with the stock re-ordered (``sees=hands``), each
-        checked to give the searcher the observation ``target``."""
+        checked to give the searcher the observation ``target``; at a decision it does not see, ``pimc``'s worlds."""
         if self._view is None:
-            raise RuntimeError("clairvoyant: worlds asked for outside act()")
+            if not self._acting:
+                raise RuntimeError("clairvoyant: worlds asked for outside act()")
+            return super().draw_worlds(sampler, target, count)  # a decision it does not see: the fair worlds
         params = sampler.params
         if self._truth is None:
             self._truth = rebuild(self._view, params, self._view.deck, self._view.rng)
@@ -193,6 +300,41 @@ class ClairvoyantAgent(PIMCAgent):
 def _check(world: np.ndarray, params: np.ndarray, target: np.ndarray) -> None:
     if not np.array_equal(observer_view(world, params, 0), np.asarray(target, dtype=np.float32)):
         raise RuntimeError("clairvoyant: the rebuilt deal does not give the searcher its observation")
+
+
+def split_draw_or_pass(
+    seen: str, fair_action: int, fair_values: dict[int, float], seeing_values: dict[int, float]
+) -> int:
+    """The action of a draw-or-pass decision seen only in its ``pass`` or its ``draw`` part, from the fair search's
+    action and both searches' mean chips per candidate (the same candidates, in the same order): with ``pass`` seen,
+    the fair search's best draw unless the seeing search values passing at least as much; with ``draw`` seen, pass if
+    the fair search passes, else the seeing search's best draw. Ties go to the first candidate, as ``pimc``'s."""
+    if not fair_values:
+        return fair_action  # one candidate: nothing was searched
+    stays = [a for a in fair_values if a >= core.STAY_BASE]
+    if seen == "pass":
+        draw = _first_best(fair_values, stays)
+        if core.PASS in seeing_values and seeing_values[core.PASS] >= seeing_values[draw] - 1e-12:
+            return core.PASS
+        return draw
+    if fair_action == core.PASS:
+        return core.PASS
+    return _first_best(seeing_values, stays)
+
+
+def _first_best(values: dict[int, float], actions: list[int]) -> int:
+    best = max(values[a] for a in actions)
+    return next(a for a in actions if values[a] >= best - 1e-12)
+
+
+def decision_seed(seed: int, vector: np.ndarray, mask: np.ndarray) -> int:
+    """The seed of a keyed agent's search (``keyed=1``): a hash of the agent's seed and the decision's observation
+    vector and mask, so that the same point of the same deal draws the same random numbers."""
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(int(seed).to_bytes(16, "little", signed=True))
+    digest.update(np.ascontiguousarray(vector, dtype=np.float32).tobytes())
+    digest.update(np.ascontiguousarray(mask, dtype=np.int8).tobytes())
+    return int.from_bytes(digest.digest(), "little")
 
 
 def second_reshuffle_exposed(state: np.ndarray) -> bool:

@@ -20,6 +20,19 @@ shared by the candidates, so beside each candidate's replacement advantage the r
 from the first candidate, deal by deal (``gain_over_reference``, with a 95% t-interval): what the information adds
 to the same search.
 ``--json PATH`` writes everything.
+
+What each decision type is worth (``--decisions``, ``docs/measurements.md``):
+
+    python -m train.research.value_of_information --players 3 --fields heuristic --decisions pass draw cards all
+
+The candidates are keyed clairvoyant agents (``agents.clairvoyant``, ``keyed=1``) that see at the decision types of
+each ``at`` value named (``pass``, ``draw``, ``cards``, ``all``, or types joined by ``+``), for each way of seeing
+in ``--sees``, and play the fair search everywhere else. The reference, first, is the keyed clairvoyant that sees
+nowhere (``at=none``): the fair search itself, drawing the same random numbers as every other candidate wherever a
+deal has come to the same point (it is ``pimc:W`` seeded afresh at each decision, tested), so each candidate's gain
+over it comes only from the deals where a seen decision changed an action. The full clairvoyant (``sees=all`` at
+``all``) ends the list. A view of card play alone is listed once, since by then no card is left to come from the
+stock.
 """
 
 from __future__ import annotations
@@ -52,7 +65,16 @@ from train.research.cells_report import report_cells
 from train.schedule import build_agent, duplicate_tables, seat_seeds
 from train.table import Decision, Observer, drive, game, reset_agents
 
-__all__ = ["DEFAULT_CANDIDATES", "Cell", "build", "candidates_for", "main", "measure", "play_privileged_deal"]
+__all__ = [
+    "DEFAULT_CANDIDATES",
+    "Cell",
+    "build",
+    "candidates_for",
+    "decision_candidates",
+    "main",
+    "measure",
+    "play_privileged_deal",
+]
 
 DEFAULT_CANDIDATES = ("pimc:{w}", "clairvoyant:{w},sees=hands", "clairvoyant:{w}")
 """The candidates, ``{w}`` the worlds of every search (``--worlds``)."""
@@ -60,6 +82,30 @@ DEFAULT_CANDIDATES = ("pimc:{w}", "clairvoyant:{w},sees=hands", "clairvoyant:{w}
 
 def candidates_for(worlds: int) -> list[str]:
     return [spec.format(w=worlds) for spec in DEFAULT_CANDIDATES]
+
+
+def decision_candidates(worlds: int, decisions: list[str], sees: list[str]) -> list[str]:
+    """The candidates of ``--decisions`` (module docstring): the keyed clairvoyant that sees nowhere, one keyed
+    clairvoyant for each way of seeing in ``sees`` at each ``at`` value in ``decisions``, and the full clairvoyant
+    unless listed already; ``ValueError`` naming a bad value."""
+    for way in sees:
+        if way not in clairvoyant.SEES:
+            raise ValueError(f"sees: expected values from {clairvoyant.SEES}, got {way!r}")
+    out = [f"clairvoyant:{worlds},at=none,keyed=1"]
+    listed: set[tuple[frozenset[str], str]] = set()
+    for way in sees:
+        for at in decisions:
+            types = clairvoyant.parse_at(at)
+            if not types:
+                raise ValueError("decisions: 'none' is the reference, always the first candidate")
+            # what is seen of the stock changes nothing once the draw is over
+            key = (types, way if types - {"cards"} else "")
+            if key not in listed:
+                listed.add(key)
+                out.append(f"clairvoyant:{worlds},sees={way},at={at.strip()},keyed=1")
+    if (frozenset(clairvoyant.DECISIONS), "all") not in listed:
+        out.append(f"clairvoyant:{worlds},sees=all,at=all,keyed=1")
+    return out
 
 
 def build(spec: str, seed: int) -> Agent:
@@ -245,6 +291,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--fields", nargs="+", default=["heuristic", "ppo"], help="the fields (agents.make specs)")
     parser.add_argument("--worlds", type=int, default=64, help="worlds of every search (pimc and the clairvoyants)")
     parser.add_argument("--candidates", nargs="+", help="candidate specs, the reference first (default: the three)")
+    parser.add_argument(
+        "--decisions",
+        nargs="+",
+        metavar="AT",
+        help="instead of --candidates: keyed clairvoyants that see only at these decision types "
+        f"({', '.join(clairvoyant.DECISIONS)}, all, or types joined by '+'), beside the fair reference",
+    )
+    parser.add_argument(
+        "--sees",
+        nargs="+",
+        default=["hands"],
+        choices=clairvoyant.SEES,
+        help="with --decisions: what the clairvoyants see there (every hand, or the stock's order too)",
+    )
     parser.add_argument("--deals", type=int, default=60, help="deals per table size and field")
     parser.add_argument("--seed", type=int, default=41)
     parser.add_argument("--workers", type=int, default=1, help="processes (train.eval.jobs.run_jobs)")
@@ -260,7 +320,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--deals, --worlds and --workers take positive integers")
     if any(not 2 <= n <= 8 for n in args.players):
         parser.error(f"--players: table sizes between 2 and 8, got {args.players}")
+    if args.decisions and args.candidates:
+        parser.error("--decisions builds the candidates: give it or --candidates, not both")
     candidates = args.candidates or candidates_for(args.worlds)
+    if args.decisions:
+        try:
+            candidates = decision_candidates(args.worlds, args.decisions, args.sees)
+        except ValueError as err:
+            parser.error(f"--decisions: {err}")
     command = "python -m train.research.value_of_information " + shlex.join(sys.argv[1:] if argv is None else argv)
     started = time.perf_counter()
     try:
