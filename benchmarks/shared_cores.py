@@ -8,7 +8,10 @@ Each mode is a process of its own, started once (the threading layer's wait poli
 * ``fixed``: ``threads=T`` (the cores this process may use, ``bourre_env.threads.auto_threads()``) with
   ``BOURRE_THREADS_ADAPT=0``: every call on ``T`` threads, one contiguous share each, on the threading layer's
   default wait policy: the code before ``bourre_env.threads``;
-* ``chooser``: ``threads=T`` as the code runs today (passive wait, the probe's choice call by call).
+* ``sleeping``: ``threads=T`` with the probe's choice call by call and ``OMP_WAIT_POLICY=PASSIVE`` (waiting threads
+  sleep at once): the code from 2026-11-25 (issue 47's passive wait) to 2026-12-02;
+* ``chooser``: ``threads=T`` as the code runs today (the probe's choice call by call, the threading layer's brief spin
+  before its threads sleep).
 
 For each count of competitors the script starts that many busy processes itself (``python -c`` loops that end by
 themselves after the count's time budget, and are killed when the count is done), then has the three modes take
@@ -47,7 +50,7 @@ from agents.batched_players import BatchedHeuristicPlayer, BatchedRandomPlayer
 from bourre_env import BourreVectorEnv, threads
 from bourre_env.batch import BatchGame
 
-MODES = ("1 thread", "fixed", "chooser")
+MODES = ("1 thread", "fixed", "sleeping", "chooser")
 PATHS = ("vector env", "BatchGame.step", "BatchGame.random_play")
 
 BUSY = "import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end:\n    pass\n"
@@ -132,6 +135,8 @@ class Worker:
         env = dict(os.environ)
         if mode == "fixed":
             env["BOURRE_THREADS_ADAPT"] = "0"
+        if mode == "sleeping":
+            env["OMP_WAIT_POLICY"] = "PASSIVE"
         command = [sys.executable, __file__, "--worker", mode, "--tables", str(args.tables), "--seed", str(args.seed)]
         self.proc = subprocess.Popen(
             [*command, "--paths", *args.paths], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
@@ -186,7 +191,7 @@ def main() -> None:
         parser.error(f"one usable core (affinity {sorted(os.sched_getaffinity(0))}, NUMBA_NUM_THREADS): nothing to do")
     print(f"{time.strftime('%Y-%m-%d %H:%M')}; threads: {many} (the cores this process may use, numba's pool)")
     workers = {mode: Worker(mode, args) for mode in MODES}
-    # each count's budget: every repeat of every path runs the three modes for args.seconds, plus a margin
+    # each count's budget: every repeat of every path runs the modes for args.seconds, plus a margin
     budget = len(args.paths) * args.repeats * len(MODES) * (args.seconds + 1.0) + 30.0
     rows = []
     try:
@@ -202,16 +207,20 @@ def main() -> None:
                     spread = {m: (min(r[m] for r in runs), max(r[m] for r in runs)) for m in MODES}
                     line = "  ".join(f"{m} {median[m]:>9,.0f} [{spread[m][0]:,.0f}-{spread[m][1]:,.0f}]" for m in MODES)
                     ratio = median["chooser"] / median["fixed"]
-                    print(f"  {path:<22} {line}  chooser/fixed {ratio:.2f}x", flush=True)
-                    rows.append((count, path, median, spread, ratio))
+                    slept = median["chooser"] / median["sleeping"]
+                    print(f"  {path:<22} {line}  chooser/fixed {ratio:.2f}x  chooser/sleeping {slept:.2f}x", flush=True)
+                    rows.append((count, path, median, spread, ratio, slept))
     finally:
         for w in workers.values():
             w.close()
-    print("\n| competitors | path | 1 thread | fixed split (before) | chooser (after) | after / before |")
-    print("|---|---|---:|---:|---:|---:|")
-    for count, path, median, spread, ratio in rows:
+    print(
+        "\n| competitors | path | 1 thread | fixed split | sleeping chooser | chooser "
+        "| chooser / fixed | chooser / sleeping |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for count, path, median, spread, ratio, slept in rows:
         cells = " | ".join(f"{median[m]:,.0f} ({spread[m][0]:,.0f}-{spread[m][1]:,.0f})" for m in MODES)
-        print(f"| {count} | {path} | {cells} | {ratio:.2f}x |")
+        print(f"| {count} | {path} | {cells} | {ratio:.2f}x | {slept:.2f}x |")
     print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

@@ -8,14 +8,19 @@ of the threads is off its core for a scheduler slice (milliseconds) in many call
 the 2-core machine with one other busy process, two threads ran the vector env at a sixth to a sixteenth of their
 quiet speed, where one thread keeps all of its own (docs/vector_env.md, "Shared cores").
 
-Two causes, two remedies. Numba's default threading layer on Linux is OpenMP (GNU libgomp), whose threads, after
-a call, spin on their cores for a while waiting for the next one: on a machine with other busy processes the
-spinning takes the slices the working threads need, and the calls of the vector env (dozens per learner step) wait
-on each other; measured with the machine's load near 10, two threads ran at a seventh of one. So numba's threads
-are started, the first time a threaded call needs them, with ``OMP_WAIT_POLICY=PASSIVE`` (threads that wait sleep),
-unless the environment sets a policy or numba's threads were started before (by other code in the process; then
-the runtime's own policy stays). And a call waits for its slowest thread, so every threaded call also asks
-``threads_now(n)`` how many threads to run on:
+A call waits for its slowest thread, and the threads wait for the next call between calls. How they wait is the
+threading layer's: numba's default on Linux is OpenMP (GNU libgomp), whose threads, after a call, spin on their cores
+for a while (about 300,000 iterations, well under a millisecond) and then sleep until the next one. That brief spin is
+what the vector env needs on a quiet machine: its dozens of threaded calls per learner step come microseconds apart,
+so a thread that is still spinning takes the next call at once, where one that slept waits for the kernel to wake it.
+Forcing threads to sleep at once (``OMP_WAIT_POLICY=PASSIVE``, what this module did until 2026-12) cost a
+quarter of the speed quiet (the vector env at 1,024 tables 0.72x, ``BatchGame.step`` 0.73x) and bought nothing under
+contention that the thread count below does not already buy (docs/vector_env.md, "Shared cores": with one and two busy
+processes beside it the spinning chooser keeps within noise of the sleeping one). So the layer's own brief spin stays,
+and whoever wants another policy sets ``OMP_WAIT_POLICY`` (or ``GOMP_SPINCOUNT``) in the environment as usual.
+
+What degrades a threaded call on a shared machine is the thread that is off its core, and for that every threaded
+call asks ``threads_now(n)`` how many threads to run on:
 
 * at most the cores this process may use (``usable_cores``: its affinity mask, ``os.sched_getaffinity``), which
   may be fewer than numba's pool (``NUMBA_NUM_THREADS``, fixed at import) when the process was pinned after that,
@@ -28,8 +33,8 @@ the runtime's own policy stays). And a call waits for its slowest thread, so eve
 
 The thread count changes only the speed: each row is a table with its own random stream, so every count gives the
 results of one thread, bit for bit (``tests/test_batch_threads.py``, ``tests/test_vector_env_threads.py``).
-``BOURRE_THREADS_ADAPT=0`` in the environment turns the probe and the passive wait off (the counts asked for, capped
-by the affinity mask, on the threading layer's defaults): the code before them, for ``benchmarks/shared_cores.py``.
+``BOURRE_THREADS_ADAPT=0`` in the environment turns the probe off (the counts asked for, capped by the affinity
+mask): the code before it, for ``benchmarks/shared_cores.py``.
 """
 
 from __future__ import annotations
@@ -162,34 +167,11 @@ def threads_now(n: int) -> int:
     return _chooser.threads_now(n)
 
 
-_launched = False
-
-
-def _launch_with_passive_wait() -> None:
-    """Start numba's threads with waiting threads asleep (``OMP_WAIT_POLICY=PASSIVE``), once, unless the environment
-    names a policy or they were started already; the environment is left as it was."""
-    global _launched
-    if _launched:
-        return
-    _launched = True
-    from numba.np.ufunc import parallel
-
-    if parallel._is_initialized or "OMP_WAIT_POLICY" in os.environ:
-        return
-    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"  # libgomp reads it when numba's pool loads it, below
-    try:
-        parallel._launch_threads()  # type: ignore[no-untyped-call]
-    finally:
-        del os.environ["OMP_WAIT_POLICY"]
-
-
 @contextmanager
 def on_threads(n: int) -> Iterator[int]:
     """Run the parallel kernels inside on the threads ``threads_now(n)`` chooses (the kernel still cuts its rows into
     ``n`` shares: fewer threads take several shares each); yields that count. The setting is per calling thread, and
     the caller's own is restored after."""
-    if _chooser.adapt:
-        _launch_with_passive_wait()
     threads = threads_now(n)
     saved = numba.get_num_threads()
     numba.set_num_threads(threads)

@@ -10,12 +10,14 @@ import importlib
 import inspect
 import itertools
 import json
+import os
 import pkgutil
 import re
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import numba
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,6 +61,9 @@ def test_the_suite_has_every_hot_path() -> None:
         "bench_env.VectorEnvStep.time_step",
         "bench_agents.HeuristicAct.time_act",
         "bench_agents.PolicyForwardRows.time_forward_rows",
+        "bench_threads.VectorEnvThreads.time_step",
+        "bench_threads.RandomPlayThreads.time_random_play",
+        "bench_threads.StepThreads.time_step",
     } <= names
 
 
@@ -93,6 +98,8 @@ def test_a_missing_module_or_attribute_is_asvs_skip() -> None:
 
 @pytest.mark.parametrize(("name", "cls", "method", "params"), BENCHMARKS, ids=[b[0] for b in BENCHMARKS])
 def test_the_benchmark_runs_once(name: str, cls: type, method: str, params: tuple[Any, ...]) -> None:
+    if name.startswith("bench_threads.") and min(len(os.sched_getaffinity(0)), numba.config.NUMBA_NUM_THREADS) < 2:
+        pytest.skip("the threaded benchmarks need two usable cores and a numba pool of two (NUMBA_NUM_THREADS)")
     bench = cls()
     bench.tables = TINY_TABLES  # type: ignore[attr-defined]
     if hasattr(bench, "setup"):

@@ -6,6 +6,10 @@ No timing here: the chooser is driven by a fake clock and fake probe times, and 
 
 from __future__ import annotations
 
+import ast
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import numba
@@ -184,3 +188,37 @@ def test_batch_game_is_the_one_thread_game_when_falling_back(swap_chooser: None)
     np.testing.assert_array_equal(one.states, two.states)
     np.testing.assert_array_equal(one.observations(), two.observations())
     np.testing.assert_array_equal(one.legal_masks(), two.legal_masks())
+
+
+LAUNCH_PROBE = """
+import os
+from numba.np.ufunc import parallel
+
+seen = []
+launch = parallel._launch_threads
+
+
+def watched_launch():
+    seen.append(os.environ.get("OMP_WAIT_POLICY"))
+    return launch()
+
+
+parallel._launch_threads = watched_launch
+from bourre_env.batch import BatchGame
+
+BatchGame(64, seed=0, num_players=5, threads=2).random_play(4)
+print(repr(seen))
+"""
+
+
+def test_numba_threads_start_on_the_threading_layers_own_wait_policy() -> None:
+    # Waiting threads forced asleep at once (OMP_WAIT_POLICY=PASSIVE) cost a quarter of the vector env's speed on a
+    # quiet machine (docs/vector_env.md, "Threads on a quiet machine"); the layer's brief spin is kept. A process of
+    # its own: numba's threads start once per process, and this one's may have started already.
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    env["NUMBA_NUM_THREADS"] = "2"
+    done = subprocess.run([sys.executable, "-c", LAUNCH_PROBE], capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = ast.literal_eval(done.stdout.strip().splitlines()[-1])
+    assert seen, "numba's threads never started: the test saw nothing"
+    assert set(seen) == {None}, seen
