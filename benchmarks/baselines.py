@@ -247,7 +247,7 @@ def payload(
 # ---------------------------------------------------------------------------- running a trainer to the budget
 @dataclasses.dataclass(frozen=True)
 class Plan:
-    """What a run needs: its arguments of the comparison."""
+    """What a run needs: the options of the comparison that bear these names."""
 
     players: int
     minutes: float
@@ -258,52 +258,44 @@ class Plan:
     quick: bool
 
 
-def _python() -> list[str]:
-    return [sys.executable]
+def _flags(**options: object) -> list[str]:
+    """Command-line options from keywords, in their order: ``total_timesteps=5`` is ``--total-timesteps 5``."""
+    return [word for name, value in options.items() for word in (f"--{name.replace('_', '-')}", str(value))]
+
+
+def _if(condition: bool, **options: object) -> dict[str, object]:
+    """``options`` where ``condition`` holds (a quick run's smaller batches), else none."""
+    return options if condition else {}
 
 
 def trainer_command(trainer: str, run_dir: Path, seed: int, plan: Plan) -> list[str]:
     """The command line of one run (its step budget far past what the clock allows)."""
-    n = str(plan.players)
+    n = plan.players
     init = run_dir.parent / f"exit_init_seed{seed}.npz"
-    common = ["--seed", str(seed), "--run-dir", str(run_dir), "--players", n, "--no-progress"]
+    common = _flags(seed=seed, run_dir=run_dir, players=n) + ["--no-progress"]
+    evals = _flags(eval_every=0, final_eval_deals=1, eval_players=n)
+    warm = _flags(total_timesteps=HUGE, imitation_decisions=plan.imitation_decisions)
     if trainer == "batched":
-        tables = ["--tables", "64"] if plan.quick else []
-        return [
-            *_python(), "-m", "train.ppo", *common, "--total-timesteps", str(HUGE), "--imitation-decisions",
-            str(plan.imitation_decisions), "--eval-every", "0", "--final-eval-deals", "1", "--eval-players", n,
-            "--workers", "1", *tables,
-        ]  # fmt: skip
+        workers = _flags(workers=1, **_if(plan.quick, tables=64))
+        return [sys.executable, "-m", "train.ppo", *common, *warm, *evals, *workers]
     if trainer == "sb3":
-        return [
-            *_python(), "-m", "train.sb3", *common, "--total-timesteps", str(HUGE), "--imitation-decisions",
-            str(plan.imitation_decisions), "--eval-every", "0", "--final-eval-deals", "1", "--eval-players", n,
-        ]  # fmt: skip
+        return [sys.executable, "-m", "train.sb3", *common, *warm, *evals]
     if trainer == "dmc":
-        tables = ["--tables", "64", "--rollout-decisions", "2048"] if plan.quick else []
-        return [
-            *_python(), "-m", "train.dmc", *common, "--total-decisions", str(HUGE), "--eval-every", "0",
-            "--final-eval-deals", "1", "--eval-players", n, *tables,
-        ]  # fmt: skip
+        small = _if(plan.quick, tables=64, rollout_decisions=2048)
+        return [sys.executable, "-m", "train.dmc", *common, *_flags(total_decisions=HUGE), *evals, *_flags(**small)]
     if trainer == "exit":
-        return [
-            *_python(), "-m", "train.exit", *common, "--rounds", str(HUGE), "--deals", str(plan.exit_deals),
-            "--search", plan.exit_search, "--init-policy", str(init),
-            "--eval-deals", "1", "--search-eval-deals", "1", "--eval-players", n,
-        ]  # fmt: skip
+        rounds = _flags(rounds=HUGE, deals=plan.exit_deals, search=plan.exit_search, init_policy=init)
+        evals = _flags(eval_deals=1, search_eval_deals=1, eval_players=n)
+        return [sys.executable, "-m", "train.exit", *common, *rounds, *evals]
     if trainer == "cleanrl":
-        envs = ["--num-envs", "32"] if plan.quick else []
-        return [
-            *_python(), str(SCRIPT), "--child", "cleanrl", "--seed", str(seed), "--num-players", n,
-            "--total-timesteps", str(HUGE), "--model-path", str(run_dir / "model.npz"), *envs,
-        ]  # fmt: skip
+        model = _flags(model_path=run_dir / "model.npz", **_if(plan.quick, num_envs=32))
+        budget = _flags(seed=seed, num_players=n, total_timesteps=HUGE)
+        return [sys.executable, str(SCRIPT), "--child", "cleanrl", *budget, *model]
     if trainer == "rllib":
-        return [
-            *_python(), str(SCRIPT), "--child", "rllib", "--players", n, "--seed", str(seed), "--iterations",
-            str(HUGE), "--env-runners", "1", "--num-cpus", "2", "--batch-size", str(plan.rllib_batch),
-            "--minibatch-size", str(min(256, plan.rllib_batch)), "--check-deals", "1", "--run-dir",
-            str(run_dir / "rllib"), "--no-progress",
-        ]  # fmt: skip
+        batch = _flags(batch_size=plan.rllib_batch, minibatch_size=min(256, plan.rllib_batch), check_deals=1)
+        runs = _flags(players=n, seed=seed, iterations=HUGE, env_runners=1, num_cpus=2)
+        rest = [*batch, *_flags(run_dir=run_dir / "rllib"), "--no-progress"]
+        return [sys.executable, str(SCRIPT), "--child", "rllib", *runs, *rest]
     raise ValueError(f"unknown trainer {trainer!r}")
 
 
@@ -639,15 +631,7 @@ def main(argv: list[str] | None = None) -> int:
         return children[raw[1]](raw[2:])
     opts = parse_args(argv)
     command = shlex.join(["python", "benchmarks/baselines.py", *raw])
-    plan = Plan(
-        opts.players,
-        opts.minutes,
-        opts.imitation_decisions,
-        opts.exit_search,
-        opts.exit_deals,
-        opts.rllib_batch,
-        opts.quick,
-    )
+    plan = Plan(**{field.name: getattr(opts, field.name) for field in dataclasses.fields(Plan)})
     root = Path(opts.run_root)
     load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
     print(f"Command: {command}", flush=True)
