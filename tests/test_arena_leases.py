@@ -23,7 +23,7 @@ from postgres_helpers import postgres_database  # noqa: F401 (the fixture)
 
 sa = pytest.importorskip("sqlalchemy", reason="the arena extra: pip install -e '.[arena]'")
 
-from train.arena import holds, storage  # noqa: E402
+from train.arena import holds, liveness  # noqa: E402
 from train.arena.client import play  # noqa: E402
 from train.arena.histories import page  # noqa: E402
 from train.arena.storage import Store, servers  # noqa: E402
@@ -32,15 +32,15 @@ from train.arena.storage import Store, servers  # noqa: E402
 @pytest.fixture(name="database")
 def leased_database(postgres: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """A migrated PostgreSQL database; beats every 0.2 s (a grace period of 2 s), swept however recently it started."""
-    monkeypatch.setattr(storage, "LIVENESS_SECONDS", 0.2)
-    monkeypatch.setattr(storage, "STEADY_SECONDS", 0.0)
+    monkeypatch.setattr(liveness, "LIVENESS_SECONDS", 0.2)
+    monkeypatch.setattr(liveness, "STEADY_SECONDS", 0.0)
     Store(url=postgres).close()
     yield postgres
 
 
 def _terminate_life(store: Store) -> None:
     """Drop the one database session that holds ``store``'s liveness lock, as a reset connection would."""
-    pid = store._life.connection.dbapi_connection.info.backend_pid
+    pid = store.liveness._life.connection.dbapi_connection.info.backend_pid
     with store.engine.connect() as db:
         db.execute(sa.text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
 
@@ -52,7 +52,7 @@ def test_a_dropped_lock_session_of_a_live_server_is_never_taken_for_its_death(da
         one.start_match("m1", {"seats": ["bot:alice", "random"], "players": 2, "deals": 1}).result()
         assert holds.take(one, "alice") is None
         _terminate_life(one)
-        deadline = time.monotonic() + 3 * storage.grace_seconds() / 4
+        deadline = time.monotonic() + 3 * liveness.grace_seconds() / 4
         while time.monotonic() < deadline:  # within the grace period, its beat fresh: never judged gone
             assert two.sweep() == 0
             assert holds.take(two, "alice") == one.server_id
@@ -99,7 +99,7 @@ def test_a_closed_server_is_swept_at_once_and_a_dead_one_after_the_grace_period(
         one.close()  # says it is gone: its row deleted
         assert three.sweep() == 1 and three.match("m1")["status"] == "interrupted"  # type: ignore[index]
         _terminate_life(two)  # a server that dies leaves its lock free and its beat to age
-        two._closed = True  # dead: it beats no more
+        two.liveness._closed = True  # dead: it beats no more
         assert three.sweep() == 0  # its beat is fresh: not yet
         deadline = time.monotonic() + WAIT
         while three.sweep() == 0:
@@ -139,7 +139,7 @@ def test_a_server_paused_past_the_grace_period_keeps_its_match(database: str, tm
         match = bot.messages[0]["match"]
         os.kill(process.pid, signal.SIGSTOP)
         try:
-            paused = time.monotonic() + storage.grace_seconds() + 1.0
+            paused = time.monotonic() + liveness.grace_seconds() + 1.0
             while time.monotonic() < paused:
                 assert store.sweep() == 0
                 time.sleep(0.2)
@@ -158,3 +158,32 @@ def test_a_server_paused_past_the_grace_period_keeps_its_match(database: str, tm
         process.kill()
         process.wait(WAIT)
         store.close()
+
+
+def test_the_servers_liveness_loop_sweeps_round_after_round(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``scheduler.keep_alive`` goes on beating at the default period: a loop that died after its first round (as it
+    did when the period's constant moved and the loop still read it from its old home) leaves a live server judged
+    gone by its peers after the grace period."""
+    import asyncio
+
+    from train.arena import liveness, scheduler
+
+    class CountingStore:
+        server_id = "counting"
+        rounds = 0
+
+        def keep_alive(self) -> int:
+            self.rounds += 1
+            return 0
+
+    monkeypatch.setattr(liveness, "LIVENESS_SECONDS", 0.01)
+    store = CountingStore()
+
+    async def run_a_while() -> None:
+        task = asyncio.create_task(scheduler.keep_alive(store))  # type: ignore[arg-type]
+        await asyncio.sleep(0.3)
+        assert not task.done(), task.exception() if task.done() else None
+        task.cancel()
+
+    asyncio.run(run_a_while())
+    assert store.rounds >= 3

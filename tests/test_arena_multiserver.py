@@ -27,7 +27,7 @@ from postgres_helpers import postgres_database  # noqa: F401 (the fixture)
 from sqlalchemy import select
 from websockets.exceptions import ConnectionClosed
 
-from train.arena import holds, storage
+from train.arena import holds, liveness, storage
 from train.arena.client import play
 from train.arena.in_thread import serve_in_thread
 from train.arena.records import Book
@@ -42,8 +42,8 @@ LADDER = LadderConfig(fields=("random",), sizes=(3,), deals=2, tables=2, clock=5
 def shared_database(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     """An empty database, migrated: a SQLite file, or a PostgreSQL database (skips without a server). The liveness
     checks run every 0.2 s, and sweep a database however recently it started."""
-    monkeypatch.setattr(storage, "LIVENESS_SECONDS", 0.2)
-    monkeypatch.setattr(storage, "STEADY_SECONDS", 0.0)
+    monkeypatch.setattr(liveness, "LIVENESS_SECONDS", 0.2)
+    monkeypatch.setattr(liveness, "STEADY_SECONDS", 0.0)
     url = (
         f"sqlite:///{tmp_path / 'arena.sqlite3'}" if request.param == "sqlite" else request.getfixturevalue("postgres")
     )
@@ -251,9 +251,9 @@ def _request(rows: list[dict[str, Any]], match: str) -> str:
 # ---------------------------------------------------------------------------- a server killed mid-match
 KILLED = """
 import sys
-from train.arena import server, storage
+from train.arena import liveness, server
 from train.arena.scheduler import LadderConfig
-storage.LIVENESS_SECONDS = 0.2
+liveness.LIVENESS_SECONDS = 0.2
 ladder = LadderConfig(fields=("random",), sizes=(3,), deals=200, tables=1, clock=5.0, poll=0.05)
 server.run(sys.argv[1], port=int(sys.argv[2]), database=sys.argv[3], ladder=ladder)
 """

@@ -15,7 +15,10 @@ module              what it holds
 ``games``           one game of a match on the table's loop, and the single format's par games
 ``sessions``        the session format: each deal of a session as it settles, and the par session
 ``match``           a match (its request, formats, report and results) on the event loop
-``storage``         the database (SQLAlchemy; ``migrations/`` are its Alembic revisions), one writer thread
+``schema``          the database's tables (SQLAlchemy Core) and their Alembic migrations (``migrations/``)
+``database_urls``   the ``--database`` URL, checked, and shown only with its password masked
+``storage``         the store: bots, operators, matches and games, written through one writer thread
+``liveness``        which servers of a database are alive (a lock, a heartbeat); the matches of those gone
 ``holds``           which server process holds each bot's one live connection
 ``ratings``         the ladder rating and OpenSkill, a pure function of the stored games
 ``records``         the ladder's queries of the database
@@ -23,6 +26,7 @@ module              what it holds
 ``scheduler``       the ladder: matches that pair themselves
 ``leaderboard``     the leaderboard's and the bot pages (``static/`` holds the people's page)
 ``people``          a person at a table (a package: admission, seats, pages, routes)
+``operator_api``    the operator's routes: a match asked for (``POST /api/matches``), the bots connected
 ``server``          the Starlette app (``/bot``, ``/api/matches``, the pages)
 ``processes``       ``bourre arena serve --processes N``
 ``in_thread``       a server in a thread, for the tests and the benchmarks

@@ -37,7 +37,7 @@ scheduler plans from the bots connected to it, and goes through the database's q
 server; only when there is none does it queue the match the rule plans (``Store.queue_match``) and claim it. A
 server plays only what it has claimed, so no match is played twice, and a match it queued stays pending for any
 server that can play it. The server's lifespan also keeps its liveness lock and sweeps the matches of servers that
-are gone (``Store.keep_alive``, every ``storage.LIVENESS_SECONDS``).
+are gone (``Store.keep_alive``, every ``liveness.LIVENESS_SECONDS``).
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from train.arena import storage
+from train.arena import liveness
 from train.arena.match import DEFAULT_CLOCK, MAX_CLOCK, MAX_DEALS, MAX_MATCHES, MatchSpec, draw_secret
 from train.arena.ratings import Standings
 from train.arena.records import Book
@@ -308,7 +308,7 @@ class Ladder:
 
 async def keep_alive(store: Store, every: float | None = None) -> None:
     """Until cancelled: hold the store's liveness lock and sweep the matches of servers that are gone
-    (``Store.keep_alive``), every ``every`` seconds (default ``storage.LIVENESS_SECONDS``)."""
+    (``Store.keep_alive``), every ``every`` seconds (default ``liveness.LIVENESS_SECONDS``)."""
     while True:
         try:
             swept = await asyncio.to_thread(store.keep_alive)
@@ -316,7 +316,7 @@ async def keep_alive(store: Store, every: float | None = None) -> None:
                 log.warning("%d running match(es) of servers that are gone are marked interrupted", swept)
         except Exception:  # a database away for longer than the store waits: try again at the next round
             log.warning("the liveness check of server %s failed: trying again", store.server_id, exc_info=True)
-        await asyncio.sleep(every or storage.LIVENESS_SECONDS)
+        await asyncio.sleep(every or liveness.LIVENESS_SECONDS)
 
 
 def lifespan(arena: Any) -> Callable[[Any], contextlib.AbstractAsyncContextManager[None]]:

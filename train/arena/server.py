@@ -8,13 +8,14 @@
 ``GET /play``             a person's seat at a table with bots (``--people``); ``GET /people``: their results
 ========================= ===================================================================================
 
-The operator's routes ask for an operator token (``Authorization: Bearer TOKEN``; ``bourre arena add-operator``, or
-the one ``bourre arena serve`` makes at its first start); a request without a known one is refused with 401 and one
-line. The server trusts nothing a bot sends: its messages are parsed by ``protocol.parse_client`` alone (a size cap
-before parsing, exact key sets), at most ``MAX_RATE`` a second, and nothing in them names a file or code: a match's
-built-in seats and its fallback are checked by ``train.web.agent_specs.check_agent``, the rule of the browser table
-(registered names and budgets within limits, plus the operator's ``--agent`` specs). A request with an ``Origin`` of
-another host is refused, and on the loopback only this machine's names are answered, as by ``bourre serve``.
+The operator's routes (``train.arena.operator_api``) ask for an operator token (``Authorization: Bearer TOKEN``;
+``bourre arena add-operator``, or the one ``bourre arena serve`` makes at its first start); a request without a known
+one is refused with 401 and one line. The server trusts nothing a bot sends: its messages are parsed by
+``protocol.parse_client`` alone (a size cap before parsing, exact key sets), at most ``MAX_RATE`` a second, and nothing
+in them names a file or code: a match's built-in seats and its fallback are checked by
+``train.web.agent_specs.check_agent``, the rule of the browser table (registered names and budgets within limits, plus
+the operator's ``--agent`` specs). A request with an ``Origin`` of another host is refused, and on the loopback only
+this machine's names are answered, as by ``bourre serve``.
 
 Everything runs on one event loop: the sockets, and every match as a task (``train.arena.match``), so a turn and its
 answer take no hand-off between threads; built-in agents think, and the store writes, in threads of their own.
@@ -40,12 +41,10 @@ from typing import Any
 import sqlalchemy as sa
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from train.arena import bot_socket, holds, leaderboard, protocol, thinking
+from train.arena import bot_socket, holds, leaderboard, operator_api, protocol, thinking
 from train.arena.match import MAX_MATCHES, MatchSpec, draw_secret, play_match, warm_up
 from train.arena.people import People
 from train.arena.people.routes import routes as people_routes
@@ -64,7 +63,6 @@ __all__ = [
     "HELLO_SECONDS",
     "MAX_MATCHES",
     "MAX_RATE",
-    "MAX_REQUEST",
     "RECONNECT_BURST",
     "RECONNECT_RATE",
     "RECONNECT_WAIT",
@@ -98,10 +96,6 @@ RECONNECT_WAIT = 30.0
 STOP_SECONDS = 3
 """At Ctrl-C or SIGTERM, the longest a server waits for its requests in flight (its matches stop after their game
 under way) before it closes them."""
-MAX_REQUEST = 16 * 1024
-"""Bytes of a match request."""
-MAX_WAIT = 600.0
-"""Seconds a match request may wait (its ``wait``) for its bots to end the matches they are playing."""
 WAIT_POLL = 0.05
 """Seconds between two looks at a waiting request's bots."""
 WS_MAX_SIZE = 16 * protocol.MAX_MESSAGE_BYTES
@@ -363,205 +357,154 @@ async def _writer(ws: WebSocket, connection: Connection) -> None:
             return
 
 
-def create_app(arena: Arena, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> Starlette:
-    async def bot(ws: WebSocket) -> None:
-        await ws.accept()
-        refused = http_input.foreign_origin(ws.headers)
-        if refused is not None:
-            await _refuse(ws, refused, "origin")
-            return
-        try:
-            first = await asyncio.wait_for(ws.receive(), HELLO_SECONDS)
-        except asyncio.TimeoutError:
-            await _refuse(ws, f"no hello within {HELLO_SECONDS:g} s", "hello")
-            return
-        if first["type"] == "websocket.disconnect":
-            return
-        try:
-            hello = protocol.parse_client(first.get("text") or first.get("bytes") or b"")
-        except protocol.ProtocolError as err:
-            # a name or token the server can never accept: connecting again would be refused again
-            why = str(err).partition(":")[0]
-            await _refuse(ws, str(err), {"name": "name", "token": "auth", "protocol": "version"}.get(why, "hello"))
-            return
-        if not isinstance(hello, protocol.Hello):
-            await _refuse(ws, "the first message must be a hello", "hello")
-            return
-        if hello.protocol != protocol.PROTOCOL_VERSION:
-            await _refuse(
-                ws,
-                f"protocol version {hello.protocol} is not spoken here: this server speaks version "
-                f"{protocol.PROTOCOL_VERSION}",
-                "version",
-            )
-            return
-        person = arena.people.claim(hello)  # a person's seat token (train.arena.people), else None
-        if person is None and not await asyncio.to_thread(arena.store.check_token, hello.name, hello.token):
-            await _refuse(ws, "unknown bot name, or a wrong token", "auth")
-            return
-        wait = arena.arrivals.wait(hello.name)
-        if wait > 0:  # reconnecting in a loop: let in, but slowly
-            log.info("bot %s reconnects often: welcomed in %.1f s", hello.name, wait)
-            await asyncio.sleep(wait)
-        registry = arena.registry if person is None else arena.people.registry  # people: never the ladder's
-        connection = Connection(hello.name if person is None else person.key, hello.observation, hello.words)
-        try:
-            slot = await _attach(arena, registry, connection, person is None)
-        except ValueError as err:
-            await _refuse(ws, str(err), "connected")
-            return
-        writer = None
-        cut_off = False
-        # attached and detached as one: whatever ends the connection from here on (a client gone while its welcome
-        # was held back, a send that fails), the finally below lets its slot and its database hold go
-        try:
-            log.info("bot %s connected", hello.name)
-            await ws.send_text(protocol.encode(protocol.welcome(hello.name)))
-            if slot.forfeited:  # told once, on its return: it follows the match to its end but is sent no turn
-                await ws.send_text(
-                    protocol.encode(
-                        protocol.error(
-                            f"match {slot.match}: away for more than the grace period of {slot.grace:g} s, this bot "
-                            "forfeited its seat; the fallback plays it to the end of the match"
-                        )
+async def _bot(ws: WebSocket) -> None:
+    """``/bot``: a bot's connection, from its hello to its end."""
+    arena: Arena = ws.app.state.arena
+    await ws.accept()
+    refused = http_input.foreign_origin(ws.headers)
+    if refused is not None:
+        await _refuse(ws, refused, "origin")
+        return
+    try:
+        first = await asyncio.wait_for(ws.receive(), HELLO_SECONDS)
+    except asyncio.TimeoutError:
+        await _refuse(ws, f"no hello within {HELLO_SECONDS:g} s", "hello")
+        return
+    if first["type"] == "websocket.disconnect":
+        return
+    try:
+        hello = protocol.parse_client(first.get("text") or first.get("bytes") or b"")
+    except protocol.ProtocolError as err:
+        # a name or token the server can never accept: connecting again would be refused again
+        why = str(err).partition(":")[0]
+        await _refuse(ws, str(err), {"name": "name", "token": "auth", "protocol": "version"}.get(why, "hello"))
+        return
+    if not isinstance(hello, protocol.Hello):
+        await _refuse(ws, "the first message must be a hello", "hello")
+        return
+    if hello.protocol != protocol.PROTOCOL_VERSION:
+        await _refuse(
+            ws,
+            f"protocol version {hello.protocol} is not spoken here: this server speaks version "
+            f"{protocol.PROTOCOL_VERSION}",
+            "version",
+        )
+        return
+    person = arena.people.claim(hello)  # a person's seat token (train.arena.people), else None
+    if person is None and not await asyncio.to_thread(arena.store.check_token, hello.name, hello.token):
+        await _refuse(ws, "unknown bot name, or a wrong token", "auth")
+        return
+    wait = arena.arrivals.wait(hello.name)
+    if wait > 0:  # reconnecting in a loop: let in, but slowly
+        log.info("bot %s reconnects often: welcomed in %.1f s", hello.name, wait)
+        await asyncio.sleep(wait)
+    registry = arena.registry if person is None else arena.people.registry  # people: never the ladder's
+    connection = Connection(hello.name if person is None else person.key, hello.observation, hello.words)
+    try:
+        slot = await _attach(arena, registry, connection, person is None)
+    except ValueError as err:
+        await _refuse(ws, str(err), "connected")
+        return
+    writer = None
+    cut_off = False
+    # attached and detached as one: whatever ends the connection from here on (a client gone while its welcome
+    # was held back, a send that fails), the finally below lets its slot and its database hold go
+    try:
+        log.info("bot %s connected", hello.name)
+        await ws.send_text(protocol.encode(protocol.welcome(hello.name)))
+        if slot.forfeited:  # told once, on its return: it follows the match to its end but is sent no turn
+            await ws.send_text(
+                protocol.encode(
+                    protocol.error(
+                        f"match {slot.match}: away for more than the grace period of {slot.grace:g} s, this bot "
+                        "forfeited its seat; the fallback plays it to the end of the match"
                     )
                 )
-            for message in slot.catch_up():  # a bot back in its match is told where it is; its next turn follows
-                connection.send(message)
-            # uvicorn with the arena's protocol (train.arena.bot_socket): messages go and come without a task
-            # between; elsewhere (another ASGI server, the tests' client) a writer task sends them
-            direct = ws.scope.get("extensions", {}).get(bot_socket.EXTENSION)
-            if direct is not None:
-                _send_directly(connection, direct)
-            else:
-                writer = asyncio.create_task(_writer(ws, connection))
-            if person is not None:
-                arena.people.start(person)
-            bucket = _Bucket(MAX_RATE, 2 * MAX_RATE)
-            if direct is not None:
-                cut_off = await _read_directly(ws, direct, connection, bucket)
-            else:
-                cut_off = await _read(ws, connection, bucket)
-        except (WebSocketDisconnect, OSError, RuntimeError):  # gone before or under a send: it is detached below
-            pass
-        finally:
-            registry.detach(connection)
-            try:
-                if writer is not None:
-                    await asyncio.wait_for(writer, 1.0)
-                await ws.close(code=1008 if cut_off else 1000)  # 1008: after the fatal error of a cut-off
-            except Exception:  # closed from the other side already, or the writer stuck on a dead socket
-                if writer is not None:
-                    writer.cancel()
-            log.info("bot %s disconnected", hello.name)
-            if person is None:
-                await _let_go(arena, registry, hello.name)
-
-    async def _read(ws: WebSocket, connection: Connection, bucket: _Bucket) -> bool:
-        """The bot's messages until it leaves (False) or is cut off (True)."""
-        while True:
-            try:
-                message = await ws.receive()
-            except WebSocketDisconnect:
-                return False
-            if message["type"] == "websocket.disconnect":
-                return False
-            data = message.get("text")
-            if data is None:
-                data = message.get("bytes") or b""
-            if _cut_off(connection, bucket, data):
-                return True
-
-    async def _read_directly(ws: WebSocket, direct: Any, connection: Connection, bucket: _Bucket) -> bool:
-        """Every message handed over as it is read (``BotSocketProtocol.direct``), until the bot leaves (False) or is
-        cut off (True); what came before, and the connection's end, still come through ``ws.receive``."""
-        cut_off: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-
-        def on_message(data: str | bytes) -> None:
-            if not cut_off.done() and _cut_off(connection, bucket, data):
-                cut_off.set_result(None)
-
-        direct.direct(on_message)
-        reading = asyncio.ensure_future(_read(ws, connection, bucket))
-        try:
-            await asyncio.wait((reading, cut_off), return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            reading.cancel()
-        # a reader that failed is a connection that ended (its error is not the bot's fault, nor re-raised here)
-        ended = reading.done() and not reading.cancelled() and reading.exception() is None
-        return cut_off.done() or (ended and reading.result())
-
-    async def operator(request: Request) -> None:
-        """``TableError`` 403 for another site's page, 401 without an operator's token."""
-        refused = http_input.foreign_origin(request.headers)
-        if refused is not None:
-            raise TableError(403, refused)
-        scheme, _, token = request.headers.get("authorization", "").partition(" ")
-        token = token.strip()
-        if scheme.lower() != "bearer" or not token:
-            raise TableError(
-                401,
-                "an operator token is required: Authorization: Bearer TOKEN (bourre arena match "
-                "--token-file FILE; bourre arena add-operator NAME makes one)",
             )
-        if len(token) > 128 or await asyncio.to_thread(arena.store.operator_of, token) is None:
-            raise TableError(401, "unknown operator token")
-
-    async def matches(request: Request) -> Response:
+        for message in slot.catch_up():  # a bot back in its match is told where it is; its next turn follows
+            connection.send(message)
+        # uvicorn with the arena's protocol (train.arena.bot_socket): messages go and come without a task
+        # between; elsewhere (another ASGI server, the tests' client) a writer task sends them
+        direct = ws.scope.get("extensions", {}).get(bot_socket.EXTENSION)
+        if direct is not None:
+            _send_directly(connection, direct)
+        else:
+            writer = asyncio.create_task(_writer(ws, connection))
+        if person is not None:
+            arena.people.start(person)
+        bucket = _Bucket(MAX_RATE, 2 * MAX_RATE)
+        if direct is not None:
+            cut_off = await _read_directly(ws, direct, connection, bucket)
+        else:
+            cut_off = await _read(ws, connection, bucket)
+    except (WebSocketDisconnect, OSError, RuntimeError):  # gone before or under a send: it is detached below
+        pass
+    finally:
+        registry.detach(connection)
         try:
-            await operator(request)
-            http_input.check_json_type(request.headers)
-            body = await http_input.read_json(request, MAX_REQUEST)
-            wait = body.pop("wait", 0) if isinstance(body, dict) else 0  # the request's, not the match's
-            if isinstance(wait, bool) or not isinstance(wait, int | float) or not 0 <= wait <= MAX_WAIT:
-                raise TableError(400, f"wait: expected seconds in 0..{MAX_WAIT:g}, got {wait!r:.40}")
-            try:
-                spec = MatchSpec.from_request(body)
-            except ValueError as err:
-                raise TableError(400, str(err)) from None
-            for seat in spec.seats:
-                if not seat.startswith("bot:"):
-                    arena.check_agent(seat)
-            for what, agent in (("fallback", spec.fallback), ("par", spec.par_agent)):
-                try:
-                    if agent is not None:
-                        arena.check_agent(agent)
-                except TableError as err:
-                    raise TableError(err.status, f"{what}: {err.message}") from None
-            async with arena.bots_held([seat[4:] for seat in spec.seats if seat.startswith("bot:")], wait):
-                return JSONResponse(await arena.play(spec))
-        except asyncio.CancelledError:  # the server stopped before the match did: it is interrupted, no traceback
-            log.warning("a match was interrupted: the server stopped")
-            return JSONResponse({"error": "the server stopped: the match is interrupted"}, status_code=503)
-        except TableError as err:
-            return _refusal(err)
-        except Exception:
-            log.exception("match request failed")
-            return JSONResponse({"error": "internal error"}, status_code=500)
+            if writer is not None:
+                await asyncio.wait_for(writer, 1.0)
+            await ws.close(code=1008 if cut_off else 1000)  # 1008: after the fatal error of a cut-off
+        except Exception:  # closed from the other side already, or the writer stuck on a dead socket
+            if writer is not None:
+                writer.cancel()
+        log.info("bot %s disconnected", hello.name)
+        if person is None:
+            await _let_go(arena, registry, hello.name)
 
-    async def connected(request: Request) -> Response:
+
+async def _read(ws: WebSocket, connection: Connection, bucket: _Bucket) -> bool:
+    """The bot's messages until it leaves (False) or is cut off (True)."""
+    while True:
         try:
-            await operator(request)
-        except TableError as err:
-            return _refusal(err)
-        return JSONResponse({"bots": arena.registry.connected()})
+            message = await ws.receive()
+        except WebSocketDisconnect:
+            return False
+        if message["type"] == "websocket.disconnect":
+            return False
+        data = message.get("text")
+        if data is None:
+            data = message.get("bytes") or b""
+        if _cut_off(connection, bucket, data):
+            return True
 
-    return Starlette(
+
+async def _read_directly(ws: WebSocket, direct: Any, connection: Connection, bucket: _Bucket) -> bool:
+    """Every message handed over as it is read (``BotSocketProtocol.direct``), until the bot leaves (False) or is
+    cut off (True); what came before, and the connection's end, still come through ``ws.receive``."""
+    cut_off: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def on_message(data: str | bytes) -> None:
+        if not cut_off.done() and _cut_off(connection, bucket, data):
+            cut_off.set_result(None)
+
+    direct.direct(on_message)
+    reading = asyncio.ensure_future(_read(ws, connection, bucket))
+    try:
+        await asyncio.wait((reading, cut_off), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        reading.cancel()
+    # a reader that failed is a connection that ended (its error is not the bot's fault, nor re-raised here)
+    ended = reading.done() and not reading.cancelled() and reading.exception() is None
+    return cut_off.done() or (ended and reading.result())
+
+
+def create_app(arena: Arena, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> Starlette:
+    """The arena's app over ``arena``, which its endpoints read from ``app.state.arena``; ``allowed_hosts``: the
+    ``Host`` names it answers."""
+    app = Starlette(
         routes=[
-            WebSocketRoute("/bot", bot),
-            Route("/api/matches", matches, methods=["POST"]),
-            Route("/api/bots", connected, methods=["GET"]),
+            WebSocketRoute("/bot", _bot),
+            Route("/api/matches", operator_api.matches, methods=["POST"]),
+            Route("/api/bots", operator_api.bots, methods=["GET"]),
             *leaderboard.routes(arena.book, arena.store),
             *people_routes(arena.people),
         ],
         middleware=[Middleware(http_input.HostCheck, allowed_hosts=list(allowed_hosts))],
         lifespan=lifespan(arena),
     )
-
-
-def _refusal(err: TableError) -> Response:
-    headers = {"WWW-Authenticate": "Bearer"} if err.status == 401 else None
-    return JSONResponse({"error": err.message}, status_code=err.status, headers=headers)
+    app.state.arena = arena
+    return app
 
 
 def settle_heap() -> None:

@@ -106,130 +106,162 @@ def _handled(endpoint: Callable[[Request], Awaitable[Response]]) -> Callable[[Re
     return run
 
 
+def _client(request: Request) -> str | None:
+    return request.client.host if request.client is not None else None
+
+
+def _tables(request: Request) -> tb.Tables:
+    tables: tb.Tables = request.app.state.tables
+    return tables
+
+
+def _table(request: Request) -> tb.Table:
+    return _tables(request).get(request.path_params["table"])
+
+
+async def _locked(request: Request, table: tb.Table, work: Callable[[], Any]) -> Any:
+    """``work`` under the table's lock, in one of the tables' threads: agents may be thinking under that lock. A
+    table busy with another request is refused (409) at once rather than waited for, so that requests queued on one
+    table cannot hold threads. A table whose agent failed is closed."""
+    if not table.lock.acquire(blocking=False):
+        raise TableError(409, "the table is busy with another request (its agents are thinking); try again")
+    try:
+        return await anyio.to_thread.run_sync(work, limiter=request.app.state.table_threads)
+    except tb.AgentError:
+        _tables(request).discard(table.id)
+        raise
+    finally:
+        table.lock.release()
+
+
+async def page(request: Request) -> Response:
+    """``GET /``: the page."""
+    return FileResponse(STATIC / "index.html", headers=_PAGE_HEADERS)
+
+
+async def options(request: Request) -> Response:
+    """``GET /api/options``: what a new table may be, and the server's limits."""
+    tables = _tables(request)
+    return _ok(
+        {
+            "presets": list(presets),
+            "players": list(range(MIN_PLAYERS, MAX_PLAYERS + 1)),
+            "agents": sorted(set(agent_specs.agent_options()) | set(tables.offered)),
+            "default_agent": "heuristic",
+            "limits": {
+                "tables": tables.max_tables,
+                "tables_per_client": tables.per_client,
+                "idle_seconds": tables.idle_seconds,
+                "replay_deals": tb.MAX_REPLAY_DEALS,
+                "upload_bytes": MAX_UPLOAD,
+                "body_bytes": MAX_BODY,
+                "move_ms": tables.move_ms,
+                "move_seconds": tables.move_seconds,
+                "replays": MAX_REPLAYS,
+                "replays_per_client": MAX_REPLAYS_PER_CLIENT,
+                "replay_bytes": MAX_REPLAY_BYTES,
+                "budgets": {"pimc": agents.search.pimc.LIMITS, "ismcts": agents.search.ismcts.LIMITS},
+            },
+        }
+    )
+
+
+async def create(request: Request) -> Response:
+    """``POST /api/tables``: a new table (201, its view)."""
+    body = await http_input.read_json(request, MAX_BODY, empty={})
+    threads = request.app.state.table_threads
+    # a new table plays its agents' first moves: in the tables' threads
+    table = await anyio.to_thread.run_sync(_tables(request).create, body, _client(request), limiter=threads)
+    return _ok(await _locked(request, table, table.view), status=201)
+
+
+async def show(request: Request) -> Response:
+    """``GET /api/tables/{table}``: the table as the person's seat sees it."""
+    table = _table(request)
+    return _ok(await _locked(request, table, table.view))
+
+
+async def act(request: Request) -> Response:
+    """``POST /api/tables/{table}/actions``: the person's action."""
+    table = _table(request)
+    body = await http_input.read_json(request, MAX_BODY, empty={})
+    if not isinstance(body, dict) or "action" not in body or set(body) - {"action", "turn"}:
+        raise TableError(400, 'expected a JSON object {"action": id, "turn": n} ("turn" optional)')
+
+    def apply() -> dict[str, Any]:
+        table.act(body["action"], body.get("turn"))
+        return table.view()
+
+    return _ok(await _locked(request, table, apply))
+
+
+async def next_deal(request: Request) -> Response:
+    """``POST /api/tables/{table}/deals``: the next deal."""
+    table = _table(request)
+
+    def deal() -> dict[str, Any]:
+        table.next_deal()
+        return table.view()
+
+    return _ok(await _locked(request, table, deal))
+
+
+async def close(request: Request) -> Response:
+    """``DELETE /api/tables/{table}``: the table closed."""
+    _tables(request).close(request.path_params["table"])
+    return Response(status_code=204, headers=_HEADERS)
+
+
+async def download(request: Request) -> Response:
+    """``GET /api/tables/{table}/deals/{deal}/history``: a finished deal's hand history, as a download."""
+    table = _table(request)
+    deal_text = request.path_params["deal"]
+    # read here, not by the route's int convertor, which a number of 5,000 digits makes raise
+    if not _DEAL.fullmatch(deal_text):
+        raise TableError(404, f"no deal {deal_text[:20]!r}: deals are numbered 1, 2, ...")
+    deal = int(deal_text)
+    saved = await _locked(request, table, lambda: history.dumps(table.history(deal)))  # encoded in the thread too
+    name = f"bourre-deal-{deal}.json"
+    return Response(
+        saved,
+        media_type="application/json",
+        headers={**_HEADERS, "Content-Disposition": f'attachment; filename="{name}"'},
+    )
+
+
+async def replay(request: Request) -> Response:
+    """``POST /api/replays``: every position of the hand history sent, to step through."""
+    data = await http_input.read_body(request, MAX_UPLOAD)
+    seat_text = request.query_params.get("seat", "")
+    if seat_text and not _SEAT.fullmatch(seat_text):
+        raise TableError(400, f"seat: expected a seat number, got {seat_text!r}")
+    open_text = request.query_params.get("open", "0")
+    if open_text not in ("0", "1"):
+        raise TableError(400, f"open: expected 0 or 1, got {open_text!r}")
+    client = _client(request)
+    slots: http_input.Slots = request.app.state.replay_slots
+    slots.take(client)  # after the upload is read: a slow upload holds no slot
+    try:
+        # parsing, replaying and encoding the answer, all in a thread: none of it on the event loop
+        seat = int(seat_text) if seat_text else None
+        threads = request.app.state.replay_threads
+        body = await anyio.to_thread.run_sync(_replay_answer, data, seat, open_text == "1", limiter=threads)
+    finally:
+        slots.give_back(client)
+    return Response(body, media_type="application/json", headers=_HEADERS)
+
+
+async def _not_found(request: Request, exc: Exception) -> Response:
+    return _error(404, f"no such page or API route: {request.method} {request.url.path}")
+
+
+async def _not_allowed(request: Request, exc: Exception) -> Response:
+    return _error(405, f"{request.method} is not allowed on {request.url.path}")
+
+
 def create_app(tables: tb.Tables | None = None, allowed_hosts: Sequence[str] = LOOPBACK_HOSTS) -> Starlette:
-    """The app; ``allowed_hosts``: the ``Host`` names it answers (a web page elsewhere cannot rebind a name to it)."""
-    state = tables if tables is not None else tb.Tables()
-    table_threads = CapacityLimiter(TABLE_THREADS)
-    replay_threads = CapacityLimiter(MAX_REPLAYS)
-    replay_slots = http_input.Slots(MAX_REPLAYS, MAX_REPLAYS_PER_CLIENT, "replays being worked out")
-
-    async def locked(table: tb.Table, work: Callable[[], Any]) -> Any:
-        """``work`` under the table's lock, in one of the tables' threads: agents may be thinking under that lock.
-        A table busy with another request is refused (409) at once rather than waited for, so that requests
-        queued on one table cannot hold threads. A table whose agent failed is closed."""
-        if not table.lock.acquire(blocking=False):
-            raise TableError(409, "the table is busy with another request (its agents are thinking); try again")
-        try:
-            return await anyio.to_thread.run_sync(work, limiter=table_threads)
-        except tb.AgentError:
-            state.discard(table.id)
-            raise
-        finally:
-            table.lock.release()
-
-    async def page(request: Request) -> Response:
-        return FileResponse(STATIC / "index.html", headers=_PAGE_HEADERS)
-
-    async def options(request: Request) -> Response:
-        return _ok(
-            {
-                "presets": list(presets),
-                "players": list(range(MIN_PLAYERS, MAX_PLAYERS + 1)),
-                "agents": sorted(set(agent_specs.agent_options()) | set(state.offered)),
-                "default_agent": "heuristic",
-                "limits": {
-                    "tables": state.max_tables,
-                    "tables_per_client": state.per_client,
-                    "idle_seconds": state.idle_seconds,
-                    "replay_deals": tb.MAX_REPLAY_DEALS,
-                    "upload_bytes": MAX_UPLOAD,
-                    "body_bytes": MAX_BODY,
-                    "move_ms": state.move_ms,
-                    "move_seconds": state.move_seconds,
-                    "replays": MAX_REPLAYS,
-                    "replays_per_client": MAX_REPLAYS_PER_CLIENT,
-                    "replay_bytes": MAX_REPLAY_BYTES,
-                    "budgets": {"pimc": agents.search.pimc.LIMITS, "ismcts": agents.search.ismcts.LIMITS},
-                },
-            }
-        )
-
-    def _client(request: Request) -> str | None:
-        return request.client.host if request.client is not None else None
-
-    async def create(request: Request) -> Response:
-        body = await http_input.read_json(request, MAX_BODY, empty={})
-        client = _client(request)
-        # a new table plays its agents' first moves: in the tables' threads
-        table = await anyio.to_thread.run_sync(state.create, body, client, limiter=table_threads)
-        return _ok(await locked(table, table.view), status=201)
-
-    def _table(request: Request) -> tb.Table:
-        return state.get(request.path_params["table"])
-
-    async def show(request: Request) -> Response:
-        table = _table(request)
-        return _ok(await locked(table, table.view))
-
-    async def act(request: Request) -> Response:
-        table = _table(request)
-        body = await http_input.read_json(request, MAX_BODY, empty={})
-        if not isinstance(body, dict) or "action" not in body or set(body) - {"action", "turn"}:
-            raise TableError(400, 'expected a JSON object {"action": id, "turn": n} ("turn" optional)')
-
-        def apply() -> dict[str, Any]:
-            table.act(body["action"], body.get("turn"))
-            return table.view()
-
-        return _ok(await locked(table, apply))
-
-    async def next_deal(request: Request) -> Response:
-        table = _table(request)
-
-        def deal() -> dict[str, Any]:
-            table.next_deal()
-            return table.view()
-
-        return _ok(await locked(table, deal))
-
-    async def close(request: Request) -> Response:
-        state.close(request.path_params["table"])
-        return Response(status_code=204, headers=_HEADERS)
-
-    async def download(request: Request) -> Response:
-        table = _table(request)
-        deal_text = request.path_params["deal"]
-        # read here, not by the route's int convertor, which a number of 5,000 digits makes raise
-        if not _DEAL.fullmatch(deal_text):
-            raise TableError(404, f"no deal {deal_text[:20]!r}: deals are numbered 1, 2, ...")
-        deal = int(deal_text)
-        saved = await locked(table, lambda: history.dumps(table.history(deal)))  # encoded in the thread too
-        name = f"bourre-deal-{deal}.json"
-        return Response(
-            saved,
-            media_type="application/json",
-            headers={**_HEADERS, "Content-Disposition": f'attachment; filename="{name}"'},
-        )
-
-    async def replay(request: Request) -> Response:
-        data = await http_input.read_body(request, MAX_UPLOAD)
-        seat_text = request.query_params.get("seat", "")
-        if seat_text and not _SEAT.fullmatch(seat_text):
-            raise TableError(400, f"seat: expected a seat number, got {seat_text!r}")
-        open_text = request.query_params.get("open", "0")
-        if open_text not in ("0", "1"):
-            raise TableError(400, f"open: expected 0 or 1, got {open_text!r}")
-        client = _client(request)
-        replay_slots.take(client)  # after the upload is read: a slow upload holds no slot
-        try:
-            # parsing, replaying and encoding the answer, all in a thread: none of it on the event loop
-            body = await anyio.to_thread.run_sync(
-                _replay_answer, data, int(seat_text) if seat_text else None, open_text == "1", limiter=replay_threads
-            )
-        finally:
-            replay_slots.give_back(client)
-        return Response(body, media_type="application/json", headers=_HEADERS)
-
+    """The app; ``allowed_hosts``: the ``Host`` names it answers (a web page elsewhere cannot rebind a name to it).
+    Its endpoints read the tables and the bounds on their threads from ``request.app.state``."""
     routes = [
         Route("/", _handled(page), methods=["GET"]),
         Route("/api/options", _handled(options), methods=["GET"]),
@@ -242,17 +274,13 @@ def create_app(tables: tb.Tables | None = None, allowed_hosts: Sequence[str] = L
         Route("/api/replays", _handled(replay), methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-
-    async def not_found(request: Request, exc: Exception) -> Response:
-        return _error(404, f"no such page or API route: {request.method} {request.url.path}")
-
-    async def not_allowed(request: Request, exc: Exception) -> Response:
-        return _error(405, f"{request.method} is not allowed on {request.url.path}")
-
     app = Starlette(
         routes=routes,
         middleware=[Middleware(http_input.HostCheck, allowed_hosts=list(allowed_hosts))],
-        exception_handlers={404: not_found, 405: not_allowed},
+        exception_handlers={404: _not_found, 405: _not_allowed},
     )
-    app.state.tables = state
+    app.state.tables = tables if tables is not None else tb.Tables()
+    app.state.table_threads = CapacityLimiter(TABLE_THREADS)  # an app's own, as its tables are
+    app.state.replay_threads = CapacityLimiter(MAX_REPLAYS)
+    app.state.replay_slots = http_input.Slots(MAX_REPLAYS, MAX_REPLAYS_PER_CLIENT, "replays being worked out")
     return app
