@@ -11,7 +11,13 @@ ends (on any seat's move), every decision of that table's deal gets its seat's c
 ``reward_scale``, as its target. Decisions of deals still under way wait, kept for the next iteration
 (``drop_finished``).
 
-The tables must play episodes of one deal each (the default rules): then the env's ``done`` marks a deal's end.
+With sessions (``session`` K > 1: every table plays K deals with the pot carried, ``train.schedule.table_rules``)
+the episode is the session and the return of a decision runs to the session's end: when a deal of the session ends,
+its chips for each seat are added to the target of every decision that seat made so far in the session (that deal's
+and the earlier ones'), and the decisions are complete when the session ends. A decision's target is thus its
+seat's chips from its deal through the last deal of the session; chips still in the pot when the session ends count
+as lost to whoever paid them in (as the batched trainer's returns count them). A session the pot bound cuts short
+ends there, its targets the chips of the deals it played.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ import torch
 
 from bourre_env.batch import BYTES_PER_ROW as BATCH_ROW_BYTES
 from bourre_env.batch import BatchGame
-from bourre_env.core import NUM_ACTIONS
+from bourre_env.core import NUM_ACTIONS, S_DEAL_NO
 from bourre_env.observation import OBS_SIZE
 from train.learning.policy_net import (
     PolicyNet,
@@ -35,26 +41,33 @@ from train.learning.policy_net import (
     masked_logits,
     sparse_rows,
 )
+from train.schedule import check_session, table_rules
 
-__all__ = ["DECISION_BYTES", "TABLE_BYTES", "SelfPlay", "selfplay_bytes"]
+__all__ = ["DEAL_DECISIONS", "DECISION_BYTES", "TABLE_BYTES", "SelfPlay", "selfplay_bytes"]
 
 # per table: its game row, the observation and mask buffers, the decisions of the deal under way; per decision held:
 # the sparse observation (about 80 entries of 6 bytes; capacity doubles as it grows, hence the 2) and its scalars
 TABLE_BYTES = BATCH_ROW_BYTES + 4 * OBS_SIZE + NUM_ACTIONS + 8 * 64
 DECISION_BYTES = 2 * (80 * (2 + 4) + 8 + 8 + 8 + 4 + 1)
+DEAL_DECISIONS = 64
+"""About the most decisions of one deal (8 seats: pass or play, a draw and 5 cards each, and the dealer's), for the
+decisions a table holds until its session ends."""
 
 
-def selfplay_bytes(tables: int, decisions: int) -> int:
+def selfplay_bytes(tables: int, decisions: int, session: int = 1) -> int:
     """About the memory ``SelfPlay`` takes with ``tables`` tables holding ``decisions`` decisions (twice over: the
-    decisions of deals under way are carried to the next iteration)."""
-    return tables * TABLE_BYTES + 2 * decisions * DECISION_BYTES
+    decisions of deals under way are carried to the next iteration), and with sessions of ``session`` deals the
+    decisions of each table's session under way, held until it ends."""
+    held = tables * (session - 1) * DEAL_DECISIONS
+    return tables * TABLE_BYTES + 2 * (decisions + held) * DECISION_BYTES
 
 
 class SelfPlay:
-    """Epsilon-greedy self-play on ``tables`` tables of the sizes in ``players`` (module docstring).
+    """Epsilon-greedy self-play on ``tables`` tables of the sizes in ``players`` (module docstring), each episode a
+    deal (``session=1``) or a session of ``session`` deals with the pot carried.
 
-    ``games``: tables to play instead of new ones (one ``BatchGame`` per entry, one deal per episode), for a caller
-    that sets up its deals itself."""
+    ``games``: tables to play instead of new ones (one ``BatchGame`` per entry, ``session`` deals per episode), for a
+    caller that sets up its deals itself."""
 
     def __init__(
         self,
@@ -65,7 +78,9 @@ class SelfPlay:
         epsilon: float,
         reward_scale: float,
         games: Sequence[BatchGame] | None = None,
+        session: int = 1,
     ) -> None:
+        self.session = check_session(session)
         seeds = np.random.SeedSequence([seed, 23]).generate_state(len(players) + 2)
         if games is None:
             sizes = sorted(set(players))
@@ -75,19 +90,22 @@ class SelfPlay:
             counts = np.maximum(1, np.floor(tables * share / share.sum()).astype(np.int64))
             counts[-1] += tables - counts.sum()
             games = [
-                BatchGame(int(b), seed=int(s), num_players=n) for n, b, s in zip(sizes, counts, seeds, strict=False)
+                BatchGame(int(b), seed=int(s), rules=table_rules(n, {}, self.session))
+                for n, b, s in zip(sizes, counts, seeds, strict=False)
             ]
+        length = "one deal" if self.session == 1 else f"{self.session} deals"
         for game in games:
-            if game.rules.deals_per_episode != 1:
+            if game.rules.deals_per_episode != self.session:
                 raise ValueError(
-                    f"self-play tables play one deal per episode, got deals_per_episode={game.rules.deals_per_episode}"
+                    f"self-play tables play {length} per episode (session={self.session}), got "
+                    f"deals_per_episode={game.rules.deals_per_episode}"
                 )
         self.games = list(games)
         self.net, self.epsilon, self.reward_scale = net, float(epsilon), float(reward_scale)
         self.rng = np.random.default_rng(seeds[-1])
         self._obs = [np.zeros((g.batch_size, OBS_SIZE), np.float32) for g in self.games]
         self._masks = [np.zeros((g.batch_size, NUM_ACTIONS), np.int8) for g in self.games]
-        # the decisions of each table's deal under way: pending[k][b, :opened[k][b]]
+        # the decisions of each table's deal (with sessions: session) under way: pending[k][b, :opened[k][b]]
         self.pending = [np.full((g.batch_size, 16), -1, np.int64) for g in self.games]
         self.opened = [np.zeros(g.batch_size, np.int64) for g in self.games]
         self.n = 0
@@ -95,8 +113,8 @@ class SelfPlay:
         capacity = 1 << 14
         self.actions = np.zeros(capacity, np.int64)
         self.seats = np.zeros(capacity, np.int64)
-        self.targets = np.zeros(capacity, np.float32)  # the deal's chips for the seat, times reward_scale
-        self.complete = np.zeros(capacity, np.bool_)  # the decision's deal has ended: its target is known
+        self.targets = np.zeros(capacity, np.float32)  # the seat's chips to the episode's end, times reward_scale
+        self.complete = np.zeros(capacity, np.bool_)  # the decision's episode has ended: its target is known
         self.finished = 0  # complete decisions held
         self.seconds = {"env": 0.0, "actors": 0.0}
         self.stats = {"decisions": 0, "deals": 0, "explored": 0}
@@ -123,8 +141,8 @@ class SelfPlay:
 
     def step_game(self, k: int, actions: np.ndarray | None = None) -> np.ndarray:
         """One decision at every table of ``games[k]`` (``actions``: the ones to play instead of the actors' choice);
-        every decision is recorded, and the deals that end settle their decisions' targets. Returns the decisions'
-        indices, one per table."""
+        every decision is recorded, each deal that ends adds its chips to the targets of its table's decisions, and
+        the episodes that end complete them. Returns the decisions' indices, one per table."""
         game = self.games[k]
         t0 = time.perf_counter()
         obs = game.observations(out=self._obs[k])
@@ -137,10 +155,13 @@ class SelfPlay:
         ids = self._record(idx, val, counts, np.asarray(actions, np.int64), seats)
         self._open(k, ids)
         t2 = time.perf_counter()
+        deal_no = game.states[:, S_DEAL_NO].copy()
         rewards, done = game.step(actions)
-        ended = np.flatnonzero(done)
+        # a deal ended where the episode did or, in a session, where the deal number moved on
+        ended = np.flatnonzero(done | (game.states[:, S_DEAL_NO] != deal_no))
         if ended.size:
-            self._settle(k, ended, rewards[ended])
+            self._credit(k, ended, rewards[ended])
+            self._settle(k, np.flatnonzero(done))
         self.seconds["env"] += (t1 - t0) + (time.perf_counter() - t2)
         self.seconds["actors"] += t2 - t1
         self.stats["decisions"] += game.batch_size
@@ -186,20 +207,30 @@ class SelfPlay:
         pending[tables, opened] = ids
         opened += 1
 
-    def _settle(self, k: int, ended: np.ndarray, chips: np.ndarray) -> None:
-        """The deals that ended at tables ``ended`` (``chips``: each seat's chips for the deal, ``(ended, players)``):
-        each of their decisions gets its seat's chips, times ``reward_scale``, as its target."""
-        opened = self.opened[k][ended]
-        width = int(opened.max())
-        block = self.pending[k][ended, :width]
+    def _held(self, k: int, tables: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The decisions of the episodes under way at ``tables`` of ``games[k]``, table after table, and for each
+        the position in ``tables`` of its table."""
+        opened = self.opened[k][tables]
+        width = int(opened.max()) if len(tables) else 0
         held = np.arange(width)[None, :] < opened[:, None]
-        ids = block[held]  # row after row: table j's decisions are the next opened[j]
-        deal = np.repeat(np.arange(len(ended)), opened)
-        self.targets[ids] = chips[deal, self.seats[ids]] * np.float32(self.reward_scale)
+        return self.pending[k][tables, :width][held], np.repeat(np.arange(len(tables)), opened)
+
+    def _credit(self, k: int, ended: np.ndarray, chips: np.ndarray) -> None:
+        """The deals that ended at tables ``ended`` (``chips``: each seat's chips for the deal, ``(ended, players)``):
+        each decision of their episodes so far gets its seat's chips, times ``reward_scale``, added to its target
+        (with single deals, the deal's own decisions: the target is the deal's chips)."""
+        ids, table = self._held(k, ended)
+        self.targets[ids] += chips[table, self.seats[ids]] * np.float32(self.reward_scale)
+        self.stats["deals"] += len(ended)
+
+    def _settle(self, k: int, over: np.ndarray) -> None:
+        """The episodes that ended at tables ``over``: their decisions' targets are complete."""
+        if not over.size:
+            return
+        ids, _ = self._held(k, over)
         self.complete[ids] = True
         self.finished += len(ids)
-        self.opened[k][ended] = 0
-        self.stats["deals"] += len(ended)
+        self.opened[k][over] = 0
 
     def finished_rows(self) -> np.ndarray:
         """Indices of the complete decisions held, in the order they were made."""
@@ -210,7 +241,7 @@ class SelfPlay:
         return gather_batch(self.obs.ptr, self.obs.idx, self.obs.val, rows, "cpu", grad, OBS_SIZE)
 
     def drop_finished(self) -> None:
-        """Forget the complete decisions (regressed on); keep those of deals under way, renumbered in order."""
+        """Forget the complete decisions (regressed on); keep those of episodes under way, renumbered in order."""
         keep = ~self.complete[: self.n]
         kept = np.flatnonzero(keep)
         new_index = np.where(keep, np.cumsum(keep) - 1, -1)
@@ -223,5 +254,5 @@ class SelfPlay:
             held = np.arange(pending.shape[1])[None, :] < opened[:, None]
             pending[held] = new_index[pending[held]]
             if np.any(pending[held] < 0):
-                raise ValueError("drop_finished: a decision of a deal under way was dropped")
+                raise ValueError("drop_finished: a decision of an episode under way was dropped")
         self.n, self.finished = m, 0

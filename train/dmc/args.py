@@ -12,6 +12,7 @@ from bourre_env.memory import check_fits
 from train.dmc.actors import selfplay_bytes
 from train.learning.policy_net import network_bytes
 from train.run_dir import args_from_json, args_to_json
+from train.schedule import check_session
 
 __all__ = ["Args"]
 
@@ -35,6 +36,11 @@ class Args:
     players: tuple[int, ...] = (5,)
     """table sizes of the self-play tables, mixed in one run: the tables are shared out in proportion to how often
     a size is listed (3 3 5: two thirds at 3 players)"""
+    session: int = 1
+    """deals per episode at every self-play table: 1, single deals; K, a session of K deals at one table with the
+    pot carried (bourré payments and tied pots stay in it, bourré and tied players skip the next ante), each
+    decision's target its seat's chips to the session's end and the evaluations played in sessions of K deals
+    (docs/training.md: sessions with the other trainers)"""
     tables: int = 256
     """self-play tables stepped together, all sizes included"""
     hidden: tuple[int, ...] = (256, 128)
@@ -66,11 +72,13 @@ class Args:
     """decisions between evaluations against the heuristic field, the first at decision 0 (0: none during
     training)"""
     eval_deals: int = 300
-    """deals per table size of each evaluation during training"""
+    """deals per table size of each evaluation during training (with --session K: eval_deals / K sessions, rounded
+    up)"""
     eval_players: tuple[int, ...] = (5,)
     """table sizes of the evaluations"""
     final_eval_deals: int = 1000
-    """deals per table size and field of the final evaluation (fields: random and heuristic)"""
+    """deals per table size and field of the final evaluation (fields: random and heuristic; with --session K, a
+    second one in final_eval_deals / K sessions, rounded up)"""
     eval_workers: int = 2
     """processes of the final evaluation (the results do not depend on it)"""
     checkpoint_every: int = 500_000
@@ -93,6 +101,7 @@ class Args:
         for name in positive:
             if getattr(self, name) < 1:
                 raise ValueError(f"{name}: expected at least 1, got {getattr(self, name)}")
+        check_session(self.session)  # a ValueError naming session
         for name in ("eval_every", "torch_threads", "seed"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name}: expected >= 0, got {getattr(self, name)}")
@@ -110,8 +119,15 @@ class Args:
             value = getattr(self, name)
             if not (math.isfinite(value) and value > 0):
                 raise ValueError(f"{name}: expected a finite number > 0, got {value}")
-        check_fits(selfplay_bytes(self.tables, self.rollout_decisions), f"--tables {self.tables}")
+        # a table holds its whole session's decisions: the session length shares the blame with the tables
+        what = f"--tables {self.tables}" + (f" --session {self.session}" if self.session > 1 else "")
+        check_fits(selfplay_bytes(self.tables, self.rollout_decisions, self.session), what)
         check_fits(network_bytes(self.hidden), f"--hidden {' '.join(map(str, self.hidden))}")
+
+    def eval_games(self, deals: int) -> int:
+        """The games of an evaluation of ``deals`` deals (eval_deals, final_eval_deals): the deals themselves, or
+        with sessions as many sessions of ``session`` deals as make at least ``deals`` deals."""
+        return -(-deals // self.session)
 
     def to_json(self) -> dict[str, Any]:
         return args_to_json(self)

@@ -10,18 +10,21 @@ What happens, in order:
    in all, every seat played by the current Q-network, epsilon-greedily (``epsilon``: a uniformly random legal
    action, else the legal action of highest Q). Every decision is recorded with its Monte-Carlo target: the deal's
    final payoff to the seat that made it, in chips times ``reward_scale``, undiscounted (a deal pays only at its
-   end). An iteration gathers ``rollout_decisions`` decisions of finished deals; those of deals still under way
-   wait for the next one.
+   end); with ``--session K`` (K deals at each table, the pot carried) the seat's chips from the decision's deal to
+   the session's end. An iteration gathers ``rollout_decisions`` decisions of finished deals (sessions); those of
+   deals (sessions) still under way wait for the next one.
 2. **Learner**: ``update_epochs`` passes of minibatch Adam over them, the mean squared error between
    ``Q(observation, action taken)`` and the target (DouZero's loss), gradients clipped at ``max_grad_norm``. The
    actors then play with the new weights (DouZero's actors lag its learner by a few batches; here by none).
-3. At the start and every ``eval_every`` decisions a duplicate evaluation against the heuristic field, logged to
+3. At the start and every ``eval_every`` decisions a duplicate evaluation against the heuristic field (with
+   ``--session K`` in sessions of K deals, ``eval_deals / K`` of them), logged to
    TensorBoard (``tb/``: ``eval/``, ``charts/``, ``losses/``) and shown in the progress bar.
 4. Every ``checkpoint_every`` decisions, at the end and on Ctrl-C: ``checkpoint.pt`` (network and Adam, tensors
    only) and ``state.json``. ``--resume`` continues from them with the arguments of ``args.json``, those given
    again on the command line overriding them (a larger ``--total-decisions``), except ``--hidden``.
 5. At the end, in the run folder: ``model.npz``, ``report.md`` / ``report.json`` (a final duplicate evaluation
-   against the random and heuristic fields, the command, seed and timings) and ``learning_curve.png``.
+   against the random and heuristic fields, the command, seed and timings; with ``--session K`` a second one in
+   sessions of K deals, ``final_eval_sessions``) and ``learning_curve.png``.
 
 The network and the policy file
 -------------------------------
@@ -140,7 +143,13 @@ class Learner:
         self.meta = meta
         # seeded by the decision count too: a resumed run deals new tables
         self.actors = SelfPlay(
-            net, args.players, args.tables, args.seed + 7919 * state.num_timesteps, args.epsilon, args.reward_scale
+            net,
+            args.players,
+            args.tables,
+            args.seed + 7919 * state.num_timesteps,
+            args.epsilon,
+            args.reward_scale,
+            session=args.session,
         )
         self.rng = np.random.default_rng([args.seed, state.num_timesteps, 5])
         self.writer = runs.summary_writer(self.run_dir / "tb")
@@ -219,7 +228,11 @@ class Learner:
         """The greedy policy against the heuristic field, kept in ``state.evals`` and logged under ``eval/``."""
         args, now = self.args, self.state.num_timesteps
         path = export(self.net, self.run_dir / "eval_policy.npz", {**self.meta, "num_timesteps": now})
-        report = evaluate_policy_file(path, "heuristic", args.eval_players, args.eval_deals, args.seed + 1, 1, False)
+        # with sessions, in sessions of the run's length: the game it trains on
+        games = args.eval_games(args.eval_deals)
+        report = evaluate_policy_file(
+            path, "heuristic", args.eval_players, games, args.seed + 1, 1, False, session=args.session
+        )
         self.state.evals.append(eval_row(now, report))
         for t in report.tables:
             for key, value in (
@@ -284,6 +297,17 @@ def run(args: Args, given: set[str] | None = None) -> Path:
     Learner(args, net, optimizer, state, meta).train()
     model = export(net, run_dir / "model.npz", {**meta, "num_timesteps": state.num_timesteps})
     write_report(run_dir, state, model, command, args)
+    if args.session > 1:
+        runs.add_session_report(
+            run_dir,
+            model,
+            seed=args.seed,
+            eval_players=args.eval_players,
+            sessions=args.eval_games(args.final_eval_deals),
+            session=args.session,
+            eval_workers=args.eval_workers,
+            progress=args.progress,
+        )
     return run_dir
 
 
@@ -305,7 +329,8 @@ def write_report(run_dir: Path, state: RunState, model: Path, command: str, args
         "",
         f"Command: `{command}`  ",
         f"Seed: {args.seed}  ",
-        f"Decisions regressed on: {state.num_timesteps:,} at {', '.join(map(str, args.players))} players; training "
+        f"Decisions regressed on: {state.num_timesteps:,} at {', '.join(map(str, args.players))} players"
+        f"{'' if args.session == 1 else f', sessions of {args.session} deals'}; training "
         f"time {state.train_seconds / 60:.1f} min, final evaluation {eval_seconds:.0f} s",
         "",
         f'Model: `{model}` (the greedy policy: `agents.make("ppo:{model}")`, `bourre ladder ppo:{model}`)',

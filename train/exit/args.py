@@ -13,6 +13,7 @@ from agents.ppo import SHIPPED_MODEL, load_policy
 from agents.search.pimc import PIMCAgent
 from train.eval.jobs import BACKENDS
 from train.run_dir import args_from_json, args_to_json
+from train.schedule import check_session
 
 __all__ = ["Args", "POLICY_SLOT"]
 
@@ -41,6 +42,11 @@ class Args:
     """table sizes of the self-play deals (each size gets --deals deals per round)"""
     deals: int = 300
     """self-play deals per table size and round"""
+    session: int = 1
+    """deals per game: 1 only. Expert iteration cannot train on sessions of K deals with the pot carried: its
+    targets are the search's values of each action, chips at the end of the deal (pimc plays every world to the
+    deal's end), which count a bourré payment as lost where in a session it is a stake in the next pot
+    (docs/training.md: sessions with the other trainers; bourre train --session K trains on them)"""
     search: str = "pimc:32,rollout=ppo:" + POLICY_SLOT
     """the expert: a pimc spec (docs/search.md) in which {policy} is replaced by the current network's policy file
     (pimc:32 for heuristic rollouts, pimc:64,rollout=ppo:{policy},model=ppo:{policy},infer=8, ...)"""
@@ -97,6 +103,12 @@ class Args:
         for name in ("rounds", "deals", "search_seats", "epochs", "minibatch_size", "replay_rounds", "workers"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name}: expected at least 1, got {getattr(self, name)}")
+        if check_session(self.session) > 1:
+            raise ValueError(
+                f"session: expert iteration trains on single deals only, got {self.session}: the search's values "
+                "that it learns are chips at the end of the deal (pimc plays every world to the deal's end) and "
+                "cannot value a carried pot; bourre train --session K (or --trainer sb3|dmc) trains on sessions"
+            )
         for name in ("eval_deals", "search_eval_deals", "torch_threads", "seed"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name}: expected >= 0, got {getattr(self, name)}")

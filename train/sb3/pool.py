@@ -21,6 +21,7 @@ from agents.batched_players import BatchedHeuristicPlayer, BatchedPolicyPlayer, 
 from bourre_env.vector_env import BatchedPlayer
 from train.learning.opponent_pool import PoolWeights
 from train.sb3.vec_env import BourreVecEnv
+from train.schedule import check_session
 
 __all__ = ["PoolVecEnv", "pool_members"]
 
@@ -38,7 +39,8 @@ def pool_members(
 
 class PoolVecEnv(BourreVecEnv):
     """``BourreVecEnv`` whose opponent seats draw from the self-play pool (see the module docstring); ``seed``
-    seeds the pool's players and its draws."""
+    seeds the pool's players and its draws; ``session``: deals per episode (a session of that many deals with the
+    pot carried, the rules ``train.schedule.table_rules`` gives every table size)."""
 
     def __init__(
         self,
@@ -47,6 +49,7 @@ class PoolVecEnv(BourreVecEnv):
         seed: int,
         num_players: Sequence[int],
         reward_scale: float = 1.0,
+        session: int = 1,
     ) -> None:
         heuristic_seed, random_seed = (int(s) for s in np.random.SeedSequence([seed, 3]).generate_state(2))
         self.weights = weights
@@ -63,6 +66,7 @@ class PoolVecEnv(BourreVecEnv):
             opponents=members,
             opponent_weights=chances,
             opponent_seed=seed,
+            deals_per_episode=check_session(session),
         )
 
     def set_snapshots(self, paths: Sequence[str]) -> int:

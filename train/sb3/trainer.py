@@ -10,14 +10,16 @@ What happens, in order:
    results. Skipped with ``--imitation-decisions 0``.
 2. **PPO** over ``num_envs`` tables in this process (``train.sb3.pool.PoolVecEnv``: ``BourreVecEnv``, one
    compiled ``BatchGame`` per table size, table ``k`` at ``players[k % len(players)]``): each episode is
-   one deal with the learner in a rotating seat; every other seat draws its player deal by deal from the
+   one deal, or with ``--session K`` a session of K deals with the pot carried, with the learner in a
+   rotating seat; every other seat draws its player deal by deal from the
    pool: the heuristic, the random agent, and frozen snapshots of the learner taken every
    ``snapshot_every`` steps (the last ``max_snapshots`` are kept), with the weights ``pool_*``; each
-   kind plays all its tables in one batched call. The reward is the learner's chip change for the deal
-   (times ``reward_scale``).
+   kind plays all its tables in one batched call. The reward is the learner's chip change for each deal
+   (times ``reward_scale``), on its last decision of the deal; MaskablePPO's GAE runs across the deals of a
+   session and is cut, bootstrapped, at the rollout's end.
 3. Every ``eval_every`` steps, a duplicate evaluation (``train.eval.duplicate``) against the heuristic
    field at the ``eval_players`` table sizes (table and replacement advantage, chips, play and
-   bourré rates), logged to TensorBoard under ``eval/`` and shown in
+   bourré rates; with ``--session K`` in sessions of K deals), logged to TensorBoard under ``eval/`` and shown in
    the progress bar; SB3's own figures are logged as ``charts/`` (rollout and time) and
    ``losses/`` (the PPO update).
 4. Every ``checkpoint_every`` steps, and on Ctrl-C, a checkpoint: ``checkpoint.zip`` (network and
@@ -29,7 +31,8 @@ What happens, in order:
    checkpoint that holds anything else, or does not fit the network, is refused with ``ValueError``.
 5. At the end, in the run folder: ``model.npz`` (the policy, for ``agents.make("ppo:PATH")``),
    ``report.md`` / ``report.json`` (final evaluation against the random and heuristic fields, the
-   exact command, seed and timings), ``learning_curve.png``, and the TensorBoard logs in ``tb/``.
+   exact command, seed and timings; with ``--session K`` a second one in sessions of K deals,
+   ``final_eval_sessions``), ``learning_curve.png``, and the TensorBoard logs in ``tb/``.
 
 A new run needs an empty (or new) run folder: ``--overwrite`` replaces the run in a folder that holds one
 (``train.run_dir``), ``--resume`` continues it.
@@ -84,6 +87,7 @@ from train.sb3.glue import (
 )
 from train.sb3.pool import PoolVecEnv
 from train.sb3.trunk import TRUNKS, policy_kwargs
+from train.schedule import check_session
 
 __all__ = ["Args", "main", "run", "policy_weights"]
 
@@ -122,6 +126,11 @@ class Args:
     not empty is refused)"""
     players: tuple[int, ...] = (5,)
     """table sizes trained on: env k plays players[k % len(players)]; the imitation data cycles through them"""
+    session: int = 1
+    """deals per episode at every training table: 1, single deals; K, a session of K deals at one table with the
+    pot carried (bourré payments and tied pots stay in it, bourré and tied players skip the next ante), the
+    learner's episode running through the session and the evaluations played in sessions of K deals
+    (docs/training.md: sessions with the other trainers)"""
     total_timesteps: int = 450_000
     """PPO learner decisions to train for (the imitation warm start is not counted)"""
     num_envs: int = 64
@@ -188,11 +197,13 @@ class Args:
     eval_every: int = 150_000
     """steps between evaluations against the heuristic field (0: none during training)"""
     eval_deals: int = 300
-    """deals per table size of each evaluation during training"""
+    """deals per table size of each evaluation during training (with --session K: eval_deals / K sessions, rounded
+    up)"""
     eval_players: tuple[int, ...] = (5,)
     """table sizes of the evaluations"""
     final_eval_deals: int = 1000
-    """deals per table size and field of the final evaluation (fields: random and heuristic)"""
+    """deals per table size and field of the final evaluation (fields: random and heuristic; with --session K, a
+    second one in final_eval_deals / K sessions, rounded up)"""
     eval_workers: int = 2
     """processes of the final evaluation (the results do not depend on it)"""
     checkpoint_every: int = 100_000
@@ -216,6 +227,7 @@ class Args:
         for name in positive:
             if getattr(self, name) < 1:
                 raise ValueError(f"{name}: expected at least 1, got {getattr(self, name)}")
+        check_session(self.session)  # a ValueError naming session
         for name in ("imitation_decisions", "eval_every", "torch_threads", "seed"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name}: expected >= 0, got {getattr(self, name)}")
@@ -245,6 +257,11 @@ class Args:
     def pool_weights(self) -> PoolWeights:
         return PoolWeights(self.pool_heuristic, self.pool_random, self.pool_snapshot)
 
+    def eval_games(self, deals: int) -> int:
+        """The games of an evaluation of ``deals`` deals (eval_deals, final_eval_deals): the deals themselves, or
+        with sessions as many sessions of ``session`` deals as make at least ``deals`` deals."""
+        return -(-deals // self.session)
+
     def to_json(self) -> dict[str, Any]:
         return args_to_json(self)
 
@@ -260,9 +277,10 @@ class Args:
 
 # ---------------------------------------------------------------------------- environments
 def make_vec_env(args: Args) -> PoolVecEnv:
-    """The training tables: ``num_envs`` of them, with the opponent pool, the scaled reward PPO sees and the raw
-    chips in each ended episode's info (``charts/ep_rew_mean``). MaskablePPO seeds them (``seed``)."""
-    return PoolVecEnv(args.num_envs, args.pool_weights(), args.seed, args.players, args.reward_scale)
+    """The training tables: ``num_envs`` of them, each episode a deal or a session of ``session`` deals, with the
+    opponent pool, the scaled reward PPO sees and the raw chips in each ended episode's info
+    (``charts/ep_rew_mean``). MaskablePPO seeds them (``seed``)."""
+    return PoolVecEnv(args.num_envs, args.pool_weights(), args.seed, args.players, args.reward_scale, args.session)
 
 
 # ---------------------------------------------------------------------------- the callback
@@ -306,7 +324,8 @@ class SelfPlayCallback(BaseCallback):
         if self.bar is not None:  # once a rollout: the mean over the last deals is no per-step work
             buf = self.model.ep_info_buffer
             chips = f"{np.mean([e['r'] for e in buf]):+.2f}" if buf else "-"
-            self.bar.set_postfix_str(f"chips/deal {chips}{self.last_eval}", refresh=False)
+            per = "deal" if self.args.session == 1 else "session"
+            self.bar.set_postfix_str(f"chips/{per} {chips}{self.last_eval}", refresh=False)
 
     def _on_training_end(self) -> None:
         if self.bar is not None:
@@ -325,7 +344,9 @@ class SelfPlayCallback(BaseCallback):
     def evaluate(self) -> None:
         a = self.args
         path = export_policy(self.model, self.run_dir / "eval_policy.npz", self.meta())
-        report = evaluate_policy_file(path, "heuristic", a.eval_players, a.eval_deals, a.seed + 1, 1, False)
+        # with sessions, in sessions of the run's length: the game it trains on
+        games = a.eval_games(a.eval_deals)
+        report = evaluate_policy_file(path, "heuristic", a.eval_players, games, a.seed + 1, 1, False, session=a.session)
         row = eval_row(self.num_timesteps, report)
         self.state.evals.append(row)
         for t in report.tables:
@@ -464,6 +485,17 @@ def write_report(args: Args, run_dir: Path, state: RunState, model_path: Path, c
         eval_workers=args.eval_workers,
         progress=args.progress,
     )
+    if args.session > 1:
+        runs.add_session_report(
+            run_dir,
+            model_path,
+            seed=args.seed,
+            eval_players=args.eval_players,
+            sessions=args.eval_games(args.final_eval_deals),
+            session=args.session,
+            eval_workers=args.eval_workers,
+            progress=args.progress,
+        )
 
 
 def invocation() -> str:
