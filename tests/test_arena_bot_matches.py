@@ -32,8 +32,15 @@ def either_database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 
 def _request(*seats: str) -> dict[str, Any]:
-    return {"seats": list(seats), "players": len(seats), "deals": 1, "seed": 3, "clock": 1.0, "grace": 1.0,
-            "fallback": "heuristic"}  # fmt: skip
+    return {
+        "seats": list(seats),
+        "players": len(seats),
+        "deals": 1,
+        "seed": 3,
+        "clock": 1.0,
+        "grace": 1.0,
+        "fallback": "heuristic",
+    }
 
 
 def _stored_rows(database: str) -> list[dict[str, Any]]:
@@ -51,12 +58,17 @@ def _stored_rows(database: str) -> list[dict[str, Any]]:
     migrate(engine, "0005")
     with engine.begin() as db:
         for match, created, request, status in rows:
-            db.execute(sa.insert(matches), {"id": match, "created": created, "request": json.dumps(request),
-                                            "status": status, "report": None})  # fmt: skip
-            db.execute(sa.insert(games), {"match_id": match, "deal": 0, "rotation": 0, "outcomes": "[]",
-                                          "history": "{}"})  # fmt: skip
-        db.execute(sa.insert(matches), {"id": "m-junk", "created": 8.0, "request": "not json", "status": "finished",
-                                        "report": None})  # fmt: skip
+            db.execute(
+                sa.insert(matches),
+                {"id": match, "created": created, "request": json.dumps(request), "status": status, "report": None},
+            )
+            db.execute(
+                sa.insert(games), {"match_id": match, "deal": 0, "rotation": 0, "outcomes": "[]", "history": "{}"}
+            )
+        db.execute(
+            sa.insert(matches),
+            {"id": "m-junk", "created": 8.0, "request": "not json", "status": "finished", "report": None},
+        )
     engine.dispose()
     return [{"match": m, "created": c, "status": s, "seats": r["seats"]} for m, c, r, s in rows]
 

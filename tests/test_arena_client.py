@@ -165,15 +165,17 @@ def test_a_fatal_error_stops_the_bot_only_when_it_is_about_the_bot(
 
 def test_a_closure_that_is_not_about_the_bot_is_followed_by_another_try(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger=client.__name__)
-    server, bot = _play([
-        refuses("rate"),
-        refuses("connected"),
-        sends("{}"),  # a welcome that is not one
-        sends(turn(1)),  # a turn before any welcome
-        sends(WELCOME, turn(2)),  # closed mid-match
-        sends(WELCOME, "x" * (2**20 + 1)),  # past the client's limit: closed unread
-        sends(WELCOME, turn(3), MATCH_END, then_close=False),
-    ])  # fmt: skip
+    server, bot = _play(
+        [
+            refuses("rate"),
+            refuses("connected"),
+            sends("{}"),  # a welcome that is not one
+            sends(turn(1)),  # a turn before any welcome
+            sends(WELCOME, turn(2)),  # closed mid-match
+            sends(WELCOME, "x" * (2**20 + 1)),  # past the client's limit: closed unread
+            sends(WELCOME, turn(3), MATCH_END, then_close=False),
+        ]
+    )
     assert server.connections == 7
     assert isinstance(bot, Recorder) and [t["turn"] for t in bot.turns] == [2, 3]
     said = caplog.text
@@ -269,8 +271,13 @@ def test_the_javascript_bot_exits_2_when_refused_and_1_after_another_closure(tmp
     if node is None or not (examples / "node_modules" / "ws").is_dir():
         pytest.skip("node, or its ws package, is not installed: npm ci --prefix train/arena/examples")
     (tmp_path / "token").write_text("t")
-    cases = [("auth", "refused", 2), ("version", "refused", 2), ("rate", "too many", 1),
-             (None, "unknown bot name, or a wrong token", 2), (None, "no hello", 1)]  # fmt: skip
+    cases = [
+        ("auth", "refused", 2),
+        ("version", "refused", 2),
+        ("rate", "too many", 1),
+        (None, "unknown bot name, or a wrong token", 2),
+        (None, "no hello", 1),
+    ]
     for reason, message, status in cases:
         server = HostileServer([refuses(reason, message)])
         command = [node, str(examples / "first_legal.js"), server.url, "alice", str(tmp_path / "token")]

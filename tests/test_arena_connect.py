@@ -169,16 +169,22 @@ def test_bourre_arena_match_sends_the_operator_token(server: Server, tmp_path: P
     args = [*BOURRE, "arena", "match", "--seats", "heuristic,random", "--deals", "1", "--url", url]
     token_file = tmp_path / "operator"
     token_file.write_text(server.operator)
-    done = subprocess.run([*args, "--token-file", str(token_file), "--fallback", "random"], capture_output=True,
-                          text=True, cwd=ROOT, timeout=WAIT)  # fmt: skip
+    done = subprocess.run(
+        [*args, "--token-file", str(token_file), "--fallback", "random"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=WAIT,
+    )
     assert done.returncode == 0 and "fallback random (finished)" in done.stdout, done.stderr
     env = {k: v for k, v in os.environ.items() if k != "BOURRE_ARENA_TOKEN"}
     refused = subprocess.run(args, capture_output=True, text=True, cwd=ROOT, timeout=WAIT, env=env)
     assert refused.returncode == 2 and "an operator token is needed" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1
     token_file.write_text("not-a-token")
-    wrong = subprocess.run([*args, "--token-file", str(token_file)], capture_output=True, text=True, cwd=ROOT,
-                           timeout=WAIT)  # fmt: skip
+    wrong = subprocess.run(
+        [*args, "--token-file", str(token_file)], capture_output=True, text=True, cwd=ROOT, timeout=WAIT
+    )
     assert wrong.returncode == 2 and "unknown operator token" in wrong.stderr, wrong.stderr
 
 
@@ -209,13 +215,15 @@ def _hostile_turn(number: int) -> dict[str, Any]:
 
 
 def test_bourre_connect_comes_back_after_any_closure_that_is_not_about_it(tmp_path: Path) -> None:
-    server = HostileServer([
-        refuses("rate", "more than 100 messages a second: closed"),
-        refuses("connected", "bot 'alice' is connected already"),
-        refuses("shutdown", "the server is stopping"),
-        refuses(None, "no hello within 5 s"),  # an older server: no reason, and words that are not about the bot
-        sends(WELCOME, _hostile_turn(1), then_close=False, read_actions=True),
-    ])  # fmt: skip
+    server = HostileServer(
+        [
+            refuses("rate", "more than 100 messages a second: closed"),
+            refuses("connected", "bot 'alice' is connected already"),
+            refuses("shutdown", "the server is stopping"),
+            refuses(None, "no hello within 5 s"),  # an older server: no reason, and words that are not about the bot
+            sends(WELCOME, _hostile_turn(1), then_close=False, read_actions=True),
+        ]
+    )
     process = _connect(server.url, "alice", tmp_path / "token")
     try:
         assert server.got_action.wait(WAIT), "bourre connect did not come back"
@@ -229,9 +237,13 @@ def test_bourre_connect_comes_back_after_any_closure_that_is_not_about_it(tmp_pa
 
 @pytest.mark.parametrize(
     ("reason", "message"),
-    [("auth", "unknown bot name, or a wrong token"), ("version", "protocol version 1 is not spoken here"),
-     ("name", "a bad name"), (None, "unknown bot name, or a wrong token")],
-)  # fmt: skip
+    [
+        ("auth", "unknown bot name, or a wrong token"),
+        ("version", "protocol version 1 is not spoken here"),
+        ("name", "a bad name"),
+        (None, "unknown bot name, or a wrong token"),
+    ],
+)
 def test_bourre_connect_stops_for_good_when_refused_for_its_token_name_or_version(
     tmp_path: Path, reason: str | None, message: str
 ) -> None:
@@ -328,8 +340,9 @@ def test_a_token_file_others_may_read_is_warned_of(tmp_path: Path, capsys: pytes
     token_file.write_text("t")
     token_file.chmod(0o644)
     port = free_port()  # nothing listens there: the command fails, after the warning
-    done = _run("arena", "match", "--seats", "heuristic,random", "--url", f"http://127.0.0.1:{port}", "--token-file",
-                token_file)  # fmt: skip
+    done = _run(
+        "arena", "match", "--seats", "heuristic,random", "--url", f"http://127.0.0.1:{port}", "--token-file", token_file
+    )
     warning = f"warning: --token-file {token_file} is open to others (mode 644): chmod 600 {token_file}"
     assert done.returncode == 2 and done.stderr.splitlines()[0] == warning, done.stderr
     server = HostileServer([refuses("auth", "unknown bot name, or a wrong token")])
@@ -339,15 +352,22 @@ def test_a_token_file_others_may_read_is_warned_of(tmp_path: Path, capsys: pytes
         server.close()
     assert done.returncode == 2 and done.stderr.splitlines()[0] == warning, done.stderr
     token_file.chmod(0o600)
-    assert main(["arena", "match", "--seats", "a,b", "--url", f"http://127.0.0.1:{port}", "--token-file",
-                 str(token_file)]) == 2  # fmt: skip
+    assert (
+        main(["arena", "match", "--seats", "a,b", "--url", f"http://127.0.0.1:{port}", "--token-file", str(token_file)])
+        == 2
+    )
     assert "warning" not in capsys.readouterr().err
 
 
 def _serve_until_listening(data: Path, *extra: str) -> list[str]:
     """``bourre arena serve --data DATA ...`` as a process, killed once it says it listens: the lines it printed."""
-    process = subprocess.Popen([*BOURRE, "arena", "serve", "--data", str(data), "--port", str(free_port()), *extra],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)  # fmt: skip
+    process = subprocess.Popen(
+        [*BOURRE, "arena", "serve", "--data", str(data), "--port", str(free_port()), *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=ROOT,
+    )
     assert process.stdout is not None
     said = []
     try:
@@ -373,8 +393,13 @@ def test_serve_writes_the_first_starts_operator_token_to_a_new_private_file(tmp_
     finally:
         store.close()
     # an existing file is refused at once, before the server starts
-    refused = subprocess.run([*BOURRE, "arena", "serve", "--data", str(tmp_path / "data"), "--token-file",
-                              str(token_file)], capture_output=True, text=True, cwd=ROOT, timeout=WAIT)  # fmt: skip
+    refused = subprocess.run(
+        [*BOURRE, "arena", "serve", "--data", str(tmp_path / "data"), "--token-file", str(token_file)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=WAIT,
+    )
     assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
     # a later start makes no token: the new file is removed again, and the first one still holds the token
     again = tmp_path / "again.token"

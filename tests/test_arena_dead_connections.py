@@ -45,8 +45,18 @@ def _reference(counts: dict[str, int] | None) -> tuple[StoredMatch, dict]:
     outcomes = np.zeros((3, 1, 2, 6), dtype=np.int64)
     outcomes[:, 0, 0, CHIPS] = [3, 1, 2]
     outcomes[:, 0, 1, CHIPS] = [-3, -1, -2]
-    match = StoredMatch("m", 1.0, "finished", ("bot:x", "random"), 9, (0, 1, 2), outcomes, (counts, None),
-                        np.zeros((3, 1), dtype=np.int64), ratings.RATED_FALLBACK)  # fmt: skip
+    match = StoredMatch(
+        "m",
+        1.0,
+        "finished",
+        ("bot:x", "random"),
+        9,
+        (0, 1, 2),
+        outcomes,
+        (counts, None),
+        np.zeros((3, 1), dtype=np.int64),
+        ratings.RATED_FALLBACK,
+    )
     return match, {("random", 2, 9, k): np.zeros((2, 6), dtype=np.int64) for k in range(3)}
 
 

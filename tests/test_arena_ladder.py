@@ -198,9 +198,20 @@ def test_the_pages_escape_bot_names() -> None:
     standings = rate([_match("m1", 1.0, (f"bot:{name}", "random", "random"), outcomes)], {}, ["random"], [3])
     for page in (
         leaderboard_page(standings),
-        bot_page(name, standings.bot(name), [{"match": "m1", "created": 1.0, "status": "finished",
-                                              "seats": [f"bot:{name}", "random", "random"], "games": 6}]),
-    ):  # fmt: skip
+        bot_page(
+            name,
+            standings.bot(name),
+            [
+                {
+                    "match": "m1",
+                    "created": 1.0,
+                    "status": "finished",
+                    "seats": [f"bot:{name}", "random", "random"],
+                    "games": 6,
+                }
+            ],
+        ),
+    ):
         assert "<script>" not in page and "&lt;script&gt;" in page
 
 
@@ -271,8 +282,23 @@ def test_the_scheduler_plays_matches_by_itself_and_rerate_rebuilds_its_ratings(t
     from train import cli
 
     out = tmp_path / "rerate.json"
-    assert cli.main(["arena", "rerate", "--data", str(tmp_path), "--ladder-fields", "random,heuristic",
-                     "--ladder-players", "3", "--json", str(out)]) == 0  # fmt: skip
+    assert (
+        cli.main(
+            [
+                "arena",
+                "rerate",
+                "--data",
+                str(tmp_path),
+                "--ladder-fields",
+                "random,heuristic",
+                "--ladder-players",
+                "3",
+                "--json",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert json.loads(out.read_text()) == live
 
 
@@ -344,9 +370,12 @@ def test_an_operators_match_waits_for_a_bot_the_ladder_plays_and_holds_it(tmp_pa
 
     def ask(wait: Any) -> tuple[int, dict[str, Any]]:
         body = {"seats": ["random", "bot:alice", "random"], "deals": 1, "wait": wait}
-        request = urllib.request.Request(f"http://127.0.0.1:{port}/api/matches", data=json.dumps(body).encode(),
-                                         headers={"Content-Type": "application/json",
-                                                  "Authorization": f"Bearer {operator}"}, method="POST")  # fmt: skip
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{port}/api/matches",
+            data=json.dumps(body).encode(),
+            headers={"Content-Type": "application/json", "Authorization": f"Bearer {operator}"},
+            method="POST",
+        )
         try:
             with urllib.request.urlopen(request, timeout=WAIT) as answer:
                 return answer.status, json.loads(answer.read())
@@ -355,8 +384,14 @@ def test_an_operators_match_waits_for_a_bot_the_ladder_plays_and_holds_it(tmp_pa
 
     def bot_plays(token: str) -> None:
         with contextlib.suppress(Exception):  # the server stops under it at the end
-            play(Recorder(choose), f"ws://127.0.0.1:{port}/bot", "alice", token, reconnect=False,
-                 until=lambda m: stop.is_set())  # fmt: skip
+            play(
+                Recorder(choose),
+                f"ws://127.0.0.1:{port}/bot",
+                "alice",
+                token,
+                reconnect=False,
+                until=lambda m: stop.is_set(),
+            )
 
     answers: list[tuple[int, dict[str, Any]]] = []
     try:

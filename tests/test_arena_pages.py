@@ -37,23 +37,40 @@ SMALL = 6
 
 def _history(deal: int, rotation: int) -> dict[str, Any]:
     """About 1.5 KB of nested JSON, as a stored hand history is."""
-    return {"deal": deal, "rotation": rotation, "events": [{"seat": i % 5, "card": (deal + i) % 52, "turn": i}
-                                                           for i in range(40)]}  # fmt: skip
+    return {
+        "deal": deal,
+        "rotation": rotation,
+        "events": [{"seat": i % 5, "card": (deal + i) % 52, "turn": i} for i in range(40)],
+    }
 
 
 def _store_match(store: Store, match: str, count: int, status: str = "finished") -> None:
     players = 4
-    request = {"seats": ["bot:alice", "heuristic", "heuristic", "heuristic"], "players": players, "deals": count,
-               "seed": 7, "clock": 1.0, "grace": 1.0, "fallback": "heuristic"}  # fmt: skip
+    request = {
+        "seats": ["bot:alice", "heuristic", "heuristic", "heuristic"],
+        "players": players,
+        "deals": count,
+        "seed": 7,
+        "clock": 1.0,
+        "grace": 1.0,
+        "fallback": "heuristic",
+    }
     with store.engine.begin() as db:
-        db.execute(sa.insert(matches), {"id": match, "created": time.time(), "request": json.dumps(request),
-                                        "status": status, "report": None})  # fmt: skip
+        db.execute(
+            sa.insert(matches),
+            {"id": match, "created": time.time(), "request": json.dumps(request), "status": status, "report": None},
+        )
         outcomes = json.dumps([[0] * 6] * players)
         rows = [
-            {"match_id": match, "deal": g // players, "rotation": g % players, "outcomes": outcomes,
-             "history": json.dumps(_history(g // players, g % players), separators=(",", ":"))}
+            {
+                "match_id": match,
+                "deal": g // players,
+                "rotation": g % players,
+                "outcomes": outcomes,
+                "history": json.dumps(_history(g // players, g % players), separators=(",", ":")),
+            }
             for g in range(count)
-        ]  # fmt: skip
+        ]
         db.execute(sa.insert(games), rows)
 
 
@@ -128,8 +145,9 @@ def test_a_big_match_is_paged_and_every_game_is_served_once(served: Served) -> N
     assert status == 200 and body["games"] == [] and body["next"] is None
 
 
-@pytest.mark.parametrize("query", ["limit=0", "limit=501", "offset=-1", "offset=x", "limit=1e3", "offset=" + "9" * 30,
-                                   "offset=1000000001"])  # fmt: skip
+@pytest.mark.parametrize(
+    "query", ["limit=0", "limit=501", "offset=-1", "offset=x", "limit=1e3", "offset=" + "9" * 30, "offset=1000000001"]
+)
 def test_a_page_out_of_range_is_refused_in_one_line(served: Served, query: str) -> None:
     status, body = served.get(f"/api/matches/big0000000000000/histories?{query}")
     assert status == 400 and "expected a whole number" in body["error"]
@@ -230,8 +248,13 @@ def test_a_database_that_fails_answers_503_in_one_line_logged_once(
         caplog.set_level(logging.WARNING, logger="bourre.arena")
         s.store.engine.dispose()  # no pooled connection: every read connects, and fails
         sa.event.listen(s.store.engine, "do_connect", refuse)
-        paths = ["/leaderboard", "/api/leaderboard", "/bots/alice", "/api/matches/small00000000000/histories",
-                 "/api/matches/small00000000000/games/0/0"]  # fmt: skip
+        paths = [
+            "/leaderboard",
+            "/api/leaderboard",
+            "/bots/alice",
+            "/api/matches/small00000000000/histories",
+            "/api/matches/small00000000000/games/0/0",
+        ]
         for _ in range(3):
             for path in paths:
                 status, body = s.get(path)

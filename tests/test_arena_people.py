@@ -299,9 +299,18 @@ def test_a_persons_match_is_played_stored_and_kept_off_the_ladder(server: Server
 
 
 def test_the_people_page_escapes_every_name() -> None:
-    found = [{"match": "0123456789abcdef", "created": 0.0, "status": "finished", "person": "<b>x</b>",
-              "seats": ["bot:person:<b>x</b>", "bot:<script>alert(1)</script>", "heuristic"], "deals": 1,
-              "chips": 1.0, "advantage": 0.5}]  # fmt: skip
+    found = [
+        {
+            "match": "0123456789abcdef",
+            "created": 0.0,
+            "status": "finished",
+            "person": "<b>x</b>",
+            "seats": ["bot:person:<b>x</b>", "bot:<script>alert(1)</script>", "heuristic"],
+            "deals": 1,
+            "chips": 1.0,
+            "advantage": 0.5,
+        }
+    ]
     page = people.people_page(found)
     assert "<script>" not in page and "<b>x</b>" not in page
     assert "&lt;script&gt;" in page and "&lt;b&gt;x&lt;/b&gt;" in page

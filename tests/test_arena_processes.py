@@ -116,8 +116,20 @@ class _Supervisor:
 
     def __init__(self, data: Path, *options: str, database: str | None = None) -> None:
         self.port = free_port()
-        command = [sys.executable, "-m", "train.cli", "arena", "serve", "--data", str(data), "--port",
-                   str(self.port), "--processes", "2", *options]  # fmt: skip
+        command = [
+            sys.executable,
+            "-m",
+            "train.cli",
+            "arena",
+            "serve",
+            "--data",
+            str(data),
+            "--port",
+            str(self.port),
+            "--processes",
+            "2",
+            *options,
+        ]
         env = {**os.environ, "BOURRE_ARENA_DATABASE": database or ""}  # a URL's password never on a command line
         self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
         self.said: list[str] = []
@@ -186,8 +198,19 @@ def test_no_child_outlives_a_killed_supervisor(supervised: list[_Supervisor], tm
 
 
 # ---------------------------------------------------------------------------- a child killed mid-match
-LADDER = ["--ladder", "--ladder-fields", "random", "--ladder-players", "3", "--ladder-deals", "200",
-          "--ladder-tables", "2", "--ladder-clock", "5"]  # fmt: skip
+LADDER = [
+    "--ladder",
+    "--ladder-fields",
+    "random",
+    "--ladder-players",
+    "3",
+    "--ladder-deals",
+    "200",
+    "--ladder-tables",
+    "2",
+    "--ladder-clock",
+    "5",
+]
 
 
 def _told(bot: Recorder) -> list[tuple[str, int, int]]:

@@ -89,9 +89,19 @@ class Arena:
                 elif rng.random() < 0.7:
                     self.missing.append(key)  # stored later, or never
         status = str(rng.choice(SETTLED))
-        results = [{"entry": i, "counts": {"decisions": int(rng.integers(50)), "timeouts": int(rng.integers(2)),
-                                           "fallbacks": int(rng.integers(2)), "disconnects": int(rng.integers(2))}}
-                   for i, s in enumerate(seats) if s.startswith("bot:") and rng.random() < 0.8]  # fmt: skip
+        results = [
+            {
+                "entry": i,
+                "counts": {
+                    "decisions": int(rng.integers(50)),
+                    "timeouts": int(rng.integers(2)),
+                    "fallbacks": int(rng.integers(2)),
+                    "disconnects": int(rng.integers(2)),
+                },
+            }
+            for i, s in enumerate(seats)
+            if s.startswith("bot:") and rng.random() < 0.8
+        ]
         report = json.dumps({"results": results}) if rng.random() < 0.9 else None
         with self.store.engine.begin() as db:
             db.execute(sa.update(matches).where(matches.c.id == match).values(status=status, report=report))
@@ -100,8 +110,17 @@ class Arena:
         field, n, seed, deal = key
         outcomes = np.zeros((n, 6), dtype=np.int64)
         outcomes[:, CHIPS] = self.rng.integers(-20, 21, size=n)
-        self._write(baselines, {"field": field, "players": n, "seed": seed, "deal": deal,
-                                "outcomes": json.dumps(outcomes.tolist()), "history": "{}"})  # fmt: skip
+        self._write(
+            baselines,
+            {
+                "field": field,
+                "players": n,
+                "seed": seed,
+                "deal": deal,
+                "outcomes": json.dumps(outcomes.tolist()),
+                "history": "{}",
+            },
+        )
 
     def late_baseline(self) -> None:
         if self.missing:
@@ -129,7 +148,7 @@ def _everything(store: Store) -> ratings.Standings:
                 sa.select(
                     baselines.c.field, baselines.c.players, baselines.c.seed, baselines.c.deal, baselines.c.outcomes
                 )
-            )  # fmt: skip
+            )
         }
     settled = [m for m in stored if m.status in SETTLED]
     return rate(settled, tables, FIELDS, SIZES)
@@ -247,8 +266,18 @@ def _reference(name: str, chips: list[int], fallback: str = ratings.RATED_FALLBA
     outcomes[:, 0, 0, CHIPS] = chips
     outcomes[:, 0, 1, CHIPS] = [-c for c in chips]
     rotations = np.zeros((deals, 1), dtype=np.int64)
-    match = StoredMatch(f"{name}-{fallback}", 1.0, "finished", (f"bot:{name}", "random"), 9, tuple(range(deals)),
-                        outcomes, (None, None), rotations, fallback)  # fmt: skip
+    match = StoredMatch(
+        f"{name}-{fallback}",
+        1.0,
+        "finished",
+        (f"bot:{name}", "random"),
+        9,
+        tuple(range(deals)),
+        outcomes,
+        (None, None),
+        rotations,
+        fallback,
+    )
     par = {("random", 2, 9, k): np.zeros((2, 6), dtype=np.int64) for k in range(deals)}
     return match, par
 

@@ -116,8 +116,19 @@ def test_hidden_cards_never_change_a_message_on_the_wire(server: Server, monkeyp
             other = _relabel_hidden(state, rules, seat, rng)
             changed += int(not np.array_equal(other, state))
             clock, chips = message["clock_ms"], message["view"]["chips"]
-            again = original(message["match"], message["turn"], message["deal"], other, params, rules, seat, clock,
-                             chips, "observation" in message, game=game)  # fmt: skip
+            again = original(
+                message["match"],
+                message["turn"],
+                message["deal"],
+                other,
+                params,
+                rules,
+                seat,
+                clock,
+                chips,
+                "observation" in message,
+                game=game,
+            )
             assert again == message
     assert changed > 0  # the relabelling moved cards: the check is not vacuous
 

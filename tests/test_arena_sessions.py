@@ -102,9 +102,18 @@ def _stored_session(status: str, chips: list[list[int]]) -> StoredMatch:
     outcomes = np.zeros((len(chips), 1, 3, 6), dtype=np.int64)
     outcomes[:, 0, :, 0] = chips
     return StoredMatch(
-        status, 0.0, status, ("bot:a", "bot:b", "heuristic"), 1, tuple(range(len(chips))), outcomes,
-        (None, None, None), np.zeros((len(chips), 1), dtype=np.int64), "random", session=True,
-    )  # fmt: skip
+        status,
+        0.0,
+        status,
+        ("bot:a", "bot:b", "heuristic"),
+        1,
+        tuple(range(len(chips))),
+        outcomes,
+        (None, None, None),
+        np.zeros((len(chips), 1), dtype=np.int64),
+        "random",
+        session=True,
+    )
 
 
 def test_a_session_is_rated_once_by_its_whole_chips_and_only_once_finished() -> None:

@@ -37,8 +37,9 @@ def test_a_short_run_writes_both_matches_figures(tmp_path: Path) -> None:
     assert "pacing" in result.stdout and "base rate" in result.stdout
 
 
-@pytest.mark.parametrize(("args", "says"), [(["--deals", "0"], "--deals: 1 to 1000"),
-                                             (["--shuffles", "0"], "--shuffles: 1 to 100000")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("args", "says"), [(["--deals", "0"], "--deals: 1 to 1000"), (["--shuffles", "0"], "--shuffles: 1 to 100000")]
+)
 def test_bad_arguments_are_refused_in_one_line(args: list[str], says: str) -> None:
     result = _run(*args)
     assert result.returncode == 2 and says in result.stderr and "Traceback" not in result.stderr

@@ -253,3 +253,14 @@ def test_the_rule_deals_per_episode_points_at_session() -> None:
     with pytest.raises(ValueError, match=r"^rule: deals_per_episode: .*give --session instead"):
         Args(rule=("deals_per_episode=3",)).validate()
     assert parse_args(["--session", "20"]) == (Args(session=20), {"session"})
+
+
+def test_the_session_section_is_set_apart_from_the_table_above_it() -> None:
+    from train.runs import with_section
+
+    section = ["## Final duplicate evaluation in sessions of 3 deals (seed 2)", "", "| a |", "|---|"]
+    without_curve = with_section("# Report\n\n| field | x |\n|---|---|\n| heuristic | 1 |\n", section)
+    assert "| heuristic | 1 |\n\n## Final duplicate evaluation in sessions" in without_curve
+    with_curve = with_section("# Report\n\n| t |\n|---|\n\n## Learning curve\n\nrows\n", section)
+    assert with_curve.index("## Final duplicate") < with_curve.index("## Learning curve")
+    assert "|---|\n\n## Final duplicate" in with_curve and "|---|\n\n## Learning curve" in with_curve

@@ -270,6 +270,17 @@ def write_report(
     return reports
 
 
+def with_section(report: str, section: list[str]) -> str:
+    """``report`` (Markdown) with ``section``'s lines before its learning curve, or at its end where it has none,
+    a blank line on each side: a heading right under a table would be read as one more row."""
+    lines = report.rstrip("\n").split("\n")
+    at = next((i for i, line in enumerate(lines) if line.startswith("## Learning curve")), len(lines))
+    head = lines[:at]
+    if head and head[-1].strip():
+        head.append("")
+    return "\n".join([*head, *section, "", *lines[at:]]).rstrip("\n") + "\n"
+
+
 def add_session_report(
     run_dir: Path,
     model_path: Path,
@@ -306,9 +317,7 @@ def add_session_report(
         "",
         *(f"{line}  " for line in notes),
     ]
-    lines = (run_dir / "report.md").read_text().rstrip("\n").split("\n")
-    at = next((i for i, line in enumerate(lines) if line.startswith("## Learning curve")), len(lines))
-    write_text(run_dir / "report.md", "\n".join([*lines[:at], *section, "", *lines[at:]]).rstrip("\n") + "\n")
+    write_text(run_dir / "report.md", with_section((run_dir / "report.md").read_text(), section))
     data = json.loads((run_dir / "report.json").read_text())
     data["final_eval_sessions"] = {"session": session, "seconds": seconds, "reports": [r.to_dict() for r in reports]}
     write_text(run_dir / "report.json", json.dumps(data, indent=2) + "\n")
