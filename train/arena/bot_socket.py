@@ -26,7 +26,7 @@ from typing import Any
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.protocol import State
 
-__all__ = ["EXTENSION", "BatchingTransport", "BotSocketProtocol", "text_frame"]
+__all__ = ["EXTENSION", "FEED_BYTES", "MAX_PINGS", "BatchingTransport", "BotSocketProtocol", "text_frame"]
 
 log = logging.getLogger("bourre.arena")
 
@@ -128,6 +128,12 @@ MAX_PINGS = 5.0
 it the connection is cut off. WebSocket libraries ping every few seconds at most: four connections writing pings as
 fast as they could once took a 200-deal match from 5 s to 122 s, each ping a pong the event loop wrote."""
 
+FEED_BYTES = 256
+"""The most bytes of a read handed to the WebSocket parser at once. ``websockets`` parses all it is given, and queues a
+pong for every ping in it, before the protocol sees the first frame: a 64 KiB read of pings was some ten thousand frames
+parsed and pongs framed past ``MAX_PINGS`` before the cut-off took effect. A slice holds at most 42 pings; a bot's
+messages are shorter than a slice, mostly."""
+
 EXTENSION = "bourre.bot_socket"
 """The key of the ASGI scope's ``extensions`` under which ``BotSocketProtocol`` offers itself to the application."""
 
@@ -164,6 +170,17 @@ class BotSocketProtocol(WebSocketsSansIOProtocol):  # type: ignore[misc]
                 self.transport.abort()
             return
         super().handle_ping()
+
+    def data_received(self, data: bytes) -> None:
+        """``data`` parsed ``FEED_BYTES`` at a time, and no more of it once the connection is cut off."""
+        if len(data) <= FEED_BYTES:
+            super().data_received(data)
+            return
+        view = memoryview(data)
+        for start in range(0, len(data), FEED_BYTES):
+            if self.transport.is_closing():
+                return
+            super().data_received(bytes(view[start : start + FEED_BYTES]))
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         batching = BatchingTransport(transport, self.loop, self.max_buffered)  # type: ignore[arg-type]

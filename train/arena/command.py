@@ -80,6 +80,14 @@ def add_parsers(commands: Any) -> None:
     )
     serve.add_argument("--agent", action="append", default=[], metavar="SPEC", help="also offer this agent spec")
     serve.add_argument(
+        "--max-connections-per-address",
+        type=int,
+        default=None,
+        metavar="N",
+        help="connections open at once from one client address, its request budget raised with it (default 64; "
+        "behind a proxy every bot has the proxy's address: raise it there)",
+    )
+    serve.add_argument(
         "--token-file",
         default=None,
         metavar="FILE",
@@ -204,6 +212,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     check_processes(args.processes)  # before the server's imports: a bad count is said at once
     ladder = ladder_cli.config(args)
+    _per_address(args)
     keeper = _OperatorTokenFile(args.token_file, args.force)
     try:
         if args.processes > 1:
@@ -219,6 +228,7 @@ def _serve(args: argparse.Namespace) -> int:
                 args.people,
                 args.processes,
                 keeper.keep_token,
+                per_address=args.max_connections_per_address,
             )
             return 0
         from train.arena import server
@@ -236,6 +246,16 @@ def _serve(args: argparse.Namespace) -> int:
         return 0
     finally:
         keeper.close()
+
+
+def _per_address(args: argparse.Namespace) -> None:
+    """``--max-connections-per-address``, checked (``ValueError`` in one line) and made the guard's default."""
+    if args.max_connections_per_address is None:
+        return
+    from train.web import connections
+
+    per_address = connections.check_per_address(args.max_connections_per_address)
+    connections.set_default_per_address(per_address)
 
 
 class _OperatorTokenFile:

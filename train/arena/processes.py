@@ -126,6 +126,7 @@ class Settings:
     host: str
     offered: Sequence[str]
     ladder: Any  # a train.arena.scheduler.LadderConfig, or None
+    per_address: int | None = None  # --max-connections-per-address (None: the guard's default)
 
     def to_json(self) -> str:
         ladder = None if self.ladder is None else dataclasses.asdict(self.ladder)
@@ -136,6 +137,7 @@ class Settings:
                 "host": self.host,
                 "offered": list(self.offered),
                 "ladder": ladder,
+                "per_address": self.per_address,
             }
         )
 
@@ -148,7 +150,7 @@ class Settings:
         if ladder is not None:
             fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in ladder.items()}
             ladder = LadderConfig(**fields)
-        return cls(raw["data"], raw["database"], raw["host"], tuple(raw["offered"]), ladder)
+        return cls(raw["data"], raw["database"], raw["host"], tuple(raw["offered"]), ladder, raw.get("per_address"))
 
 
 @dataclasses.dataclass
@@ -260,6 +262,7 @@ def run(
     people: bool,
     count: int,
     keep_token: Callable[[str | None], None] | None = None,
+    per_address: int | None = None,
 ) -> None:
     """``bourre arena serve --processes COUNT`` (``server.run``'s arguments): the start's one-time work here, once
     (``server.start``), the port bound, then ``count`` servers supervised until Ctrl-C or SIGTERM."""
@@ -275,7 +278,10 @@ def run(
         server.announce(store, data, database, host, port, ladder, people, each=" in each process")
     finally:
         store.close()
-    supervise(sock, count, Settings(data=data, database=database, host=host, offered=checked, ladder=ladder))
+    settings = Settings(
+        data=data, database=database, host=host, offered=checked, ladder=ladder, per_address=per_address
+    )
+    supervise(sock, count, settings)
 
 
 def supervise(sock: socket.socket, count: int, settings: Settings) -> None:
@@ -327,6 +333,10 @@ def _child(argv: Sequence[str]) -> int:
             raise SystemExit("bourre arena: a server process is started by bourre arena serve --processes N")
         line += chunk
     settings = Settings.from_json(line.decode())
+    if settings.per_address is not None:
+        from train.web import connections
+
+        connections.set_default_per_address(settings.per_address)
     store = Store(settings.data, url=settings.database)
 
     def unwind(signum: int, _frame: Any) -> None:  # uvicorn raises the SIGTERM it caught again once it stopped
