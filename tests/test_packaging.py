@@ -42,6 +42,7 @@ def test_the_wheel_carries_the_model_the_schema_and_the_web_page(wheel_build: tu
         "hand_history.schema.json",
         "serve/static/index.html",
         "eval/ladder_reference.json",
+        "eval/ladder_reference_session.json",
         "py.typed",
     ):
         assert any(name.endswith(suffix) for name in names), f"the wheel lacks {suffix}"

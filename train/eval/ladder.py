@@ -2,7 +2,7 @@
 
 =================== ========================================================================
 Import              ``from train.eval.ladder import ladder``
-Call                ``ladder("mybot.py:Bot", deals=40, seed=0, workers=2)`` (``session=20``: sessions of 20 deals)
+Call                ``ladder("mybot.py:Bot", deals=40, seed=0, workers=2)`` (``session=10, rules={"pot_limit": 20}``)
 Command line        ``bourre ladder mybot.py:Bot`` (``bourre ladder --write-leaderboard``: every reference agent)
 Result              ``LadderCard`` (``to_dict()`` is JSON-serialisable); ``Leaderboard`` for every reference agent
 =================== ========================================================================
@@ -51,18 +51,19 @@ backend). Adding a stronger reference agent changes the set of cells, so it make
 Rank
 ----
 The card places the candidate among the reference agents by rating, from ``REFERENCE_FILE`` (the JSON beside
-this module, which ``bourre ladder --write-leaderboard`` writes with ``docs/leaderboard.md``). A rank needs the
-same version, table sizes and session length (a session carries the pot, so its chips per deal are not those
-of single deals); a different deal budget or seed rates on other deals of the same kind, so the
+this module, which ``bourre ladder --write-leaderboard`` writes with ``docs/leaderboard.md``), or with sessions
+from ``REFERENCE_SESSION_FILE`` (``SESSION_DEALS`` sessions of ``SESSION`` deals per cell under the house rules
+``SESSION_RULES``, with ``docs/leaderboard_sessions.md``; each page sets the other's ratings beside its own). A
+rank needs the same version, table sizes, session length (a session carries the pot, so its chips per deal are
+not those of single deals) and house rules (``rules``: ``Rules`` options of every game, as ``bourre eval --rule``,
+recorded on the card); a different deal budget or seed rates on other deals of the same kind, so the
 rank is given with the reference's budget beside it. A reference agent's own card is left out of the others
 when it is the candidate.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import math
 import os
 import platform
 from collections.abc import Mapping, Sequence
@@ -70,6 +71,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from train.eval.jobs import usable_cpus
+from train.eval.ladder_cards import (
+    REFERENCE_FILE,
+    Cell,
+    LadderCard,
+    Leaderboard,
+    Rank,
+    budget,
+    rank_of,
+    rules_words,
+)
 from train.eval.report import TextTable, markdown_table, with_ci
 from train.eval.time_left import Part, TimeLeftBar, duplicate_work
 
@@ -81,19 +92,28 @@ __all__ = [
     "LADDERS",
     "PLAYERS",
     "REFERENCE_FILE",
+    "REFERENCE_SESSION_FILE",
     "SEED",
+    "SESSION",
+    "SESSION_DEALS",
+    "SESSION_RULES",
     "VERSION",
     "Cell",
     "LadderCard",
     "Leaderboard",
     "Rank",
     "budget",
+    "budget_with_rules",
     "card_table",
+    "comparison_table",
     "ladder",
     "leaderboard",
     "leaderboard_markdown",
     "rank_of",
     "rating_table",
+    "page_file",
+    "reference_file",
+    "rules_words",
 ]
 
 LADDERS: dict[int, tuple[str, ...]] = {
@@ -116,213 +136,50 @@ DEALS = 40
 SEED = 0
 """The seed of ``docs/leaderboard.md`` and the default of ``bourre ladder``."""
 
-REFERENCE_FILE = Path(__file__).with_name("ladder_reference.json")
-"""The reference agents' cards, written by ``bourre ladder --write-leaderboard``."""
+SESSION = 10
+"""Deals per session of the session reference (``REFERENCE_SESSION_FILE``, ``docs/leaderboard_sessions.md``)."""
 
-Interval = tuple[float, float] | None
+SESSION_DEALS = 20
+"""Sessions per field and table size of the session reference: its budget (``docs/leaderboard_sessions.md``)."""
 
+SESSION_RULES: dict[str, Any] = {"pot_limit": 20}
+"""The house rule of the session reference: the pot capped at 20 chips, as many houses play and as the arena's
+sessions do (``train.arena.scheduler.SESSION_RULES``); without a cap the pot grows geometrically and its last deals
+drown the play (docs/evaluation.md, "Sessions: the game as played")."""
 
-@dataclasses.dataclass(frozen=True)
-class Cell:
-    """The candidate against one field at one table size, chips per deal."""
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+"""Where the leaderboard pages lie (``page_file``)."""
 
-    field: str
-    players: int
-    advantage: float
-    advantage_ci95: Interval
-    replacement_advantage: float
-    replacement_advantage_ci95: Interval
-    played: bool  # False: the field's agent is the candidate, 0 by construction
-
-
-def _half(ci: Interval) -> float:
-    return 0.0 if ci is None else (ci[1] - ci[0]) / 2
+REFERENCE_SESSION_FILE = Path(__file__).with_name("ladder_reference_session.json")
+"""The reference agents' cards in sessions of ``SESSION`` deals under ``SESSION_RULES``, written by ``bourre ladder
+--write-leaderboard --session 10 --rule pot_limit=20``."""
 
 
-def _mean_rating(cells: Sequence[Cell], sizes: Sequence[int]) -> tuple[float, Interval]:
-    """Mean replacement advantage of ``cells`` and its conservative interval (module docstring)."""
-    mean = sum(c.replacement_advantage for c in cells) / len(cells)
-    halves = []
-    for n in sizes:
-        at_n = [c for c in cells if c.players == n]
-        if any(c.played and c.replacement_advantage_ci95 is None for c in at_n):
-            return mean, None  # a single deal: no interval anywhere
-        halves.append(sum(_half(c.replacement_advantage_ci95) for c in at_n) / len(at_n))
-    half = math.sqrt(sum(h * h for h in halves)) / len(halves)
-    return mean, (mean - half, mean + half)
+def reference_file(session: int) -> Path:
+    """The shipped reference of a session length: single deals for 1, else the session reference (a rank still
+    needs its session length and house rules: ``rank_of``)."""
+    return REFERENCE_FILE if session == 1 else REFERENCE_SESSION_FILE
 
 
-def _session_of(data: Mapping[str, Any]) -> int:
-    # cards and leaderboards written before sessions have no such field, and were all of single deals
-    session = int(data.get("session", 1))
-    if session < 1:
-        raise ValueError(f"session: expected a number of deals of at least 1, got {session}")
-    return session
-
-
-def budget(deals: int, session: int = 1) -> str:
-    """``"40 deals"``, or ``"40 sessions of 20 deals"``: the games of one cell."""
-    from bourre_env.words import plural
-
-    return plural(deals, "deal") if session == 1 else f"{plural(deals, 'session')} of {session} deals"
-
-
-def _games(session: int) -> str:
-    return "single deals" if session == 1 else f"sessions of {session} deals"
-
-
-@dataclasses.dataclass(frozen=True)
-class LadderCard:
-    """A candidate's card: one cell per field and table size (field by field), and its rating."""
-
-    candidate: str
-    version: int
-    fields: list[str]
-    players: list[int]
-    deals: int
-    seed: int
-    cells: list[Cell]
-    session: int = 1  # deals per game: 1, single deals; K, sessions of K deals with the pot carried
-
-    @property
-    def rating(self) -> float:
-        return _mean_rating(self.cells, self.players)[0]
-
-    @property
-    def rating_ci95(self) -> Interval:
-        return _mean_rating(self.cells, self.players)[1]
-
-    def size_rating(self, players: int) -> tuple[float, Interval]:
-        """The rating over the fields at one table size, with its interval."""
-        return _mean_rating([c for c in self.cells if c.players == players], [players])
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**dataclasses.asdict(self), "rating": self.rating, "rating_ci95": self.rating_ci95}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> LadderCard:
-        def interval(x: Any) -> Interval:
-            return None if x is None else (float(x[0]), float(x[1]))
-
-        cells = [
-            Cell(
-                field=c["field"],
-                players=int(c["players"]),
-                advantage=float(c["advantage"]),
-                advantage_ci95=interval(c["advantage_ci95"]),
-                replacement_advantage=float(c["replacement_advantage"]),
-                replacement_advantage_ci95=interval(c["replacement_advantage_ci95"]),
-                played=bool(c["played"]),
-            )
-            for c in data["cells"]
-        ]
-        return cls(
-            candidate=data["candidate"],
-            version=int(data["version"]),
-            fields=list(data["fields"]),
-            players=[int(n) for n in data["players"]],
-            deals=int(data["deals"]),
-            seed=int(data["seed"]),
-            cells=cells,
-            session=_session_of(data),
-        )
-
-
-@dataclasses.dataclass(frozen=True)
-class Leaderboard:
-    """Every reference agent's card of one ladder version, best rated first."""
-
-    version: int
-    fields: list[str]
-    players: list[int]
-    deals: int
-    seed: int
-    cards: list[LadderCard]
-    cpu_minutes: float  # the command's CPU time, its workers' included
-    machine: str
-    session: int = 1  # as ``LadderCard.session``
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            **{f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "cards"},
-            "cards": [card.to_dict() for card in self.cards],
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Leaderboard:
-        return cls(
-            version=int(data["version"]),
-            fields=list(data["fields"]),
-            players=[int(n) for n in data["players"]],
-            deals=int(data["deals"]),
-            seed=int(data["seed"]),
-            cards=[LadderCard.from_dict(c) for c in data["cards"]],
-            cpu_minutes=float(data["cpu_minutes"]),
-            machine=str(data["machine"]),
-            session=_session_of(data),
-        )
-
-    @classmethod
-    def load(cls, path: str | Path = REFERENCE_FILE) -> Leaderboard:
-        """``ValueError`` naming the file if it is missing or not a leaderboard."""
-        from bourre_env.atomic_files import check_readable_file  # here: the command line imports this module at start
-
-        try:
-            check_readable_file(path, "ladder leaderboard")  # a FIFO would block the read
-            return cls.from_dict(json.loads(Path(path).read_text()))
-        except (OSError, ValueError, KeyError, TypeError, IndexError, RecursionError) as err:
-            raise ValueError(f"reference {path}: not a ladder leaderboard ({err})") from None
-
-
-@dataclasses.dataclass(frozen=True)
-class Rank:
-    """Where a rating falls among the reference agents: ``position`` of ``total`` (1 is best)."""
-
-    position: int
-    total: int
-    above: tuple[str, float] | None  # the reference agent just above, and its rating
-    below: tuple[str, float] | None
-    reference_deals: int
-    reference_seed: int
-    reference_session: int = 1
-
-
-def rank_of(card: LadderCard, board: Leaderboard) -> Rank | str:
-    """The card's rank among the board's cards (its own spec's card left out), or why there is none."""
-    if (card.version, card.fields, card.players) != (board.version, board.fields, board.players):
-        return (
-            f"no rank: the reference ratings are of ladder v{board.version} at "
-            f"{', '.join(map(str, board.players))} players, this card of v{card.version} at "
-            f"{', '.join(map(str, card.players))}"
-        )
-    if card.session != board.session:
-        return (
-            f"no rank: the reference ratings are of {_games(board.session)}, this card of {_games(card.session)} "
-            "(the pot carried from deal to deal changes what a deal is worth)"
-        )
-    others = sorted(
-        ((c.candidate, c.rating) for c in board.cards if c.candidate != card.candidate), key=lambda x: -x[1]
-    )
-    better = [x for x in others if x[1] > card.rating]
-    worse = [x for x in others if x[1] <= card.rating]
-    return Rank(
-        position=len(better) + 1,
-        total=len(others) + 1,
-        above=better[-1] if better else None,
-        below=worse[0] if worse else None,
-        reference_deals=board.deals,
-        reference_seed=board.seed,
-        reference_session=board.session,
-    )
+def page_file(session: int) -> Path:
+    """The page ``bourre ladder --write-leaderboard`` writes by default: ``leaderboard.md`` for single deals, else
+    ``leaderboard_sessions.md``, in ``DOCS``."""
+    return DOCS / ("leaderboard.md" if session == 1 else "leaderboard_sessions.md")
 
 
 # ---------------------------------------------------------------------------- running
-def _check(deals: int, seed: int, players: Sequence[int], session: int) -> tuple[list[int], int]:
-    """The table sizes, sorted, and the session length as an int (the card's JSON needs one, not numpy's)."""
-    from train.schedule import check_session
+def _check(
+    deals: int, seed: int, players: Sequence[int], session: int, rules: Mapping[str, Any] | None
+) -> tuple[list[int], int, dict[str, Any]]:
+    """The table sizes, sorted, the session length as an int (the card's JSON needs one, not numpy's) and the
+    house rules, sorted by name, each checked as ``bourre eval --rule`` checks them."""
+    from train.schedule import check_session, table_rules
 
     # before the first cell: a cell against the candidate itself plays nothing, so evaluate would not see it yet
     session = check_session(session)
+    options = dict(sorted((rules or {}).items()))
+    if "num_players" in options:
+        raise ValueError("rules: num_players is the table sizes' (players, --players); no rule option for it")
     sizes = sorted(set(players))
     if not sizes or sizes[0] < 2:
         raise ValueError(f"players: table sizes of at least 2 are needed, got {list(players)}")
@@ -330,7 +187,9 @@ def _check(deals: int, seed: int, players: Sequence[int], session: int) -> tuple
         raise ValueError(f"deals: expected at least 1, got {deals}")
     if seed < 0:
         raise ValueError(f"seed: expected an integer >= 0, got {seed}")
-    return sizes, session
+    for n in sizes:  # an unknown rule or a bad value fails here, not after the first fields' minutes
+        table_rules(n, options, session)
+    return sizes, session, options
 
 
 def _parts(candidate: AgentSource, fields: Sequence[str], sizes: list[int], deals: int) -> list[Part]:
@@ -358,6 +217,7 @@ def _play(
     connect_timeout: float,
     bar: Any,
     session: int,
+    rules: dict[str, Any],
 ) -> LadderCard:
     from train.eval.duplicate import agent_label, evaluate
 
@@ -382,6 +242,7 @@ def _play(
                 connect_timeout=connect_timeout,
                 bar=bar,  # moved deal by deal: its time left weighs each deal by its field's work
                 session=session,
+                rule_options=rules,
             )
             for t in report.tables:
                 cells.append(
@@ -395,7 +256,7 @@ def _play(
                         played=True,
                     )
                 )
-    return LadderCard(label, VERSION, list(fields), sizes, deals, seed, cells, session)
+    return LadderCard(label, VERSION, list(fields), sizes, deals, seed, cells, session, rules)
 
 
 def ladder(
@@ -409,21 +270,25 @@ def ladder(
     address: str | None = None,
     connect_timeout: float = 60.0,
     session: int = 1,
+    rules: Mapping[str, Any] | None = None,
 ) -> LadderCard:
     """The candidate's card against the reference fields of ``LADDERS[VERSION]`` (see the module docstring).
 
     The candidate is a spec (``"heuristic"``, ``"mybot.py:Bot"``), or an agent class or factory as in
     ``train.eval.duplicate.evaluate``; ``workers``, ``backend``, ``address`` and ``connect_timeout`` go to it.
     ``session``: each of the ``deals`` games of a cell is a session of that many deals with the pot carried; 1,
-    single deals. The bar counts deals, a session's every deal."""
-    sizes, session = _check(deals, seed, players, session)
+    single deals. ``rules``: house rules (``Rules`` options, ``{"pot_limit": 20}``) of every game, recorded on the
+    card. The bar counts deals, a session's every deal."""
+    sizes, session, rules = _check(deals, seed, players, session, rules)
     fields = LADDERS[VERSION]
     parts = _parts(candidate, fields, sizes, deals * session)
     shared = min(workers, usable_cpus())
     with TimeLeftBar(
         parts, workers=shared, disable=not progress, unit="deal", desc="ladder", dynamic_ncols=True
     ) as bar:
-        return _play(candidate, fields, sizes, deals, seed, workers, backend, address, connect_timeout, bar, session)
+        return _play(
+            candidate, fields, sizes, deals, seed, workers, backend, address, connect_timeout, bar, session, rules
+        )
 
 
 def leaderboard(
@@ -436,11 +301,13 @@ def leaderboard(
     address: str | None = None,
     connect_timeout: float = 60.0,
     session: int = 1,
+    rules: Mapping[str, Any] | None = None,
 ) -> Leaderboard:
-    """Every reference agent's card (``ladder`` with each as the candidate, ``session`` too), best rated first."""
+    """Every reference agent's card (``ladder`` with each as the candidate, ``session`` and ``rules`` too), best
+    rated first."""
     import resource
 
-    sizes, session = _check(deals, seed, players, session)
+    sizes, session, rules = _check(deals, seed, players, session, rules)
     fields = LADDERS[VERSION]
 
     def cpu() -> float:
@@ -454,14 +321,14 @@ def leaderboard(
         parts, workers=shared, disable=not progress, unit="deal", desc="leaderboard", dynamic_ncols=True
     ) as bar:
         cards = [
-            _play(agent, fields, sizes, deals, seed, workers, backend, address, connect_timeout, bar, session)
+            _play(agent, fields, sizes, deals, seed, workers, backend, address, connect_timeout, bar, session, rules)
             for agent in fields
         ]
     cards.sort(key=lambda card: -card.rating)
     # CPU time, not wall time: the other jobs of a shared machine do not count
     machine = f"{platform.machine()}, {os.cpu_count() or 1} cores"
     minutes = round((cpu() - started) / 60, 1)
-    return Leaderboard(VERSION, list(fields), sizes, deals, seed, cards, minutes, machine, session)
+    return Leaderboard(VERSION, list(fields), sizes, deals, seed, cards, minutes, machine, session, rules)
 
 
 # ---------------------------------------------------------------------------- tables
@@ -499,6 +366,11 @@ def rating_table(board: Leaderboard) -> TextTable:
     )
 
 
+def budget_with_rules(deals: int, session: int, rules: Mapping[str, Any]) -> str:
+    """``budget`` with the house rules after it when there are some: single deals' words stay as they were."""
+    return budget(deals, session) + (f", {rules_words(rules)}" if rules else "")
+
+
 def rating_line(card: LadderCard) -> str:
     """The rating and how it is made, in one sentence."""
     from bourre_env.words import plural
@@ -507,7 +379,8 @@ def rating_line(card: LadderCard) -> str:
         f"Rating of {card.candidate}: {with_ci(card.rating, card.rating_ci95)} antes per deal, the mean "
         f"replacement advantage over {plural(len(card.fields), 'field')} x "
         f"{plural(len(card.players), 'table size')} "
-        f"(ladder v{card.version}, {budget(card.deals, card.session)} per cell, seed {card.seed})."
+        f"(ladder v{card.version}, {budget(card.deals, card.session)} per cell"
+        f"{f', {rules_words(card.rules)}' if card.rules else ''}, seed {card.seed})."
     )
 
 
@@ -522,27 +395,89 @@ def rank_line(card: LadderCard, board: Leaderboard, source: str) -> str:
         if x is not None
         for name, rating in [x]
     ]
+    their = budget_with_rules(rank.reference_deals, rank.reference_session, rank.reference_rules)
     return (
         f"Rank {rank.position} of {rank.total} among the reference agents: {', '.join(neighbours)} "
-        f"(their ratings: {budget(rank.reference_deals, rank.reference_session)}, seed {rank.reference_seed}, "
-        f"from {source})."
+        f"(their ratings: {their}, seed {rank.reference_seed}, from {source})."
     )
+
+
+def _flags(session: int, rules: Mapping[str, Any]) -> str:
+    """The options of ``bourre ladder`` that give a card this session length and these house rules."""
+    rule_flags = "".join(f" --rule {k}={json.dumps(v)}" for k, v in sorted(rules.items()))
+    return (f" --session {session}" if session > 1 else "") + rule_flags
+
+
+def _other_reference(board: Leaderboard) -> Leaderboard | None:
+    """The shipped reference of the other kind (sessions beside single deals and back), if it is there and of the
+    same ladder version and table sizes; None otherwise (a page is written without it)."""
+    path = REFERENCE_SESSION_FILE if board.session == 1 else REFERENCE_FILE
+    if not path.is_file():
+        return None
+    other = Leaderboard.load(path)
+    if (other.version, other.fields, other.players) != (board.version, board.fields, board.players):
+        return None
+    return other
+
+
+def comparison_table(singles: Leaderboard, sessions: Leaderboard) -> TextTable:
+    """Each reference agent's rating in single deals beside its rating in sessions, in the single-deal order."""
+    in_sessions = {card.candidate: card for card in sessions.cards}
+    kind = f"sessions of {sessions.session} deals" + (f", {rules_words(sessions.rules)}" if sessions.rules else "")
+    return TextTable(
+        ["agent", "single deals [95% CI]", f"{kind} [95% CI]"],
+        [False, True, True],
+        [
+            [
+                card.candidate,
+                with_ci(card.rating, card.rating_ci95),
+                with_ci(in_sessions[card.candidate].rating, in_sessions[card.candidate].rating_ci95)
+                if card.candidate in in_sessions
+                else "",
+            ]
+            for card in singles.cards
+        ],
+    )
+
+
+def _comparison_section(board: Leaderboard) -> list[str]:
+    """The two measures side by side, from this board and the shipped reference of the other kind."""
+    other = _other_reference(board)
+    if other is None:
+        return []
+    singles, sessions = (board, other) if board.session == 1 else (other, board)
+    page = "leaderboard_sessions.md" if board.session == 1 else "leaderboard.md"
+    return [
+        "",
+        "## Single deals and sessions",
+        "",
+        "The rating of each reference agent in single deals (from an empty pot, a bourré payment counted as "
+        f"chips lost) beside its rating in {budget(sessions.deals, sessions.session)} per cell with the pot "
+        f"carried{f' ({rules_words(sessions.rules)})' if sessions.rules else ''}, where a bourré payment stays in "
+        f"the pot and is won back; the other page's cards: [{page}]({page}). Single deals rate play of one "
+        "deal; sessions rate play at a table, the game as played "
+        "([evaluation.md](evaluation.md#the-ladder)).",
+        "",
+        *markdown_table(comparison_table(singles, sessions)),
+    ]
 
 
 def leaderboard_markdown(board: Leaderboard) -> str:
-    """``docs/leaderboard.md``: the ratings, then every reference agent's card."""
+    """``docs/leaderboard.md`` (single deals) or ``docs/leaderboard_sessions.md`` (sessions): the ratings, the
+    other kind's beside them when its shipped reference is there, then every reference agent's card."""
     sizes = ", ".join(map(str, board.players))
     # single deals keep the page's words as they were: the shipped page is this function's output (tests)
     sessions = board.session > 1
-    per_cell = budget(board.deals, board.session) + (
+    per_cell = budget_with_rules(board.deals, board.session, board.rules) + (
         " (the pot carried from deal to deal, the session the unit of the intervals)" if sessions else ""
     )
-    flag = f" --session {board.session}" if sessions else ""
+    flag = _flags(board.session, board.rules)
+    source = "ladder_reference.json" if board.session == 1 else "ladder_reference_session.json"
     lines = [
-        "# Leaderboard: the ladder's reference agents",
+        "# Leaderboard: the ladder's reference agents" + (" in sessions" if sessions else ""),
         "",
-        "<!-- Written by `bourre ladder --write-leaderboard` (train/eval/ladder.py) with "
-        "train/eval/ladder_reference.json; do not edit by hand. -->",
+        f"<!-- Written by `bourre ladder --write-leaderboard{flag}` (train/eval/ladder.py) with "
+        f"train/eval/{source}; do not edit by hand. -->",
         "",
         f"Ladder v{board.version}: every reference agent ({', '.join(f'`{f}`' for f in board.fields)}) is "
         f"the candidate of a duplicate evaluation against each of them as the field, at {sizes} players, "
@@ -560,7 +495,14 @@ def leaderboard_markdown(board: Leaderboard) -> str:
         f"per table size less the {len(board.fields)} against themselves (0 by construction, not played); "
         f"{board.cpu_minutes:.1f} minutes of CPU ({board.machine}), most of it the `pimc:16` field. "
         "At this budget the intervals are wide: the order of neighbours whose intervals overlap is not "
-        "settled. To rerun it:",
+        "settled."
+        + (
+            " The session count per cell was chosen so that the whole page costs about 25 minutes of CPU "
+            "([evaluation.md](evaluation.md#the-ladder))."
+            if sessions
+            else ""
+        )
+        + " To rerun it:",
         "",
         "```bash",
         f"bourre ladder --write-leaderboard --deals {board.deals} --seed {board.seed} --players "
@@ -570,6 +512,7 @@ def leaderboard_markdown(board: Leaderboard) -> str:
         "## Ratings",
         "",
         *markdown_table(rating_table(board)),
+        *_comparison_section(board),
         "",
         "## Cards",
         "",
