@@ -95,8 +95,8 @@ def steppers(tables: int, players: int, threads: int, seed: int) -> dict[str, Ca
 
 
 def worker(tree: str, tables: int, players: int, seed: int) -> None:
-    """One commit's process: its paths warmed up, ``ready|`` and their names joined by ``|``, then ``PATH SECONDS`` lines on stdin,
-    each answered with the units done and the seconds taken; an empty line ends it."""
+    """One commit's process: its paths warmed up, ``ready`` and their names joined by ``|``, then ``PATH SECONDS``
+    lines on stdin, each answered with the units done and the seconds taken; an empty line ends it."""
     sys.path.insert(0, tree)
     import bourre_env
 
