@@ -1,7 +1,8 @@
 """``benchmarks/cinch_budget.py``: what the cinch's search costs per question, and that it never gives up.
 
-The position below is the one the old 100,000-node budget could not settle in this sweep (docs/rules.md, "Cinch"):
-the player was treated as having no cinch. The exact search, which has no budget, settles it as a cinch."""
+The position below is the one the old 100,000-node budget could not settle in this sweep (docs/benchmarks.md, "The
+cinch check"): the player was treated as having no cinch. The exact search, which has no budget, settles it as a
+cinch."""
 
 from __future__ import annotations
 
