@@ -204,3 +204,22 @@ def _lowest_cards(mask: int, k: int) -> int:
         out |= low
         mask &= ~low
     return int(out)
+
+
+@njit(cache=True)
+def live_sure_tricks(hand: int, mine: int, winning: bool, best_trump: int, trump: int, live: int, later: int) -> int:
+    """``sure_tricks_at`` with what can still beat our card in this trick told apart: ``live`` holds the cards some
+    opponent may still play (each can beat at most one of our cards), ``later`` those that the opponents yet to
+    play to this trick may hold.
+
+    Our card winning the trick is sure when none of ``later`` beats it; it then needs no killer, and our trumps
+    still in hand are matched against ``live`` as before.
+    """
+    if mine >= 0 and winning:
+        if mine // 13 == trump:
+            if (later & above_mask(mine)) == 0:
+                return 1 + trump_lower_bound(hand, trump, live)
+            return trump_lower_bound(hand | _bit(mine), trump, live)
+        safe = (later & suit_mask(trump)) == 0 and (later & above_mask(mine)) == 0
+        return trump_lower_bound(hand, trump, live) + (1 if safe else 0)
+    return sure_tricks_at(hand, mine, winning, best_trump, trump, live)

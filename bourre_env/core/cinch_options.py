@@ -171,12 +171,13 @@ def _frame_options(
     lead_honors: bool,
     out: np.ndarray,
     keys: np.ndarray,
+    policy: int,
 ) -> int:
     """The plays to try at frame ``d`` of the exhaustive search, most promising for the adversary first, into
     ``out[d]``; returns how many. Frame columns: hand, pool, tricks won, leader, cards played, seat to play,
     suit led, trick number, seat winning the trick, its best card of the suit led, its best trump, our card in it.
 
-    The main probe's ordering (policy 0 of ``_option_key``), with equivalent plays of ours merged: of our cards
+    An ordering of the probes (``policy`` of ``_option_key``), with equivalent plays of ours merged: of our cards
     with no card between them that someone else may hold (an unseen or a known held card), one is tried, since
     playing another leaves the same position once the ranks are renumbered among the live cards.
     """
@@ -227,7 +228,7 @@ def _frame_options(
                 trump,
                 must_trump,
                 lead_honors,
-                0,
+                policy,
                 d,
             )
             k += 1

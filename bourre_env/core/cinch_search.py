@@ -7,23 +7,39 @@ play of everyone, the cinch's player included), so no node has an adversary that
 every line was tried and none refuted the cinch refutes it by no other route either. That makes a transposition
 table exact and simple, as in the double-dummy solvers of bridge:
 
-* **A transposition table** at every trick boundary remembers the positions whose every line failed, with the
-  fewest tricks ``me`` had won there (more tricks won can only help ``me``). Its key is **canonical**: the ranks
-  are renumbered within each suit among the cards still live (``me``'s hand, the unseen cards some opponent may
-  still draw, a known held face-up card), so a low card played leaves no trace and the positions reached when two
+* **A transposition table** at every node remembers the positions whose every line failed, with the fewest
+  tricks ``me`` had won there (more tricks won can only help ``me``). Its key is **canonical**: the ranks are
+  renumbered within each suit among the cards still live (``me``'s hand, the unseen cards some opponent may still
+  draw, a known held face-up card), so a low card played leaves no trace and the positions reached when two
   opponents swap which low card each played are one entry. Only what decides the rest of the deal is kept: each
   opponent's cards left, and which live unseen cards it may still hold; an unseen card no opponent may hold is out
   of play. With ``lead_trump_honors`` the trump suit keeps its ranks (the honours are named ranks).
 * **Dominance of equivalent choices**: ``me``'s cards with no live card of anyone else between them are one
   choice (playing either leaves the same canonical position); the opponents' plays are already cut to the two
   ends of each run (``cinch_options._run_representatives``).
-* The move ordering of the main probe (``cinch_options._options``, policy 0) and its sound bounds
-  (``sure_tricks``, every remaining lead sure) and Hall's condition for a refutation.
+* **Bounds on the live cards** (``_node_test``): ``me``'s sure tricks (``cinch_bounds.live_sure_tricks``) are
+  counted against the cards an opponent with a free slot may still draw and the known held ones, not against the
+  whole unseen pool, and ``me``'s card in the trick counts as won once no opponent yet to play to it may hold a
+  card that beats it. Hall's condition decides a refutation when ``me`` cannot reach ``need``.
+* **Rounds of limited discrepancy** (1, 3, 9, ..., then none) in the ordering of the probes' policy 1
+  (``cinch_options._option_key``): an opponent that does not beat the trick plays its weakest card, trumps last,
+  whatever void it shows. Policy 0, the main probe's, plays first what shows the fewest voids, so under a winning
+  trump the opponents follow with their low trumps, the cards a refutation keeps to ruff or overtrump ``me`` later.
+
+Why these: ``python benchmarks/cinch_hard.py --depths`` profiled the two 8-player positions that ran past the guard
+(``tests/golden/cinch_past_the_guard.json``). Neither re-walked positions (half the nodes hit the table); both
+proved, trick after trick, lines that could not fail. One, a cinch, counted as a killer of ``me``'s jack an ace of
+trumps that every seat had shown it lacks (the last one by playing under the queen): still searching after 19
+million nodes and 30 s before, 243 nodes with the live bounds. The other's refuting line needs two opponents to
+throw side cards under the ace of trumps, which policy 0 met only in the ninth round: 9.7 million nodes before, 104
+with policy 1 (the exhaustive search alone). Partition search (backing up the ranks that decided a result) and
+caching across the questions of a deal were not needed; the node counts per question before and after are in
+docs/rules.md ("Cinch").
 
 Keys are stored whole (no hash-only entries), so a table hit is never a guess. The table grows as needed. A
 wall-clock guard raises ``RuntimeError`` past a time limit (``layout.X_CINCH_LIMIT_US`` of the scratch, default
-``CINCH_TIME_LIMIT_S``): an answer is exact or there is none. Partition search (backing up the ranks that decided
-a result) was not needed: see docs/rules.md for the measurements.
+``CINCH_TIME_LIMIT_S``; read every 4,096 nodes and before every round after the first): an answer is exact or
+there is none.
 """
 
 from __future__ import annotations
@@ -50,7 +66,7 @@ from bourre_env.core.cinch_bounds import (
     _face_held_by_other,
     _gone_for,
     _hands_completable,
-    sure_tricks_at,
+    live_sure_tricks,
     unseen_cards,
 )
 from bourre_env.core.cinch_options import (
@@ -134,7 +150,7 @@ def _exhaustive(
 ) -> tuple[int, int]:
     """``exhaustive_search`` from the position of ``s``: (1 refuted or 0 not, nodes entered)."""
     line = np.empty((_depth_max(s, p), 2), dtype=np.int64)
-    return _exhaustive_into(s, p, me, pool, absent, need, x, line)
+    return _exhaustive_into(s, p, me, pool, absent, need, x, line, np.zeros((0, 4), dtype=np.int64))
 
 
 @njit(cache=True)
@@ -148,6 +164,17 @@ def refuting_line(s: np.ndarray, p: np.ndarray, seat: int) -> tuple[bool, np.nda
     line of play that refutes ``seat``'s cinch (rows of seat and card from the position of ``s`` on, possibly
     none: a refutation may need only a consistent completion of the hands); (False, no rows) for a cinch. For
     tests, which check the line against the rules independently."""
+    x = np.zeros(SCRATCH_SIZE, dtype=np.int64)
+    return traced_refuting_line(s, p, seat, x, np.zeros((0, 4), dtype=np.int64))
+
+
+@njit(cache=True)
+def traced_refuting_line(
+    s: np.ndarray, p: np.ndarray, seat: int, x: np.ndarray, trace: np.ndarray
+) -> tuple[bool, np.ndarray]:
+    """``refuting_line`` with the scratch ``x`` (its time limit; the nodes entered are added to ``X_CINCH_NODES``)
+    and, per depth of the search (a row each, as many as ``trace`` has), counters of nodes entered, table hits,
+    nodes the bounds settle and table entries stored (``benchmarks/cinch_hard.py``)."""
     need = CINCH_TRICKS - s[S_TRICKS + seat]
     line = np.full((_depth_max(s, p), 2), -1, dtype=np.int64)
     if need <= 0:
@@ -155,8 +182,8 @@ def refuting_line(s: np.ndarray, p: np.ndarray, seat: int) -> tuple[bool, np.nda
     absent = np.empty(MAX_PLAYERS, dtype=np.int64)
     proven_absent(s, p, absent)
     absent[seat] = 0
-    x = np.zeros(SCRATCH_SIZE, dtype=np.int64)
-    found, _ = _exhaustive_into(s, p, seat, unseen_cards(s, p, seat), absent, need, x, line)
+    found, nodes = _exhaustive_into(s, p, seat, unseen_cards(s, p, seat), absent, need, x, line, trace)
+    x[X_CINCH_NODES] += nodes
     if found == 0:
         return False, line[:0]
     k = 0
@@ -175,6 +202,7 @@ def _exhaustive_into(
     need: int,
     x: np.ndarray,
     line: np.ndarray,
+    trace: np.ndarray,
 ) -> tuple[int, int]:
     n = _n(p)
     rows = np.zeros((4, MAX_PLAYERS), dtype=np.int64)  # count, forbid, known, active
@@ -204,7 +232,7 @@ def _exhaustive_into(
     fs0[10] = best_trump
     fs0[11] = trick[me]
     fs0[12] = trump
-    return exhaustive_search(p, fs0, rows, n, me, _gone_for(s, p, me), need, line.shape[0], x, line)
+    return exhaustive_search(p, fs0, rows, n, me, _gone_for(s, p, me), need, line.shape[0], x, line, trace)
 
 
 CINCH_TIME_LIMIT_S = 10.0  # wall clock one cinch question may take before the search raises (scratch: 0 = this)
@@ -212,6 +240,8 @@ _CLOCK_EVERY = 4095  # the clock is read when (nodes & this) == 0: about a micro
 _META = 5  # key words before the opponents': hand, live unseen cards, known held cards, seats, the trick
 _TT_START = 1 << 8  # entries of a fresh table; it quadruples at half full
 _EXHAUSTED = 1 << 40  # discrepancies left recorded for a subtree searched without a cut
+# ``_option_key``'s policy 1: an opponent that does not beat the trick plays its weakest card whatever void it proves
+_ORDERING = 1
 
 
 # CLOCK_MONOTONIC's number in <time.h>; on Windows, which has no clock_gettime, the guard reads a clock that stands
@@ -389,6 +419,7 @@ def _node_test(
     count: np.ndarray,
     forbid: np.ndarray,
     known: np.ndarray,
+    nxt: np.ndarray,
     d: int,
     n: int,
     me: int,
@@ -421,13 +452,26 @@ def _node_test(
     # a refutation: even every trick left cannot reach ``need``, and the hands can be completed
     if mine + popcount(hand) + in_trick < need and _hands_completable(fs[d, 1], count[d], forbid[d], known[d], n, me):
         return 1
-    seen = fs[d, 1]
-    for q in range(n):
-        seen |= known[d, q]
-    if (
-        mine + popcount(hand & suit_mask(trump)) + in_trick >= need
-        and mine + sure_tricks_at(hand, my_card, fs[d, 8] == me, fs[d, 10], trump, seen) >= need
-    ) or (fs[d, 4] == 0 and fs[d, 5] == me and mine + popcount(hand) >= need and _all_sure_leads(hand, seen, trump)):
+    if mine + popcount(hand & suit_mask(trump)) + in_trick < need and not (fs[d, 4] == 0 and fs[d, 5] == me):
+        return 0  # the bounds below count no more than our trumps and our card in the trick, or every lead
+    # The cards that can still beat ours: what an opponent with a free slot may still draw, and its known cards; an
+    # unseen card that no such opponent may hold lies out of play. Those the opponents yet to play to this trick may
+    # hold can also beat our card in it (``live_sure_tricks``).
+    live = np.int64(0)
+    later = np.int64(0)
+    seat = fs[d, 5]
+    for k in range(nactive):
+        if seat != me:
+            mays = known[d, seat]
+            if count[d, seat] > popcount(mays):
+                mays |= fs[d, 1] & ~forbid[d, seat]
+            live |= mays
+            if k < nactive - fs[d, 4]:
+                later |= mays
+        seat = nxt[seat]
+    if (mine + live_sure_tricks(hand, my_card, fs[d, 8] == me, fs[d, 10], trump, live, later) >= need) or (
+        fs[d, 4] == 0 and fs[d, 5] == me and mine + popcount(hand) >= need and _all_sure_leads(hand, live, trump)
+    ):
         return 2
     return 0
 
@@ -444,6 +488,7 @@ def exhaustive_search(
     depth_max: int,
     x: np.ndarray,
     line: np.ndarray,
+    trace: np.ndarray,
 ) -> tuple[int, int]:
     """(1 if a refuting line exists else 0, nodes entered) from the root frame ``fs0`` (``_frame_options``'s
     columns, then trump) and its per-seat rows ``rows0`` (count, forbid, known, active). A refuting line is
@@ -491,6 +536,8 @@ def exhaustive_search(
     nodes = 0
     max_disc = 1
     while True:  # one round per pass
+        if max_disc > 1 and _clock() - start > limit:  # also between rounds: a short search is guarded too
+            raise RuntimeError("cinch search over its wall-clock limit (layout.X_CINCH_LIMIT_US)")
         for k in range(12):
             fs[0, k] = fs0[k]
         for q in range(MAX_PLAYERS):
@@ -508,7 +555,10 @@ def exhaustive_search(
                     raise RuntimeError("cinch search over its wall-clock limit (layout.X_CINCH_LIMIT_US)")
                 cut[d] = 0
                 stored[d] = 0
-                code = _node_test(fs, count, forbid, known, d, n, me, nactive, trump, h, need)
+                code = _node_test(fs, count, forbid, known, nxt, d, n, me, nactive, trump, h, need)
+                if d < trace.shape[0]:
+                    trace[d, 0] += 1
+                    trace[d, 2] += code == 2
                 if code == 1:
                     for k in range(d):
                         line[k, 0] = fs[k, 5]
@@ -519,6 +569,8 @@ def exhaustive_search(
                     slot = _tt_slot(tt_keys, tt_vals, keys, d, kw)
                     if tt_vals[slot] >= 0 and tt_vals[slot] <= fs[d, 2] and tt_rems[slot] >= max_disc - disc[d]:
                         code = 2
+                        if d < trace.shape[0]:
+                            trace[d, 1] += 1
                         if tt_rems[slot] < _EXHAUSTED and d > 0:
                             cut[d - 1] = 1  # searched only so far: the parent is not exhausted
                     else:
@@ -527,7 +579,7 @@ def exhaustive_search(
                     d -= 1
                     continue
                 nopt[d] = _frame_options(
-                    fs, forbid, count, known, d, me, gone, trump, must_trump, lead_honors, opts, sort_keys
+                    fs, forbid, count, known, d, me, gone, trump, must_trump, lead_honors, opts, sort_keys, _ORDERING
                 )
                 idx[d] = 0
                 tried[d] = 0
@@ -541,6 +593,8 @@ def exhaustive_search(
                         tt_vals[slot] = fs[d, 2]
                         tt_rems[slot] = rem
                         tt_used += 1
+                        if d < trace.shape[0]:
+                            trace[d, 3] += 1
                         if 2 * tt_used > tt_vals.shape[0]:
                             tt_keys, tt_vals, tt_rems = _tt_grown(tt_keys, tt_vals, tt_rems, kw)
                     elif rem > tt_rems[slot] or (rem == tt_rems[slot] and fs[d, 2] < tt_vals[slot]):
