@@ -16,8 +16,22 @@ so a thread that is still spinning takes the next call at once, where one that s
 Forcing threads to sleep at once (``OMP_WAIT_POLICY=PASSIVE``, what this module did until 2026-12) cost a
 quarter of the speed quiet (the vector env at 1,024 tables 0.72x, ``BatchGame.step`` 0.73x) and bought nothing under
 contention that the thread count below does not already buy (docs/vector_env.md, "Shared cores": with one and two busy
-processes beside it the spinning chooser keeps within noise of the sleeping one). So the layer's own brief spin stays,
-and whoever wants another policy sets ``OMP_WAIT_POLICY`` (or ``GOMP_SPINCOUNT``) in the environment as usual.
+processes beside it the spinning chooser keeps within noise of the sleeping one). So the layer's own brief spin stays on
+a quiet machine, and whoever wants another policy sets ``OMP_WAIT_POLICY`` (or ``GOMP_SPINCOUNT``) in the environment
+as usual.
+
+One choice is made once, as numba's threads start (the first threaded call of the process): how long they spin. The
+brief spin pays on a quiet machine; on a shared one, a spinning thread holds a core that another process (or a working
+thread of this one) wants, and beside one busy process on the 2-core machine a short spin
+(``GOMP_SPINCOUNT=SHORT_SPIN``, about 10,000 iterations) kept 1.01-1.05x of passive waiting where the default kept
+0.89-0.94x (docs/vector_env.md, "Threads on a quiet machine" and "The spin chosen at start"). So the first threaded call
+looks at the machine (``busy_elsewhere``: the runnable threads the kernel counts now, less this one, as a share of the
+cores this process may use) and starts the threads with the short spin when another process is busy on them
+(``SHARED_AT``), with the layer's own spin otherwise. The policy cannot change once the threads run, and the probe below
+cannot make this choice (it runs on the threads, so it would start them first); ``start_spin()`` says which was chosen.
+An ``OMP_WAIT_POLICY`` or ``GOMP_SPINCOUNT`` in the environment, or ``BOURRE_THREADS_ADAPT=0``, leaves the choice to the
+threading layer, and so does a process that loaded libgomp before its first threaded call: torch loads a copy of its own
+at import, whose variables are read then (in the trainers, which import torch first, the layer's spin runs).
 
 What degrades a threaded call on a shared machine is the thread that is off its core, and for that every threaded
 call asks ``threads_now(n)`` how many threads to run on:
@@ -50,7 +64,16 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-__all__ = ["ThreadChooser", "auto_threads", "chooser", "on_threads", "threads_now", "usable_cores"]
+__all__ = [
+    "ThreadChooser",
+    "auto_threads",
+    "busy_elsewhere",
+    "chooser",
+    "on_threads",
+    "start_spin",
+    "threads_now",
+    "usable_cores",
+]
 
 PROBE_SECONDS = 0.25
 """How often (wall seconds, at most) the probe measures what threads gain on the machine as it is now."""
@@ -67,6 +90,18 @@ PROBE_WORK = 100_000
 """Iterations of the probe's arithmetic in all (a millisecond or less on one core of the 2-core machine): short
 enough to cost under a percent every ``PROBE_SECONDS``, long enough that a sleeping thread's wake-up and the join
 are a small part of it."""
+
+
+SHORT_SPIN = 10_000
+"""``GOMP_SPINCOUNT`` of threads started on a shared machine (libgomp's own is about 300,000 iterations)."""
+
+SHARED_AT = 0.5
+"""Other runnable threads per usable core at which the machine counts as shared when the threads start: on 2 cores,
+one other busy process."""
+
+START_SAMPLES = 10
+"""Readings of the kernel's runnable count, a millisecond apart, whose median ``busy_elsewhere`` takes: one reading
+can catch a short-lived process, or this one's other threads, at the wrong moment."""
 
 
 def usable_cores() -> int:
@@ -163,8 +198,83 @@ def chooser() -> ThreadChooser:
 
 
 def threads_now(n: int) -> int:
-    """``chooser().threads_now(n)``."""
+    """``chooser().threads_now(n)``, numba's threads started first (``start_spin``)."""
+    _launch()
     return _chooser.threads_now(n)
+
+
+def _runnable_now() -> int | None:
+    """The threads the kernel counts as runnable now, on the whole machine (``/proc/loadavg``'s fourth field, this
+    one included); None where there is no such file."""
+    try:
+        with open("/proc/loadavg") as f:
+            return int(f.read().split()[3].split("/")[0])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def busy_elsewhere(read: Callable[[], int | None] | None = None, samples: int = START_SAMPLES) -> float:
+    """Other runnable threads per core this process may use, now: the median of ``samples`` readings of the
+    machine's runnable count, less this thread, scaled to the share of the machine's CPUs that the affinity mask
+    gives (a pinned process sees the machine's count); 0.0 where the count cannot be read. ``read``: the count's
+    source (``/proc/loadavg``)."""
+    read = read or _runnable_now
+    counts = []
+    for i in range(samples):
+        if i:
+            time.sleep(0.001)
+        count = read()
+        if count is None:
+            return 0.0
+        counts.append(count)
+    others = max(0.0, statistics.median(counts) - 1)
+    machine = max(1, os.cpu_count() or 1)
+    return others * min(1.0, usable_cores() / machine) / usable_cores()
+
+
+_start_spin: str | None = None
+
+
+def start_spin() -> str | None:
+    """How numba's threads were started by this module: ``"short"`` (``GOMP_SPINCOUNT=SHORT_SPIN``, a shared
+    machine), ``"default"`` (the threading layer's own), ``"environment"`` (a policy set there, or the probe off),
+    ``"started elsewhere"`` (other code started them first); None before the first threaded call."""
+    return _start_spin
+
+
+def _launch() -> None:
+    """Start numba's threads once, with the short spin if the machine is shared now (module docstring); the
+    environment is left as it was."""
+    global _start_spin
+    if _start_spin is not None:
+        return
+    from numba.np.ufunc import parallel
+
+    if parallel._is_initialized or _gomp_loaded():
+        _start_spin = "started elsewhere"  # libgomp reads its variables once, as it loads: too late to choose
+        return
+    if not _chooser.adapt or "OMP_WAIT_POLICY" in os.environ or "GOMP_SPINCOUNT" in os.environ:
+        _start_spin = "environment"
+        return
+    shared = busy_elsewhere() >= SHARED_AT
+    _start_spin = "short" if shared else "default"
+    if shared:
+        os.environ["GOMP_SPINCOUNT"] = str(SHORT_SPIN)  # libgomp reads it as numba loads it, below
+    try:
+        parallel._launch_threads()  # type: ignore[no-untyped-call]
+    finally:
+        if shared:
+            del os.environ["GOMP_SPINCOUNT"]
+
+
+def _gomp_loaded() -> bool:
+    """Whether a libgomp is loaded in this process already (torch loads its own copy at import, and numba's
+    threads then run on it, with the variables it read then)."""
+    try:
+        with open("/proc/self/maps") as f:
+            return any("libgomp" in line for line in f)
+    except OSError:
+        return False
 
 
 @contextmanager

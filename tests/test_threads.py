@@ -222,3 +222,57 @@ def test_numba_threads_start_on_the_threading_layers_own_wait_policy() -> None:
     seen = ast.literal_eval(done.stdout.strip().splitlines()[-1])
     assert seen, "numba's threads never started: the test saw nothing"
     assert set(seen) == {None}, seen
+
+
+def test_busy_elsewhere_counts_the_other_runnable_threads_per_usable_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(threads, "usable_cores", lambda: 2)
+    monkeypatch.setattr(threads.os, "cpu_count", lambda: 2)
+    readings = iter([3, 1, 3, 3, 9])  # the median, 3: two other threads beside this one
+    assert threads.busy_elsewhere(lambda: next(readings), samples=5) == 1.0
+    assert threads.busy_elsewhere(lambda: 1, samples=3) == 0.0  # only this thread runs
+    assert threads.busy_elsewhere(lambda: None, samples=3) == 0.0  # no count to read: the machine counts as quiet
+    # a process pinned to 2 of 16 CPUs sees the machine's count: its cores get their share of the others
+    monkeypatch.setattr(threads.os, "cpu_count", lambda: 16)
+    assert threads.busy_elsewhere(lambda: 17, samples=1) == pytest.approx(16 * (2 / 16) / 2)
+
+
+START_PROBE = """
+import os
+from numba.np.ufunc import parallel
+from bourre_env import threads
+
+seen = []
+launch = parallel._launch_threads
+
+
+def watched_launch():
+    seen.append(os.environ.get("GOMP_SPINCOUNT"))
+    return launch()
+
+
+parallel._launch_threads = watched_launch
+threads._runnable_now = lambda: RUNNABLE
+from bourre_env.batch import BatchGame
+
+BatchGame(64, seed=0, num_players=5, threads=2).random_play(4)
+print(repr((seen, threads.start_spin(), os.environ.get("GOMP_SPINCOUNT"))))
+"""
+
+
+@pytest.mark.parametrize(
+    ("runnable", "spin", "spincount"), [("1", "default", None), ("1 + 2 * (os.cpu_count() or 1)", "short", "10000")]
+)
+def test_numba_threads_start_with_a_short_spin_on_a_shared_machine(runnable: str, spin: str, spincount: str) -> None:
+    # A process of its own: numba's threads start once per process. The kernel's runnable count is faked: with only
+    # this thread runnable the layer's own spin, with two others per CPU the short spin, and the environment as it
+    # was afterwards (child processes choose for themselves).
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    env["NUMBA_NUM_THREADS"] = "2"
+    script = START_PROBE.replace("RUNNABLE", runnable)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen, chosen, after = ast.literal_eval(done.stdout.strip().splitlines()[-1])
+    assert seen, "numba's threads never started: the test saw nothing"
+    assert seen[0] == spincount, seen  # numba calls the launch before every parallel call; the first one starts them
+    assert chosen == spin
+    assert after is None
