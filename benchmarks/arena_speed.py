@@ -4,7 +4,8 @@ What is measured
 ----------------
 The server runs in this process (``train.arena.in_thread.serve_in_thread``: uvicorn on 127.0.0.1, an ephemeral port,
 a temporary data folder); every seat of every match is a remote bot (no built-in agent sits at a table), a
-``train.arena.client.Bot`` that answers each turn with its first legal action. The bots run in ``--bot-processes``
+``train.arena.client.Bot`` that answers each turn with its first legal action (a pass: one decision a seat a game),
+or with ``--moves random`` a seeded random one (games of tricks). The bots run in ``--bot-processes``
 processes of their own (all the bots of a process on one event loop, ``train.arena.client.play_async``;
 ``benchmarks/arena_bots.py``), so that the server's figures are not the client's GIL and the server process's CPU time
 is the server's alone. The matches are
@@ -33,6 +34,7 @@ Usage
     python benchmarks/arena_speed.py                     # 1 then 16 tables, 5 seats, 20 deals each (under a minute)
     python benchmarks/arena_speed.py --quick --json r.json   # 1 then 2 tables, 3 deals, 3 seats (a test's)
     python benchmarks/arena_speed.py --stub-turns        # turns without their view: the turns' share of the CPU
+    python benchmarks/arena_speed.py --loop asyncio      # the server on asyncio's own loop, as where uvloop is missing
 
 ``benchmarks/arena_floor.py`` times the server's own pieces of a decision (the game and its hand history, a turn)
 without the network, beside the rules core's floor.
@@ -62,6 +64,8 @@ import numpy as np
 from arena_bots import BotProcesses, seeded_secrets
 from machine import cpu_seconds, machine_info, machine_line
 
+LOOPS = ("auto", "asyncio", "uvloop")
+"""``--loop``: the server's event loop."""
 TARGET_RATE = 2000.0
 """Remote decisions/s at 16 tables the issue asks for (server and bots on one 2-core machine)."""
 TARGET_P99_MS = 50.0
@@ -208,6 +212,29 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--bot-processes", type=int, default=4, help="processes the bots are spread over (threads inside; default: 4)"
     )
+    parser.add_argument(
+        "--moves",
+        choices=("first", "random"),
+        default="first",
+        help="the bots' moves: first, the first legal action (every seat passes: a game is one decision a seat); "
+        "random, seeded by --seed and the bot's name (seats stay and play tricks, as a bot that plays does: a game "
+        "is some 4 times as many decisions, its own costs shared among them) (default: first)",
+    )
+    parser.add_argument(
+        "--loop",
+        choices=LOOPS,
+        default="auto",
+        help="the server's event loop: uvloop (libuv's, in C), asyncio (the standard library's, as on a platform "
+        "without uvloop's wheels), auto: uvloop where it is installed, as bourre arena serve (default: auto)",
+    )
+    parser.add_argument(
+        "--json-codec",
+        choices=("today", "msgspec"),
+        default="today",
+        help="the JSON of the messages: today's (orjson writes, a regular expression or the standard library reads); "
+        "msgspec, its typed decoder reading actions first and its encoder writing every message, a trial of the "
+        "benchmark's alone (it takes a key given twice, which the protocol refuses) (default: today)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the matches' secrets (default 0)")
     parser.add_argument(
         "--quick",
@@ -228,7 +255,59 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error("--clock: expected seconds in 0.001..60")
     if args.bot_processes < 1:
         parser.error("--bot-processes: expected at least 1")
+    if args.json_codec == "msgspec":
+        try:
+            import msgspec  # noqa: F401
+        except ImportError:
+            parser.error("--json-codec msgspec: msgspec is not installed (pip install msgspec)")
+    if args.loop == "uvloop" and not uvloop_installed():
+        parser.error("--loop uvloop: uvloop is not installed (pip install uvloop; it has no wheels for Windows)")
     return args
+
+
+def uvloop_installed() -> bool:
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def choose_loop(loop: str) -> None:
+    """The server's event loop for ``--loop``. The in-thread server leaves the choice to uvicorn ("auto": uvloop when
+    it imports), so asyncio's loop is had as a platform without uvloop has it: the import made to fail."""
+    if loop == "asyncio":
+        sys.modules["uvloop"] = None  # type: ignore[assignment]  # a None entry makes the import raise ImportError
+
+
+def msgspec_codec() -> None:
+    """``--json-codec msgspec``: actions read by msgspec's typed decoder (what it refuses goes to today's reader, which
+    words the fault), every message written by its encoder."""
+    from typing import Literal
+
+    import msgspec
+
+    from train.arena import protocol
+
+    # made, not declared: this module's annotations are strings, which msgspec would look up in its globals
+    fields = [("type", Literal["action"]), ("turn", int), ("action", int)]
+    action_type = msgspec.defstruct("Action", fields, forbid_unknown_fields=True)
+    decoder, encoder = msgspec.json.Decoder(action_type), msgspec.json.Encoder()
+    parse = protocol.parse_client
+
+    def parse_client(data: str | bytes) -> protocol.Hello | protocol.Action:
+        if len(data) <= protocol.MAX_MESSAGE_BYTES:
+            try:
+                action = decoder.decode(data)
+            except (msgspec.ValidationError, msgspec.DecodeError):
+                pass
+            else:
+                if 0 <= action.turn < 2**53 and 0 <= action.action < 2**53:
+                    return protocol.Action(action.turn, action.action)
+        return parse(data)
+
+    protocol.parse_client = parse_client  # type: ignore[assignment]
+    protocol.encode = lambda message: encoder.encode(message).decode()  # type: ignore[assignment]
 
 
 def stub_turns() -> None:
@@ -272,14 +351,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     machine = machine_info()
     header = (
         f"{machine_line(machine)}; server in this process, {args.bot_processes} bot processes; "
-        f"{args.players} seats a match, all remote bots (first legal action), {args.deals} deal(s) each played "
+        f"{args.players} seats a match, all remote bots ({args.moves} moves), {args.deals} deal(s) each played "
         f"once, par games: {args.par}, clock {args.clock:g} s"
     )
     print(header, flush=True)
+    choose_loop(args.loop)
     trips = RoundTrips()
     trips.install()
     if args.stub_turns:
         stub_turns()
+    if args.json_codec == "msgspec":
+        msgspec_codec()
     results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="arena-speed-") as data:
         store = Store(data)
@@ -289,9 +371,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         # bots and match requests all come from the loopback: one address may hold every connection
         loopback = connections.Guard(per_address=connections.MAX_CONNECTIONS)
         server, port = serve_in_thread(arena, guard=loopback)
+        loop_class = type(server.servers[0].get_loop())
+        event_loop = f"{loop_class.__module__}.{loop_class.__qualname__}"
+        print(f"the server's event loop: {event_loop}", flush=True)
         bots = [(f"b{i}", store.add_bot(f"b{i}")) for i in range(max(args.tables) * args.players)]
         names = [name for name, _ in bots]
-        fleet = BotProcesses.start(f"ws://127.0.0.1:{port}/bot", bots, args.bot_processes, moves="first")
+        fleet = BotProcesses.start(
+            f"ws://127.0.0.1:{port}/bot", bots, args.bot_processes, moves=args.moves, seed=args.seed
+        )
         try:
             fleet.wait_connected(arena)
             # a match of its own (every match has its own secret): the timed runs find none of its hands in the caches
@@ -330,8 +417,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         payload = {
             "config": {
                 k: getattr(args, k)
-                for k in ("tables", "players", "deals", "par", "clock", "bot_processes", "seed", "quick", "stub_turns")
+                for k in (
+                    "tables",
+                    "players",
+                    "deals",
+                    "par",
+                    "clock",
+                    "bot_processes",
+                    "seed",
+                    "quick",
+                    "stub_turns",
+                    "moves",
+                    "loop",
+                    "json_codec",
+                )
             },
+            "event_loop": event_loop,
             "machine": machine,
             "targets": {"decisions_per_second": TARGET_RATE, "round_trip_ms_p99": TARGET_P99_MS},
             "bots_cpu_seconds": bots_cpu,

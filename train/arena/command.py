@@ -12,6 +12,7 @@ read is open to the group or others.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import stat
@@ -19,18 +20,21 @@ import sys
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
 from train import arguments
 from train.arena import ladder_cli
 
-__all__ = ["add_parsers"]
+__all__ = ["LOOPS", "add_parsers", "event_loop", "run_on"]
 
 DEFAULT_PORT = 8765
 DEFAULT_DATA = "runs/arena"
 TOKEN_VARIABLE = "BOURRE_ARENA_TOKEN"
 """The environment variable ``bourre arena match`` reads the operator token from, without ``--token-file``."""
+LOOPS = ("auto", "asyncio", "uvloop")
+"""``--loop`` of ``bourre arena serve`` and ``bourre connect``: auto is uvloop where it is installed, else asyncio's."""
 DATABASE_VARIABLE = "BOURRE_ARENA_DATABASE"
 """The environment variable the commands that open the database read its URL from, without ``--database`` (a
 variable keeps a password out of the list of processes)."""
@@ -59,6 +63,44 @@ def _token_file_option(parser: argparse.ArgumentParser) -> None:
         help="write the token to FILE, a new file readable by you alone (mode 600), instead of printing it",
     )
     parser.add_argument("--force", action="store_true", help="with --token-file: replace an existing FILE")
+
+
+def _loop_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--loop",
+        choices=LOOPS,
+        default="auto",
+        help="the event loop: uvloop (libuv's, in C; the arena extra installs it on Linux and macOS) or asyncio's "
+        "own; auto: uvloop where it is installed (default: auto)",
+    )
+
+
+def event_loop(choice: str) -> str:
+    """The event loop ``--loop choice`` names, as uvicorn names it: ``auto`` is ``uvloop`` where it imports, else
+    ``asyncio``; ``ValueError`` in one line for ``uvloop`` where it does not import (Windows: it has no wheels)."""
+    if choice not in LOOPS:
+        raise ValueError(f"--loop: expected one of {', '.join(LOOPS)}, got {choice!r}")
+    if choice == "asyncio":
+        return choice
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        if choice == "uvloop":
+            raise ValueError(
+                "--loop uvloop: uvloop is not installed (pip install uvloop; it has no wheels for Windows)"
+            ) from None
+        return "asyncio"
+    return "uvloop"
+
+
+def run_on(main: Coroutine[Any, Any, None], loop: str) -> None:
+    """Run ``main`` to its end on the event loop ``loop`` (``event_loop``'s answer)."""
+    if loop == "uvloop":
+        import uvloop
+
+        uvloop.run(main)
+    else:
+        asyncio.run(main)
 
 
 def add_parsers(commands: Any) -> None:
@@ -100,6 +142,7 @@ def add_parsers(commands: Any) -> None:
     serve.add_argument(
         "--people", action="store_true", help="admit people at tables with bots, from the page /play (docs/arena.md)"
     )
+    _loop_option(serve)
     serve.set_defaults(func=_serve)
 
     match = sub.add_parser("match", help="ask a running server for a match, and print its report")
@@ -204,6 +247,7 @@ def add_parsers(commands: Any) -> None:
     connect.add_argument("--name", required=True, help="the bot's name (bourre arena add-bot NAME)")
     connect.add_argument("--token-file", required=True, help="a file holding the bot's token")
     connect.add_argument("--seed", type=arguments.seed, default=0, help="the agent's seed")
+    _loop_option(connect)
     connect.set_defaults(func=_connect)
 
 
@@ -211,6 +255,10 @@ def _serve(args: argparse.Namespace) -> int:
     from train.arena.processes import check_processes
 
     check_processes(args.processes)  # before the server's imports: a bad count is said at once
+    loop = event_loop(args.loop)
+    if args.processes > 1 and args.loop != "auto":
+        # each process's settings (train.arena.processes.Settings) carry no loop yet: its server takes auto's
+        raise ValueError("--loop: with --processes, every process takes uvloop where it is installed (auto)")
     ladder = ladder_cli.config(args)
     _per_address(args)
     keeper = _OperatorTokenFile(args.token_file, args.force)
@@ -242,6 +290,7 @@ def _serve(args: argparse.Namespace) -> int:
             ladder=ladder,
             people=args.people,
             keep_token=keeper.keep_token,
+            loop=loop,
         )
         return 0
     finally:
@@ -456,17 +505,18 @@ def _match(args: argparse.Namespace) -> int:
 
 
 def _connect(args: argparse.Namespace) -> int:
-    from train.arena.client import AgentBot, RefusedError, play
+    from train.arena.client import AgentBot, RefusedError, play_async
     from train.arena.protocol import NAME_PATTERN
 
     if not NAME_PATTERN.fullmatch(args.name):  # refused by any server, for good: said before connecting
         raise ValueError(f"--name: expected 1 to 32 of A-Z a-z 0-9 _ . -, got {args.name!r}")
     if not args.url.startswith(("ws://", "wss://")):
         raise ValueError(f"--url: expected ws://HOST:PORT/bot or wss://..., got {args.url!r}")
+    loop = event_loop(args.loop)
     token = _read_token_file(args.token_file)
     bot = AgentBot(args.spec, args.seed)
     try:
-        play(bot, args.url, args.name, token, progress=True)
+        run_on(play_async(bot, args.url, args.name, token, progress=True), loop)
     except RefusedError as err:
         raise ValueError(f"refused by the server: {err}") from None
     except KeyboardInterrupt:

@@ -17,8 +17,9 @@ in them names a file or code: a match's built-in seats and its fallback are chec
 the operator's ``--agent`` specs). A request with an ``Origin`` of another host is refused, and on the loopback only
 this machine's names are answered, as by ``bourre serve``.
 
-Everything runs on one event loop: the sockets, and every match as a task (``train.arena.match``), so a turn and its
-answer take no hand-off between threads; built-in agents think, and the store writes, in threads of their own.
+Everything runs on one event loop (uvloop's, libuv's loop in C, where it is installed; asyncio's own elsewhere:
+``serve``'s ``loop``): the sockets, and every match as a task (``train.arena.match``), so a turn and its answer take
+no hand-off between threads; built-in agents think, and the store writes, in threads of their own.
 uvicorn serves the WebSockets with the ``websockets`` package (its sans-I/O protocol, over a transport that sends
 the writes of a loop turn in one system call: ``train.arena.bot_socket``), per-message compression off
 (``ws_options``): the messages are small, and compressing them cost more CPU than it saved.
@@ -524,18 +525,19 @@ def run(
     ladder: LadderConfig | None = None,
     people: bool = False,
     keep_token: Callable[[str | None], None] | None = None,
+    loop: str = "auto",
 ) -> None:
     """``bourre arena serve``: until Ctrl-C; matches a stopped server left are marked interrupted first, and at the
     first start an operator token is made and printed once, or handed to ``keep_token`` (``start``). ``database``: a URL
     (``storage.database_url``) instead of the data folder's SQLite file. ``ladder``: schedule matches
-    (``train.arena.scheduler``). ``people``: admit people at tables with bots (``train.arena.people``). Several
-    processes: ``train.arena.processes.run``."""
+    (``train.arena.scheduler``). ``people``: admit people at tables with bots (``train.arena.people``). ``loop``: the
+    event loop (``serve``). Several processes: ``train.arena.processes.run``."""
     from train.web.agent_specs import check_offered
 
     checked = [check_offered(spec) for spec in offered]
     store = start(data, database, keep_token)
     announce(store, data, database, host, port, ladder, people)
-    serve(store, host, checked, ladder, people, port=port)
+    serve(store, host, checked, ladder, people, port=port, loop=loop)
 
 
 def start(data: str, database: str | None, keep_token: Callable[[str | None], None] | None = None) -> Store:
@@ -608,16 +610,25 @@ def serve(
     people: bool,
     port: int = 0,
     sockets: list[socket.socket] | None = None,
+    loop: str = "auto",
 ) -> None:
     """Serve ``store``'s arena until Ctrl-C or SIGTERM, on ``host``:``port`` or on ``sockets`` (listening already:
-    ``train.arena.processes``), then close the store. ``offered``: the ``--agent`` specs, checked already."""
+    ``train.arena.processes``), then close the store. ``offered``: the ``--agent`` specs, checked already. ``loop``:
+    uvicorn's event loop: ``auto``, uvloop where it is installed (the arena extra) and asyncio's own elsewhere, or
+    ``asyncio`` or ``uvloop``."""
     arena = Arena(store, offered, ladder)
     arena.people.enabled = people
     settle_heap()
     # slow or many clients cannot exhaust it (train.web.connections)
     app = create_app(arena, http_input.allowed_hosts(host))
     config = connections.config(
-        app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=STOP_SECONDS, **ws_options()
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        timeout_graceful_shutdown=STOP_SECONDS,
+        loop=loop,
+        **ws_options(),
     )
     try:
         # at the first Ctrl-C or SIGTERM the matches stop after their game under way (arena.stopping)
