@@ -13,8 +13,11 @@ import numpy as np
 import pytest
 from sb3_contrib.common.maskable.utils import get_action_masks
 
+from bourre_env.core import S_DEAL_NO
 from bourre_env.observation import O_DEAL, O_POT
 from train import runs
+from train.learning.opponent_pool import PoolWeights
+from train.sb3.pool import PoolVecEnv
 from train.sb3.trainer import Args, main, make_vec_env, parse_args, resolve_resume, run
 from train.schedule import table_rules
 
@@ -64,6 +67,29 @@ def test_the_learners_episode_is_a_session_of_deals_with_the_pot_carried() -> No
             deals = [d for i, d in enumerate(decisions) if i == 0 or d != decisions[i - 1]]
             assert deals == expected  # the observation walks through the session's deals in order
         assert max(pots) > 4  # a pot carried from a deal: more than the antes of a table of 3 or 4
+    finally:
+        venv.close()
+
+
+@pytest.mark.parametrize("session", [1, SESSION])
+def test_the_opponents_drawn_at_a_sessions_start_play_all_its_deals(session: int) -> None:
+    # snapshots weigh nothing until the first: half the seats draw the heuristic, half the random agent
+    venv = PoolVecEnv(32, PoolWeights(0.5, 0.5, 0.0), seed=7, num_players=(3,), session=session)
+    try:
+        env = venv.env
+        venv.seed(7)
+        venv.reset()
+        rng = np.random.default_rng(1)
+        redrawn = deals_ended = 0
+        for _ in range(400):
+            before, deal = env._drawn.copy(), env.game.states[:, S_DEAL_NO].copy()
+            masks = get_action_masks(venv)
+            _, _, dones, _ = venv.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
+            within = ~dones & (env.game.states[:, S_DEAL_NO] != deal)  # a later deal of the same session began
+            np.testing.assert_array_equal(env._drawn[~dones], before[~dones])  # seated for the whole session
+            deals_ended += int(within.sum() + dones.sum())
+            redrawn += int((env._drawn[dones] != before[dones]).any(axis=1).sum())
+        assert deals_ended > 300 and redrawn > 0.4 * int(deals_ended / session)  # each new session draws anew
     finally:
         venv.close()
 

@@ -88,6 +88,24 @@ def test_several_table_sizes_share_one_vec_env() -> None:
         BourreVecEnv(1, num_players=(3, 5), opponents="random", agent_factory=make_batched)
 
 
+def test_single_deals_draw_their_opponents_as_the_vector_env_does() -> None:
+    # seating the opponents for the episode changes nothing where an episode is one deal
+    from bourre_env.vector_env import BourreVectorEnv
+
+    pool = ["heuristic", "random"]
+    ours = BourreVecEnv(8, num_players=4, opponents=pool, opponent_weights=[0.5, 0.5], agent_factory=make_batched)
+    theirs = BourreVectorEnv(8, pool, opponent_weights=[0.5, 0.5], agent_factory=make_batched, num_players=4)
+    ours.seed(5)
+    np.testing.assert_array_equal(ours.reset(), theirs.reset(seed=5)[0])
+    for _ in range(60):
+        actions = theirs.action_masks().argmax(axis=1)
+        ours.step_async(actions)
+        np.testing.assert_array_equal(ours.step_wait()[0], theirs.step(actions)[0])
+        np.testing.assert_array_equal(ours.env._drawn, theirs._drawn)
+    ours.close()
+    theirs.close()
+
+
 def test_pool_members_give_each_kind_its_weight() -> None:
     from train.learning.opponent_pool import PoolWeights
     from train.sb3.pool import pool_members

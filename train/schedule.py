@@ -14,6 +14,8 @@ name                               what it is
 ``agent_seed(*key)``               a 32-bit agent seed from integers (evaluation seed, table size, chunk, seat ...)
 ``seat_seeds(seed, N, chunk)``     the agent seed of every seat of a chunk: seat ``s`` from ``(seed, N, chunk, 1 + s)``
 ``field_per_seat(field, N)``       a field given as one source or one per seat, one per seat
+``by_entry(by_seat, r)``           a table's per-seat values in entry order, where ``train.table.seated(entries, r)``
+                                   seated entry ``i`` in seat ``(i + r) % N``
 ``table_rules(N, options, K)``     the rules of one table size, single deals (``K = 1``) or sessions of ``K`` deals
 ``games_per_chunk(K)``             games (deals or sessions) per work unit: about ``CHUNK_DEALS`` deals
 ``play_game(env, deal, table)``    one game, a deal or a session: a ``GameResult`` (rows summed over its deals, the pot
@@ -92,6 +94,7 @@ __all__ = [
     "agent_label",
     "agent_seed",
     "build_agent",
+    "by_entry",
     "check_session",
     "check_sources",
     "duplicate_tables",
@@ -178,6 +181,13 @@ def agent_seed(*key: int) -> int:
 def seat_seeds(seed: int, players: int, chunk: int) -> list[int]:
     """The agent seed of each seat of a chunk: seat ``s`` from ``(seed, N, chunk, 1 + s)``, whoever sits there."""
     return [agent_seed(seed, players, chunk, 1 + s) for s in range(players)]
+
+
+def by_entry(by_seat: np.ndarray, rotation: int) -> np.ndarray:
+    """Values of a table turned ``rotation`` places (``train.table.seated``), one per seat, in entry order: entry
+    ``i``'s from seat ``(i + rotation) % N``."""
+    by_seat = np.asarray(by_seat)
+    return by_seat[(np.arange(by_seat.shape[0]) + rotation) % by_seat.shape[0]]
 
 
 def field_per_seat(field: AgentSource | Sequence[AgentSource], players: int) -> tuple[AgentSource, ...]:

@@ -23,7 +23,7 @@ from bourre_env.deal_recorder import DealRecorder
 from train.arena import thinking
 from train.arena.pacing import Pacer
 from train.arena.remote import RemoteSeat
-from train.schedule import agent_seed
+from train.schedule import seat_seeds
 from train.table import Deals, Decision, Observer, play_async, reset_agents
 
 __all__ = ["DealHook", "ParHook", "close_seats", "par_env", "play_game", "play_par_games", "public_label"]
@@ -111,14 +111,13 @@ async def play_par_games(
     on_par: ParHook,
 ) -> None:
     """The par games, one per deal number taken from ``dealt`` (None: no more): ``agent`` in every seat, seat
-    ``s`` seeded from ``(seed, N, k, 1 + s)`` as the ladder's all-field table is, so a deal's par game is the same
-    whenever it is played."""
+    ``s`` seeded from ``(seed, N, k, 1 + s)`` (``train.schedule.seat_seeds``) as the ladder's all-field table is, so
+    a deal's par game is the same whenever it is played."""
     n = rules.num_players
     labels = [public_label(agent)] * n
     env, recorder = played_in
     while (k := await dealt.get()) is not None:
-        seeds = [agent_seed(seed, n, k, 1 + s) for s in range(n)]
-        table = await asyncio.to_thread(build_all, agent, seeds)
+        table = await asyncio.to_thread(build_all, agent, seat_seeds(seed, n, k))
         try:
             rows = await play_game(env, table, deals, k, labels, f"par game of deal {k}", recorder)
         finally:

@@ -69,8 +69,8 @@ from train.arena.sessions import play_par_session, play_session, pot_changes
 from train.eval.duplicate import SideStats
 from train.eval.report import percent, with_ci
 from train.eval.statistics import t_interval
-from train.schedule import agent_seed, build_agent, table_rules
-from train.table import CHIPS, make_deals
+from train.schedule import agent_seed, build_agent, by_entry, table_rules
+from train.table import CHIPS, make_deals, seated
 
 __all__ = [
     "DEFAULT_CLOCK",
@@ -497,10 +497,11 @@ async def play_match(
                 else play_par_games(par_agent, spec.seed, rules, deals, dealt, par_env(rules), keep_par)
             )
         remotes = [(i, e) for i, e in enumerate(entries) if isinstance(e, RemoteSeat)]
+        public = [public_label(s) for s in spec.seats]
         start = protocol.match_start(
             match,
             n,
-            [public_label(s) for s in spec.seats],
+            public,
             spec.deals,
             commitment(spec.secret) if spec.secret else None,
             clock_ms,
@@ -519,10 +520,9 @@ async def play_match(
         played = 0
         stopped = False
         if session:
-            labels = [public_label(s) for s in spec.seats]
             played, stopped = await play_session(
                 match=match,
-                labels=labels,
+                labels=public,
                 env=env,
                 recorder=recorder,
                 pacer=pacer,
@@ -543,11 +543,11 @@ async def play_match(
                 if par_task is not None:
                     dealt.put_nowait(k)
                 for j, r in enumerate([k % n] if single else range(n)):
-                    table = [entries[(s - r) % n] for s in range(n)]
-                    labels = [public_label(spec.seats[(s - r) % n]) for s in range(n)]
+                    table = seated(entries, r)
+                    labels = seated(public, r)
                     context.deal = k
                     context.game += 1
-                    context.chips = lambda r=r: [totals[(s - r) % n] for s in range(n)]  # type: ignore[misc]
+                    context.chips = lambda r=r: seated(totals, r)  # type: ignore[misc]
                     dealer = int(deals.dealers[k])
                     for i, remote in remotes:
                         remote.send(protocol.deal_start(match, k, r, (i + r) % n, dealer, labels))
@@ -555,8 +555,8 @@ async def play_match(
                     outcomes[k, j] = rows
                     rotations[k, j] = r
                     saved = recorder.history(labels)
-                    for s in range(n):
-                        totals[(s - r) % n] += int(rows[s, CHIPS])
+                    for i, chips in enumerate(by_entry(rows[:, CHIPS], r)):
+                        totals[i] += int(chips)
                     if on_game is not None:  # stored before the bots hear of it: what they were told is kept
                         await on_game(k, r, rows, saved)
                     record = saved["deals"][0]

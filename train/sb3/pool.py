@@ -1,12 +1,13 @@
 """The sb3 trainer's opponent pool as batched players, over ``BourreVecEnv``: ``PoolVecEnv``.
 
-The pool is ``train.learning.opponent_pool``'s: each opponent seat draws, deal by deal, the heuristic, the
+The pool is ``train.learning.opponent_pool``'s: each opponent seat draws, episode by episode (a deal, or with
+``session`` K the whole session: ``BourreVecEnv`` seats its opponents for the episode), the heuristic, the
 random agent or a frozen snapshot of the learner, with the weights ``PoolWeights``; a snapshot draw
 picks one of the kept snapshots uniformly, and until the first snapshot its weight goes to the
 heuristic. Here each kind is one batched player (``agents.batched_players``) shared by every table, and
 the draw is the vector env's (``opponent_weights``): the heuristic's weight, the random agent's, and
 ``snapshot / len(snapshots)`` for each snapshot, which gives each member the same chance as the
-two-stage draw. ``set_snapshots`` replaces the snapshots from the tables' next deals on (also as
+two-stage draw. ``set_snapshots`` replaces the snapshots from the tables' next episodes on (also as
 ``env_method("set_snapshots", paths)``, as the trainer's callback calls it).
 """
 

@@ -11,7 +11,7 @@ What happens, in order:
 2. **PPO** over ``num_envs`` tables in this process (``train.sb3.pool.PoolVecEnv``: ``BourreVecEnv``, one
    compiled ``BatchGame`` per table size, table ``k`` at ``players[k % len(players)]``): each episode is
    one deal, or with ``--session K`` a session of K deals with the pot carried, with the learner in a
-   rotating seat; every other seat draws its player deal by deal from the
+   rotating seat; every other seat draws its player for the episode (seated for the whole session) from the
    pool: the heuristic, the random agent, and frozen snapshots of the learner taken every
    ``snapshot_every`` steps (the last ``max_snapshots`` are kept), with the weights ``pool_*``; each
    kind plays all its tables in one batched call. The reward is the learner's chip change for each deal
