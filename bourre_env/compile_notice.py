@@ -30,7 +30,7 @@ from typing import Any
 
 from bourre_env.words import plural
 
-__all__ = ["PROGRESS_SECONDS", "compile_seconds", "install", "logger"]
+__all__ = ["PROGRESS_SECONDS", "compile_seconds", "install", "logger", "show_lines"]
 
 PROGRESS_SECONDS = 15.0
 """Seconds between the progress lines of a long compilation."""
@@ -126,6 +126,19 @@ def _enabled() -> bool:
 def compile_seconds() -> float:
     """Wall seconds this process has spent compiling numba functions (since ``install``)."""
     return _bursts.seconds()
+
+
+def show_lines(prefix: str = "") -> None:
+    """Show every line of the notice on stderr, the progress and the closing ``compiled`` line included (Python's
+    last-resort handler shows only the first, a WARNING). The ``bourre`` command calls it; so does each process it
+    starts that compiles for itself (the arena's search workers), with ``prefix`` saying which process speaks. A
+    program that set up the ``bourre_env`` logger itself keeps its own handlers."""
+    if logger.handlers:
+        return
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter(prefix.replace("%", "%%") + "%(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
 
 
 def install() -> None:

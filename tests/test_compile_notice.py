@@ -85,3 +85,39 @@ with tqdm(total=4, desc="record heuristic", file=sys.stderr, mininterval=0) as b
     for i in notices:
         assert i == 0 or err[i - 1] in "\r\n", repr(err[max(0, i - 80) : i + 20])  # not after the bar's text
     assert "record heuristic: 100%" in err.splitlines()[-1]  # the bar redrawn below, and finished
+
+
+def test_a_process_that_compiles_for_itself_shows_every_line_named() -> None:
+    code = """
+import sys, time
+import bourre_env
+from bourre_env import compile_notice
+from numba import njit
+
+if sys.argv[1] == "shown":
+    compile_notice.show_lines("search worker 7: ")
+f = njit(lambda x: x * 5)
+assert f(2) == 10
+time.sleep(2)  # past the end of the burst: the "compiled" line too
+"""
+    runs = {
+        how: subprocess.run([sys.executable, "-c", code, how], cwd=ROOT, capture_output=True, text=True, timeout=300)
+        for how in ("shown", "default")
+    }
+    lines = runs["shown"].stderr.splitlines()
+    assert runs["shown"].returncode == 0, runs["shown"].stderr[-3000:]
+    assert any(line.startswith("search worker 7: compiling ") for line in lines), lines
+    assert any(line.startswith("search worker 7: compiled 1 function in ") for line in lines), lines
+    # Python's last-resort handler alone shows the first line only: a process left so looks stuck once it is said
+    assert "compiling " in runs["default"].stderr and "compiled 1 function" not in runs["default"].stderr
+
+
+def test_the_arenas_search_worker_shows_its_own_compile_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    from train.arena import thinking
+    from train.eval import duplicate
+
+    shown: list[str] = []
+    monkeypatch.setattr(compile_notice, "show_lines", shown.append)
+    monkeypatch.setattr(duplicate, "play_deal", lambda *args, **kwargs: None)  # the warm game itself: not this test's
+    thinking._warm()
+    assert len(shown) == 1 and shown[0].startswith("search worker ") and shown[0].endswith(": ")

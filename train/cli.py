@@ -89,14 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _show_compile_progress() -> None:
     """numba's compile lines (``bourre_env.compile_notice``) on stderr, progress included, for every command."""
-    import logging
+    from bourre_env import compile_notice
 
-    log = logging.getLogger("bourre_env")
-    if not log.handlers:
-        handler = logging.StreamHandler()
-        handler.setFormatter(logging.Formatter("%(message)s"))
-        log.addHandler(handler)
-        log.setLevel(logging.INFO)
+    compile_notice.show_lines()
 
 
 def _terminate_cleanly() -> None:

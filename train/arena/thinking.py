@@ -58,8 +58,13 @@ _agents: dict[str, Any] = {}  # seat id -> its agent, in the worker that holds t
 
 
 def _warm() -> None:
-    """Play one game with every heavy agent at a small budget: numba's cached code is loaded here, once."""
+    """Play one game with every heavy agent at a small budget: numba's cached code is loaded here, once (compiled
+    first after an install, with the compile lines on stderr, this process named: the server's own say nothing of
+    its workers' compiling)."""
     import bourre_env
+    from bourre_env import compile_notice
+
+    compile_notice.show_lines(f"search worker {os.getpid()}: ")
     from train.eval.duplicate import make_deals, play_deal
     from train.schedule import build_agent, table_rules
 
