@@ -319,3 +319,16 @@ def test_a_standing_says_when_its_bots_last_match_started() -> None:
     standings = rate([later, first], par, ["random"], [2])
     assert standings.bot("x").last_match == 86400.0 * 365
     assert "<th>last match</th>" in leaderboard_page(standings) and "1971-01-01 00:00" in leaderboard_page(standings)
+
+
+def test_the_leaderboard_says_the_reference_agents_openskill_is_not_on_the_bots_scale() -> None:
+    from train.arena.leaderboard import REFERENCE_SCALE, leaderboard_page
+    from train.arena.ratings import ReferenceStanding, Standings
+
+    alone = Standings(fields=["heuristic"], players=[3], matches=0, bots=[], references=[])
+    assert "Reference agents" not in leaderboard_page(alone)
+    reference = ReferenceStanding("heuristic", 31.5, 1.2, 27.9, 90)
+    shown = leaderboard_page(dataclasses.replace(alone, references=[reference]))
+    heading = shown.index("<h2>Reference agents (OpenSkill)</h2>")
+    assert shown.index(REFERENCE_SCALE) > heading and "Not on the bots' scale" in REFERENCE_SCALE
+    assert "31.50 ± 1.20" in shown

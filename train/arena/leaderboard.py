@@ -124,6 +124,15 @@ def _when(seconds: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.gmtime(seconds)) if seconds > 0 else "-"
 
 
+REFERENCE_SCALE = (
+    "<p>Not on the bots' scale: the copies of a reference agent at one table are one participant, ranked by their "
+    "mean chips, and a mean of several seats is seldom last, so a reference agent rates above a bot that plays as "
+    "it does (a bot that is the heuristic sits some points below the heuristic here). Compare reference agents with "
+    "each other and bots with each other; the ladder rating above is what compares a bot with a reference agent.</p>"
+)
+"""What the page says of the reference agents' OpenSkill (docs/arena.md, "Ratings")."""
+
+
 def leaderboard_page(standings: Standings) -> str:
     """The leaderboard as HTML; every name escaped."""
     cells = len(standings.fields) * len(standings.players)
@@ -164,6 +173,7 @@ def leaderboard_page(standings: Standings) -> str:
     ]
     if standings.references:
         body.append("<h2>Reference agents (OpenSkill)</h2>")
+        body.append(REFERENCE_SCALE)
         body.append(
             _table(
                 ["agent", "OpenSkill", "deals"],
