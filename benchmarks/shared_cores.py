@@ -10,11 +10,15 @@ Each mode is a process of its own, started once (the threading layer's wait poli
   default wait policy: the code before ``bourre_env.threads``;
 * ``sleeping``: ``threads=T`` with the probe's choice call by call and ``OMP_WAIT_POLICY=PASSIVE`` (waiting threads
   sleep at once): the code from 2026-11-25 (issue 47's passive wait) to 2026-12-02;
-* ``chooser``: ``threads=T`` as the code runs today (the probe's choice call by call, the threading layer's brief spin
-  before its threads sleep).
+* ``chooser``: ``threads=T`` as the code runs today (the probe's choice call by call; the spin chosen at the first
+  threaded call, ``bourre_env.threads.start_spin``: the workers start before any competitor, so on a quiet machine
+  this is the threading layer's own brief spin at every count);
+* ``short spin``: ``chooser`` with ``GOMP_SPINCOUNT=SHORT_SPIN`` (10,000) in its environment: what the start-time
+  choice picks where other threads are runnable on the usable cores. ``chooser`` against ``short spin`` at each
+  count is the evidence for that choice.
 
 For each count of competitors the script starts that many busy processes itself (``python -c`` loops that end by
-themselves after the count's time budget, and are killed when the count is done), then has the three modes take
+themselves after the count's time budget, and are killed when the count is done), then has the modes take
 turns in half-second slices, so that a change of the machine's load falls on them alike,
 on three paths: ``BourreVectorEnv`` (1,024 tables, 5 players, heuristic opponents from the state rows, random legal
 learner actions: learner steps/s), ``BatchGame.step`` with its masks and observations (1,024 tables, random legal
@@ -50,7 +54,7 @@ from agents.batched_players import BatchedHeuristicPlayer, BatchedRandomPlayer
 from bourre_env import BourreVectorEnv, threads
 from bourre_env.batch import BatchGame
 
-MODES = ("1 thread", "fixed", "sleeping", "chooser")
+MODES = ("1 thread", "fixed", "sleeping", "chooser", "short spin")
 PATHS = ("vector env", "BatchGame.step", "BatchGame.random_play")
 
 BUSY = "import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end:\n    pass\n"
@@ -137,6 +141,8 @@ class Worker:
             env["BOURRE_THREADS_ADAPT"] = "0"
         if mode == "sleeping":
             env["OMP_WAIT_POLICY"] = "PASSIVE"
+        if mode == "short spin":
+            env["GOMP_SPINCOUNT"] = str(threads.SHORT_SPIN)
         command = [sys.executable, __file__, "--worker", mode, "--tables", str(args.tables), "--seed", str(args.seed)]
         self.proc = subprocess.Popen(
             [*command, "--paths", *args.paths], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
@@ -208,19 +214,24 @@ def main() -> None:
                     line = "  ".join(f"{m} {median[m]:>9,.0f} [{spread[m][0]:,.0f}-{spread[m][1]:,.0f}]" for m in MODES)
                     ratio = median["chooser"] / median["fixed"]
                     slept = median["chooser"] / median["sleeping"]
-                    print(f"  {path:<22} {line}  chooser/fixed {ratio:.2f}x  chooser/sleeping {slept:.2f}x", flush=True)
-                    rows.append((count, path, median, spread, ratio, slept))
+                    short = median["short spin"] / median["chooser"]
+                    print(
+                        f"  {path:<22} {line}  chooser/fixed {ratio:.2f}x  chooser/sleeping {slept:.2f}x  "
+                        f"short spin/chooser {short:.2f}x",
+                        flush=True,
+                    )
+                    rows.append((count, path, median, spread, ratio, slept, short))
     finally:
         for w in workers.values():
             w.close()
     print(
-        "\n| competitors | path | 1 thread | fixed split | sleeping chooser | chooser "
-        "| chooser / fixed | chooser / sleeping |"
+        "\n| competitors | path | 1 thread | fixed split | sleeping chooser | chooser | short spin "
+        "| chooser / fixed | chooser / sleeping | short spin / chooser |"
     )
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
-    for count, path, median, spread, ratio, slept in rows:
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for count, path, median, spread, ratio, slept, short in rows:
         cells = " | ".join(f"{median[m]:,.0f} ({spread[m][0]:,.0f}-{spread[m][1]:,.0f})" for m in MODES)
-        print(f"| {count} | {path} | {cells} | {ratio:.2f}x | {slept:.2f}x |")
+        print(f"| {count} | {path} | {cells} | {ratio:.2f}x | {slept:.2f}x | {short:.2f}x |")
     print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
