@@ -333,6 +333,9 @@ def _child(argv: Sequence[str]) -> int:
             raise SystemExit("bourre arena: a server process is started by bourre arena serve --processes N")
         line += chunk
     settings = Settings.from_json(line.decode())
+    from bourre_env import compile_notice
+
+    compile_notice.show_lines(f"server process {os.getpid()}: ")  # each child compiles for itself after an install
     if settings.per_address is not None:
         from train.web import connections
 
