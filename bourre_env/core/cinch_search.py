@@ -1,5 +1,7 @@
 """The cinch's exact search (``bourre_env.core.cinch``): the single-path probes first, then an exhaustive search of
-every line of play, without a budget.
+every line of play: a first pass of ``FIRST_PASS_NODES`` nodes, which settles nearly every question, then a proof in
+a relaxed game (``cinch_relaxed``), which settles the rare hard cinches of large tables, then the exhaustive search
+without a cap.
 
 
 The question is a single search for one refuting line (docs/rules.md, "Cinch": every placement and every legal
@@ -76,6 +78,10 @@ from bourre_env.core.cinch_options import (
 from bourre_env.core.cinch_probe import (
     _probe,
 )
+from bourre_env.core.cinch_relaxed import (
+    RELAXED_NODE_ALLOWANCE,
+    relaxed_cinch_proof,
+)
 from bourre_env.core.layout import (
     PLAYING,
     S_CUR,
@@ -137,8 +143,18 @@ def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, w
             break
     nodes = _PROBE_BUDGET - budget[0]
     if result == 2:
-        result, more = _exhaustive(s, p, me, pool, w[6], need, x)
+        result, more = _exhaustive(s, p, me, pool, w[6], need, x, FIRST_PASS_NODES)
         nodes += more
+    if result == 2:
+        # past its first pass, a proof in the relaxed game (``cinch_relaxed``) settles the hard cinches of large
+        # tables in a few thousand nodes; it only ever proves, so the exhaustive search answers the rest, unbounded
+        proved, more = relaxed_cinch_proof(s, p, me, pool, need, w[6], RELAXED_NODE_ALLOWANCE)
+        nodes += more
+        if proved:
+            result = 0
+        else:
+            result, more = _exhaustive(s, p, me, pool, w[6], need, x, _NO_CAP)
+            nodes += more
     x[X_CINCH_SEARCHES] += 1
     x[X_CINCH_NODES] += nodes
     return result == 1
@@ -146,11 +162,12 @@ def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, w
 
 @njit(cache=True)
 def _exhaustive(
-    s: np.ndarray, p: np.ndarray, me: int, pool: int, absent: np.ndarray, need: int, x: np.ndarray
+    s: np.ndarray, p: np.ndarray, me: int, pool: int, absent: np.ndarray, need: int, x: np.ndarray, cap: int
 ) -> tuple[int, int]:
-    """``exhaustive_search`` from the position of ``s``: (1 refuted or 0 not, nodes entered)."""
+    """``exhaustive_search`` from the position of ``s``: (1 refuted, 0 not, 2 undecided within ``cap`` nodes;
+    nodes entered)."""
     line = np.empty((_depth_max(s, p), 2), dtype=np.int64)
-    return _exhaustive_into(s, p, me, pool, absent, need, x, line, np.zeros((0, 4), dtype=np.int64))
+    return _exhaustive_into(s, p, me, pool, absent, need, x, line, np.zeros((0, 4), dtype=np.int64), cap)
 
 
 @njit(cache=True)
@@ -182,7 +199,7 @@ def traced_refuting_line(
     absent = np.empty(MAX_PLAYERS, dtype=np.int64)
     proven_absent(s, p, absent)
     absent[seat] = 0
-    found, nodes = _exhaustive_into(s, p, seat, unseen_cards(s, p, seat), absent, need, x, line, trace)
+    found, nodes = _exhaustive_into(s, p, seat, unseen_cards(s, p, seat), absent, need, x, line, trace, _NO_CAP)
     x[X_CINCH_NODES] += nodes
     if found == 0:
         return False, line[:0]
@@ -203,6 +220,7 @@ def _exhaustive_into(
     x: np.ndarray,
     line: np.ndarray,
     trace: np.ndarray,
+    cap: int,
 ) -> tuple[int, int]:
     n = _n(p)
     rows = np.zeros((4, MAX_PLAYERS), dtype=np.int64)  # count, forbid, known, active
@@ -232,10 +250,12 @@ def _exhaustive_into(
     fs0[10] = best_trump
     fs0[11] = trick[me]
     fs0[12] = trump
-    return exhaustive_search(p, fs0, rows, n, me, _gone_for(s, p, me), need, line.shape[0], x, line, trace)
+    return exhaustive_search(p, fs0, rows, n, me, _gone_for(s, p, me), need, line.shape[0], x, line, trace, cap)
 
 
 CINCH_TIME_LIMIT_S = 10.0  # wall clock one cinch question may take before the search raises (scratch: 0 = this)
+FIRST_PASS_NODES = 2_000  # the exhaustive search's first pass: nearly every question is settled within it
+_NO_CAP = 1 << 62
 _CLOCK_EVERY = 4095  # the clock is read when (nodes & this) == 0: about a microsecond a read
 _META = 5  # key words before the opponents': hand, live unseen cards, known held cards, seats, the trick
 _TT_START = 1 << 8  # entries of a fresh table; it quadruples at half full
@@ -489,10 +509,12 @@ def exhaustive_search(
     x: np.ndarray,
     line: np.ndarray,
     trace: np.ndarray,
+    cap: int,
 ) -> tuple[int, int]:
-    """(1 if a refuting line exists else 0, nodes entered) from the root frame ``fs0`` (``_frame_options``'s
-    columns, then trump) and its per-seat rows ``rows0`` (count, forbid, known, active). A refuting line is
-    written to ``line`` (rows of seat and card, in play order; the rest left as they are).
+    """(1 if a refuting line exists, 0 if none, 2 if undecided within ``cap`` nodes; nodes entered) from the root
+    frame ``fs0`` (``_frame_options``'s columns, then trump) and its per-seat rows ``rows0`` (count, forbid, known,
+    active). A refuting line is written to ``line`` (rows of seat and card, in play order; the rest left as they
+    are).
 
     Rounds of limited discrepancy (a refutation is usually near the move ordering's first path), the last one
     without a limit, all sharing one table: a subtree searched without a cut is remembered as exhausted for
@@ -553,6 +575,8 @@ def exhaustive_search(
                 nodes += 1
                 if (nodes & _CLOCK_EVERY) == 0 and _clock() - start > limit:
                     raise RuntimeError("cinch search over its wall-clock limit (layout.X_CINCH_LIMIT_US)")
+                if nodes > cap:
+                    return 2, nodes
                 cut[d] = 0
                 stored[d] = 0
                 code = _node_test(fs, count, forbid, known, nxt, d, n, me, nactive, trump, h, need)
