@@ -60,7 +60,8 @@ Arguments
 ---------
 ``num_envs``: tables. ``opponents``: who plays the other seats: one player for every other seat, or a
 list with one per other seat in clockwise order from the learner's left, or with ``opponent_weights``
-(one weight >= 0 per member, positive sum) a pool the seats draw from deal by deal. Each is a batched player, a
+(one weight >= 0 per member, positive sum) a pool the seats draw from when a table's episode begins (every deal when
+an episode is one deal; a session's players sit for all of its deals, as at a real table). Each is a batched player, a
 spec string built by ``agent_factory(spec, opponent_seed + k)`` (the ``k``-th distinct one), or a
 per-seat agent (``act(obs_dict) -> int``, or a callable), which is wrapped to act row by row: one
 Python call per row, correct but slow, meant for agents without a batched form (search agents) and
@@ -332,8 +333,9 @@ class BourreVectorEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, np.ndar
         return isinstance(seat, (int, np.integer)) and not isinstance(seat, bool) and bool(0 <= seat < self.num_players)
 
     def set_opponents(self, opponents: Any, opponent_weights: Sequence[float] | None = None) -> None:
-        """The players of the other seats from each table's next deal on: one per seat, or a pool drawn from with
-        ``opponent_weights`` (see the module docstring); the deals under way keep the players they have."""
+        """The players of the other seats from each table's next episode on (its next deal, when an episode is one
+        deal): one per seat, or a pool drawn from with ``opponent_weights`` (see the module docstring); the episodes
+        under way keep the players they have."""
         if opponents is None:
             raise ValueError("opponents: give a batched player, a spec string, or a list of them")
         given = list(opponents) if isinstance(opponents, Sequence) and not isinstance(opponents, str) else [opponents]
@@ -361,7 +363,7 @@ class BourreVectorEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, np.ndar
                 built[id(p)] = self._build(p, len(built))
             players.append(built[id(p)])
         members = list({id(p): p for p in players}.values())  # one call per distinct player
-        if old:  # the deals under way keep the players they drew: those stay members until the deals end
+        if old:  # the episodes under way keep the players they drew: those stay members until the episodes end
             in_play = (old[i] for i in np.unique(self._drawn[:, 1:]))
             members += [p for p in in_play if all(p is not m for m in members)]
             index = {id(m): i for i, m in enumerate(members)}
@@ -373,7 +375,9 @@ class BourreVectorEnv(gymnasium.vector.VectorEnv[np.ndarray, np.ndarray, np.ndar
         self._pool_cdf = None if weights is None else np.cumsum(weights / weights.sum())
 
     def _draw(self, rows: np.ndarray) -> None:
-        """Who plays each other seat of ``rows`` in their new deals."""
+        """Who plays each other seat of ``rows``, just dealt: drawn for the tables whose episode begins, kept for
+        the later deals of a session."""
+        rows = rows[self.game.states[rows, core.S_DEAL_NO] == 0]
         if self._pool_cdf is None:  # one player per seat, from the learner's left: relative seats 1, 2, ...
             self._drawn[rows, 1:] = self._player_index
             return

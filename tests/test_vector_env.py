@@ -422,3 +422,25 @@ def test_a_pool_of_one_weighted_member_is_that_player_at_every_seat() -> None:
         b, s, *_ = pool.step(actions)
         np.testing.assert_array_equal(a, b)
         np.testing.assert_array_equal(r, s)
+
+
+@pytest.mark.parametrize("weights", [None, [0.5, 0.5]], ids=["one per seat", "pool"])
+def test_a_sessions_players_sit_for_all_its_deals_and_a_new_session_draws_again(weights: list[float] | None) -> None:
+    members = [FirstLegal(), BatchedRandomPlayer(0)]
+    venv = BourreVectorEnv(
+        32, members if weights else members[0], opponent_weights=weights, num_players=4, deals_per_episode=3
+    )
+    venv.reset(seed=5)
+    changed_within = changed_across = 0
+    for step in range(400):
+        if step == 200:
+            venv.set_opponents(members[1], opponent_weights=None)  # from each table's next session on
+        before, deal = venv._drawn.copy(), venv.game.states[:, core.S_DEAL_NO].copy()
+        _, _, term, trunc, _ = venv.step(venv.action_masks().argmax(axis=1))
+        ended = term | trunc
+        within = ~ended & (venv.game.states[:, core.S_DEAL_NO] != deal)  # a later deal of the same session began
+        np.testing.assert_array_equal(venv._drawn[~ended], before[~ended])  # nobody leaves a session under way
+        changed_within += int(within.sum())
+        changed_across += int((ended & (venv._drawn != before).any(axis=1)).sum())
+    assert changed_within > 0 and changed_across > 0  # both kinds of new deal happened, and new sessions redrew
+    assert (venv._drawn[:, 1:] == venv._members.index(venv.opponents[0])).all()  # every table in a new session now

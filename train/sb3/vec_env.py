@@ -30,18 +30,9 @@ import gymnasium
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
-from bourre_env.core import S_DEAL_NO
 from bourre_env.vector_env import BourreVectorEnv
 
 __all__ = ["BourreVecEnv"]
-
-
-class _SeatedForTheEpisode(BourreVectorEnv):
-    """``BourreVectorEnv`` whose other seats draw their players when a table's episode begins, not at every deal."""
-
-    def _draw(self, rows: np.ndarray) -> None:
-        # the vector env draws for every table that was just dealt; a later deal of a session keeps its table
-        super()._draw(rows[self.game.states[rows, S_DEAL_NO] == 0])
 
 
 class BourreVecEnv(VecEnv):
@@ -67,7 +58,7 @@ class BourreVecEnv(VecEnv):
             options: dict[str, Any] = {**kwargs, "opponent_seed": seed + 1000 * i}
             if n is not None:
                 options["num_players"] = n
-            self.envs.append(_SeatedForTheEpisode(count, **options))
+            self.envs.append(BourreVectorEnv(count, **options))
         self.env = self.envs[0]
         # the blocks hold tables 0, L, 2L, ... then 1, L + 1, ...: table k plays sizes[k % L]
         blocks = np.concatenate([np.arange(i, num_envs, len(sizes)) for i in range(len(sizes))])
