@@ -38,10 +38,9 @@ with policy 1 (the exhaustive search alone). Partition search (backing up the ra
 caching across the questions of a deal were not needed; the node counts per question before and after are in
 docs/rules.md ("Cinch").
 
-Keys are stored whole (no hash-only entries), so a table hit is never a guess. The table grows as needed. A
-wall-clock guard raises ``RuntimeError`` past a time limit (``layout.X_CINCH_LIMIT_US`` of the scratch, default
-``CINCH_TIME_LIMIT_S``; read every 4,096 nodes and before every round after the first): an answer is exact or
-there is none.
+Keys are stored whole, so a table hit is never a guess; the table grows as needed. A wall-clock guard raises
+``RuntimeError`` past ``layout.X_CINCH_LIMIT_US`` of the scratch (default ``CINCH_TIME_LIMIT_S``; read every 4,096
+nodes and between rounds): an answer is exact or there is none.
 """
 
 from __future__ import annotations
@@ -75,13 +74,8 @@ from bourre_env.core.cinch_options import (
     _frame_options,
     next_active_arr,
 )
-from bourre_env.core.cinch_probe import (
-    _probe,
-)
-from bourre_env.core.cinch_relaxed import (
-    RELAXED_NODE_ALLOWANCE,
-    relaxed_cinch_proof,
-)
+from bourre_env.core.cinch_probe import _probe
+from bourre_env.core.cinch_relaxed import RELAXED_NODE_ALLOWANCE, relaxed_cinch_proof
 from bourre_env.core.layout import (
     PLAYING,
     S_CUR,
