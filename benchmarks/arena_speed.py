@@ -273,13 +273,6 @@ def uvloop_installed() -> bool:
     return True
 
 
-def choose_loop(loop: str) -> None:
-    """The server's event loop for ``--loop``. The in-thread server leaves the choice to uvicorn ("auto": uvloop when
-    it imports), so asyncio's loop is had as a platform without uvloop has it: the import made to fail."""
-    if loop == "asyncio":
-        sys.modules["uvloop"] = None  # type: ignore[assignment]  # a None entry makes the import raise ImportError
-
-
 def msgspec_codec() -> None:
     """``--json-codec msgspec``: actions read by msgspec's typed decoder (what it refuses goes to today's reader, which
     words the fault), every message written by its encoder."""
@@ -355,7 +348,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"once, par games: {args.par}, clock {args.clock:g} s"
     )
     print(header, flush=True)
-    choose_loop(args.loop)
     trips = RoundTrips()
     trips.install()
     if args.stub_turns:
@@ -370,7 +362,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         arena.draw_secret = seeded_secrets(args.seed)  # the matches' deals, the same in every run
         # bots and match requests all come from the loopback: one address may hold every connection
         loopback = connections.Guard(per_address=connections.MAX_CONNECTIONS)
-        server, port = serve_in_thread(arena, guard=loopback)
+        server, port = serve_in_thread(arena, guard=loopback, loop=args.loop)
         loop_class = type(server.servers[0].get_loop())
         event_loop = f"{loop_class.__module__}.{loop_class.__qualname__}"
         print(f"the server's event loop: {event_loop}", flush=True)

@@ -1,11 +1,13 @@
 """The arena on uvloop and without it: ``--loop`` of ``bourre arena serve`` and ``bourre connect`` takes uvloop where
 it is installed (the arena extra, on Linux and macOS) and asyncio's own loop elsewhere, and a match tells its bots the
-same on either loop. Where uvloop is installed, its absence is had by making its import fail, as on a platform
-without its wheels; the tests that need it skip where it is missing."""
+same on either loop (the in-thread server on the loop it is given: ``serve_in_thread``'s ``loop``). Where uvloop is
+installed, its absence is had by making its import fail, as on a platform without its wheels; the tests that need it
+skip where it is missing."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import sys
 from pathlib import Path
@@ -17,10 +19,11 @@ pytest.importorskip("websockets", reason="the arena extra: pip install -e '.[are
 pytest.importorskip("sqlalchemy", reason="the arena extra: pip install -e '.[arena]'")
 pytest.importorskip("uvicorn", reason="the serve extra: pip install -e '.[serve]'")
 
+import arena_helpers  # noqa: E402
 from arena_helpers import WAIT, Recorder, Server, start  # noqa: E402
 
 from train import cli  # noqa: E402
-from train.arena import command  # noqa: E402
+from train.arena import command, in_thread  # noqa: E402
 
 
 def uvloop_installed() -> bool:
@@ -97,19 +100,14 @@ def test_the_commands_refuse_a_missing_uvloop_before_they_start(
     assert not (tmp_path / "runs").exists()
 
 
-def test_serve_refuses_a_loop_for_several_processes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.chdir(tmp_path)
-    assert cli.main(["arena", "serve", "--processes", "2", "--loop", "asyncio"]) == 2
-    assert "--loop: with --processes" in capsys.readouterr().err
-
-
-def served_on(loop: str, folder: Path, monkeypatch: pytest.MonkeyPatch) -> Server:
-    """An in-thread arena on ``loop``: uvicorn's auto choice, with uvloop's import made to fail for asyncio."""
+def served_on(loop: str, folder: Path, monkeypatch: pytest.MonkeyPatch, uvloop_missing: bool = False) -> Server:
+    """An in-thread arena on the event loop ``loop`` (``serve_in_thread``'s ``loop``); ``uvloop_missing``: on
+    uvicorn's auto choice instead, with uvloop's import made to fail, as where it has no wheels."""
     with monkeypatch.context() as patch:
-        if loop == "asyncio":
+        if uvloop_missing:
             patch.setitem(sys.modules, "uvloop", None)
+        else:
+            patch.setattr(arena_helpers, "serve_in_thread", functools.partial(in_thread.serve_in_thread, loop=loop))
         server = Server(folder)  # uvicorn has chosen its loop once the server listens
     running = type(server.uvicorn.servers[0].get_loop())
     assert running.__module__.startswith(loop), running
@@ -152,7 +150,7 @@ def test_a_match_tells_its_bots_the_same_on_uvloop_and_on_asyncios_loop(
 def test_a_match_is_played_on_asyncios_loop_where_uvloop_is_missing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    server = served_on("asyncio", tmp_path, monkeypatch)
+    server = served_on("asyncio", tmp_path, monkeypatch, uvloop_missing=True)
     try:
         messages = told(server)
     finally:

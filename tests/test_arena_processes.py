@@ -9,6 +9,7 @@ stored once."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import socket
@@ -17,6 +18,8 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,7 +30,9 @@ from postgres_helpers import postgres_database  # noqa: F401 (the fixture)
 from sqlalchemy import select
 
 from train import cli
+from train.arena import processes
 from train.arena.client import play
+from train.arena.match import warm_up
 from train.arena.processes import Settings, most_processes
 from train.arena.scheduler import LadderConfig
 from train.arena.storage import Store, matches
@@ -62,9 +67,89 @@ def test_a_port_in_use_is_said_in_one_line_before_any_child_starts(
 
 def test_the_settings_reach_a_child_whole() -> None:
     ladder = LadderConfig(fields=("random", "heuristic"), sizes=(3, 4), deals=3, tables=1, clock=1.5)
-    settings = Settings("data", "sqlite:///x", "::1", ("random",), ladder)
+    settings = Settings("data", "sqlite:///x", "::1", ("random",), ladder, per_address=8, loop="asyncio")
     assert Settings.from_json(settings.to_json()) == settings
     assert Settings.from_json(Settings("d", None, "h", (), None).to_json()).ladder is None
+
+
+def test_settings_without_a_loop_take_auto_and_an_unknown_loop_is_refused_in_one_line() -> None:
+    older = json.loads(Settings("d", None, "h", (), None).to_json())
+    del older["loop"]  # as a supervisor of an earlier version wrote them
+    assert Settings.from_json(json.dumps(older)).loop == "auto"
+    for bad in ("trio", None, ["uvloop"]):
+        with pytest.raises(ValueError, match=r"^loop: expected one of auto, asyncio, uvloop, got ") as err:
+            Settings.from_json(json.dumps({**older, "loop": bad}))
+        assert "\n" not in str(err.value)
+
+
+def test_a_child_given_an_unknown_loop_says_so_in_one_line(tmp_path: Path) -> None:
+    with socket.socket() as sock:
+        settings = json.loads(Settings(str(tmp_path), None, "127.0.0.1", (), None).to_json())
+        child = subprocess.run(
+            [sys.executable, "-m", "train.arena.processes", str(sock.fileno())],
+            input=json.dumps({**settings, "loop": "trio"}) + "\n",
+            pass_fds=(sock.fileno(),),
+            capture_output=True,
+            text=True,
+            timeout=WAIT,
+        )
+    assert child.returncode == 1
+    said = "bourre arena: a server process's settings: loop: expected one of auto, asyncio, uvloop, got 'trio'\n"
+    assert child.stderr == said
+
+
+def test_serve_hands_its_loop_to_every_process(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    asked: dict[str, Any] = {}
+    monkeypatch.setattr(processes, "run", lambda *args, **options: asked.update(options))
+    assert cli.main(["arena", "serve", "--data", str(tmp_path), "--processes", "2", "--loop", "asyncio"]) == 0
+    assert asked["loop"] == "asyncio"
+
+
+def _uvloop_installed() -> bool:
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize(
+    "loop",
+    ["asyncio", pytest.param("uvloop", marks=pytest.mark.skipif(not _uvloop_installed(), reason="no uvloop"))],
+)
+def test_a_child_serves_on_the_loop_of_its_settings(loop: str, tmp_path: Path) -> None:
+    """A child given ``Settings.loop`` answers a request on that loop: uvloop's library is loaded in it only when
+    it was asked for (``/proc/PID/maps`` lists what a process has loaded)."""
+    # compiled here first (numba's cache), so that the child's start, awaited within WAIT, loads the code and does
+    # not compile it beside the other tests after a change of the rules core
+    warm_up()
+    sock = processes.listen("127.0.0.1", 0)
+    port = sock.getsockname()[1]
+    fd = sock.fileno()
+    child = subprocess.Popen(
+        [sys.executable, "-m", "train.arena.processes", str(fd)], stdin=subprocess.PIPE, pass_fds=(fd,)
+    )
+    try:
+        assert child.stdin is not None
+        child.stdin.write(Settings(str(tmp_path), None, "127.0.0.1", (), None, loop=loop).to_json().encode() + b"\n")
+        child.stdin.flush()
+        sock.close()
+        _wait(lambda: _answers(port), "the child answers")  # its loop runs
+        loaded = Path(f"/proc/{child.pid}/maps").read_text()
+        assert ("uvloop" in loaded) == (loop == "uvloop")
+    finally:
+        child.stdin.close()  # type: ignore[union-attr]  # the supervisor gone: it stops
+        assert child.wait(WAIT) == 128 + signal.SIGTERM
+
+
+def _answers(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/bots", timeout=1):
+            return True
+    except urllib.error.HTTPError:  # refused without a token: answered all the same
+        return True
+    except OSError:
+        return False
 
 
 # ---------------------------------------------------------------------------- the processes, seen from /proc

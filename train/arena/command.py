@@ -26,15 +26,14 @@ from typing import Any
 
 from train import arguments
 from train.arena import ladder_cli
+from train.arena.processes import LOOPS
 
-__all__ = ["LOOPS", "add_parsers", "event_loop", "run_on"]
+__all__ = ["add_parsers", "event_loop", "run_on"]
 
 DEFAULT_PORT = 8765
 DEFAULT_DATA = "runs/arena"
 TOKEN_VARIABLE = "BOURRE_ARENA_TOKEN"
 """The environment variable ``bourre arena match`` reads the operator token from, without ``--token-file``."""
-LOOPS = ("auto", "asyncio", "uvloop")
-"""``--loop`` of ``bourre arena serve`` and ``bourre connect``: auto is uvloop where it is installed, else asyncio's."""
 DATABASE_VARIABLE = "BOURRE_ARENA_DATABASE"
 """The environment variable the commands that open the database read its URL from, without ``--database`` (a
 variable keeps a password out of the list of processes)."""
@@ -255,10 +254,7 @@ def _serve(args: argparse.Namespace) -> int:
     from train.arena.processes import check_processes
 
     check_processes(args.processes)  # before the server's imports: a bad count is said at once
-    loop = event_loop(args.loop)
-    if args.processes > 1 and args.loop != "auto":
-        # each process's settings (train.arena.processes.Settings) carry no loop yet: its server takes auto's
-        raise ValueError("--loop: with --processes, every process takes uvloop where it is installed (auto)")
+    loop = event_loop(args.loop)  # the supervisor's answer is every child's: they run the same interpreter
     ladder = ladder_cli.config(args)
     _per_address(args)
     keeper = _OperatorTokenFile(args.token_file, args.force)
@@ -277,6 +273,7 @@ def _serve(args: argparse.Namespace) -> int:
                 args.processes,
                 keeper.keep_token,
                 per_address=args.max_connections_per_address,
+                loop=loop,
             )
             return 0
         from train.arena import server

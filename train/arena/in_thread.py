@@ -45,11 +45,13 @@ def serve_in_thread(
     port: int = 0,
     guard: connections.Guard | None = None,
     ws: Any = None,
+    loop: str = "auto",
 ) -> tuple[ServerInThread, int]:
     """Start a server for ``arena`` in a daemon thread: the server and its port, once it listens. ``guard``: the
     connection limits (``connections.Guard``; a benchmark whose bots all connect from the loopback raises the limit
     of one address). ``ws``: another WebSocket protocol of uvicorn's than the arena's (a test of the plain ASGI
-    path)."""
+    path). ``loop``: the server's event loop, as uvicorn names it (``auto``: uvloop where it imports, else asyncio's;
+    ``asyncio``; ``uvloop``), as ``server.serve``'s."""
     settle_heap()
     options = {**ws_options(), **({} if ws is None else {"ws": ws})}
     config = connections.config(
@@ -59,6 +61,7 @@ def serve_in_thread(
         port=port,
         log_level="warning",
         timeout_graceful_shutdown=STOP_SECONDS,
+        loop=loop,
         **options,
     )
     server = ServerInThread(config)

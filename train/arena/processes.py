@@ -56,6 +56,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 __all__ = [
+    "LOOPS",
     "MAX_PROCESSES",
     "MAX_RESTART_SECONDS",
     "RESTART_SECONDS",
@@ -80,6 +81,10 @@ STEADY_SECONDS = 30.0
 MAX_RESTART_SECONDS = 60.0
 """The longest pause before a replacement."""
 _BACKLOG = 128  # as train.web.connections.BACKLOG, without importing uvicorn here
+LOOPS = ("auto", "asyncio", "uvloop")
+"""The event loops a server may run on, as uvicorn names them: ``--loop`` of ``bourre arena serve`` and ``bourre
+connect`` (``train.arena.command``), and a child's ``Settings.loop``; auto is uvloop where it is installed, else
+asyncio's."""
 
 
 def most_processes() -> int:
@@ -127,6 +132,7 @@ class Settings:
     offered: Sequence[str]
     ladder: Any  # a train.arena.scheduler.LadderConfig, or None
     per_address: int | None = None  # --max-connections-per-address (None: the guard's default)
+    loop: str = "auto"  # one of LOOPS: --loop as command.event_loop answers it; auto in a supervisor's older settings
 
     def to_json(self) -> str:
         ladder = None if self.ladder is None else dataclasses.asdict(self.ladder)
@@ -138,11 +144,14 @@ class Settings:
                 "offered": list(self.offered),
                 "ladder": ladder,
                 "per_address": self.per_address,
+                "loop": self.loop,
             }
         )
 
     @classmethod
     def from_json(cls, text: str) -> Settings:
+        """The settings ``to_json`` wrote; ``ValueError`` in one line for a loop not in ``LOOPS`` (uvicorn would
+        take any other name for the import path of a loop of its own, and fail in the child's log)."""
         from train.arena.scheduler import LadderConfig
 
         raw = json.loads(text)
@@ -150,7 +159,18 @@ class Settings:
         if ladder is not None:
             fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in ladder.items()}
             ladder = LadderConfig(**fields)
-        return cls(raw["data"], raw["database"], raw["host"], tuple(raw["offered"]), ladder, raw.get("per_address"))
+        loop = raw.get("loop", "auto")
+        if loop not in LOOPS:
+            raise ValueError(f"loop: expected one of {', '.join(LOOPS)}, got {loop!r:.40}")
+        return cls(
+            data=raw["data"],
+            database=raw["database"],
+            host=raw["host"],
+            offered=tuple(raw["offered"]),
+            ladder=ladder,
+            per_address=raw.get("per_address"),
+            loop=loop,
+        )
 
 
 @dataclasses.dataclass
@@ -263,9 +283,11 @@ def run(
     count: int,
     keep_token: Callable[[str | None], None] | None = None,
     per_address: int | None = None,
+    loop: str = "auto",
 ) -> None:
     """``bourre arena serve --processes COUNT`` (``server.run``'s arguments): the start's one-time work here, once
-    (``server.start``), the port bound, then ``count`` servers supervised until Ctrl-C or SIGTERM."""
+    (``server.start``), the port bound, then ``count`` servers supervised until Ctrl-C or SIGTERM. ``loop``: each
+    server's event loop (one of ``LOOPS``)."""
     from train.arena import server
     from train.web.agent_specs import check_offered
 
@@ -279,7 +301,7 @@ def run(
     finally:
         store.close()
     settings = Settings(
-        data=data, database=database, host=host, offered=checked, ladder=ladder, per_address=per_address
+        data=data, database=database, host=host, offered=checked, ladder=ladder, per_address=per_address, loop=loop
     )
     supervise(sock, count, settings)
 
@@ -332,7 +354,10 @@ def _child(argv: Sequence[str]) -> int:
         if not chunk:
             raise SystemExit("bourre arena: a server process is started by bourre arena serve --processes N")
         line += chunk
-    settings = Settings.from_json(line.decode())
+    try:
+        settings = Settings.from_json(line.decode())
+    except ValueError as err:  # a supervisor of another version, say: one line, not a traceback
+        raise SystemExit(f"bourre arena: a server process's settings: {err}") from None
     from bourre_env import compile_notice
 
     compile_notice.show_lines(f"server process {os.getpid()}: ")  # each child compiles for itself after an install
@@ -347,7 +372,9 @@ def _child(argv: Sequence[str]) -> int:
 
     signal.signal(signal.SIGTERM, unwind)  # so the store closes, as in bourre's own process (train.cli)
     threading.Thread(target=_watch_parent, daemon=True, name="supervisor watch").start()
-    server.serve(store, settings.host, settings.offered, settings.ladder, people=False, sockets=[sock])
+    server.serve(
+        store, settings.host, settings.offered, settings.ladder, people=False, sockets=[sock], loop=settings.loop
+    )
     return 0
 
 
