@@ -281,10 +281,8 @@ def test_corpus_cinch_is_settled_by_the_reference_with_a_larger_budget(
 # ====================================================================== small positions against the definition
 
 
-def _small_positions(
-    rules: Rules, deals: int, seed: int, limit: int
-) -> list[tuple[np.ndarray, np.ndarray, int, CinchView]]:
-    """Trick-play positions of random legal games (every active seat's view), small enough to enumerate."""
+def trick_play_positions(rules: Rules, deals: int, seed: int) -> list[tuple[np.ndarray, np.ndarray, int]]:
+    """Every active seat's position at every trick-play decision of random legal games."""
     env = bourre_env.env(rules=rules)
     raw = env.unwrapped
     rng = random.Random(seed)
@@ -296,10 +294,20 @@ def _small_positions(
             if s[core.S_PHASE] == core.PLAY:
                 for q in range(rules.num_players):
                     if s[core.S_DECISION + q] == core.PLAYING:
-                        view = view_of(s, raw.rules.params(), q, rules)
-                        if oracle.count_placements(view) <= limit:
-                            out.append((s.copy(), raw.rules.params(), q, view))
+                        out.append((s.copy(), raw.rules.params(), q))
             env.step(rng.choice(raw.legal_actions()))
+    return out
+
+
+def _small_positions(
+    rules: Rules, deals: int, seed: int, limit: int
+) -> list[tuple[np.ndarray, np.ndarray, int, CinchView]]:
+    """Trick-play positions of random legal games (every active seat's view), small enough to enumerate."""
+    out = []
+    for s, p, q in trick_play_positions(rules, deals, seed):
+        view = view_of(s, p, q, rules)
+        if oracle.count_placements(view) <= limit:
+            out.append((s, p, q, view))
     return out
 
 

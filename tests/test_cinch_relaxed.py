@@ -8,7 +8,6 @@ search of ``cinch_search`` on full ones: wherever the relaxed game proves a cinc
 from __future__ import annotations
 
 import json
-import random
 import time
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from bourre_env.core.cinch_bounds import unseen_cards
 from bourre_env.core.cinch_relaxed import relaxed_cinch_proof, relevant_cards
 from bourre_env.core.rules import CINCH_TRICKS, Rules
 from tests import oracle
-from tests.test_cinch_exact import view_of
+from tests.test_cinch_exact import trick_play_positions, view_of
 
 TAIL = json.loads((Path(__file__).parent / "golden" / "cinch_random_play_tail.json").read_text())
 TAIL_PARAMS = bourre_env.BatchGame(1, seed=0, rules=Rules.from_options(**TAIL["rules"])).params
@@ -39,24 +38,6 @@ def _relaxed(s: np.ndarray, p: np.ndarray, seat: int, allowance: int = 200_000) 
     return bool(proved), int(nodes)
 
 
-def _trick_play_positions(rules: Rules, deals: int, seed: int) -> list[tuple[np.ndarray, np.ndarray, int]]:
-    """Every active seat's position at every trick-play decision of random legal games."""
-    env = bourre_env.env(rules=rules)
-    raw = env.unwrapped
-    rng = random.Random(seed)
-    out = []
-    for deal in range(deals):
-        env.reset(seed=seed * 1000 + deal)
-        s = raw.state_vector
-        while s[core.S_PHASE] < core.DEAL_OVER:
-            if s[core.S_PHASE] == core.PLAY:
-                for q in range(rules.num_players):
-                    if s[core.S_DECISION + q] == core.PLAYING:
-                        out.append((s.copy(), raw.rules.params(), q))
-            env.step(rng.choice(raw.legal_actions()))
-    return out
-
-
 SMALL = [
     Rules(num_players=2, ranks=5, hand_size=4, lead_trump_honors=True),
     Rules(num_players=3, ranks=5, hand_size=4),
@@ -68,7 +49,7 @@ SMALL = [
 @pytest.mark.parametrize("rules", SMALL, ids=repr)
 def test_a_relaxed_proof_is_a_cinch_by_the_definition_on_small_decks(rules: Rules) -> None:
     proofs = 0
-    for s, p, seat in _trick_play_positions(rules, deals=40, seed=21):
+    for s, p, seat in trick_play_positions(rules, deals=40, seed=21):
         answer = _relaxed(s, p, seat)
         if answer is None or not answer[0]:
             continue
@@ -83,7 +64,7 @@ def test_a_relaxed_proof_is_a_cinch_by_the_definition_on_small_decks(rules: Rule
 @pytest.mark.parametrize(("players", "ranks"), [(8, 13), (5, 13), (3, 6)])
 def test_a_relaxed_proof_is_never_refuted_by_the_exhaustive_search(players: int, ranks: int) -> None:
     proofs = 0
-    for s, p, seat in _trick_play_positions(Rules(num_players=players, ranks=ranks), deals=25, seed=31):
+    for s, p, seat in trick_play_positions(Rules(num_players=players, ranks=ranks), deals=25, seed=31):
         answer = _relaxed(s, p, seat)
         if answer is None or not answer[0]:
             continue
