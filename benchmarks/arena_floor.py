@@ -9,7 +9,8 @@ and times with ``time.process_time`` (CPU of this process), per decision:
 * game, as the arena played it before issue 48 point 2: the table's loop on a ``bourre_env.history.Recording`` env,
   and its ``history()`` per game;
 * game, as the arena plays it now: the loop on the plain env, ``bourre_env.deal_recorder.DealRecorder`` as its observer;
-* turn: ``protocol.turn`` (the seat's view and legal actions) and ``protocol.encode`` (its JSON), per decision.
+* turn: ``protocol.turn_from_view`` (the seat's view and legal actions, from the decision's observation, as the
+  arena builds them) and ``protocol.encode`` (its JSON), per decision.
 
 What the server spends beyond these (``arena_speed.py``'s server CPU per decision) is the WebSocket stack, the event
 loop, the other messages of a game, the store and the match reports.
@@ -93,9 +94,8 @@ def turns(deals: Deals) -> tuple[int, float]:
     """Decisions, and the CPU seconds of building and encoding their turns alone."""
     rules = deals.rules
     assert rules is not None
-    params, n = rules.params(), rules.num_players
+    n = rules.num_players
     env = bourre_env.env(rules=rules)
-    state = env.unwrapped.state_vector
     spent = 0.0
     decisions = 0
 
@@ -103,7 +103,17 @@ def turns(deals: Deals) -> tuple[int, float]:
         nonlocal spent, decisions
         seen = (decision.observation["observation"], decision.mask)
         start = time.process_time()
-        message = protocol.turn("m", 1, 0, state, params, rules, decision.seat, 2000, [0] * n, False, False, seen)
+        message = protocol.turn_from_view(
+            seen,
+            match="m",
+            number=1,
+            deal=0,
+            rules=rules,
+            seat=decision.seat,
+            clock_ms=2000,
+            chips=[0] * n,
+            with_observation=False,
+        )
         protocol.encode(message)
         spent += time.process_time() - start
         decisions += 1
@@ -142,7 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"game on a Recording env, history() per game       {best_us(game_recording, deals, args.repeat):8.1f}")
     print(f"game on the plain env, DealRecorder (the arena)   {best_us(game_recorder, deals, args.repeat):8.1f}")
     best_turn = min(spent / decisions for decisions, spent in (turns(deals) for _ in range(args.repeat)))
-    print(f"turn: protocol.turn + protocol.encode             {best_turn * 1e6:8.1f}")
+    print(f"turn: protocol.turn_from_view + protocol.encode    {best_turn * 1e6:8.1f}")
     return 0
 
 

@@ -307,19 +307,9 @@ def stub_turns() -> None:
     """``--stub-turns``: every turn the server sends is its head, an empty view and its first legal action alone."""
     from train.arena import protocol
 
-    def turn(
-        match: str,
-        number: int,
-        deal: int,
-        state: Any,
-        params: Any,
-        rules: Any,
-        seat: int,
-        clock_ms: int,
-        *_: Any,
-        **__: Any,
+    def turn_from_view(
+        seen: tuple[Any, Any], *, match: str, number: int, deal: int, seat: int, clock_ms: int, **_: Any
     ) -> dict[str, Any]:
-        seen = _[3] if len(_) > 3 else __["seen"]  # (observation, legal mask): remote.RemoteSeat.act passes them
         return {
             "type": "turn",
             "match": match,
@@ -328,10 +318,10 @@ def stub_turns() -> None:
             "seat": seat,
             "clock_ms": clock_ms,
             "view": {},
-            "legal": [{"action": int(seen[1].nonzero()[0][0])}],
+            "legal": [{"action": int(seen[1].nonzero()[0][0])}],  # seen: (observation, legal mask)
         }
 
-    protocol.turn = turn  # type: ignore[assignment]
+    protocol.turn_from_view = turn_from_view  # type: ignore[assignment]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

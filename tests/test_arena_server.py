@@ -4,6 +4,7 @@ tokens, and the limits. No timing is asserted: a clock test uses a bot that neve
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import threading
@@ -85,51 +86,55 @@ def _relabel_hidden(s: np.ndarray, rules: Rules, viewer: int, rng: np.random.Gen
 
 
 def test_hidden_cards_never_change_a_message_on_the_wire(server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every turn a bot receives over the socket is rebuilt from states where every card its seat cannot see is
-    relabelled: the message, observation vector included, must be the very one that went over the wire."""
-    from train.arena import remote
+    """Every turn a bot receives over the socket is rebuilt from the env's state at its decision (an observer of the
+    match's table keeps it) where every card its seat cannot see is relabelled: the message, observation vector
+    included, must be the very one that went over the wire."""
+    from train.arena import match as arena_match
+    from train.table import Decision, Observer
 
-    built: list[tuple[np.ndarray, np.ndarray, Rules, int, dict[str, Any], tuple[int, int]]] = []
-    original = protocol.turn
+    at_remote: list[tuple[np.ndarray, Rules, int]] = []  # each remote seat's decision: the state, the rules, the seat
 
-    def recording(*args: Any) -> dict[str, Any]:
-        message = original(*args)
-        built.append((args[3].copy(), args[4], args[5], args[6], message, args[12]))
-        return message
+    class RemoteDecisions(Observer):
+        def stepped(self, decision: Decision, action: int, before: np.ndarray, env: Any) -> None:
+            if decision.label.startswith("bot:"):
+                at_remote.append((before, env.unwrapped.rules, decision.seat))
 
-    monkeypatch.setattr(remote.protocol, "turn", recording)
+    # the match's games alone: its par games are played by train.arena.games, which this leaves as it is
+    monkeypatch.setattr(
+        arena_match, "play_game", functools.partial(arena_match.play_game, observers=(RemoteDecisions(),))
+    )
     (a, ta), (b, tb) = server.new_bot(), server.new_bot()
     bots = [Recorder(observation=True), Recorder(observation=False)]
     threads = [start(bots[0], server, a, ta), start(bots[1], server, b, tb)]
-    status, answer = server.match({"seats": [f"bot:{a}", "heuristic", f"bot:{b}", "random"], "deals": 4})
+    deals = 4
+    status, answer = server.match({"seats": [f"bot:{a}", "heuristic", f"bot:{b}", "random"], "deals": deals})
     assert status == 200, answer
     for thread in threads:
         thread.join(WAIT)
-    received = [m for bot in bots for m in bot.messages if m["type"] == "turn"]
-    assert len(received) == len(built) > 0
-    wire = {m["turn"]: m for m in received}
+    received = sorted((m for bot in bots for m in bot.messages if m["type"] == "turn"), key=lambda m: m["turn"])
+    # the match numbers its remote decisions from 1, and every one of them sent its bot a turn
+    assert [m["turn"] for m in received] == list(range(1, len(at_remote) + 1)) and received
     rng = np.random.default_rng(0)
     changed = 0
-    for state, params, rules, seat, message, game in built:
-        assert wire[message["turn"]] == json.loads(protocol.encode(message))
+    for (state, rules, seat), message in zip(at_remote, received, strict=True):
+        assert message["seat"] == seat
         for _ in range(3):
             other = _relabel_hidden(state, rules, seat, rng)
             changed += int(not np.array_equal(other, state))
-            clock, chips = message["clock_ms"], message["view"]["chips"]
-            again = original(
-                message["match"],
-                message["turn"],
-                message["deal"],
-                other,
-                params,
-                rules,
-                seat,
-                clock,
-                chips,
-                "observation" in message,
-                game=game,
+            again = protocol.turn(
+                match=message["match"],
+                number=message["turn"],
+                deal=message["deal"],
+                state=other,
+                params=rules.params(),
+                rules=rules,
+                seat=seat,
+                clock_ms=message["clock_ms"],
+                chips=message["view"]["chips"],
+                with_observation="observation" in message,
+                game=(message["deal"] + 1, deals),  # the single format: one game a deal
             )
-            assert again == message
+            assert json.loads(protocol.encode(again)) == message
     assert changed > 0  # the relabelling moved cards: the check is not vacuous
 
 

@@ -71,7 +71,7 @@ async def play_game(
             await before()
         agent = table[decision.seat]
         if isinstance(agent, RemoteSeat):
-            return await agent.act(decision.observation)
+            return await agent.act_decision(decision)  # its turn is built from the decision itself
         move: Awaitable[Any]
         if isinstance(agent, thinking.SeatProxy):
             move = agent.act_async(decision.observation, where=decision.where)

@@ -59,7 +59,6 @@ import numpy as np
 
 import bourre_env
 from bourre_env import limits
-from bourre_env.core.rules import make_params
 from bourre_env.deal_recorder import DealRecorder
 from train.arena import protocol, thinking
 from train.arena.games import DealHook, ParHook, close_seats, par_env, play_game, play_par_games, public_label
@@ -461,9 +460,7 @@ async def play_match(
     env, recorder = par_env(rules)
     clock_ms = int(round(spec.clock * 1000))
     totals = [0] * n
-    context = TurnContext(
-        match, env, make_params(rules), rules, spec.clock, games=spec.deals * (1 if single else n), fenced=fenced
-    )
+    context = TurnContext(match, rules, spec.clock, games=spec.deals * (1 if single else n), fenced=fenced)
 
     def halted() -> bool:
         return stop() or fenced()

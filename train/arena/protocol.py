@@ -45,6 +45,7 @@ __all__ = [
     "schema",
     "shown_hands",
     "turn",
+    "turn_from_view",
     "welcome",
 ]
 
@@ -247,19 +248,52 @@ def turn(
     seen: tuple[np.ndarray, np.ndarray] | None = None,
     game: tuple[int, int] = (1, 1),
 ) -> dict[str, Any]:
-    """A decision of ``seat``: its view (``train.arena.view.view_of``, the browser table's view, built from the
-    seat's observation alone, so it holds what the seat may know and nothing more), the legal actions, the clock;
-    ``chips``: every seat's chips in the match so far, in this rotation's seats. ``with_words``: the view in words
-    and each action's label as well (a bot asks for them at its hello). ``seen``: the seat's observation vector and
-    legal mask if the caller has them (the env's, for this state and seat), else they are computed here. ``game``:
-    the game's number in the match and the match's games, for the view in words (the env sees one deal at a
-    time) and the view's ``deals_left``, the deals the match plays after this one."""
+    """The turn of ``seat`` at ``state`` (``turn_from_view``), its observation vector and legal mask computed here
+    from the state and ``params``, unless ``seen`` gives them (the env's, for this state and seat). The arena's
+    table builds its turns from the decision's observation alone (``turn_from_view``); this one serves the callers
+    that hold a state, and the tests that hold the two equal."""
     if seen is None:
         obs = np.empty(observation.OBS_SIZE, dtype=np.float32)
         mask = np.empty(core.NUM_ACTIONS, dtype=np.int8)
         observation.observe_with(state, params, seat, obs, mask, core.new_scratch())
-    else:
-        obs, mask = seen
+        seen = (obs, mask)
+    return turn_from_view(
+        seen,
+        match=match,
+        number=number,
+        deal=deal,
+        rules=rules,
+        seat=seat,
+        clock_ms=clock_ms,
+        chips=chips,
+        with_observation=with_observation,
+        with_words=with_words,
+        game=game,
+    )
+
+
+def turn_from_view(
+    seen: tuple[np.ndarray, np.ndarray],
+    *,
+    match: str,
+    number: int,
+    deal: int,
+    rules: Rules,
+    seat: int,
+    clock_ms: int,
+    chips: Sequence[int],
+    with_observation: bool,
+    with_words: bool = False,
+    game: tuple[int, int] = (1, 1),
+) -> dict[str, Any]:
+    """A decision of ``seat``: its view (``train.arena.view.view_of``, the browser table's view, built from the
+    seat's observation alone, so it holds what the seat may know and nothing more), the legal actions, the clock.
+    ``seen``: the seat's observation vector and legal mask (a table's ``Decision`` holds them); ``chips``: every
+    seat's chips in the match so far, in this rotation's seats. ``with_words``: the view in words and each action's
+    label as well (a bot asks for them at its hello). ``game``: the game's number in the match and the match's
+    games, for the view in words (the env sees one deal at a time) and the view's ``deals_left``, the deals the
+    match plays after this one."""
+    obs, mask = seen
     view = view_of(obs, mask, rules.num_players, rules.hand_size, seat)
     legal = view.pop("legal")
     view["chips"] = list(chips)

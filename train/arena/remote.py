@@ -2,12 +2,12 @@
 
 The game never waits on the network for longer than the clock. Every table is a task on the server's event loop (no
 thread per table: a turn goes out and its answer comes in without a hand-off between threads), and
-``RemoteSeat.act`` queues the turn on the connection's writer and awaits the answer on a future, at most ``clock``
-seconds. Whatever goes wrong (no answer in time, an illegal or malformed answer, no connection) the bot is told once,
-in one ``error`` message, the seat's fallback agent plays the move (in a worker thread, as every built-in agent does),
-and the fault is counted in ``SeatCounts``. A bot that comes back (a new connection with its token) within the
-match's grace period is handed the next turn; one away for longer has forfeited its seat: the fallback plays it to
-the end of the match.
+``RemoteSeat.act_decision`` builds the turn from the ``Decision`` the table's loop yields (``train.table``), queues
+it on the connection's writer and awaits the answer on a future, at most ``clock`` seconds. Whatever goes wrong (no
+answer in time, an illegal or malformed answer, no connection) the bot is told once, in one ``error`` message, the
+seat's fallback agent plays the move (in a worker thread, as every built-in agent does), and the fault is counted in
+``SeatCounts``. A bot that comes back (a new connection with its token) within the match's grace period is handed
+the next turn; one away for longer has forfeited its seat: the fallback plays it to the end of the match.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import numpy as np
 import agents
 from agents.base import Agent
 from train.arena import protocol
+from train.table import Decision
 
 __all__ = ["BotSlot", "Connection", "Registry", "RemoteSeat", "SeatCounts", "TurnContext", "GRACE_SECONDS", "MAX_GRACE"]
 
@@ -250,11 +251,9 @@ class FencedError(Exception):
 
 @dataclasses.dataclass
 class TurnContext:
-    """What a turn message needs that the agent interface does not carry; the match runner keeps it current."""
+    """What a turn message needs that the table's ``Decision`` does not carry; the match runner keeps it current."""
 
     match: str
-    env: Any
-    params: np.ndarray
     rules: Any
     clock: float
     deal: int = 0
@@ -270,7 +269,8 @@ class TurnContext:
 
 
 class RemoteSeat:
-    """The seat of a remote bot at one match's table: ``act`` asks the bot, on the clock, else the fallback."""
+    """The seat of a remote bot at one match's table: ``act_decision`` asks the bot, on the clock, else the
+    fallback."""
 
     def __init__(self, slot: BotSlot, context: TurnContext, fallback: str, seed: int) -> None:
         self.slot = slot
@@ -299,15 +299,15 @@ class RemoteSeat:
         elif kind == "match_end":
             slot.missed = dict(message)
 
-    async def act(self, observation: Mapping[str, np.ndarray]) -> int:
-        """The bot's action for the seat to act in ``context.env`` (``observation``: the env's, of that seat)."""
+    async def act_decision(self, decision: Decision) -> int:
+        """The bot's action at ``decision`` (the table's, of this seat): its turn is built from the decision's
+        observation alone, as the table's loop yields it."""
+        observation = decision.observation
         counts = self.slot.counts if self.slot.counts is not None else SeatCounts()
         counts.decisions += 1
         ctx = self.context
         if ctx.fenced():  # its secret may be public by now: no turn of this match is sent any more
             raise FencedError(f"match {ctx.match}: this server was judged gone; the match is stopped")
-        raw = ctx.env.unwrapped
-        seat = raw.agent_name_mapping[raw.agent_selection]
         number = ctx.next_turn()
         if self.slot.check_forfeit(time.monotonic()):
             counts.forfeited += 1  # for the rest of the match, even once the bot is back: it is sent no turn
@@ -318,20 +318,18 @@ class RemoteSeat:
             return await self._fallback(observation)
         clock_ms = int(round(ctx.clock * 1000))
         mask = observation["action_mask"]
-        message = protocol.turn(
-            ctx.match,
-            number,
-            ctx.deal,
-            raw.state_vector,
-            ctx.params,
-            ctx.rules,
-            seat,
-            clock_ms,
-            ctx.chips(),
-            connection.observation,
-            connection.words,
+        message = protocol.turn_from_view(
             (observation["observation"], mask),
-            (ctx.game, ctx.games),
+            match=ctx.match,
+            number=number,
+            deal=ctx.deal,
+            rules=ctx.rules,
+            seat=decision.seat,
+            clock_ms=clock_ms,
+            chips=ctx.chips(),
+            with_observation=connection.observation,
+            with_words=connection.words,
+            game=(ctx.game, ctx.games),
         )
         future = connection.expect(number)
         connection.send(message)

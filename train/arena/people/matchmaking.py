@@ -138,7 +138,7 @@ async def _watch(people: Registry, seat: Seat, match: str) -> None:
         else:
             continue
         seat.ended = why
-        slot.forfeited = True  # RemoteSeat.act: the fallback plays every move of the seat from now on
+        slot.forfeited = True  # RemoteSeat.act_decision: the fallback plays every move of the seat from now on
         if counts is not None:
             counts.forfeits = 1
         if slot.connection is not None:  # the turn it holds, if any, goes to the fallback now, not at its clock
