@@ -28,6 +28,7 @@ CORE_ORDER = [
     "cinch_bounds",
     "cinch_options",
     "cinch_probe",
+    "cinch_table",
     "cinch_relaxed",
     "cinch_search",
     "cinch",

@@ -49,6 +49,7 @@ from bourre_env.core.cinch_bounds import (
     trump_lower_bound,
 )
 from bourre_env.core.cinch_options import next_active_arr
+from bourre_env.core.cinch_table import _tt_slot
 from bourre_env.core.layout import (
     PLAYING,
     S_CUR,
@@ -152,7 +153,7 @@ def relaxed_cinch_proof(
     kw = 3 + 2 * nothers
     keys = np.zeros((depth_max, kw), dtype=np.int64)
     tt_keys = np.empty((_TT_SIZE, kw), dtype=np.int64)
-    tt_used = np.zeros(_TT_SIZE, dtype=np.int8)
+    tt_vals = np.full(_TT_SIZE, -1, dtype=np.int64)  # 0: proven; -1: an empty slot
     tt_count = 0
 
     # the root: the trick under way as it stands, every card in it exact
@@ -204,8 +205,7 @@ def relaxed_cinch_proof(
             stored[d] = 0
             if fs[d, _NPLAYED] == 0 and fs[d, _CHOOSE] == 0:
                 _key(fs, held, forb, d, others, nothers, keys)
-                slot = _slot(tt_keys, tt_used, keys, d, kw)
-                if slot >= 0 and tt_used[slot] == 1:
+                if tt_vals[_tt_slot(tt_keys, tt_vals, keys, d, kw)] == 0:
                     d -= 1
                     continue
                 stored[d] = 1
@@ -221,11 +221,11 @@ def relaxed_cinch_proof(
                 entering = True
             continue
         if stored[d] == 1 and tt_count < _TT_SIZE // 2:  # every line below failed to refute: proven
-            slot = _slot(tt_keys, tt_used, keys, d, kw)
-            if slot >= 0 and tt_used[slot] == 0:
+            slot = _tt_slot(tt_keys, tt_vals, keys, d, kw)
+            if tt_vals[slot] < 0:
                 for j in range(kw):
                     tt_keys[slot, j] = keys[d, j]
-                tt_used[slot] = 1
+                tt_vals[slot] = 0
                 tt_count += 1
         d -= 1
     return True, nodes
@@ -294,27 +294,6 @@ def _key(
         q = others[k]
         keys[d, 3 + 2 * k] = held[d, q]
         keys[d, 4 + 2 * k] = forb[d, q] & fs[d, _KPOOL]
-
-
-@njit(cache=True)
-def _slot(tt_keys: np.ndarray, tt_used: np.ndarray, keys: np.ndarray, d: int, kw: int) -> int:
-    """The table's slot of ``keys[d]``: where it is, else the empty slot it would go to (-1: the table is full)."""
-    h = np.int64(1469598103934665603)
-    for j in range(kw):
-        h = (h ^ keys[d, j]) * np.int64(1099511628211)  # wraps around, as a hash may
-    i = int((h >> 20) & (_TT_SIZE - 1))
-    for _ in range(_TT_SIZE):
-        if tt_used[i] == 0:
-            return i
-        same = True
-        for j in range(kw):
-            if tt_keys[i, j] != keys[d, j]:
-                same = False
-                break
-        if same:
-            return i
-        i = (i + 1) & (_TT_SIZE - 1)
-    return -1
 
 
 @njit(cache=True)

@@ -76,6 +76,7 @@ from bourre_env.core.cinch_options import (
 )
 from bourre_env.core.cinch_probe import _probe
 from bourre_env.core.cinch_relaxed import RELAXED_NODE_ALLOWANCE, relaxed_cinch_proof
+from bourre_env.core.cinch_table import _tt_slot
 from bourre_env.core.layout import (
     PLAYING,
     S_CUR,
@@ -377,35 +378,6 @@ def _threshold(best: int, live: int, trump: int, keep_trump_ranks: bool) -> int:
     if keep_trump_ranks and suit == trump:
         return best + 1
     return 13 * suit + popcount(live & suit_mask(suit) & ((np.int64(1) << best) - 1)) + 1
-
-
-@njit(cache=True)
-def _hash(keys: np.ndarray, row: int, kw: int) -> int:
-    """splitmix64's finaliser over the words of ``keys[row]``."""
-    h = np.uint64(0)
-    for i in range(kw):
-        h = (h ^ np.uint64(keys[row, i])) + np.uint64(0x9E3779B97F4A7C15)
-        h = (h ^ (h >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        h ^= h >> np.uint64(31)
-    return int(np.int64(h >> np.uint64(1)))
-
-
-@njit(cache=True)
-def _tt_slot(tt_keys: np.ndarray, tt_vals: np.ndarray, keys: np.ndarray, row: int, kw: int) -> int:
-    """The slot of the table holding the key ``keys[row]``, or the empty slot where it would go (linear probing)."""
-    mask = tt_vals.shape[0] - 1
-    i = _hash(keys, row, kw) & mask
-    while tt_vals[i] >= 0:
-        same = True
-        for j in range(kw):
-            if tt_keys[i, j] != keys[row, j]:
-                same = False
-                break
-        if same:
-            return int(i)
-        i = (i + 1) & mask
-    return int(i)
 
 
 @njit(cache=True)
