@@ -14,6 +14,7 @@ Usage
     python benchmarks/cinch_tail.py --players 8 --seconds 420 --limit-ms 50 --seed 0
     python benchmarks/cinch_tail.py --players 7 --seconds 300 --out runs/cinch_tail_7p.json
     python benchmarks/cinch_tail.py --players 3 --ranks 6 --seconds 300
+    python benchmarks/cinch_tail.py --players 8 --max-discard 4 --seconds 300   # the stock runs out more often
 
 The rate comes with an exact Poisson 95% interval. Questions over the limit are counted, not timed: each is left
 unanswered at the limit (``cinch_hard.py`` times a position to its end).
@@ -64,20 +65,20 @@ def poisson_interval(k: int, level: float = 0.95) -> tuple[float, float]:
     return low, mean_where(k, tail)
 
 
-def fresh(tables: int, players: int, ranks: int, seed: int, limit_us: int) -> BatchGame:
-    game = BatchGame(tables, seed=seed, num_players=players, ranks=ranks)
+def fresh(tables: int, rules: dict[str, int], seed: int, limit_us: int) -> BatchGame:
+    game = BatchGame(tables, seed=seed, **rules)
     game.scratch[:, core.X_CINCH_LIMIT_US] = limit_us
     return game
 
 
 def find_question(
-    start: tuple[np.ndarray, np.ndarray, np.ndarray], players: int, ranks: int
+    start: tuple[np.ndarray, np.ndarray, np.ndarray], rules: dict[str, int]
 ) -> tuple[np.ndarray, int] | None:
     """The (state, seat) of the first question over the limit in a call that started at ``start`` (states, random
     streams, scratch), found by replaying each row alone, one decision at a time."""
     states, rngs, scratch = start
     for b in range(states.shape[0]):
-        row = BatchGame(1, seed=0, num_players=players, ranks=ranks)
+        row = BatchGame(1, seed=0, **rules)
         row.states[0], row._rngs[0], row.scratch[0] = states[b], rngs[b], scratch[b]
         for _ in range(CALL_DECISIONS):
             before = row.states[0].copy()
@@ -92,6 +93,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--players", type=int, default=8)
     parser.add_argument("--ranks", type=int, default=13, help="ranks per suit, the highest kept (6: 9 to ace)")
+    parser.add_argument("--max-discard", type=int, help="the most cards one player may discard (default: no limit)")
     parser.add_argument("--tables", type=int, default=64)
     parser.add_argument("--seconds", type=float, default=300.0, help="wall-clock time of the run")
     parser.add_argument("--limit-ms", type=float, default=50.0, help="a question slower than this is counted")
@@ -102,9 +104,14 @@ def main() -> None:
         parser.error("--players 2-8, --tables >= 1, --seconds and --limit-ms > 0")
     if args.players * 5 > 4 * args.ranks or not 2 <= args.ranks <= 13:
         parser.error(f"--ranks: 2-13, and enough cards for {args.players} hands of 5")
+    if args.max_discard is not None and not 1 <= args.max_discard <= 5:
+        parser.error("--max-discard: 1-5")
+    rules = {"num_players": args.players, "ranks": args.ranks}
+    if args.max_discard is not None:
+        rules["max_discard"] = args.max_discard
     limit_us = int(args.limit_ms * 1000)
     seed = args.seed
-    game = fresh(args.tables, args.players, args.ranks, seed, limit_us)
+    game = fresh(args.tables, rules, seed, limit_us)
     game.random_play(1)  # compiles (or loads) the kernel before the clock starts
     found: list[dict[str, object]] = []
     decisions = 0
@@ -115,12 +122,12 @@ def main() -> None:
         try:
             decisions += game.random_play(CALL_DECISIONS)
         except RuntimeError:
-            hit = find_question(start, args.players, args.ranks)
+            hit = find_question(start, rules)
             if hit is not None:
                 state, seat = hit
                 found.append({"state": state.tolist(), "seat": seat, "seed": seed})
             seed += 1
-            game = fresh(args.tables, args.players, args.ranks, seed, limit_us)
+            game = fresh(args.tables, rules, seed, limit_us)
         now = time.perf_counter()
         if now - last_report > 30:
             print(f"{now - began:5.0f} s: {decisions:,} decisions, {len(found)} over {args.limit_ms:g} ms", flush=True)
@@ -128,16 +135,19 @@ def main() -> None:
     low, high = poisson_interval(len(found))
     per = 1e8 / max(decisions, 1)
     print(
-        f"{args.players} players, {args.ranks} ranks, {args.tables} tables, seeds {args.seed}-{seed}: "
+        f"{args.players} players, {args.ranks} ranks, "
+        + (f"{args.max_discard} discards at most, " if args.max_discard is not None else "")
+        + f"{args.tables} tables, seeds {args.seed}-{seed}: "
         f"{decisions:,} random decisions in {time.perf_counter() - began:.0f} s; {len(found)} questions over "
         f"{args.limit_ms:g} ms, "
-        f"{len(found) * per:.2f} per 100 million decisions [95% CI {low * per:.2f}, {high * per:.2f}]"
+        + f"{len(found) * per:.2f} per 100 million decisions [95% CI {low * per:.2f}, {high * per:.2f}]"
     )
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         payload = {
             "players": args.players,
             "ranks": args.ranks,
+            "max_discard": args.max_discard,
             "limit_ms": args.limit_ms,
             "decisions": decisions,
             "positions": found,

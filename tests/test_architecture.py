@@ -31,6 +31,7 @@ CORE_ORDER = [
     "cinch_table",
     "cinch_relaxed",
     "cinch_search",
+    "cinch_worlds",
     "cinch",
     "settlement",
     "deal",

@@ -31,17 +31,32 @@ def test_the_script_counts_slow_questions_writes_them_and_refuses_bad_arguments(
     out = tmp_path / "tail.json"
     run = [sys.executable, str(SCRIPT)]
     ok = subprocess.run(
-        [*run, "--players", "5", "--tables", "8", "--seconds", "1", "--out", str(out)],
+        [*run, "--players", "5", "--max-discard", "3", "--tables", "8", "--seconds", "1", "--out", str(out)],
         capture_output=True,
         text=True,
         timeout=600,
     )
     assert ok.returncode == 0, ok.stderr[-4000:]
     last = ok.stdout.splitlines()[-1]
-    assert last.startswith("5 players, 13 ranks, 8 tables, seeds 0-") and "per 100 million decisions [95% CI" in last
+    assert (
+        last.startswith("5 players, 13 ranks, 3 discards at most, 8 tables, seeds 0-")
+        and "per 100 million decisions [95% CI" in last
+    )
     written = json.loads(out.read_text())
-    assert written["players"] == 5 and written["decisions"] > 0 and written["positions"] == []
-    for bad in (["--players", "9"], ["--seconds", "0"], ["--limit-ms", "-1"], ["--players", "8", "--ranks", "6"]):
+    assert (
+        written["players"] == 5
+        and written["max_discard"] == 3
+        and written["decisions"] > 0
+        and written["positions"] == []
+    )
+    bad_arguments = (
+        ["--players", "9"],
+        ["--seconds", "0"],
+        ["--limit-ms", "-1"],
+        ["--players", "8", "--ranks", "6"],
+        ["--max-discard", "0"],
+    )
+    for bad in bad_arguments:
         refused = subprocess.run([*run, *bad], capture_output=True, text=True, timeout=600)
         assert refused.returncode == 2 and "Traceback" not in refused.stderr, refused.stderr
         assert "error:" in refused.stderr

@@ -1,7 +1,8 @@
 """The cinch (docs/rules.md): whether a seat is certain to take three tricks, worked out exactly.
 
 ``has_cinch`` is the one entry point; cheap bounds settle almost every position and an exact search
-settles the rest. The rules of trick play it ranges over are ``bourre_env.core.tricks``'s.
+settles the rest (``_cinch_search`` orders its stages). The rules of trick play it ranges over are
+``bourre_env.core.tricks``'s.
 """
 
 from __future__ import annotations
@@ -19,9 +20,16 @@ from bourre_env.core.cinch_bounds import (
     sure_tricks,
     unseen_cards,
 )
+from bourre_env.core.cinch_probe import _probe
+from bourre_env.core.cinch_relaxed import RELAXED_NODE_ALLOWANCE, relaxed_cinch_proof
 from bourre_env.core.cinch_search import (
-    _cinch_search,
+    _NO_CAP,
+    _PROBE_BUDGET,
+    FIRST_PASS_NODES,
+    NUM_PROBE_POLICIES,
+    _exhaustive,
 )
+from bourre_env.core.cinch_worlds import SAMPLED_WORLDS, WORLD_NODE_CAP, sampled_world_refutation
 from bourre_env.core.layout import (
     PLAY,
     PLAYING,
@@ -39,7 +47,9 @@ from bourre_env.core.layout import (
     SCRATCH_SIZE,
     X_CINCH_HAND,
     X_CINCH_KEY,
+    X_CINCH_NODES,
     X_CINCH_PLAYED,
+    X_CINCH_SEARCHES,
     X_CINCH_VAL,
 )
 from bourre_env.core.rules import (
@@ -119,3 +129,49 @@ def _cinch_uncached(s: np.ndarray, p: np.ndarray, seat: int, x: np.ndarray) -> b
     if others != pool | face_held and sure_tricks(hand, trick, s[S_LEADER], n, seat, s[S_LED], trump, others) >= need:
         return True
     return not _cinch_search(s, p, seat, pool, need, w, x)
+
+
+@njit(cache=True)
+def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, w: np.ndarray, x: np.ndarray) -> bool:
+    """True if some consistent placement and legal continuation leaves ``me`` with fewer than ``need`` more tricks.
+
+    In order, each stage run only when the ones before left the question open: the single-path probes
+    (``cinch_probe``), the first pass of the exhaustive search (``cinch_search``, whose docstring says how it walks
+    every line), searches of dealt worlds that can only refute (``cinch_worlds``), a proof in a relaxed game that can
+    only prove (``cinch_relaxed``), then the exhaustive search without a cap. ``w`` is ``_cinch_uncached``'s
+    scratch, its row 6 filled by ``proven_absent``.
+    """
+    budget = w[5]
+    budget[0] = _PROBE_BUDGET
+    # A counterexample nearly always lies on the path of the move ordering, so first a few single paths under
+    # different orderings: a counterexample is usually plentiful, and one ordering's blind spot (e.g. every
+    # opponent spending a trump on our ace) is rarely another's. They are walked in place (``_probe``).
+    result = 2
+    for policy in range(NUM_PROBE_POLICIES):
+        result = _probe(s, p, me, pool, need, policy, w, budget)
+        if result != 2:
+            break
+    nodes = _PROBE_BUDGET - budget[0]
+    if result == 2:
+        result, more = _exhaustive(s, p, me, pool, w[6], need, x, FIRST_PASS_NODES)
+        nodes += more
+    if result == 2:
+        # past its first pass, the rare hard refutations: dealt out, a world leaves no placement to choose and the
+        # first lines of its search refute it (``cinch_worlds``)
+        refuted, more = sampled_world_refutation(s, p, me, pool, w[6], need, x, SAMPLED_WORLDS, WORLD_NODE_CAP)
+        nodes += more
+        if refuted:
+            result = 1
+    if result == 2:
+        # then a proof in the relaxed game (``cinch_relaxed``) settles the hard cinches of large
+        # tables in a few thousand nodes; it only ever proves, so the exhaustive search answers the rest, unbounded
+        proved, more = relaxed_cinch_proof(s, p, me, pool, need, w[6], RELAXED_NODE_ALLOWANCE)
+        nodes += more
+        if proved:
+            result = 0
+        else:
+            result, more = _exhaustive(s, p, me, pool, w[6], need, x, _NO_CAP)
+            nodes += more
+    x[X_CINCH_SEARCHES] += 1
+    x[X_CINCH_NODES] += nodes
+    return result == 1

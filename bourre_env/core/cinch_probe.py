@@ -1,7 +1,7 @@
 """The cinch search's single-path rounds (``bourre_env.core.cinch``): one line of play followed in place, each
 other seat answering by one fixed ordering of its options.
 
-``_cinch_search`` first runs ``NUM_PROBE_POLICIES`` rounds without discrepancy, one path each, and nearly always
+``cinch._cinch_search`` first runs ``NUM_PROBE_POLICIES`` rounds without discrepancy, one path each, and nearly always
 stops in the first: a counterexample lies on the path its move ordering takes first (about 98% of searches at 5
 players, 93% at 7). The generic machinery of a search round (``tests/reference_cinch.py``'s ``_search_round``: a
 frame per play, full option lists sorted at each node) made these paths cost most of the time of a random decision,

@@ -1,6 +1,7 @@
-"""The cinch's exact search (``bourre_env.core.cinch``): the single-path probes first, then an exhaustive search of
-every line of play: a first pass of ``FIRST_PASS_NODES`` nodes, which settles nearly every question, then a proof in
-a relaxed game (``cinch_relaxed``), which settles the rare hard cinches of large tables, then the exhaustive search
+"""The cinch's exhaustive search of every line of play. ``bourre_env.core.cinch._cinch_search`` asks it after the
+single-path probes (``cinch_probe``): a first pass of ``FIRST_PASS_NODES`` nodes, which settles nearly every
+question, then searches of sampled worlds (``cinch_worlds``), which find the rare hard refutations, and a proof in a
+relaxed game (``cinch_relaxed``), which settles the rare hard cinches of large tables, then the exhaustive search
 without a cap.
 
 
@@ -74,8 +75,6 @@ from bourre_env.core.cinch_options import (
     _frame_options,
     next_active_arr,
 )
-from bourre_env.core.cinch_probe import _probe
-from bourre_env.core.cinch_relaxed import RELAXED_NODE_ALLOWANCE, relaxed_cinch_proof
 from bourre_env.core.cinch_table import _tt_slot
 from bourre_env.core.layout import (
     PLAYING,
@@ -94,7 +93,6 @@ from bourre_env.core.layout import (
     SCRATCH_SIZE,
     X_CINCH_LIMIT_US,
     X_CINCH_NODES,
-    X_CINCH_SEARCHES,
 )
 from bourre_env.core.rules import (
     CINCH_TRICKS,
@@ -113,46 +111,6 @@ from bourre_env.core.tricks import (
 
 NUM_PROBE_POLICIES = 8  # orderings tried as single-path probes before the exhaustive cinch search
 _PROBE_BUDGET = 1 << 40  # the probes' node allowance: a single path never comes near it
-
-
-@njit(cache=True)
-def _cinch_search(s: np.ndarray, p: np.ndarray, me: int, pool: int, need: int, w: np.ndarray, x: np.ndarray) -> bool:
-    """True if some consistent placement and legal continuation leaves ``me`` with fewer than ``need`` more tricks.
-
-    Depth-first over every play from now to the end of the deal. ``me``'s cards are known; an
-    opponent's hand is the cards it will play, so each opponent card is drawn from the unseen pool
-    when played, and everything its play proves it did not hold (a void, no higher card of the
-    suit, no trump) is forbidden for its later plays. A branch that reaches the end of the deal is
-    therefore a complete, consistent deal. Iterative with an explicit stack (numba cannot cache
-    recursive functions). ``w`` is ``_cinch_uncached``'s scratch, its row 6 filled by ``proven_absent``.
-    """
-    budget = w[5]
-    budget[0] = _PROBE_BUDGET
-    # A counterexample nearly always lies on the path of the move ordering, so first a few single paths under
-    # different orderings: a counterexample is usually plentiful, and one ordering's blind spot (e.g. every
-    # opponent spending a trump on our ace) is rarely another's. They are walked in place (``_probe``).
-    result = 2
-    for policy in range(NUM_PROBE_POLICIES):
-        result = _probe(s, p, me, pool, need, policy, w, budget)
-        if result != 2:
-            break
-    nodes = _PROBE_BUDGET - budget[0]
-    if result == 2:
-        result, more = _exhaustive(s, p, me, pool, w[6], need, x, FIRST_PASS_NODES)
-        nodes += more
-    if result == 2:
-        # past its first pass, a proof in the relaxed game (``cinch_relaxed``) settles the hard cinches of large
-        # tables in a few thousand nodes; it only ever proves, so the exhaustive search answers the rest, unbounded
-        proved, more = relaxed_cinch_proof(s, p, me, pool, need, w[6], RELAXED_NODE_ALLOWANCE)
-        nodes += more
-        if proved:
-            result = 0
-        else:
-            result, more = _exhaustive(s, p, me, pool, w[6], need, x, _NO_CAP)
-            nodes += more
-    x[X_CINCH_SEARCHES] += 1
-    x[X_CINCH_NODES] += nodes
-    return result == 1
 
 
 @njit(cache=True)
@@ -217,6 +175,14 @@ def _exhaustive_into(
     trace: np.ndarray,
     cap: int,
 ) -> tuple[int, int]:
+    fs0, rows = root_frame(s, p, me, pool, absent)
+    return exhaustive_search(p, fs0, rows, _n(p), me, _gone_for(s, p, me), need, line.shape[0], x, line, trace, cap)
+
+
+@njit(cache=True)
+def root_frame(s: np.ndarray, p: np.ndarray, me: int, pool: int, absent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``exhaustive_search``'s root from the position of ``s``: the frame (``_frame_options``'s columns, then trump)
+    and the per-seat rows (cards left, forbidden cards, known held cards, active)."""
     n = _n(p)
     rows = np.zeros((4, MAX_PLAYERS), dtype=np.int64)  # count, forbid, known, active
     row = S_TRICK_CARDS + s[S_TRICK_NO] * MAX_PLAYERS
@@ -245,7 +211,7 @@ def _exhaustive_into(
     fs0[10] = best_trump
     fs0[11] = trick[me]
     fs0[12] = trump
-    return exhaustive_search(p, fs0, rows, n, me, _gone_for(s, p, me), need, line.shape[0], x, line, trace, cap)
+    return fs0, rows
 
 
 CINCH_TIME_LIMIT_S = 10.0  # wall clock one cinch question may take before the search raises (scratch: 0 = this)
