@@ -21,6 +21,7 @@ from bourre_env.memory import check_fits
 from bourre_env.words import plural
 from train.eval.ray_backend import import_ray
 from train.learning.policy_net import PolicyNet, network_bytes
+from train.ppo.league import League
 from train.ppo.rollout import (
     DECISION_BYTES,
     TABLE_BYTES,
@@ -140,6 +141,15 @@ class Args:
     """steps between snapshots of the learner added to the opponent pool"""
     max_snapshots: int = 8
     """snapshots kept in the pool (the most recent)"""
+    league: tuple[str, ...] = ()
+    """agent specs of a league of fixed opponents (style:eager-low heuristic:loose ppo:PATH ...; any spec
+    agents.batched_players.make_batched builds): a --league-share of the episodes are field tables, the learner in
+    one seat and one member in every other, the member drawn by prioritised fictitious self-play (the fields it does
+    worst against most often; train.ppo.league)"""
+    league_share: float = 0.5
+    """the chance that a table's new episode is a field table of the league (with --league)"""
+    league_power: float = 2.0
+    """PFSP's weighting: a member is drawn with weight (1 - the learner's rate of beating it) ** power + 0.05"""
     opponent_policy: Path | None = None
     """a frozen policy file (agents.ppo format) that plays every seat but the learner's, instead of the pool; the
     learner's snapshots are still saved but never join the pool (bourre exploit: a best response to that policy)"""
@@ -225,6 +235,17 @@ class Args:
                 raise ValueError(f"backend: {e}") from None
         self.check_memory()
         self.pool()  # raises on bad weights
+        if self.league:
+            if self.opponent_policy is not None:
+                raise ValueError("league: opponent_policy plays every seat but the learner's; give one or the other")
+            if not 0.0 <= self.league_share <= 1.0 or not self.league_power >= 0.0:
+                raise ValueError(
+                    f"league_share in [0, 1] and league_power >= 0, got {self.league_share}, {self.league_power}"
+                )
+            try:
+                self.make_league(0)  # every member built now, not after minutes of imitation
+            except (ValueError, TypeError, OSError) as e:
+                raise ValueError(f"league: {e}") from None
         for name in ("opponent_policy", "init_policy"):
             if getattr(self, name) is not None:
                 try:
@@ -322,6 +343,12 @@ class Args:
             return SeatPool(0.0, 0.0, 0.0, 1.0)  # the one snapshot slot holds opponent_policy
         return SeatPool(self.pool_learner, self.pool_heuristic, self.pool_random, self.pool_snapshot)
 
+    def make_league(self, seed: int) -> League | None:
+        """The league of ``--league`` (None without one), its draws seeded by ``seed``."""
+        if not self.league:
+            return None
+        return League(self.league, self.league_share, seed, power=self.league_power)
+
     def to_json(self) -> dict[str, Any]:
         return args_to_json(self)
 
@@ -386,6 +413,9 @@ HELP_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "pool_snapshot",
             "snapshot_every",
             "max_snapshots",
+            "league",
+            "league_share",
+            "league_power",
             "opponent_policy",
         ),
     ),

@@ -61,6 +61,7 @@ from train.learning.policy_net import (
     sample_actions,
     sparse_rows,
 )
+from train.ppo.league import LEAGUE, League
 
 __all__ = [
     "LEARNER",
@@ -391,6 +392,7 @@ class Collector:
         teacher: Any = None,
         rule_options: Mapping[str, Any] | None = None,
         session: int = 1,
+        league: League | None = None,
     ) -> None:
         if "deals_per_episode" in (rule_options or {}):
             raise ValueError("rule_options: deals_per_episode is the collector's session, not a rule option")
@@ -418,7 +420,8 @@ class Collector:
         self.teacher = teacher
         self.snapshots: list[PolicyOpponent] = []
         self.snapshot_paths: list[str] = []
-        self.owners = [self.pool.draw(self.rng, g.batch_size, g.num_players, 0) for g in self.games]
+        self.league = league
+        self.owners = [self._draw_owners(g.batch_size, g.num_players) for g in self.games]
         self.last = [np.full((g.batch_size, g.num_players), -1, np.int64) for g in self.games]
         self._obs = [np.zeros((g.batch_size, OBS_SIZE), np.float32) for g in self.games]
         self._masks = [np.zeros((g.batch_size, NUM_ACTIONS), np.int8) for g in self.games]
@@ -458,7 +461,7 @@ class Collector:
             )
             self.snapshot_paths = [self.snapshot_paths[j] for j in kept]
             self.snapshots = [self.snapshots[j] for j in kept]
-            self.owners = [new_code[owners] for owners in self.owners]
+            self.owners = [np.where(owners >= LEAGUE, owners, new_code[owners % LEAGUE]) for owners in self.owners]
 
     # ------------------------------------------------------------------ one step of one table size
     @torch.no_grad()
@@ -521,6 +524,10 @@ class Collector:
         t2 = time.perf_counter()
         for code in np.unique(who[who != LEARNER]):
             rows = np.flatnonzero(who == code)
+            if code >= LEAGUE:
+                assert self.league is not None
+                actions[rows] = self.league.act(int(code), obs[rows], masks[rows], rows)
+                continue
             player = (
                 self.heuristic
                 if code == HEURISTIC
@@ -560,6 +567,12 @@ class Collector:
         final = last[ended]  # (ended, num_players)
         paid = final >= 0
         t.rewards[final[paid]] += chips[paid] * self.reward_scale
+        if self.league is not None:
+            member, result = self.league.record(owners[ended], chips, LEARNER)
+            for m in np.unique(member):
+                deals, wins = f"league_deals:{self.league.members[m]}", f"league_wins:{self.league.members[m]}"
+                self.stats[deals] = self.stats.get(deals, 0) + int((member == m).sum())
+                self.stats[wins] = self.stats.get(wins, 0) + float(result[member == m].sum())
         learner = owners[ended] == LEARNER
         self.stats["learner_deals"] += int(learner.sum())
         self.stats["learner_chips"] += float(chips[learner].sum())
@@ -569,7 +582,14 @@ class Collector:
             paid = final >= 0
         t.done[final[paid]] = True
         last[ended] = -1
-        owners[ended] = self.pool.draw(self.rng, len(ended), owners.shape[1], len(self.snapshots))
+        owners[ended] = self._draw_owners(len(ended), owners.shape[1])
+
+    def _draw_owners(self, tables: int, num_players: int) -> np.ndarray:
+        """The players of new episodes at ``tables`` tables: the seat pool's draw, then the league's field tables."""
+        owners = self.pool.draw(self.rng, tables, num_players, len(self.snapshots))
+        if self.league is not None:
+            self.league.seat(owners, LEARNER)
+        return owners
 
     @torch.no_grad()
     def refresh_stale_values(self, chunk: int = 8192) -> None:

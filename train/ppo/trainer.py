@@ -454,6 +454,7 @@ class Training:
                 device=device,
                 rule_options=args.rule_options(),
                 session=args.session,
+                league=args.make_league(collector_seed(args.seed, state.num_timesteps)),
             )
             self.collector.set_snapshots(self.pool_snapshots())
         self.rng = np.random.default_rng([args.seed, state.num_timesteps, 5])
@@ -578,6 +579,10 @@ class Training:
             ("learning_rate", optimizer.param_groups[0]["lr"]),
         ):
             self.writer.add_scalar(f"charts/{key}", value, now)
+        for key, value in s.items():  # the learner's rate of beating each field of the league in this rollout
+            if key.startswith("league_deals:") and value:
+                member = key.partition(":")[2]
+                self.writer.add_scalar(f"league/{member}", s[f"league_wins:{member}"] / value, now)
         return chips
 
     def start_rollout(self, decisions: int) -> None:

@@ -60,6 +60,7 @@ import numpy as np
 import torch
 
 from train.learning.policy_net import PolicyNet
+from train.ppo.league import League
 from train.ppo.rollout import Collector, SeatPool, Transitions, gae
 
 __all__ = [
@@ -120,6 +121,9 @@ class WorkerConfig:
     torch_threads: int = 1
     rule_options: dict[str, Any] = dataclasses.field(default_factory=dict)
     session: int = 1
+    league: tuple[str, ...] = ()  # the league's member specs, its share and power (train.ppo.league)
+    league_share: float = 0.5
+    league_power: float = 2.0
 
 
 @dataclasses.dataclass
@@ -213,6 +217,11 @@ class RolloutWorker:
             reward_scale=config.reward_scale,
             rule_options=config.rule_options,
             session=config.session,
+            league=(
+                League(config.league, config.league_share, config.seed, power=config.league_power)
+                if config.league
+                else None
+            ),
         )
 
     def rollout(self, weights: dict[str, np.ndarray], snapshots: Sequence[str], decisions: int) -> Rollout:
@@ -552,6 +561,9 @@ def worker_configs(args: Any, num_timesteps: int, workers: int) -> list[WorkerCo
             reward_scale=args.reward_scale,
             rule_options=args.rule_options(),
             session=args.session,
+            league=tuple(args.league),
+            league_share=args.league_share,
+            league_power=args.league_power,
         )
         for i, share in enumerate(table_shares(args.tables, workers))
     ]
