@@ -14,6 +14,7 @@ from train.learning.policy_net import PolicyNet
 from train.ppo.args import Args
 from train.ppo.league import LEAGUE, League, parse_members
 from train.ppo.rollout import LEARNER, Collector, SeatPool
+from train.ppo.workers import RolloutWorker, WorkerConfig, network_weights
 
 
 def test_every_field_table_holds_one_learner_and_one_member() -> None:
@@ -132,3 +133,23 @@ def test_a_tiny_run_trains_against_a_league(tmp_path: Path) -> None:
     assert json.loads((run_dir / "args.json").read_text())["league"] == ["random", "style:eager-low"]
     tags = tensorboard_tags(run_dir / "tb")
     assert {"league/random", "league/style:eager-low"} <= tags
+
+
+def test_a_rollout_worker_plays_its_league_and_reports_its_fields() -> None:
+    config = WorkerConfig(
+        index=0,
+        hidden=(32, 16),
+        privileged_critic=False,
+        players=(3,),
+        tables=8,
+        pool=SeatPool(),
+        seed=3,
+        reward_scale=0.1,
+        league=("random", "heuristic"),
+        league_share=1.0,
+    )
+    worker = RolloutWorker(config)
+    rollout = worker.rollout(network_weights(PolicyNet((32, 16))), [], 200)
+    deals = {k: v for k, v in rollout.stats.items() if k.startswith("league_deals:")}
+    assert set(deals) <= {"league_deals:random", "league_deals:heuristic"} and sum(deals.values()) > 0
+    assert all(0 <= rollout.stats[k.replace("deals", "wins")] <= v for k, v in deals.items())
