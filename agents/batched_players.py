@@ -1,8 +1,10 @@
-"""Batched players for ``bourre_env.BourreVectorEnv``: the heuristic, random and policy-file agents over many rows.
+"""Batched players for ``bourre_env.BourreVectorEnv``: the heuristic, random, policy-file and style agents over many
+rows.
 
 Each implements the env's ``BatchedPlayer`` protocol, ``act_batch(observations, masks, rows) -> actions``,
-with one numpy or compiled call for all the rows it is given; the heuristic also has the env's state path,
-``act_game(game, rows)``, which skips building its observations. ``make_batched(spec, seed)`` maps an agent spec
+with one numpy or compiled call for all the rows it is given; the heuristic and the styles of the zoo
+(``agents.batched_styles.BatchedStylePlayer``, the styles' own compiled rules) also have the env's state path,
+``act_game(game, rows)``, which skips building their observations. ``make_batched(spec, seed)`` maps an agent spec
 string to one, and is the ``agent_factory`` to give the vector env:
 
 >>> env = BourreVectorEnv(num_envs=1024, num_players=5, opponents="heuristic", agent_factory=make_batched)
@@ -19,12 +21,20 @@ from typing import Any
 import numpy as np
 
 import agents
+from agents.batched_styles import BatchedStylePlayer
 from agents.heuristic.batch import BatchHeuristic
 from agents.ppo import SHIPPED_MODEL, PolicyWeights, load_policy
+from agents.styles import STYLES
 from bourre_env.batch import BatchGame
 from bourre_env.vector_env import BatchedPlayer, PerRowPlayer
 
-__all__ = ["BatchedHeuristicPlayer", "BatchedRandomPlayer", "BatchedPolicyPlayer", "make_batched"]
+__all__ = [
+    "BatchedHeuristicPlayer",
+    "BatchedRandomPlayer",
+    "BatchedPolicyPlayer",
+    "BatchedStylePlayer",
+    "make_batched",
+]
 
 
 class BatchedHeuristicPlayer:
@@ -94,7 +104,7 @@ class BatchedPolicyPlayer:
 
 def make_batched(spec: str, seed: int | None = 0) -> BatchedPlayer:
     """A batched player from an ``agents.make`` spec: ``"heuristic[:params]"``, ``"random"``, ``"ppo"``,
-    ``"ppo:PATH"``; any other spec is ``agents.make(spec, seed)`` wrapped in ``PerRowPlayer``."""
+    ``"ppo:PATH"``, ``"style:NAME"``; any other spec is ``agents.make(spec, seed)`` wrapped in ``PerRowPlayer``."""
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"agent spec must be a non-empty string, got {spec!r}; known: {agents.registered()}")
     name, _, variant = spec.strip().partition(":")
@@ -107,4 +117,9 @@ def make_batched(spec: str, seed: int | None = 0) -> BatchedPlayer:
     if name == "ppo":
         path: Any = Path(variant) if variant else SHIPPED_MODEL
         return BatchedPolicyPlayer(path, seed=seed, name=f"ppo:{variant}" if variant else "ppo")
+    if name == "style":
+        if variant not in STYLES:
+            given = f"unknown style {variant!r}" if variant else "no style named"
+            raise ValueError(f"{spec!r}: {given}; style:NAME with NAME one of {', '.join(STYLES)}")
+        return BatchedStylePlayer(variant, seed)
     return PerRowPlayer(agents.make(spec, seed))

@@ -22,18 +22,31 @@ discards, the legal draw that discards most of them and nothing else). Where the
 answers plainly: named trump is the suit it holds most of; a declaration or a second chance to pass follows
 whether it enters. A card's strength is its rank, a trump's its rank above every other suit's; a card "beats the
 trick so far" when the rules core's ``trick_winner`` would give it the trick if no one played after it.
+
+The rules are small numba-compiled functions over the observation vector and its mask (``decision_kind``,
+``strength``, ``trick_so_far``, ``beats``, ``cheapest_winner``, ``keep_trumps_and_aces``, ``named_trump``,
+``enters``, ``style_action``), so that one implementation serves ``StyleAgent`` (one observation) and
+``agents.batched_styles.BatchedStylePlayer`` (many rows of ``bourre_env.BourreVectorEnv`` in one compiled call).
+A style is a pair of codes (``STYLES``): its rule for entering a deal and its rule for playing a card.
+
+Chance. Two styles draw random numbers, each of one kind and only where its habit needs one (``chance_needed``):
+``eager-random`` an index among its legal cards at each card it plays (``rng.integers(k)``), ``coin-flip`` a coin
+at each decision where it may either pass or enter (``rng.random() < 0.5``). The caller draws from its seeded
+generator and hands the result to ``style_action`` as ``chance``; the compiled code draws nothing. The batched
+player draws for all its rows at once, in row order, and numpy's vector draws give the numbers that one draw per
+row gives: a ``BatchedStylePlayer`` and a ``StyleAgent`` of the same seed fed the same observations in the same
+order (in one batch, or in batches of any sizes) make the same decisions.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
+from numba import njit
 
 from agents.base import Observation, legal_actions
-from bourre_env.core import NAME_TRUMP_BASE, PASS, STAY_BASE, trick_winner
+from bourre_env.core import NAME_TRUMP_BASE, NUM_ACTIONS, PASS, STAY_BASE, popcount, trick_winner
 from bourre_env.core.bits import ACE
-from bourre_env.core.cards import NUM_RANKS
+from bourre_env.core.cards import NUM_CARDS, NUM_RANKS
 from bourre_env.observation import (
     O_HAND,
     O_LEADER,
@@ -44,157 +57,340 @@ from bourre_env.observation import (
     O_ROUND,
     O_TRICK_NO,
     O_TRUMP,
+    OBS_SIZE,
     ROUND_NAME_TRUMP,
     S,
     T,
 )
 
-__all__ = ["STYLES", "StyleAgent", "make_style"]
+__all__ = [
+    "COIN",
+    "ENTERS",
+    "KINDS",
+    "NO_LEGAL",
+    "PLAYS",
+    "STYLES",
+    "StyleAgent",
+    "beats",
+    "chance_needed",
+    "cheapest_winner",
+    "decision_kind",
+    "draw_chance",
+    "enters",
+    "keep_trumps_and_aces",
+    "make_style",
+    "named_trump",
+    "strength",
+    "style_action",
+    "trick_so_far",
+    "trump_suit",
+]
 
+# ---------------------------------------------------------------- the codes
+ALWAYS, WITH_A_TRUMP, WITH_TWO_TRUMPS_OR_THE_ACE, HALF_THE_TIME = range(4)
+ENTERS = ("always", "with a trump", "with two trumps or the ace of trumps", "at one deal in two")
+"""The rules for entering a deal, by code."""
+RANDOM_CARD, STRONGEST, WEAKEST, CHEAPEST_WINNER = range(4)
+PLAYS = ("a random legal card", "its strongest legal card", "its weakest legal card", "the cheapest winner")
+"""The rules for playing a card, by code."""
+
+STYLES: dict[str, tuple[int, int]] = {
+    "eager-random": (ALWAYS, RANDOM_CARD),
+    "eager-high": (ALWAYS, STRONGEST),
+    "eager-low": (ALWAYS, WEAKEST),
+    "station": (WITH_A_TRUMP, CHEAPEST_WINNER),
+    "rock": (WITH_TWO_TRUMPS_OR_THE_ACE, CHEAPEST_WINNER),
+    "coin-flip": (HALF_THE_TIME, STRONGEST),
+}
+"""Each style's rule for entering a deal and for playing a card (codes of ``ENTERS`` and ``PLAYS``: the module's
+table)."""
+
+CARD, NAME_TRUMP, ENTER, STAY, ONLY_PASS = range(5)
+KINDS = ("card", "name trump", "enter or pass", "stay (draw)", "only pass")
+"""The decisions a style tells apart (``decision_kind``), by code."""
+NO_LEGAL = -1  # the kind and the action of a mask that allows nothing
+COIN = -1  # chance_needed: a coin (rng.random() < 0.5), 1 for heads
 _NO_TRICK = T  # trick_no's last entry: play over or not started
 
 
-def _trump(vector: np.ndarray) -> int:
+# ---------------------------------------------------------------- reading the observation
+@njit(cache=True)
+def trump_suit(obs: np.ndarray) -> int:
     """The trump suit, -1 until it is named."""
-    onehot = vector[O_TRUMP : O_TRUMP + 4]
-    return int(np.argmax(onehot)) if onehot.max() > 0.5 else -1
+    best = 0
+    for suit in range(1, 4):
+        if obs[O_TRUMP + suit] > obs[O_TRUMP + best]:
+            best = suit
+    return best if obs[O_TRUMP + best] > 0.5 else -1
 
 
+@njit(cache=True)
+def hand_bits(obs: np.ndarray) -> int:
+    """The seat's hand as a card mask (bit ``c`` for card ``c``)."""
+    bits = 0
+    for card in range(NUM_CARDS):
+        if obs[O_HAND + card] > 0.5:
+            bits |= 1 << card
+    return bits
+
+
+@njit(cache=True)
 def strength(card: int, trump: int) -> int:
     """A card's rank, 13 more for a trump."""
     return card % NUM_RANKS + (NUM_RANKS if card // NUM_RANKS == trump else 0)
 
 
-def _hand(vector: np.ndarray) -> list[int]:
-    return [int(c) for c in np.flatnonzero(vector[O_HAND : O_HAND + 52] > 0.5)]
+@njit(cache=True)
+def decision_kind(obs: np.ndarray, mask: np.ndarray) -> int:
+    """What the decision asks (``KINDS``): a card, trump to name, to enter or pass, to stay (the draw, or a
+    declaration with no pass), or nothing but a pass; ``NO_LEGAL`` where the mask allows nothing."""
+    others = False
+    for a in range(mask.shape[0]):
+        if mask[a] and a != PASS:
+            others = True
+            break
+    if not others and not mask[PASS]:
+        return NO_LEGAL
+    if obs[O_PHASE + 1] > 0.5:  # trick play
+        return CARD
+    if obs[O_ROUND + ROUND_NAME_TRUMP] > 0.5:
+        return NAME_TRUMP
+    if mask[PASS]:
+        return ENTER if others else ONLY_PASS
+    return STAY
 
 
-def _trick_so_far(vector: np.ndarray) -> tuple[np.ndarray, int] | None:
-    """The trick under way as the rules core reads one: each relative seat's card (-1: none yet) and the leader's
-    seat; None when the seat leads."""
-    trick = int(np.argmax(vector[O_TRICK_NO : O_TRICK_NO + T + 1]))
-    if trick == _NO_TRICK or vector[O_LED : O_LED + 4].max() < 0.5:
-        return None
-    cards = np.full(S, -1, dtype=np.int64)
-    for card in np.flatnonzero(vector[O_PLAYED_IN + trick : O_PLAYED_IN + 52 * T : T] > 0.5):
-        cards[int(np.argmax(vector[O_PLAYED_BY + S * card : O_PLAYED_BY + S * (card + 1)]))] = card
-    return cards, int(np.argmax(vector[O_LEADER + S * trick : O_LEADER + S * (trick + 1)]))
+@njit(cache=True)
+def trick_so_far(obs: np.ndarray, cards: np.ndarray) -> int:
+    """The trick under way as the rules core reads one: each relative seat's card into ``cards`` (``S`` entries,
+    -1: none yet); returns the leader's relative seat, or -1 when the seat leads (``cards`` then untouched)."""
+    trick = 0
+    for t in range(1, T + 1):
+        if obs[O_TRICK_NO + t] > obs[O_TRICK_NO + trick]:
+            trick = t
+    led = obs[O_LED]
+    for suit in range(1, 4):
+        led = max(led, obs[O_LED + suit])
+    if trick == _NO_TRICK or led < 0.5:
+        return -1
+    cards[:] = -1
+    for card in range(NUM_CARDS):
+        if obs[O_PLAYED_IN + T * card + trick] > 0.5:
+            at = O_PLAYED_BY + S * card
+            seat = 0
+            for q in range(1, S):
+                if obs[at + q] > obs[at + seat]:
+                    seat = q
+            cards[seat] = card
+    at = O_LEADER + S * trick
+    leader = 0
+    for q in range(1, S):
+        if obs[at + q] > obs[at + leader]:
+            leader = q
+    return leader
 
 
-def _cheapest_winner(vector: np.ndarray, cards: list[int]) -> int:
-    """The cheapest card that would win the trick if no one played after it (the core's ``trick_winner``), else
-    the weakest; on lead the strongest."""
-    trump = _trump(vector)
-    so_far = _trick_so_far(vector)
-    if so_far is None:
-        return max(cards, key=lambda c: strength(c, trump))
-    trick, leader = so_far
-
-    def wins(card: int) -> bool:
-        trick[0] = card  # relative seat 0: this seat
-        return bool(trick_winner(trick, leader, S, trump) == 0)
-
-    winners = [c for c in cards if wins(c)]
-    return min(winners or cards, key=lambda c: strength(c, trump))
+@njit(cache=True)
+def beats(cards: np.ndarray, leader: int, card: int, trump: int) -> bool:
+    """Whether ``card``, played by this seat (relative seat 0) into the trick ``cards`` led by ``leader``, would win
+    it if no one played after it (the core's ``trick_winner``); leaves ``cards[0]`` set to ``card``."""
+    cards[0] = card
+    return bool(trick_winner(cards, leader, cards.shape[0], trump) == 0)
 
 
-def _keep_trumps_and_aces(vector: np.ndarray, legal: np.ndarray) -> int:
+# ---------------------------------------------------------------- the rules
+@njit(cache=True)
+def _strongest(mask: np.ndarray, trump: int) -> int:
+    """The first legal action of the greatest strength."""
+    best, most = -1, -1
+    for a in range(mask.shape[0]):
+        if mask[a] and strength(a, trump) > most:
+            best, most = a, strength(a, trump)
+    return best
+
+
+@njit(cache=True)
+def _weakest(mask: np.ndarray, trump: int) -> int:
+    """The first legal action of the least strength."""
+    best, least = -1, 2 * NUM_RANKS
+    for a in range(mask.shape[0]):
+        if mask[a] and strength(a, trump) < least:
+            best, least = a, strength(a, trump)
+    return best
+
+
+@njit(cache=True)
+def cheapest_winner(obs: np.ndarray, mask: np.ndarray, trump: int) -> int:
+    """The cheapest legal card that would win the trick if no one played after it, else the weakest; on lead the
+    strongest (the first in card order among equals)."""
+    cards = np.empty(S, dtype=np.int64)
+    leader = trick_so_far(obs, cards)
+    if leader < 0:
+        return _strongest(mask, trump)
+    best, least = -1, 2 * NUM_RANKS
+    for a in range(mask.shape[0]):
+        if mask[a] and beats(cards, leader, a, trump) and strength(a, trump) < least:
+            best, least = a, strength(a, trump)
+    return best if best >= 0 else _weakest(mask, trump)
+
+
+@njit(cache=True)
+def keep_trumps_and_aces(obs: np.ndarray, mask: np.ndarray, trump: int) -> int:
     """The draw that discards every card but trumps and aces, or the legal one that discards most of those and
-    nothing else (standing pat at least), or the first legal action."""
-    hand, trump = _hand(vector), _trump(vector)
-    wanted = sum(1 << i for i, c in enumerate(hand) if c // NUM_RANKS != trump and c % NUM_RANKS != ACE)
-    stays = [int(a) - STAY_BASE for a in legal if a >= STAY_BASE and (int(a) - STAY_BASE) & ~wanted == 0]
-    if not stays:
-        return int(legal[0])
-    return STAY_BASE + max(stays, key=lambda m: (m.bit_count(), m))
+    nothing else (standing pat at least; the greatest discard mask among equals), or the first legal action other
+    than a pass."""
+    hand = hand_bits(obs)
+    wanted = 0  # bit i: the i-th card of the hand (in card order) is to go
+    i = 0
+    for card in range(NUM_CARDS):
+        if hand >> card & 1:
+            if card // NUM_RANKS != trump and card % NUM_RANKS != ACE:
+                wanted |= 1 << i
+            i += 1
+    best, best_count = -1, -1
+    for a in range(STAY_BASE, mask.shape[0]):
+        discard = a - STAY_BASE
+        if mask[a] and discard & ~wanted == 0 and popcount(discard) >= best_count:  # a greater mask wins a tie
+            best, best_count = a, popcount(discard)
+    if best >= 0:
+        return best
+    for a in range(mask.shape[0]):
+        if mask[a] and a != PASS:
+            return a
+    return NO_LEGAL
 
 
-def _named_trump(vector: np.ndarray, legal: np.ndarray) -> int:
+@njit(cache=True)
+def named_trump(obs: np.ndarray, mask: np.ndarray) -> int:
     """The suit it holds most cards of (the higher of its best cards on a tie)."""
-    hand = _hand(vector)
+    hand = hand_bits(obs)
+    best, best_count, best_top = -1, -1, -2
+    for a in range(mask.shape[0]):
+        if not mask[a]:
+            continue
+        suit, count, top = a - NAME_TRUMP_BASE, 0, -1
+        for card in range(NUM_CARDS):
+            if hand >> card & 1 and card // NUM_RANKS == suit:
+                count += 1
+                top = card
+        if count > best_count or (count == best_count and top > best_top):
+            best, best_count, best_top = a, count, top
+    return best
 
-    def held(action: int) -> tuple[int, int]:
-        suit = action - NAME_TRUMP_BASE
-        return sum(c // NUM_RANKS == suit for c in hand), max((c for c in hand if c // NUM_RANKS == suit), default=-1)
 
-    return max((int(a) for a in legal), key=held)
+@njit(cache=True)
+def enters(obs: np.ndarray, rule: int, chance: int, trump: int) -> bool:
+    """Whether a style of entering ``rule`` (``ENTERS``) plays the deal; ``chance``: the coin of ``HALF_THE_TIME``
+    (1: enter)."""
+    if rule == ALWAYS:
+        return True
+    if rule == HALF_THE_TIME:
+        return chance == 1
+    hand = hand_bits(obs)
+    trumps, ace = 0, False
+    for card in range(NUM_CARDS):
+        if hand >> card & 1 and card // NUM_RANKS == trump:
+            trumps += 1
+            ace = ace or card % NUM_RANKS == ACE
+    if rule == WITH_A_TRUMP:
+        return trumps > 0
+    return trumps >= 2 or ace
 
 
+@njit(cache=True)
+def _card(obs: np.ndarray, mask: np.ndarray, rule: int, chance: int, trump: int) -> int:
+    """The card of a style of playing ``rule`` (``PLAYS``); ``chance``: the index among the legal cards that
+    ``RANDOM_CARD`` plays."""
+    if rule == RANDOM_CARD:
+        k = 0
+        for a in range(mask.shape[0]):
+            if mask[a]:
+                if k == chance:
+                    return a
+                k += 1
+        return NO_LEGAL
+    if rule == STRONGEST:
+        return _strongest(mask, trump)
+    if rule == WEAKEST:
+        return _weakest(mask, trump)
+    return cheapest_winner(obs, mask, trump)
+
+
+@njit(cache=True)
+def chance_needed(obs: np.ndarray, mask: np.ndarray, enter_rule: int, play_rule: int) -> int:
+    """What chance this decision asks of the style: 0 none, ``COIN`` a coin, ``k`` > 0 an index among its ``k``
+    legal cards."""
+    kind = decision_kind(obs, mask)
+    if kind == CARD and play_rule == RANDOM_CARD:
+        k = 0
+        for a in range(mask.shape[0]):
+            if mask[a]:
+                k += 1
+        return k
+    if kind == ENTER and enter_rule == HALF_THE_TIME:
+        return COIN
+    return 0
+
+
+@njit(cache=True)
+def style_action(obs: np.ndarray, mask: np.ndarray, enter_rule: int, play_rule: int, chance: int) -> int:
+    """The action of the style (``enter_rule``, ``play_rule``) for one observation and its mask, ``chance`` being
+    what ``chance_needed`` asked for (anything where it asked nothing); ``NO_LEGAL`` where the mask allows
+    nothing."""
+    kind = decision_kind(obs, mask)
+    if kind == NO_LEGAL:
+        return NO_LEGAL
+    trump = trump_suit(obs)
+    if kind == CARD:
+        return _card(obs, mask, play_rule, chance, trump)
+    if kind == NAME_TRUMP:
+        return named_trump(obs, mask)
+    if kind == ONLY_PASS or (kind == ENTER and not enters(obs, enter_rule, chance, trump)):
+        return PASS
+    return keep_trumps_and_aces(obs, mask, trump)
+
+
+def draw_chance(rng: np.random.Generator, need: int) -> int:
+    """The chance ``chance_needed`` asked for, drawn from ``rng``: a coin (1: heads, at ``rng.random() < 0.5``), an
+    index ``rng.integers(need)``, or 0 (nothing drawn)."""
+    if need == COIN:
+        return int(rng.random() < 0.5)
+    return int(rng.integers(need)) if need > 0 else 0
+
+
+def _kernel_row(array: np.ndarray, dtype: type) -> np.ndarray:
+    """``array`` as the compiled rules take a row: C-contiguous, writeable, of ``dtype`` (so that numba compiles
+    them once)."""
+    row: np.ndarray = np.ascontiguousarray(array, dtype=dtype)
+    return row if row.flags.writeable else row.copy()
+
+
+# ---------------------------------------------------------------- the agent
 class StyleAgent:
-    """A player of one style (``STYLES``): ``enters`` says whether it plays the deal, ``card`` which card."""
+    """A player of one style (``STYLES``): ``style_action`` on each observation, with the chance it asks drawn from
+    the agent's seeded generator."""
 
     def __init__(self, style: str, seed: int | None = 0) -> None:
         if style not in STYLES:
             raise ValueError(f"unknown style {style!r}; known: {', '.join(STYLES)}")
         self.name = f"style:{style}"
-        self.enters, self.card = STYLES[style]
+        self.enter_rule, self.play_rule = STYLES[style]
         self.rng = np.random.default_rng(seed)
 
     def reset(self) -> None:
         pass
 
     def act(self, observation: Observation) -> int:
-        vector = observation["observation"]
-        legal = legal_actions(observation)
-        if vector[O_PHASE + 1] > 0.5:  # trick play
-            return self.card(vector, [int(a) for a in legal], self.rng)
-        if vector[O_ROUND + ROUND_NAME_TRUMP] > 0.5:
-            return _named_trump(vector, legal)
-        staying = [int(a) for a in legal if a != PASS]
-        if PASS in legal and (not staying or not self.enters(vector, self.rng)):
-            return PASS
-        return _keep_trumps_and_aces(vector, np.asarray(staying))
-
-
-def _always(_vector: np.ndarray, _rng: np.random.Generator) -> bool:
-    return True
-
-
-def _with_a_trump(vector: np.ndarray, _rng: np.random.Generator) -> bool:
-    trump = _trump(vector)
-    return any(c // NUM_RANKS == trump for c in _hand(vector))
-
-
-def _with_two_trumps_or_the_ace(vector: np.ndarray, _rng: np.random.Generator) -> bool:
-    trump = _trump(vector)
-    trumps = [c for c in _hand(vector) if c // NUM_RANKS == trump]
-    return len(trumps) >= 2 or any(c % NUM_RANKS == ACE for c in trumps)
-
-
-def _half_the_time(_vector: np.ndarray, rng: np.random.Generator) -> bool:
-    return bool(rng.random() < 0.5)
-
-
-def _random_card(_vector: np.ndarray, cards: list[int], rng: np.random.Generator) -> int:
-    return cards[int(rng.integers(len(cards)))]
-
-
-def _strongest(vector: np.ndarray, cards: list[int], _rng: np.random.Generator) -> int:
-    trump = _trump(vector)
-    return max(cards, key=lambda c: strength(c, trump))
-
-
-def _weakest(vector: np.ndarray, cards: list[int], _rng: np.random.Generator) -> int:
-    trump = _trump(vector)
-    return min(cards, key=lambda c: strength(c, trump))
-
-
-def _cheap(vector: np.ndarray, cards: list[int], _rng: np.random.Generator) -> int:
-    return _cheapest_winner(vector, cards)
-
-
-Enters = Callable[[np.ndarray, np.random.Generator], bool]
-Plays = Callable[[np.ndarray, list[int], np.random.Generator], int]
-
-STYLES: dict[str, tuple[Enters, Plays]] = {
-    "eager-random": (_always, _random_card),
-    "eager-high": (_always, _strongest),
-    "eager-low": (_always, _weakest),
-    "station": (_with_a_trump, _cheap),
-    "rock": (_with_two_trumps_or_the_ace, _cheap),
-    "coin-flip": (_half_the_time, _strongest),
-}
-"""Each style's rule for entering a deal and for playing a card (the module's table)."""
+        legal_actions(observation)  # a ValueError where the mask allows nothing
+        vector = _kernel_row(observation["observation"], np.float32)
+        mask = _kernel_row(observation["action_mask"], np.int8)
+        if vector.shape != (OBS_SIZE,) or mask.shape != (NUM_ACTIONS,):
+            raise ValueError(
+                f"observation: expected {OBS_SIZE} entries and a mask of {NUM_ACTIONS}, got shapes {vector.shape} "
+                f"and {mask.shape}"
+            )
+        chance = draw_chance(self.rng, chance_needed(vector, mask, self.enter_rule, self.play_rule))
+        return int(style_action(vector, mask, self.enter_rule, self.play_rule, chance))
 
 
 def make_style(variant: str | None, seed: int | None) -> StyleAgent:

@@ -25,6 +25,9 @@ KERNELS = {
     "agents": [
         "agents.heuristic.batch:heuristic_actions",
         "agents.heuristic.batch:heuristic_actions_at",
+        "agents.styles:style_action",
+        "agents.batched_styles:style_actions",
+        "agents.batched_styles:style_actions_at",
         "agents.ppo:forward_rows",
     ],
     "search": [

@@ -11,7 +11,7 @@ one after another (``COLD_SECONDS``) and 235 s with ``--workers 2`` (the parts a
 * ``env``: the rules core through the PettingZoo env (a deal with observations), ``BatchGame`` and
   ``BourreVectorEnv`` on one thread;
 * ``agents``: the heuristic (as an evaluation plays it, and batched, as the trainer's tables and the vector env play
-  it) and the shipped network;
+  it), the styles of the zoo (per observation and batched, the same ways) and the shipped network;
 * ``search``: the search agents (``pimc``, ``ismcts``), with the heuristic's, the random and the network's rollouts
   and the worlds' weighing;
 * ``training``: the batched PPO trainer's rollouts and one update (the sparse rows, the policy terms, GAE);
@@ -65,7 +65,8 @@ def _env() -> None:
 
 
 def _agents() -> None:
-    from agents.batched_players import BatchedHeuristicPlayer
+    from agents.batched_players import BatchedHeuristicPlayer, BatchedStylePlayer
+    from agents.styles import StyleAgent
     from bourre_env import BatchGame
     from train.eval.duplicate import evaluate
 
@@ -75,6 +76,13 @@ def _agents() -> None:
     for _ in range(3):  # the batched heuristic: on observations (the trainer's tables), on states (the vector env)
         heuristic.act_batch(game.observations(), game.legal_masks(), rows)
         game.step(heuristic.act_game(game, rows))
+    # the styles: one observation (an evaluation's), observations and states (a random style compiles every kernel)
+    style, agent = BatchedStylePlayer("eager-random", 0), StyleAgent("eager-random", 0)
+    for _ in range(3):
+        obs, masks = game.observations(), game.legal_masks()
+        agent.act({"observation": obs[0], "action_mask": masks[0]})
+        style.act_batch(obs, masks, rows)
+        game.step(style.act_game(game, rows))
 
 
 def _search() -> None:
@@ -125,7 +133,7 @@ def _threads() -> None:
 
 PARTS: dict[str, tuple[str, Callable[[], None]]] = {
     "env": ("the rules core: the PettingZoo env, BatchGame, BourreVectorEnv", _env),
-    "agents": ("the heuristic and the shipped network", _agents),
+    "agents": ("the heuristic, the styles of the zoo and the shipped network", _agents),
     "search": ("the search agents: pimc and ismcts, their rollouts and the worlds' weighing", _search),
     "training": ("the batched trainer: rollouts and an update", _training),
     "threads": ("the threaded kernels: BatchGame, BourreVectorEnv, the batched heuristic on 2 threads", _threads),

@@ -2,14 +2,23 @@
 learner's (``bourre exploit --agent style:NAME``).
 
 The trainer's opponent pool knows the heuristic, the random agent and policy files. A style (``agents.styles``)
-has no compiled form, so ``StyleRows`` plays it row by row through the same ``act(observations, masks)`` call the
-pool's players answer, and ``train_in_field`` runs the trainer in one process with every heuristic seat of its pool
-played by that player instead (``Args`` with all the pool's weight on the heuristic). The imitation warm start
-still imitates the heuristic: it is where PPO starts, not the field it trains against.
+is played by its compiled batched form, ``agents.batched_styles.BatchedStylePlayer``, which answers the same
+``act(observations, masks)`` call as the pool's players, and ``train_in_field`` runs the trainer in one process
+with every heuristic seat of its pool played by that player instead (``Args`` with all the pool's weight on the
+heuristic). The imitation warm start still imitates the heuristic: it is where PPO starts, not the field it trains
+against. The rollout workers build their own collectors with the compiled heuristic, so a field trains in one
+process (``--workers 1``).
 
-One Python decision per opponent row costs far more than the compiled heuristic's: on one core of the 2-core
-machine a run against a style made about 12,000 learner steps a second at 3 players, half its rate against the
-heuristic (docs/measurements.md, section 7).
+Speed: the style's rows are decided in one compiled call per step. 300,000 learner steps against
+``style:eager-low`` at 3 players (the same decisions, the same exploiter, as the Python styles gave), on the 2-core
+machine under other work (load average 6 to 8; 2026-12-04), two runs each: 42 and 53 s of training (7,100 and 5,700
+learner steps a second) against 78 and 52 s (3,900 and 5,700) with the Python styles played row by row (commit
+7bdc2d7); the process's CPU time fell from 49-51 s to 33-34 s, the steadier figure on a busy machine:
+
+    python -m train.research.exploiter --agent style:eager-low --players 3 --steps 300000 --imitation-decisions 0 \
+        --curve-every 300000 --deals 20 --curve-deals 20 --no-progress --overwrite --run-dir runs/exploit/speed
+
+(``train_seconds`` of the run's ``exploit.json``, after a first run that compiled the kernels).
 """
 
 from __future__ import annotations
@@ -17,16 +26,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
-from agents.styles import STYLES, StyleAgent
+from agents.styles import STYLES
 from train import runs
 from train.learning import run_start
 from train.learning.checkpoint import export
 from train.ppo import trainer
 
-__all__ = ["StyleRows", "style_name", "train_in_field"]
+__all__ = ["style_name", "train_in_field"]
 
 
 def style_name(agent: str) -> str | None:
@@ -37,25 +45,6 @@ def style_name(agent: str) -> str | None:
     if variant not in STYLES:
         raise ValueError(f"--agent {agent!r}: style:NAME with NAME one of {', '.join(STYLES)}")
     return variant
-
-
-class StyleRows:
-    """A style for many rows at once, as the trainer's collector calls its opponents: one ``StyleAgent`` decision
-    per row (the styles keep nothing between decisions but their seeded generator, so one agent serves every
-    seat)."""
-
-    def __init__(self, style: str, seed: int = 0) -> None:
-        self.agent = StyleAgent(style, seed)
-        self.name = self.agent.name
-
-    def act(self, observations: np.ndarray, masks: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        actions = np.empty(len(observations), np.int64) if out is None else out
-        for i in range(len(observations)):
-            actions[i] = self.agent.act({"observation": observations[i], "action_mask": masks[i]})
-        return actions
-
-    def __repr__(self) -> str:
-        return f"StyleRows({self.name!r})"
 
 
 class FieldTraining(trainer.Training):
