@@ -77,3 +77,15 @@ def choose(agent: Any, observation: Observation, label: str, where: str) -> int:
     if action is None:
         raise AgentError(f"agent {label} returned {answer!r:.60}, not an action id (an integer), at {where}")
     return action
+
+
+def check_batch_array(name: str, array: object, dtype: type, shape: tuple[int, ...]) -> None:
+    """A ``ValueError`` naming ``name`` unless ``array`` is a C-contiguous numpy array of ``dtype`` and ``shape``."""
+    if not isinstance(array, np.ndarray):
+        raise ValueError(f"{name}: expected a numpy array, got {type(array).__name__}")
+    if array.dtype != dtype:
+        raise ValueError(f"{name}: expected dtype {np.dtype(dtype).name}, got {array.dtype.name}")
+    if array.shape != shape:
+        raise ValueError(f"{name}: expected shape {shape}, got {array.shape}")
+    if not array.flags.c_contiguous:
+        raise ValueError(f"{name}: expected a C-contiguous array (np.ascontiguousarray makes one)")

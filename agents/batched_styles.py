@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from agents.base import check_batch_array
 from agents.styles import (
     COIN,
     HALF_THE_TIME,
@@ -117,18 +118,6 @@ def style_actions_at(
 
 
 # ---------------------------------------------------------------- the player
-def _check(name: str, array: object, dtype: type, shape: tuple[int, ...]) -> None:
-    """A ``ValueError`` naming ``name`` unless ``array`` is a C-contiguous numpy array of ``dtype`` and ``shape``."""
-    if not isinstance(array, np.ndarray):
-        raise ValueError(f"{name}: expected a numpy array, got {type(array).__name__}")
-    if array.dtype != dtype:
-        raise ValueError(f"{name}: expected dtype {np.dtype(dtype).name}, got {array.dtype.name}")
-    if array.shape != shape:
-        raise ValueError(f"{name}: expected shape {shape}, got {array.shape}")
-    if not array.flags.c_contiguous:
-        raise ValueError(f"{name}: expected a C-contiguous array (np.ascontiguousarray makes one)")
-
-
 class BatchedStylePlayer:
     """``agents.make("style:NAME")`` for many rows: the styles' compiled rules in one call (see the module
     docstring for the seeded draws)."""
@@ -154,12 +143,12 @@ class BatchedStylePlayer:
                 f"{getattr(observations, 'shape', type(observations).__name__)}"
             )
         batch = observations.shape[0]
-        _check("observations", observations, np.float32, (batch, OBS_SIZE))
-        _check("masks", masks, np.int8, (batch, NUM_ACTIONS))
+        check_batch_array("observations", observations, np.float32, (batch, OBS_SIZE))
+        check_batch_array("masks", masks, np.int8, (batch, NUM_ACTIONS))
         if out is None:
             out = np.empty(batch, dtype=np.int64)
         else:
-            _check("out", out, np.int64, (batch,))
+            check_batch_array("out", out, np.int64, (batch,))
         needs = np.zeros(batch, dtype=np.int64)
         if self.draws:
             style_chances(observations, masks, self.enter_rule, self.play_rule, needs)

@@ -59,6 +59,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from agents.base import check_batch_array
 from agents.heuristic.batch_base import (
     FLOAT_WORK,
     INT_WORK,
@@ -189,18 +190,6 @@ def heuristic_actions_at_threads(
 
 
 # ---------------------------------------------------------------- the agent
-def _check(name: str, array: object, dtype: type, shape: tuple[int, ...]) -> None:
-    """A ``ValueError`` naming ``name`` unless ``array`` is a C-contiguous numpy array of ``dtype`` and ``shape``."""
-    if not isinstance(array, np.ndarray):
-        raise ValueError(f"{name}: expected a numpy array, got {type(array).__name__}")
-    if array.dtype != dtype:
-        raise ValueError(f"{name}: expected dtype {np.dtype(dtype).name}, got {array.dtype.name}")
-    if array.shape != shape:
-        raise ValueError(f"{name}: expected shape {shape}, got {array.shape}")
-    if not array.flags.c_contiguous:
-        raise ValueError(f"{name}: expected a C-contiguous array (np.ascontiguousarray makes one)")
-
-
 class BatchHeuristic:
     """``HeuristicAgent``'s decisions for a batch of observation rows, from one compiled call."""
 
@@ -233,12 +222,12 @@ class BatchHeuristic:
                 f"{getattr(observations, 'shape', type(observations).__name__)}"
             )
         batch = observations.shape[0]
-        _check("observations", observations, np.float32, (batch, OBS_SIZE))
-        _check("masks", masks, np.int8, (batch, NUM_ACTIONS))
+        check_batch_array("observations", observations, np.float32, (batch, OBS_SIZE))
+        check_batch_array("masks", masks, np.int8, (batch, NUM_ACTIONS))
         if out is None:
             out = np.empty(batch, dtype=np.int64)
         else:
-            _check("out", out, np.int64, (batch,))
+            check_batch_array("out", out, np.int64, (batch,))
             if not out.flags.writeable:
                 raise ValueError("out: the array is read-only")
         tie_breaks = self._tie_break_numbers(batch, tie_breaks)
@@ -286,7 +275,7 @@ class BatchHeuristic:
             if self._tie_breaks.shape[0] != batch:
                 self._tie_breaks = np.empty(batch, dtype=np.float64)
             return self.rng.random(out=self._tie_breaks)
-        _check("tie_breaks", tie_breaks, np.float64, (batch,))
+        check_batch_array("tie_breaks", tie_breaks, np.float64, (batch,))
         if batch and not (tie_breaks.min() >= 0.0 and tie_breaks.max() < 1.0):
             raise ValueError("tie_breaks: expected numbers in [0, 1)")
         return tie_breaks
